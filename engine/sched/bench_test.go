@@ -1,0 +1,28 @@
+package sched
+
+import "testing"
+
+// BenchmarkSchedule40Steps1024: the 40-step schedule of a 1024×1024 image.
+func BenchmarkSchedule40Steps1024(b *testing.B) {
+	cfg := DefaultConfig()
+	for b.Loop() {
+		if _, err := cfg.Schedule(40, 4096); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEulerStep1024: one Euler update of 1024×1024 packed latents (4096 tokens × 64).
+func BenchmarkEulerStep1024(b *testing.B) {
+	x := make([]float32, 4096*64)
+	v := make([]float32, len(x))
+	for i := range v {
+		v[i] = float32(i%7) - 3
+	}
+	b.SetBytes(int64(8 * len(x)))
+	for b.Loop() {
+		if err := EulerStep(x, v, 0.5, 0.49); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
