@@ -1,0 +1,42 @@
+# Easel — two commands do everything on a fresh machine:
+#   make run    check/install the build dependencies, build, open the window
+#   make test   the same dependencies plus clang, then gofmt, go vet, the darwin type-check, go test
+GO      ?= go
+BIN     ?= easel
+GOFILES  = $(shell find . -name '*.go' -not -path './testdata/*' -not -path './.git/*')
+
+.PHONY: run build test deps deps-test fmt-check vet darwin-check unit bench clean
+
+run: deps build
+	./$(BIN)
+
+build:
+	$(GO) build -o $(BIN) .
+
+test: deps-test fmt-check vet darwin-check unit
+
+deps:
+	@bash tools/deps.sh run
+
+deps-test:
+	@bash tools/deps.sh test
+
+fmt-check:
+	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; echo "run: gofmt -w ."; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+# Type-checks every package (tests included) and the darwinkit/Fyne code it imports for
+# darwin/arm64, cgo files included, without a Mac.
+darwin-check:
+	$(GO) run ./tools/darwincheck -test ./...
+
+unit:
+	$(GO) test ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./engine/...
+
+clean:
+	rm -f $(BIN)
