@@ -31,7 +31,9 @@ func mainLayout() fyne.CanvasObject {
 		widget.NewLabel("—"),
 		widget.NewLabelWithStyle("GPU time", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		widget.NewLabel("—"))
-	split := container.NewHSplit(left, container.NewHSplit(canvasArea, right))
+	inner := container.NewHSplit(canvasArea, right)
+	inner.Offset = 0.72
+	split := container.NewHSplit(left, inner)
 	split.Offset = 0.3
 	return split
 }
