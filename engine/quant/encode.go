@@ -1,0 +1,172 @@
+package quant
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+)
+
+// RowSource fills dst with rows r0..r1 of the matrix being encoded, row-major, (r1−r0)·cols
+// values. It may be called more than once for the same rows (q8_2f reads the matrix twice), and
+// an error it returns (a read failure, a cancelled context) stops the encoding.
+type RowSource func(r0, r1 int, dst []float32) error
+
+// encodeBlockRows is how many rows one worker encodes at a time. It equals the q8_2f summation
+// block, so each worker's column sums are exactly one of cortiq's blocks.
+const encodeBlockRows = q8_2fSumBlock
+
+// Encode quantizes a row-major float32 tensor of the given shape (viewed as [shape[0], rest]) into
+// a payload of dtype d: f32, f16, bf16, q8_row, q8_2f or q4tp. The bytes are those cortiq's
+// encoders produce.
+func Encode(d DType, shape []int, w []float32) ([]byte, error) {
+	size, err := encodedSize(d, shape)
+	if err != nil {
+		return nil, err
+	}
+	rows, cols := viewAs2D(shape)
+	if len(w) != rows*cols {
+		return nil, fmt.Errorf("encode %v %v: %d values given, the shape holds %d", d, shape, len(w), rows*cols)
+	}
+	payload := make([]byte, size)
+	src := func(r0, r1 int, dst []float32) error {
+		copy(dst, w[r0*cols:r1*cols])
+		return nil
+	}
+	if err := EncodeFrom(d, shape, src, payload); err != nil {
+		return nil, err
+	}
+	return payload, nil
+}
+
+// EncodeFrom encodes a tensor read block by block from src into payload, which must be exactly
+// PayloadSize(d, shape) bytes. Memory beyond payload is a few blocks of 256 rows per core, so a
+// tensor never has to exist in float32 as a whole. Blocks are encoded on all cores; the bytes do
+// not depend on their number.
+func EncodeFrom(d DType, shape []int, src RowSource, payload []byte) error {
+	size, err := encodedSize(d, shape)
+	if err != nil {
+		return err
+	}
+	if int64(len(payload)) != size {
+		return fmt.Errorf("encode %v %v: payload buffer is %d bytes, the codec needs %d", d, shape, len(payload), size)
+	}
+	rows, cols := viewAs2D(shape)
+	workers := max(1, min(runtime.GOMAXPROCS(0), (rows+encodeBlockRows-1)/encodeBlockRows))
+	chunkRows := workers * encodeBlockRows
+	buf := make([]float32, min(chunkRows, rows)*cols)
+
+	var col []float32
+	if d == Q8_2F {
+		if col, err = q8_2fColumns(src, rows, cols, workers, buf); err != nil {
+			return err
+		}
+	}
+	scratch := make([]q4tpScratch, workers)
+	for c0 := 0; c0 < rows; c0 += chunkRows {
+		c1 := min(c0+chunkRows, rows)
+		chunk := buf[:(c1-c0)*cols]
+		if err := src(c0, c1, chunk); err != nil {
+			return err
+		}
+		parallelBlocks(c0, c1, func(worker, r0, r1 int) {
+			w := chunk[(r0-c0)*cols : (r1-c0)*cols]
+			switch d {
+			case F32, F16, BF16:
+				encodeFloatRows(d, payload, cols, r0, w)
+			case Q8Row:
+				encodeQ8RowRows(payload, rows, cols, r0, r1, w)
+			case Q8_2F:
+				encodeQ8_2FRows(payload, rows, cols, r0, r1, w, col)
+			case Q4TP:
+				encodeQ4TPRows(payload, rows, cols, r0, r1, w, &scratch[worker])
+			}
+		})
+	}
+	return nil
+}
+
+// q8_2fColumns is the first q8_2f pass: the column field from per-256-row f64 sums of squares,
+// the block totals added in block order.
+func q8_2fColumns(src RowSource, rows, cols, workers int, buf []float32) ([]float32, error) {
+	total := make([]float64, cols)
+	partial := make([][]float64, workers)
+	for i := range partial {
+		partial[i] = make([]float64, cols)
+	}
+	chunkRows := workers * encodeBlockRows
+	for c0 := 0; c0 < rows; c0 += chunkRows {
+		c1 := min(c0+chunkRows, rows)
+		chunk := buf[:(c1-c0)*cols]
+		if err := src(c0, c1, chunk); err != nil {
+			return nil, err
+		}
+		parallelBlocks(c0, c1, func(worker, r0, r1 int) {
+			clear(partial[worker])
+			addSquares(partial[worker], chunk[(r0-c0)*cols:(r1-c0)*cols], cols)
+		})
+		for b := 0; b < (c1-c0+encodeBlockRows-1)/encodeBlockRows; b++ {
+			for i, s := range partial[b] {
+				total[i] += s
+			}
+		}
+	}
+	col := make([]float32, cols)
+	q8_2fColumnField(total, rows, col)
+	return col, nil
+}
+
+// parallelBlocks runs fn on each block of encodeBlockRows rows of [c0, c1), one goroutine per
+// block; worker is the block's index within the chunk.
+func parallelBlocks(c0, c1 int, fn func(worker, r0, r1 int)) {
+	n := (c1 - c0 + encodeBlockRows - 1) / encodeBlockRows
+	if n == 1 {
+		fn(0, c0, c1)
+		return
+	}
+	var wg sync.WaitGroup
+	for b := range n {
+		r0 := c0 + b*encodeBlockRows
+		r1 := min(r0+encodeBlockRows, c1)
+		wg.Go(func() { fn(b, r0, r1) })
+	}
+	wg.Wait()
+}
+
+// viewAs2D is the [rows, cols] view of a shape: the first dimension against the rest.
+func viewAs2D(shape []int) (rows, cols int) {
+	t := Tensor{Shape: shape}
+	return t.Rows(), t.Cols()
+}
+
+// encodedSize checks that d is a codec Easel encodes and suits the shape, and returns the payload
+// size.
+func encodedSize(d DType, shape []int) (int64, error) {
+	switch d {
+	case F32, F16, BF16, Q8Row, Q8_2F, Q4TP:
+	default:
+		return 0, fmt.Errorf("encode %v: Easel encodes only f32, f16, bf16, q8_row, q8_2f and q4tp", d)
+	}
+	size, ok := PayloadSize(d, shape)
+	if !ok {
+		return 0, shapeError(d, shape)
+	}
+	if d == Q8Row || d == Q8_2F {
+		if err := checkQ8Shape(d, shape[0], shape[1]); err != nil {
+			return 0, err
+		}
+	}
+	return size, nil
+}
+
+// shapeError explains why a shape does not suit a codec.
+func shapeError(d DType, shape []int) error {
+	switch {
+	case (d == Q4TP || d == Q2TP) && len(shape) == 2 && shape[1]%GroupSize != 0:
+		return fmt.Errorf("%v needs the column count to be a multiple of %d, shape %v has %d; use q8_2f or bf16 for this tensor", d, GroupSize, shape, shape[1])
+	case (d == Q4TP || d == Q2TP || d == Q8Row || d == Q8_2F) && len(shape) == 2:
+		return fmt.Errorf("%v needs a non-empty shape, got %v", d, shape)
+	case d == Q4TP || d == Q2TP || d == Q8Row || d == Q8_2F:
+		return fmt.Errorf("%v is a 2-D codec, shape %v is %d-D", d, shape, len(shape))
+	}
+	return fmt.Errorf("the size of a %v payload of shape %v is not defined", d, shape)
+}
