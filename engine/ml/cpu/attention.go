@@ -1,0 +1,134 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+
+	"easel/engine/ml"
+)
+
+// attnQueryChunk bounds the score scratch: this many queries × all keys per head at a time.
+const attnQueryChunk = 256
+
+// Attention is softmax(q·[prefixK; k]ᵀ·scale + visibility)·[prefixV; v] per head. Scores and the
+// weighted sum are sgemm calls per head and query chunk; the softmax runs over the cores between.
+func (b *Backend) Attention(dst, q, k, v, prefixK, prefixV ml.Tensor, spec ml.AttnSpec) error {
+	const op = "Attention"
+	H, KVH, hd := spec.Heads, spec.KVHeads, spec.HeadDim
+	if H <= 0 || KVH <= 0 || hd <= 0 || H%KVH != 0 {
+		return fmt.Errorf("cpu.%s: %d heads over %d key/value heads of %d: heads must be a positive multiple of key/value heads", op, H, KVH, hd)
+	}
+	cq, err := host(op, "queries", q)
+	if err != nil {
+		return err
+	}
+	cd, err := host(op, "destination", dst)
+	if err != nil {
+		return err
+	}
+	ck, err := host(op, "keys", k)
+	if err != nil {
+		return err
+	}
+	cv, err := host(op, "values", v)
+	if err != nil {
+		return err
+	}
+	pk, err := optional(op, "prefix keys", prefixK)
+	if err != nil {
+		return err
+	}
+	pv, err := optional(op, "prefix values", prefixV)
+	if err != nil {
+		return err
+	}
+	if (pk == nil) != (pv == nil) {
+		return fmt.Errorf("cpu.%s: prefix keys and prefix values must both be given or both be nil", op)
+	}
+	qw, kw := H*hd, KVH*hd
+	if cq.cols() != qw || cd.cols() != qw || cd.rows() != cq.rows() {
+		return fmt.Errorf("cpu.%s: queries %v and destination %v must both be [n, %d]", op, cq.shape, cd.shape, qw)
+	}
+	if ck.cols() != kw || cv.cols() != kw || ck.rows() != cv.rows() {
+		return fmt.Errorf("cpu.%s: keys %v and values %v must both be [m, %d]", op, ck.shape, cv.shape, kw)
+	}
+	lp := 0
+	if pk != nil {
+		if pk.cols() != kw || pv.cols() != kw || pk.rows() != pv.rows() {
+			return fmt.Errorf("cpu.%s: prefix keys %v and values %v must both be [p, %d]", op, pk.shape, pv.shape, kw)
+		}
+		lp = pk.rows()
+	}
+	n, own := cq.rows(), ck.rows()
+	m := lp + own
+	if spec.Visible != nil {
+		if len(spec.Visible) != n {
+			return fmt.Errorf("cpu.%s: visibility has %d entries for %d query rows", op, len(spec.Visible), n)
+		}
+		for i, vis := range spec.Visible {
+			if vis < 1 || int(vis) > m {
+				return fmt.Errorf("cpu.%s: query row %d may see %d keys; it must see between 1 and %d", op, i, vis, m)
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	defer b.track(ml.ClassAttn, 4*float64(n)*float64(m)*float64(hd)*float64(H))()
+	group := H / KVH
+	chunk := min(n, attnQueryChunk)
+	scores := make([]float32, chunk*m)
+	for h := 0; h < H; h++ {
+		kvo := (h / group) * hd
+		for q0 := 0; q0 < n; q0 += chunk {
+			nq := min(chunk, n-q0)
+			qs := cq.data[q0*qw+h*hd:]
+			if lp > 0 {
+				sgemm(true, nq, lp, hd, spec.Scale, qs, qw, pk.data[kvo:], kw, 0, scores, m)
+			}
+			if own > 0 {
+				sgemm(true, nq, own, hd, spec.Scale, qs, qw, ck.data[kvo:], kw, 0, scores[lp:], m)
+			}
+			softmaxRows(scores, nq, m, spec.Visible, q0)
+			out := cd.data[q0*qw+h*hd:]
+			beta := float32(0)
+			if lp > 0 {
+				sgemm(false, nq, hd, lp, 1, scores, m, pv.data[kvo:], kw, 0, out, qw)
+				beta = 1
+			}
+			if own > 0 {
+				sgemm(false, nq, hd, own, 1, scores[lp:], m, cv.data[kvo:], kw, beta, out, qw)
+			}
+		}
+	}
+	return nil
+}
+
+// softmaxRows turns each of the nq score rows (width m) into probabilities over its visible keys
+// (visible[q0+i] of them, or all) and zeroes the rest.
+func softmaxRows(scores []float32, nq, m int, visible []int32, q0 int) {
+	parallelRows(nq, 8, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row := scores[i*m : (i+1)*m]
+			limit := m
+			if visible != nil {
+				limit = int(visible[q0+i])
+			}
+			mx := float32(math.Inf(-1))
+			for _, s := range row[:limit] {
+				mx = max(mx, s)
+			}
+			var sum float64
+			for j, s := range row[:limit] {
+				e := float32(math.Exp(float64(s - mx)))
+				row[j] = e
+				sum += float64(e)
+			}
+			inv := float32(1 / sum)
+			for j := range row[:limit] {
+				row[j] *= inv
+			}
+			clear(row[limit:])
+		}
+	})
+}

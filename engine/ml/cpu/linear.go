@@ -1,0 +1,76 @@
+package cpu
+
+import (
+	"fmt"
+
+	"easel/engine/ml"
+	"easel/engine/quant"
+)
+
+// Linear is dst = x · wᵀ.
+func (b *Backend) Linear(dst, x ml.Tensor, w *quant.Tensor) error {
+	return b.LinearBatch([]ml.Tensor{dst}, x, []*quant.Tensor{w})
+}
+
+// LinearBatch is dst[i] = x · w[i]ᵀ. Each weight is dequantized tileRows rows at a time into a
+// bounded scratch (spread over the cores), and each tile is one sgemm into its columns of dst.
+func (b *Backend) LinearBatch(dsts []ml.Tensor, x ml.Tensor, ws []*quant.Tensor) error {
+	const op = "LinearBatch"
+	if len(dsts) != len(ws) || len(ws) == 0 {
+		return fmt.Errorf("cpu.%s: %d destinations for %d weights", op, len(dsts), len(ws))
+	}
+	cx, err := host(op, "input", x)
+	if err != nil {
+		return err
+	}
+	n, in := cx.rows(), cx.cols()
+	outs := make([]*Tensor, len(ws))
+	maxIn := 0
+	flops := 0.0
+	for i, w := range ws {
+		if err := checkWeight(op, w); err != nil {
+			return err
+		}
+		if w.Cols() != in {
+			return fmt.Errorf("cpu.%s: weight %q is %v (input width %d) but the input is %v (width %d)", op, w.Name, w.Shape, w.Cols(), cx.shape, in)
+		}
+		if outs[i], err = host(op, fmt.Sprintf("destination %d", i), dsts[i]); err != nil {
+			return err
+		}
+		if outs[i].cols() != w.Rows() || outs[i].rows() != n {
+			return fmt.Errorf("cpu.%s: destination %d has shape %v; weight %q %v over %d input rows needs [%d, %d]", op, i, outs[i].shape, w.Name, w.Shape, n, n, w.Rows())
+		}
+		maxIn = max(maxIn, in)
+		flops += 2 * float64(n) * float64(w.Rows()) * float64(in)
+	}
+	if n == 0 {
+		return nil
+	}
+	defer b.track(ml.ClassGemm, flops)()
+	scratch := make([]float32, b.tileRows*maxIn)
+	for i, w := range ws {
+		out := outs[i]
+		rows := w.Rows()
+		for r0 := 0; r0 < rows; r0 += b.tileRows {
+			r1 := min(r0+b.tileRows, rows)
+			if err := parallelDequantize(w, r0, r1, scratch); err != nil {
+				return fmt.Errorf("cpu.%s: %v", op, err)
+			}
+			sgemm(true, n, r1-r0, in, 1, cx.data, in, scratch, in, 0, out.data[r0:], rows)
+		}
+	}
+	return nil
+}
+
+// parallelDequantize splits a tile's rows over the cores.
+func parallelDequantize(w *quant.Tensor, r0, r1 int, dst []float32) error {
+	cols := w.Cols()
+	errs := make(chan error, 64)
+	parallelRows(r1-r0, 16, func(lo, hi int) {
+		if err := dequantizeRows(w, r0+lo, r0+hi, dst[lo*cols:hi*cols]); err != nil {
+			errs <- err
+		}
+	})
+	close(errs)
+	return <-errs
+}
