@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -48,32 +47,29 @@ func download(t *testing.T, b *Backend, x ml.Tensor) []float32 {
 	return v
 }
 
-// weight encodes w [rows, cols] as f32 or bf16 (truncating; the test dequantizes the same bits).
-func weight(name string, d quant.DType, w []float32, rows, cols int) (*quant.Tensor, []float32) {
-	exact := make([]float32, len(w))
-	var data []byte
-	for i, v := range w {
-		switch d {
-		case quant.BF16:
-			bits := uint16(math.Float32bits(v) >> 16)
-			data = binary.LittleEndian.AppendUint16(data, bits)
-			exact[i] = math.Float32frombits(uint32(bits) << 16)
-		default:
-			data = binary.LittleEndian.AppendUint32(data, math.Float32bits(v))
-			exact[i] = v
-		}
+// weight encodes w [rows, cols] in codec d and returns it with the values its payload decodes to.
+func weight(t *testing.T, name string, d quant.DType, w []float32, rows, cols int) (*quant.Tensor, []float32) {
+	t.Helper()
+	data, err := quant.Encode(d, []int{rows, cols}, w)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return &quant.Tensor{Name: name, DType: d, Shape: []int{rows, cols}, Data: data}, exact
+	wt := &quant.Tensor{Name: name, DType: d, Shape: []int{rows, cols}, Data: data}
+	exact, err := quant.Dequantize(wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wt, exact
 }
 
 func TestLinearMatchesDefinition(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	b := New()
 	b.tileRows = 48 // several tiles, one partial
-	for _, d := range []quant.DType{quant.F32, quant.BF16} {
+	for _, d := range []quant.DType{quant.F32, quant.BF16, quant.F16, quant.Q8Row, quant.Q8_2F, quant.Q4TP} {
 		n, in, out := 7, 96, 130
 		x := randSlice(rng, n*in)
-		w, exact := weight("w", d, randSlice(rng, out*in), out, in)
+		w, exact := weight(t, "w", d, randSlice(rng, out*in), out, in)
 		dst, _ := b.New(n, out)
 		if err := b.Linear(dst, upload(t, b, x, n, in), w); err != nil {
 			t.Fatal(err)
@@ -94,7 +90,8 @@ func TestLinearMatchesDefinition(t *testing.T) {
 
 func TestLinearRejectsMismatchedShapes(t *testing.T) {
 	b := New()
-	w, _ := weight("w", quant.F32, make([]float32, 6), 2, 3)
+	w, _ := weight(t, "w", quant.F32, make([]float32, 6), 2, 3)
+	w.Data = append([]byte(nil), w.Data...)
 	x, _ := b.New(4, 5)
 	dst, _ := b.New(4, 2)
 	if err := b.Linear(dst, x, w); err == nil {
@@ -272,7 +269,7 @@ func TestConv2D(t *testing.T) {
 	b.tileRows = 3
 	inC, H, W, outC, k := 3, 7, 6, 5, 3
 	x := randSlice(rng, inC*H*W)
-	wq, w := weight("conv", quant.F32, randSlice(rng, outC*inC*k*k), outC, inC*k*k)
+	wq, w := weight(t, "conv", quant.F32, randSlice(rng, outC*inC*k*k), outC, inC*k*k)
 	wq.Shape = []int{outC, inC, k, k}
 	bias := randSlice(rng, outC)
 	for _, spec := range []ml.ConvSpec{ml.SamePad(1), {Stride: 2, PadBottom: 1, PadRight: 1}} {

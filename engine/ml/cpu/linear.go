@@ -67,7 +67,7 @@ func parallelDequantize(w *quant.Tensor, r0, r1 int, dst []float32) error {
 	cols := w.Cols()
 	errs := make(chan error, 64)
 	parallelRows(r1-r0, 16, func(lo, hi int) {
-		if err := dequantizeRows(w, r0+lo, r0+hi, dst[lo*cols:hi*cols]); err != nil {
+		if err := quant.DequantizeRows(w, r0+lo, r0+hi, dst[lo*cols:hi*cols]); err != nil {
 			errs <- err
 		}
 	})
