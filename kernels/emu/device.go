@@ -1,0 +1,147 @@
+//go:build linux && amd64 && cgo
+
+package emu
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"unsafe"
+
+	"easel/kernels/device"
+)
+
+// Device is the emulated device. It is safe for concurrent use; command buffers run one at a time.
+type Device struct {
+	opts Options
+	cc   *compiler
+
+	mu      sync.Mutex
+	objects map[string]*sharedObject // by shared-object path
+	run     sync.Mutex               // serializes execution: function constants and TLS are per process
+}
+
+var _ device.Device = (*Device)(nil)
+
+// NewDevice finds clang++ and returns an emulated device. The error wraps ErrNoCompiler when no
+// compiler is installed.
+func NewDevice(opts Options) (*Device, error) {
+	cc, err := findCompiler()
+	if err != nil {
+		return nil, err
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 1
+	}
+	if opts.Order < Forward || opts.Order > Shuffled {
+		return nil, fmt.Errorf("emu.Options.Order %d is not Forward, Reverse or Shuffled", opts.Order)
+	}
+	return &Device{opts: opts, cc: cc, objects: map[string]*sharedObject{}}, nil
+}
+
+// Name describes the emulator and its compiler.
+func (d *Device) Name() string { return "Metal emulator (kernels/emu, " + d.cc.version + ")" }
+
+// NewBuffer returns length zeroed bytes of page-aligned C memory.
+func (d *Device) NewBuffer(length int) (device.Buffer, error) {
+	if length <= 0 {
+		return nil, fmt.Errorf("emu: a buffer of %d bytes: Metal buffers need a positive length", length)
+	}
+	p := allocC(length)
+	if p == nil {
+		return nil, fmt.Errorf("emu: out of memory allocating a %d-byte buffer", length)
+	}
+	b := &Buffer{mem: p, n: length}
+	b.cleanup = runtime.AddCleanup(b, freeC, p)
+	return b, nil
+}
+
+// NewLibrary compiles the MSL source (file name name) with clang, or reuses the cached build.
+func (d *Device) NewLibrary(name string, source []byte) (device.Library, error) {
+	path, err := d.cc.build(name, source)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	so, ok := d.objects[path]
+	if !ok {
+		if so, err = openShared(path); err != nil {
+			return nil, err
+		}
+		d.objects[path] = so
+	}
+	return &Library{name: name, so: so}, nil
+}
+
+// Pipeline looks function up in lib, which must come from this device.
+func (d *Device) Pipeline(lib device.Library, function string) (device.Pipeline, error) {
+	l, ok := lib.(*Library)
+	if !ok {
+		return nil, fmt.Errorf("emu: library %q was not created by the emulated device", lib.Name())
+	}
+	if !slices.Contains(l.so.kernels, function) {
+		return nil, fmt.Errorf("emu: %s has no kernel %q (it has %v); template kernels are not registered", l.name, function, l.so.kernels)
+	}
+	return &Pipeline{lib: l, function: function}, nil
+}
+
+// NewCommandBuffer starts an empty command buffer.
+func (d *Device) NewCommandBuffer() (device.CommandBuffer, error) {
+	return &CommandBuffer{dev: d}, nil
+}
+
+// Buffer is emulated device memory (C memory, so kernels can hold pointers into it).
+type Buffer struct {
+	mem     unsafe.Pointer
+	n       int
+	cleanup runtime.Cleanup
+}
+
+// Len is the length in bytes.
+func (b *Buffer) Len() int { return b.n }
+
+// Bytes is the buffer's memory; nil after Release.
+func (b *Buffer) Bytes() []byte {
+	if b.mem == nil {
+		return nil
+	}
+	return unsafe.Slice((*byte)(b.mem), b.n)
+}
+
+// Release frees the memory.
+func (b *Buffer) Release() {
+	if b.mem != nil {
+		b.cleanup.Stop()
+		freeC(b.mem)
+		b.mem = nil
+	}
+}
+
+// Library is a compiled .metal file.
+type Library struct {
+	name string
+	so   *sharedObject
+}
+
+// Name is the source file name.
+func (l *Library) Name() string { return l.name }
+
+// Functions lists the non-template kernels of the file.
+func (l *Library) Functions() []string { return slices.Clone(l.so.kernels) }
+
+// Pipeline is one kernel of a library.
+type Pipeline struct {
+	lib      *Library
+	function string
+}
+
+// Function is the kernel's Metal name.
+func (p *Pipeline) Function() string { return p.function }
+
+// MaxTotalThreadsPerThreadgroup is Metal's limit; the emulator does not model register pressure.
+func (p *Pipeline) MaxTotalThreadsPerThreadgroup() int { return device.MaxThreadsPerThreadgroup }
+
+// ThreadExecutionWidth is the SIMD-group width.
+func (p *Pipeline) ThreadExecutionWidth() int { return 32 }

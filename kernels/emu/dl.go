@@ -1,0 +1,114 @@
+//go:build linux && amd64 && cgo
+
+package emu
+
+/*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+// Keep in sync with include/msl_emu_entry.h.
+typedef struct msl_emu_launch {
+  uint32_t groups[3];
+  uint32_t tg[3];
+  void* buffers[31];
+  uint64_t tg_len[8];
+  int32_t workers;
+  int32_t order;
+} msl_emu_launch;
+
+typedef const char* (*msl_emu_name_fn)(int);
+typedef int (*msl_emu_run_fn)(const char*, const msl_emu_launch*);
+
+static const char* msl_emu_call_name(void* f, int i) { return ((msl_emu_name_fn)f)(i); }
+static int msl_emu_call_run(void* f, const char* name, const msl_emu_launch* l) { return ((msl_emu_run_fn)f)(name, l); }
+static void* msl_emu_alloc(size_t n) {
+  void* p = NULL;
+  if (posix_memalign(&p, 4096, n) != 0) return NULL;
+  memset(p, 0, n);
+  return p;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// sharedObject is a loaded kernel library: its entry points and kernel names.
+type sharedObject struct {
+	handle  unsafe.Pointer
+	run     unsafe.Pointer
+	kernels []string
+}
+
+// openShared loads the shared object at path and reads its kernel table.
+func openShared(path string) (*sharedObject, error) {
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	h := C.dlopen(cpath, C.RTLD_NOW|C.RTLD_LOCAL)
+	if h == nil {
+		return nil, fmt.Errorf("load the emulated kernel library %s: %s", path, C.GoString(C.dlerror()))
+	}
+	sym := func(name string) unsafe.Pointer {
+		cname := C.CString(name)
+		defer C.free(unsafe.Pointer(cname))
+		return C.dlsym(h, cname)
+	}
+	names, run := sym("msl_emu_kernel_name"), sym("msl_emu_run")
+	if names == nil || run == nil {
+		return nil, fmt.Errorf("%s lacks the kernels/emu entry points: it was not built by this package; delete it", path)
+	}
+	so := &sharedObject{handle: h, run: run}
+	for i := 0; ; i++ {
+		n := C.msl_emu_call_name(names, C.int(i))
+		if n == nil {
+			break
+		}
+		so.kernels = append(so.kernels, C.GoString(n))
+	}
+	return so, nil
+}
+
+// launch is one dispatch in the form the shared object takes.
+type launch struct {
+	groups, threads [3]int
+	buffers         [31]unsafe.Pointer // C memory only (buffers and SetBytes copies)
+	tgLen           [8]int
+	workers         int
+	order           FiberOrder
+}
+
+// runKernel executes one dispatch of kernel in so and returns when every threadgroup is done.
+func (so *sharedObject) runKernel(kernel string, l *launch) error {
+	cl := (*C.msl_emu_launch)(C.malloc(C.sizeof_msl_emu_launch))
+	defer C.free(unsafe.Pointer(cl))
+	for i := 0; i < 3; i++ {
+		cl.groups[i] = C.uint32_t(l.groups[i])
+		cl.tg[i] = C.uint32_t(l.threads[i])
+	}
+	for i, p := range l.buffers {
+		cl.buffers[i] = p
+	}
+	for i, n := range l.tgLen {
+		cl.tg_len[i] = C.uint64_t(n)
+	}
+	cl.workers = C.int32_t(l.workers)
+	cl.order = C.int32_t(l.order)
+	cname := C.CString(kernel)
+	defer C.free(unsafe.Pointer(cname))
+	if C.msl_emu_call_run(so.run, cname, cl) != 0 {
+		return fmt.Errorf("kernel %q is not in the library", kernel)
+	}
+	return nil
+}
+
+// allocC returns n zeroed, page-aligned bytes of C memory (kernels may hold pointers into it
+// during a cgo call, which Go memory must not be used for).
+func allocC(n int) unsafe.Pointer { return C.msl_emu_alloc(C.size_t(n)) }
+
+// freeC releases memory from allocC.
+func freeC(p unsafe.Pointer) { C.free(p) }

@@ -1,0 +1,46 @@
+// Package emu runs the project's Metal compute kernels (kernels/*.metal) on the CPU, so tests on
+// Linux exercise the same MSL sources and the same encoding code as the Metal backend on a Mac
+// (DESIGN.md §3). It is the emulated implementation of kernels/device.Device.
+//
+// How: a token-level pre-pass (prep.go) rewrites a .metal file so that it compiles as C++ against
+// include/metal_stdlib, a stand-in for Apple's header (types, address spaces, SIMD-group
+// functions, 8×8 simdgroup matrices with the documented lane layout). clang++ builds it, together
+// with the fiber runtime include/msl_rt.h, into a shared object that is cached by content hash
+// in the temporary directory and loaded with dlopen. Each GPU thread is a fiber with its own
+// stack; threadgroup barriers and SIMD-group operations are real synchronisation points; one
+// threadgroup runs at a time per worker thread.
+//
+// Requirements: linux/amd64, cgo, and clang++ 14 or newer (Debian package "clang"); set
+// EASEL_MSL_CXX to choose the compiler. NewDevice returns an error wrapping ErrNoCompiler when
+// none is found, which tests turn into a skip.
+//
+// What it cannot tell: timings are not GPU timings; numerics follow IEEE with libm (Metal
+// defaults to fast math); SIMD lanes do not run in lockstep; races that need true concurrency are
+// not reproduced. See /work/shared/reference/msl-emu.md §5 for the full list.
+package emu
+
+import "errors"
+
+// ErrNoCompiler means no usable clang++ was found: install Debian's "clang" package or set
+// EASEL_MSL_CXX.
+var ErrNoCompiler = errors.New("no clang++ for the Metal emulator (install the Debian package \"clang\", or set EASEL_MSL_CXX)")
+
+// FiberOrder is the order in which the scheduler runs the threads of a threadgroup in each pass.
+// Results must not depend on it; tests run more than one order to expose missing barriers.
+type FiberOrder int
+
+// Fiber orders.
+const (
+	Forward  FiberOrder = 0
+	Reverse  FiberOrder = 1
+	Shuffled FiberOrder = 2
+)
+
+// Options tune an emulated device.
+type Options struct {
+	// Workers is the number of OS threads that run threadgroups (default 1). More than one is
+	// faster on an idle machine but untested under cgo signal handling; keep 1 in tests.
+	Workers int
+	// Order is the fiber order (default Forward).
+	Order FiberOrder
+}

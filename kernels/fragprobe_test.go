@@ -1,0 +1,76 @@
+package kernels_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"easel/kernels/device"
+	"easel/kernels/emu"
+)
+
+// ownerLanes is the owner lane of each element of an 8x8 fragment, row-major, as published by
+// metal-flash-attention, MLX steel and tinygrad (reference/msl-emu.md §2). Lane l holds the two
+// horizontally adjacent elements (r, c) and (r, c+1) with c even.
+const ownerLanes = `
+ 0  0  1  1  8  8  9  9
+ 2  2  3  3 10 10 11 11
+ 4  4  5  5 12 12 13 13
+ 6  6  7  7 14 14 15 15
+16 16 17 17 24 24 25 25
+18 18 19 19 26 26 27 27
+20 20 21 21 28 28 29 29
+22 22 23 23 30 30 31 31`
+
+func parseOwnerLanes(t *testing.T) [64]int {
+	var owner [64]int
+	fields := strings.Fields(ownerLanes)
+	if len(fields) != 64 {
+		t.Fatalf("layout table has %d entries, want 64", len(fields))
+	}
+	for i, f := range fields {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		owner[i] = n
+	}
+	return owner
+}
+
+func TestFragProbeMatchesPublishedLayout(t *testing.T) {
+	owner := parseOwnerLanes(t)
+	for _, order := range []emu.FiberOrder{emu.Forward, emu.Shuffled} {
+		d := newDevice(t, order)
+		p := pipeline(t, d, "fragprobe.metal", "qi_fragprobe")
+		out := newBuffer(t, d, 192*4)
+		run(t, d, p, device.Size{Width: 1, Height: 1, Depth: 1}, device.Size{Width: 32, Height: 1, Depth: 1},
+			binding{index: 0, buf: out})
+		v := device.View[float32](out)
+
+		// Load: lane l's two elements are the table's entries owned by l, left then right.
+		for l := 0; l < 32; l++ {
+			var want []int
+			for i, o := range owner {
+				if o == l {
+					want = append(want, i)
+				}
+			}
+			got := []int{int(v[4*l]), int(v[4*l+1])}
+			if len(want) != 2 || got[0] != want[0] || got[1] != want[1] {
+				t.Errorf("order %d: lane %d loaded elements %v, the published layout gives %v", order, l, got, want)
+			}
+			// The probe's own check, the one the backend runs on the GPU before trusting it.
+			if v[4*l] != v[4*l+2] || v[4*l+1] != v[4*l+3] {
+				t.Errorf("order %d: lane %d: probe check fails: held %v, assumed %v", order, l, v[4*l:4*l+2], v[4*l+2:4*l+4])
+			}
+		}
+		// Store: element i came from lane owner[i], left or right element by column parity.
+		for i := 0; i < 64; i++ {
+			want := 2*owner[i] + i%2
+			if got := int(v[128+i]); got != want {
+				t.Errorf("order %d: store wrote %d to element (%d,%d), the published layout gives %d", order, got, i/8, i%8, want)
+			}
+		}
+	}
+}

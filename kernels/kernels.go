@@ -1,0 +1,38 @@
+// Package kernels holds the Metal Shading Language sources of the Metal backend (engine/ml/metal),
+// embedded so the app compiles them at run time with newLibraryWithSource, and so tests can run
+// the very same files under the CPU emulator in kernels/emu.
+//
+// Each .metal file is a standalone library (no #include of sibling files: Metal compiles source
+// strings without a file system):
+//
+//	fragprobe.metal  qi_fragprobe  the simdgroup 8×8 fragment-layout probe
+//	gemm.metal       qi_mm_q4tp    y = x·Wᵀ, W in q4tp dequantized to half while staged
+//	                 qi_mm_q8      y = x·Wᵀ, W in q8_2f / q8_row, int8 × column field staged
+//
+// The parameter structs the kernels read are mirrored in Go by the backend; each file documents
+// its buffers, struct and dispatch shape at the top.
+package kernels
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+)
+
+//go:embed *.metal
+var sources embed.FS
+
+// Source returns the MSL text of the named file, e.g. "gemm.metal".
+func Source(name string) ([]byte, error) {
+	b, err := sources.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("kernels: no embedded source %q (have %v)", name, Names())
+	}
+	return b, nil
+}
+
+// Names lists the embedded .metal files.
+func Names() []string {
+	names, _ := fs.Glob(sources, "*.metal")
+	return names
+}
