@@ -39,12 +39,26 @@ func dequantizeFloat(d DType, payload []byte, e0 int, dst []float32) {
 		}
 	case F16:
 		src := payload[2*e0 : 2*(e0+len(dst))]
-		for i := range dst {
+		i := 0
+		for ; i+4 <= len(dst); i += 4 {
+			x := binary.LittleEndian.Uint64(src[2*i:])
+			o := (*[4]float32)(dst[i:])
+			o[0], o[1] = halfTable[uint16(x)], halfTable[uint16(x>>16)]
+			o[2], o[3] = halfTable[uint16(x>>32)], halfTable[uint16(x>>48)]
+		}
+		for ; i < len(dst); i++ {
 			dst[i] = halfTable[binary.LittleEndian.Uint16(src[2*i:])]
 		}
 	case BF16:
 		src := payload[2*e0 : 2*(e0+len(dst))]
-		for i := range dst {
+		i := 0
+		for ; i+4 <= len(dst); i += 4 {
+			x := binary.LittleEndian.Uint64(src[2*i:])
+			o := (*[4]float32)(dst[i:])
+			o[0], o[1] = math.Float32frombits(uint32(x)<<16), math.Float32frombits(uint32(x>>16)<<16)
+			o[2], o[3] = math.Float32frombits(uint32(x>>32)<<16), math.Float32frombits(uint32(x>>48)<<16)
+		}
+		for ; i < len(dst); i++ {
 			dst[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(src[2*i:])) << 16)
 		}
 	}

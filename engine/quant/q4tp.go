@@ -87,15 +87,20 @@ func dequantizeQ4TP(payload []byte, rows, cols, r0, r1 int, dst []float32) {
 			for n := range lut {
 				lut[n] = (float32(n) - 8) * s
 			}
+			o := (*[GroupSize]float32)(out[g*GroupSize:])
 			tile := tiles[g*q4tpTileBytes : g*q4tpTileBytes+q4tpTileBytes]
-			o := out[g*GroupSize : g*GroupSize+GroupSize]
-			for k := 0; k < 16; k++ {
-				b := tile[k]
-				o[2*k] = lut[b&15]
-				o[2*k+1] = lut[b>>4]
-			}
+			expandNibbles(binary.LittleEndian.Uint64(tile[0:8]), &lut, (*[16]float32)(o[0:16]))
+			expandNibbles(binary.LittleEndian.Uint64(tile[8:16]), &lut, (*[16]float32)(o[16:32]))
 		}
 	}
+}
+
+// expandNibbles looks up the 16 nibbles of x, least significant first.
+func expandNibbles(x uint64, lut *[16]float32, o *[16]float32) {
+	o[0], o[1], o[2], o[3] = lut[x&15], lut[x>>4&15], lut[x>>8&15], lut[x>>12&15]
+	o[4], o[5], o[6], o[7] = lut[x>>16&15], lut[x>>20&15], lut[x>>24&15], lut[x>>28&15]
+	o[8], o[9], o[10], o[11] = lut[x>>32&15], lut[x>>36&15], lut[x>>40&15], lut[x>>44&15]
+	o[12], o[13], o[14], o[15] = lut[x>>48&15], lut[x>>52&15], lut[x>>56&15], lut[x>>60]
 }
 
 // q4tpScratch is one encoding worker's per-row buffers.

@@ -87,8 +87,21 @@ func dequantizeQ8_2F(payload []byte, rows, cols, r0, r1 int, dst []float32) {
 			out := dst[(r-r0)*cols+c0 : (r-r0)*cols+c1]
 			src = src[:len(cs)]
 			out = out[:len(cs)]
-			for i, c := range cs {
-				out[i] = float32(float32(int8(src[i]))*s) * c
+			i := 0
+			for ; i+8 <= len(cs); i += 8 {
+				x := binary.LittleEndian.Uint64(src[i:])
+				o, c := (*[8]float32)(out[i:]), (*[8]float32)(cs[i:])
+				o[0] = float32(float32(int8(x))*s) * c[0]
+				o[1] = float32(float32(int8(x>>8))*s) * c[1]
+				o[2] = float32(float32(int8(x>>16))*s) * c[2]
+				o[3] = float32(float32(int8(x>>24))*s) * c[3]
+				o[4] = float32(float32(int8(x>>32))*s) * c[4]
+				o[5] = float32(float32(int8(x>>40))*s) * c[5]
+				o[6] = float32(float32(int8(x>>48))*s) * c[6]
+				o[7] = float32(float32(int8(x>>56))*s) * c[7]
+			}
+			for ; i < len(cs); i++ {
+				out[i] = float32(float32(int8(src[i]))*s) * cs[i]
 			}
 		}
 	}

@@ -38,8 +38,17 @@ func dequantizeQ8Row(payload []byte, rows, cols, r0, r1 int, dst []float32) {
 		src := payload[r*cols : (r+1)*cols]
 		out := dst[(r-r0)*cols : (r-r0+1)*cols]
 		out = out[:len(src)]
-		for i, b := range src {
-			out[i] = float32(int8(b)) * s
+		i := 0
+		for ; i+8 <= len(src); i += 8 {
+			x := binary.LittleEndian.Uint64(src[i:])
+			o := (*[8]float32)(out[i:])
+			o[0], o[1] = float32(int8(x))*s, float32(int8(x>>8))*s
+			o[2], o[3] = float32(int8(x>>16))*s, float32(int8(x>>24))*s
+			o[4], o[5] = float32(int8(x>>32))*s, float32(int8(x>>40))*s
+			o[6], o[7] = float32(int8(x>>48))*s, float32(int8(x>>56))*s
+		}
+		for ; i < len(src); i++ {
+			out[i] = float32(int8(src[i])) * s
 		}
 	}
 }
