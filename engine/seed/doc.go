@@ -1,0 +1,16 @@
+// Package seed turns a user's seed into the exact starting noise diffusers would draw for it, so a
+// seed copied from a diffusers run (or from another Easel install) reproduces the same image.
+//
+// It reproduces torch.Generator("cpu").manual_seed(s) followed by torch.randn of a float32
+// tensor, bit for bit: PyTorch's mt19937 engine (generator.go), its uniform and Box–Muller
+// transforms, and the vectorised normal_fill path ATen's CPU kernel takes for contiguous float32
+// tensors of 16 or more elements on x86-64 with AVX2 — including the Cephes-style log/sin/cos of
+// avx_mathfun.h and the fused multiply-adds the compiler formed in them (randn.go, mathfun.go).
+// LatentNoise and PackLatents then give the noise in the shape diffusers' randn_tensor draws it,
+// (1, 1, 64, h, w), and in the packed token layout the denoiser consumes (latents.go).
+//
+// Scope, as verified against testdata/golden/randn_cases.safetensors: float32, 16 or more
+// elements, torch on x86-64 with AVX2 (what produced the reference). PyTorch builds that do not
+// take the AVX2 kernel (Apple Silicon, AVX-512 dispatch, half/bfloat16 dtypes) draw different
+// normals from the same uniforms, so their noise for a seed differs from this package's.
+package seed
