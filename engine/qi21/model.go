@@ -1,0 +1,106 @@
+package qi21
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+
+	"easel/engine/ml"
+	"easel/engine/quant"
+)
+
+// Model is a loaded transformer bound to one backend.
+type Model struct {
+	Config  Config
+	Weights Weights
+	Blocks  []Block
+
+	be ml.Backend
+
+	mu   sync.Mutex
+	live int // programs prefilled and not yet released
+}
+
+// MaxPrograms is how many programs live at once: the positive and the negative prompt.
+const MaxPrograms = 2
+
+// Load binds the transformer's tensors from src (names "dit.*", geometry from dit.config_json).
+// Weight payloads stay where src keeps them (a file mapping); only the norm vectors are copied.
+func Load(src quant.Source, be ml.Backend) (*Model, error) {
+	if src == nil || be == nil {
+		return nil, fmt.Errorf("qi21: Load needs a weight source and a backend")
+	}
+	ct, err := src.Tensor(ConfigTensor)
+	if err != nil {
+		return nil, fmt.Errorf("qi21: reading %s: %v", ConfigTensor, err)
+	}
+	if ct == nil {
+		return nil, fmt.Errorf("qi21: the model has no %s: it is not a Qwen-Image-2.1 file (convert the snapshot with `easel convert`)", ConfigTensor)
+	}
+	cfg, err := ParseConfig(ct.Data)
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{Config: cfg, be: be, Blocks: make([]Block, cfg.Layers)}
+	shapes := expectedShapes(cfg)
+	if err := bind(&m.Weights, src, be, "", shapes); err != nil {
+		return nil, err
+	}
+	for l := range m.Blocks {
+		if err := bind(&m.Blocks[l], src, be, "transformer_blocks."+strconv.Itoa(l)+".", shapes); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// Backend is the backend the model runs on.
+func (m *Model) Backend() ml.Backend { return m.be }
+
+// errs keeps the first error of a sequence of ops, so that network code reads as its math. Ops
+// after a failure still run but see nil or mismatched tensors and fail fast.
+type errs struct {
+	be  ml.Backend
+	err error
+}
+
+func (e *errs) do(err error) {
+	if e.err == nil && err != nil {
+		e.err = err
+	}
+}
+
+// new allocates a zeroed tensor.
+func (e *errs) new(shape ...int) ml.Tensor {
+	t, err := e.be.New(shape...)
+	e.do(err)
+	return t
+}
+
+// upload copies host values into a new tensor.
+func (e *errs) upload(v []float32, shape ...int) ml.Tensor {
+	t, err := e.be.Upload(v, shape...)
+	e.do(err)
+	return t
+}
+
+// rows is a view of rows [r0, r0+n) of a [R, cols] tensor.
+func (e *errs) rows(t ml.Tensor, r0, n, cols int) ml.Tensor {
+	if t == nil {
+		e.do(fmt.Errorf("qi21: a row view of a missing tensor"))
+		return nil
+	}
+	v, err := e.be.Slice(t, r0*cols, n, cols)
+	e.do(err)
+	return v
+}
+
+// download copies a tensor to the host.
+func (e *errs) download(t ml.Tensor) []float32 {
+	if e.err != nil {
+		return nil
+	}
+	v, err := e.be.Download(t)
+	e.do(err)
+	return v
+}

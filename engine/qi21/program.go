@@ -1,0 +1,143 @@
+package qi21
+
+import (
+	"fmt"
+
+	"easel/engine/ml"
+)
+
+// Program is one prompt's prepared prefix: every layer's keys and values of the text and
+// condition-image rows (after q/k-norm and RoPE), and what the target rows' steps need.
+type Program struct {
+	model  *Model
+	layout *Layout
+	k, v   []ml.Tensor // per layer [PrefixLen, D]
+	rope   *ml.Rope    // the target rows' tables
+	s      *scratch    // the target rows' activations, reused by every step
+	closed bool
+}
+
+// Layout is the joint layout the program was prefilled with.
+func (p *Program) Layout() *Layout { return p.layout }
+
+// Prefill runs the prefix (text rows from text [L, context], condition images from
+// condLatents [CondLatents, in]) through every block at t = 0 under block-causal visibility and
+// keeps each layer's K and V. At most MaxPrograms programs live at once; Release them when done.
+func (m *Model) Prefill(lay *Layout, text, condLatents []float32) (*Program, error) {
+	if err := m.checkInputs("Prefill", lay, text, condLatents, lay.CondLatents()); err != nil {
+		return nil, err
+	}
+	if text == nil {
+		return nil, fmt.Errorf("qi21.Prefill: no prompt embeddings")
+	}
+	m.mu.Lock()
+	if m.live >= MaxPrograms {
+		m.mu.Unlock()
+		return nil, fmt.Errorf("qi21.Prefill: %d programs are already live (positive and negative prompt); release one first", m.live)
+	}
+	m.live++
+	m.mu.Unlock()
+	prog, err := m.prefill(lay, text, condLatents)
+	if err != nil {
+		m.mu.Lock()
+		m.live--
+		m.mu.Unlock()
+		return nil, fmt.Errorf("qi21.Prefill: %w", err)
+	}
+	return prog, nil
+}
+
+func (m *Model) prefill(lay *Layout, text, condLatents []float32) (*Program, error) {
+	e := &errs{be: m.be}
+	D, lp := m.Config.Hidden(), lay.PrefixLen
+	prog := &Program{model: m, layout: lay, k: make([]ml.Tensor, len(m.Blocks)), v: make([]ml.Tensor, len(m.Blocks))}
+	for l := range m.Blocks {
+		prog.k[l], prog.v[l] = e.new(lp, D), e.new(lp, D)
+	}
+	if lp > 0 {
+		vis, err := ml.BlockCausalVisibility(lay.ImageIDs[:lp])
+		e.do(err)
+		s := newScratch(e, m.Config, lp)
+		p := &pass{
+			x:       m.joint(e, lay, text, condLatents, 0, 0, lp),
+			rows:    lp,
+			groups:  []group{{0, lp, m.modulationAt(e, 0)}},
+			rope:    m.ropeFor(e, lay.Positions[:lp]),
+			visible: vis,
+			keepK:   prog.k,
+			keepV:   prog.v,
+			s:       s,
+		}
+		m.run(e, p)
+		for _, t := range []ml.Tensor{s.xn, s.q, s.k, s.v, s.attn, s.y, s.gate, s.up, p.x} {
+			m.be.Free(t)
+		}
+	}
+	prog.rope = m.ropeFor(e, lay.Positions[lp:])
+	prog.s = newScratch(e, m.Config, lay.T)
+	if e.err != nil {
+		prog.free()
+		return nil, e.err
+	}
+	return prog, nil
+}
+
+// Step runs the target rows x [T, in] at σ against the program's cached prefix and returns the
+// velocity [T, out].
+func (m *Model) Step(prog *Program, x []float32, sigma float32) ([]float32, error) {
+	if prog == nil || prog.model != m {
+		return nil, fmt.Errorf("qi21.Step: the program was not prefilled by this model")
+	}
+	if prog.closed {
+		return nil, fmt.Errorf("qi21.Step: the program was released")
+	}
+	lay := prog.layout
+	if err := m.checkInputs("Step", lay, nil, x, lay.T); err != nil {
+		return nil, err
+	}
+	e := &errs{be: m.be}
+	p := &pass{
+		x:       m.joint(e, lay, nil, x, lay.CondLatents(), lay.PrefixLen, lay.S),
+		rows:    lay.T,
+		groups:  []group{{0, lay.T, m.modulationAt(e, sigma)}},
+		rope:    prog.rope,
+		s:       prog.s,
+		prefixK: prog.k,
+		prefixV: prog.v,
+	}
+	if lay.PrefixLen == 0 {
+		p.prefixK, p.prefixV = nil, nil
+	}
+	m.run(e, p)
+	out := m.output(e, p)
+	m.be.Free(p.x)
+	if e.err != nil {
+		return nil, fmt.Errorf("qi21.Step: %w", e.err)
+	}
+	return out, nil
+}
+
+// Release drops a program's cache. Releasing twice is harmless.
+func (m *Model) Release(prog *Program) {
+	if prog == nil || prog.model != m || prog.closed {
+		return
+	}
+	prog.free()
+	m.mu.Lock()
+	m.live--
+	m.mu.Unlock()
+}
+
+func (p *Program) free() {
+	p.closed = true
+	be := p.model.be
+	for l := range p.k {
+		be.Free(p.k[l])
+		be.Free(p.v[l])
+	}
+	if p.s != nil {
+		for _, t := range []ml.Tensor{p.s.xn, p.s.q, p.s.k, p.s.v, p.s.attn, p.s.y, p.s.gate, p.s.up} {
+			be.Free(t)
+		}
+	}
+}
