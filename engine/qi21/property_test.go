@@ -1,0 +1,97 @@
+package qi21
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"easel/internal/golden"
+)
+
+// randomLayout draws 0–3 condition images of random even sizes with random text runs around
+// them, then the target's slots.
+func randomLayout(t *testing.T, rng *rand.Rand) *Layout {
+	t.Helper()
+	var mask []bool
+	var shapes [][2]int
+	text := func() {
+		for n := rng.IntN(4); n > 0; n-- {
+			mask = append(mask, false)
+		}
+	}
+	evenSide := func() int { return 2 * (1 + rng.IntN(3)) }
+	for k := rng.IntN(4); k > 0; k-- {
+		text()
+		h, w := evenSide(), evenSide()
+		shapes = append(shapes, [2]int{h, w})
+		for s := 0; s < h*w/4; s++ {
+			mask = append(mask, true)
+		}
+	}
+	text()
+	h, w := evenSide(), evenSide()
+	shapes = append(shapes, [2]int{h, w})
+	for s := 0; s < h*w/4; s++ {
+		mask = append(mask, true)
+	}
+	lay, err := NewLayout(mask, shapes)
+	if err != nil {
+		t.Fatalf("layout %v %v: %v", mask, shapes, err)
+	}
+	return lay
+}
+
+func randomValues(rng *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+	}
+	return v
+}
+
+// TestPrefillStepEqualsForward: for random layouts, two programs live at once (as under CFG),
+// and every step's velocity equals the target rows of one uncached Forward.
+func TestPrefillStepEqualsForward(t *testing.T) {
+	m := loadModel(t, 0)
+	c := m.Config
+	rng := rand.New(rand.NewPCG(21, 1))
+	for trial := 0; trial < 12; trial++ {
+		type prompt struct {
+			lay        *Layout
+			text, lats []float32
+			prog       *Program
+		}
+		var ps []prompt
+		for k := 0; k < MaxPrograms; k++ {
+			lay := randomLayout(t, rng)
+			p := prompt{lay: lay, text: randomValues(rng, lay.TextLen*c.ContextDim), lats: randomValues(rng, lay.Latents*c.InChannels)}
+			var err error
+			if p.prog, err = m.Prefill(lay, p.text, p.lats[:lay.CondLatents()*c.InChannels]); err != nil {
+				t.Fatal(err)
+			}
+			ps = append(ps, p)
+		}
+		if _, err := m.Prefill(ps[0].lay, ps[0].text, ps[0].lats[:ps[0].lay.CondLatents()*c.InChannels]); err == nil {
+			t.Fatal("a third live program was accepted")
+		}
+		for _, sigma := range []float32{0.9, 0.35} {
+			for k, p := range ps {
+				full, err := m.Forward(p.lay, p.text, p.lats, sigma)
+				if err != nil {
+					t.Fatal(err)
+				}
+				target := p.lats[p.lay.CondLatents()*c.InChannels:]
+				got, err := m.Step(p.prog, target, sigma)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := full[p.lay.PrefixLen*c.OutChannels:]
+				if e := golden.RelErr(got, want); e > 1e-5 {
+					t.Errorf("trial %d prompt %d (shapes %v, %d text rows) σ=%v: cached vs uncached relative error %.3g", trial, k, p.lay.ImageShapes, p.lay.TextRows(), sigma, e)
+				}
+			}
+		}
+		for _, p := range ps {
+			m.Release(p.prog)
+		}
+	}
+}
