@@ -1,0 +1,17 @@
+// Package vae is Qwen-Image-2.1's image autoencoder (diffusers AutoencoderKLQwenImage21, spec §8)
+// for still images, written once against the engine/ml op set: Decode turns normalized latents into
+// an RGBA image in [-1, 1], Encode turns an image into latents, DecodeTiled decodes large grids
+// tile by tile with blended overlaps, and ToRGBA does the pipeline's 8-bit post-processing (§9).
+//
+// Layouts. Activations on the backend are channel-first [C, H, W] (what ml.Conv2D takes). On the
+// host, Latents and Image are channel-first too: Data[c·H·W + y·W + x]. The denoiser works with
+// packed latent tokens [T, 64], token t = y·w + x and the channel last (spec §4, diffusers
+// _pack_latents); FromTokens and Latents.Tokens convert between the two. Channel-wise RMS norms
+// run over the channels of each pixel; backends that implement ChannelNormer do that in place,
+// the others go through a transpose to pixel-major rows and ml.Backend.RMSNorm.
+//
+// The "causal 3D" machinery reduces for one frame as spec §8.2 describes: time_conv is never run,
+// the encoder's AvgDown3D shortcuts are fixed average-pool convolutions (half of their channels
+// are zero where a zero frame is padded in front), and the decoder's DupUp3D shortcuts are
+// channel selections followed by a nearest ×2 upsample.
+package vae

@@ -1,0 +1,136 @@
+package vae
+
+import (
+	"context"
+	"fmt"
+
+	"easel/engine/ml"
+	"easel/engine/quant"
+)
+
+// ConfigTensor is the name of the config blob in a model file: the diffusers vae/config.json bytes.
+const ConfigTensor = "vae.config_json"
+
+// Model is a loaded autoencoder bound to one backend. Its methods may not be called concurrently.
+type Model struct {
+	cfg *Config
+	b   ml.Backend
+	enc *encoder
+	dec *decoder
+}
+
+// Load reads the config from the vae.config_json tensor and binds every vae.* weight. Conv
+// weights stay where the source keeps them (any codec the backend decodes, usually f16 or f32);
+// biases and norm gains are uploaded as float32 rows.
+func Load(b ml.Backend, src quant.Source) (*Model, error) {
+	t, err := src.Tensor(ConfigTensor)
+	if err != nil {
+		return nil, fmt.Errorf("vae: reading %s: %v", ConfigTensor, err)
+	}
+	if t == nil || len(t.Data) == 0 {
+		return nil, fmt.Errorf("vae: the model file has no %s: it was not made for Qwen-Image-2.1; convert the snapshot again", ConfigTensor)
+	}
+	cfg, err := ParseConfig(t.Data)
+	if err != nil {
+		return nil, err
+	}
+	return LoadWithConfig(b, src, cfg)
+}
+
+// LoadWithConfig binds the vae.* weights of src for the given geometry.
+func LoadWithConfig(b ml.Backend, src quant.Source, cfg *Config) (*Model, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("vae config: %v", err)
+	}
+	l := &loader{src: src, b: b}
+	dec, err := loadDecoder(l, cfg)
+	if err != nil {
+		return nil, err
+	}
+	enc, err := loadEncoder(l, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Model{cfg: cfg, b: b, enc: enc, dec: dec}, nil
+}
+
+// Config is the model's geometry.
+func (m *Model) Config() *Config { return m.cfg }
+
+// Decode turns normalized latents [z_dim, h, w] (what the denoiser produces) into an image
+// [out_channels, 16h, 16w] clamped to [-1, 1], in one piece. For large grids use DecodeTiled.
+func (m *Model) Decode(ctx context.Context, zn *Latents) (*Image, error) {
+	z, err := m.Denormalize(zn)
+	if err != nil {
+		return nil, err
+	}
+	img, err := m.decodeRaw(ctx, z)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range img.Pix {
+		img.Pix[i] = min(max(v, -1), 1)
+	}
+	return img, nil
+}
+
+// decodeRaw runs post_quant_conv and the decoder on de-normalized latents, without the clamp.
+func (m *Model) decodeRaw(ctx context.Context, z *Latents) (*Image, error) {
+	o := ops{m.b}
+	zt, err := m.b.Upload(z.Data, z.C, z.H, z.W)
+	if err != nil {
+		return nil, fmt.Errorf("vae decode: %v", err)
+	}
+	out, err := m.dec.forward(ctx, o, zt)
+	m.b.Free(zt)
+	if err != nil {
+		return nil, fmt.Errorf("vae decode of a %d×%d latent grid: %w", z.H, z.W, err)
+	}
+	defer m.b.Free(out)
+	c, h, w := chw(out)
+	pix, err := m.b.Download(out)
+	if err != nil {
+		return nil, fmt.Errorf("vae decode: %v", err)
+	}
+	return &Image{C: c, H: h, W: w, Pix: pix}, nil
+}
+
+// Encode turns an image [in_channels, H, W] in [-1, 1] (H and W multiples of 16) into the mode
+// of the latent distribution (the mean half of quant_conv's output) and its normalization
+// (z − mean)/std, which is what the denoiser takes as condition latents.
+func (m *Model) Encode(ctx context.Context, img *Image) (mode, normalized *Latents, err error) {
+	s := m.cfg.Scale()
+	if img == nil || img.C != m.cfg.InChannels || img.H <= 0 || img.W <= 0 || img.H%s != 0 || img.W%s != 0 || len(img.Pix) != img.C*img.H*img.W {
+		if img == nil {
+			return nil, nil, fmt.Errorf("vae encode: the image is nil")
+		}
+		return nil, nil, fmt.Errorf("vae encode: the image is %d×%d×%d with %d values; it needs %d channels and sides that are multiples of %d (resize it first)",
+			img.C, img.H, img.W, len(img.Pix), m.cfg.InChannels, s)
+	}
+	o := ops{m.b}
+	x, err := m.b.Upload(img.Pix, img.C, img.H, img.W)
+	if err != nil {
+		return nil, nil, fmt.Errorf("vae encode: %v", err)
+	}
+	moments, err := m.enc.forward(ctx, o, x)
+	m.b.Free(x)
+	if err != nil {
+		return nil, nil, fmt.Errorf("vae encode of a %d×%d image: %w", img.H, img.W, err)
+	}
+	defer m.b.Free(moments)
+	_, h, w := chw(moments)
+	mean, err := m.b.Slice(moments, 0, m.cfg.ZDim, h, w)
+	if err != nil {
+		return nil, nil, fmt.Errorf("vae encode: %v", err)
+	}
+	data, err := m.b.Download(mean)
+	if err != nil {
+		return nil, nil, fmt.Errorf("vae encode: %v", err)
+	}
+	mode = &Latents{C: m.cfg.ZDim, H: h, W: w, Data: data}
+	normalized, err = m.Normalize(mode)
+	if err != nil {
+		return nil, nil, err
+	}
+	return mode, normalized, nil
+}
