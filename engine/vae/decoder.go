@@ -87,21 +87,22 @@ func (d *decoder) forward(ctx context.Context, o ops, z ml.Tensor) (ml.Tensor, e
 	if err != nil {
 		return nil, err
 	}
-	steps := []func(ml.Tensor) (ml.Tensor, error){
-		func(x ml.Tensor) (ml.Tensor, error) { return o.same(x, d.convIn) },
-		func(x ml.Tensor) (ml.Tensor, error) { return d.mid.forward(o, x) },
+	o.traced("post_quant_conv", x)
+	steps := []step{
+		{"decoder.conv_in", func(x ml.Tensor) (ml.Tensor, error) { return o.same(x, d.convIn) }},
+		{"decoder.mid_block", func(x ml.Tensor) (ml.Tensor, error) { return d.mid.forward(o, x) }},
 	}
-	for _, u := range d.ups {
-		steps = append(steps, func(x ml.Tensor) (ml.Tensor, error) { return u.forward(o, x) })
+	for i, u := range d.ups {
+		steps = append(steps, step{fmt.Sprintf("decoder.up_blocks.%d", i), func(x ml.Tensor) (ml.Tensor, error) { return u.forward(o, x) }})
 	}
-	steps = append(steps, func(x ml.Tensor) (ml.Tensor, error) {
+	steps = append(steps, step{"decoder.conv_out", func(x ml.Tensor) (ml.Tensor, error) {
 		a, err := o.normAct(x, d.normOut)
 		if err != nil {
 			return nil, err
 		}
 		defer o.b.Free(a)
 		return o.same(a, d.convOut)
-	})
+	}})
 	return runSteps(ctx, o, x, steps)
 }
 
@@ -132,19 +133,26 @@ func (u *upBlock) forward(o ops, x ml.Tensor) (ml.Tensor, error) {
 	return up, nil
 }
 
+// step is one named stage of a network; the names are the reference modules' (debug cases).
+type step struct {
+	name string
+	run  func(ml.Tensor) (ml.Tensor, error)
+}
+
 // runSteps threads x through steps, freeing each intermediate (x included) once the next exists,
 // and stops early when ctx is cancelled.
-func runSteps(ctx context.Context, o ops, x ml.Tensor, steps []func(ml.Tensor) (ml.Tensor, error)) (ml.Tensor, error) {
-	for _, step := range steps {
+func runSteps(ctx context.Context, o ops, x ml.Tensor, steps []step) (ml.Tensor, error) {
+	for _, s := range steps {
 		if err := ctx.Err(); err != nil {
 			o.b.Free(x)
 			return nil, err
 		}
-		next, err := step(x)
+		next, err := s.run(x)
 		o.b.Free(x)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", s.name, err)
 		}
+		o.traced(s.name, next)
 		x = next
 	}
 	return x, nil

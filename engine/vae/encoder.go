@@ -88,21 +88,22 @@ func (e *encoder) forward(ctx context.Context, o ops, img ml.Tensor) (ml.Tensor,
 	if err != nil {
 		return nil, err
 	}
-	var steps []func(ml.Tensor) (ml.Tensor, error)
-	for _, d := range e.downs {
-		steps = append(steps, func(x ml.Tensor) (ml.Tensor, error) { return d.forward(o, x) })
+	o.traced("encoder.conv_in", x)
+	var steps []step
+	for i, d := range e.downs {
+		steps = append(steps, step{fmt.Sprintf("encoder.down_blocks.%d", i), func(x ml.Tensor) (ml.Tensor, error) { return d.forward(o, x) }})
 	}
 	steps = append(steps,
-		func(x ml.Tensor) (ml.Tensor, error) { return e.mid.forward(o, x) },
-		func(x ml.Tensor) (ml.Tensor, error) {
+		step{"encoder.mid_block", func(x ml.Tensor) (ml.Tensor, error) { return e.mid.forward(o, x) }},
+		step{"encoder.conv_out", func(x ml.Tensor) (ml.Tensor, error) {
 			a, err := o.normAct(x, e.normOut)
 			if err != nil {
 				return nil, err
 			}
 			defer o.b.Free(a)
 			return o.same(a, e.convOut)
-		},
-		func(x ml.Tensor) (ml.Tensor, error) { return o.same(x, e.quantConv) },
+		}},
+		step{"quant_conv", func(x ml.Tensor) (ml.Tensor, error) { return o.same(x, e.quantConv) }},
 	)
 	return runSteps(ctx, o, x, steps)
 }

@@ -17,6 +17,8 @@ type Model struct {
 	b   ml.Backend
 	enc *encoder
 	dec *decoder
+	// trace sees every stage's output (tests only).
+	trace func(stage string, t ml.Tensor)
 }
 
 // Load reads the config from the vae.config_json tensor and binds every vae.* weight. Conv
@@ -76,7 +78,7 @@ func (m *Model) Decode(ctx context.Context, zn *Latents) (*Image, error) {
 
 // decodeRaw runs post_quant_conv and the decoder on de-normalized latents, without the clamp.
 func (m *Model) decodeRaw(ctx context.Context, z *Latents) (*Image, error) {
-	o := ops{m.b}
+	o := ops{b: m.b, trace: m.trace}
 	zt, err := m.b.Upload(z.Data, z.C, z.H, z.W)
 	if err != nil {
 		return nil, fmt.Errorf("vae decode: %v", err)
@@ -107,7 +109,7 @@ func (m *Model) Encode(ctx context.Context, img *Image) (mode, normalized *Laten
 		return nil, nil, fmt.Errorf("vae encode: the image is %d×%d×%d with %d values; it needs %d channels and sides that are multiples of %d (resize it first)",
 			img.C, img.H, img.W, len(img.Pix), m.cfg.InChannels, s)
 	}
-	o := ops{m.b}
+	o := ops{b: m.b, trace: m.trace}
 	x, err := m.b.Upload(img.Pix, img.C, img.H, img.W)
 	if err != nil {
 		return nil, nil, fmt.Errorf("vae encode: %v", err)

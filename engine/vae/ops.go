@@ -8,7 +8,18 @@ import (
 
 // ops wraps the backend with the shape arithmetic the layers share. Every helper allocates its
 // result and leaves its inputs alone; callers free what they no longer need.
-type ops struct{ b ml.Backend }
+type ops struct {
+	b ml.Backend
+	// trace, when set, sees the output of every named stage (tests compare them with the
+	// reference's per-stage debug case). It must not keep the tensor.
+	trace func(stage string, t ml.Tensor)
+}
+
+func (o ops) traced(stage string, t ml.Tensor) {
+	if o.trace != nil {
+		o.trace(stage, t)
+	}
+}
 
 // chw is the shape of a channel-first activation.
 func chw(t ml.Tensor) (c, h, w int) {
