@@ -122,6 +122,9 @@ func (e *Encoder) Encode(ctx context.Context, ids []int32, images []VisionInput)
 		return nil, fmt.Errorf("text encoder: %w", err)
 	}
 	defer b.Free(x)
+	if e.lm.tap != nil {
+		e.lm.tap("embed_tokens", x)
+	}
 	if vis != nil {
 		if err := e.eachImageRun(x, runs, vis.embeds, b.Copy); err != nil {
 			return nil, fmt.Errorf("text encoder: image embeddings: %w", err)

@@ -14,6 +14,8 @@ type languageModel struct {
 	b ml.Backend
 	c TextConfig
 	w *lmWeights
+	// tap, when set, sees each layer's output (before DeepStack) as "lm.layers.{i}".
+	tap func(stage string, t ml.Tensor)
 }
 
 // embed decodes the embedding rows of ids on the host, reading only those rows of the table.
@@ -74,6 +76,9 @@ func (m *languageModel) forward(ctx context.Context, x ml.Tensor, n int, rope *m
 		}
 		if err := m.layer(&m.w.layers[l], x, s, rope, spec); err != nil {
 			return fmt.Errorf("language model layer %d: %w", l, err)
+		}
+		if m.tap != nil {
+			m.tap(fmt.Sprintf("lm.layers.%d", l), x)
 		}
 		if inject != nil {
 			if err := inject(l); err != nil {

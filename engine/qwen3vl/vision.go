@@ -26,6 +26,15 @@ type visionTower struct {
 	b ml.Backend
 	c VisionConfig
 	w *visionWeights
+	// tap, when set, sees every stage's output under the reference's hook names (tests compare
+	// them with the debug case to localize a mismatch).
+	tap func(stage string, t ml.Tensor)
+}
+
+func (v *visionTower) observe(stage string, t ml.Tensor) {
+	if v.tap != nil {
+		v.tap(stage, t)
+	}
 }
 
 // frameSpan is one attention window: the patches of one frame of one image.
@@ -133,6 +142,7 @@ func (v *visionTower) encode(ctx context.Context, images []VisionInput) (out *vi
 	if err := v.linear(s.x, in, v.w.patchEmbed); err != nil {
 		return nil, fmt.Errorf("vision patch embedding: %w", err)
 	}
+	v.observe("visual.patch_embed", s.x)
 	if err := b.Add(s.x, s.x, pos); err != nil {
 		return nil, fmt.Errorf("vision position embeddings: %w", err)
 	}
@@ -147,17 +157,20 @@ func (v *visionTower) encode(ctx context.Context, images []VisionInput) (out *vi
 			out.free(b)
 			return nil, fmt.Errorf("vision block %d: %w", i, err)
 		}
+		v.observe(fmt.Sprintf("visual.blocks.%d", i), s.x)
 		if k := deepstackSlot(c, i); k >= 0 {
 			if out.deepstack[k], err = v.merge(&v.w.deepstack[k], s.x, n); err != nil {
 				out.free(b)
 				return nil, fmt.Errorf("vision DeepStack merger %d: %w", k, err)
 			}
+			v.observe(fmt.Sprintf("visual.deepstack_merger_list.%d", k), out.deepstack[k])
 		}
 	}
 	if out.embeds, err = v.merge(&v.w.merger, s.x, n); err != nil {
 		out.free(b)
 		return nil, fmt.Errorf("vision merger: %w", err)
 	}
+	v.observe("visual.merger", out.embeds)
 	return out, nil
 }
 
