@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"sort"
+	"strings"
+
+	"easel/engine/ml/cpu"
+	"easel/engine/qi21"
+	"easel/engine/quant"
+)
+
+// benchmarks are the machine measurements `easel bench NAME` runs.
+var benchmarks = map[string]func(args []string, stdout, stderr io.Writer) int{
+	"dit-cpu": benchDiTCPU,
+}
+
+func init() {
+	register(&Command{
+		Name:    "bench",
+		Usage:   "NAME [--json] (names: " + strings.Join(benchNames(), ", ") + ")",
+		Summary: "measure this machine (e.g. `easel bench dit-cpu`)",
+		Run:     runBench,
+	})
+}
+
+func benchNames() []string {
+	names := make([]string, 0, len(benchmarks))
+	for n := range benchmarks {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func runBench(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || benchmarks[args[0]] == nil {
+		fmt.Fprintf(stderr, "easel bench: name one benchmark: %s\n", strings.Join(benchNames(), ", "))
+		return ExitUsage
+	}
+	return benchmarks[args[0]](args[1:], stdout, stderr)
+}
+
+// ditCPUReport is `easel bench dit-cpu --json`.
+type ditCPUReport struct {
+	Backend      string             `json:"backend"`
+	Cores        int                `json:"cores"`
+	Geometry     string             `json:"geometry"`
+	SgemmShape   string             `json:"sgemm_shape"`
+	SgemmMS      float64            `json:"sgemm_ms"`
+	SgemmGFLOPs  float64            `json:"sgemm_gflop_per_s"`
+	Blocks       []*qi21.BlockBench `json:"blocks"`
+	RatioToSgemm map[string]float64 `json:"ratio_to_sgemm"`
+	GoalRatio    float64            `json:"goal_ratio"`
+}
+
+// benchDiTCPU times one block of the real geometry on the CPU backend against cblas sgemm.
+func benchDiTCPU(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench dit-cpu", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	reps := fs.Int("reps", 3, "repetitions per measurement (the median is reported)")
+	rows := fs.Int("rows", 1024, "target rows")
+	prefix := fs.Int("prefix", 256, "cached prefix rows")
+	codecs := fs.String("codecs", "q4tp,q8_2f", "weight codecs to measure, comma-separated")
+	if err := fs.Parse(args); err != nil {
+		return ExitUsage
+	}
+	if *reps < 1 || *rows < 1 || *prefix < 0 {
+		fmt.Fprintln(stderr, "easel bench dit-cpu: --reps and --rows must be at least 1, --prefix at least 0")
+		return ExitUsage
+	}
+	cfg := qi21.PublishedConfig()
+	be := cpu.New()
+	rep := &ditCPUReport{
+		Backend:      be.Name(),
+		Cores:        runtime.GOMAXPROCS(0),
+		Geometry:     fmt.Sprintf("hidden %d, %d heads × %d, MLP %d", cfg.Hidden(), cfg.Heads, cfg.HeadDim, cfg.MLPHidden()),
+		SgemmShape:   "1024x4096x4096",
+		RatioToSgemm: map[string]float64{},
+		GoalRatio:    1.3,
+	}
+	sg, rate := cpu.MeasureSgemm(1024, 4096, 4096, *reps)
+	rep.SgemmMS, rep.SgemmGFLOPs = float64(sg.Microseconds())/1e3, rate
+	for _, name := range strings.Split(*codecs, ",") {
+		d, ok := quant.ParseDType(strings.TrimSpace(name))
+		if !ok {
+			fmt.Fprintf(stderr, "easel bench dit-cpu: unknown codec %q (try q4tp, q8_2f, q8_row, bf16, f16)\n", name)
+			return ExitUsage
+		}
+		m, err := qi21.NewRandomBlockModel(cfg, d, be)
+		if err != nil {
+			fmt.Fprintf(stderr, "easel bench dit-cpu: building a %v block: %v\n", d, err)
+			return ExitFailure
+		}
+		r, err := m.BenchBlock(*rows, *prefix, *reps)
+		if err != nil {
+			fmt.Fprintf(stderr, "easel bench dit-cpu: running the %v block: %v\n", d, err)
+			return ExitFailure
+		}
+		rep.Blocks = append(rep.Blocks, r)
+		rep.RatioToSgemm[r.Codec] = r.Median.Seconds() / ((r.GemmFlops + r.AttnFlops) / (rate * 1e9))
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return ExitFailure
+		}
+		return ExitOK
+	}
+	fmt.Fprintf(stdout, "dit-cpu: one Qwen-Image-2.1 block (%s), %d target rows against %d prefix rows\n", rep.Geometry, *rows, *prefix)
+	fmt.Fprintf(stdout, "backend %s, %d cores, median of %d\n", rep.Backend, rep.Cores, *reps)
+	fmt.Fprintf(stdout, "sgemm %s: %.1f ms, %.1f GFLOP/s\n", rep.SgemmShape, rep.SgemmMS, rep.SgemmGFLOPs)
+	for _, r := range rep.Blocks {
+		var classes []string
+		for _, c := range []string{"gemm", "attn", "norm", "rope", "act", "copy"} {
+			if ms, ok := r.ClassMS[c]; ok {
+				classes = append(classes, fmt.Sprintf("%s %.0f", c, ms))
+			}
+		}
+		fmt.Fprintf(stdout, "%-6s %.1f ms per block, %.1f GFLOP/s (%.1f GFLOP), %.2f× its FLOPs at the sgemm rate (goal ≤ %.1f×); ms by class: %s\n",
+			r.Codec, r.MedianMS, r.GFLOPs, (r.GemmFlops+r.AttnFlops)/1e9, rep.RatioToSgemm[r.Codec], rep.GoalRatio, strings.Join(classes, " · "))
+	}
+	return ExitOK
+}

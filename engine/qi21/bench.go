@@ -1,0 +1,161 @@
+package qi21
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"time"
+
+	"easel/engine/ml"
+	"easel/engine/quant"
+)
+
+// PublishedConfig is the released transformer's geometry (spec §6.1). The model itself always
+// reads its geometry from dit.config_json; this is for benchmarks that build random weights.
+func PublishedConfig() Config {
+	causal := true
+	return Config{Heads: 32, HeadDim: 128, Layers: 32, InChannels: 64, OutChannels: 64, ContextDim: 4096,
+		MLPRatio: 3, AxesDims: []int{16, 56, 56}, Eps: 1e-6, CausalCondition: &causal, PatchSize: 1}
+}
+
+// BlockBench is one measured block: its geometry, codec, per-repetition times and per-class time.
+type BlockBench struct {
+	Codec      string             `json:"codec"`
+	TargetRows int                `json:"target_rows"`
+	PrefixRows int                `json:"prefix_rows"`
+	Reps       []float64          `json:"reps_ms"`
+	Median     time.Duration      `json:"-"`
+	MedianMS   float64            `json:"median_ms"`
+	GemmFlops  float64            `json:"gemm_flop"`
+	AttnFlops  float64            `json:"attn_flop"`
+	GFLOPs     float64            `json:"gflop_per_s"`
+	ClassMS    map[string]float64 `json:"class_ms_per_block"`
+}
+
+// BlockFlops is the floating-point work of one block over n target rows against p prefix rows:
+// the seven projections (2·n·(4D² + 3·D·F)) and attention (4·n·(p+n)·D).
+func BlockFlops(c Config, n, p int) (gemm, attn float64) {
+	D, F := float64(c.Hidden()), float64(c.MLPHidden())
+	return 2 * float64(n) * (4*D*D + 3*D*F), 4 * float64(n) * float64(p+n) * D
+}
+
+// randomWeight encodes a [rows, cols] matrix of N(0, 0.02²) values in codec d without ever
+// holding it in float32.
+func randomWeight(name string, d quant.DType, rows, cols int, seed uint64) (*quant.Tensor, error) {
+	size, ok := quant.PayloadSize(d, []int{rows, cols})
+	if !ok {
+		return nil, fmt.Errorf("qi21 bench: %v cannot hold [%d, %d]", d, rows, cols)
+	}
+	payload := make([]byte, size)
+	src := func(r0, r1 int, dst []float32) error {
+		rng := rand.New(rand.NewPCG(seed, uint64(r0)))
+		for i := range dst[:(r1-r0)*cols] {
+			dst[i] = float32(0.02 * rng.NormFloat64())
+		}
+		return nil
+	}
+	if err := quant.EncodeFrom(d, []int{rows, cols}, src, payload); err != nil {
+		return nil, err
+	}
+	return &quant.Tensor{Name: name, DType: d, Shape: []int{rows, cols}, Data: payload}, nil
+}
+
+// NewRandomBlockModel is a one-block model of geometry c whose block projections are random
+// weights in codec d (the top-level weights are absent: only block runs work).
+func NewRandomBlockModel(c Config, d quant.DType, be ml.Backend) (*Model, error) {
+	c.Layers = 1
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	D, F := c.Hidden(), c.MLPHidden()
+	m := &Model{Config: c, be: be, Blocks: make([]Block, 1)}
+	blk := &m.Blocks[0]
+	var err error
+	for i, w := range []struct {
+		dst        **quant.Tensor
+		rows, cols int
+	}{{&blk.ToQ, D, D}, {&blk.ToK, D, D}, {&blk.ToV, D, D}, {&blk.ToOut, D, D}, {&blk.Gate, F, D}, {&blk.Up, F, D}, {&blk.Down, D, F}} {
+		if *w.dst, err = randomWeight("bench."+strconv.Itoa(i), d, w.rows, w.cols, uint64(i+1)); err != nil {
+			return nil, err
+		}
+	}
+	ones := make([]float32, c.HeadDim)
+	for i := range ones {
+		ones[i] = 1
+	}
+	if blk.NormQ, err = be.Upload(ones, c.HeadDim); err != nil {
+		return nil, err
+	}
+	if blk.NormK, err = be.Upload(ones, c.HeadDim); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// BenchBlock runs the model's first block reps times over n target rows (random activations,
+// a random σ modulation) against p random prefix rows of cached K/V, as one denoising step does.
+func (m *Model) BenchBlock(n, p, reps int) (*BlockBench, error) {
+	c := m.Config
+	D := c.Hidden()
+	rng := rand.New(rand.NewPCG(7, 7))
+	rnd := func(k int, scale float64) []float32 {
+		v := make([]float32, k)
+		for i := range v {
+			v[i] = float32(scale * rng.NormFloat64())
+		}
+		return v
+	}
+	e := &errs{be: m.be}
+	md := &modulation{all: e.upload(rnd(4*D, 0.1), 1, 4*D)}
+	chunk := func(i int) ml.Tensor {
+		v, err := m.be.Slice(md.all, i*D, D)
+		e.do(err)
+		return v
+	}
+	md.scale1, md.gate1, md.scale2, md.gate2 = chunk(0), chunk(1), chunk(2), chunk(3)
+	positions := make([][]int, n)
+	for i := range positions {
+		positions[i] = []int{p, i/32 - 16, i%32 - 16}
+	}
+	ps := &pass{
+		rows:    n,
+		groups:  []group{{0, n, md}},
+		rope:    m.ropeFor(e, positions),
+		prefixK: []ml.Tensor{e.upload(rnd(p*D, 1), p, D)},
+		prefixV: []ml.Tensor{e.upload(rnd(p*D, 1), p, D)},
+		s:       newScratch(e, c, n),
+	}
+	x0 := rnd(n*D, 1)
+	if e.err != nil {
+		return nil, e.err
+	}
+	gemm, attn := BlockFlops(c, n, p)
+	r := &BlockBench{Codec: m.Blocks[0].ToQ.DType.String(), TargetRows: n, PrefixRows: p, GemmFlops: gemm, AttnFlops: attn, ClassMS: map[string]float64{}}
+	times := make([]time.Duration, 0, reps)
+	tm := m.be.Timings()
+	for i := 0; i < max(1, reps); i++ {
+		ps.x = e.upload(x0, n, D)
+		tm.Reset()
+		start := time.Now()
+		m.block(e, 0, ps)
+		if _, err := m.be.Download(ps.s.y); err != nil {
+			return nil, err
+		}
+		times = append(times, time.Since(start))
+		if e.err != nil {
+			return nil, e.err
+		}
+		for cl, ct := range tm.Snapshot() {
+			if ct.Ops > 0 {
+				r.ClassMS[ml.Class(cl).String()] += float64(ct.Time.Microseconds()) / 1e3 / float64(max(1, reps))
+			}
+		}
+		r.Reps = append(r.Reps, float64(times[i].Microseconds())/1e3)
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	r.Median = times[len(times)/2]
+	r.MedianMS = float64(r.Median.Microseconds()) / 1e3
+	r.GFLOPs = (gemm + attn) / r.Median.Seconds() / 1e9
+	return r, nil
+}
