@@ -1,0 +1,149 @@
+// Package imageio loads the image files artists give Easel as condition images — PNG (8/16-bit,
+// paletted, grayscale, with or without alpha), JPEG, WebP, GIF (first frame), BMP and TIFF — into
+// 8-bit non-premultiplied RGBA (*image.NRGBA), with the EXIF orientation applied so the image is
+// upright as viewers show it. 16-bit samples are reduced to their high byte (v >> 8), as Pillow
+// does for 16-bit RGB(A) PNGs.
+//
+// Files are checked before they are decoded: images over MaxPixels are refused from their header,
+// and every failure (missing, a folder, empty, unknown format, damaged or truncated) is an error
+// that names the file and says what to do. Decoders never panic out of this package.
+package imageio
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image"
+	"io"
+	"os"
+
+	_ "image/gif"  // GIF decoder (first frame)
+	_ "image/jpeg" // JPEG decoder
+	_ "image/png"  // PNG decoder
+
+	_ "golang.org/x/image/bmp"  // BMP decoder
+	_ "golang.org/x/image/tiff" // TIFF decoder
+	_ "golang.org/x/image/webp" // WebP decoder (lossy and lossless)
+)
+
+// MaxPixels is the largest condition image accepted, in pixels (100 megapixels). Condition images
+// are resized to about one megapixel anyway; the limit keeps a huge or hostile file from taking
+// the machine's memory (a 100 MP image already needs 400 MB as RGBA).
+const MaxPixels = 100_000_000
+
+// Formats names the formats Load reads, for messages and file pickers.
+const Formats = "PNG, JPEG, WebP, GIF, BMP or TIFF"
+
+// Load reads the image file at path as upright 8-bit RGBA.
+func Load(path string) (*image.NRGBA, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("image %s does not exist: check the path, or choose the file again", path)
+		}
+		return nil, fmt.Errorf("cannot read image %s: %v", path, err)
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s is a folder, not an image: choose an image file (%s) inside it", path, Formats)
+	}
+	if st.Size() == 0 {
+		return nil, fmt.Errorf("image %s is empty (0 bytes): it was not saved or copied completely; export it again", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open image %s: %v", path, err)
+	}
+	defer f.Close()
+	// The header first, so an oversized image is refused before the whole file is read.
+	if _, _, err := checkHeader(f, path, MaxPixels); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read image %s: %v", path, err)
+	}
+	return Decode(data, path)
+}
+
+// Decode decodes an image file's bytes as upright 8-bit RGBA; name identifies the file in errors.
+func Decode(data []byte, name string) (*image.NRGBA, error) {
+	return decodeLimited(data, name, MaxPixels)
+}
+
+// decodeLimited is Decode with a pixel limit; a decoder panic becomes an error.
+func decodeLimited(data []byte, name string, maxPixels int64) (img *image.NRGBA, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			img, err = nil, fmt.Errorf("image %s could not be decoded (the decoder failed: %v): the file is "+
+				"probably damaged; open it in an image editor and save it again as PNG", name, r)
+		}
+	}()
+	return decodeUnguarded(data, name, maxPixels)
+}
+
+// decodeUnguarded is the decoding itself, without the panic guard (the fuzz test calls it so that
+// a decoder panic is found rather than hidden).
+func decodeUnguarded(data []byte, name string, maxPixels int64) (*image.NRGBA, error) {
+	if len(data) == 0 {
+		return nil, fmt.Errorf("image %s is empty (0 bytes): it was not saved or copied completely; export it again", name)
+	}
+	format, cfg, err := checkHeader(bytes.NewReader(data), name, maxPixels)
+	if err != nil {
+		return nil, err
+	}
+	decoded, _, err := image.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, decodeError(name, format, cfg, err)
+	}
+	if b := decoded.Bounds(); b.Dx() != cfg.Width || b.Dy() != cfg.Height {
+		// The limit was checked against the header; never let the body disagree with it.
+		if int64(b.Dx())*int64(b.Dy()) > maxPixels {
+			return nil, tooLarge(name, b.Dx(), b.Dy(), maxPixels)
+		}
+	}
+	if decoded.Bounds().Empty() {
+		return nil, fmt.Errorf("image %s (%s) has no pixels: export it again", name, format)
+	}
+	out := toNRGBA(decoded)
+	return orient(out, exifOrientation(data, format)), nil
+}
+
+// checkHeader reads only the header: the format and the size, refusing images over maxPixels.
+func checkHeader(r io.Reader, name string, maxPixels int64) (string, image.Config, error) {
+	cfg, format, err := image.DecodeConfig(r)
+	switch {
+	case errors.Is(err, image.ErrFormat):
+		return "", cfg, fmt.Errorf("%s is not an image Easel can read (it is not %s): "+
+			"open it in an image editor and export it as PNG", name, Formats)
+	case err != nil:
+		return format, cfg, decodeError(name, format, cfg, err)
+	case cfg.Width <= 0 || cfg.Height <= 0:
+		return format, cfg, fmt.Errorf("image %s (%s) says it is %d×%d pixels: it has no pixels; export it again",
+			name, format, cfg.Width, cfg.Height)
+	case int64(cfg.Width)*int64(cfg.Height) > maxPixels:
+		return format, cfg, tooLarge(name, cfg.Width, cfg.Height, maxPixels)
+	}
+	return format, cfg, nil
+}
+
+func tooLarge(name string, w, h int, maxPixels int64) error {
+	return fmt.Errorf("image %s is %d×%d = %.1f megapixels, over the limit of %.0f megapixels: "+
+		"scale it down in an image editor first (condition images are used at about 1 megapixel)",
+		name, w, h, float64(w)*float64(h)/1e6, float64(maxPixels)/1e6)
+}
+
+func decodeError(name, format string, cfg image.Config, err error) error {
+	what := "a " + format + " image"
+	if format == "" {
+		what = "an image"
+	}
+	if cfg.Width > 0 && cfg.Height > 0 {
+		what = fmt.Sprintf("a %d×%d %s image", cfg.Width, cfg.Height, format)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return fmt.Errorf("image %s is truncated: it starts as %s but ends early (%v); "+
+			"the download or copy did not finish — get the file again", name, what, err)
+	}
+	return fmt.Errorf("image %s is damaged: it starts as %s but cannot be decoded (%v); "+
+		"open it in an image editor and save it again as PNG", name, what, err)
+}

@@ -1,0 +1,171 @@
+package imageio
+
+import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
+	"math"
+	"testing"
+
+	"golang.org/x/image/bmp"
+	"golang.org/x/image/tiff"
+)
+
+func encodePNG(t *testing.T, img image.Image) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// sameNRGBA fails unless got and want hold the same size and pixels.
+func sameNRGBA(t *testing.T, got, want *image.NRGBA) {
+	t.Helper()
+	if got.Rect != want.Rect {
+		t.Fatalf("size %v, want %v", got.Rect, want.Rect)
+	}
+	for y := 0; y < want.Rect.Dy(); y++ {
+		for x := 0; x < want.Rect.Dx(); x++ {
+			if g, w := got.NRGBAAt(x, y), want.NRGBAAt(x, y); g != w {
+				t.Fatalf("pixel (%d,%d) = %v, want %v", x, y, g, w)
+			}
+		}
+	}
+}
+
+// meanAbsDiff is the mean absolute difference over all RGBA bytes.
+func meanAbsDiff(a, b *image.NRGBA) float64 {
+	s := 0.0
+	for i := range a.Pix {
+		s += math.Abs(float64(a.Pix[i]) - float64(b.Pix[i]))
+	}
+	return s / float64(len(a.Pix))
+}
+
+func TestLoadLosslessFormats(t *testing.T) {
+	const w, h = 13, 7
+	src := pattern(w, h)
+
+	// 16-bit: each sample's high byte is the pattern, its low byte noise that must be dropped.
+	wide := image.NewNRGBA64(src.Rect)
+	for i, v := range src.Pix {
+		wide.Pix[2*i], wide.Pix[2*i+1] = v, uint8(i*59)
+	}
+	gray := image.NewGray(src.Rect)
+	gray16 := image.NewGray16(src.Rect)
+	grayWant := image.NewNRGBA(src.Rect)
+	ga := make([]byte, 0, 2*w*h)
+	gaWant := image.NewNRGBA(src.Rect)
+	for i := 0; i < w*h; i++ {
+		v := src.Pix[4*i]
+		gray.Pix[i] = v
+		gray16.Pix[2*i], gray16.Pix[2*i+1] = v, ^v
+		copy(grayWant.Pix[4*i:], []uint8{v, v, v, 255})
+		ga = append(ga, v, src.Pix[4*i+3])
+		copy(gaWant.Pix[4*i:], []uint8{v, v, v, src.Pix[4*i+3]})
+	}
+	// Paletted with transparency: 4 colours, one transparent, one half-transparent.
+	pal := color.Palette{color.NRGBA{0, 0, 0, 0}, color.NRGBA{255, 0, 0, 255}, color.NRGBA{10, 200, 30, 128}, color.NRGBA{1, 2, 3, 255}}
+	paletted := image.NewPaletted(src.Rect, pal)
+	palWant := image.NewNRGBA(src.Rect)
+	for i := range paletted.Pix {
+		paletted.Pix[i] = uint8((i * 7) % 4)
+		c := pal[paletted.Pix[i]].(color.NRGBA)
+		copy(palWant.Pix[4*i:], []uint8{c.R, c.G, c.B, c.A})
+	}
+	// GIF: palette with one transparent entry; a second frame that must be ignored.
+	gifPal := color.Palette{color.RGBA{0, 0, 0, 0}, color.RGBA{255, 0, 0, 255}, color.RGBA{0, 0, 255, 255}, color.RGBA{9, 9, 9, 255}}
+	frame0 := image.NewPaletted(src.Rect, gifPal)
+	frame1 := image.NewPaletted(src.Rect, gifPal)
+	gifWant := image.NewNRGBA(src.Rect)
+	for i := range frame0.Pix {
+		frame0.Pix[i] = uint8((i * 5) % 4)
+		frame1.Pix[i] = 3
+		c := color.NRGBAModel.Convert(gifPal[frame0.Pix[i]]).(color.NRGBA)
+		copy(gifWant.Pix[4*i:], []uint8{c.R, c.G, c.B, c.A})
+	}
+	var gifBytes bytes.Buffer
+	if err := gif.EncodeAll(&gifBytes, &gif.GIF{Image: []*image.Paletted{frame0, frame1}, Delay: []int{10, 10}}); err != nil {
+		t.Fatal(err)
+	}
+	var bmpOpaque, tiffBytes, tiffDeflate bytes.Buffer
+	if err := bmp.Encode(&bmpOpaque, opaque(w, h)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tiff.Encode(&tiffBytes, src, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := tiff.Encode(&tiffDeflate, wide, &tiff.Options{Compression: tiff.Deflate}); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct {
+		name string
+		file []byte
+		want *image.NRGBA
+	}{
+		{"png-rgba8.png", encodePNG(t, src), src},
+		{"png-rgb8.png", encodePNG(t, opaque(w, h)), opaque(w, h)},
+		{"png-rgba16.png", encodePNG(t, wide), src},
+		{"png-gray8.png", encodePNG(t, gray), grayWant},
+		{"png-gray16.png", encodePNG(t, gray16), grayWant},
+		{"png-gray-alpha.png", grayAlphaPNG(t, w, h, ga), gaWant},
+		{"png-palette-trns.png", encodePNG(t, paletted), palWant},
+		{"first-frame.gif", gifBytes.Bytes(), gifWant},
+		{"opaque.bmp", bmpOpaque.Bytes(), opaque(w, h)},
+		{"rgba8.tiff", tiffBytes.Bytes(), src},
+		{"rgba16-deflate.tiff", tiffDeflate.Bytes(), src},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Load(writeFile(t, tc.name, tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameNRGBA(t, got, tc.want)
+		})
+	}
+}
+
+// smooth is an opaque gradient, the kind of content JPEG keeps well.
+func smooth(w, h int) *image.NRGBA {
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			img.SetNRGBA(x, y, color.NRGBA{uint8(3 * x), uint8(4 * y), uint8(200 - x - y), 255})
+		}
+	}
+	return img
+}
+
+func TestLoadJPEG(t *testing.T) {
+	src := smooth(64, 48)
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, src, &jpeg.Options{Quality: 95}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(writeFile(t, "photo.jpg", b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Exactly the decoder's colours, converted YCbCr → RGB by the standard library.
+	decoded, err := jpeg.Decode(bytes.NewReader(b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := image.NewNRGBA(decoded.Bounds())
+	for y := 0; y < 48; y++ {
+		for x := 0; x < 64; x++ {
+			want.Set(x, y, decoded.At(x, y))
+		}
+	}
+	sameNRGBA(t, got, want)
+	// And close to what was encoded (lossy).
+	if d := meanAbsDiff(got, src); d > 2 {
+		t.Errorf("mean abs difference to the encoded image %.2f levels, want ≤ 2", d)
+	}
+}
