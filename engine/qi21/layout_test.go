@@ -1,0 +1,121 @@
+package qi21
+
+import (
+	"testing"
+
+	"easel/engine/ml"
+	"easel/internal/golden"
+)
+
+// TestRopeTableMatchesReference compares the layout's RoPE positions, turned into the cos/sin
+// table, with the reference's complex table pos_embed (one row per joint token) of dit_ti2i_two.
+func TestRopeTableMatchesReference(t *testing.T) {
+	dbgPath, err := golden.Path("debug/debug_dit_ti2i_two_sigma0.61.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbg, err := golden.Load(dbgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dbg.Close()
+	casePath, err := golden.Path("dit_ti2i_two.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc := loadDiTCase(t, casePath)
+	c, err := ParseConfig([]byte(`{"num_attention_heads":2,"attention_head_dim":128,"num_layers":2,"in_channels":64,"context_in_dim":32,"mlp_ratio":3,"axes_dims_rope":[16,56,56]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cos, sin, err := ml.RopeTable(dc.layout.Positions, c.AxesDims, ropeTheta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string][]float32{"pos_embed.real": cos, "pos_embed.imag": sin} {
+		want, _, err := dbg.Float32s(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := golden.MaxAbsErr(got, want); e > 1e-6 {
+			t.Errorf("%s: max abs error %.3g", name, e)
+		}
+	}
+}
+
+// TestLayoutFollowsSpecExample checks §6.8's rules on a hand-made layout: two text rows, a 2×4
+// condition image (2 slots), one text row, a 4×2 target (2 slots).
+func TestLayoutFollowsSpecExample(t *testing.T) {
+	mask := []bool{false, false, true, true, false, true, true}
+	lay, err := NewLayout(mask, [][2]int{{2, 4}, {4, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lay.S != 19 || lay.T != 8 || lay.PrefixLen != 11 || lay.TextLen != 5 || lay.TextRows() != 3 {
+		t.Fatalf("S %d T %d prefix %d L %d text %d; want 19 8 11 5 3", lay.S, lay.T, lay.PrefixLen, lay.TextLen, lay.TextRows())
+	}
+	wantIDs := []int{-1, -1, 0, 0, 0, 0, 0, 0, 0, 0, -1, 1, 1, 1, 1, 1, 1, 1, 1}
+	for r, id := range wantIDs {
+		if lay.ImageIDs[r] != id {
+			t.Fatalf("image ids %v, want %v", lay.ImageIDs, wantIDs)
+		}
+	}
+	// text frames 0, 1; the image at frame 2 with h ∈ {−1, 0}, w ∈ {−2..1}; frame += max(2,4) → 6
+	// for the text row; the target at frame 7 with h ∈ {−2..1}, w ∈ {−1, 0}.
+	want := map[int][]int{0: {0, 0, 0}, 1: {1, 1, 1}, 2: {2, -1, -2}, 9: {2, 0, 1}, 10: {6, 6, 6}, 11: {7, -2, -1}, 18: {7, 1, 0}}
+	for r, p := range want {
+		got := lay.Positions[r]
+		if got[0] != p[0] || got[1] != p[1] || got[2] != p[2] {
+			t.Errorf("row %d position %v, want %v", r, got, p)
+		}
+	}
+}
+
+func TestLayoutRejectsInconsistentInputs(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mask   []bool
+		shapes [][2]int
+	}{
+		{"slots do not match shapes", []bool{false, true, true, true}, [][2]int{{2, 2}, {2, 2}}},
+		{"text among target slots", []bool{false, true, false}, [][2]int{{2, 4}}},
+		{"odd target", []bool{false, true}, [][2]int{{1, 3}}},
+		{"no shapes", []bool{false}, nil},
+	} {
+		if _, err := NewLayout(tc.mask, tc.shapes); err == nil {
+			t.Errorf("%s: accepted", tc.name)
+		}
+	}
+}
+
+// TestArgumentMismatchesAreErrors: wrong lengths, a released or foreign program.
+func TestArgumentMismatchesAreErrors(t *testing.T) {
+	m := loadModel(t, 0)
+	c := m.Config
+	lay, err := NewLayout([]bool{false, false, true}, [][2]int{{2, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := make([]float32, lay.TextLen*c.ContextDim)
+	if _, err := m.Forward(lay, text[1:], make([]float32, lay.Latents*c.InChannels), 0.5); err == nil {
+		t.Error("Forward accepted a short prompt")
+	}
+	if _, err := m.Prefill(lay, text, make([]float32, 5)); err == nil {
+		t.Error("Prefill accepted condition latents for a layout without conditions")
+	}
+	prog, err := m.Prefill(lay, text, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Step(prog, make([]float32, 3*c.InChannels), 0.5); err == nil {
+		t.Error("Step accepted 3 target rows for a 4-row target")
+	}
+	other := loadModel(t, 0)
+	if _, err := other.Step(prog, make([]float32, 4*c.InChannels), 0.5); err == nil {
+		t.Error("another model accepted the program")
+	}
+	m.Release(prog)
+	if _, err := m.Step(prog, make([]float32, 4*c.InChannels), 0.5); err == nil {
+		t.Error("Step ran a released program")
+	}
+}
