@@ -4,7 +4,8 @@
 //  1. [[buffer(0)]], [[thread_position_in_grid]], [[threadgroup(0)]] ... on parameters
 //     -> [[msl_attr_buffer(0)]] ... (macros that turn them into default arguments)
 //  2. kernel parameters without an attribute get [[msl_attr_buffer(k)]] (implicit index)
-//  3. function-scope threadgroup objects (threadgroup float t[8][8];) get MSL_TG_STATIC
+//  3. function-scope threadgroup objects (threadgroup float t[8][8];) get MSL_TG_STATIC, and a
+//     call that fills them with 0xFF (NaN) when the first thread of a threadgroup reaches them
 //  4. [[...]] after `template` (host_name) and inside typedefs are commented out
 //  5. C-style casts to vector types, (float4)x, and casts through template type parameters,
 //     (T)x and T(x), become conversions (MSL) instead of vector bit casts (clang)
@@ -194,15 +195,31 @@ func prepare(file, src string) prepared {
 			edits = append(edits, edit{ts[k].s, ts[k].e, "::metal::detail::conv<" + w + ">"})
 		case w == "threadgroup" && (k == 0 || strings.Contains(";{}", T(k-1))):
 			obj := true // a declaration statement; pointer/reference declarators stay per-thread
-			for j := k + 1; j < len(ts) && T(j) != ";" && T(j) != "="; j++ {
-				if s := T(j); s == "(" || s == "[" || s == "{" {
+			name, end := "", -1
+			for j := k + 1; j < len(ts); j++ {
+				s := T(j)
+				if s == ";" {
+					end = j
+					break
+				}
+				if s == "(" || s == "[" || s == "{" {
 					j = match(j, false)
 				} else if s == "*" || s == "&" {
 					obj = false
+				} else if s == "=" || s == "," {
+					name = "" // an initializer or several declarators: not poisoned
+					end = -1
+					break
+				} else if isId(j) {
+					name = s
 				}
 			}
 			if obj {
 				edits = append(edits, edit{ts[k].s, ts[k].s, "MSL_TG_STATIC "})
+				if name != "" && end >= 0 {
+					// threadgroup memory is undefined at group start: fill it with 0xFF (NaN) once per group
+					edits = append(edits, edit{ts[end].e, ts[end].e, " ::msl_rt::tg_poison(&" + name + ", sizeof(" + name + "));"})
+				}
 			}
 		case w == "kernel":
 			// kernel <ret> name[<...>](params): give unattributed parameters a buffer index

@@ -32,7 +32,7 @@ struct Group;
 struct Fiber {
   void* sp; State st; u32 tindex, simd_id, lane, epoch; U3 lid; Group* grp; char* stack;
 };
-struct Group { Launch* L; U3 gid; u32 n, nsimd; Fiber* f; SimdState* simd; void* tgmem[8]; };
+struct Group { Launch* L; U3 gid; u32 n, nsimd; Fiber* f; SimdState* simd; void* tgmem[8]; std::vector<void*>* poisoned; };
 struct Launch {
   U3 groups, tg;                  // dispatchThreadgroups(groups, threadsPerThreadgroup: tg)
   void* buffers[31] = {};         // [[buffer(i)]]
@@ -87,6 +87,7 @@ inline void init_fiber(Fiber& f, size_t ss) {
 struct Worker {
   Launch& L; std::vector<Fiber> fib; std::unique_ptr<char[]> stacks; std::vector<SimdState> simd;
   std::vector<std::vector<unsigned char>> tg; std::vector<u32> ord; u32 rng = 12345;
+  std::vector<void*> poisoned;  // function-scope threadgroup objects already filled in this group
   explicit Worker(Launch& l) : L(l) {
     u32 n = L.tg.x * L.tg.y * L.tg.z;
     fib.resize(n); stacks.reset(new char[n * L.stack_size]); simd.resize((n + 31) / 32);  // stacks not zeroed
@@ -94,7 +95,8 @@ struct Worker {
     for (u32 i = 0; i < n; i++) ord.push_back(i);
   }
   void run_group(U3 gid) {
-    Group g{&L, gid, (u32)fib.size(), (u32)simd.size(), fib.data(), simd.data(), {}};
+    poisoned.clear();
+    Group g{&L, gid, (u32)fib.size(), (u32)simd.size(), fib.data(), simd.data(), {}, &poisoned};
     for (int i = 0; i < 8; i++) {
       if (L.tg_len[i]) memset(tg[i].data(), L.tg_poison, L.tg_len[i]);
       g.tgmem[i] = tg[i].data();
@@ -155,6 +157,16 @@ inline void dispatch(Launch& L) {
 }
 template <class F> void dispatch(Launch& L, F&& f) {
   L.fn = [](void* c) { (*(F*)c)(); }; L.ctx = (void*)&f; dispatch(L);
+}
+
+// tg_poison fills a function-scope threadgroup object with the poison byte the first time a thread
+// of the current group reaches its declaration (the pre-pass inserts the call), so reads of
+// threadgroup memory that no thread of this group wrote yield NaN instead of a previous group's data.
+inline void tg_poison(void* p, size_t n) {
+  Group* g = cur->grp;
+  for (void* q : *g->poisoned) if (q == p) return;
+  g->poisoned->push_back(p);
+  memset(p, g->L->tg_poison, n);
 }
 
 // ---- kernel-argument binding via default arguments (see metal_stdlib) ----

@@ -1,0 +1,249 @@
+//go:build linux && amd64 && cgo
+
+package emu
+
+import (
+	"errors"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"easel/kernels/device"
+)
+
+func testDevice(t *testing.T, order FiberOrder) *Device {
+	t.Helper()
+	d, err := NewDevice(Options{Order: order})
+	if errors.Is(err, ErrNoCompiler) {
+		t.Skipf("Metal emulator unavailable: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func testLibrary(t *testing.T, d *Device, file string) device.Library {
+	t.Helper()
+	src, err := os.ReadFile("testdata/" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, err := d.NewLibrary(file, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lib
+}
+
+func mustBuffer(t *testing.T, d *Device, n int) device.Buffer {
+	t.Helper()
+	b, err := d.NewBuffer(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Release)
+	return b
+}
+
+func TestLibraryListsKernels(t *testing.T) {
+	d := testDevice(t, Forward)
+	lib := testLibrary(t, d, "selftest.metal")
+	got := strings.Join(lib.Functions(), " ")
+	if got != "simd_and_barrier missing_barrier half_ops" {
+		t.Errorf("functions %q", got)
+	}
+	if _, err := d.Pipeline(lib, "nope"); err == nil || !strings.Contains(err.Error(), `no kernel "nope"`) {
+		t.Errorf("Pipeline(nope) error = %v", err)
+	}
+}
+
+func TestSimdReductionShuffleAndBarrier(t *testing.T) {
+	for _, order := range []FiberOrder{Forward, Reverse, Shuffled} {
+		d := testDevice(t, order)
+		p, err := d.Pipeline(testLibrary(t, d, "selftest.metal"), "simd_and_barrier")
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n, tg = 200, 96 // 3 groups, the last one partly past n; 3 simdgroups per group
+		in := mustBuffer(t, d, 4*n)
+		sums, rev, xor := mustBuffer(t, d, 4*n), mustBuffer(t, d, 4*n), mustBuffer(t, d, 4*n)
+		x := device.View[float32](in)
+		for i := range x {
+			x[i] = float32(i%7) - 2.5
+		}
+		dims := struct {
+			N     uint32
+			Scale float32
+		}{n, 0.5}
+		cb, _ := d.NewCommandBuffer()
+		enc := cb.ComputeEncoder()
+		enc.SetPipeline(p)
+		enc.SetBuffer(in, 0, 0)
+		enc.SetBuffer(sums, 0, 1)
+		enc.SetBuffer(rev, 0, 2)
+		enc.SetBuffer(xor, 0, 3)
+		enc.SetBytes(device.StructBytes(&dims), 4)
+		enc.SetThreadgroupMemoryLength(4*tg, 0)
+		enc.Dispatch(device.Size{Width: 3, Height: 1, Depth: 1}, device.Size{Width: tg, Height: 1, Depth: 1})
+		enc.End()
+		cb.Commit()
+		if err := cb.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < n; i++ {
+			var want float64
+			for j := i / 32 * 32; j < i/32*32+32; j++ {
+				if j < n {
+					want += float64(x[j])
+				}
+			}
+			if got := device.View[float32](sums)[i]; float64(got) != want*0.5 {
+				t.Fatalf("order %d: sums[%d] = %v, want %v", order, i, got, want*0.5)
+			}
+			g, l := i/tg, i%tg
+			if src := g*tg + tg - 1 - l; src < n {
+				if got := device.View[float32](rev)[i]; got != x[src] {
+					t.Fatalf("order %d: reversed[%d] = %v, want %v", order, i, got, x[src])
+				}
+			}
+			if got := device.View[uint32](xor)[i]; got != uint32(i%32^5) {
+				t.Fatalf("order %d: xor lane of %d = %d, want %d", order, i, got, i%32^5)
+			}
+		}
+	}
+}
+
+func TestMissingBarrierIsExposed(t *testing.T) {
+	d := testDevice(t, Forward)
+	p, err := d.Pipeline(testLibrary(t, d, "selftest.metal"), "missing_barrier")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := mustBuffer(t, d, 4*64)
+	for run := 0; run < 2; run++ { // the second run must not see the first run's data either
+		cb, _ := d.NewCommandBuffer()
+		enc := cb.ComputeEncoder()
+		enc.SetPipeline(p)
+		enc.SetBuffer(out, 0, 0)
+		enc.Dispatch(device.Size{Width: 1, Height: 1, Depth: 1}, device.Size{Width: 64, Height: 1, Depth: 1})
+		enc.End()
+		cb.Commit()
+		if err := cb.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if v := device.View[float32](out)[0]; !math.IsNaN(float64(v)) {
+			t.Fatalf("run %d: thread 0 read its neighbour's unwritten threadgroup memory as %v, want the NaN poison", run, v)
+		}
+	}
+}
+
+func TestHalfRoundsEveryOperation(t *testing.T) {
+	d := testDevice(t, Forward)
+	p, err := d.Pipeline(testLibrary(t, d, "selftest.metal"), "half_ops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a = 1 + 2^-10, b = 1 + 2^-10, c = -1: a*b = 1 + 2^-9 + 2^-20 rounds to 1 + 2^-9 in half, so
+	// (a*b)+c = 2^-9 exactly; without the intermediate rounding it would be 2^-9 + 2^-20.
+	in := mustBuffer(t, d, 6)
+	copy(device.View[uint16](in), []uint16{0x3c01, 0x3c01, 0xbc00})
+	out := mustBuffer(t, d, 4)
+	cb, _ := d.NewCommandBuffer()
+	enc := cb.ComputeEncoder()
+	enc.SetPipeline(p)
+	enc.SetBuffer(in, 0, 0)
+	enc.SetBuffer(out, 0, 1)
+	enc.Dispatch(device.Size{Width: 1, Height: 1, Depth: 1}, device.Size{Width: 1, Height: 1, Depth: 1})
+	enc.End()
+	cb.Commit()
+	if err := cb.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	const twoToMinus9 = 0x1800 // 2^-9 in binary16
+	for i, got := range device.View[uint16](out) {
+		if got != twoToMinus9 {
+			t.Errorf("result %d = %#04x, want %#04x (2^-9)", i, got, twoToMinus9)
+		}
+	}
+}
+
+func TestAddressSpaceMistakeDoesNotCompile(t *testing.T) {
+	d := testDevice(t, Forward)
+	src, err := os.ReadFile("testdata/bad_address_space.metal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = d.NewLibrary("bad_address_space.metal", src)
+	if err == nil {
+		t.Fatal("a threadgroup pointer passed as a device pointer compiled")
+	}
+	if !strings.Contains(err.Error(), "bad_address_space.metal:12:") {
+		t.Errorf("the diagnostic does not point at the .metal line: %v", err)
+	}
+}
+
+func TestEncoderMistakesAreReported(t *testing.T) {
+	d := testDevice(t, Forward)
+	p, err := d.Pipeline(testLibrary(t, d, "selftest.metal"), "missing_barrier")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := mustBuffer(t, d, 16)
+	one := device.Size{Width: 1, Height: 1, Depth: 1}
+	cases := []struct {
+		name   string
+		encode func(device.Encoder)
+		want   string
+	}{
+		{"dispatch without pipeline", func(e device.Encoder) { e.Dispatch(one, one) }, "before SetPipeline"},
+		{"buffer index", func(e device.Encoder) { e.SetBuffer(buf, 0, 31) }, "index 31"},
+		{"offset", func(e device.Encoder) { e.SetBuffer(buf, 16, 0) }, "offset 16"},
+		{"set bytes size", func(e device.Encoder) { e.SetBytes(make([]byte, 5000), 1) }, "5000 bytes"},
+		{"threads", func(e device.Encoder) {
+			e.SetPipeline(p)
+			e.Dispatch(one, device.Size{Width: 2048, Height: 1, Depth: 1})
+		}, "threads per threadgroup"},
+		{"threadgroup memory", func(e device.Encoder) { e.SetThreadgroupMemoryLength(64<<10, 0) }, "bytes at index"},
+	}
+	for _, c := range cases {
+		cb, _ := d.NewCommandBuffer()
+		enc := cb.ComputeEncoder()
+		c.encode(enc)
+		enc.End()
+		cb.Commit()
+		if err := cb.Wait(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Wait() = %v, want an error containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestPrepareRewrites(t *testing.T) {
+	src := `kernel void k(device float* a [[buffer(1)]], device float* b, uint i [[thread_position_in_grid]]) {
+    threadgroup half t[4];
+    threadgroup half* p = t;
+    a[i] = (float4)b[i] + 1.5h;
+}`
+	got := prepare("k.metal", src)
+	for _, want := range []string{
+		`#line 1 "k.metal"`,
+		`[[msl_attr_buffer(1)]]`,
+		`device float* b [[msl_attr_buffer(0)]]`,
+		`[[msl_attr_thread_position_in_grid]]`,
+		`MSL_TG_STATIC threadgroup half t[4]; ::msl_rt::tg_poison(&t, sizeof(t));`,
+		"\n    threadgroup half* p = t;",
+		`::metal::detail::Cast<float4>{}->*b[i]`,
+		`half(1.5f)`,
+	} {
+		if !strings.Contains(got.source, want) {
+			t.Errorf("prepared source lacks %q:\n%s", want, got.source)
+		}
+	}
+	if strings.Count(got.source, "\n") != strings.Count(src, "\n")+1 {
+		t.Errorf("the rewrite changed the line count")
+	}
+	if len(got.kernels) != 1 || got.kernels[0] != "k" {
+		t.Errorf("kernels = %v", got.kernels)
+	}
+}

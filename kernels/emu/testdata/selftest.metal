@@ -1,0 +1,56 @@
+// Kernels that exercise the emulator itself (kernels/emu tests), not part of the app.
+#include <metal_stdlib>
+using namespace metal;
+
+struct Dims {
+    uint n;
+    float scale;
+};
+
+// out[i] = simd_sum over the simdgroup of in[i], then scaled; uses a threadgroup(0) scratch to
+// reverse each threadgroup's values across a barrier.
+kernel void simd_and_barrier(device const float* in [[buffer(0)]],
+                             device float* sums [[buffer(1)]],
+                             device float* reversed [[buffer(2)]],
+                             device uint* xor_lane [[buffer(3)]],
+                             constant Dims& dims [[buffer(4)]],
+                             threadgroup float* scratch [[threadgroup(0)]],
+                             uint gid [[thread_position_in_grid]],
+                             uint tid [[thread_index_in_threadgroup]],
+                             uint tpg [[threads_per_threadgroup]],
+                             ushort lane [[thread_index_in_simdgroup]])
+{
+    const float v = gid < dims.n ? in[gid] : 0.0f;
+    const float s = simd_sum(v);
+    scratch[tid] = v;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (gid < dims.n) {
+        sums[gid] = s * dims.scale;
+        reversed[gid] = scratch[tpg - 1 - tid];
+        xor_lane[gid] = simd_shuffle_xor(uint(lane), ushort(5));
+    }
+}
+
+// Each thread writes its value, then reads its neighbour's without a barrier: a race that the
+// fiber scheduler exposes deterministically (reverse order reads stale threadgroup memory).
+kernel void missing_barrier(device float* out [[buffer(0)]],
+                            uint tid [[thread_index_in_threadgroup]])
+{
+    threadgroup float t[64];
+    t[tid] = float(tid);
+    out[tid] = t[(tid + 1) % 64];
+}
+
+// half arithmetic rounds every operation to half: (a*b)+c on half scalars and half4 vectors.
+kernel void half_ops(device const half* a [[buffer(0)]],
+                     device half* out [[buffer(1)]],
+                     uint i [[thread_position_in_grid]])
+{
+    const half x = a[3 * i];
+    const half y = a[3 * i + 1];
+    const half z = a[3 * i + 2];
+    out[2 * i] = x * y + z;
+    half4 v = half4(x, y, z, x);
+    half4 w = v * y + half4(z);
+    out[2 * i + 1] = half(w.x);
+}
