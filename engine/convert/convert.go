@@ -1,0 +1,191 @@
+// Package convert turns a Hugging Face Qwen-Image-2.1 snapshot (bf16 safetensors, sharded or not)
+// into one .cmf file in cortiq's layout (reference/cmf.md §10): configs as u8 JSON tensors, then
+// the DiT, the text encoder and vision tower, and the VAE, with codecs chosen by a Profile, and
+// processor/tokenizer.json in the vocab section.
+//
+// Conversion streams: tensors are read from the shards with ReadAt one at a time (a quantized one
+// a few hundred rows at a time) and written through engine/cmf's streaming writer, so memory stays
+// near the largest output payload whatever the snapshot's size. The file is written under a
+// temporary name and renamed only when complete; an error or a cancelled context leaves nothing.
+package convert
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"easel/engine/cmf"
+	"easel/engine/quant"
+)
+
+// Options tune a conversion. The zero value converts with ProfileCortiq, vision tower included.
+type Options struct {
+	Profile  Profile
+	NoVision bool           // leave the vision tower out (text-to-image only files)
+	Progress func(Progress) // called on the converting goroutine; nil for none
+}
+
+// Result describes a finished conversion.
+type Result struct {
+	Path         string
+	Tensors      int   // tensors written, config blobs included
+	FileBytes    int64 // size of the .cmf
+	SourceBytes  int64 // weight bytes read from the snapshot
+	BytesByDType map[quant.DType]int64
+	Skipped      []string // source tensors left out, each with its file and the reason
+	Elapsed      time.Duration
+}
+
+// Convert writes the snapshot at dir as one .cmf file at out.
+func Convert(ctx context.Context, dir, out string, opts Options) (*Result, error) {
+	start := time.Now()
+	profile := opts.Profile
+	if profile == "" {
+		profile = ProfileCortiq
+	}
+	if _, err := ParseProfile(string(profile)); err != nil {
+		return nil, err
+	}
+	vision := !opts.NoVision
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a folder: choose the folder of a Qwen-Image-2.1 snapshot", dir)
+	}
+	configs, err := readConfigs(dir)
+	if err != nil {
+		return nil, err
+	}
+	var components [3][]*shard
+	defer func() {
+		for _, c := range components {
+			for _, s := range c {
+				s.close()
+			}
+		}
+	}()
+	for i, c := range []component{transformerComponent, textEncoderComponent, vaeComponent} {
+		if components[i], err = openComponent(dir, c); err != nil {
+			return nil, err
+		}
+	}
+	items, skipped, err := plan(components[0], components[1], components[2], profile.codecs(), vision)
+	if err != nil {
+		return nil, err
+	}
+	blobs, err := configs.blobs(vision)
+	if err != nil {
+		return nil, err
+	}
+	header, err := buildHeader(dir, profile, configs, vision)
+	if err != nil {
+		return nil, err
+	}
+
+	writerOpts := cmf.Options{ExpectedTensors: len(blobs) + len(items)}
+	if err := checkFreeSpace(out, estimateSize(writerOpts, blobs, items, configs.tokenizer)); err != nil {
+		return nil, err
+	}
+	w, err := cmf.Create(out, writerOpts)
+	if err != nil {
+		return nil, err
+	}
+	res, err := write(ctx, w, header, blobs, items, configs.tokenizer, opts.Progress, start)
+	if err != nil {
+		w.Abort()
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil, fmt.Errorf("conversion cancelled; %s was not written: %w", out, err)
+		}
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(out)
+	if err != nil {
+		return nil, err
+	}
+	res.Path, res.FileBytes, res.Skipped, res.Elapsed = out, st.Size(), skipped, time.Since(start)
+	return res, nil
+}
+
+// buildHeader is the header JSON of the output file.
+func buildHeader(dir string, p Profile, c *snapshotConfigs, vision bool) (cmf.Header, error) {
+	arch, err := c.arch()
+	if err != nil {
+		return cmf.Header{}, err
+	}
+	prov, err := provenance(dir, p, c, vision)
+	if err != nil {
+		return cmf.Header{}, err
+	}
+	return cmf.Header{Arch: arch, QuantType: p.quantType(), Provenance: prov}, nil
+}
+
+// write adds every tensor, the header and the vocab to w.
+func write(ctx context.Context, w *cmf.Writer, header cmf.Header, blobs []blob, items []item, vocab []byte, report func(Progress), start time.Time) (*Result, error) {
+	res := &Result{BytesByDType: map[quant.DType]int64{}}
+	m := &meter{report: report, start: start}
+	m.state.TensorsTotal = len(blobs) + len(items)
+	for _, it := range items {
+		m.state.BytesTotal += int64(len(it.src.Data))
+	}
+	for _, b := range blobs {
+		if err := w.AddTensor(b.name, quant.U8, []int{len(b.data)}, b.data); err != nil {
+			return nil, err
+		}
+		res.BytesByDType[quant.U8] += int64(len(b.data))
+		m.state.TensorsDone++
+	}
+	var payload []byte // reused: its size is the largest quantized payload so far
+	for _, it := range items {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		m.state.Tensor = it.out
+		m.emit()
+		size, _ := quant.PayloadSize(it.dtype, it.shape)
+		if src, _ := sourceDType(it.src.DType); src == it.dtype {
+			if err := w.AddTensorFrom(it.out, it.dtype, it.shape, size, newRawReader(ctx, it.shard, it.src, m)); err != nil {
+				return nil, err
+			}
+		} else {
+			if int64(cap(payload)) < size {
+				payload = make([]byte, size)
+			}
+			payload = payload[:size]
+			r := &rowReader{ctx: ctx, s: it.shard, t: it.src, cols: (&quant.Tensor{Shape: it.shape}).Cols(), meter: m}
+			if err := quant.EncodeFrom(it.dtype, it.shape, r.rows, payload); err != nil {
+				return nil, fmt.Errorf("converting %s (%s) to %v: %w", it.src.Name, it.shard.rel, it.dtype, err)
+			}
+			if err := w.AddTensor(it.out, it.dtype, it.shape, payload); err != nil {
+				return nil, err
+			}
+		}
+		res.BytesByDType[it.dtype] += size
+		res.SourceBytes += int64(len(it.src.Data))
+		m.state.TensorsDone++
+	}
+	m.state.Tensor = ""
+	m.emit()
+	if err := w.SetHeader(header); err != nil {
+		return nil, err
+	}
+	w.SetVocab(vocab)
+	res.Tensors = m.state.TensorsTotal
+	return res, nil
+}
+
+// estimateSize bounds the output file's size: the reserved head, every payload rounded up to the
+// largest alignment, and the vocab.
+func estimateSize(o cmf.Options, blobs []blob, items []item, vocab []byte) int64 {
+	total := cmf.HeadReserveFor(o.ExpectedTensors, 64) + int64(len(vocab))
+	for _, b := range blobs {
+		total += int64(len(b.data)) + cmf.DataAlignment
+	}
+	for _, it := range items {
+		size, _ := quant.PayloadSize(it.dtype, it.shape)
+		total += size + cmf.DataAlignment
+	}
+	return total
+}
