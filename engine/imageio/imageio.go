@@ -104,7 +104,13 @@ func decodeUnguarded(data []byte, name string, maxPixels int64) (*image.NRGBA, e
 	if decoded.Bounds().Empty() {
 		return nil, fmt.Errorf("image %s (%s) has no pixels: export it again", name, format)
 	}
-	out := toNRGBA(decoded)
+	out, ok := (*image.NRGBA)(nil), false
+	if format == "webp" {
+		out, ok = webpYCbCrToNRGBA(decoded)
+	}
+	if !ok {
+		out = toNRGBA(decoded)
+	}
 	return orient(out, exifOrientation(data, format)), nil
 }
 
