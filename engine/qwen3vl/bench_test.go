@@ -95,3 +95,64 @@ func BenchmarkRealGeometryLayer(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N)/tokens, "ms/token")
 	b.Logf("%s, per class over %d runs: %v", be.Name(), b.N, be.Timings())
 }
+
+// realGeometryVisionBlock is one Qwen3-VL-8B vision block (hidden 1152, 16 heads of 72, MLP 4304)
+// with the patch embedding, position table and final merger, random weights in the default
+// profile's codecs (q8_2f matrices, bf16 patch embedding, f32 vectors).
+func realGeometryVisionBlock(tb testing.TB) (VisionConfig, memorySource) {
+	c := VisionConfig{Depth: 1, Hidden: 1152, Heads: 16, Intermediate: 4304, OutHidden: 4096, PatchSize: 16,
+		TemporalPatch: 2, MergeSize: 2, InChannels: 3, PositionEmbeddings: 2304, RopeTheta: 10000, GELUTanh: true}
+	r := rand.New(rand.NewPCG(9, 9))
+	src := memorySource{}
+	add := func(name string, d quant.DType, shape ...int) { src[name] = randomTensor(tb, r, name, d, shape...) }
+	C, M := c.Hidden, 4*c.Hidden
+	add("vis.patch_embed.weight", quant.BF16, C, c.PatchValues())
+	add("vis.patch_embed.bias", quant.F32, C)
+	add("vis.pos_embed.weight", quant.F32, c.PositionEmbeddings, C)
+	p := "vis.blocks.0."
+	for _, n := range []string{"norm1", "norm2"} {
+		add(p+n+".weight", quant.F32, C)
+		add(p+n+".bias", quant.F32, C)
+	}
+	for _, l := range []struct {
+		name    string
+		out, in int
+	}{{"attn.qkv", 3 * C, C}, {"attn.proj", C, C}, {"mlp.linear_fc1", c.Intermediate, C}, {"mlp.linear_fc2", C, c.Intermediate}} {
+		add(p+l.name+".weight", quant.Q8_2F, l.out, l.in)
+		add(p+l.name+".bias", quant.F32, l.out)
+	}
+	add("vis.merger.norm.weight", quant.F32, C)
+	add("vis.merger.norm.bias", quant.F32, C)
+	add("vis.merger.linear_fc1.weight", quant.Q8_2F, M, M)
+	add("vis.merger.linear_fc1.bias", quant.F32, M)
+	add("vis.merger.linear_fc2.weight", quant.Q8_2F, c.OutHidden, M)
+	add("vis.merger.linear_fc2.bias", quant.F32, c.OutHidden)
+	return c, src
+}
+
+// BenchmarkRealGeometryVisionBlock times one vision block (plus the patch embedding and merger)
+// over a 1024×1024 condition image: 64×64 = 4096 patches. The full tower runs 27 blocks.
+func BenchmarkRealGeometryVisionBlock(b *testing.B) {
+	be := cpu.New()
+	c, src := realGeometryVisionBlock(b)
+	bind := &binder{src: src, backend: be}
+	w := bindVision(bind, c)
+	if bind.err != nil {
+		b.Fatal(bind.err)
+	}
+	tower := &visionTower{b: be, c: c, w: w}
+	r := rand.New(rand.NewPCG(3, 3))
+	img := VisionInput{Pixels: make([]float32, 64*64*c.PatchValues()), Grid: [3]int{1, 64, 64}}
+	for i := range img.Pixels {
+		img.Pixels[i] = float32(r.Float64()*2 - 1)
+	}
+	be.Timings().Reset()
+	for b.Loop() {
+		out, err := tower.encode(context.Background(), []VisionInput{img})
+		if err != nil {
+			b.Fatal(err)
+		}
+		out.free(be)
+	}
+	b.Logf("%s, per class over %d runs: %v", be.Name(), b.N, be.Timings())
+}
