@@ -40,8 +40,8 @@ func readConfigs(root string) (*snapshotConfigs, error) {
 	}
 	var c snapshotConfigs
 	var dit struct {
-		Class      string `json:"_class_name"`
-		InChannels any    `json:"in_channels"`
+		Class      string      `json:"_class_name"`
+		InChannels json.Number `json:"in_channels"`
 	}
 	var err error
 	if c.dit, err = readJSON(root, filepath.Join("transformer", "config.json"), &dit); err != nil {
@@ -50,7 +50,9 @@ func readConfigs(root string) (*snapshotConfigs, error) {
 	if dit.Class != "QwenImage21Transformer2DModel" {
 		return nil, fmt.Errorf("transformer/config.json describes a %q, not QwenImage21Transformer2DModel", dit.Class)
 	}
-	c.ditInChannels = dit.InChannels
+	if dit.InChannels != "" {
+		c.ditInChannels = dit.InChannels
+	}
 	teRaw, err := readJSON(root, filepath.Join("text_encoder", "config.json"), nil)
 	if err != nil {
 		return nil, err
