@@ -8,6 +8,7 @@
 //	fragprobe.metal  qi_fragprobe  the simdgroup 8×8 fragment-layout probe
 //	gemm.metal       qi_mm_q4tp    y = x·Wᵀ, W in q4tp dequantized to half while staged
 //	                 qi_mm_q8      y = x·Wᵀ, W in q8_2f / q8_row, int8 × column field staged
+//	flash.metal      qi_flash      attention over [prefix K/V | own rows], 32-key blocks, block-causal
 //
 // The parameter structs the kernels read are mirrored in Go by the backend; each file documents
 // its buffers, struct and dispatch shape at the top.
