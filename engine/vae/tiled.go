@@ -1,0 +1,145 @@
+package vae
+
+import (
+	"context"
+	"fmt"
+)
+
+// Tiling is how DecodeTiled splits a latent grid: square tiles of Tile latents per side that
+// overlap their neighbours by at least Overlap latents (the last tile of a row or column is
+// aligned to the edge, so its overlap may be larger). Overlaps are cross-faded linearly in pixel
+// space. Peak activation memory follows the tile, not the image (docs/BENCHMARKS.md, "VAE").
+type Tiling struct {
+	Tile, Overlap int
+}
+
+// DefaultTiling is 32-latent (512-pixel) tiles overlapping by 8 latents (128 pixels): a 2048²
+// decode is 5×5 tiles, 1.56× the untiled work.
+var DefaultTiling = Tiling{Tile: 32, Overlap: 8}
+
+func (t Tiling) check() error {
+	if t.Tile < 1 || t.Overlap < 0 || t.Overlap >= t.Tile {
+		return fmt.Errorf("vae tiling: tile %d with overlap %d; want tile ≥ 1 and 0 ≤ overlap < tile", t.Tile, t.Overlap)
+	}
+	return nil
+}
+
+// tileStarts are the first latent rows (or columns) of the tiles covering n latents.
+func (t Tiling) tileStarts(n int) []int {
+	if n <= t.Tile {
+		return []int{0}
+	}
+	var starts []int
+	for s := 0; s+t.Tile < n; s += t.Tile - t.Overlap {
+		starts = append(starts, s)
+	}
+	return append(starts, n-t.Tile)
+}
+
+// DecodeTiled is Decode for grids of any size with bounded memory: each tile of latents is decoded
+// on its own (its mid-block attention sees only the tile) and the tiles are blended where they
+// overlap. A grid that fits in one tile decodes exactly as Decode.
+func (m *Model) DecodeTiled(ctx context.Context, zn *Latents, t Tiling) (*Image, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	z, err := m.Denormalize(zn)
+	if err != nil {
+		return nil, err
+	}
+	out, err := blendTiles(ctx, z, t, m.cfg.Scale(), m.cfg.OutChannels, m.decodeRaw)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range out.Pix {
+		out.Pix[i] = min(max(v, -1), 1)
+	}
+	return out, nil
+}
+
+// blendTiles decodes z tile by tile with decode (latents → image at scale× the size) and returns
+// the weighted average of the tiles.
+func blendTiles(ctx context.Context, z *Latents, t Tiling, scale, channels int, decode func(context.Context, *Latents) (*Image, error)) (*Image, error) {
+	ys, xs := t.tileStarts(z.H), t.tileStarts(z.W)
+	out := &Image{C: channels, H: scale * z.H, W: scale * z.W}
+	out.Pix = make([]float32, out.C*out.H*out.W)
+	weightSum := make([]float32, out.H*out.W)
+	th, tw := min(t.Tile, z.H), min(t.Tile, z.W)
+	for iy, y0 := range ys {
+		wy := blendRamp(ys, iy, th, scale)
+		for ix, x0 := range xs {
+			wx := blendRamp(xs, ix, tw, scale)
+			tile, err := decode(ctx, z.crop(y0, x0, th, tw))
+			if err != nil {
+				return nil, fmt.Errorf("tile at latent (%d, %d) of %d×%d: %w", y0, x0, z.H, z.W, err)
+			}
+			if tile.C != channels || tile.H != scale*th || tile.W != scale*tw {
+				return nil, fmt.Errorf("tile at latent (%d, %d) decoded to %d×%d×%d, want %d×%d×%d", y0, x0, tile.C, tile.H, tile.W, channels, scale*th, scale*tw)
+			}
+			accumulate(out, weightSum, tile, scale*y0, scale*x0, wy, wx)
+		}
+	}
+	plane := out.H * out.W
+	for i := range out.Pix {
+		out.Pix[i] /= weightSum[i%plane]
+	}
+	return out, nil
+}
+
+// crop copies the h×w window at (y0, x0) of every channel.
+func (l *Latents) crop(y0, x0, h, w int) *Latents {
+	out := &Latents{C: l.C, H: h, W: w, Data: make([]float32, l.C*h*w)}
+	for c := 0; c < l.C; c++ {
+		for y := 0; y < h; y++ {
+			src := l.Data[(c*l.H+y0+y)*l.W+x0:]
+			copy(out.Data[(c*h+y)*w:(c*h+y+1)*w], src[:w])
+		}
+	}
+	return out
+}
+
+// blendRamp is the per-pixel weight along one axis of tile i (size latents, starting at
+// starts[i]; scale pixels per latent): 1 inside, rising linearly across the overlap with the
+// previous tile and falling across the overlap with the next, so that two neighbours' weights sum
+// to 1 over their overlap. Image edges get no ramp. Where an edge-aligned last tile overlaps more
+// than one earlier tile the weights do not sum to 1; blendTiles divides by their sum anyway.
+func blendRamp(starts []int, i, size, scale int) []float32 {
+	w := make([]float32, size*scale)
+	lo, hi := 0, 0
+	if i > 0 {
+		lo = (starts[i-1] + size - starts[i]) * scale
+	}
+	if i+1 < len(starts) {
+		hi = (starts[i] + size - starts[i+1]) * scale
+	}
+	for p := range w {
+		v := float32(1)
+		if lo > 0 {
+			v = min(v, (float32(p)+0.5)/float32(lo))
+		}
+		if hi > 0 {
+			v = min(v, (float32(len(w)-1-p)+0.5)/float32(hi))
+		}
+		w[p] = v
+	}
+	return w
+}
+
+// accumulate adds the weighted tile into out at pixel (py, px) and its weights into weightSum.
+func accumulate(out *Image, weightSum []float32, tile *Image, py, px int, wy, wx []float32) {
+	for y := 0; y < tile.H; y++ {
+		row := weightSum[(py+y)*out.W+px:]
+		for x := 0; x < tile.W; x++ {
+			row[x] += wy[y] * wx[x]
+		}
+	}
+	for c := 0; c < tile.C; c++ {
+		for y := 0; y < tile.H; y++ {
+			dst := out.Pix[(c*out.H+py+y)*out.W+px:]
+			src := tile.Pix[(c*tile.H+y)*tile.W:]
+			for x := 0; x < tile.W; x++ {
+				dst[x] += wy[y] * wx[x] * src[x]
+			}
+		}
+	}
+}
