@@ -93,7 +93,7 @@ func decodeUnguarded(data []byte, name string, maxPixels int64) (*image.NRGBA, e
 	}
 	decoded, _, err := image.Decode(bytes.NewReader(data))
 	if err != nil {
-		return nil, decodeError(name, format, cfg, err)
+		return nil, decodeError(name, format, cfg, err, data)
 	}
 	if b := decoded.Bounds(); b.Dx() != cfg.Width || b.Dy() != cfg.Height {
 		// The limit was checked against the header; never let the body disagree with it.
@@ -122,7 +122,7 @@ func checkHeader(r io.Reader, name string, maxPixels int64) (string, image.Confi
 		return "", cfg, fmt.Errorf("%s is not an image Easel can read (it is not %s): "+
 			"open it in an image editor and export it as PNG", name, Formats)
 	case err != nil:
-		return format, cfg, decodeError(name, format, cfg, err)
+		return format, cfg, decodeError(name, format, cfg, err, nil)
 	case cfg.Width <= 0 || cfg.Height <= 0:
 		return format, cfg, fmt.Errorf("image %s (%s) says it is %d×%d pixels: it has no pixels; export it again",
 			name, format, cfg.Width, cfg.Height)
@@ -138,7 +138,9 @@ func tooLarge(name string, w, h int, maxPixels int64) error {
 		name, w, h, float64(w)*float64(h)/1e6, float64(maxPixels)/1e6)
 }
 
-func decodeError(name, format string, cfg image.Config, err error) error {
+// decodeError describes a failed decode; data (nil when unknown) lets it tell a file that was cut
+// short from one that is damaged.
+func decodeError(name, format string, cfg image.Config, err error, data []byte) error {
 	what := "a " + format + " image"
 	if format == "" {
 		what = "an image"
@@ -146,10 +148,28 @@ func decodeError(name, format string, cfg image.Config, err error) error {
 	if cfg.Width > 0 && cfg.Height > 0 {
 		what = fmt.Sprintf("a %d×%d %s image", cfg.Width, cfg.Height, format)
 	}
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || missingEnd(data, format) {
 		return fmt.Errorf("image %s is truncated: it starts as %s but ends early (%v); "+
 			"the download or copy did not finish — get the file again", name, what, err)
 	}
 	return fmt.Errorf("image %s is damaged: it starts as %s but cannot be decoded (%v); "+
 		"open it in an image editor and save it again as PNG", name, what, err)
+}
+
+// missingEnd reports whether a file lacks the marker its format always ends with (PNG's IEND
+// chunk, JPEG's EOI, GIF's trailer): the usual sign of a download or copy that stopped early,
+// which some decoders report only as "not enough pixel data".
+func missingEnd(data []byte, format string) bool {
+	if data == nil {
+		return false
+	}
+	switch format {
+	case "png":
+		return !bytes.HasSuffix(data, []byte("IEND\xaeB`\x82"))
+	case "jpeg":
+		return !bytes.HasSuffix(bytes.TrimRight(data, "\x00\r\n "), []byte{0xFF, 0xD9})
+	case "gif":
+		return !bytes.HasSuffix(data, []byte{0x3B})
+	}
+	return false
 }
