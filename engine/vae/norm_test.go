@@ -1,0 +1,63 @@
+package vae
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"easel/engine/ml"
+	"easel/engine/ml/cpu"
+)
+
+// opSetOnly hides a backend's optional fast paths: only the ml.Backend methods remain.
+type opSetOnly struct{ ml.Backend }
+
+// The channel norm's fast path (ChannelNormer on the CPU backend) and the composed path
+// (Transpose + RMSNorm) give the same bits, and both match F.normalize(x, dim=0)·√C·gamma.
+func TestChannelNormPathsAgreeWithTheDefinition(t *testing.T) {
+	b := cpu.New()
+	if _, ok := ml.Backend(b).(ChannelNormer); !ok {
+		t.Fatal("the CPU backend no longer implements ChannelNormer")
+	}
+	const C, H, W = 24, 5, 7
+	r := rand.New(rand.NewPCG(1, 2))
+	x := make([]float32, C*H*W)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * 3)
+	}
+	for c := 0; c < C; c++ { // one all-zero pixel: F.normalize gives 0 there
+		x[c*H*W+H*W-1] = 0
+	}
+	gamma := make([]float32, C)
+	for i := range gamma {
+		gamma[i] = float32(r.Float64() + 0.5)
+	}
+	xt, _ := b.Upload(x, C, H, W)
+	gt, _ := b.Upload(gamma, C)
+	var results [][]float32
+	for _, o := range []ops{{b: b}, {b: opSetOnly{b}}} {
+		y, err := o.channelNorm(xt, gt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := b.Download(y)
+		results = append(results, got)
+	}
+	if !slices.Equal(results[0], results[1]) {
+		t.Error("the ChannelNormer fast path and the composed path differ")
+	}
+	for p := 0; p < H*W; p++ {
+		var ss float64
+		for c := 0; c < C; c++ {
+			ss += float64(x[c*H*W+p]) * float64(x[c*H*W+p])
+		}
+		norm := max(math.Sqrt(ss), 1e-12)
+		for c := 0; c < C; c++ {
+			want := float64(x[c*H*W+p]) / norm * math.Sqrt(C) * float64(gamma[c])
+			if got := float64(results[0][c*H*W+p]); math.Abs(got-want) > 1e-6*(1+math.Abs(want)) {
+				t.Fatalf("pixel %d channel %d: %v, want %v", p, c, got, want)
+			}
+		}
+	}
+}
