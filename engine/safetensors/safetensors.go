@@ -117,6 +117,9 @@ func Parse(buf []byte) (*File, error) {
 		if start < 0 || end < start || end > int64(len(data)) {
 			return nil, fmt.Errorf("tensor %q: data range [%d, %d) lies outside the %d data bytes (file truncated?)", name, start, end, len(data))
 		}
+		if elems > (1<<62)/int64(size) {
+			return nil, fmt.Errorf("tensor %q: shape %v of %s needs more bytes than any file holds", name, e.Shape, e.DType)
+		}
 		if end-start != elems*int64(size) {
 			return nil, fmt.Errorf("tensor %q: %d bytes stored for %s%v, which needs %d", name, end-start, e.DType, e.Shape, elems*int64(size))
 		}
