@@ -123,6 +123,10 @@ func (f *File) hashAll(checks []hashCheck, total int64, progress func(done, tota
 	}
 	jobs := make(chan job, 64)
 	results := make(chan result, 64)
+	workers := runtime.GOMAXPROCS(0)
+	if total < 4*verifyChunk {
+		workers = 1 // not worth the goroutines
+	}
 	go func() {
 		for i, c := range checks {
 			whole := c.span.Len &^ 7
@@ -133,7 +137,7 @@ func (f *File) hashAll(checks []hashCheck, total int64, progress func(done, tota
 		close(jobs)
 	}()
 	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
