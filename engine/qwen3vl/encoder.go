@@ -108,12 +108,20 @@ func (e *Encoder) Encode(ctx context.Context, ids []int32, images []VisionInput)
 		return nil, fmt.Errorf("text encoder: %w", err)
 	}
 
-	var vis *visionOutput
-	if len(images) > 0 {
-		if vis, err = e.vision.encode(ctx, images); err != nil {
-			return nil, fmt.Errorf("text encoder: %w", err)
+	// One image at a time through the tower: attention never crosses images, and the
+	// activations stay those of the largest image rather than of all of them.
+	vis := make([]*visionOutput, len(images))
+	defer func() {
+		for _, v := range vis {
+			if v != nil {
+				v.free(b)
+			}
 		}
-		defer vis.free(b)
+	}()
+	for i := range images {
+		if vis[i], err = e.vision.encode(ctx, images[i:i+1]); err != nil {
+			return nil, fmt.Errorf("text encoder: condition image %d: %w", i+1, err)
+		}
 	}
 
 	n := len(ids)
@@ -125,8 +133,9 @@ func (e *Encoder) Encode(ctx context.Context, ids []int32, images []VisionInput)
 	if e.lm.tap != nil {
 		e.lm.tap("embed_tokens", x)
 	}
-	if vis != nil {
-		if err := e.eachImageRun(x, runs, vis.embeds, b.Copy); err != nil {
+	if len(vis) > 0 {
+		embeds := func(v *visionOutput) ml.Tensor { return v.embeds }
+		if err := e.eachImageRun(x, runs, vis, embeds, b.Copy); err != nil {
 			return nil, fmt.Errorf("text encoder: image embeddings: %w", err)
 		}
 	}
@@ -144,12 +153,14 @@ func (e *Encoder) Encode(ctx context.Context, ids []int32, images []VisionInput)
 	defer b.Free(sin)
 
 	var inject func(layer int) error
-	if vis != nil {
+	if len(vis) > 0 {
+		add := func(dst, src ml.Tensor) error { return b.Add(dst, dst, src) }
 		inject = func(layer int) error {
-			if layer >= len(vis.deepstack) {
+			if layer >= len(e.vision.c.DeepstackIndexes) {
 				return nil
 			}
-			return e.eachImageRun(x, runs, vis.deepstack[layer], func(dst, src ml.Tensor) error { return b.Add(dst, dst, src) })
+			feats := func(v *visionOutput) ml.Tensor { return v.deepstack[layer] }
+			return e.eachImageRun(x, runs, vis, feats, add)
 		}
 	}
 	if err := e.lm.forward(ctx, x, n, &ml.Rope{Cos: cos, Sin: sin, Pairs: ml.HalfSplit}, inject); err != nil {
@@ -162,24 +173,18 @@ func (e *Encoder) Encode(ctx context.Context, ids []int32, images []VisionInput)
 	return out, nil
 }
 
-// eachImageRun applies op(rows of x at image i's tokens, image i's rows of feats) for every image:
-// feats holds the images' merged tokens one after another, in prompt order.
-func (e *Encoder) eachImageRun(x ml.Tensor, runs []imageRun, feats ml.Tensor, op func(dst, src ml.Tensor) error) error {
+// eachImageRun applies op(rows of x at image i's tokens, pick(vision output of image i)) for every
+// image in prompt order; the picked tensor holds one row per merged token.
+func (e *Encoder) eachImageRun(x ml.Tensor, runs []imageRun, vis []*visionOutput, pick func(*visionOutput) ml.Tensor, op func(dst, src ml.Tensor) error) error {
 	b, D := e.backend, e.text.Hidden
-	off := 0
-	for _, r := range runs {
+	for i, r := range runs {
 		dst, err := b.Slice(x, r.start*D, r.count, D)
 		if err != nil {
 			return err
 		}
-		src, err := b.Slice(feats, off*D, r.count, D)
-		if err != nil {
+		if err := op(dst, pick(vis[i])); err != nil {
 			return err
 		}
-		if err := op(dst, src); err != nil {
-			return err
-		}
-		off += r.count
 	}
 	return nil
 }
