@@ -127,7 +127,19 @@ func TestGoldenPromptEmbeddings(t *testing.T) {
 	for _, p := range paths {
 		t.Run(strings.TrimSuffix(filepath.Base(p), ".safetensors"), func(t *testing.T) {
 			c := loadCase(t, p)
-			hidden, err := enc.Encode(context.Background(), int32s(t, c, "te0_input_ids"), visionInputs(t, c, "te0_", vc.PatchValues()))
+			ids := int32s(t, c, "te0_input_ids")
+			if c.Has("te0_attention_mask") {
+				// The pipeline keeps only attended rows (spec §1.5); Encode takes the unpadded prompt.
+				mask := int32s(t, c, "te0_attention_mask")
+				kept := ids[:0:0]
+				for i, id := range ids {
+					if mask[i] == 1 {
+						kept = append(kept, id)
+					}
+				}
+				ids = kept
+			}
+			hidden, err := enc.Encode(context.Background(), ids, visionInputs(t, c, "te0_", vc.PatchValues()))
 			if err != nil {
 				t.Fatal(err)
 			}
