@@ -52,7 +52,9 @@ func (o *visionOutput) free(b ml.Backend) {
 		b.Free(o.embeds)
 	}
 	for _, t := range o.deepstack {
-		b.Free(t)
+		if t != nil {
+			b.Free(t)
+		}
 	}
 }
 
@@ -73,30 +75,46 @@ func (v *visionTower) checkImages(images []VisionInput) ([]mergedGrid, error) {
 	return grids, nil
 }
 
-// encode runs the tower over every image at once (attention stays within each frame).
-func (v *visionTower) encode(ctx context.Context, images []VisionInput) (out *visionOutput, err error) {
-	b, c := v.b, v.c
-	C, hd := c.Hidden, c.HeadDim()
-	var pixels []float32
-	var spans []frameSpan
-	var ropePos [][]int
-	var posEmb []float32
+// hostInputs is the images laid out as the tower's rows, all in merge-window order: the pixel
+// rows, the interpolated position embeddings, each patch's (row, col) for the 2-D rotary, and the
+// attention windows (one per frame).
+type hostInputs struct {
+	pixels, posEmb []float32
+	ropePos        [][]int
+	spans          []frameSpan
+}
+
+// hostInputs prepares the images on the host.
+func (v *visionTower) hostInputs(images []VisionInput) (*hostInputs, error) {
+	c := v.c
 	table, err := quant.Dequantize(v.w.posEmbed)
 	if err != nil {
 		return nil, fmt.Errorf("vision position embeddings: %w", err)
 	}
+	in := &hostInputs{}
 	for _, im := range images {
 		t, h, w := im.Grid[0], im.Grid[1], im.Grid[2]
-		pixels = append(pixels, im.Pixels...)
+		in.pixels = append(in.pixels, im.Pixels...)
 		for range t {
-			spans = append(spans, frameSpan{start: len(ropePos), count: h * w})
+			in.spans = append(in.spans, frameSpan{start: len(in.ropePos), count: h * w})
 			for _, rc := range mergeWindowOrder(1, h, w, c.MergeSize) {
-				ropePos = append(ropePos, []int{rc[0], rc[1]})
+				in.ropePos = append(in.ropePos, []int{rc[0], rc[1]})
 			}
 		}
-		posEmb = append(posEmb, interpolatedPositions(table, c.GridSide(), C, t, h, w, c.MergeSize)...)
+		in.posEmb = append(in.posEmb, interpolatedPositions(table, c.GridSide(), c.Hidden, t, h, w, c.MergeSize)...)
 	}
-	n := len(ropePos)
+	return in, nil
+}
+
+// encode runs the tower over the images' patches together (attention stays within each frame).
+func (v *visionTower) encode(ctx context.Context, images []VisionInput) (out *visionOutput, err error) {
+	b, c := v.b, v.c
+	C, hd := c.Hidden, c.HeadDim()
+	host, err := v.hostInputs(images)
+	if err != nil {
+		return nil, err
+	}
+	n := len(host.ropePos)
 
 	var temps []ml.Tensor
 	defer func() {
@@ -125,13 +143,13 @@ func (v *visionTower) encode(ctx context.Context, images []VisionInput) (out *vi
 		return t
 	}
 
-	cosT, sinT, err := ml.RopeTable(ropePos, []int{hd / 2, hd / 2}, c.RopeTheta)
+	cosT, sinT, err := ml.RopeTable(host.ropePos, []int{hd / 2, hd / 2}, c.RopeTheta)
 	if err != nil {
 		return nil, fmt.Errorf("vision rotary table: %w", err)
 	}
 	rope := &ml.Rope{Cos: upload(cosT, n, hd/2), Sin: upload(sinT, n, hd/2), Pairs: ml.HalfSplit}
-	in := upload(pixels, n, c.PatchValues())
-	pos := upload(posEmb, n, C)
+	in := upload(host.pixels, n, c.PatchValues())
+	pos := upload(host.posEmb, n, C)
 	s := &visionScratch{
 		x: alloc(n, C), h: alloc(n, C), qkv: alloc(n, 3*C), qkvT: alloc(3*C, n),
 		q: alloc(n, C), k: alloc(n, C), v: alloc(n, C), attn: alloc(n, C), mlp: alloc(n, c.Intermediate),
@@ -153,7 +171,7 @@ func (v *visionTower) encode(ctx context.Context, images []VisionInput) (out *vi
 			out.free(b)
 			return nil, err
 		}
-		if err := v.block(&v.w.blocks[i], s, rope, spans); err != nil {
+		if err := v.block(&v.w.blocks[i], s, rope, host.spans); err != nil {
 			out.free(b)
 			return nil, fmt.Errorf("vision block %d: %w", i, err)
 		}
