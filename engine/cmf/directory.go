@@ -38,10 +38,12 @@ func decodeDirectory(path string, dir []byte, dataLen uint64) ([]Entry, error) {
 		return nil, corrupt(path, "", adviceRedownload, "the tensor directory's name pool starts at %d, outside [%d, %d]", poolOff, recordsEnd, len(dir))
 	}
 	pool := dir[poolOff:]
-	entries := make([]Entry, count)
-	seen := make(map[string]struct{}, count)
-	for i := range entries {
-		r := dir[dirPreambleSize+uint64(i)*dirRecordSize:][:dirRecordSize]
+	// Capacity grows only as records validate, so a huge count in a huge (corrupt) directory
+	// costs memory in proportion to the valid records, not to the claim.
+	entries := make([]Entry, 0, min(count, 1<<12))
+	seen := make(map[string]struct{}, min(count, 1<<12))
+	for i := range count {
+		r := dir[dirPreambleSize+i*dirRecordSize:][:dirRecordSize]
 		nameOff := uint64(binary.LittleEndian.Uint32(r[0:]))
 		nameLen := uint64(binary.LittleEndian.Uint16(r[4:]))
 		if nameOff+nameLen > uint64(len(pool)) {
@@ -51,8 +53,8 @@ func decodeDirectory(path string, dir []byte, dataLen uint64) ([]Entry, error) {
 		if !utf8.Valid(nameBytes) {
 			return nil, corrupt(path, fmt.Sprintf("#%d", i), adviceRedownload, "its name is not valid UTF-8")
 		}
-		e := &entries[i]
-		e.Name = string(nameBytes)
+		entries = append(entries, Entry{Name: string(nameBytes)})
+		e := &entries[len(entries)-1]
 		e.DType = quant.DType(r[6])
 		if !e.DType.Known() {
 			return nil, corrupt(path, e.Name, adviceReconvert+" (or update Easel)", "unknown dtype id %d", r[6])

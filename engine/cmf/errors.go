@@ -16,6 +16,7 @@ var (
 	ErrMissing     = errors.New("model file lacks a tensor")
 	ErrHash        = errors.New("model file content does not match its hash")
 	ErrWrite       = errors.New("cannot write model file")
+	ErrClosed      = errors.New("model file is closed")
 )
 
 // Error is a failure about one model file: what (Kind), where (Path, Tensor) and what to do.
@@ -25,6 +26,7 @@ type Error struct {
 	Tensor string // empty when no single tensor is at fault
 	Detail string
 	Advice string
+	Err    error // the underlying cause (an *os.PathError, …), if any
 }
 
 func (e *Error) Error() string {
@@ -42,7 +44,14 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-func (e *Error) Unwrap() error { return e.Kind }
+// Unwrap exposes both the kind and the cause, so errors.Is(err, cmf.ErrTruncated) and
+// errors.Is(err, fs.ErrNotExist) both work.
+func (e *Error) Unwrap() []error {
+	if e.Err != nil {
+		return []error{e.Kind, e.Err}
+	}
+	return []error{e.Kind}
+}
 
 // Advice shared by the reader's errors.
 const (

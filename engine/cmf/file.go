@@ -29,7 +29,7 @@ var _ quant.Source = (*File)(nil)
 func Open(path string) (*File, error) {
 	m, err := mmapfile.Open(path)
 	if err != nil {
-		return nil, &Error{Kind: ErrNotCMF, Path: path, Detail: fmt.Sprintf("cannot open: %v", err), Advice: "check the path and that the file is readable"}
+		return nil, &Error{Kind: ErrNotCMF, Path: path, Detail: fmt.Sprintf("cannot open: %v", err), Advice: "check the path and that the file is readable", Err: err}
 	}
 	f, err := parse(path, m.Bytes())
 	if err != nil {
@@ -143,12 +143,44 @@ func (f *File) payload(e *Entry) []byte {
 
 // Tensor returns the named tensor; its Data aliases the mapping. It implements quant.Source.
 func (f *File) Tensor(name string) (*quant.Tensor, error) {
+	if f.data == nil && len(f.entries) > 0 {
+		return nil, f.closed(name)
+	}
 	i, ok := f.byName[name]
 	if !ok {
 		return nil, f.missing(name)
 	}
 	e := &f.entries[i]
 	return &quant.Tensor{Name: e.Name, DType: e.DType, Shape: append([]int(nil), e.Shape...), Data: f.payload(e)}, nil
+}
+
+func (f *File) closed(tensor string) error {
+	return &Error{Kind: ErrClosed, Path: f.path, Tensor: tensor, Detail: "the file was closed", Advice: "this is a bug: open the file again before reading from it"}
+}
+
+// Require checks that every named tensor is present and reports all that are missing at once.
+func (f *File) Require(names ...string) error {
+	var missing []string
+	for _, n := range names {
+		if _, ok := f.byName[n]; !ok {
+			missing = append(missing, n)
+		}
+	}
+	switch len(missing) {
+	case 0:
+		return nil
+	case 1:
+		return f.missing(missing[0])
+	}
+	shown := missing[:min(len(missing), 5)]
+	more := ""
+	if len(missing) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(missing)-len(shown))
+	}
+	e := f.missing(missing[0]).(*Error)
+	e.Tensor = ""
+	e.Detail = fmt.Sprintf("%d required tensors are missing: %s%s", len(missing), strings.Join(shown, ", "), more)
+	return e
 }
 
 func (f *File) missing(name string) error {

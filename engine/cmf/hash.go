@@ -34,23 +34,25 @@ func Hash64(b []byte) uint64 {
 // parallel) and XORed together.
 func accumulateWords(b []byte, first uint64) uint64 {
 	var acc uint64
-	i := first
+	k := uint64(wordWeight) // a variable, so that multiples wrap as the format's multiply does
+	k2, k3, k4 := 2*k, 3*k, 4*k
+	weight := first * k // i·0x9E37…, advanced by addition (wrapping, like the multiply)
 	for len(b) >= 32 {
 		w0 := binary.LittleEndian.Uint64(b[0:])
 		w1 := binary.LittleEndian.Uint64(b[8:])
 		w2 := binary.LittleEndian.Uint64(b[16:])
 		w3 := binary.LittleEndian.Uint64(b[24:])
-		acc ^= fmix64(w0) ^ i*wordWeight
-		acc ^= fmix64(w1) ^ (i+1)*wordWeight
-		acc ^= fmix64(w2) ^ (i+2)*wordWeight
-		acc ^= fmix64(w3) ^ (i+3)*wordWeight
+		acc ^= fmix64(w0) ^ weight
+		acc ^= fmix64(w1) ^ (weight + k)
+		acc ^= fmix64(w2) ^ (weight + k2)
+		acc ^= fmix64(w3) ^ (weight + k3)
 		b = b[32:]
-		i += 4
+		weight += k4
 	}
 	for len(b) >= 8 {
-		acc ^= fmix64(binary.LittleEndian.Uint64(b)) ^ i*wordWeight
+		acc ^= fmix64(binary.LittleEndian.Uint64(b)) ^ weight
 		b = b[8:]
-		i++
+		weight += k
 	}
 	return acc
 }

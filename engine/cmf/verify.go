@@ -26,6 +26,9 @@ type hashCheck struct {
 // goroutine with bytes hashed so far and the total. The error names the file and the first
 // tensor or section at fault, in file order.
 func (f *File) Verify(progress func(done, total int64)) error {
+	if f.data == nil {
+		return f.closed("")
+	}
 	for i := range f.entries {
 		if err := checkEntry(f.path, &f.entries[i], f.env.Data.Len); err != nil {
 			return err

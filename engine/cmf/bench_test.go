@@ -1,0 +1,107 @@
+package cmf
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"easel/engine/quant"
+)
+
+// benchTensors is a ~1 GB model: 120 q4tp matrices of the real DiT's [4096, 4096] projections.
+const benchTensors = 120
+
+var benchShape = []int{4096, 4096}
+
+// writeBenchFile streams the synthetic model into dir and returns its path and size.
+func writeBenchFile(b *testing.B, dir string) (string, int64) {
+	b.Helper()
+	n, _ := quant.PayloadSize(quant.Q4TP, benchShape)
+	payload := make([]byte, n)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range payload {
+		payload[i] = byte(rng.Uint32())
+	}
+	path := filepath.Join(dir, "bench.cmf")
+	w, err := Create(path, Options{ExpectedTensors: benchTensors})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w.SetHeader(sampleHeader())
+	for i := range benchTensors {
+		payload[0] = byte(i)
+		if err := w.AddTensor("dit.transformer_blocks."+itoa(i)+".attn.to_q.weight", quant.Q4TP, benchShape, payload); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return path, st.Size()
+}
+
+func itoa(i int) string {
+	if i < 10 {
+		return string(rune('0' + i))
+	}
+	return itoa(i/10) + string(rune('0'+i%10))
+}
+
+// BenchmarkOpenVerify measures Open plus a full Verify (every hash) of a ~1 GB file that is in
+// the page cache (it was just written); MB/s is over the whole file.
+func BenchmarkOpenVerify(b *testing.B) {
+	path, size := writeBenchFile(b, b.TempDir())
+	b.SetBytes(size)
+	b.ResetTimer()
+	for b.Loop() {
+		f, err := Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Verify(nil); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+}
+
+// BenchmarkOpen measures Open alone (envelope, header JSON, directory; no hashing).
+func BenchmarkOpen(b *testing.B) {
+	path, _ := writeBenchFile(b, b.TempDir())
+	b.ResetTimer()
+	for b.Loop() {
+		f, err := Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
+}
+
+// BenchmarkHash64 is the single-core hash throughput Verify builds on.
+func BenchmarkHash64(b *testing.B) {
+	buf := make([]byte, 8<<20)
+	for i := range buf {
+		buf[i] = byte(i * 31)
+	}
+	b.SetBytes(int64(len(buf)))
+	for b.Loop() {
+		Hash64(buf)
+	}
+}
+
+// BenchmarkWrite measures the streaming writer on the same ~1 GB model (to the page cache;
+// includes the final fsync).
+func BenchmarkWrite(b *testing.B) {
+	dir := b.TempDir()
+	var size int64
+	for b.Loop() {
+		_, size = writeBenchFile(b, dir)
+	}
+	b.SetBytes(size)
+}
