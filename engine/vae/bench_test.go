@@ -28,3 +28,17 @@ func BenchmarkDecodeTiny(b *testing.B) {
 	}
 	b.Log(be.Timings())
 }
+
+// BenchmarkDecodeTiled2048Tiny is the tiled 2048² decode (128×128 latents, DefaultTiling) with the
+// tiny reference VAE; run it once under /usr/bin/time -v for the peak RSS in docs/BENCHMARKS.md.
+func BenchmarkDecodeTiled2048Tiny(b *testing.B) {
+	m, be := loadTiny(b)
+	zn := randomLatents(m.Config().ZDim, 128, 128, 1)
+	be.Timings().Reset()
+	for b.Loop() {
+		if _, err := m.DecodeTiled(context.Background(), zn, DefaultTiling); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Log(be.Timings())
+}

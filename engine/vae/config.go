@@ -6,7 +6,8 @@ import (
 )
 
 // Config is the geometry of the autoencoder, read from the diffusers vae/config.json (the
-// vae.config_json tensor of a .cmf). Missing keys take the published defaults (spec §8.1).
+// vae.config_json tensor of a .cmf). Missing keys take the class defaults, which are the
+// published values (spec §8.1; decoder_base_dim 144, as diffusers would, not base_dim).
 type Config struct {
 	BaseDim            int       `json:"base_dim"`
 	DecoderBaseDim     int       `json:"decoder_base_dim"`
@@ -26,6 +27,7 @@ type Config struct {
 func ParseConfig(js []byte) (*Config, error) {
 	c := &Config{
 		BaseDim:            96,
+		DecoderBaseDim:     144,
 		ZDim:               64,
 		DimMult:            []int{1, 2, 4, 8, 8},
 		NumResBlocks:       2,
@@ -36,9 +38,6 @@ func ParseConfig(js []byte) (*Config, error) {
 	}
 	if err := json.Unmarshal(js, c); err != nil {
 		return nil, fmt.Errorf("vae config: not valid JSON: %v", err)
-	}
-	if c.DecoderBaseDim == 0 {
-		c.DecoderBaseDim = c.BaseDim
 	}
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("vae config: %v", err)

@@ -41,6 +41,9 @@ func Load(b ml.Backend, src quant.Source) (*Model, error) {
 
 // LoadWithConfig binds the vae.* weights of src for the given geometry.
 func LoadWithConfig(b ml.Backend, src quant.Source, cfg *Config) (*Model, error) {
+	if b == nil || src == nil || cfg == nil {
+		return nil, fmt.Errorf("vae: load needs a backend, a weight source and a config (got %v, %v, %v)", b, src, cfg)
+	}
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("vae config: %v", err)
 	}
