@@ -71,12 +71,12 @@ func (b *shapeBackend) Conv2D(dst, x ml.Tensor, w *quant.Tensor, bias ml.Tensor,
 	}
 	return nil
 }
-func (b *shapeBackend) UpsampleNearest(dst, x ml.Tensor, factor int) error           { return nil }
+func (b *shapeBackend) UpsampleNearest(dst, x ml.Tensor, factor int) error               { return nil }
 func (b *shapeBackend) RMSNorm(dst, x, w ml.Tensor, eps float32, zeroCentred bool) error { return nil }
-func (b *shapeBackend) Transpose(dst, x ml.Tensor) error                               { return nil }
-func (b *shapeBackend) SiLU(dst, x ml.Tensor) error                                    { return nil }
-func (b *shapeBackend) Add(dst, a, c ml.Tensor) error                                  { return nil }
-func (b *shapeBackend) Mul(dst, a, c ml.Tensor) error                                  { return nil }
+func (b *shapeBackend) Transpose(dst, x ml.Tensor) error                                 { return nil }
+func (b *shapeBackend) SiLU(dst, x ml.Tensor) error                                      { return nil }
+func (b *shapeBackend) Add(dst, a, c ml.Tensor) error                                    { return nil }
+func (b *shapeBackend) Mul(dst, a, c ml.Tensor) error                                    { return nil }
 func (b *shapeBackend) Attention(dst, q, k, v, pk, pv ml.Tensor, spec ml.AttnSpec) error {
 	return nil
 }
