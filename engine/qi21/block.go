@@ -54,7 +54,7 @@ func (m *Model) rowOp(e *errs, p *pass, y ml.Tensor, gate func(*modulation) ml.T
 		if dst != nil {
 			dg, sc = e.rows(dst, g.row0, g.rows, D), scale(g.mod)
 		}
-		e.do(m.be.GatedResidualModNorm(e.rows(p.x, g.row0, g.rows, D), yg, gt, dg, sc, m.Config.Eps))
+		e.do(e.be.GatedResidualModNorm(e.rows(p.x, g.row0, g.rows, D), yg, gt, dg, sc, m.Config.Eps))
 	}
 }
 
@@ -72,24 +72,24 @@ func final(md *modulation) ml.Tensor  { return md.final }
 func (m *Model) block(e *errs, l int, p *pass) {
 	c, blk, s := m.Config, &m.Blocks[l], p.s
 	m.rowOp(e, p, nil, nil, s.xn, scale1)
-	e.do(m.be.LinearBatch([]ml.Tensor{s.q, s.k, s.v}, s.xn, []*quant.Tensor{blk.ToQ, blk.ToK, blk.ToV}))
-	e.do(m.be.HeadNormRoPE(s.q, c.Heads, c.HeadDim, blk.NormQ, c.Eps, p.rope))
-	e.do(m.be.HeadNormRoPE(s.k, c.Heads, c.HeadDim, blk.NormK, c.Eps, p.rope))
+	e.do(e.be.LinearBatch([]ml.Tensor{s.q, s.k, s.v}, s.xn, []*quant.Tensor{blk.ToQ, blk.ToK, blk.ToV}))
+	e.do(e.be.HeadNormRoPE(s.q, c.Heads, c.HeadDim, blk.NormQ, c.Eps, p.rope))
+	e.do(e.be.HeadNormRoPE(s.k, c.Heads, c.HeadDim, blk.NormK, c.Eps, p.rope))
 	if p.keepK != nil {
-		e.do(m.be.Copy(p.keepK[l], s.k))
-		e.do(m.be.Copy(p.keepV[l], s.v))
+		e.do(e.be.Copy(p.keepK[l], s.k))
+		e.do(e.be.Copy(p.keepV[l], s.v))
 	}
 	var pk, pv ml.Tensor
 	if p.prefixK != nil {
 		pk, pv = p.prefixK[l], p.prefixV[l]
 	}
 	spec := ml.AttnSpec{Heads: c.Heads, KVHeads: c.Heads, HeadDim: c.HeadDim, Scale: float32(1 / math.Sqrt(float64(c.HeadDim))), Visible: p.visible}
-	e.do(m.be.Attention(s.attn, s.q, s.k, s.v, pk, pv, spec))
-	e.do(m.be.Linear(s.y, s.attn, blk.ToOut))
+	e.do(e.be.Attention(s.attn, s.q, s.k, s.v, pk, pv, spec))
+	e.do(e.be.Linear(s.y, s.attn, blk.ToOut))
 	m.rowOp(e, p, s.y, gate1, s.xn, scale2)
-	e.do(m.be.LinearBatch([]ml.Tensor{s.gate, s.up}, s.xn, []*quant.Tensor{blk.Gate, blk.Up}))
-	e.do(m.be.SwiGLU(s.gate, s.gate, s.up))
-	e.do(m.be.Linear(s.y, s.gate, blk.Down))
+	e.do(e.be.LinearBatch([]ml.Tensor{s.gate, s.up}, s.xn, []*quant.Tensor{blk.Gate, blk.Up}))
+	e.do(e.be.SwiGLU(s.gate, s.gate, s.up))
+	e.do(e.be.Linear(s.y, s.gate, blk.Down))
 	m.rowOp(e, p, s.y, gate2, nil, nil)
 }
 
@@ -97,7 +97,7 @@ func (m *Model) block(e *errs, l int, p *pass) {
 func (m *Model) output(e *errs, p *pass) []float32 {
 	m.rowOp(e, p, nil, nil, p.s.xn, final)
 	out := e.new(p.rows, m.Config.OutChannels)
-	e.do(m.be.Linear(out, p.s.xn, m.Weights.ProjOut))
+	e.do(e.be.Linear(out, p.s.xn, m.Weights.ProjOut))
 	return e.download(out)
 }
 

@@ -56,16 +56,16 @@ func TestGoldenDiTThroughConvertedCMF(t *testing.T) {
 			for _, path := range paths {
 				dc := loadDiTCase(t, path)
 				lay := dc.layout
-				prog, err := m.Prefill(lay, dc.text, dc.latents[:lay.CondLatents()*in])
+				prog, err := m.Prefill(t.Context(), lay, dc.text, dc.latents[:lay.CondLatents()*in])
 				if err != nil {
 					t.Fatal(err)
 				}
 				for i, sigma := range dc.sigmas {
-					full, err := m.Forward(lay, dc.text, dc.latents, sigma)
+					full, err := m.Forward(t.Context(), lay, dc.text, dc.latents, sigma)
 					if err != nil {
 						t.Fatal(err)
 					}
-					step, err := m.Step(prog, dc.latents[lay.CondLatents()*in:], sigma)
+					step, err := m.Step(t.Context(), prog, dc.latents[lay.CondLatents()*in:], sigma)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -1,6 +1,7 @@
 package qi21
 
 import (
+	"context"
 	"fmt"
 
 	"easel/engine/ml"
@@ -24,12 +25,13 @@ func (m *Model) checkInputs(op string, lay *Layout, text []float32, latents []fl
 // Forward is the uncached transformer over the whole joint sequence at σ (spec §6.3–6.10):
 // text is the prompt embeddings [L, context] (before txt_in), latents the condition latents then
 // the target's [Latents, in]. The prefix rows are modulated at t = 0, the target rows at σ, and
-// attention is block-causal. It returns [S, out]; the velocity is the last T rows.
-func (m *Model) Forward(lay *Layout, text, latents []float32, sigma float32) ([]float32, error) {
+// attention is block-causal. It returns [S, out]; the velocity is the last T rows. A cancelled
+// ctx stops it at the next linear layer or attention.
+func (m *Model) Forward(ctx context.Context, lay *Layout, text, latents []float32, sigma float32) ([]float32, error) {
 	if err := m.checkInputs("Forward", lay, text, latents, lay.Latents); err != nil {
 		return nil, err
 	}
-	e := &errs{be: m.be}
+	e := &errs{be: withContext(m.be, ctx)}
 	vis, err := ml.BlockCausalVisibility(lay.ImageIDs)
 	e.do(err)
 	p := &pass{

@@ -91,7 +91,7 @@ func TestGoldenDiT(t *testing.T) {
 		t.Run(dc.name, func(t *testing.T) {
 			lay := dc.layout
 			for i, sigma := range dc.sigmas {
-				got, err := m.Forward(lay, dc.text, dc.latents, sigma)
+				got, err := m.Forward(t.Context(), lay, dc.text, dc.latents, sigma)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -109,13 +109,13 @@ func TestGoldenDiT(t *testing.T) {
 			}
 			cond := dc.latents[:lay.CondLatents()*m.Config.InChannels]
 			target := dc.latents[lay.CondLatents()*m.Config.InChannels:]
-			prog, err := m.Prefill(lay, dc.text, cond)
+			prog, err := m.Prefill(t.Context(), lay, dc.text, cond)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer m.Release(prog)
 			for i, sigma := range dc.sigmas {
-				got, err := m.Step(prog, target, sigma)
+				got, err := m.Step(t.Context(), prog, target, sigma)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -97,25 +97,25 @@ func TestArgumentMismatchesAreErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := make([]float32, lay.TextLen*c.ContextDim)
-	if _, err := m.Forward(lay, text[1:], make([]float32, lay.Latents*c.InChannels), 0.5); err == nil {
+	if _, err := m.Forward(t.Context(), lay, text[1:], make([]float32, lay.Latents*c.InChannels), 0.5); err == nil {
 		t.Error("Forward accepted a short prompt")
 	}
-	if _, err := m.Prefill(lay, text, make([]float32, 5)); err == nil {
+	if _, err := m.Prefill(t.Context(), lay, text, make([]float32, 5)); err == nil {
 		t.Error("Prefill accepted condition latents for a layout without conditions")
 	}
-	prog, err := m.Prefill(lay, text, nil)
+	prog, err := m.Prefill(t.Context(), lay, text, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Step(prog, make([]float32, 3*c.InChannels), 0.5); err == nil {
+	if _, err := m.Step(t.Context(), prog, make([]float32, 3*c.InChannels), 0.5); err == nil {
 		t.Error("Step accepted 3 target rows for a 4-row target")
 	}
 	other := loadModel(t, 0)
-	if _, err := other.Step(prog, make([]float32, 4*c.InChannels), 0.5); err == nil {
+	if _, err := other.Step(t.Context(), prog, make([]float32, 4*c.InChannels), 0.5); err == nil {
 		t.Error("another model accepted the program")
 	}
 	m.Release(prog)
-	if _, err := m.Step(prog, make([]float32, 4*c.InChannels), 0.5); err == nil {
+	if _, err := m.Step(t.Context(), prog, make([]float32, 4*c.InChannels), 0.5); err == nil {
 		t.Error("Step ran a released program")
 	}
 }

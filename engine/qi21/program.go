@@ -1,6 +1,7 @@
 package qi21
 
 import (
+	"context"
 	"fmt"
 
 	"easel/engine/ml"
@@ -23,7 +24,8 @@ func (p *Program) Layout() *Layout { return p.layout }
 // Prefill runs the prefix (text rows from text [L, context], condition images from
 // condLatents [CondLatents, in]) through every block at t = 0 under block-causal visibility and
 // keeps each layer's K and V. At most MaxPrograms programs live at once; Release them when done.
-func (m *Model) Prefill(lay *Layout, text, condLatents []float32) (*Program, error) {
+// A cancelled ctx stops it at the next linear layer or attention (and no program is kept).
+func (m *Model) Prefill(ctx context.Context, lay *Layout, text, condLatents []float32) (*Program, error) {
 	if err := m.checkInputs("Prefill", lay, text, condLatents, lay.CondLatents()); err != nil {
 		return nil, err
 	}
@@ -37,7 +39,7 @@ func (m *Model) Prefill(lay *Layout, text, condLatents []float32) (*Program, err
 	}
 	m.live++
 	m.mu.Unlock()
-	prog, err := m.prefill(lay, text, condLatents)
+	prog, err := m.prefill(ctx, lay, text, condLatents)
 	if err != nil {
 		m.mu.Lock()
 		m.live--
@@ -47,8 +49,8 @@ func (m *Model) Prefill(lay *Layout, text, condLatents []float32) (*Program, err
 	return prog, nil
 }
 
-func (m *Model) prefill(lay *Layout, text, condLatents []float32) (*Program, error) {
-	e := &errs{be: m.be}
+func (m *Model) prefill(ctx context.Context, lay *Layout, text, condLatents []float32) (*Program, error) {
+	e := &errs{be: withContext(m.be, ctx)}
 	D, lp := m.Config.Hidden(), lay.PrefixLen
 	prog := &Program{model: m, layout: lay, k: make([]ml.Tensor, len(m.Blocks)), v: make([]ml.Tensor, len(m.Blocks))}
 	for l := range m.Blocks {
@@ -70,7 +72,7 @@ func (m *Model) prefill(lay *Layout, text, condLatents []float32) (*Program, err
 		}
 		m.run(e, p)
 		for _, t := range []ml.Tensor{s.xn, s.q, s.k, s.v, s.attn, s.y, s.gate, s.up, p.x} {
-			m.be.Free(t)
+			e.be.Free(t)
 		}
 	}
 	prog.rope = m.ropeFor(e, lay.Positions[lp:])
@@ -83,8 +85,8 @@ func (m *Model) prefill(lay *Layout, text, condLatents []float32) (*Program, err
 }
 
 // Step runs the target rows x [T, in] at σ against the program's cached prefix and returns the
-// velocity [T, out].
-func (m *Model) Step(prog *Program, x []float32, sigma float32) ([]float32, error) {
+// velocity [T, out]. A cancelled ctx stops it at the next linear layer or attention.
+func (m *Model) Step(ctx context.Context, prog *Program, x []float32, sigma float32) ([]float32, error) {
 	if prog == nil || prog.model != m {
 		return nil, fmt.Errorf("qi21.Step: the program was not prefilled by this model")
 	}
@@ -95,7 +97,7 @@ func (m *Model) Step(prog *Program, x []float32, sigma float32) ([]float32, erro
 	if err := m.checkInputs("Step", lay, nil, x, lay.T); err != nil {
 		return nil, err
 	}
-	e := &errs{be: m.be}
+	e := &errs{be: withContext(m.be, ctx)}
 	p := &pass{
 		x:       m.joint(e, lay, nil, x, lay.CondLatents(), lay.PrefixLen, lay.S),
 		rows:    lay.T,
@@ -110,7 +112,7 @@ func (m *Model) Step(prog *Program, x []float32, sigma float32) ([]float32, erro
 	}
 	m.run(e, p)
 	out := m.output(e, p)
-	m.be.Free(p.x)
+	e.be.Free(p.x)
 	if e.err != nil {
 		return nil, fmt.Errorf("qi21.Step: %w", e.err)
 	}

@@ -65,22 +65,22 @@ func TestPrefillStepEqualsForward(t *testing.T) {
 			lay := randomLayout(t, rng)
 			p := prompt{lay: lay, text: randomValues(rng, lay.TextLen*c.ContextDim), lats: randomValues(rng, lay.Latents*c.InChannels)}
 			var err error
-			if p.prog, err = m.Prefill(lay, p.text, p.lats[:lay.CondLatents()*c.InChannels]); err != nil {
+			if p.prog, err = m.Prefill(t.Context(), lay, p.text, p.lats[:lay.CondLatents()*c.InChannels]); err != nil {
 				t.Fatal(err)
 			}
 			ps = append(ps, p)
 		}
-		if _, err := m.Prefill(ps[0].lay, ps[0].text, ps[0].lats[:ps[0].lay.CondLatents()*c.InChannels]); err == nil {
+		if _, err := m.Prefill(t.Context(), ps[0].lay, ps[0].text, ps[0].lats[:ps[0].lay.CondLatents()*c.InChannels]); err == nil {
 			t.Fatal("a third live program was accepted")
 		}
 		for _, sigma := range []float32{0.9, 0.35} {
 			for k, p := range ps {
-				full, err := m.Forward(p.lay, p.text, p.lats, sigma)
+				full, err := m.Forward(t.Context(), p.lay, p.text, p.lats, sigma)
 				if err != nil {
 					t.Fatal(err)
 				}
 				target := p.lats[p.lay.CondLatents()*c.InChannels:]
-				got, err := m.Step(p.prog, target, sigma)
+				got, err := m.Step(t.Context(), p.prog, target, sigma)
 				if err != nil {
 					t.Fatal(err)
 				}

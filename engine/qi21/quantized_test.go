@@ -32,16 +32,16 @@ func TestGoldenDiTQuantized(t *testing.T) {
 				dc := loadDiTCase(t, path)
 				lay := dc.layout
 				in := m.Config.InChannels
-				prog, err := m.Prefill(lay, dc.text, dc.latents[:lay.CondLatents()*in])
+				prog, err := m.Prefill(t.Context(), lay, dc.text, dc.latents[:lay.CondLatents()*in])
 				if err != nil {
 					t.Fatal(err)
 				}
 				for i, sigma := range dc.sigmas {
-					full, err := m.Forward(lay, dc.text, dc.latents, sigma)
+					full, err := m.Forward(t.Context(), lay, dc.text, dc.latents, sigma)
 					if err != nil {
 						t.Fatal(err)
 					}
-					step, err := m.Step(prog, dc.latents[lay.CondLatents()*in:], sigma)
+					step, err := m.Step(t.Context(), prog, dc.latents[lay.CondLatents()*in:], sigma)
 					if err != nil {
 						t.Fatal(err)
 					}
