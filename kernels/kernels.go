@@ -9,6 +9,13 @@
 //	gemm.metal       qi_mm_q4tp    y = x·Wᵀ, W in q4tp dequantized to half while staged
 //	                 qi_mm_q8      y = x·Wᵀ, W in q8_2f / q8_row, int8 × column field staged
 //	flash.metal      qi_flash      attention over [prefix K/V | own rows], 32-key blocks, block-causal
+//	qkrope.metal     qi_qkrope     q/k RMSNorm + interleaved RoPE in place, q pre-scaled for exp2
+//	rowop.metal      qi_rowop      gated residual and modulated LayerNorm on the f32 stream
+//	swiglu.metal     qi_swiglu     SiLU(gate)·up to half
+//	kvcopy.metal     qi_kvcopy     a prefill layer's K/V into the prefix cache
+//	embed.metal      qi_embed      img_in: latent tokens to the f32 stream
+//	final.metal      qi_final      LayerNorm · (1 + scale) and proj_out to the velocity
+//	amax.metal       qi_amax       largest |half| of a site, for the guards' diagnostics
 //
 // The parameter structs the kernels read are mirrored in Go by the backend; each file documents
 // its buffers, struct and dispatch shape at the top.
