@@ -6,6 +6,7 @@ import (
 	"image/jpeg"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -72,5 +73,26 @@ func TestDecodeEmptyAndNil(t *testing.T) {
 		if _, err := Decode(data, "clipboard"); err == nil || !strings.Contains(err.Error(), "clipboard is empty") {
 			t.Errorf("Decode(%v): error %v, want one saying the clipboard image is empty", data, err)
 		}
+	}
+}
+
+// TestFarOffsetTIFFAllocatesLittle: a damaged TIFF whose header points 2 GB into a 40-byte file
+// is refused without allocating its way there (x/image/tiff buffers a plain io.Reader up to the
+// offset it is asked for; found by FuzzDecode).
+func TestFarOffsetTIFFAllocatesLittle(t *testing.T) {
+	file := append([]byte("II*\x00\x00\x00\x00\x78"), make([]byte, 32)...)
+	path := writeFile(t, "far.tiff", file)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, errLoad := Load(path)
+	_, errDecode := Decode(file, path)
+	runtime.ReadMemStats(&after)
+	for _, err := range []error{errLoad, errDecode} {
+		if err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("error %v, want one naming %s", err, path)
+		}
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
+		t.Errorf("refusing a 40-byte TIFF allocated %d MB", grew>>20)
 	}
 }

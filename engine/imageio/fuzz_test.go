@@ -19,7 +19,7 @@ import (
 )
 
 // fuzzMaxPixels keeps the fuzzer's allocations small; the limit logic is the same as MaxPixels'.
-const fuzzMaxPixels = 1 << 20
+const fuzzMaxPixels = 1 << 18
 
 var writeFuzzSeeds = flag.Bool("write-fuzz-seeds", false, "rewrite testdata/fuzz/FuzzDecode from fuzzSeeds")
 

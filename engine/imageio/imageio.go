@@ -2,7 +2,8 @@
 // paletted, grayscale, with or without alpha), JPEG, WebP, GIF (first frame), BMP and TIFF — into
 // 8-bit non-premultiplied RGBA (*image.NRGBA), with the EXIF orientation applied so the image is
 // upright as viewers show it. 16-bit samples are reduced to their high byte (v >> 8), as Pillow
-// does for 16-bit RGB(A) PNGs.
+// does for 16-bit RGB(A) PNGs (for 16-bit grayscale Pillow instead clips values above 255 to white;
+// we keep the high byte there too). Lossy WebP is decoded the way libwebp does it (see webp_yuv.go).
 //
 // Files are checked before they are decoded: images over MaxPixels are refused from their header,
 // and every failure (missing, a folder, empty, unknown format, damaged or truncated) is an error
@@ -15,6 +16,7 @@ import (
 	"fmt"
 	"image"
 	"io"
+	"math"
 	"os"
 
 	_ "image/gif"  // GIF decoder (first frame)
@@ -22,9 +24,27 @@ import (
 	_ "image/png"  // PNG decoder
 
 	_ "golang.org/x/image/bmp"  // BMP decoder
-	_ "golang.org/x/image/tiff" // TIFF decoder
+	"golang.org/x/image/tiff"   // TIFF decoder (called directly: see readerAt)
 	_ "golang.org/x/image/webp" // WebP decoder (lossy and lossless)
 )
+
+// readerAt is what the header check and the decoders are given: x/image/tiff, handed a plain
+// io.Reader (as image.Decode does), buffers it in memory up to whatever offset the file's header
+// names — a 400-byte damaged TIFF claiming data at 2 GB made it allocate 2 GB. With an io.ReaderAt
+// it reads in bounded chunks and just finds the end of the file.
+type readerAt interface {
+	io.Reader
+	io.ReaderAt
+}
+
+// isTIFF reports whether a file starts with a TIFF signature (little- or big-endian).
+func isTIFF(r io.ReaderAt) bool {
+	var magic [4]byte
+	if _, err := r.ReadAt(magic[:], 0); err != nil {
+		return false
+	}
+	return string(magic[:]) == "II*\x00" || string(magic[:]) == "MM\x00*"
+}
 
 // MaxPixels is the largest condition image accepted, in pixels (100 megapixels). Condition images
 // are resized to about one megapixel anyway; the limit keeps a huge or hostile file from taking
@@ -38,10 +58,7 @@ const Formats = "PNG, JPEG, WebP, GIF, BMP or TIFF"
 func Load(path string) (*image.NRGBA, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("image %s does not exist: check the path, or choose the file again", path)
-		}
-		return nil, fmt.Errorf("cannot read image %s: %v", path, err)
+		return nil, openError(path, err)
 	}
 	if st.IsDir() {
 		return nil, fmt.Errorf("%s is a folder, not an image: choose an image file (%s) inside it", path, Formats)
@@ -51,7 +68,7 @@ func Load(path string) (*image.NRGBA, error) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot open image %s: %v", path, err)
+		return nil, openError(path, err)
 	}
 	defer f.Close()
 	// The header first, so an oversized image is refused before the whole file is read.
@@ -63,6 +80,18 @@ func Load(path string) (*image.NRGBA, error) {
 		return nil, fmt.Errorf("cannot read image %s: %v", path, err)
 	}
 	return Decode(data, path)
+}
+
+// openError explains why a file cannot be opened.
+func openError(path string, err error) error {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("image %s does not exist: check the path, or choose the file again", path)
+	case errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("Easel is not allowed to read image %s: check the file's permissions "+
+			"(on macOS also System Settings › Privacy & Security › Files and Folders)", path)
+	}
+	return fmt.Errorf("cannot read image %s: %v", path, err)
 }
 
 // Decode decodes an image file's bytes as upright 8-bit RGBA; name identifies the file in errors.
@@ -91,7 +120,12 @@ func decodeUnguarded(data []byte, name string, maxPixels int64) (*image.NRGBA, e
 	if err != nil {
 		return nil, err
 	}
-	decoded, _, err := image.Decode(bytes.NewReader(data))
+	var decoded image.Image
+	if format == "tiff" {
+		decoded, err = tiff.Decode(bytes.NewReader(data))
+	} else {
+		decoded, _, err = image.Decode(bytes.NewReader(data))
+	}
 	if err != nil {
 		return nil, decodeError(name, format, cfg, err, data)
 	}
@@ -115,8 +149,16 @@ func decodeUnguarded(data []byte, name string, maxPixels int64) (*image.NRGBA, e
 }
 
 // checkHeader reads only the header: the format and the size, refusing images over maxPixels.
-func checkHeader(r io.Reader, name string, maxPixels int64) (string, image.Config, error) {
-	cfg, format, err := image.DecodeConfig(r)
+func checkHeader(r readerAt, name string, maxPixels int64) (string, image.Config, error) {
+	var cfg image.Config
+	var format string
+	var err error
+	if isTIFF(r) {
+		format = "tiff"
+		cfg, err = tiff.DecodeConfig(r)
+	} else {
+		cfg, format, err = image.DecodeConfig(io.NewSectionReader(r, 0, math.MaxInt64))
+	}
 	switch {
 	case errors.Is(err, image.ErrFormat):
 		return "", cfg, fmt.Errorf("%s is not an image Easel can read (it is not %s): "+
