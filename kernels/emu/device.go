@@ -24,9 +24,9 @@ type Device struct {
 
 var _ device.Device = (*Device)(nil)
 
-// NewDevice finds clang++ and returns an emulated device. The error wraps ErrNoCompiler when no
-// compiler is installed.
-func NewDevice(opts Options) (*Device, error) {
+// NewDevice finds clang++ and returns an emulated device (a *Device). The error wraps
+// ErrNoCompiler when no compiler is installed.
+func NewDevice(opts Options) (device.Device, error) {
 	cc, err := findCompiler()
 	if err != nil {
 		return nil, err

@@ -12,7 +12,7 @@ import (
 	"easel/kernels/device"
 )
 
-func testDevice(t *testing.T, order FiberOrder) *Device {
+func testDevice(t *testing.T, order FiberOrder) device.Device {
 	t.Helper()
 	d, err := NewDevice(Options{Order: order})
 	if errors.Is(err, ErrNoCompiler) {
@@ -24,7 +24,7 @@ func testDevice(t *testing.T, order FiberOrder) *Device {
 	return d
 }
 
-func testLibrary(t *testing.T, d *Device, file string) device.Library {
+func testLibrary(t *testing.T, d device.Device, file string) device.Library {
 	t.Helper()
 	src, err := os.ReadFile("testdata/" + file)
 	if err != nil {
@@ -37,7 +37,7 @@ func testLibrary(t *testing.T, d *Device, file string) device.Library {
 	return lib
 }
 
-func mustBuffer(t *testing.T, d *Device, n int) device.Buffer {
+func mustBuffer(t *testing.T, d device.Device, n int) device.Buffer {
 	t.Helper()
 	b, err := d.NewBuffer(n)
 	if err != nil {
