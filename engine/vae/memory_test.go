@@ -16,6 +16,7 @@ import (
 type shapeBackend struct {
 	ml.Backend
 	live, peak int64
+	convFlops  float64 // 2·multiply-adds of every convolution
 }
 
 type shapeTensor struct {
@@ -69,6 +70,7 @@ func (b *shapeBackend) Conv2D(dst, x ml.Tensor, w *quant.Tensor, bias ml.Tensor,
 	if x.Shape()[0] != w.Shape[1] || dst.Shape()[0] != w.Shape[0] {
 		return fmt.Errorf("conv %q %v from %v into %v", w.Name, w.Shape, x.Shape(), dst.Shape())
 	}
+	b.convFlops += 2 * float64(elems(w.Shape)) * float64(dst.Shape()[1]*dst.Shape()[2])
 	return nil
 }
 func (b *shapeBackend) UpsampleNearest(dst, x ml.Tensor, factor int) error               { return nil }
@@ -172,7 +174,7 @@ func shapesFor(cfg *Config) map[string][]int {
 
 // decodePeak is the peak of live backend tensor bytes (weights' uploaded biases included) while
 // decoding an h×w grid with the geometry of cfg, tiled or not.
-func decodePeak(t *testing.T, cfg *Config, withNormer bool, h, w int, tiling *Tiling) (peak, weightsUploaded int64) {
+func decodePeak(t *testing.T, cfg *Config, withNormer bool, h, w int, tiling *Tiling) (peak, weightsUploaded int64, convFlops float64) {
 	t.Helper()
 	sb := &shapeBackend{}
 	var b ml.Backend = sb
@@ -196,7 +198,7 @@ func decodePeak(t *testing.T, cfg *Config, withNormer bool, h, w int, tiling *Ti
 	if sb.live != weightsUploaded {
 		t.Errorf("%d bytes of activations were never freed", sb.live-weightsUploaded)
 	}
-	return sb.peak, weightsUploaded
+	return sb.peak, weightsUploaded, sb.convFlops
 }
 
 // TestDecodeMemoryIsBoundedByTheTile runs the published decoder geometry (dims
@@ -206,20 +208,22 @@ func TestDecodeMemoryIsBoundedByTheTile(t *testing.T) {
 	const MB = 1 << 20
 	cfg := publishedConfig(t)
 	for _, normer := range []bool{true, false} {
-		oneTile, weights := decodePeak(t, cfg, normer, DefaultTiling.Tile, DefaultTiling.Tile, nil)
-		tiled, _ := decodePeak(t, cfg, normer, 128, 128, &DefaultTiling)
-		t.Logf("ChannelNormer %v: biases/gains %.1f MB; activations at peak: one %d² tile %.0f MB, tiled 128² grid (2048²) %.0f MB",
-			normer, float64(weights)/MB, DefaultTiling.Tile, float64(oneTile-weights)/MB, float64(tiled-weights)/MB)
+		oneTile, weights, _ := decodePeak(t, cfg, normer, DefaultTiling.Tile, DefaultTiling.Tile, nil)
+		tiled, _, flops := decodePeak(t, cfg, normer, 128, 128, &DefaultTiling)
+		t.Logf("ChannelNormer %v: biases/gains %.1f MB; activations at peak: one %d² tile %.0f MB, tiled 128² grid (2048²) %.0f MB (%.1f TFLOP of convolutions)",
+			normer, float64(weights)/MB, DefaultTiling.Tile, float64(oneTile-weights)/MB, float64(tiled-weights)/MB, flops/1e12)
 		if tiled != oneTile {
 			t.Errorf("ChannelNormer %v: tiled 2048² decode peaks at %d bytes, one tile at %d", normer, tiled, oneTile)
 		}
 	}
 	for _, side := range []int{16, 32, 64, 128} {
-		peak, weights := decodePeak(t, cfg, true, side, side, nil)
-		t.Logf("untiled %d² latents (%d² pixels): activations at peak %.0f MB", side, 16*side, float64(peak-weights)/MB)
+		peak, weights, flops := decodePeak(t, cfg, true, side, side, nil)
+		t.Logf("untiled %d² latents (%d² pixels): activations at peak %.0f MB, %.2f TFLOP of convolutions", side, 16*side, float64(peak-weights)/MB, flops/1e12)
 	}
+	peak, weights, flops := decodePeak(t, cfg, true, 64, 64, &DefaultTiling)
+	t.Logf("tiled 64² latents (1024² pixels): activations at peak %.0f MB, %.2f TFLOP of convolutions", float64(peak-weights)/MB, flops/1e12)
 	// The tiny model's figure, to set beside its measured RSS (BenchmarkDecodeTiled2048Tiny).
 	tiny, _ := loadTiny(t)
-	peak, weights := decodePeak(t, tiny.Config(), true, 128, 128, &DefaultTiling)
+	peak, weights, _ = decodePeak(t, tiny.Config(), true, 128, 128, &DefaultTiling)
 	t.Logf("tiny model (decoder dims %v), tiled 2048²: activations at peak %.1f MB", tiny.Config().DecoderDims(), float64(peak-weights)/MB)
 }

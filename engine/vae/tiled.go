@@ -5,16 +5,18 @@ import (
 	"fmt"
 )
 
-// Tiling is how DecodeTiled splits a latent grid: square tiles of Tile latents per side that
-// overlap their neighbours by at least Overlap latents (the last tile of a row or column is
-// aligned to the edge, so its overlap may be larger). Overlaps are cross-faded linearly in pixel
-// space. Peak activation memory follows the tile, not the image (docs/BENCHMARKS.md, "VAE").
+// Tiling is how DecodeTiled splits a latent grid: square-ish tiles of at most Tile latents per
+// side that overlap their neighbours by at least Overlap latents. Along each axis it takes the
+// fewest tiles that allow this, shrinks them to the smallest size that still covers the axis, and
+// spreads them evenly. Overlaps are cross-faded linearly in pixel space. Peak activation memory
+// follows the tile size, not the image size (docs/BENCHMARKS.md, "VAE").
 type Tiling struct {
 	Tile, Overlap int
 }
 
-// DefaultTiling is 32-latent (512-pixel) tiles overlapping by 8 latents (128 pixels): a 2048²
-// decode is 5×5 tiles, 1.56× the untiled work.
+// DefaultTiling is at most 32 latents (512 pixels) per tile side with at least 8 latents (128
+// pixels) of overlap: a 2048² image is 5×5 tiles of 32², a 1024² image 3×3 tiles of 27², about
+// 1.6× the untiled work. With the published decoder a 32² tile peaks at 0.8 GB of activations.
 var DefaultTiling = Tiling{Tile: 32, Overlap: 8}
 
 func (t Tiling) check() error {
@@ -24,17 +26,20 @@ func (t Tiling) check() error {
 	return nil
 }
 
-// tileStarts are the first latent rows (or columns) of the tiles covering n latents.
-func (t Tiling) tileStarts(n int) []int {
+// spans lays tiles over n latents: their first latents and their common size.
+func (t Tiling) spans(n int) (starts []int, size int) {
 	if n <= t.Tile {
-		return []int{0}
+		return []int{0}, n
 	}
-	var starts []int
-	for s := 0; s+t.Tile < n; s += t.Tile - t.Overlap {
-		starts = append(starts, s)
+	k := ceilDiv(n-t.Overlap, t.Tile-t.Overlap) // fewest tiles: k·Tile − (k−1)·Overlap ≥ n
+	size = ceilDiv(n+(k-1)*t.Overlap, k)        // smallest tile that still overlaps enough
+	for i := 0; i < k; i++ {
+		starts = append(starts, i*(n-size)/(k-1)) // even spacing ≤ size − Overlap
 	}
-	return append(starts, n-t.Tile)
+	return starts, size
 }
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // DecodeTiled is Decode for grids of any size with bounded memory: each tile of latents is decoded
 // on its own (its mid-block attention sees only the tile) and the tiles are blended where they
@@ -60,11 +65,11 @@ func (m *Model) DecodeTiled(ctx context.Context, zn *Latents, t Tiling) (*Image,
 // blendTiles decodes z tile by tile with decode (latents → image at scale× the size) and returns
 // the weighted average of the tiles.
 func blendTiles(ctx context.Context, z *Latents, t Tiling, scale, channels int, decode func(context.Context, *Latents) (*Image, error)) (*Image, error) {
-	ys, xs := t.tileStarts(z.H), t.tileStarts(z.W)
+	ys, th := t.spans(z.H)
+	xs, tw := t.spans(z.W)
 	out := &Image{C: channels, H: scale * z.H, W: scale * z.W}
 	out.Pix = make([]float32, out.C*out.H*out.W)
 	weightSum := make([]float32, out.H*out.W)
-	th, tw := min(t.Tile, z.H), min(t.Tile, z.W)
 	for iy, y0 := range ys {
 		wy := blendRamp(ys, iy, th, scale)
 		for ix, x0 := range xs {
@@ -101,8 +106,8 @@ func (l *Latents) crop(y0, x0, h, w int) *Latents {
 // blendRamp is the per-pixel weight along one axis of tile i (size latents, starting at
 // starts[i]; scale pixels per latent): 1 inside, rising linearly across the overlap with the
 // previous tile and falling across the overlap with the next, so that two neighbours' weights sum
-// to 1 over their overlap. Image edges get no ramp. Where an edge-aligned last tile overlaps more
-// than one earlier tile the weights do not sum to 1; blendTiles divides by their sum anyway.
+// to 1 over their overlap. Image edges get no ramp. Where a tile overlaps more than one tile on
+// the same side the weights do not sum to 1; blendTiles divides by their sum anyway.
 func blendRamp(starts []int, i, size, scale int) []float32 {
 	w := make([]float32, size*scale)
 	lo, hi := 0, 0

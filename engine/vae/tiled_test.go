@@ -8,20 +8,39 @@ import (
 	"easel/internal/golden"
 )
 
-func TestTileStartsCoverTheGrid(t *testing.T) {
+func TestTileSpansCoverTheGrid(t *testing.T) {
 	for _, tc := range []struct {
 		tiling Tiling
 		n      int
-		want   []int
+		starts []int
+		size   int
 	}{
-		{Tiling{32, 8}, 128, []int{0, 24, 48, 72, 96}},
-		{Tiling{32, 8}, 20, []int{0}},
-		{Tiling{32, 8}, 33, []int{0, 1}},
-		{Tiling{8, 4}, 12, []int{0, 4}},
-		{Tiling{16, 4}, 64, []int{0, 12, 24, 36, 48}},
+		{Tiling{32, 8}, 128, []int{0, 24, 48, 72, 96}, 32},
+		{Tiling{32, 8}, 64, []int{0, 18, 37}, 27},
+		{Tiling{32, 8}, 20, []int{0}, 20},
+		{Tiling{32, 8}, 33, []int{0, 12}, 21},
+		{Tiling{8, 4}, 12, []int{0, 4}, 8},
+		{Tiling{16, 4}, 64, []int{0, 12, 24, 36, 48}, 16},
 	} {
-		if got := tc.tiling.tileStarts(tc.n); !slices.Equal(got, tc.want) {
-			t.Errorf("%+v over %d: starts %v, want %v", tc.tiling, tc.n, got, tc.want)
+		starts, size := tc.tiling.spans(tc.n)
+		if !slices.Equal(starts, tc.starts) || size != tc.size {
+			t.Errorf("%+v over %d: tiles of %d at %v, want %d at %v", tc.tiling, tc.n, size, starts, tc.size, tc.starts)
+		}
+	}
+	// Every layout covers the axis, keeps to the tile limit and overlaps by at least Overlap.
+	for tile := 1; tile <= 40; tile++ {
+		for overlap := 0; overlap < tile; overlap++ {
+			tiling := Tiling{tile, overlap}
+			for n := 1; n <= 150; n++ {
+				starts, size := tiling.spans(n)
+				ok := size <= tile && starts[0] == 0 && starts[len(starts)-1]+size == n
+				for i := 1; i < len(starts); i++ {
+					ok = ok && starts[i-1]+size-starts[i] >= overlap && starts[i] > starts[i-1]
+				}
+				if !ok {
+					t.Fatalf("%+v over %d: tiles of %d at %v", tiling, n, size, starts)
+				}
+			}
 		}
 	}
 }
@@ -31,9 +50,8 @@ func TestBlendRampsSumToOne(t *testing.T) {
 	for _, tc := range []struct {
 		tiling Tiling
 		n      int
-	}{{Tiling{8, 4}, 12}, {Tiling{32, 8}, 128}, {Tiling{32, 8}, 33}, {Tiling{12, 3}, 39}, {Tiling{16, 4}, 64}} {
-		starts := tc.tiling.tileStarts(tc.n)
-		size := min(tc.tiling.Tile, tc.n)
+	}{{Tiling{8, 4}, 12}, {Tiling{32, 8}, 128}, {Tiling{32, 8}, 33}, {Tiling{32, 8}, 64}, {Tiling{12, 3}, 39}, {Tiling{16, 4}, 64}} {
+		starts, size := tc.tiling.spans(tc.n)
 		sum := make([]float32, tc.n*scale)
 		for i, s := range starts {
 			for p, w := range blendRamp(starts, i, size, scale) {
