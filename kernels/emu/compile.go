@@ -148,17 +148,21 @@ func (c *compiler) build(file string, source []byte) (string, error) {
 	if _, err := os.Stat(so); err == nil {
 		return so, nil
 	}
-	cpp := filepath.Join(c.dir, base+"-"+key+".cpp")
-	if err := os.WriteFile(cpp, []byte(tu), 0o644); err != nil {
-		return "", fmt.Errorf("write %s for the emulator: %w", cpp, err)
-	}
-	tmp, err := os.CreateTemp(c.dir, ".build-*.so")
+	// Unique names while building, so concurrent test processes never read a half-written file.
+	tmp, err := os.CreateTemp(c.dir, ".build-"+base+"-*")
 	if err != nil {
 		return "", fmt.Errorf("create a build file in %s: %w", c.dir, err)
 	}
 	tmp.Close()
-	defer os.Remove(tmp.Name())
-	args := append(append([]string{}, cxxFlags...), "-I", c.include, "-o", tmp.Name(), cpp)
+	os.Remove(tmp.Name())
+	cpp, out := tmp.Name()+".cpp", tmp.Name()+".so"
+	defer os.Remove(out)
+	if err := os.WriteFile(cpp, []byte(tu), 0o644); err != nil {
+		return "", fmt.Errorf("write %s for the emulator: %w", cpp, err)
+	}
+	// The translation unit stays next to the library for reading diagnostics and debugging.
+	defer os.Rename(cpp, strings.TrimSuffix(so, ".so")+".cpp")
+	args := append(append([]string{}, cxxFlags...), "-I", c.include, "-o", out, cpp)
 	cmd := exec.Command(c.path, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -166,7 +170,7 @@ func (c *compiler) build(file string, source []byte) (string, error) {
 		return "", fmt.Errorf("compile %s for the Metal emulator with %s failed (%v); fix the kernel source:\n%s",
 			file, c.path, err, strings.TrimSpace(stderr.String()))
 	}
-	if err := os.Rename(tmp.Name(), so); err != nil {
+	if err := os.Rename(out, so); err != nil {
 		return "", fmt.Errorf("install %s: %w", so, err)
 	}
 	return so, nil
