@@ -3,6 +3,8 @@ package qwen3vl
 import (
 	"image"
 	"math"
+	"runtime"
+	"sync"
 )
 
 // The reference resizes condition images with Pillow (Image.resize, LANCZOS, reducing_gap=None),
@@ -170,7 +172,8 @@ func resizePillow(src *image.NRGBA, width, height int, f ResampleFilter, premult
 	return &image.NRGBA{Pix: out, Stride: 4 * width, Rect: image.Rect(0, 0, width, height)}
 }
 
-// resampleRGBA8 is ImagingResampleInner for a 4-byte-per-pixel image held as packed rows.
+// resampleRGBA8 is ImagingResampleInner for a 4-byte-per-pixel image held as packed rows. Rows
+// are shared out over the CPUs; integer sums make the result independent of that.
 func resampleRGBA8(pix []uint8, sw, sh, dw, dh int, f ResampleFilter) []uint8 {
 	horiz := pillowPrecomputeCoeffs(sw, dw, f)
 	vert := pillowPrecomputeCoeffs(sh, dh, f)
@@ -186,52 +189,76 @@ func resampleRGBA8(pix []uint8, sw, sh, dw, dh int, f ResampleFilter) []uint8 {
 		}
 		h := rowLast - rowFirst
 		tmp := make([]uint8, 4*dw*h)
-		for y := 0; y < h; y++ {
-			srcRow := pix[4*sw*(y+rowFirst):]
-			dstRow := tmp[4*dw*y:]
-			for xx := 0; xx < dw; xx++ {
-				k := horiz.k[xx*horiz.ksize:]
-				first := horiz.first[xx]
-				var s0, s1, s2, s3 = 1 << (pillowPrecisionBits - 1), 1 << (pillowPrecisionBits - 1),
-					1 << (pillowPrecisionBits - 1), 1 << (pillowPrecisionBits - 1)
-				for x := 0; x < horiz.count[xx]; x++ {
-					p := srcRow[4*(x+first):]
-					kx := int(k[x])
-					s0 += int(p[0]) * kx
-					s1 += int(p[1]) * kx
-					s2 += int(p[2]) * kx
-					s3 += int(p[3]) * kx
-				}
-				dstRow[4*xx+0], dstRow[4*xx+1] = pillowClip8(s0), pillowClip8(s1)
-				dstRow[4*xx+2], dstRow[4*xx+3] = pillowClip8(s2), pillowClip8(s3)
-			}
-		}
+		parallelRows(h, func(y int) {
+			pillowHorizontalRow(tmp[4*dw*y:4*dw*(y+1)], pix[4*sw*(y+rowFirst):4*sw*(y+rowFirst+1)], horiz)
+		})
 		pix, w = tmp, dw
 	}
 	if !needVertical {
 		return pix
 	}
 	out := make([]uint8, 4*w*dh)
-	for yy := 0; yy < dh; yy++ {
-		k := vert.k[yy*vert.ksize:]
-		first := vert.first[yy]
-		dstRow := out[4*w*yy:]
-		for xx := 0; xx < w; xx++ {
-			var s0, s1, s2, s3 = 1 << (pillowPrecisionBits - 1), 1 << (pillowPrecisionBits - 1),
-				1 << (pillowPrecisionBits - 1), 1 << (pillowPrecisionBits - 1)
-			for y := 0; y < vert.count[yy]; y++ {
-				p := pix[4*(w*(y+first)+xx):]
-				ky := int(k[y])
-				s0 += int(p[0]) * ky
-				s1 += int(p[1]) * ky
-				s2 += int(p[2]) * ky
-				s3 += int(p[3]) * ky
-			}
-			dstRow[4*xx+0], dstRow[4*xx+1] = pillowClip8(s0), pillowClip8(s1)
-			dstRow[4*xx+2], dstRow[4*xx+3] = pillowClip8(s2), pillowClip8(s3)
+	parallelRows(dh, func(yy int) {
+		acc := make([]int, 4*w)
+		for i := range acc {
+			acc[i] = 1 << (pillowPrecisionBits - 1)
 		}
-	}
+		first := vert.first[yy]
+		for y, k := range vert.k[yy*vert.ksize : yy*vert.ksize+vert.count[yy]] {
+			ky := int(k)
+			for i, v := range pix[4*w*(first+y) : 4*w*(first+y+1)] {
+				acc[i] += int(v) * ky
+			}
+		}
+		dst := out[4*w*yy : 4*w*(yy+1)]
+		for i, v := range acc {
+			dst[i] = pillowClip8(v)
+		}
+	})
 	return out
+}
+
+// pillowHorizontalRow resamples one row of 4-byte pixels along x.
+func pillowHorizontalRow(dst, src []uint8, c pillowCoeffs) {
+	for xx := 0; xx < len(dst)/4; xx++ {
+		first, count := c.first[xx], c.count[xx]
+		seg := src[4*first : 4*(first+count)]
+		const half = 1 << (pillowPrecisionBits - 1)
+		s0, s1, s2, s3 := half, half, half, half
+		for x, k := range c.k[xx*c.ksize : xx*c.ksize+count] {
+			p := seg[4*x : 4*x+4 : 4*x+4]
+			kx := int(k)
+			s0 += int(p[0]) * kx
+			s1 += int(p[1]) * kx
+			s2 += int(p[2]) * kx
+			s3 += int(p[3]) * kx
+		}
+		d := dst[4*xx : 4*xx+4 : 4*xx+4]
+		d[0], d[1], d[2], d[3] = pillowClip8(s0), pillowClip8(s1), pillowClip8(s2), pillowClip8(s3)
+	}
+}
+
+// parallelRows calls row(y) for y in [0, n), in contiguous bands on up to GOMAXPROCS goroutines.
+func parallelRows(n int, row func(y int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for y := 0; y < n; y++ {
+			row(y)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		lo, hi := n*w/workers, n*(w+1)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for y := lo; y < hi; y++ {
+				row(y)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // packedNRGBA is a copy of img whose rows are contiguous and whose origin is (0, 0).
