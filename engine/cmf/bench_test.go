@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"easel/engine/quant"
@@ -52,10 +53,41 @@ func itoa(i int) string {
 	return itoa(i/10) + string(rune('0'+i%10))
 }
 
+// The read benchmarks share one file per process, removed by TestMain.
+var (
+	benchOnce sync.Once
+	benchDir  string
+	benchPath string
+	benchSize int64
+)
+
+func sharedBenchFile(b *testing.B) (string, int64) {
+	benchOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "cmf-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchDir = dir
+		benchPath, benchSize = writeBenchFile(b, dir)
+	})
+	if benchPath == "" {
+		b.Fatal("the shared benchmark file could not be written")
+	}
+	return benchPath, benchSize
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchDir != "" {
+		os.RemoveAll(benchDir)
+	}
+	os.Exit(code)
+}
+
 // BenchmarkOpenVerify measures Open plus a full Verify (every hash) of a ~1 GB file that is in
 // the page cache (it was just written); MB/s is over the whole file.
 func BenchmarkOpenVerify(b *testing.B) {
-	path, size := writeBenchFile(b, b.TempDir())
+	path, size := sharedBenchFile(b)
 	b.SetBytes(size)
 	b.ResetTimer()
 	for b.Loop() {
@@ -72,7 +104,7 @@ func BenchmarkOpenVerify(b *testing.B) {
 
 // BenchmarkOpen measures Open alone (envelope, header JSON, directory; no hashing).
 func BenchmarkOpen(b *testing.B) {
-	path, _ := writeBenchFile(b, b.TempDir())
+	path, _ := sharedBenchFile(b)
 	b.ResetTimer()
 	for b.Loop() {
 		f, err := Open(path)

@@ -245,6 +245,17 @@ func (h *Header) check() error {
 			return fmt.Errorf("header Arch has a negative size %d", n)
 		}
 	}
+	if len(h.TokenizerConfig) > 0 {
+		var tc struct {
+			ChatTemplate *string  `json:"chat_template"`
+			EOSTokenIDs  []uint32 `json:"eos_token_ids"`
+			BOSTokenID   *uint32  `json:"bos_token_id"`
+			PadTokenID   *uint32  `json:"pad_token_id"`
+		}
+		if err := json.Unmarshal(h.TokenizerConfig, &tc); err != nil {
+			return fmt.Errorf("header TokenizerConfig does not fit cortiq's {chat_template, eos_token_ids, bos_token_id, pad_token_id}: %v", err)
+		}
+	}
 	if a.NormStyle != "" && a.NormStyle != "qwen" && a.NormStyle != "gemma" {
 		return fmt.Errorf("header Arch.NormStyle %q is neither \"qwen\" nor \"gemma\"", a.NormStyle)
 	}

@@ -258,6 +258,11 @@ func TestWriterRefusesBadTensors(t *testing.T) {
 	if err := w.SetHeader(Header{Arch: Arch{Name: "x"}, QuantType: "Q4TP"}); err == nil || !strings.Contains(err.Error(), "QuantType") {
 		t.Errorf("SetHeader with quant_type Q4TP: %v; want a refusal (cortiq knows Q4_BLOCK, not Q4TP)", err)
 	}
+	badTokenizer := sampleHeader()
+	badTokenizer.TokenizerConfig = []byte(`{"eos_token_ids":"151645"}`)
+	if err := w.SetHeader(badTokenizer); err == nil || !strings.Contains(err.Error(), "eos_token_ids") {
+		t.Errorf("SetHeader with a tokenizer_config cortiq cannot read: %v", err)
+	}
 	if err := w.SetHeader(sampleHeader()); err != nil {
 		t.Fatal(err)
 	}
