@@ -7,8 +7,9 @@ import (
 	"easel/engine/ml"
 )
 
-// attnQueryChunk bounds the score scratch: this many queries × all keys per head at a time.
-const attnQueryChunk = 256
+// attnScoreBudget bounds the score scratch (floats): queries are taken in chunks of
+// attnScoreBudget / keys rows (at least 64) per head, so each sgemm is as large as it can be.
+const attnScoreBudget = 4 << 20
 
 // Attention is softmax(q·[prefixK; k]ᵀ·scale + visibility)·[prefixV; v] per head. Scores and the
 // weighted sum are sgemm calls per head and query chunk; the softmax runs over the cores between.
@@ -76,7 +77,7 @@ func (b *Backend) Attention(dst, q, k, v, prefixK, prefixV ml.Tensor, spec ml.At
 	}
 	defer b.track(ml.ClassAttn, 4*float64(n)*float64(m)*float64(hd)*float64(H))()
 	group := H / KVH
-	chunk := min(n, attnQueryChunk)
+	chunk := min(n, max(64, attnScoreBudget/m))
 	scores := make([]float32, chunk*m)
 	for h := 0; h < H; h++ {
 		kvo := (h / group) * hd
@@ -120,7 +121,7 @@ func softmaxRows(scores []float32, nq, m int, visible []int32, q0 int) {
 			}
 			var sum float64
 			for j, s := range row[:limit] {
-				e := float32(math.Exp(float64(s - mx)))
+				e := exp32(s - mx)
 				row[j] = e
 				sum += float64(e)
 			}

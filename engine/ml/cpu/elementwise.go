@@ -29,7 +29,14 @@ func (b *Backend) unary(op string, dst, x ml.Tensor, f func(float32) float32) er
 	return nil
 }
 
-func silu(v float32) float32 { return v / (1 + float32(math.Exp(float64(-v)))) }
+// silu is v·sigmoid(v), with exp32 always given a non-positive argument.
+func silu(v float32) float32 {
+	if v >= 0 {
+		return v / (1 + exp32(-v))
+	}
+	e := exp32(v)
+	return v * e / (1 + e)
+}
 
 // sqrt2OverPi is √(2/π), GELU-tanh's constant.
 var sqrt2OverPi = math.Sqrt(2 / math.Pi)
