@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"easel/engine/quant"
 )
@@ -90,6 +92,7 @@ func BenchmarkOpenVerify(b *testing.B) {
 	path, size := sharedBenchFile(b)
 	b.SetBytes(size)
 	b.ResetTimer()
+	cpu0 := processCPU()
 	for b.Loop() {
 		f, err := Open(path)
 		if err != nil {
@@ -100,6 +103,17 @@ func BenchmarkOpenVerify(b *testing.B) {
 		}
 		f.Close()
 	}
+	// CPU seconds per GB is steadier than wall time on a shared machine.
+	b.ReportMetric((processCPU()-cpu0).Seconds()/float64(b.N)/(float64(size)/1e9), "cpu-s/GB")
+}
+
+// processCPU is the user + system CPU time this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkOpen measures Open alone (envelope, header JSON, directory; no hashing).
