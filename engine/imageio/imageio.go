@@ -120,6 +120,11 @@ func decodeUnguarded(data []byte, name string, maxPixels int64) (*image.NRGBA, e
 	if err != nil {
 		return nil, err
 	}
+	if format == "webp" {
+		if err := webpCheckFrame(data, name, cfg.Width, cfg.Height, maxPixels); err != nil {
+			return nil, err
+		}
+	}
 	var decoded image.Image
 	if format == "tiff" {
 		decoded, err = tiff.Decode(bytes.NewReader(data))

@@ -1,10 +1,13 @@
 package imageio
 
 import (
+	"bytes"
+	"encoding/binary"
 	"image"
 	"image/png"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -59,5 +62,37 @@ func TestLoadWebP(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWebPFrameChecks: a WebP's picture size is checked before decoding, not just its canvas
+// (found by FuzzDecode: a 64×48 canvas carrying a 16383×16383 VP8 frame allocated 400 MB).
+func TestWebPFrameChecks(t *testing.T) {
+	orig, err := os.ReadFile(filepath.Join("testdata", "smooth_lossy_alpha.webp")) // VP8X 64×48 + ALPH + VP8
+	if err != nil {
+		t.Fatal(err)
+	}
+	vp8 := bytes.Index(orig, []byte("VP8 ")) + 8 // the VP8 chunk's body
+	edit := func(change func(d []byte)) []byte {
+		d := append([]byte{}, orig...)
+		change(d)
+		return d
+	}
+	for _, tc := range []struct {
+		name string
+		file []byte
+		says string
+	}{
+		{"huge frame", edit(func(d []byte) {
+			binary.LittleEndian.PutUint16(d[vp8+6:], 16000)
+			binary.LittleEndian.PutUint16(d[vp8+8:], 16000)
+		}), "16000×16000 = 256.0 megapixels, over the limit"},
+		{"frame differs from canvas", edit(func(d []byte) { binary.LittleEndian.PutUint16(d[vp8+6:], 65) }), "canvas is 64×48 but its picture is 65×48"},
+		{"animated", edit(func(d []byte) { d[20] |= 0x02 }), "animated WebP"},
+	} {
+		path := writeFile(t, "edited.webp", tc.file)
+		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), tc.says) || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: error %v, want one naming the file and saying %q", tc.name, err, tc.says)
+		}
 	}
 }
