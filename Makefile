@@ -5,7 +5,7 @@ GO      ?= go
 BIN     ?= easel
 GOFILES  = $(shell find . -name '*.go' -not -path './testdata/*' -not -path './.git/*')
 
-.PHONY: run build test deps deps-test fmt-check vet darwin-check unit bench clean
+.PHONY: run build test deps deps-test fmt-check vet darwin-check unit bench clean app dmg linux-package
 
 run: deps build
 	./$(BIN)
@@ -38,5 +38,15 @@ unit:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./engine/...
 
+# Packaging (packaging/package.sh): the .app and .dmg need a Mac; the Linux package builds anywhere.
+app: deps
+	@bash packaging/package.sh darwin
+
+dmg: app
+	@bash packaging/package.sh dmg
+
+linux-package: deps
+	@bash packaging/package.sh linux
+
 clean:
-	rm -f $(BIN)
+	rm -rf $(BIN) Easel.app Easel-*.dmg Easel.tar.xz
