@@ -8,7 +8,7 @@ import "math"
 // inexact sum the last bit is forced to 1 towards the true value — so the final rounding to
 // float32 is the single correct rounding (53 ≥ 24 + 2 bits make round-to-odd sufficient).
 func fma32(a, b, c float32) float32 {
-	p := float64(a) * float64(b)
+	p := float64(float64(a) * float64(b)) // exact; the conversion also forbids fusing it below
 	s := p + float64(c)
 	// Two-sum: err is exactly (p + c) − s.
 	bb := s - p
