@@ -23,3 +23,15 @@ func (s Schedule) Step(i int, x, v []float32) error {
 	}
 	return EulerStep(x, v, s.Sigmas[i], s.Sigmas[i+1])
 }
+
+// PredictedX0 writes into dst the clean-image latents the step's velocity implies,
+// x0 = x − σ·v (the preview shown after each step). dst may be x itself.
+func PredictedX0(dst, x, v []float32, sigma float32) error {
+	if len(x) != len(v) || len(dst) != len(x) {
+		return fmt.Errorf("x0 estimate: latents, velocity and output have %d, %d and %d values", len(x), len(v), len(dst))
+	}
+	for i := range x {
+		dst[i] = x[i] - float32(sigma*v[i])
+	}
+	return nil
+}

@@ -47,3 +47,36 @@ func TestScheduleStepBounds(t *testing.T) {
 		t.Errorf("last step: %v", err)
 	}
 }
+
+// TestPredictedX0: after the last step (σ → 0) the Euler update lands exactly on the x0 estimate
+// of that step.
+func TestPredictedX0(t *testing.T) {
+	tests := []struct {
+		name  string
+		x, v  []float32
+		sigma float32
+	}{
+		{"small values", []float32{0.25, -1, 3}, []float32{-0.5, 2, 0.125}, 0.5},
+		{"terminal sigma", []float32{1.5, -0.75}, []float32{0.3, -0.9}, 0.02},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			x0 := make([]float32, len(tc.x))
+			if err := PredictedX0(x0, tc.x, tc.v, tc.sigma); err != nil {
+				t.Fatal(err)
+			}
+			stepped := append([]float32(nil), tc.x...)
+			if err := EulerStep(stepped, tc.v, tc.sigma, 0); err != nil {
+				t.Fatal(err)
+			}
+			for i := range x0 {
+				if x0[i] != stepped[i] {
+					t.Errorf("x0[%d] = %v, a step to σ = 0 gives %v", i, x0[i], stepped[i])
+				}
+			}
+		})
+	}
+	if err := PredictedX0(make([]float32, 1), make([]float32, 2), make([]float32, 2), 1); err == nil {
+		t.Error("short output: no error")
+	}
+}
