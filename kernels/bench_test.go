@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"easel/engine/quant"
+	"easel/kernels"
 	"easel/kernels/device"
 	"easel/kernels/emu"
 )
@@ -37,7 +38,7 @@ func BenchmarkEmuGEMMQ4TP(b *testing.B) {
 	}
 	y := newBuffer(b, d, 4*n*rows)
 	gpr := k / 32
-	prm := mmParams{N: n, Rows: rows, K: k, Ldx: k, Ldy: rows, Mul: 1,
+	prm := kernels.MmParams{N: n, Rows: rows, K: k, Ldx: k, Ldy: rows, Mul: 1,
 		ParamsOff: uint32(rows * gpr * 16), CodesOff: uint32(rows*gpr*16 + 4*rows), CodeStride: uint32((gpr*5 + 7) / 8)}
 	benchDispatch(b, d, p, device.Size{Width: n / 64, Height: rows / 64, Depth: 1}, device.Size{Width: 128, Height: 1, Depth: 1},
 		binding{index: 0, buf: w}, binding{index: 6, buf: x}, binding{index: 7, buf: y}, binding{index: 8, bytes: device.StructBytes(&prm)})
@@ -59,7 +60,7 @@ func BenchmarkEmuFlashStep(b *testing.B) {
 	}
 	panel, pkv := randomHalves(nOwn*3*h), randomHalves(nPre*2*h)
 	out, vis := newBuffer(b, d, 2*nOwn*h), newBuffer(b, d, 4)
-	prm := flashParams{NQ: nOwn, NPre: nPre, NOwn: nOwn, Ldp: uint32(3 * h), H: uint32(h), Ldo: uint32(h), OScale: 1}
+	prm := kernels.FlashParams{NQ: nOwn, NPre: nPre, NOwn: nOwn, Ldp: uint32(3 * h), H: uint32(h), Ldo: uint32(h), OScale: 1}
 	benchDispatch(b, d, p, device.Size{Width: 1, Height: heads, Depth: 1}, device.Size{Width: 256, Height: 1, Depth: 1},
 		binding{index: 0, buf: panel}, binding{index: 1, buf: out}, binding{index: 2, buf: pkv},
 		binding{index: 3, buf: vis}, binding{index: 4, bytes: device.StructBytes(&prm)})
@@ -75,7 +76,7 @@ func BenchmarkEmuRowOp(b *testing.B) {
 	for i := range device.View[float32](x) {
 		device.View[float32](x)[i] = float32(i%17) * 0.1
 	}
-	prm := rowParams{H: h, Mode: 3, Eps: 1e-6, OScale: 1}
+	prm := kernels.RowParams{H: h, Mode: 3, Eps: 1e-6, OScale: 1}
 	benchDispatch(b, d, p, device.Size{Width: rows, Height: 1, Depth: 1}, device.Size{Width: 256, Height: 1, Depth: 1},
 		binding{index: 0, buf: x}, binding{index: 1, buf: y}, binding{index: 2, buf: xn},
 		binding{index: 3, buf: gate}, binding{index: 4, buf: scale}, binding{index: 5, bytes: device.StructBytes(&prm)})

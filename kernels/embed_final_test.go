@@ -5,19 +5,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"easel/kernels"
 	"easel/kernels/device"
 	"easel/kernels/emu"
 )
-
-// embedParams mirrors struct EmbedParams in embed.metal.
-type embedParams struct{ H, N, Pad0, Pad1 uint32 }
-
-// finalParams mirrors struct FinalParams in final.metal.
-type finalParams struct {
-	H, Row0 uint32
-	Eps     float32
-	Pad0    uint32
-}
 
 // floatBuffer allocates a buffer of n float32 drawn from f and returns its contents too.
 func floatBuffer(t *testing.T, d device.Device, n int, f func() float64) (device.Buffer, []float32) {
@@ -37,7 +28,7 @@ func TestEmbed(t *testing.T) {
 	tokBuf, tok := floatBuffer(t, d, n*64, rng.NormFloat64)
 	wBuf, w := floatBuffer(t, d, h*64+h, func() float64 { return rng.NormFloat64() * 0.1 })
 	xBuf := newBuffer(t, d, 4*n*h)
-	prm := embedParams{H: h, N: n}
+	prm := kernels.EmbedParams{H: h, N: n}
 	run(t, d, p, device.Size{Width: (h + 255) / 256, Height: n, Depth: 1}, device.Size{Width: 256, Height: 1, Depth: 1},
 		binding{index: 0, buf: tokBuf}, binding{index: 1, buf: wBuf}, binding{index: 2, buf: xBuf}, binding{index: 3, bytes: device.StructBytes(&prm)})
 	x := device.View[float32](xBuf)
@@ -66,7 +57,7 @@ func TestFinal(t *testing.T) {
 	fsBuf, fs := floatBuffer(t, d, h, func() float64 { return 1 + rng.NormFloat64()*0.2 })
 	pBuf, pw := floatBuffer(t, d, 64*h+64, func() float64 { return rng.NormFloat64() * 0.05 })
 	outBuf := newBuffer(t, d, 4*rows*64)
-	prm := finalParams{H: h, Row0: row0, Eps: 1e-6}
+	prm := kernels.FinalParams{H: h, Row0: row0, Eps: 1e-6}
 	run(t, d, p, device.Size{Width: n, Height: 1, Depth: 1}, device.Size{Width: 256, Height: 1, Depth: 1},
 		binding{index: 0, buf: xBuf}, binding{index: 1, buf: fsBuf}, binding{index: 2, buf: pBuf},
 		binding{index: 3, buf: outBuf}, binding{index: 4, bytes: device.StructBytes(&prm)})

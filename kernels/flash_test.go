@@ -6,16 +6,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"easel/kernels"
 	"easel/kernels/device"
 	"easel/kernels/emu"
 )
-
-// flashParams mirrors struct FlashParams in flash.metal.
-type flashParams struct {
-	QRow0, NQ, NPre, NOwn, Ldp, H, Ldo uint32
-	OScale                             float32
-	UseVis, Pad0, Pad1, Pad2           uint32
-}
 
 // flashCase is one attention call; segments, when set, describe the block-causal prefix as runs
 // of text (causal) or image (bidirectional) rows over the own rows.
@@ -101,7 +95,7 @@ func testFlash(t *testing.T, c flashCase) {
 	for i := range outBuf.Bytes() {
 		outBuf.Bytes()[i] = 0xff
 	}
-	prm := flashParams{QRow0: uint32(c.qRow0), NQ: uint32(c.nq), NPre: uint32(c.nPre), NOwn: uint32(c.nOwn),
+	prm := kernels.FlashParams{QRow0: uint32(c.qRow0), NQ: uint32(c.nq), NPre: uint32(c.nPre), NOwn: uint32(c.nOwn),
 		Ldp: uint32(ldp), H: uint32(h), Ldo: uint32(ldo), OScale: c.oscale}
 	if len(vis) > 0 {
 		prm.UseVis = 1

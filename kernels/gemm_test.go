@@ -8,18 +8,10 @@ import (
 	"testing"
 
 	"easel/engine/quant"
+	"easel/kernels"
 	"easel/kernels/device"
 	"easel/kernels/emu"
 )
-
-// mmParams mirrors struct MmParams in gemm.metal.
-type mmParams struct {
-	N, Rows, K, Ldx, Ldy, Epi uint32
-	Mul                       float32
-	ParamsOff, CodesOff       uint32
-	CodeStride, Pad0, Pad1    uint32
-	XOff, YOff                [4]uint32
-}
 
 // gemmCase is one y = mul·x·Wᵀ over z weight slices of one shape and codec.
 type gemmCase struct {
@@ -152,7 +144,7 @@ func testGEMM(t *testing.T, c gemmCase) {
 	}
 	yBuf := newBuffer(t, d, elem*c.n*ldy)
 
-	prm := mmParams{N: uint32(c.n), Rows: uint32(c.rows), K: uint32(c.k), Ldx: uint32(ldx), Ldy: uint32(ldy), Mul: c.mul}
+	prm := kernels.MmParams{N: uint32(c.n), Rows: uint32(c.rows), K: uint32(c.k), Ldx: uint32(ldx), Ldy: uint32(ldy), Mul: c.mul}
 	if c.halfOut {
 		prm.Epi = 1
 	}

@@ -5,12 +5,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"easel/kernels"
 	"easel/kernels/device"
 	"easel/kernels/emu"
 )
-
-// kvParams mirrors struct KvParams in kvcopy.metal.
-type kvParams struct{ H, Row0, N, Ldp uint32 }
 
 func TestKVCopy(t *testing.T) {
 	const h, rows, row0, n = 256, 12, 3, 7
@@ -22,7 +20,7 @@ func TestKVCopy(t *testing.T) {
 		device.View[uint16](panel)[i] = uint16(i * 7919)
 	}
 	pkv := newBuffer(t, d, 2*(n+1)*2*h)
-	prm := kvParams{H: h, Row0: row0, N: n, Ldp: ldp}
+	prm := kernels.KvParams{H: h, Row0: row0, N: n, Ldp: ldp}
 	run(t, d, p, device.Size{Width: (2*h/8 + 63) / 64, Height: (n + 3) / 4, Depth: 1}, device.Size{Width: 64, Height: 4, Depth: 1},
 		binding{index: 0, buf: panel}, binding{index: 1, buf: pkv}, binding{index: 2, bytes: device.StructBytes(&prm)})
 	src, dst := device.View[uint16](panel), device.View[uint16](pkv)

@@ -5,16 +5,10 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"easel/kernels"
 	"easel/kernels/device"
 	"easel/kernels/emu"
 )
-
-// qkParams mirrors struct QkParams in qkrope.metal.
-type qkParams struct {
-	H, NH, Ldp, Row0, Rope0 uint32
-	Eps, QMul               float32
-	Pad0                    uint32
-}
 
 func TestQKNormRoPE(t *testing.T) {
 	const hd, nh, rows, row0, rope0, nRows = 128, 3, 12, 2, 5, 9
@@ -44,7 +38,7 @@ func TestQKNormRoPE(t *testing.T) {
 		angle := rng.Float64() * 2 * math.Pi
 		cs[i], sn[i] = float32(math.Cos(angle)), float32(math.Sin(angle))
 	}
-	prm := qkParams{H: h, NH: nh, Ldp: ldp, Row0: row0, Rope0: rope0, Eps: 1e-6, QMul: float32(math.Log2E / math.Sqrt(hd))}
+	prm := kernels.QkParams{H: h, NH: nh, Ldp: ldp, Row0: row0, Rope0: rope0, Eps: 1e-6, QMul: float32(math.Log2E / math.Sqrt(hd))}
 	run(t, d, p, device.Size{Width: nRows, Height: (2*nh + 3) / 4, Depth: 1}, device.Size{Width: 128, Height: 1, Depth: 1},
 		binding{index: 0, buf: panelBuf}, binding{index: 1, buf: normBufs[0]}, binding{index: 2, buf: normBufs[1]},
 		binding{index: 3, buf: cosBuf}, binding{index: 4, buf: sinBuf}, binding{index: 5, bytes: device.StructBytes(&prm)})

@@ -6,15 +6,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"easel/kernels"
 	"easel/kernels/device"
 )
-
-// rowParams mirrors struct RowParams in rowop.metal.
-type rowParams struct {
-	H, Row0, Mode    uint32
-	Eps, OScale      float32
-	Pad0, Pad1, Pad2 uint32
-}
 
 func TestRowOp(t *testing.T) {
 	for _, mode := range []uint32{1, 2, 3} {
@@ -41,7 +35,7 @@ func testRowOp(t *testing.T, mode uint32) {
 	gBuf, gate := fill(h, rng.NormFloat64)
 	sBuf, scale := fill(h, func() float64 { return rng.NormFloat64() * 0.3 })
 	xnBuf := newBuffer(t, d, 2*rows*h)
-	prm := rowParams{H: h, Row0: row0, Mode: mode, Eps: 1e-6, OScale: 0.25}
+	prm := kernels.RowParams{H: h, Row0: row0, Mode: mode, Eps: 1e-6, OScale: 0.25}
 	run(t, d, p, device.Size{Width: nRows, Height: 1, Depth: 1}, device.Size{Width: 256, Height: 1, Depth: 1},
 		binding{index: 0, buf: xBuf}, binding{index: 1, buf: yBuf}, binding{index: 2, buf: xnBuf},
 		binding{index: 3, buf: gBuf}, binding{index: 4, buf: sBuf}, binding{index: 5, bytes: device.StructBytes(&prm)})

@@ -5,15 +5,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"easel/kernels"
 	"easel/kernels/device"
 )
-
-// swigluParams mirrors struct SwigluParams in swiglu.metal.
-type swigluParams struct {
-	N4, GOff, UOff, HOff uint32
-	OScale               float32
-	Pad0, Pad1, Pad2     uint32
-}
 
 func TestSwiGLU(t *testing.T) {
 	const n4, gOff, uOff, hOff = 300, 5, 1300, 7
@@ -29,7 +23,7 @@ func TestSwiGLU(t *testing.T) {
 	for i := range hBuf.Bytes() {
 		hBuf.Bytes()[i] = 0xff
 	}
-	prm := swigluParams{N4: n4, GOff: gOff, UOff: uOff, HOff: hOff, OScale: 0.25}
+	prm := kernels.SwigluParams{N4: n4, GOff: gOff, UOff: uOff, HOff: hOff, OScale: 0.25}
 	run(t, d, p, device.Size{Width: (n4 + 255) / 256, Height: 1, Depth: 1}, device.Size{Width: 256, Height: 1, Depth: 1},
 		binding{index: 0, buf: guBuf}, binding{index: 1, buf: hBuf}, binding{index: 2, bytes: device.StructBytes(&prm)})
 
