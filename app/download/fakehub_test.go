@@ -15,7 +15,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
 )
 
 // fakeHub serves a folder as a Hugging Face–style repository on loopback: the tree listing with
