@@ -144,8 +144,11 @@ func decodeUnguarded(data []byte, name string, maxPixels int64) (*image.NRGBA, e
 		return nil, fmt.Errorf("image %s (%s) has no pixels: export it again", name, format)
 	}
 	out, ok := (*image.NRGBA)(nil), false
-	if format == "webp" {
+	switch format {
+	case "webp":
 		out, ok = webpYCbCrToNRGBA(decoded)
+	case "jpeg":
+		out, ok = jpegYCbCrToNRGBA(decoded)
 	}
 	if !ok {
 		out = toNRGBA(decoded)

@@ -5,9 +5,10 @@ import (
 	"image"
 	"image/color"
 	"image/gif"
-	"image/jpeg"
 	"image/png"
 	"math"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/image/bmp"
@@ -142,30 +143,36 @@ func smooth(w, h int) *image.NRGBA {
 	return img
 }
 
-func TestLoadJPEG(t *testing.T) {
-	src := smooth(64, 48)
-	var b bytes.Buffer
-	if err := jpeg.Encode(&b, src, &jpeg.Options{Quality: 95}); err != nil {
-		t.Fatal(err)
+// TestLoadJPEGLikePillow decodes JPEGs that Pillow encoded (4:2:0, 4:2:2, 4:4:4; odd sizes; chroma
+// 2 samples wide) and compares with Pillow's own decoding (testdata/make_jpeg_fixtures.py). The
+// upsampling and colour conversion are libjpeg-turbo's; the inverse DCT is Go's, whose rounding
+// differs: the measured gap is at most 3 levels, 0.053 on average (4:2:0 with Go's own
+// chroma repetition: up to ~70 levels, 4.4 on average).
+func TestLoadJPEGLikePillow(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("testdata", "photo_*.jpg"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no JPEG fixtures: %v", err)
 	}
-	got, err := Load(writeFile(t, "photo.jpg", b.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Exactly the decoder's colours, converted YCbCr → RGB by the standard library.
-	decoded, err := jpeg.Decode(bytes.NewReader(b.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := image.NewNRGBA(decoded.Bounds())
-	for y := 0; y < 48; y++ {
-		for x := 0; x < 64; x++ {
-			want.Set(x, y, decoded.At(x, y))
+	for _, path := range paths {
+		got, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	sameNRGBA(t, got, want)
-	// And close to what was encoded (lossy).
-	if d := meanAbsDiff(got, src); d > 2 {
-		t.Errorf("mean abs difference to the encoded image %.2f levels, want ≤ 2", d)
+		want, err := Load(strings.TrimSuffix(path, ".jpg") + ".pillow.png")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Rect != want.Rect {
+			t.Fatalf("%s: size %v, Pillow %v", path, got.Rect, want.Rect)
+		}
+		maxGap := 0
+		for i := range got.Pix {
+			maxGap = max(maxGap, int(got.Pix[i])-int(want.Pix[i]), int(want.Pix[i])-int(got.Pix[i]))
+		}
+		mean := meanAbsDiff(got, want) * 4 / 3 // over R, G, B (alpha is 255 in both)
+		t.Logf("%s: max |Δ| %d, mean %.3f levels", filepath.Base(path), maxGap, mean)
+		if maxGap > 3 || mean > 0.06 {
+			t.Errorf("%s: max |Δ| %d, mean %.3f levels from Pillow, want ≤ 3 and ≤ 0.06", path, maxGap, mean)
+		}
 	}
 }
