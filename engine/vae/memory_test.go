@@ -222,6 +222,18 @@ func TestDecodeMemoryIsBoundedByTheTile(t *testing.T) {
 	}
 	peak, weights, flops := decodePeak(t, cfg, true, 64, 64, &DefaultTiling)
 	t.Logf("tiled 64² latents (1024² pixels): activations at peak %.0f MB, %.2f TFLOP of convolutions", float64(peak-weights)/MB, flops/1e12)
+	// The encoder runs untiled on ~1 MP condition images (spec §3.1).
+	sb := &shapeBackend{}
+	m, err := LoadWithConfig(shapeNormBackend{sb}, &zeroSource{cfg: cfg, shapes: shapesFor(cfg)}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded := sb.live
+	img := &Image{C: 4, H: 1024, W: 1024, Pix: make([]float32, 4*1024*1024)}
+	if _, _, err := m.Encode(context.Background(), img); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("encode 1024² (untiled): activations at peak %.0f MB, %.2f TFLOP of convolutions", float64(sb.peak-loaded)/MB, sb.convFlops/1e12)
 	// The tiny model's figure, to set beside its measured RSS (BenchmarkDecodeTiled2048Tiny).
 	tiny, _ := loadTiny(t)
 	peak, weights, _ = decodePeak(t, tiny.Config(), true, 128, 128, &DefaultTiling)
