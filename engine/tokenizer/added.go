@@ -23,6 +23,8 @@ func newAddedTokens(list []addedTokenJSON) (*addedTokens, error) {
 		switch {
 		case tok.Content == "":
 			return nil, fmt.Errorf("tokenizer.json added token %d has empty content", tok.ID)
+		case tok.ID < 0 || tok.ID > maxTokenID:
+			return nil, fmt.Errorf("tokenizer.json added token %q has id %d out of range", tok.Content, tok.ID)
 		case tok.SingleWord || tok.LStrip || tok.RStrip:
 			return nil, fmt.Errorf("tokenizer.json added token %q uses single_word/lstrip/rstrip: not implemented", tok.Content)
 		case tok.Normalized:

@@ -14,6 +14,9 @@ type bpe struct {
 	ignoreMerges bool
 }
 
+// maxTokenID bounds the ids a file may use (the decode table has one entry per id).
+const maxTokenID = 1 << 24
+
 type mergeRule struct {
 	rank int32
 	id   int32
@@ -44,7 +47,7 @@ func newBPE(m modelJSON) (*bpe, error) {
 		if !ok {
 			return nil, fmt.Errorf("tokenizer.json vocab entry %q (id %d) is not spelled in the byte-level alphabet", token, id)
 		}
-		if id < 0 || id > 1<<30 {
+		if id < 0 || id > maxTokenID {
 			return nil, fmt.Errorf("tokenizer.json vocab entry %q has id %d out of range", token, id)
 		}
 		b.vocab[raw] = int32(id)
