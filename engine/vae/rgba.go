@@ -35,3 +35,23 @@ func ToRGBA(img *Image) (*image.NRGBA, error) {
 	}
 	return out, nil
 }
+
+// FromNRGBA is the VAE input of an 8-bit RGBA image already resized to the encode size
+// (VaeImageProcessor.preprocess after its resize, spec §3.1 step 4): x = v/255 in float32, then
+// 2x − 1, as four channel planes R, G, B, A. Alpha is kept as a channel (non-premultiplied).
+func FromNRGBA(img *image.NRGBA) *Image {
+	b := img.Bounds()
+	w, h := b.Dx(), b.Dy()
+	out := &Image{C: 4, H: h, W: w, Pix: make([]float32, 4*h*w)}
+	n := h * w
+	for y := 0; y < h; y++ {
+		row := img.Pix[y*img.Stride : y*img.Stride+4*w]
+		for x := 0; x < w; x++ {
+			for c := 0; c < 4; c++ {
+				v := float32(row[4*x+c]) / 255
+				out.Pix[c*n+y*w+x] = 2*v - 1
+			}
+		}
+	}
+	return out
+}
