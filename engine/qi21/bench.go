@@ -27,6 +27,8 @@ type BlockBench struct {
 	Reps       []float64          `json:"reps_ms"`
 	Median     time.Duration      `json:"-"`
 	MedianMS   float64            `json:"median_ms"`
+	CPU        time.Duration      `json:"-"`
+	CPUMS      float64            `json:"median_cpu_ms"`
 	GemmFlops  float64            `json:"gemm_flop"`
 	AttnFlops  float64            `json:"attn_flop"`
 	GFLOPs     float64            `json:"gflop_per_s"`
@@ -95,7 +97,8 @@ func NewRandomBlockModel(c Config, d quant.DType, be ml.Backend) (*Model, error)
 
 // BenchBlock runs the model's first block reps times over n target rows (random activations,
 // a random σ modulation) against p random prefix rows of cached K/V, as one denoising step does.
-func (m *Model) BenchBlock(n, p, reps int) (*BlockBench, error) {
+// cpuClock, when not nil, reads the process CPU time, reported beside wall time.
+func (m *Model) BenchBlock(n, p, reps int, cpuClock func() time.Duration) (*BlockBench, error) {
 	c := m.Config
 	D := c.Hidden()
 	rng := rand.New(rand.NewPCG(7, 7))
@@ -133,16 +136,21 @@ func (m *Model) BenchBlock(n, p, reps int) (*BlockBench, error) {
 	gemm, attn := BlockFlops(c, n, p)
 	r := &BlockBench{Codec: m.Blocks[0].ToQ.DType.String(), TargetRows: n, PrefixRows: p, GemmFlops: gemm, AttnFlops: attn, ClassMS: map[string]float64{}}
 	times := make([]time.Duration, 0, reps)
+	cpuTimes := make([]time.Duration, 0, reps)
+	if cpuClock == nil {
+		cpuClock = func() time.Duration { return 0 }
+	}
 	tm := m.be.Timings()
 	for i := 0; i < max(1, reps); i++ {
 		ps.x = e.upload(x0, n, D)
 		tm.Reset()
-		start := time.Now()
+		start, startCPU := time.Now(), cpuClock()
 		m.block(e, 0, ps)
 		if _, err := m.be.Download(ps.s.y); err != nil {
 			return nil, err
 		}
 		times = append(times, time.Since(start))
+		cpuTimes = append(cpuTimes, cpuClock()-startCPU)
 		if e.err != nil {
 			return nil, e.err
 		}
@@ -153,9 +161,14 @@ func (m *Model) BenchBlock(n, p, reps int) (*BlockBench, error) {
 		}
 		r.Reps = append(r.Reps, float64(times[i].Microseconds())/1e3)
 	}
-	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
-	r.Median = times[len(times)/2]
-	r.MedianMS = float64(r.Median.Microseconds()) / 1e3
+	r.Median, r.CPU = median(times), median(cpuTimes)
+	r.MedianMS, r.CPUMS = float64(r.Median.Microseconds())/1e3, float64(r.CPU.Microseconds())/1e3
 	r.GFLOPs = (gemm + attn) / r.Median.Seconds() / 1e9
 	return r, nil
+}
+
+func median(d []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
 }

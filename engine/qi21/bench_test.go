@@ -17,7 +17,7 @@ func BenchmarkBlock(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		r, err := m.BenchBlock(256, 64, 1)
+		r, err := m.BenchBlock(256, 64, 1, cpu.ProcessCPUTime)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -34,7 +34,7 @@ func TestBenchBlockRunsAndCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := m.BenchBlock(16, 8, 2)
+	r, err := m.BenchBlock(16, 8, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

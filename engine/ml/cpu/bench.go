@@ -6,10 +6,17 @@ import (
 	"time"
 )
 
-// MeasureSgemm times C[m×n] = A[m×k]·B[k×n] with this build's GEMM reps times (after one warm-up)
-// and returns the median duration and the rate in GFLOP/s at that median. It is the yardstick
-// easel bench compares whole blocks against.
-func MeasureSgemm(m, n, k, reps int) (time.Duration, float64) {
+// SgemmTiming is a measured sgemm: median wall time and the rate at it, and the median process
+// CPU time (all threads) per call.
+type SgemmTiming struct {
+	Wall   time.Duration
+	CPU    time.Duration
+	GFLOPs float64
+}
+
+// MeasureSgemm times C[m×n] = A[m×k]·B[k×n] with this build's GEMM reps times (after one warm-up).
+// It is the yardstick easel bench compares whole blocks against.
+func MeasureSgemm(m, n, k, reps int) SgemmTiming {
 	rng := rand.New(rand.NewPCG(1, 1))
 	a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
 	for i := range a {
@@ -19,13 +26,23 @@ func MeasureSgemm(m, n, k, reps int) (time.Duration, float64) {
 		b[i] = float32(rng.NormFloat64())
 	}
 	sgemm(false, m, n, k, 1, a, k, b, n, 0, c, n)
-	times := make([]time.Duration, max(1, reps))
-	for i := range times {
-		start := time.Now()
+	wall := make([]time.Duration, max(1, reps))
+	cpu := make([]time.Duration, len(wall))
+	for i := range wall {
+		start, startCPU := time.Now(), ProcessCPUTime()
 		sgemm(false, m, n, k, 1, a, k, b, n, 0, c, n)
-		times[i] = time.Since(start)
+		wall[i], cpu[i] = time.Since(start), ProcessCPUTime()-startCPU
 	}
-	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
-	med := times[len(times)/2]
-	return med, 2 * float64(m) * float64(n) * float64(k) / med.Seconds() / 1e9
+	med := Median(wall)
+	return SgemmTiming{Wall: med, CPU: Median(cpu), GFLOPs: 2 * float64(m) * float64(n) * float64(k) / med.Seconds() / 1e9}
+}
+
+// Median is the middle of a list of durations (the upper middle for an even count).
+func Median(d []time.Duration) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
 }
