@@ -7,7 +7,12 @@ import (
 	"image"
 	"image/color"
 	"image/jpeg"
+	"os"
+	"path/filepath"
+	"sort"
 	"testing"
+
+	"golang.org/x/image/tiff"
 )
 
 // blocks is a 48×32 opaque image of six 16×16 solid blocks (aligned to JPEG's 16×16 MCUs, so the
@@ -118,5 +123,75 @@ func TestMalformedExifIgnored(t *testing.T) {
 		if img.Rect.Dx() != 48 || img.Rect.Dy() != 32 {
 			t.Errorf("%s: size %v, want the stored 48×32", name, img.Rect)
 		}
+	}
+}
+
+// TestWebPExifOrientation: an EXIF chunk in an extended WebP is honoured.
+func TestWebPExifOrientation(t *testing.T) {
+	orig, err := os.ReadFile(filepath.Join("testdata", "smooth_lossy_alpha.webp")) // VP8X 64×48
+	if err != nil {
+		t.Fatal(err)
+	}
+	exif := exifTIFF(binary.LittleEndian, 8)
+	chunk := append([]byte("EXIF\x00\x00\x00\x00"), exif...)
+	binary.LittleEndian.PutUint32(chunk[4:], uint32(len(exif)))
+	file := append(append([]byte{}, orig...), chunk...)
+	binary.LittleEndian.PutUint32(file[4:], uint32(len(file)-8)) // RIFF size
+	file[20] |= 0x08                                             // VP8X: has EXIF
+	img, err := Load(writeFile(t, "rotated.webp", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	upright, err := Load(filepath.Join("testdata", "smooth_lossy_alpha.webp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Orientation 8 is shown rotated 90° counter-clockwise: the stored top-right pixel at the top-left.
+	if img.Rect.Dx() != 48 || img.Rect.Dy() != 64 || img.NRGBAAt(0, 0) != upright.NRGBAAt(63, 0) {
+		t.Errorf("size %v, top-left %v: want 48×64 with the stored top-right pixel %v", img.Rect, img.NRGBAAt(0, 0), upright.NRGBAAt(63, 0))
+	}
+}
+
+// TestTIFFOrientation: a TIFF's own Orientation tag is honoured. The encoder writes none, so the
+// test turns its ResolutionUnit entry (also a single SHORT) into Orientation = 6, re-sorted.
+func TestTIFFOrientation(t *testing.T) {
+	var b bytes.Buffer
+	if err := tiff.Encode(&b, blocks(), nil); err != nil {
+		t.Fatal(err)
+	}
+	file := b.Bytes()
+	ifd := binary.LittleEndian.Uint32(file[4:])
+	count := int(binary.LittleEndian.Uint16(file[ifd:]))
+	found := false
+	for e := 0; e < count; e++ {
+		entry := file[int(ifd)+2+12*e:]
+		if binary.LittleEndian.Uint16(entry) == 0x0128 { // ResolutionUnit
+			binary.LittleEndian.PutUint16(entry, 0x0112)
+			binary.LittleEndian.PutUint16(entry[8:], 6)
+			found = true
+		}
+	}
+	if !found {
+		t.Fatal("the TIFF encoder wrote no ResolutionUnit entry to repurpose")
+	}
+	// Entries are self-contained 12-byte records; readers want them sorted by tag.
+	entries := file[int(ifd)+2 : int(ifd)+2+12*count]
+	records := make([][]byte, count)
+	for e := range records {
+		records[e] = append([]byte{}, entries[12*e:12*e+12]...)
+	}
+	sort.Slice(records, func(i, j int) bool {
+		return binary.LittleEndian.Uint16(records[i]) < binary.LittleEndian.Uint16(records[j])
+	})
+	for e, r := range records {
+		copy(entries[12*e:], r)
+	}
+	img, err := Load(writeFile(t, "rotated.tiff", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Orientation 6 is shown rotated 90° clockwise: the stored top-left block (red) at the top-right.
+	if img.Rect.Dx() != 32 || img.Rect.Dy() != 48 || img.NRGBAAt(31, 0) != (color.NRGBA{255, 0, 0, 255}) {
+		t.Errorf("size %v, top-right pixel %v: want 32×48 with red at the top-right", img.Rect, img.NRGBAAt(31, 0))
 	}
 }
