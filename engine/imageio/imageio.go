@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"image/draw"
 	"io"
 	"math"
 	"os"
@@ -27,6 +28,14 @@ import (
 	"golang.org/x/image/tiff"   // TIFF decoder (called directly: see readerAt)
 	_ "golang.org/x/image/webp" // WebP decoder (lossy and lossless)
 )
+
+// MaxPixels is the largest condition image accepted, in pixels (100 megapixels). Condition images
+// are resized to about one megapixel anyway; the limit keeps a huge or hostile file from taking
+// the machine's memory (a 100 MP image already needs 400 MB as RGBA).
+const MaxPixels = 100_000_000
+
+// Formats names the formats Load reads, for messages and file pickers.
+const Formats = "PNG, JPEG, WebP, GIF, BMP or TIFF"
 
 // readerAt is what the header check and the decoders are given: x/image/tiff, handed a plain
 // io.Reader (as image.Decode does), buffers it in memory up to whatever offset the file's header
@@ -45,14 +54,6 @@ func isTIFF(r io.ReaderAt) bool {
 	}
 	return string(magic[:]) == "II*\x00" || string(magic[:]) == "MM\x00*"
 }
-
-// MaxPixels is the largest condition image accepted, in pixels (100 megapixels). Condition images
-// are resized to about one megapixel anyway; the limit keeps a huge or hostile file from taking
-// the machine's memory (a 100 MP image already needs 400 MB as RGBA).
-const MaxPixels = 100_000_000
-
-// Formats names the formats Load reads, for messages and file pickers.
-const Formats = "PNG, JPEG, WebP, GIF, BMP or TIFF"
 
 // Load reads the image file at path as upright 8-bit RGBA.
 func Load(path string) (*image.NRGBA, error) {
@@ -88,7 +89,7 @@ func openError(path string, err error) error {
 	case errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("image %s does not exist: check the path, or choose the file again", path)
 	case errors.Is(err, os.ErrPermission):
-		return fmt.Errorf("Easel is not allowed to read image %s: check the file's permissions "+
+		return fmt.Errorf("no permission to read image %s: check the file's permissions "+
 			"(on macOS also System Settings › Privacy & Security › Files and Folders)", path)
 	}
 	return fmt.Errorf("cannot read image %s: %v", path, err)
@@ -139,6 +140,12 @@ func decodeUnguarded(data []byte, name string, maxPixels int64) (*image.NRGBA, e
 		if int64(b.Dx())*int64(b.Dy()) > maxPixels {
 			return nil, tooLarge(name, b.Dx(), b.Dy(), maxPixels)
 		}
+	}
+	if format == "gif" && decoded.Bounds() != image.Rect(0, 0, cfg.Width, cfg.Height) {
+		// A first frame smaller than the GIF's screen sits at its offset on a transparent screen.
+		screen := image.NewNRGBA(image.Rect(0, 0, cfg.Width, cfg.Height))
+		draw.Draw(screen, decoded.Bounds(), decoded, decoded.Bounds().Min, draw.Src)
+		decoded = screen
 	}
 	if decoded.Bounds().Empty() {
 		return nil, fmt.Errorf("image %s (%s) has no pixels: export it again", name, format)

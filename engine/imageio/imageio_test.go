@@ -176,3 +176,36 @@ func TestLoadJPEGLikePillow(t *testing.T) {
 		}
 	}
 }
+
+// TestGIFFrameOnScreen: a first frame smaller than the GIF's logical screen keeps its place on a
+// transparent screen of the full size.
+func TestGIFFrameOnScreen(t *testing.T) {
+	pal := color.Palette{color.RGBA{0, 0, 0, 0}, color.RGBA{255, 0, 0, 255}}
+	frame := image.NewPaletted(image.Rect(2, 1, 7, 4), pal)
+	for i := range frame.Pix {
+		frame.Pix[i] = 1
+	}
+	var b bytes.Buffer
+	if err := gif.EncodeAll(&b, &gif.GIF{Image: []*image.Paletted{frame}, Delay: []int{0},
+		Config: image.Config{ColorModel: pal, Width: 9, Height: 5}}); err != nil {
+		t.Fatal(err)
+	}
+	img, err := Load(writeFile(t, "offset.gif", b.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img.Rect != image.Rect(0, 0, 9, 5) {
+		t.Fatalf("size %v, want the 9×5 screen", img.Rect)
+	}
+	for y := 0; y < 5; y++ {
+		for x := 0; x < 9; x++ {
+			want := color.NRGBA{}
+			if image.Pt(x, y).In(frame.Rect) {
+				want = color.NRGBA{255, 0, 0, 255}
+			}
+			if got := img.NRGBAAt(x, y); got != want {
+				t.Fatalf("pixel (%d,%d) = %v, want %v", x, y, got, want)
+			}
+		}
+	}
+}
