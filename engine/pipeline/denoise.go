@@ -1,0 +1,143 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"easel/engine/qi21"
+	"easel/engine/sched"
+)
+
+// DenoiseInput is everything the denoising loop needs.
+type DenoiseInput struct {
+	// Positive is the prompt; Negative the negative prompt, used when CFG > 1 (required then).
+	Positive, Negative *Conditioning
+	CFG                float64
+	// CondLatents are the condition images' packed normalized latents, concatenated in order,
+	// and CondShapes their latent grids.
+	CondLatents []float32
+	CondShapes  [][2]int
+	// H, W is the target's latent grid.
+	H, W int
+	// Noise is the starting latents, packed [H·W, 64] (not modified).
+	Noise    []float32
+	Schedule sched.Schedule
+}
+
+// StepReport describes one finished step to DenoiseHooks.Step.
+type StepReport struct {
+	Index int     // 0-based
+	Sigma float32 // σ the step started from
+	// Latents are the packed latents after the step, X0 the step's x0 estimate x − σ·v; both are
+	// the loop's own buffers: copy what you keep.
+	Latents, X0 []float32
+}
+
+// DenoiseHooks are called on the running goroutine; either may be nil.
+type DenoiseHooks struct {
+	// Prefilled runs once both programs are prefilled, with their layouts (positive first).
+	Prefilled func(layouts []*qi21.Layout)
+	// Step runs after every step.
+	Step func(StepReport)
+}
+
+// guided reports whether the input asks for CFG.
+func (in *DenoiseInput) guided() bool { return in.CFG > 1 }
+
+// layout builds one prompt's joint layout: its image slots plus T/4 target slots, and the
+// condition and target grids.
+func (in *DenoiseInput) layout(c *Conditioning) (*qi21.Layout, error) {
+	mask := make([]bool, 0, len(c.ImageMask)+in.H*in.W/4)
+	mask = append(mask, c.ImageMask...)
+	for range in.H * in.W / 4 {
+		mask = append(mask, true)
+	}
+	shapes := append(slices.Clone(in.CondShapes), [2]int{in.H, in.W})
+	return qi21.NewLayout(mask, shapes)
+}
+
+// Denoise prefills one program per prompt and walks the schedule with Euler steps (spec §5.3,
+// §6.12), combining the two velocities under CFG as v = v_neg + s·(v_cond − v_neg) (spec §7).
+// It returns the final packed latents. The programs are released on every path.
+func (p *Pipeline) Denoise(ctx context.Context, in DenoiseInput, hooks DenoiseHooks) ([]float32, error) {
+	if in.Positive == nil {
+		return nil, errors.New("denoise: no prompt conditioning")
+	}
+	if in.guided() && in.Negative == nil {
+		return nil, errors.New("denoise: CFG above 1 needs the negative prompt's conditioning")
+	}
+	if in.H <= 0 || in.W <= 0 || in.H%2 != 0 || in.W%2 != 0 {
+		return nil, fmt.Errorf("%w: latent grid %d×%d: both sides must be even (the image a multiple of 32 pixels)", ErrSize, in.H, in.W)
+	}
+	ch := p.dit.Config.InChannels
+	if len(in.Noise) != in.H*in.W*ch {
+		return nil, fmt.Errorf("%w: %d values for a %d×%d grid of %d channels", ErrNoise, len(in.Noise), in.H, in.W, ch)
+	}
+	conds := []*Conditioning{in.Positive}
+	if in.guided() {
+		conds = append(conds, in.Negative)
+	}
+	var layouts []*qi21.Layout
+	var progs []*qi21.Program
+	defer func() {
+		for _, prog := range progs {
+			p.dit.Release(prog)
+		}
+	}()
+	for i, c := range conds {
+		lay, err := in.layout(c)
+		if err != nil {
+			return nil, fmt.Errorf("prompt %d layout: %w", i+1, err)
+		}
+		if got := lay.CondLatents() * ch; got != len(in.CondLatents) {
+			return nil, fmt.Errorf("%w: the prompt has room for %d condition latent values, the images gave %d", ErrImages, got, len(in.CondLatents))
+		}
+		prog, err := p.dit.Prefill(ctx, lay, c.Embeddings, in.CondLatents)
+		if err != nil {
+			return nil, err
+		}
+		layouts = append(layouts, lay)
+		progs = append(progs, prog)
+	}
+	if hooks.Prefilled != nil {
+		hooks.Prefilled(layouts)
+	}
+
+	x := slices.Clone(in.Noise)
+	x0 := make([]float32, len(x))
+	scale := float32(in.CFG)
+	for i := range in.Schedule.Steps() {
+		sigma := in.Schedule.Sigmas[i]
+		v, err := p.dit.Step(ctx, progs[0], x, sigma)
+		if err != nil {
+			return nil, fmt.Errorf("step %d of %d: %w", i+1, in.Schedule.Steps(), err)
+		}
+		if in.guided() {
+			vNeg, err := p.dit.Step(ctx, progs[1], x, sigma)
+			if err != nil {
+				return nil, fmt.Errorf("step %d of %d, negative prompt: %w", i+1, in.Schedule.Steps(), err)
+			}
+			guide(v, vNeg, scale)
+		}
+		for j := range x {
+			x0[j] = x[j] - float32(sigma*v[j])
+		}
+		if err := in.Schedule.Step(i, x, v); err != nil {
+			return nil, err
+		}
+		if hooks.Step != nil {
+			hooks.Step(StepReport{Index: i, Sigma: sigma, Latents: x, X0: x0})
+		}
+	}
+	return x, nil
+}
+
+// guide overwrites v (the prompt's velocity) with v_neg + s·(v − v_neg), each operation rounded
+// to float32 as torch computes it (the conversion keeps the compiler from fusing a multiply-add).
+func guide(v, vNeg []float32, s float32) {
+	for j := range v {
+		v[j] = vNeg[j] + float32(s*(v[j]-vNeg[j]))
+	}
+}

@@ -1,0 +1,151 @@
+package pipeline
+
+import (
+	"image"
+	"sync"
+	"time"
+
+	"easel/engine/ml"
+)
+
+// Stage is where a run is.
+type Stage int
+
+// The stages of one generation, in order.
+const (
+	StageEncodingPrompt Stage = iota // tokenizing and running the text encoder (both prompts under CFG)
+	StageEncodingImages              // preparing condition images and running the VAE encoder on them
+	StagePrefill                     // the denoiser's prefix pass, once per prompt
+	StageDenoising                   // the Euler steps; Event.Step says which
+	StageDecoding                    // the VAE decoder
+	StageDone                        // the image is ready
+	numStages
+)
+
+var stageNames = [...]string{"encoding prompt", "encoding images", "prefill", "denoising", "decoding", "done"}
+
+// String is the stage as progress lines print it.
+func (s Stage) String() string {
+	if s < 0 || s >= numStages {
+		return "unknown stage"
+	}
+	return stageNames[s]
+}
+
+// Event is one report from a run. Every stage change sends one with Step 0 at its start, and every
+// finished denoising step one with its number.
+//
+// Delivery: Run never blocks on the events channel. Events go to an unbounded queue that a
+// separate goroutine drains into the channel in order; progress events are never dropped,
+// but a preview still waiting in the queue when a newer step arrives is dropped (the event
+// stays, its Preview becomes nil), so a slow consumer sees fewer previews, never stale ones.
+// The channel is closed after the last event, which may be after Run has returned; read it
+// until it is closed.
+type Event struct {
+	Stage Stage
+	// Step is the number of finished denoising steps (1…Steps) in StageDenoising, else 0.
+	Step, Steps int
+	// Sigma is the σ the finished step started from.
+	Sigma float32
+	// Elapsed is the time since Run started.
+	Elapsed time.Duration
+	// StepTime is the mean wall time per denoising step so far (seconds per step); ETA is the
+	// estimated time left to the end of the run (the steps left at StepTime, plus decoding
+	// estimated as one step).
+	StepTime, ETA time.Duration
+	// Timings is the backend's per-class op time since Run started.
+	Timings [ml.NumClasses]ml.ClassTime
+	// Memory is the ledger at the time of the event.
+	Memory Memory
+	// Preview is the step's x0 estimate, on denoising events (nil when dropped).
+	Preview *Preview
+}
+
+// Preview is the model's current guess of the final image, x0 = x − σ·v, as packed latents.
+type Preview struct {
+	// X0 is [H·W, 64], token y·W + x, channel last (the run's own copy).
+	X0 []float32
+	// H, W are the latent grid (the image is 16H × 16W pixels).
+	H, W int
+	// Image is Request.Preview's rendering of X0, or nil without one.
+	Image image.Image
+}
+
+// emitter is the delivery side of the events channel (see Event): an unbounded queue drained by
+// its own goroutine, so the engine never waits for the consumer.
+type emitter struct {
+	out     chan<- Event
+	preview PreviewFunc
+
+	mu     sync.Mutex
+	queue  []Event
+	closed bool
+	wake   chan struct{}
+}
+
+// newEmitter starts delivering to out; nil out gives an emitter that discards everything.
+func newEmitter(out chan<- Event, preview PreviewFunc) *emitter {
+	e := &emitter{out: out, preview: preview, wake: make(chan struct{}, 1)}
+	if out != nil {
+		go e.deliver()
+	}
+	return e
+}
+
+// emit queues ev. A preview still queued is dropped when a newer one comes.
+func (e *emitter) emit(ev Event) {
+	if e.out == nil {
+		return
+	}
+	e.mu.Lock()
+	if ev.Preview != nil {
+		for i := range e.queue {
+			e.queue[i].Preview = nil
+		}
+	}
+	e.queue = append(e.queue, ev)
+	e.mu.Unlock()
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// close ends the stream: the channel closes once the queue is delivered.
+func (e *emitter) close() {
+	if e.out == nil {
+		return
+	}
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// deliver sends the queue in order, rendering previews just before they go out.
+func (e *emitter) deliver() {
+	for {
+		e.mu.Lock()
+		if len(e.queue) == 0 {
+			closed := e.closed
+			e.mu.Unlock()
+			if closed {
+				close(e.out)
+				return
+			}
+			<-e.wake
+			continue
+		}
+		ev := e.queue[0]
+		e.queue[0] = Event{}
+		e.queue = e.queue[1:]
+		e.mu.Unlock()
+		if ev.Preview != nil && e.preview != nil {
+			ev.Preview.Image = e.preview(ev.Preview.X0, ev.Preview.H, ev.Preview.W)
+		}
+		e.out <- ev
+	}
+}

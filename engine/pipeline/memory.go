@@ -1,0 +1,76 @@
+package pipeline
+
+import (
+	"runtime"
+
+	"easel/engine/qi21"
+)
+
+// Memory is the ledger a run reports: where the bytes go.
+type Memory struct {
+	// Weights are the bytes each network maps from the model file (read in place, not copied).
+	Weights []ComponentBytes
+	// PrefixKV is each live program's cached prefix keys and values, in bytes (positive prompt
+	// first; two under CFG).
+	PrefixKV []int64
+	// Activations estimates the denoiser's largest working set (float32 activations of the
+	// prefill or of one step, whichever is larger): an estimate from the shapes, not a measurement.
+	Activations int64
+	// PeakRSS is the process's peak resident set as the OS reports it (0 where unknown).
+	PeakRSS int64
+	// GoHeap is the Go heap in use now.
+	GoHeap int64
+	// DeviceBudget is what the backend may use: physical memory on the CPU backend, or what a
+	// device backend reports through DeviceBudget() int64.
+	DeviceBudget int64
+}
+
+// WeightBytes is the sum of Weights.
+func (m Memory) WeightBytes() int64 {
+	var n int64
+	for _, c := range m.Weights {
+		n += c.Bytes
+	}
+	return n
+}
+
+// prefixKVBytes is one program's cache: every layer's K and V for the prefix rows, float32
+// (spec §6.11: prefix_len × layers × 2 × hidden).
+func prefixKVBytes(c qi21.Config, lay *qi21.Layout) int64 {
+	return int64(lay.PrefixLen) * int64(c.Layers) * 2 * int64(c.Hidden()) * 4
+}
+
+// attentionScoreBudget is the CPU backend's score scratch per attention call (engine/ml/cpu).
+const attentionScoreBudget = 16 << 20
+
+// activationBytes estimates one block's float32 working set over n rows: the residual stream,
+// the normalized input, q, k, v and the attention output (6 rows of hidden), the SwiGLU gate and
+// up projections (2 rows of the MLP width), plus the attention score scratch.
+func activationBytes(c qi21.Config, n int) int64 {
+	return int64(n)*int64(6*c.Hidden()+2*c.MLPHidden())*4 + attentionScoreBudget
+}
+
+// ledger fills a Memory for the programs' layouts alive now.
+func (p *Pipeline) ledger(layouts ...*qi21.Layout) Memory {
+	m := Memory{Weights: p.weights, DeviceBudget: p.deviceBudget()}
+	for _, lay := range layouts {
+		if lay == nil {
+			continue
+		}
+		m.PrefixKV = append(m.PrefixKV, prefixKVBytes(p.dit.Config, lay))
+		m.Activations = max(m.Activations, activationBytes(p.dit.Config, max(lay.PrefixLen, lay.T)))
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	m.GoHeap = int64(ms.HeapInuse)
+	m.PeakRSS = peakRSS()
+	return m
+}
+
+// deviceBudget asks the backend, else takes physical memory.
+func (p *Pipeline) deviceBudget() int64 {
+	if d, ok := p.inner.(interface{ DeviceBudget() int64 }); ok {
+		return d.DeviceBudget()
+	}
+	return physicalMemory()
+}

@@ -1,0 +1,158 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"easel/engine/cmf"
+	"easel/engine/ml"
+	"easel/engine/qi21"
+	"easel/engine/quant"
+	"easel/engine/qwen3vl"
+	"easel/engine/sched"
+	"easel/engine/tokenizer"
+	"easel/engine/vae"
+)
+
+// ModelFile is what a Pipeline is built from: the weights (a quant.Source), the JSON config
+// blobs and the tokenizer of one Qwen-Image-2.1 model file. *cmf.File is one.
+type ModelFile interface {
+	quant.Source
+	// ConfigJSON returns a config blob by tensor name ("qi21.config_json", …).
+	ConfigJSON(name string) ([]byte, error)
+	// Vocab is the tokenizer.json bytes, or nil when the file has none.
+	Vocab() []byte
+}
+
+// Options adjust a Pipeline beyond what the model file says.
+type Options struct {
+	// ImageProcessor replaces the stock Qwen3-VL image-processor settings for condition images.
+	// A .cmf does not carry processor_config.json (cortiq's layout has no place for it), so a
+	// model whose processor differs from the stock one (the tiny test model lowers min_pixels)
+	// must say so here. nil means qwen3vl.DefaultImageProcessorConfig().
+	ImageProcessor *qwen3vl.ImageProcessorConfig
+	// Tiling is how the VAE decodes large images; the zero value means vae.DefaultTiling.
+	Tiling vae.Tiling
+}
+
+// Pipeline is one model bound to one backend, ready to run requests one at a time.
+type Pipeline struct {
+	be       ml.Backend   // the cancellable wrapper every network is bound to
+	guard    *cancellable // its context switch
+	inner    ml.Backend
+	tok      *tokenizer.Tokenizer
+	enc      *qwen3vl.Encoder
+	dit      *qi21.Model
+	vae      *vae.Model
+	sched    sched.Config
+	defaults Defaults
+	proc     qwen3vl.ImageProcessorConfig
+	tiling   vae.Tiling
+	padID    int32
+	vision   bool
+	weights  []ComponentBytes
+
+	mu sync.Mutex // one Run at a time
+}
+
+// New binds the text encoder, the denoiser and the VAE of m to be, reads the tokenizer from the
+// vocab section and the defaults and scheduler from the config blobs. The weights stay where m
+// keeps them (the file mapping); m must stay open while the Pipeline is used.
+func New(m ModelFile, be ml.Backend, opts Options) (*Pipeline, error) {
+	if m == nil || be == nil {
+		return nil, errors.New("pipeline: New needs an open model file and a backend")
+	}
+	p := &Pipeline{inner: be, proc: qwen3vl.DefaultImageProcessorConfig(), tiling: vae.DefaultTiling}
+	p.be, p.guard = wrapBackend(be)
+	if opts.ImageProcessor != nil {
+		p.proc = *opts.ImageProcessor
+	}
+	if opts.Tiling != (vae.Tiling{}) {
+		p.tiling = opts.Tiling
+	}
+	vocab := m.Vocab()
+	if len(vocab) == 0 {
+		return nil, errors.New("pipeline: the model file has no tokenizer (its vocab section is empty): convert the snapshot again with easel convert")
+	}
+	var err error
+	if p.tok, err = tokenizer.Load(vocab); err != nil {
+		return nil, fmt.Errorf("pipeline: the model file's tokenizer: %w", err)
+	}
+	pad, ok := p.tok.TokenID("<|image_pad|>")
+	if !ok {
+		return nil, errors.New("pipeline: the model file's tokenizer has no <|image_pad|> token: it is not Qwen3-VL's")
+	}
+	p.padID = int32(pad)
+	js, err := m.ConfigJSON(DefaultsTensor)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	if p.defaults, err = parseDefaults(js); err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	if js, err = m.ConfigJSON(SchedulerTensor); err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	if p.sched, err = sched.ParseConfig(js); err != nil {
+		return nil, fmt.Errorf("pipeline: %s: %w", SchedulerTensor, err)
+	}
+	if p.enc, err = qwen3vl.NewEncoder(p.be, m); err != nil {
+		return nil, fmt.Errorf("pipeline: text encoder: %w", err)
+	}
+	_, p.vision = p.enc.VisionConfig()
+	if p.dit, err = qi21.Load(m, p.be); err != nil {
+		return nil, fmt.Errorf("pipeline: denoiser: %w", err)
+	}
+	if p.vae, err = vae.Load(p.be, m); err != nil {
+		return nil, fmt.Errorf("pipeline: VAE: %w", err)
+	}
+	if got, want := p.enc.TextConfig().Hidden, p.dit.Config.ContextDim; got != want {
+		return nil, fmt.Errorf("pipeline: the text encoder is %d wide but the denoiser reads %d-wide prompts: the file mixes two models", got, want)
+	}
+	if z := p.vae.Config().ZDim; z != p.dit.Config.InChannels || z != p.dit.Config.OutChannels {
+		return nil, fmt.Errorf("pipeline: the VAE has %d latent channels but the denoiser takes %d and makes %d: the file mixes two models", z, p.dit.Config.InChannels, p.dit.Config.OutChannels)
+	}
+	if e, ok := m.(interface{ Entries() []cmf.Entry }); ok {
+		p.weights = weightsByComponent(e.Entries())
+	}
+	return p, nil
+}
+
+// Defaults are the model's generation defaults (qi21.config_json).
+func (p *Pipeline) Defaults() Defaults { return p.defaults }
+
+// HasVision reports whether the model file carries the vision tower that condition images need.
+func (p *Pipeline) HasVision() bool { return p.vision }
+
+// Backend is the backend the pipeline was built with.
+func (p *Pipeline) Backend() ml.Backend { return p.inner }
+
+// ComponentBytes is how many weight bytes one network maps from the model file.
+type ComponentBytes struct {
+	Name  string // "dit", "te", "vis", "vae", or "other"
+	Bytes int64
+}
+
+// weightsByComponent sums the directory's payloads by name prefix, in a fixed order.
+func weightsByComponent(entries []cmf.Entry) []ComponentBytes {
+	order := []string{"dit", "te", "vis", "vae", "other"}
+	sums := map[string]int64{}
+	for _, e := range entries {
+		name, _, _ := strings.Cut(e.Name, ".")
+		switch name {
+		case "dit", "te", "vis", "vae":
+		default:
+			name = "other"
+		}
+		sums[name] += int64(e.Size)
+	}
+	var out []ComponentBytes
+	for _, n := range order {
+		if sums[n] > 0 {
+			out = append(out, ComponentBytes{n, sums[n]})
+		}
+	}
+	return out
+}

@@ -1,0 +1,207 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"slices"
+	"time"
+
+	"easel/engine/ml"
+	"easel/engine/qi21"
+	"easel/engine/qwen3vl"
+	"easel/engine/vae"
+)
+
+// Result is a finished generation.
+type Result struct {
+	// Image is the RGBA output, 8 bits per channel, not premultiplied (spec §9).
+	Image *image.NRGBA
+	// Decoded is the VAE's output before the 8-bit conversion, [4, H, W] in [−1, 1].
+	Decoded *vae.Image
+	// Latents are the final packed latents [h·w, 64].
+	Latents []float32
+	// Width, Height are the image size; Steps, CFG, Seed and Sigmas what was actually used
+	// (Sigmas has the terminal 0).
+	Width, Height int
+	Steps         int
+	CFG           float64
+	Seed          uint64
+	Sigmas        []float32
+	// Resolution is the output_resolution condition images were sized for.
+	Resolution int
+	// StageTimes is the wall time spent in each stage, indexed by Stage (StageDone is the total).
+	StageTimes [numStages]time.Duration
+	// Timings is the backend's per-class op time over the run.
+	Timings [ml.NumClasses]ml.ClassTime
+	// Memory is the ledger at the end of denoising (both programs still counted).
+	Memory Memory
+}
+
+// Run makes one image. Events (see Event for the delivery policy) go to events, which Run
+// closes after the last one; events may be nil. A bad request fails before any work with an error
+// wrapping ErrSize, ErrImages, ErrSettings or ErrNoise. Cancelling ctx stops the run within one
+// backend op; the error then wraps ctx.Err() (context.Canceled) and names the stage. Runs on one
+// Pipeline are serialized.
+func (p *Pipeline) Run(ctx context.Context, req Request, events chan<- Event) (*Result, error) {
+	em := newEmitter(events, req.Preview)
+	defer em.close()
+	set, err := p.resolve(&req)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.guard.begin(ctx)
+	defer p.guard.end()
+
+	r := &run{p: p, em: em, start: time.Now(), timings0: p.inner.Timings().Snapshot(), steps: set.steps}
+	res, err := r.generate(ctx, &req, set)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("pipeline: cancelled while %s: %w", r.stage, errors.Join(ctx.Err(), err))
+		}
+		return nil, fmt.Errorf("pipeline: %s: %w", r.stage, err)
+	}
+	return res, nil
+}
+
+// run is the state of one Run: the current stage and the clocks behind the events.
+type run struct {
+	p          *Pipeline
+	em         *emitter
+	start      time.Time
+	stage      Stage
+	stageStart time.Time
+	stageTimes [numStages]time.Duration
+	timings0   [ml.NumClasses]ml.ClassTime
+	layouts    []*qi21.Layout
+	steps      int
+	stepsDone  int
+	denoise0   time.Time // when the first step began
+}
+
+// enter closes the current stage's clock and announces the next one.
+func (r *run) enter(s Stage) {
+	now := time.Now()
+	if !r.stageStart.IsZero() {
+		r.stageTimes[r.stage] += now.Sub(r.stageStart)
+	}
+	r.stage, r.stageStart = s, now
+	if s == StageDenoising {
+		r.denoise0 = now
+	}
+	r.em.emit(r.event())
+}
+
+// timings is the per-class time since the run started.
+func (r *run) timings() [ml.NumClasses]ml.ClassTime {
+	t := r.p.inner.Timings().Snapshot()
+	for c := range t {
+		t[c].Time -= r.timings0[c].Time
+		t[c].Ops -= r.timings0[c].Ops
+		t[c].Flops -= r.timings0[c].Flops
+	}
+	return t
+}
+
+// event is the current state as an Event.
+func (r *run) event() Event {
+	ev := Event{Stage: r.stage, Steps: r.steps, Elapsed: time.Since(r.start), Timings: r.timings(), Memory: r.p.ledger(r.layouts...)}
+	if r.stage == StageDenoising && r.stepsDone > 0 {
+		ev.Step = r.stepsDone
+		ev.StepTime = time.Since(r.denoise0) / time.Duration(r.stepsDone)
+		ev.ETA = ev.StepTime * time.Duration(r.steps-r.stepsDone+1)
+	}
+	return ev
+}
+
+// generate is Run after the request is checked.
+func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result, error) {
+	p := r.p
+	r.enter(StageEncodingPrompt)
+	conds, err := p.PrepareImages(req.Images, set.resolution)
+	if err != nil {
+		return nil, err
+	}
+	vision := VisionInputs(conds)
+	pos, err := r.encode(ctx, req.Prompt, conds, vision)
+	if err != nil {
+		return nil, err
+	}
+	var neg *Conditioning
+	if set.guided() {
+		if neg, err = r.encode(ctx, req.NegativePrompt, conds, vision); err != nil {
+			return nil, fmt.Errorf("negative prompt: %w", err)
+		}
+	}
+	var condLatents []float32
+	var condShapes [][2]int
+	if len(conds) > 0 {
+		r.enter(StageEncodingImages)
+		if condLatents, condShapes, err = p.EncodeConditionImages(ctx, VAEInputs(conds)); err != nil {
+			return nil, err
+		}
+	}
+	schedule, err := p.Schedule(set.steps, set.sigmas, set.h*set.w)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSettings, err)
+	}
+	noise := req.Noise
+	if noise == nil {
+		if noise, err = p.Noise(req.Seed, set.h, set.w); err != nil {
+			return nil, err
+		}
+	}
+
+	r.enter(StagePrefill)
+	var memory Memory
+	in := DenoiseInput{Positive: pos, Negative: neg, CFG: set.cfg, CondLatents: condLatents, CondShapes: condShapes,
+		H: set.h, W: set.w, Noise: noise, Schedule: schedule}
+	latents, err := p.Denoise(ctx, in, DenoiseHooks{
+		Prefilled: func(l []*qi21.Layout) {
+			r.layouts = l
+			r.enter(StageDenoising)
+		},
+		Step: func(s StepReport) {
+			r.stepsDone = s.Index + 1
+			ev := r.event()
+			ev.Sigma = s.Sigma
+			ev.Preview = &Preview{X0: slices.Clone(s.X0), H: set.h, W: set.w}
+			memory = ev.Memory
+			r.em.emit(ev)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.layouts = nil
+
+	r.enter(StageDecoding)
+	decoded, err := p.Decode(ctx, latents, set.h, set.w)
+	if err != nil {
+		return nil, err
+	}
+	img, err := vae.ToRGBA(decoded)
+	if err != nil {
+		return nil, err
+	}
+	r.enter(StageDone)
+	r.stageTimes[StageDone] = time.Since(r.start)
+	return &Result{
+		Image: img, Decoded: decoded, Latents: latents,
+		Width: set.width, Height: set.height, Steps: set.steps, CFG: set.cfg, Seed: req.Seed,
+		Sigmas: schedule.Sigmas, Resolution: set.resolution,
+		StageTimes: r.stageTimes, Timings: r.timings(), Memory: memory,
+	}, nil
+}
+
+// encode builds and encodes one prompt.
+func (r *run) encode(ctx context.Context, text string, conds []*qwen3vl.ConditionImage, vision []qwen3vl.VisionInput) (*Conditioning, error) {
+	prompt, err := r.p.BuildPrompt(text, conds)
+	if err != nil {
+		return nil, err
+	}
+	return r.p.EncodePrompt(ctx, prompt.IDs, prompt.Drop, vision)
+}

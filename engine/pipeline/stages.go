@@ -1,0 +1,140 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"image"
+
+	"easel/engine/qwen3vl"
+	"easel/engine/sched"
+	"easel/engine/seed"
+	"easel/engine/vae"
+)
+
+// The stages of Run, exported so tests can start the chain from the reference's own
+// intermediate data (processor outputs, VAE inputs, the recorded noise).
+
+// Conditioning is one encoded prompt, as the denoiser takes it.
+type Conditioning struct {
+	// Embeddings are the prompt rows after the system-prefix drop, [L, context width].
+	Embeddings []float32
+	// ImageMask is true at the L rows that are <|image_pad|> slots (condition-image latents
+	// replace them in the denoiser).
+	ImageMask []bool
+}
+
+// Rows is L, the number of prompt rows.
+func (c *Conditioning) Rows() int { return len(c.ImageMask) }
+
+// PrepareImages resizes each condition image for both encoders (spec §3.1–3.2) for an output
+// resolution res: about res² pixels, sides multiples of 32.
+func (p *Pipeline) PrepareImages(images []*image.NRGBA, res int) ([]*qwen3vl.ConditionImage, error) {
+	out := make([]*qwen3vl.ConditionImage, len(images))
+	for i, img := range images {
+		ci, err := qwen3vl.PrepareConditionImage(img, res, p.proc)
+		if err != nil {
+			return nil, fmt.Errorf("%w: condition image %d: %v", ErrImages, i+1, err)
+		}
+		out[i] = ci
+	}
+	return out, nil
+}
+
+// BuildPrompt tokenizes text in the template for the prepared condition images (spec §1).
+func (p *Pipeline) BuildPrompt(text string, conds []*qwen3vl.ConditionImage) (qwen3vl.Prompt, error) {
+	pads := make([]int, len(conds))
+	for i, c := range conds {
+		n, err := qwen3vl.ImagePadCount(c.GridTHW, p.proc.MergeSize)
+		if err != nil {
+			return qwen3vl.Prompt{}, fmt.Errorf("condition image %d: %w", i+1, err)
+		}
+		pads[i] = n
+	}
+	return qwen3vl.BuildPrompt(p.tok, text, pads)
+}
+
+// VisionInputs are the prepared images as the vision tower takes them.
+func VisionInputs(conds []*qwen3vl.ConditionImage) []qwen3vl.VisionInput {
+	out := make([]qwen3vl.VisionInput, len(conds))
+	for i, c := range conds {
+		out[i] = qwen3vl.VisionInput{Pixels: c.PixelValues, Grid: c.GridTHW}
+	}
+	return out
+}
+
+// VAEInputs are the prepared images as the VAE encoder takes them ([4, Hc, Wc] in [−1, 1]).
+func VAEInputs(conds []*qwen3vl.ConditionImage) []*vae.Image {
+	out := make([]*vae.Image, len(conds))
+	for i, c := range conds {
+		out[i] = &vae.Image{C: 4, H: c.Height, W: c.Width, Pix: c.VAEInput}
+	}
+	return out
+}
+
+// EncodePrompt runs the text encoder over one unpadded prompt's token ids (with its images'
+// pixel rows) and drops the first drop rows (spec §1.4–1.5). The image mask comes from the ids.
+func (p *Pipeline) EncodePrompt(ctx context.Context, ids []int32, drop int, vision []qwen3vl.VisionInput) (*Conditioning, error) {
+	if drop < 0 || drop >= len(ids) {
+		return nil, fmt.Errorf("prompt of %d tokens cannot drop %d system rows", len(ids), drop)
+	}
+	if len(vision) > 0 && !p.vision {
+		return nil, fmt.Errorf("%w: this model file has no vision tower", ErrImages)
+	}
+	hidden, err := p.enc.Encode(ctx, ids, vision)
+	if err != nil {
+		return nil, err
+	}
+	emb, err := qwen3vl.DropPrefixRows(hidden, p.enc.TextConfig().Hidden, drop)
+	if err != nil {
+		return nil, err
+	}
+	c := &Conditioning{Embeddings: emb, ImageMask: make([]bool, len(ids)-drop)}
+	for i, id := range ids[drop:] {
+		c.ImageMask[i] = id == p.padID
+	}
+	return c, nil
+}
+
+// EncodeConditionImages encodes each image with the VAE (the mode of the latent distribution,
+// normalized) and concatenates their packed tokens in order (spec §3.3). shapes are the latent
+// grids (h, w).
+func (p *Pipeline) EncodeConditionImages(ctx context.Context, images []*vae.Image) (latents []float32, shapes [][2]int, err error) {
+	for i, img := range images {
+		_, zn, err := p.vae.Encode(ctx, img)
+		if err != nil {
+			return nil, nil, fmt.Errorf("condition image %d: %w", i+1, err)
+		}
+		latents = append(latents, zn.Tokens()...)
+		shapes = append(shapes, [2]int{zn.H, zn.W})
+	}
+	return latents, shapes, nil
+}
+
+// Noise is the starting noise for a seed on an h×w latent grid, packed [h·w, 64], exactly as
+// diffusers draws it (engine/seed).
+func (p *Pipeline) Noise(s uint64, h, w int) ([]float32, error) {
+	n, err := seed.LatentNoise(s, h, w)
+	if err != nil {
+		return nil, err
+	}
+	return seed.PackLatents(n, seed.LatentChannels, h, w)
+}
+
+// Schedule is the sigma grid for steps on a target of tokens latent tokens, or for a fixed grid
+// when sigmas is not nil.
+func (p *Pipeline) Schedule(steps int, sigmas []float64, tokens int) (sched.Schedule, error) {
+	if sigmas != nil {
+		return p.sched.ScheduleFromSigmas(sigmas, tokens)
+	}
+	return p.sched.Schedule(steps, tokens)
+}
+
+// Decode turns the final packed latents [h·w, 64] into the image in [−1, 1] (tiled when large;
+// a grid within one tile decodes exactly as one piece).
+func (p *Pipeline) Decode(ctx context.Context, latents []float32, h, w int) (*vae.Image, error) {
+	zn, err := vae.FromTokens(latents, h, w)
+	if err != nil {
+		return nil, err
+	}
+	return p.vae.DecodeTiled(ctx, zn, p.tiling)
+}
