@@ -101,18 +101,18 @@ type Envelope struct {
 	DirHash          uint64  // Hash64 of the directory; 0 = not recorded
 }
 
-func (e *Envelope) sections() []struct {
+// namedSection is one of the six envelope sections, in envelope order.
+type namedSection struct {
 	name     string
 	s        Section
-	required bool
-} {
-	return []struct {
-		name     string
-		s        Section
-		required bool
-	}{
-		{"header", e.Header, true}, {"directory", e.Dir, true}, {"data", e.Data, false},
-		{"masks", e.Masks, false}, {"vocab", e.Vocab, false}, {"index", e.Index, false},
+	required bool // header and directory must be present
+	trailing bool // masks, vocab, index: may lie inside the data section (cortiq tail append)
+}
+
+func (e *Envelope) sections() []namedSection {
+	return []namedSection{
+		{"header", e.Header, true, false}, {"directory", e.Dir, true, false}, {"data", e.Data, false, false},
+		{"masks", e.Masks, false, true}, {"vocab", e.Vocab, false, true}, {"index", e.Index, false, true},
 	}
 }
 
@@ -199,8 +199,8 @@ func parseEnvelope(path string, b []byte) (Envelope, error) {
 	for i := range secs {
 		for j := i + 1; j < len(secs); j++ {
 			a, c := secs[i], secs[j]
-			if a.s.Len == 0 || c.s.Len == 0 || (a.name == "data" && j >= 3) {
-				continue // optional sections may sit inside the data (cortiq tail append)
+			if a.s.Len == 0 || c.s.Len == 0 || (a.name == "data" && c.trailing) {
+				continue
 			}
 			if a.s.Off < c.s.End() && c.s.Off < a.s.End() {
 				return Envelope{}, corrupt(path, "", adviceRedownload, "the %s section [%d, %d) overlaps the %s section [%d, %d)", a.name, a.s.Off, a.s.End(), c.name, c.s.Off, c.s.End())

@@ -1,8 +1,10 @@
 package cmf
 
 import (
+	"encoding/binary"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,5 +39,39 @@ func TestRequireMissingAndClosed(t *testing.T) {
 	}
 	if err := f.Verify(nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("Verify after Close: %v", err)
+	}
+}
+
+// cortiq's tail append (cmf.md §1) grows the data section over the old vocab, so a vocab section
+// inside the data section is legal and must open.
+func TestVocabInsideDataOpens(t *testing.T) {
+	s := loadSample(t, "processor/tokenizer_config.json")
+	path := filepath.Join(t.TempDir(), "s.cmf")
+	s.write(t, path, Options{HeadReserve: 16 << 10})
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := f.Envelope()
+	f.Close()
+	// Stretch data_len over the vocab, as an append of more payloads would.
+	binary.LittleEndian.PutUint64(b[0x38:], env.Vocab.End()-env.Data.Off)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err = Open(path)
+	if err != nil {
+		t.Fatalf("a vocab section inside the data section was refused: %v", err)
+	}
+	defer f.Close()
+	if err := f.Verify(nil); err != nil {
+		t.Errorf("Verify: %v", err)
+	}
+	if string(f.Vocab()) != string(s.vocab) {
+		t.Error("vocab bytes changed")
 	}
 }
