@@ -179,6 +179,10 @@ func PrepareConditionImage(img *image.NRGBA, res int, proc ImageProcessorConfig)
 		return nil, err
 	}
 	if vw != wc || vh != hc {
+		// Only when res² is outside the processor's pixel bounds (res < 256 or > 4096 with the stock
+		// config). The processor's resample is bicubic; which implementation the reference uses
+		// here is not pinned down by any golden case (its normalisation matches the transformers
+		// fast processor, which resizes with torchvision): this is Pillow's BICUBIC on RGB.
 		vision = resizePillow(vision, vw, vh, BicubicFilter, false)
 	}
 	out.VisionWidth, out.VisionHeight = vw, vh

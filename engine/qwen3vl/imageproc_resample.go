@@ -7,8 +7,8 @@ import (
 	"sync"
 )
 
-// The reference resizes condition images with Pillow (Image.resize, LANCZOS, reducing_gap=None),
-// and the Qwen2-VL processor with Pillow BICUBIC when smart_resize changes the size. This file is a
+// The reference resizes condition images with Pillow (Image.resize, LANCZOS, reducing_gap=None);
+// BICUBIC serves the rare second resize of the vision copy (see PrepareConditionImage). This file is a
 // port of Pillow's libImaging/Resample.c 8-bit path, so that resized pixels match the reference
 // bit for bit rather than merely look alike:
 //
