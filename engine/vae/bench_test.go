@@ -4,6 +4,9 @@ import (
 	"context"
 	"math/rand/v2"
 	"testing"
+
+	"easel/engine/ml/cpu"
+	"easel/engine/quant"
 )
 
 // randomLatents is a normalized latent grid with N(0, 1) entries, like the denoiser's start.
@@ -41,4 +44,36 @@ func BenchmarkDecodeTiled2048Tiny(b *testing.B) {
 		}
 	}
 	b.Log(be.Timings())
+}
+
+// BenchmarkRealWidthConv is one 3×3 convolution of the published decoder's widest stage (1152 →
+// 1152 channels, f16 weights) over a 32×32 map: 24.5 GFLOP, the unit the decoder's cost is made of
+// (a 1024² decode is 17.2 TFLOP of convolutions untiled, 27.6 tiled; TestDecodeMemoryIsBoundedByTheTile).
+func BenchmarkRealWidthConv(b *testing.B) {
+	const C, S = 1152, 32
+	r := rand.New(rand.NewPCG(1, 2))
+	w := make([]float32, C*C*9)
+	for i := range w {
+		w[i] = float32(r.NormFloat64() * 0.01)
+	}
+	c, err := fixedConv("bench.conv", w, C, C, 3)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.w.Data, err = quant.Encode(quant.F16, c.w.Shape, w)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.w.DType = quant.F16
+	be := cpu.New()
+	x, _ := be.Upload(make([]float32, C*S*S), C, S, S)
+	o := ops{b: be}
+	for b.Loop() {
+		y, err := o.same(x, c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		be.Free(y)
+	}
+	b.ReportMetric(2*float64(C*C*9*S*S)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
