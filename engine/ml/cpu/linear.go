@@ -48,20 +48,87 @@ func (b *Backend) LinearBatch(dsts []ml.Tensor, x ml.Tensor, ws []*quant.Tensor)
 		return nil
 	}
 	defer b.track(ml.ClassGemm, flops)()
+	if n < pipelineMinRows {
+		return b.linearParallelDequantize(outs, cx, ws, maxIn)
+	}
+	return b.linearPipelined(outs, cx, ws, maxIn)
+}
+
+// pipelineMinRows is the input height from which a tile's sgemm takes long enough to hide the
+// next tile's dequantization on one goroutine; below it (the modulation's single row) the
+// dequantization dominates and runs on every core instead.
+const pipelineMinRows = 64
+
+// linearParallelDequantize dequantizes each tile on all cores, then multiplies it.
+func (b *Backend) linearParallelDequantize(outs []*Tensor, x *Tensor, ws []*quant.Tensor, maxIn int) error {
+	n, in := x.rows(), x.cols()
 	scratch := getScratch(b.tileRows * maxIn)
 	defer putScratch(scratch)
 	for i, w := range ws {
-		out := outs[i]
 		rows := w.Rows()
 		for r0 := 0; r0 < rows; r0 += b.tileRows {
 			r1 := min(r0+b.tileRows, rows)
 			if err := parallelDequantize(w, r0, r1, scratch); err != nil {
-				return fmt.Errorf("cpu.%s: %v", op, err)
+				return fmt.Errorf("cpu.LinearBatch: %v", err)
 			}
-			sgemm(true, n, r1-r0, in, 1, cx.data, in, scratch, in, 0, out.data[r0:], rows)
+			sgemm(true, n, r1-r0, in, 1, x.data, in, scratch, in, 0, outs[i].data[r0:], rows)
 		}
 	}
 	return nil
+}
+
+// weightTile is one dequantized tile in flight between the decoding goroutine and the GEMM.
+type weightTile struct {
+	w, r0, r1 int
+	buf       []float32
+	err       error
+}
+
+// linearPipelined decodes tile t+1 on one goroutine while the GEMM (on every core) multiplies
+// tile t: two tile buffers circulate between them.
+func (b *Backend) linearPipelined(outs []*Tensor, x *Tensor, ws []*quant.Tensor, maxIn int) error {
+	n, in := x.rows(), x.cols()
+	free := make(chan []float32, 2)
+	for range 2 {
+		free <- getScratch(b.tileRows * maxIn)
+	}
+	ready := make(chan weightTile, 2)
+	stop := make(chan struct{})
+	go func() {
+		defer close(ready)
+		for i, w := range ws {
+			for r0 := 0; r0 < w.Rows(); r0 += b.tileRows {
+				var buf []float32
+				select {
+				case buf = <-free:
+				case <-stop:
+					return
+				}
+				r1 := min(r0+b.tileRows, w.Rows())
+				err := quant.DequantizeRows(w, r0, r1, buf)
+				ready <- weightTile{w: i, r0: r0, r1: r1, buf: buf, err: err}
+				if err != nil {
+					return
+				}
+			}
+		}
+	}()
+	var failed error
+	for t := range ready {
+		if failed == nil && t.err != nil {
+			failed = fmt.Errorf("cpu.LinearBatch: %v", t.err)
+			close(stop)
+		}
+		if failed == nil {
+			rows := ws[t.w].Rows()
+			sgemm(true, n, t.r1-t.r0, in, 1, x.data, in, t.buf, in, 0, outs[t.w].data[t.r0:], rows)
+		}
+		free <- t.buf
+	}
+	for range 2 {
+		putScratch(<-free)
+	}
+	return failed
 }
 
 // parallelDequantize splits a tile's rows over the cores.
