@@ -1,0 +1,215 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"easel/engine/cmf"
+	"easel/engine/convert"
+	"easel/engine/ml"
+	"easel/engine/ml/cpu"
+	"easel/engine/qwen3vl"
+	"easel/engine/vae"
+	"easel/internal/golden"
+)
+
+// The tiny reference model, converted once per test binary with the f16 profile (every weight at
+// the snapshot's own precision: bf16 stays bf16, the VAE's f32 stays f32), so the model runs the
+// reference's exact weights from a real memory-mapped .cmf.
+var (
+	tinyOnce sync.Once
+	tinyPath string
+	tinyDir  string
+	tinyProc qwen3vl.ImageProcessorConfig
+	tinyErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if tinyDir != "" {
+		os.RemoveAll(tinyDir)
+	}
+	os.Exit(code)
+}
+
+// tinyModel is the converted file's path and the snapshot's image-processor settings (which a
+// .cmf does not carry).
+func tinyModel(t testing.TB) (string, qwen3vl.ImageProcessorConfig) {
+	t.Helper()
+	tinyOnce.Do(func() {
+		snap, err := golden.ModelSnapshot()
+		if err != nil {
+			tinyErr = err
+			return
+		}
+		if tinyProc, err = qwen3vl.LoadImageProcessorConfig(filepath.Join(snap, "processor", "processor_config.json")); err != nil {
+			tinyErr = err
+			return
+		}
+		if tinyDir, err = os.MkdirTemp("", "easel-pipeline-test-"); err != nil {
+			tinyErr = err
+			return
+		}
+		tinyPath = filepath.Join(tinyDir, "tiny-f16.cmf")
+		_, tinyErr = convert.Convert(context.Background(), snap, tinyPath, convert.Options{Profile: convert.ProfileF16})
+	})
+	if tinyErr != nil {
+		t.Fatalf("converting the tiny reference snapshot: %v", tinyErr)
+	}
+	return tinyPath, tinyProc
+}
+
+// newTinyPipeline opens the converted tiny model on be (a new CPU backend when nil).
+func newTinyPipeline(t testing.TB, be ml.Backend) *Pipeline {
+	t.Helper()
+	path, proc := tinyModel(t)
+	f, err := cmf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if be == nil {
+		be = cpu.New()
+	}
+	p, err := New(f, be, Options{ImageProcessor: &proc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// pipelineCase is one pipeline_* reference case with its metadata decoded.
+type pipelineCase struct {
+	*golden.Case
+	prompt, neg   string
+	cfg           float64
+	steps, res    int
+	width, height int // 0 when the case takes the size from the last condition image
+	shapes        [][2]int
+	condFiles     []string
+	seed          uint64
+}
+
+func pipelineCases(t *testing.T) []*pipelineCase {
+	t.Helper()
+	paths, err := golden.Cases("pipeline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) == 0 {
+		t.Fatal("no pipeline_* reference cases in the golden directory")
+	}
+	var out []*pipelineCase
+	for _, path := range paths {
+		c, err := golden.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		pc, err := decodeCase(c)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		out = append(out, pc)
+	}
+	return out
+}
+
+func decodeCase(c *golden.Case) (*pipelineCase, error) {
+	pc := &pipelineCase{Case: c, seed: 11}
+	m := c.Meta
+	var ok bool
+	if pc.prompt, ok = m["prompt"].(string); !ok {
+		return nil, fmt.Errorf("no prompt in the metadata")
+	}
+	pc.neg, _ = m["neg"].(string)
+	num := func(k string) (int, bool) { v, ok := m[k].(float64); return int(v), ok }
+	if pc.cfg, ok = m["cfg"].(float64); !ok {
+		return nil, fmt.Errorf("no cfg in the metadata")
+	}
+	if pc.steps, ok = num("steps"); !ok {
+		return nil, fmt.Errorf("no steps in the metadata")
+	}
+	if pc.res, ok = num("res"); !ok {
+		return nil, fmt.Errorf("no res in the metadata")
+	}
+	pc.width, _ = num("width")
+	pc.height, _ = num("height")
+	batch, _ := m["img_shapes"].([]any)
+	if len(batch) == 0 {
+		return nil, fmt.Errorf("no img_shapes in the metadata")
+	}
+	for _, s := range batch[0].([]any) {
+		v := s.([]any)
+		pc.shapes = append(pc.shapes, [2]int{int(v[1].(float64)), int(v[2].(float64))})
+	}
+	for _, n := range asSlice(m["cond_images"]) {
+		pc.condFiles = append(pc.condFiles, n.(string))
+	}
+	return pc, nil
+}
+
+func asSlice(v any) []any { s, _ := v.([]any); return s }
+
+// target is the output's latent grid.
+func (c *pipelineCase) target() (h, w int) {
+	s := c.shapes[len(c.shapes)-1]
+	return s[0], s[1]
+}
+
+func (c *pipelineCase) float32s(t *testing.T, name string) ([]float32, []int) {
+	t.Helper()
+	v, shape, err := c.Float32s(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, shape
+}
+
+func (c *pipelineCase) int32s(t *testing.T, name string) []int32 {
+	t.Helper()
+	v, _, err := c.Int64s(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]int32, len(v))
+	for i, x := range v {
+		out[i] = int32(x)
+	}
+	return out
+}
+
+// recordedNoise is the initial noise the reference drew: the last T rows of the first denoiser
+// call's hidden states.
+func (c *pipelineCase) recordedNoise(t *testing.T) []float32 {
+	t.Helper()
+	hidden, shape := c.float32s(t, "dit0_hidden_states")
+	h, w := c.target()
+	return hidden[(shape[1]-h*w)*shape[2]:]
+}
+
+// imageHWC is a decoded [4, H, W] image in [−1, 1] as the reference's output_type="np" holds
+// it: [H, W, 4] in [0, 1].
+func imageHWC(img *vae.Image) []float32 {
+	out := make([]float32, len(img.Pix))
+	n := img.H * img.W
+	for c := range img.C {
+		for p := range n {
+			out[p*img.C+c] = vae.UnitRange(img.Pix[c*n+p])
+		}
+	}
+	return out
+}
+
+// maxAbs is max |got − want| with a length check.
+func maxAbs(t *testing.T, what string, got, want []float32) float64 {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, the reference has %d", what, len(got), len(want))
+	}
+	return golden.MaxAbsErr(got, want)
+}
