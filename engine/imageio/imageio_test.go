@@ -209,3 +209,49 @@ func TestGIFFrameOnScreen(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadPremultiplied: premultiplied sources (TIFF with associated alpha, 8- and 16-bit; opaque
+// 16-bit PNG) come out as the standard library's own NRGBA conversion of what was encoded.
+func TestLoadPremultiplied(t *testing.T) {
+	src8 := image.NewRGBA(image.Rect(0, 0, 13, 7))
+	src16 := image.NewRGBA64(src8.Rect)
+	opaque16 := image.NewRGBA64(src8.Rect)
+	for y := 0; y < 7; y++ {
+		for x := 0; x < 13; x++ {
+			c := pattern(13, 7).NRGBAAt(x, y)
+			src8.Set(x, y, c)
+			src16.Set(x, y, color.NRGBA64{uint16(c.R)<<8 | 0x5a, uint16(c.G) << 8, uint16(c.B)<<8 | 0xff, uint16(c.A)<<8 | uint16(x)})
+			opaque16.Set(x, y, color.RGBA64{uint16(c.R)<<8 | 0x5a, uint16(c.G) << 8, uint16(c.B)<<8 | 0xff, 0xffff})
+		}
+	}
+	var tiff8, tiff16 bytes.Buffer
+	if err := tiff.Encode(&tiff8, src8, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := tiff.Encode(&tiff16, src16, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		file []byte
+		src  image.Image
+	}{
+		{"associated-alpha8.tiff", tiff8.Bytes(), src8},
+		{"associated-alpha16.tiff", tiff16.Bytes(), src16},
+		{"opaque16.png", encodePNG(t, opaque16), opaque16},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Load(writeFile(t, tc.name, tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := image.NewNRGBA(src8.Rect)
+			for y := 0; y < 7; y++ {
+				for x := 0; x < 13; x++ {
+					want.SetNRGBA(x, y, color.NRGBAModel.Convert(tc.src.At(x, y)).(color.NRGBA))
+				}
+			}
+			sameNRGBA(t, got, want)
+		})
+	}
+}

@@ -64,27 +64,46 @@ func toNRGBA(src image.Image) *image.NRGBA {
 		// Always opaque: premultiplied and straight RGBA coincide, and draw has fast paths for them.
 		opaque := &image.RGBA{Pix: dst.Pix, Stride: dst.Stride, Rect: dst.Rect}
 		draw.Draw(opaque, opaque.Rect, src, b.Min, draw.Src)
-	default:
-		if o, ok := src.(interface{ Opaque() bool }); ok && o.Opaque() {
-			if rgba, ok := src.(*image.RGBA); ok { // opaque 8-bit RGB: the bytes are already right
-				for y := 0; y < h; y++ {
-					copy(dst.Pix[y*dst.Stride:(y+1)*dst.Stride], rgba.Pix[rgba.PixOffset(b.Min.X, b.Min.Y+y):])
-				}
-				return dst
+	case *image.RGBA: // 8-bit premultiplied (PNG truecolour without alpha, TIFF associated alpha)
+		for y := 0; y < h; y++ {
+			in := s.Pix[s.PixOffset(b.Min.X, b.Min.Y+y):]
+			out := dst.Pix[y*dst.Stride:]
+			for x := 0; x < w; x++ {
+				p := in[4*x : 4*x+4 : 4*x+4]
+				out[4*x], out[4*x+1], out[4*x+2] = unpremultiply(uint32(p[0])*0x101, uint32(p[1])*0x101, uint32(p[2])*0x101, uint32(p[3])*0x101)
+				out[4*x+3] = p[3]
 			}
 		}
-		// Everything else (premultiplied RGBA, 16-bit RGBA64, NYCbCrA, …): through 16-bit
-		// premultiplied colour, unpremultiplied, high byte kept.
+	case *image.RGBA64: // 16-bit premultiplied, big-endian (16-bit PNG truecolour without alpha)
+		for y := 0; y < h; y++ {
+			in := s.Pix[s.PixOffset(b.Min.X, b.Min.Y+y):]
+			out := dst.Pix[y*dst.Stride:]
+			for x := 0; x < w; x++ {
+				p := in[8*x : 8*x+8 : 8*x+8]
+				u16 := func(i int) uint32 { return uint32(p[i])<<8 | uint32(p[i+1]) }
+				out[4*x], out[4*x+1], out[4*x+2] = unpremultiply(u16(0), u16(2), u16(4), u16(6))
+				out[4*x+3] = p[6]
+			}
+		}
+	default:
+		// Everything else (NYCbCrA, NRGBA64 sub-types, …): through 16-bit premultiplied colour.
 		for y := 0; y < h; y++ {
 			out := dst.Pix[y*dst.Stride:]
 			for x := 0; x < w; x++ {
 				r, g, bl, a := src.At(b.Min.X+x, b.Min.Y+y).RGBA()
-				if a != 0 && a != 0xffff {
-					r, g, bl = r*0xffff/a, g*0xffff/a, bl*0xffff/a
-				}
-				out[4*x], out[4*x+1], out[4*x+2], out[4*x+3] = uint8(r>>8), uint8(g>>8), uint8(bl>>8), uint8(a>>8)
+				out[4*x], out[4*x+1], out[4*x+2] = unpremultiply(r, g, bl, a)
+				out[4*x+3] = uint8(a >> 8)
 			}
 		}
 	}
 	return dst
+}
+
+// unpremultiply turns 16-bit premultiplied colour into straight 8-bit colour (high byte), as
+// color.NRGBAModel does.
+func unpremultiply(r, g, b, a uint32) (uint8, uint8, uint8) {
+	if a != 0 && a != 0xffff {
+		r, g, b = r*0xffff/a, g*0xffff/a, b*0xffff/a
+	}
+	return uint8(r >> 8), uint8(g >> 8), uint8(b >> 8)
 }
