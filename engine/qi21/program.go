@@ -143,3 +143,16 @@ func (p *Program) free() {
 		}
 	}
 }
+
+// CacheBytes is the size of the program's prefix K/V cache (every layer's keys and values of the
+// prefix rows, float32 on the CPU backend): for the memory ledger.
+func (p *Program) CacheBytes() int64 {
+	c := p.model.Config
+	return int64(c.Layers) * 2 * int64(p.layout.PrefixLen) * int64(c.Hidden()) * 4
+}
+
+// ActivationBytes is the size of the activations a step keeps between calls (float32).
+func (p *Program) ActivationBytes() int64 {
+	c := p.model.Config
+	return int64(p.layout.T) * (6*int64(c.Hidden()) + 2*int64(c.MLPHidden())) * 4
+}
