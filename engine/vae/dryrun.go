@@ -1,0 +1,111 @@
+package vae
+
+import (
+	"fmt"
+
+	"easel/engine/ml"
+	"easel/engine/quant"
+)
+
+// dryBackend runs a network without arithmetic: tensors have shapes but no data, and the backend
+// records the peak of live tensor bytes and the convolutions' floating-point work. It lets Plan
+// measure the published geometry (1152-wide stages) exactly, without its weights and in
+// milliseconds. Ops the VAE never calls return an error.
+type dryBackend struct {
+	live, peak int64
+	convFlops  float64
+	timings    ml.Timings
+}
+
+var _ ml.Backend = (*dryBackend)(nil)
+
+type dryTensor struct {
+	shape []int
+	bytes int64 // 0 for views and freed tensors
+}
+
+func (t *dryTensor) Shape() []int { return t.shape }
+
+func elements(shape []int) int64 {
+	n := int64(1)
+	for _, d := range shape {
+		n *= int64(d)
+	}
+	return n
+}
+
+func (b *dryBackend) Name() string         { return "dry-run" }
+func (b *dryBackend) Timings() *ml.Timings { return &b.timings }
+
+func (b *dryBackend) New(shape ...int) (ml.Tensor, error) {
+	t := &dryTensor{shape: append([]int(nil), shape...), bytes: 4 * elements(shape)}
+	b.live += t.bytes
+	b.peak = max(b.peak, b.live)
+	return t, nil
+}
+
+func (b *dryBackend) Upload(data []float32, shape ...int) (ml.Tensor, error) {
+	if int64(len(data)) != elements(shape) {
+		return nil, fmt.Errorf("dry run: upload of %d values as %v", len(data), shape)
+	}
+	return b.New(shape...)
+}
+
+func (b *dryBackend) Download(t ml.Tensor) ([]float32, error) {
+	return make([]float32, elements(t.Shape())), nil
+}
+
+func (b *dryBackend) Slice(t ml.Tensor, offset int, shape ...int) (ml.Tensor, error) {
+	if offset < 0 || int64(offset)+elements(shape) > elements(t.Shape()) {
+		return nil, fmt.Errorf("dry run: slice of %v elements at %d from a tensor %v", shape, offset, t.Shape())
+	}
+	return &dryTensor{shape: append([]int(nil), shape...)}, nil
+}
+
+func (b *dryBackend) Free(t ml.Tensor) {
+	if dt, ok := t.(*dryTensor); ok {
+		b.live -= dt.bytes
+		dt.bytes = 0
+	}
+}
+
+func (b *dryBackend) Conv2D(dst, x ml.Tensor, w *quant.Tensor, bias ml.Tensor, spec ml.ConvSpec) error {
+	if len(w.Shape) != 4 || x.Shape()[0] != w.Shape[1] || dst.Shape()[0] != w.Shape[0] {
+		return fmt.Errorf("dry run: conv %q %v from %v into %v", w.Name, w.Shape, x.Shape(), dst.Shape())
+	}
+	b.convFlops += 2 * float64(elements(w.Shape)) * float64(dst.Shape()[1]*dst.Shape()[2])
+	return nil
+}
+
+func (b *dryBackend) UpsampleNearest(dst, x ml.Tensor, factor int) error               { return nil }
+func (b *dryBackend) RMSNorm(dst, x, w ml.Tensor, eps float32, zeroCentred bool) error { return nil }
+func (b *dryBackend) Transpose(dst, x ml.Tensor) error                                 { return nil }
+func (b *dryBackend) SiLU(dst, x ml.Tensor) error                                      { return nil }
+func (b *dryBackend) Add(dst, a, c ml.Tensor) error                                    { return nil }
+func (b *dryBackend) Mul(dst, a, c ml.Tensor) error                                    { return nil }
+func (b *dryBackend) Copy(dst, src ml.Tensor) error                                    { return nil }
+func (b *dryBackend) Scale(dst, x ml.Tensor, s float32) error                          { return nil }
+func (b *dryBackend) Attention(dst, q, k, v, prefixK, prefixV ml.Tensor, spec ml.AttnSpec) error {
+	return nil
+}
+
+var errDryOp = fmt.Errorf("dry run: the VAE does not use this op")
+
+func (b *dryBackend) Linear(dst, x ml.Tensor, w *quant.Tensor) error { return errDryOp }
+func (b *dryBackend) LinearBatch(dst []ml.Tensor, x ml.Tensor, w []*quant.Tensor) error {
+	return errDryOp
+}
+func (b *dryBackend) GatedResidualModNorm(x, y, gate, dst, scale ml.Tensor, eps float32) error {
+	return errDryOp
+}
+func (b *dryBackend) LayerNorm(dst, x, w, bias ml.Tensor, eps float32) error { return errDryOp }
+func (b *dryBackend) HeadNormRoPE(x ml.Tensor, heads, headDim int, w ml.Tensor, eps float32, rope *ml.Rope) error {
+	return errDryOp
+}
+func (b *dryBackend) GELUTanh(dst, x ml.Tensor) error      { return errDryOp }
+func (b *dryBackend) SwiGLU(dst, gate, up ml.Tensor) error { return errDryOp }
+
+// dryNormBackend is dryBackend with the ChannelNormer fast path (no transposed scratch).
+type dryNormBackend struct{ *dryBackend }
+
+func (b dryNormBackend) ChannelRMSNorm(dst, x, gamma ml.Tensor, eps float32) error { return nil }
