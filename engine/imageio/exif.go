@@ -77,8 +77,8 @@ func pngExif(d []byte) []byte {
 		if typ == "eXIf" {
 			return d[i+8 : i+8+n]
 		}
-		if typ == "IDAT" || typ == "IEND" {
-			return nil // eXIf must come before the image data
+		if typ == "IEND" {
+			return nil // (eXIf belongs before IDAT, but some writers put it after; Pillow reads it there too)
 		}
 		i += 12 + n
 	}

@@ -195,3 +195,17 @@ func TestTIFFOrientation(t *testing.T) {
 		t.Errorf("size %v, top-right pixel %v: want 32×48 with red at the top-right", img.Rect, img.NRGBAAt(31, 0))
 	}
 }
+
+// TestPNGExifAfterImageData: an eXIf chunk after IDAT (some writers put it there) still counts.
+func TestPNGExifAfterImageData(t *testing.T) {
+	file := encodePNG(t, blocks())
+	file = spliceAfter(file, len(file)-12, pngChunk("eXIf", exifTIFF(binary.LittleEndian, 3))) // before IEND
+	img, err := Load(writeFile(t, "late-exif.png", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Orientation 3 is shown rotated 180°: the stored top-left block (red) at the bottom-right.
+	if img.Rect.Dx() != 48 || img.NRGBAAt(47, 31) != (color.NRGBA{255, 0, 0, 255}) {
+		t.Errorf("size %v, bottom-right pixel %v: want 48×32 with red at the bottom-right", img.Rect, img.NRGBAAt(47, 31))
+	}
+}
