@@ -51,7 +51,7 @@ func TestLibraryListsKernels(t *testing.T) {
 	d := testDevice(t, Forward)
 	lib := testLibrary(t, d, "selftest.metal")
 	got := strings.Join(lib.Functions(), " ")
-	if got != "simd_and_barrier missing_barrier half_ops" {
+	if got != "simd_and_barrier missing_barrier half_ops one_mma_per_group" {
 		t.Errorf("functions %q", got)
 	}
 	if _, err := d.Pipeline(lib, "nope"); err == nil || !strings.Contains(err.Error(), `no kernel "nope"`) {
@@ -245,5 +245,37 @@ func TestPrepareRewrites(t *testing.T) {
 	}
 	if len(got.kernels) != 1 || got.kernels[0] != "k" {
 		t.Errorf("kernels = %v", got.kernels)
+	}
+}
+
+func TestMultiplyAccumulateResultsStayInTheirGroup(t *testing.T) {
+	d := testDevice(t, Forward)
+	p, err := d.Pipeline(testLibrary(t, d, "selftest.metal"), "one_mma_per_group")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const groups = 3
+	out := mustBuffer(t, d, 4*64*groups)
+	cb, _ := d.NewCommandBuffer()
+	enc := cb.ComputeEncoder()
+	enc.SetPipeline(p)
+	enc.SetBuffer(out, 0, 0)
+	enc.Dispatch(device.Size{Width: groups, Height: 1, Depth: 1}, device.Size{Width: 32, Height: 1, Depth: 1})
+	enc.End()
+	cb.Commit()
+	if err := cb.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	v := device.View[float32](out)
+	for g := 0; g < groups; g++ {
+		for i := 0; i < 64; i++ {
+			want := float32(8 * (g + 1))
+			if i/8 == i%8 {
+				want++
+			}
+			if v[64*g+i] != want {
+				t.Fatalf("group %d element (%d,%d) = %v, want %v", g, i/8, i%8, v[64*g+i], want)
+			}
+		}
 	}
 }

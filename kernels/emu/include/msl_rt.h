@@ -24,7 +24,9 @@ enum State : uint8_t { RUNNABLE, WAIT_TG, WAIT_SIMD, DONE };
 
 struct SimdState {                       // per SIMD-group exchange area, 2 banks
   alignas(64) unsigned char slot[2][32][64];
-  float A[2][64], B[2][64];              // simdgroup_matrix operands (row-major 8x8)
+  float A[2][64], B[2][64], C[2][64];    // simdgroup_matrix operands (row-major 8x8)
+  float D[2][64];                        // the product, computed once by the first lane to resume
+  u32 d_op[2];                           // which operation (fiber epoch) D holds
   u32 mask[2];                           // lanes that took part in the last op on a bank
 };
 struct Launch;
@@ -84,18 +86,28 @@ inline void init_fiber(Fiber& f, size_t ss) {
   f.sp = sp;
 }
 
+// stack_pool returns at least n bytes of fiber stacks for this OS thread, reused from one dispatch
+// to the next (fresh stacks for every dispatch cost a page fault per page touched).
+inline char* stack_pool(size_t n) {
+  static thread_local std::unique_ptr<char[]> pool;
+  static thread_local size_t len = 0;
+  if (len < n) { pool.reset(new char[n]); len = n; }
+  return pool.get();
+}
+
 struct Worker {
-  Launch& L; std::vector<Fiber> fib; std::unique_ptr<char[]> stacks; std::vector<SimdState> simd;
+  Launch& L; std::vector<Fiber> fib; char* stacks; std::vector<SimdState> simd;
   std::vector<std::vector<unsigned char>> tg; std::vector<u32> ord; u32 rng = 12345;
   std::vector<void*> poisoned;  // function-scope threadgroup objects already filled in this group
   explicit Worker(Launch& l) : L(l) {
     u32 n = L.tg.x * L.tg.y * L.tg.z;
-    fib.resize(n); stacks.reset(new char[n * L.stack_size]); simd.resize((n + 31) / 32);  // stacks not zeroed
+    fib.resize(n); stacks = stack_pool(n * L.stack_size); simd.resize((n + 31) / 32);
     for (int i = 0; i < 8; i++) tg.emplace_back(L.tg_len[i]);
     for (u32 i = 0; i < n; i++) ord.push_back(i);
   }
   void run_group(U3 gid) {
     poisoned.clear();
+    for (SimdState& s : simd) s.d_op[0] = s.d_op[1] = 0;  // fiber epochs restart at 0 in every group
     Group g{&L, gid, (u32)fib.size(), (u32)simd.size(), fib.data(), simd.data(), {}, &poisoned};
     for (int i = 0; i < 8; i++) {
       if (L.tg_len[i]) memset(tg[i].data(), L.tg_poison, L.tg_len[i]);

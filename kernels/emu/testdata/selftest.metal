@@ -54,3 +54,16 @@ kernel void half_ops(device const half* a [[buffer(0)]],
     half4 w = v * y + half4(z);
     out[2 * i + 1] = half(w.x);
 }
+
+// One multiply-accumulate per threadgroup: out[g] block = A_g · B_g + I, with A_g = (g+1)·ones and
+// B = ones, so every element is 8·(g+1) + (r == c). Checks that results never leak between groups.
+kernel void one_mma_per_group(device float* out [[buffer(0)]],
+                              uint g [[threadgroup_position_in_grid]])
+{
+    simdgroup_float8x8 a = make_filled_simdgroup_matrix<float, 8>(float(g + 1));
+    simdgroup_float8x8 b = make_filled_simdgroup_matrix<float, 8>(1.0f);
+    simdgroup_float8x8 c = simdgroup_float8x8(1.0f);
+    simdgroup_float8x8 d;
+    simdgroup_multiply_accumulate(d, a, b, c);
+    simdgroup_store(d, out + 64 * g, 8);
+}
