@@ -42,7 +42,8 @@ func newBPE(m modelJSON) (*bpe, error) {
 	for i := range b.byteID {
 		b.byteID[i] = -1
 	}
-	for token, id := range m.Vocab {
+	for _, entry := range m.Vocab {
+		token, id := entry.token, entry.id
 		raw, ok := decodeByteLevel(token)
 		if !ok {
 			return nil, fmt.Errorf("tokenizer.json vocab entry %q (id %d) is not spelled in the byte-level alphabet", token, id)
@@ -61,14 +62,16 @@ func newBPE(m modelJSON) (*bpe, error) {
 		}
 	}
 	for rank, pair := range m.Merges {
-		left, okL := m.Vocab[pair[0]]
-		right, okR := m.Vocab[pair[1]]
-		merged, okM := m.Vocab[pair[0]+pair[1]]
-		if !okL || !okR || !okM {
+		rawLeft, okL := decodeByteLevel(pair[0])
+		rawRight, okR := decodeByteLevel(pair[1])
+		left, okL2 := b.vocab[rawLeft]
+		right, okR2 := b.vocab[rawRight]
+		merged, okM := b.vocab[rawLeft+rawRight] // the alphabet maps rune by rune, so spellings concatenate
+		if !okL || !okR || !okL2 || !okR2 || !okM {
 			return nil, fmt.Errorf("tokenizer.json merge %d (%q, %q) names a token missing from the vocab", rank, pair[0], pair[1])
 		}
 		// As in Hugging Face tokenizers, a pair listed twice keeps its last rank.
-		b.merges[pairKey(int32(left), int32(right))] = mergeRule{rank: int32(rank), id: int32(merged)}
+		b.merges[pairKey(left, right)] = mergeRule{rank: int32(rank), id: merged}
 	}
 	return b, nil
 }

@@ -19,13 +19,16 @@ var byteRunes = func() [256]rune {
 	return table
 }()
 
-// runeBytes maps a rune of the byte-level alphabet back to its byte.
-var runeBytes = func() map[rune]byte {
-	m := make(map[rune]byte, 256)
+// alphabetEnd bounds the runes of the byte-level alphabet (the last mapped byte lands on U+0143).
+const alphabetEnd = 256 + 68
+
+// runeBytes maps a rune of the byte-level alphabet back to its byte, plus one: 0 marks a rune
+// outside the alphabet.
+var runeBytes = func() (table [alphabetEnd]uint16) {
 	for b, r := range byteRunes {
-		m[r] = byte(b)
+		table[r] = uint16(b) + 1
 	}
-	return m
+	return table
 }()
 
 func printableLatin1(b int) bool {
@@ -40,11 +43,10 @@ func decodeByteLevel(token string) (raw string, ok bool) {
 	}
 	buf := make([]byte, 0, len(token))
 	for _, r := range token {
-		b, found := runeBytes[r]
-		if !found {
+		if r < 0 || r >= alphabetEnd || runeBytes[r] == 0 {
 			return "", false
 		}
-		buf = append(buf, b)
+		buf = append(buf, byte(runeBytes[r]-1))
 	}
 	return string(buf), true
 }
@@ -58,13 +60,4 @@ func selfSpelled(token string) bool {
 		}
 	}
 	return true
-}
-
-// encodeByteLevel spells bytes in the byte-level alphabet.
-func encodeByteLevel(raw []byte) string {
-	runes := make([]rune, len(raw))
-	for i, b := range raw {
-		runes[i] = byteRunes[b]
-	}
-	return string(runes)
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 )
 
 // fileJSON is the part of a Hugging Face tokenizer.json this package reads.
@@ -44,39 +43,15 @@ type patternJSON struct {
 }
 
 type modelJSON struct {
-	Type                    string         `json:"type"`
-	Dropout                 *float64       `json:"dropout"`
-	UnkToken                *string        `json:"unk_token"`
-	ContinuingSubwordPrefix *string        `json:"continuing_subword_prefix"`
-	EndOfWordSuffix         *string        `json:"end_of_word_suffix"`
-	ByteFallback            bool           `json:"byte_fallback"`
-	IgnoreMerges            bool           `json:"ignore_merges"`
-	Vocab                   map[string]int `json:"vocab"`
-	Merges                  mergesJSON     `json:"merges"`
-}
-
-// mergesJSON is the merges list: pairs ["a", "b"] in current files, strings "a b" in older ones.
-type mergesJSON [][2]string
-
-func (m *mergesJSON) UnmarshalJSON(data []byte) error {
-	var pairs [][2]string
-	if err := json.Unmarshal(data, &pairs); err == nil {
-		*m = pairs
-		return nil
-	}
-	var lines []string
-	if err := json.Unmarshal(data, &lines); err != nil {
-		return fmt.Errorf("merges is neither a list of [a, b] pairs nor of \"a b\" strings")
-	}
-	*m = make([][2]string, len(lines))
-	for i, line := range lines {
-		a, b, ok := strings.Cut(line, " ")
-		if !ok {
-			return fmt.Errorf("merge %d (%q) is not two tokens separated by a space", i, line)
-		}
-		(*m)[i] = [2]string{a, b}
-	}
-	return nil
+	Type                    string     `json:"type"`
+	Dropout                 *float64   `json:"dropout"`
+	UnkToken                *string    `json:"unk_token"`
+	ContinuingSubwordPrefix *string    `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         *string    `json:"end_of_word_suffix"`
+	ByteFallback            bool       `json:"byte_fallback"`
+	IgnoreMerges            bool       `json:"ignore_merges"`
+	Vocab                   vocabJSON  `json:"vocab"`
+	Merges                  mergesJSON `json:"merges"`
 }
 
 // LoadFile reads a tokenizer.json from disk (see Load).
