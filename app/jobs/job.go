@@ -1,0 +1,57 @@
+package jobs
+
+import (
+	"easel/engine/pipeline"
+)
+
+// ID names one job for the life of its queue (1, 2, 3, … in submission order).
+type ID int
+
+// State is where a job is.
+type State int
+
+// A job is Queued until the worker takes it, Running while it generates, then ends Done, Failed
+// or Cancelled.
+const (
+	Queued State = iota
+	Running
+	Done
+	Failed
+	Cancelled
+)
+
+var stateNames = [...]string{"queued", "running", "done", "failed", "cancelled"}
+
+// String is the state as the queue list shows it.
+func (s State) String() string {
+	if s < 0 || int(s) >= len(stateNames) {
+		return "unknown"
+	}
+	return stateNames[s]
+}
+
+// Finished reports whether the job will not change any more.
+func (s State) Finished() bool { return s >= Done }
+
+// Job is a snapshot of one job.
+type Job struct {
+	ID    ID
+	Label string // what the queue list shows (usually the start of the prompt)
+	State State
+	// Request is what was submitted (the queue never changes it).
+	Request pipeline.Request
+	// Last is the latest event of a running or finished job (zero before the first).
+	Last pipeline.Event
+	// Result is the finished image (Done only).
+	Result *pipeline.Result
+	// Err is why the job failed or was cancelled.
+	Err error
+}
+
+// Update is what the queue reports to its listener: a job changed state, or a running job sent
+// an event. Job is a snapshot taken at the time of the change.
+type Update struct {
+	Job Job
+	// Event is set when the update is an event of a running job, nil for a state change.
+	Event *pipeline.Event
+}

@@ -1,0 +1,168 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"easel/engine/pipeline"
+)
+
+// ErrClosed is returned by Submit after Close.
+var ErrClosed = errors.New("the generation queue is closed (the window is closing)")
+
+// Queue holds the submitted jobs and runs them in order, one at a time, on its own worker
+// goroutine. All methods are safe for concurrent use and never wait for a generation.
+type Queue struct {
+	gen    Generator
+	notify func(Update)
+
+	mu     sync.Mutex
+	jobs   []*entry // every job submitted, in order
+	nextID ID
+	closed bool
+
+	notifyMu sync.Mutex // held while notify runs, so updates arrive in the order of the changes
+
+	base     context.Context // cancelled by Close: stops the running job
+	stopBase context.CancelFunc
+	wake     chan struct{} // a job was submitted (buffered, 1)
+	quit     chan struct{} // closed by Close
+	done     chan struct{} // closed when the worker has returned
+}
+
+// entry is one job and, while it runs, the way to stop it.
+type entry struct {
+	job    Job
+	cancel context.CancelFunc
+}
+
+// New starts a queue's worker. notify (may be nil) receives every state change and every event
+// of a running job, in order, from the queue's goroutines; it must return quickly and must not
+// call Submit, Cancel or Close itself (the window hands updates to fyne.Do).
+func New(gen Generator, notify func(Update)) *Queue {
+	if notify == nil {
+		notify = func(Update) {}
+	}
+	q := &Queue{gen: gen, notify: notify, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	q.base, q.stopBase = context.WithCancel(context.Background())
+	go q.work()
+	return q
+}
+
+// Submit adds a job at the end of the queue and returns its ID. label is what lists show.
+func (q *Queue) Submit(req pipeline.Request, label string) (ID, error) {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return 0, ErrClosed
+	}
+	q.nextID++
+	e := &entry{job: Job{ID: q.nextID, Label: label, State: Queued, Request: req}}
+	q.jobs = append(q.jobs, e)
+	q.report(e, nil)
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+	return e.job.ID, nil
+}
+
+// Cancel stops a job: a queued one is cancelled at once, a running one stops within one backend
+// op (its state becomes Cancelled when the generator returns). It reports whether the job was
+// still queued or running.
+func (q *Queue) Cancel(id ID) bool {
+	q.mu.Lock()
+	e := q.find(id)
+	if e == nil || e.job.State.Finished() {
+		q.mu.Unlock()
+		return false
+	}
+	if e.job.State == Running {
+		e.cancel()
+		q.mu.Unlock()
+		return true
+	}
+	e.job.State = Cancelled
+	e.job.Err = fmt.Errorf("job %d was cancelled before it started: %w", id, context.Canceled)
+	q.report(e, nil)
+	return true
+}
+
+// Jobs is a snapshot of every job, in submission order.
+func (q *Queue) Jobs() []Job {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make([]Job, len(q.jobs))
+	for i, e := range q.jobs {
+		out[i] = e.job
+	}
+	return out
+}
+
+// Pending is the number of jobs queued or running.
+func (q *Queue) Pending() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := 0
+	for _, e := range q.jobs {
+		if !e.job.State.Finished() {
+			n++
+		}
+	}
+	return n
+}
+
+// Close cancels every job, waits for the worker (and the running generation) to stop, and
+// refuses further submissions. It is safe to call more than once.
+func (q *Queue) Close() {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		<-q.done
+		return
+	}
+	q.closed = true
+	var queued []*entry
+	for _, e := range q.jobs {
+		if e.job.State == Queued {
+			e.job.State = Cancelled
+			e.job.Err = fmt.Errorf("job %d was cancelled because the queue closed: %w", e.job.ID, context.Canceled)
+			queued = append(queued, e)
+		}
+	}
+	snaps := make([]Job, len(queued))
+	for i, e := range queued {
+		snaps[i] = e.job
+	}
+	q.notifyMu.Lock()
+	q.mu.Unlock()
+	for _, j := range snaps {
+		q.notify(Update{Job: j})
+	}
+	q.notifyMu.Unlock()
+	q.stopBase()
+	close(q.quit)
+	<-q.done
+}
+
+// find is the entry with id; q.mu is held.
+func (q *Queue) find(id ID) *entry {
+	for _, e := range q.jobs {
+		if e.job.ID == id {
+			return e
+		}
+	}
+	return nil
+}
+
+// report sends e's snapshot (with ev, if any) to the listener. It is called with q.mu held and
+// releases it, keeping the order of updates equal to the order of changes.
+func (q *Queue) report(e *entry, ev *pipeline.Event) {
+	snap := e.job
+	q.notifyMu.Lock()
+	q.mu.Unlock()
+	q.notify(Update{Job: snap, Event: ev})
+	q.notifyMu.Unlock()
+}
