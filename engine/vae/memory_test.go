@@ -137,3 +137,24 @@ func TestDecodeMemoryIsBoundedByTheTile(t *testing.T) {
 	}
 	t.Logf("tiny model (decoder dims %v), tiled 2048²: activations at peak %.1f MB", tiny.Config().DecoderDims(), float64(p.PeakActivationBytes)/MB)
 }
+
+func TestChooseTilingPrefersOnePieceAndKeepsTheBudget(t *testing.T) {
+	m, _ := loadTiny(t)
+	whole, err := m.PlanDecode(40, 40, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tiling, plan, err := m.ChooseTiling(40, 40, whole.PeakActivationBytes)
+	if err != nil || tiling != nil || plan != whole {
+		t.Errorf("with room for one piece: tiling %v, plan %+v, err %v; want nil, %+v", tiling, plan, err, whole)
+	}
+	budget := whole.PeakActivationBytes / 3
+	tiling, plan, err = m.ChooseTiling(40, 40, budget)
+	if err != nil || tiling == nil || plan.PeakActivationBytes > budget {
+		t.Fatalf("with a third of that: tiling %v, plan %+v, err %v", tiling, plan, err)
+	}
+	t.Logf("40² in %d MB: tiles of %d, overlap %d, peak %d MB", budget>>20, tiling.Tile, tiling.Overlap, plan.PeakActivationBytes>>20)
+	if _, _, err := m.ChooseTiling(40, 40, 1<<10); err == nil {
+		t.Error("a 1 kB budget was met")
+	}
+}

@@ -153,3 +153,31 @@ func shapesFor(cfg *Config) map[string][]int {
 	conv("quant_conv", 2*cfg.ZDim, 2*cfg.ZDim, 1)
 	return shapes
 }
+
+// tileCandidates are the tile sides ChooseTiling tries, largest first, each with a quarter of it
+// (at least 4 latents) as overlap.
+var tileCandidates = []int{64, 48, 40, 32, 24, 16, 12, 8}
+
+// ChooseTiling picks how to decode an h×w grid within budget bytes of activations: nil (one
+// piece, exact and cheapest) when that fits, else the largest candidate tiling that fits. It
+// returns the chosen plan, or an error naming the smallest need when nothing fits.
+func (m *Model) ChooseTiling(h, w int, budget int64) (*Tiling, Plan, error) {
+	plan, err := m.PlanDecode(h, w, nil)
+	if err != nil || plan.PeakActivationBytes <= budget {
+		return nil, plan, err
+	}
+	for _, side := range tileCandidates {
+		if side >= max(h, w) {
+			continue
+		}
+		t := &Tiling{Tile: side, Overlap: max(4, side/4)}
+		if plan, err = m.PlanDecode(h, w, t); err != nil {
+			return nil, Plan{}, err
+		}
+		if plan.PeakActivationBytes <= budget {
+			return t, plan, nil
+		}
+	}
+	return nil, plan, fmt.Errorf("vae: decoding %d×%d latents needs %.0f MB of activations even in %d-latent tiles; the budget is %.0f MB",
+		h, w, float64(plan.PeakActivationBytes)/(1<<20), tileCandidates[len(tileCandidates)-1], float64(budget)/(1<<20))
+}
