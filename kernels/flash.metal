@@ -40,7 +40,11 @@ struct FlashParams {
 constant constexpr uint FA_HD = 128;    // head dimension
 constant constexpr uint FA_BQ = 64;     // queries per threadgroup
 constant constexpr uint FA_BK = 32;     // keys per block
-constant constexpr float FA_MASKED = -INFINITY;
+// Masked scores and the initial running max are finite (Metal compiles with fast math, which may
+// assume no infinities): a masked score sits below the initial max, so 2^(masked − m) is 0 and a
+// block with no visible key leaves m and l unchanged.
+constant constexpr float FA_MASKED = -2.0e30f;
+constant constexpr float FA_M_INIT = -1.0e30f;
 
 kernel void qi_flash(device const half* panel [[buffer(0)]],
                      device half* out [[buffer(1)]],
@@ -95,7 +99,7 @@ kernel void qi_flash(device const half* panel [[buffer(0)]],
     for (uint j = 0; j < FA_HD / 8; ++j) {
         o[j] = make_filled_simdgroup_matrix<float, 8>(0.0f);
     }
-    float m = -1.0e30f;   // running max of the row (finite: a fully masked block leaves it alone)
+    float m = FA_M_INIT;  // running max of the row
     float l = 0.0f;       // running sum of 2^(s - m) over the row
 
     for (uint k0 = 0; k0 < keys_seen; k0 += FA_BK) {
