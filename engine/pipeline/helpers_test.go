@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -212,4 +213,24 @@ func maxAbs(t *testing.T, what string, got, want []float32) float64 {
 		t.Fatalf("%s: %d values, the reference has %d", what, len(got), len(want))
 	}
 	return golden.MaxAbsErr(got, want)
+}
+
+// compare8Bit checks RGBA bytes against the reference's [0, 1] values converted as numpy does:
+// equal, or one code off where the reference sits within 1e-3 of a rounding tie (a 1e-7
+// difference may cross it).
+func compare8Bit(got []uint8, want []float32) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%d bytes for %d reference values", len(got), len(want))
+	}
+	for i, x := range want {
+		exp := vae.To8Bit(x)
+		if got[i] == exp {
+			continue
+		}
+		frac := float64(x*255) - math.Floor(float64(x*255))
+		if math.Abs(float64(got[i])-float64(exp)) > 1 || math.Abs(frac-0.5) > 1e-3 {
+			return fmt.Errorf("byte %d (pixel %d, channel %d): got %d, the reference %.6f gives %d", i, i/4, i%4, got[i], x, exp)
+		}
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"easel/engine/qwen3vl"
+	"easel/engine/sched"
 )
 
 // Limits of a request.
@@ -144,6 +145,7 @@ type settings struct {
 	cfg           float64
 	sigmas        []float64 // nil: the step-count schedule
 	resolution    int
+	schedule      sched.Schedule
 }
 
 // resolve checks a request and fills in the model's defaults.
@@ -192,6 +194,9 @@ func (p *Pipeline) resolve(r *Request) (settings, error) {
 	}
 	if !(s.cfg >= 0) || math.IsInf(s.cfg, 0) || s.cfg > 100 {
 		return s, fmt.Errorf("%w: CFG scale %g: choose between 1 (off) and 100", ErrSettings, r.CFG)
+	}
+	if s.schedule, err = p.Schedule(s.steps, s.sigmas, s.h*s.w); err != nil {
+		return s, fmt.Errorf("%w: %v", ErrSettings, err)
 	}
 	if r.Noise != nil && len(r.Noise) != s.h*s.w*p.dit.Config.InChannels {
 		return s, fmt.Errorf("%w: %d values for a %d×%d latent grid of %d channels (%d values)", ErrNoise, len(r.Noise), s.h, s.w, p.dit.Config.InChannels, s.h*s.w*p.dit.Config.InChannels)

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"image"
 	"slices"
@@ -60,9 +59,9 @@ func (p *Pipeline) Run(ctx context.Context, req Request, events chan<- Event) (*
 	res, err := r.generate(ctx, &req, set)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("pipeline: cancelled while %s: %w", r.stage, errors.Join(ctx.Err(), err))
+			return nil, fmt.Errorf("pipeline: cancelled while %s: %w", r.where(), ctx.Err())
 		}
-		return nil, fmt.Errorf("pipeline: %s: %w", r.stage, err)
+		return nil, fmt.Errorf("pipeline: %s: %w", r.where(), err)
 	}
 	return res, nil
 }
@@ -80,6 +79,14 @@ type run struct {
 	steps      int
 	stepsDone  int
 	denoise0   time.Time // when the first step began
+}
+
+// where is the stage, with the step while denoising.
+func (r *run) where() string {
+	if r.stage == StageDenoising {
+		return fmt.Sprintf("%s (step %d of %d)", r.stage, r.stepsDone+1, r.steps)
+	}
+	return r.stage.String()
 }
 
 // enter closes the current stage's clock and announces the next one.
@@ -144,10 +151,7 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 			return nil, err
 		}
 	}
-	schedule, err := p.Schedule(set.steps, set.sigmas, set.h*set.w)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSettings, err)
-	}
+	schedule := set.schedule
 	noise := req.Noise
 	if noise == nil {
 		if noise, err = p.Noise(req.Seed, set.h, set.w); err != nil {

@@ -1,0 +1,40 @@
+package pipeline
+
+import "testing"
+
+// caseRequest is the request an artist would make for a case: its prompt strings, condition PNGs,
+// settings and seed, nothing recorded.
+func caseRequest(t *testing.T, c *pipelineCase) Request {
+	return Request{Prompt: c.prompt, NegativePrompt: c.neg, Images: loadCondImages(t, c),
+		Width: c.width, Height: c.height, Resolution: c.res, Steps: c.steps, CFG: c.cfg, Seed: c.seed}
+}
+
+// TestGoldenPipelineRun runs every case through Run from its prompt strings, its condition PNGs
+// (our loader and resize) and its seed, and compares the latents and the image with the
+// reference's.
+func TestGoldenPipelineRun(t *testing.T) {
+	p := newTinyPipeline(t, nil)
+	for _, c := range pipelineCases(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			res, err := p.Run(t.Context(), caseRequest(t, c), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			steps, sshape := c.float32s(t, "steps_latents")
+			per := sshape[2] * sshape[3]
+			le := maxAbs(t, "final latents", res.Latents, steps[(sshape[0]-1)*per:])
+			imgWant, ishape := c.float32s(t, "image_np")
+			if res.Width != ishape[1] || res.Height != ishape[0] {
+				t.Fatalf("made %d×%d, the reference %d×%d", res.Width, res.Height, ishape[1], ishape[0])
+			}
+			ie := maxAbs(t, "image", imageHWC(res.Decoded), imgWant)
+			if !(le <= parityBound) || !(ie <= parityBound) {
+				t.Errorf("from strings, PNGs and seed: final latents max |Δ| %.3g, image max |Δ| %.3g; want ≤ %g", le, ie, parityBound)
+			}
+			t.Logf("from strings, %d PNGs and seed %d: final latents max |Δ| %.3g, image max |Δ| %.3g", len(c.condFiles), c.seed, le, ie)
+			if err := compare8Bit(res.Image.Pix, imgWant); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
