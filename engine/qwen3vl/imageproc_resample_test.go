@@ -52,8 +52,8 @@ func loadPillowImage(t *testing.T, name string) *image.NRGBA {
 	return img
 }
 
-// countDiffs is how many bytes differ between two images of the same size, and the largest gap.
-func countDiffs(t *testing.T, got, want *image.NRGBA) (n, maxGap int) {
+// pillowByteDiffs is how many bytes differ between two images of the same size, and the largest gap.
+func pillowByteDiffs(t *testing.T, got, want *image.NRGBA) (n, maxGap int) {
 	t.Helper()
 	if got.Rect.Size() != want.Rect.Size() {
 		t.Fatalf("size %v, want %v", got.Rect.Size(), want.Rect.Size())
@@ -74,15 +74,15 @@ func TestResizeMatchesPillow(t *testing.T) {
 	src := loadPillowImage(t, cases.Source)
 	for _, c := range cases.Resize {
 		lanczos := ResizePillow(src, c.Size[0], c.Size[1], LanczosFilter)
-		if n, gap := countDiffs(t, lanczos, loadPillowImage(t, c.Lanczos)); n != 0 {
+		if n, gap := pillowByteDiffs(t, lanczos, loadPillowImage(t, c.Lanczos)); n != 0 {
 			t.Errorf("%v LANCZOS: %d bytes differ from Pillow %s (largest gap %d)", c.Size, n, cases.Pillow, gap)
 		}
 		white := CompositeOverWhite(lanczos)
-		if n, gap := countDiffs(t, white, loadPillowImage(t, c.White)); n != 0 {
+		if n, gap := pillowByteDiffs(t, white, loadPillowImage(t, c.White)); n != 0 {
 			t.Errorf("%v over white: %d bytes differ from Pillow (largest gap %d)", c.Size, n, gap)
 		}
 		bicubic := resizePillow(white, c.BicubicSize[0], c.BicubicSize[1], BicubicFilter, false)
-		if n, gap := countDiffs(t, bicubic, loadPillowImage(t, c.Bicubic)); n != 0 {
+		if n, gap := pillowByteDiffs(t, bicubic, loadPillowImage(t, c.Bicubic)); n != 0 {
 			t.Errorf("%v → %v BICUBIC (RGB): %d bytes differ from Pillow (largest gap %d)", c.Size, c.BicubicSize, n, gap)
 		}
 	}
@@ -93,7 +93,7 @@ func TestResizeMatchesPillow(t *testing.T) {
 func TestResizeSameSizeIsACopy(t *testing.T) {
 	src := loadPillowImage(t, loadPillowCases(t).Source)
 	got := ResizePillow(src, src.Rect.Dx(), src.Rect.Dy(), LanczosFilter)
-	if n, _ := countDiffs(t, got, src); n != 0 {
+	if n, _ := pillowByteDiffs(t, got, src); n != 0 {
 		t.Errorf("same-size resize changed %d bytes", n)
 	}
 	got.Pix[0]++

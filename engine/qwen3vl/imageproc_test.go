@@ -10,8 +10,8 @@ import (
 	"easel/internal/golden"
 )
 
-// absDiff is the largest and the mean absolute difference between got and want.
-func absDiff(got, want []float32) (maxAbs, meanAbs float64) {
+// imageprocAbsDiff is the largest and the mean absolute difference between got and want.
+func imageprocAbsDiff(got, want []float32) (maxAbs, meanAbs float64) {
 	for i := range want {
 		d := math.Abs(float64(got[i]) - float64(want[i]))
 		if d > maxAbs || math.IsNaN(d) {
@@ -104,7 +104,7 @@ func TestGoldenImageProcessor(t *testing.T) {
 				if shape[3] != ci.Height || shape[4] != ci.Width {
 					t.Fatalf("condition %d: VAE input %d×%d, reference %v", k, ci.Width, ci.Height, shape)
 				}
-				maxAbs, meanAbs := absDiff(ci.VAEInput, want)
+				maxAbs, meanAbs := imageprocAbsDiff(ci.VAEInput, want)
 				t.Logf("condition %d (%s): %d×%d → %d×%d; VAE input max |Δ| %g, mean %g",
 					k, name, img.Rect.Dx(), img.Rect.Dy(), ci.Width, ci.Height, maxAbs, meanAbs)
 				if maxAbs != 0 {
@@ -133,7 +133,7 @@ func TestGoldenImageProcessor(t *testing.T) {
 				if len(rows) != len(want) || shape[1] != proc.PatchRowLength() {
 					t.Fatalf("%spixel_values: %d values in rows of %d, reference %v", prefix, len(rows), proc.PatchRowLength(), shape)
 				}
-				maxAbs, meanAbs := absDiff(rows, want)
+				maxAbs, meanAbs := imageprocAbsDiff(rows, want)
 				t.Logf("%spixel_values %v: max |Δ| %g, mean %g", prefix, shape, maxAbs, meanAbs)
 				if maxAbs != 0 {
 					t.Errorf("%spixel_values differ from the reference: max |Δ| %g, mean %g", prefix, maxAbs, meanAbs)
