@@ -93,7 +93,7 @@ func grayAlphaPNG(t *testing.T, w, h int, ga []byte) []byte {
 	return append(out, pngChunk("IEND", nil)...)
 }
 
-// spliceAfterSignature inserts extra bytes into a file right after its first n bytes.
+// spliceAfter inserts extra bytes into a file right after its first n bytes.
 func spliceAfter(data []byte, n int, extra []byte) []byte {
 	out := append([]byte{}, data[:n]...)
 	out = append(out, extra...)
