@@ -1,0 +1,55 @@
+package memplan
+
+import (
+	"strings"
+
+	"easel/engine/cmf"
+	"easel/engine/pipeline"
+)
+
+// Geometry is what the prediction needs to know about the model.
+type Geometry struct {
+	Layers, Hidden, MLPHidden int // the denoiser (published: 32 blocks, 4096 wide, SwiGLU 12288)
+	// Weights are the bytes each network maps ("dit", "te", "vis", "vae", "other").
+	Weights []pipeline.ComponentBytes
+	// Estimated says the weights are the published model's expected sizes, not a file's.
+	Estimated bool
+}
+
+// PublishedGeometry is Qwen-Image-2.1 as Easel's default .cmf holds it (spec §6.1, §11): the DiT
+// at q4tp (7.1 G parameters, ≈ 4.0 GB), the text encoder's language model at q8_2f (≈ 8.0 GB),
+// the vision tower at q8_2f (≈ 0.6 GB), the VAE at f16 (≈ 0.7 GB). Used until a model is chosen.
+func PublishedGeometry() Geometry {
+	return Geometry{
+		Layers: 32, Hidden: 4096, MLPHidden: 12288,
+		Weights: []pipeline.ComponentBytes{
+			{Name: "dit", Bytes: 4_000_000_000},
+			{Name: "te", Bytes: 8_000_000_000},
+			{Name: "vis", Bytes: 600_000_000},
+			{Name: "vae", Bytes: 680_000_000},
+		},
+		Estimated: true,
+	}
+}
+
+// WeightsOf sums a model file's tensors by network, as the pipeline's ledger does.
+func WeightsOf(entries []cmf.Entry) []pipeline.ComponentBytes {
+	order := []string{"dit", "te", "vis", "vae", "other"}
+	sums := map[string]int64{}
+	for _, e := range entries {
+		name, _, _ := strings.Cut(e.Name, ".")
+		switch name {
+		case "dit", "te", "vis", "vae":
+		default:
+			name = "other"
+		}
+		sums[name] += int64(e.Size)
+	}
+	var out []pipeline.ComponentBytes
+	for _, n := range order {
+		if sums[n] > 0 {
+			out = append(out, pipeline.ComponentBytes{Name: n, Bytes: sums[n]})
+		}
+	}
+	return out
+}
