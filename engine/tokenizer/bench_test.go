@@ -74,6 +74,7 @@ func BenchmarkEncode2000(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/token")
 	cpu.report(b, n, "cpu-ns/token", time.Nanosecond)
+	b.ReportMetric(float64(n), "tokens")
 }
 
 // BenchmarkSplitQwen and BenchmarkSplitRegexp2 compare the hand-written pre-tokenizer with
