@@ -14,9 +14,18 @@
 // EASEL_MSL_CXX to choose the compiler. NewDevice returns an error wrapping ErrNoCompiler when
 // none is found, which tests turn into a skip.
 //
+// Debugging: the cache lives in $TMPDIR/easel-msl-emu-$UID; next to each <file>-<hash>.so is the
+// generated <file>-<hash>.cpp clang compiled (diagnostics point at the .metal lines through
+// #line). Run a test under Options{Order: Reverse} or Shuffled to expose a missing barrier;
+// function-scope threadgroup arrays start each threadgroup filled with 0xFF (NaN), so reading
+// memory no thread wrote shows up. A kernel whose lanes reach different SIMD-group operations, or
+// a simdgroup multiply with inactive lanes, stops the process with a message (a fiber cannot
+// unwind), as the GPU would compute garbage.
+//
 // What it cannot tell: timings are not GPU timings; numerics follow IEEE with libm (Metal
 // defaults to fast math); SIMD lanes do not run in lockstep; races that need true concurrency are
-// not reproduced. See /work/shared/reference/msl-emu.md §5 for the full list.
+// not reproduced; Apple's compiler may reject code clang accepts (some address-space conversions,
+// C++ features MSL forbids). The team's design notes (reference/msl-emu.md §5) list the gaps.
 package emu
 
 import "errors"
@@ -39,7 +48,8 @@ const (
 // Options tune an emulated device.
 type Options struct {
 	// Workers is the number of OS threads that run threadgroups (default 1). More than one is
-	// faster on an idle machine but untested under cgo signal handling; keep 1 in tests.
+	// faster on an idle machine; the extra threads are not Go threads, which Go's CPU profiler
+	// (SIGPROF on any thread) has not been tried with.
 	Workers int
 	// Order is the fiber order (default Forward).
 	Order FiberOrder

@@ -279,3 +279,38 @@ func TestMultiplyAccumulateResultsStayInTheirGroup(t *testing.T) {
 		}
 	}
 }
+
+func TestSeveralWorkerThreadsGiveTheSameResults(t *testing.T) {
+	results := map[int][]float32{}
+	for _, workers := range []int{1, 2} {
+		dev, err := NewDevice(Options{Workers: workers})
+		if errors.Is(err, ErrNoCompiler) {
+			t.Skipf("Metal emulator unavailable: %v", err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := dev.Pipeline(testLibrary(t, dev, "selftest.metal"), "one_mma_per_group")
+		if err != nil {
+			t.Fatal(err)
+		}
+		const groups = 16
+		out := mustBuffer(t, dev, 4*64*groups)
+		cb, _ := dev.NewCommandBuffer()
+		enc := cb.ComputeEncoder()
+		enc.SetPipeline(p)
+		enc.SetBuffer(out, 0, 0)
+		enc.Dispatch(device.Size{Width: groups, Height: 1, Depth: 1}, device.Size{Width: 32, Height: 1, Depth: 1})
+		enc.End()
+		cb.Commit()
+		if err := cb.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		results[workers] = append([]float32(nil), device.View[float32](out)...)
+	}
+	for i, v := range results[1] {
+		if results[2][i] != v {
+			t.Fatalf("element %d: %v with one worker thread, %v with two", i, v, results[2][i])
+		}
+	}
+}
