@@ -9,8 +9,11 @@
 // LatentNoise and PackLatents then give the noise in the shape diffusers' randn_tensor draws it,
 // (1, 1, 64, h, w), and in the packed token layout the denoiser consumes (latents.go).
 //
-// Scope, as verified against testdata/golden/randn_cases.safetensors: float32, 16 or more
-// elements, torch on x86-64 with AVX2 (what produced the reference). PyTorch builds that do not
-// take the AVX2 kernel (Apple Silicon, AVX-512 dispatch, half/bfloat16 dtypes) draw different
-// normals from the same uniforms, so their noise for a seed differs from this package's.
+// Scope, as verified against testdata/golden/randn_cases.safetensors: float32 tensors of 16 or
+// more elements, as torch draws them on x86-64 (the AVX2 kernel produced the reference). torch
+// itself draws different normals from the same uniforms where ATen does not build that kernel
+// (ARM, including Apple Silicon, and MSVC builds take another normal_fill with other log/sin/cos)
+// and for half/bfloat16 dtypes, so "the same seed" there means a different image. The
+// scalar path for fewer than 16 elements follows ATen's normal_distribution<double> but has no
+// reference case; the pipeline never draws fewer than 64 values.
 package seed
