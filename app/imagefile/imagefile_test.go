@@ -1,0 +1,213 @@
+package imagefile
+
+import (
+	"bytes"
+	"encoding/binary"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// testImage is an RGBA image with transparent, half-transparent and opaque pixels.
+func testImage() *image.NRGBA {
+	img := image.NewNRGBA(image.Rect(0, 0, 7, 5))
+	for y := range 5 {
+		for x := range 7 {
+			img.SetNRGBA(x, y, color.NRGBA{uint8(30 * x), uint8(50 * y), uint8(x * y), uint8(60 * (x % 5))})
+		}
+	}
+	return img
+}
+
+func testSettings(prompt, neg string) *Settings {
+	return &Settings{
+		Prompt: prompt, NegativePrompt: neg, Width: 96, Height: 64, Steps: 4, CFG: 3.5, Seed: 11,
+		Sigmas: []float32{1, 0.75, 0.5, 0.02, 0}, Resolution: 128, Sampler: "Euler",
+		Model: "tiny.cmf", ModelHash: "0123456789", Images: []ImageRef{{Name: "花.png", SHA256: strings.Repeat("ab", 32)}},
+		EaselVersion: "0.1.0", Backend: "cpu/openblas",
+	}
+}
+
+// chunkTypes lists a PNG's chunks with their keywords for text chunks.
+func chunkTypes(t *testing.T, data []byte) []string {
+	t.Helper()
+	var out []string
+	for off := 8; off+8 <= len(data); {
+		n := int(binary.BigEndian.Uint32(data[off:]))
+		typ := string(data[off+4 : off+8])
+		if typ == "tEXt" || typ == "iTXt" {
+			key, _, _ := bytes.Cut(data[off+8:off+8+n], []byte{0})
+			typ += ":" + string(key)
+		}
+		out = append(out, typ)
+		off += 12 + n
+	}
+	return out
+}
+
+// TestRoundTrip writes Latin-1 and CJK prompts, reads the settings back unchanged, checks the
+// chunk kinds and their place before the pixels, and that image/png decodes the same pixels.
+func TestRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		name, prompt, neg, paramsChunk string
+	}{
+		{"latin", "A capybara wearing a wizard hat, oil painting, café", "blurry, low quality", "tEXt:parameters"},
+		{"cjk", "一只戴着巫师帽的水豚", "模糊，低质量", "iTXt:parameters"},
+		{"empty negative", " ", "", "tEXt:parameters"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "out.png")
+			s := testSettings(tc.prompt, tc.neg)
+			img := testImage()
+			if err := WriteFile(path, img, s); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			types := chunkTypes(t, data)
+			if want := []string{"IHDR", tc.paramsChunk, "iTXt:easel", "IDAT"}; !reflect.DeepEqual(types[:4], want) {
+				t.Errorf("chunks %v, want them to start %v", types, want)
+			}
+			m, err := ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(m.Settings, s) {
+				t.Errorf("settings read back\n%+v\nwant\n%+v", m.Settings, s)
+			}
+			if m.Parameters != Parameters(s) || !strings.HasPrefix(m.Parameters, tc.prompt) {
+				t.Errorf("parameters read back %q, want %q", m.Parameters, Parameters(s))
+			}
+			if m.Width != 7 || m.Height != 5 {
+				t.Errorf("size %d×%d, want 7×5", m.Width, m.Height)
+			}
+			dec, err := png.Decode(bytes.NewReader(data))
+			if err != nil {
+				t.Fatalf("image/png cannot decode the file: %v", err)
+			}
+			got, ok := dec.(*image.NRGBA)
+			if !ok || !bytes.Equal(got.Pix, img.Pix) {
+				t.Errorf("decoded %T, pixels equal %v: want the NRGBA pixels back exactly", dec, ok && bytes.Equal(got.Pix, img.Pix))
+			}
+			entries, _ := os.ReadDir(filepath.Dir(path))
+			if len(entries) != 1 {
+				t.Errorf("the folder holds %d files, want only the image", len(entries))
+			}
+		})
+	}
+}
+
+// TestParameters: the A1111 text, exactly, and values with separators quoted.
+func TestParameters(t *testing.T) {
+	s := testSettings("a cat\non two lines", "dog")
+	want := "a cat\non two lines\nNegative prompt: dog\nSteps: 4, Sampler: Euler, CFG scale: 3.5, Seed: 11, Size: 96x64, Model hash: 0123456789, Model: tiny.cmf, Version: Easel 0.1.0"
+	if got := Parameters(s); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	s.NegativePrompt, s.Model, s.ModelHash, s.EaselVersion = "", "qwen, q8: <best>", "", ""
+	want = "a cat\non two lines\nSteps: 4, Sampler: Euler, CFG scale: 3.5, Seed: 11, Size: 96x64, Model: \"qwen, q8: <best>\""
+	if got := Parameters(s); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// failingFile is a real temporary file whose writes fail with ENOSPC after limit bytes.
+type failingFile struct {
+	*os.File
+	limit int
+}
+
+func (f *failingFile) Write(b []byte) (int, error) {
+	if len(b) > f.limit {
+		n, _ := f.File.Write(b[:f.limit])
+		f.limit = 0
+		return n, &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
+	}
+	f.limit -= len(b)
+	return f.File.Write(b)
+}
+
+// TestWriteFailures: a full disk, a missing folder and an unwritable folder give errors that say
+// so, leave no temporary file behind, and never touch an existing file at the destination.
+func TestWriteFailures(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "keep.png")
+	if err := os.WriteFile(path, []byte("the previous image"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	createTemp = func(dir, pattern string) (tempFile, error) {
+		f, err := os.CreateTemp(dir, pattern)
+		if err != nil {
+			return nil, err
+		}
+		return &failingFile{File: f, limit: 100}, nil
+	}
+	err := WriteFile(path, testImage(), testSettings("p", ""))
+	createTemp = func(dir, pattern string) (tempFile, error) { return os.CreateTemp(dir, pattern) }
+	if err == nil || !strings.Contains(err.Error(), "disk is full") {
+		t.Errorf("full disk: error %v, want it to say the disk is full", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "the previous image" {
+		t.Errorf("full disk: the existing file now holds %q", b)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("full disk: the folder holds %d files, want only the existing one", len(entries))
+	}
+
+	missing := filepath.Join(dir, "no such folder", "out.png")
+	if err := WriteFile(missing, testImage(), testSettings("p", "")); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("missing folder: error %v", err)
+	}
+
+	locked := filepath.Join(dir, "locked")
+	if err := os.Mkdir(locked, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(locked, 0o700)
+	if probe, err := os.CreateTemp(locked, "probe"); err == nil {
+		probe.Close()
+		os.Remove(probe.Name())
+		t.Log("running with permission to write into a read-only folder (root?): skipping the unwritable-folder check")
+		return
+	}
+	err = WriteFile(filepath.Join(locked, "out.png"), testImage(), testSettings("p", ""))
+	if err == nil || !strings.Contains(err.Error(), "may not write") {
+		t.Errorf("unwritable folder: error %v", err)
+	}
+	if entries, _ := os.ReadDir(locked); len(entries) != 0 {
+		t.Errorf("unwritable folder: it holds %d files", len(entries))
+	}
+}
+
+// TestReadOtherPNGs: a PNG without Easel's chunks reads with no settings; a damaged chunk is
+// refused with the file's name.
+func TestReadOtherPNGs(t *testing.T) {
+	var plain bytes.Buffer
+	if err := png.Encode(&plain, testImage()); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Read(bytes.NewReader(plain.Bytes()), "plain.png")
+	if err != nil || m.Settings != nil || m.Parameters != "" {
+		t.Errorf("plain PNG: %+v, %v; want no settings and no error", m, err)
+	}
+	var ours bytes.Buffer
+	if err := Encode(&ours, testImage(), testSettings("p", "")); err != nil {
+		t.Fatal(err)
+	}
+	data := ours.Bytes()
+	data[45] ^= 0xFF // inside the parameters chunk's text
+	if _, err := Read(bytes.NewReader(data), "bad.png"); err == nil || !strings.Contains(err.Error(), "bad.png") {
+		t.Errorf("damaged chunk: error %v", err)
+	}
+	if _, err := Read(strings.NewReader("GIF89a"), "x.gif"); err == nil {
+		t.Error("a GIF read as a PNG")
+	}
+}

@@ -1,0 +1,65 @@
+package imagefile
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Parameters is the AUTOMATIC1111 "parameters" text for s:
+//
+//	prompt
+//	Negative prompt: negative
+//	Steps: 40, Sampler: Euler, CFG scale: 4, Seed: 11, Size: 1024x1024, Model hash: 1a2b3c4d5e, Model: qwen-image-2.1, Version: Easel 0.1.0
+//
+// The negative-prompt line is left out when there is none. A value holding a comma, a colon or a
+// quote is written as a JSON string, as A1111 quotes such values, so readers that split on ", "
+// stay correct.
+func Parameters(s *Settings) string {
+	var b strings.Builder
+	b.WriteString(s.Prompt)
+	if s.NegativePrompt != "" {
+		b.WriteString("\nNegative prompt: ")
+		b.WriteString(s.NegativePrompt)
+	}
+	fields := [][2]string{
+		{"Steps", strconv.Itoa(s.Steps)},
+		{"Sampler", s.Sampler},
+		{"CFG scale", strconv.FormatFloat(s.CFG, 'g', -1, 64)},
+		{"Seed", strconv.FormatUint(s.Seed, 10)},
+		{"Size", fmt.Sprintf("%dx%d", s.Width, s.Height)},
+		{"Model hash", s.ModelHash},
+		{"Model", s.Model},
+	}
+	if s.EaselVersion != "" {
+		fields = append(fields, [2]string{"Version", "Easel " + s.EaselVersion})
+	}
+	b.WriteString("\n")
+	first := true
+	for _, f := range fields {
+		if f[1] == "" {
+			continue
+		}
+		if !first {
+			b.WriteString(", ")
+		}
+		first = false
+		b.WriteString(f[0])
+		b.WriteString(": ")
+		b.WriteString(quoteValue(f[1]))
+	}
+	return b.String()
+}
+
+// quoteValue writes v as a JSON string when it holds a separator.
+func quoteValue(v string) string {
+	if !strings.ContainsAny(v, ",:\"\n") {
+		return v
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
+}
