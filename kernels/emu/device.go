@@ -43,17 +43,18 @@ func NewDevice(opts Options) (device.Device, error) {
 // Name describes the emulator and its compiler.
 func (d *Device) Name() string { return "Metal emulator (kernels/emu, " + d.cc.version + ")" }
 
-// NewBuffer returns length zeroed bytes of page-aligned C memory.
+// NewBuffer returns length zeroed bytes, 16-byte aligned and followed by a guard page: a kernel
+// that reads or writes more than 15 bytes past the end stops the process with SIGSEGV.
 func (d *Device) NewBuffer(length int) (device.Buffer, error) {
 	if length <= 0 {
 		return nil, fmt.Errorf("emu: a buffer of %d bytes: Metal buffers need a positive length", length)
 	}
-	p := allocC(length)
+	p, mapping := mapGuarded(length)
 	if p == nil {
-		return nil, fmt.Errorf("emu: out of memory allocating a %d-byte buffer", length)
+		return nil, fmt.Errorf("emu: out of memory mapping a %d-byte buffer", length)
 	}
-	b := &Buffer{mem: p, n: length}
-	b.cleanup = runtime.AddCleanup(b, freeC, p)
+	b := &Buffer{mem: p, n: length, mapping: mapping}
+	b.cleanup = runtime.AddCleanup(b, guardedMemory.unmap, mapping)
 	return b, nil
 }
 
@@ -96,6 +97,7 @@ func (d *Device) NewCommandBuffer() (device.CommandBuffer, error) {
 type Buffer struct {
 	mem     unsafe.Pointer
 	n       int
+	mapping guardedMemory
 	cleanup runtime.Cleanup
 }
 
@@ -114,7 +116,7 @@ func (b *Buffer) Bytes() []byte {
 func (b *Buffer) Release() {
 	if b.mem != nil {
 		b.cleanup.Stop()
-		freeC(b.mem)
+		b.mapping.unmap()
 		b.mem = nil
 	}
 }

@@ -8,6 +8,8 @@ package emu
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 // Keep in sync with include/msl_emu_entry.h.
 typedef struct msl_emu_launch {
@@ -24,6 +26,21 @@ typedef int (*msl_emu_run_fn)(const char*, const msl_emu_launch*);
 
 static const char* msl_emu_call_name(void* f, int i) { return ((msl_emu_name_fn)f)(i); }
 static int msl_emu_call_run(void* f, const char* name, const msl_emu_launch* l) { return ((msl_emu_run_fn)f)(name, l); }
+// A device buffer: zeroed pages with an inaccessible page right after them, and the data placed
+// so that it ends 16-byte aligned just before that page: a kernel writing or reading past the end
+// faults instead of corrupting its neighbour.
+static void* msl_emu_map_guarded(size_t n, void** base, size_t* total) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t body = (n + 15) & ~(size_t)15;
+  size_t data = (body + page - 1) / page * page;
+  void* p = mmap(NULL, data + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return NULL;
+  if (mprotect((char*)p + data, page, PROT_NONE) != 0) { munmap(p, data + page); return NULL; }
+  *base = p;
+  *total = data + page;
+  return (char*)p + data - body;
+}
+static void msl_emu_unmap(void* base, size_t total) { munmap(base, total); }
 static void* msl_emu_alloc(size_t n) {
   void* p = NULL;
   if (posix_memalign(&p, 4096, n) != 0) return NULL;
@@ -105,6 +122,24 @@ func (so *sharedObject) runKernel(kernel string, l *launch) error {
 	}
 	return nil
 }
+
+// guardedMemory is a buffer's mapping: the data ends right before an inaccessible guard page.
+type guardedMemory struct {
+	base  unsafe.Pointer // start of the mapping
+	total int            // mapping length, guard page included
+}
+
+// mapGuarded returns n zeroed bytes, 16-byte aligned, followed (after at most 15 bytes of
+// padding) by a guard page, so an overrun faults.
+func mapGuarded(n int) (unsafe.Pointer, guardedMemory) {
+	var base unsafe.Pointer
+	var total C.size_t
+	p := C.msl_emu_map_guarded(C.size_t(n), &base, &total)
+	return p, guardedMemory{base: base, total: int(total)}
+}
+
+// unmap releases a mapping from mapGuarded.
+func (g guardedMemory) unmap() { C.msl_emu_unmap(g.base, C.size_t(g.total)) }
 
 // allocC returns n zeroed, page-aligned bytes of C memory (kernels may hold pointers into it
 // during a cgo call, which Go memory must not be used for).

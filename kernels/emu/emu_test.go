@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -51,7 +52,7 @@ func TestLibraryListsKernels(t *testing.T) {
 	d := testDevice(t, Forward)
 	lib := testLibrary(t, d, "selftest.metal")
 	got := strings.Join(lib.Functions(), " ")
-	if got != "simd_and_barrier missing_barrier half_ops one_mma_per_group" {
+	if got != "simd_and_barrier missing_barrier half_ops one_mma_per_group write_floats" {
 		t.Errorf("functions %q", got)
 	}
 	if _, err := d.Pipeline(lib, "nope"); err == nil || !strings.Contains(err.Error(), `no kernel "nope"`) {
@@ -312,5 +313,45 @@ func TestSeveralWorkerThreadsGiveTheSameResults(t *testing.T) {
 		if results[2][i] != v {
 			t.Fatalf("element %d: %v with one worker thread, %v with two", i, v, results[2][i])
 		}
+	}
+}
+
+// writeFloats runs write_floats over a buffer of length floats, writing count of them.
+func writeFloats(t *testing.T, length, count int) {
+	d := testDevice(t, Forward)
+	p, err := d.Pipeline(testLibrary(t, d, "selftest.metal"), "write_floats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := mustBuffer(t, d, 4*length)
+	n := uint32(count)
+	cb, _ := d.NewCommandBuffer()
+	enc := cb.ComputeEncoder()
+	enc.SetPipeline(p)
+	enc.SetBuffer(out, 0, 0)
+	enc.SetBytes(device.StructBytes(&n), 1)
+	one := device.Size{Width: 1, Height: 1, Depth: 1}
+	enc.Dispatch(one, one)
+	enc.End()
+	cb.Commit()
+	if err := cb.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBufferOverrunFaults(t *testing.T) {
+	if os.Getenv("EASEL_EMU_OVERRUN_CHILD") == "1" {
+		writeFloats(t, 1000, 1000+4) // 16 bytes past the end: into the guard page
+		return
+	}
+	writeFloats(t, 1000, 1000) // in bounds: fine
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBufferOverrunFaults$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "EASEL_EMU_OVERRUN_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("a kernel writing past the end of its buffer did not fault:\n%s", out)
+	}
+	if !strings.Contains(string(out), "SIGSEGV") {
+		t.Errorf("the overrun failed without a SIGSEGV report:\n%s", out)
 	}
 }

@@ -67,3 +67,15 @@ kernel void one_mma_per_group(device float* out [[buffer(0)]],
     simdgroup_multiply_accumulate(d, a, b, c);
     simdgroup_store(d, out + 64 * g, 8);
 }
+
+// Writes count floats from out[0]: past the end of a shorter buffer (the guard page test).
+kernel void write_floats(device float* out [[buffer(0)]],
+                         constant uint& count [[buffer(1)]],
+                         uint i [[thread_position_in_grid]])
+{
+    if (i == 0) {
+        for (uint k = 0; k < count; ++k) {
+            out[k] = 1.0f;
+        }
+    }
+}
