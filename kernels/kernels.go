@@ -44,3 +44,24 @@ func Names() []string {
 	names, _ := fs.Glob(sources, "*.metal")
 	return names
 }
+
+// Library is one .metal file and the kernel functions it defines.
+type Library struct {
+	File    string
+	Kernels []string
+}
+
+// Libraries lists every file with its kernels, in the order of the table above; the tests check
+// it against what each file really defines.
+var Libraries = []Library{
+	{"fragprobe.metal", []string{"qi_fragprobe"}},
+	{"gemm.metal", []string{"qi_mm_q4tp", "qi_mm_q8"}},
+	{"flash.metal", []string{"qi_flash"}},
+	{"qkrope.metal", []string{"qi_qkrope"}},
+	{"rowop.metal", []string{"qi_rowop"}},
+	{"swiglu.metal", []string{"qi_swiglu"}},
+	{"kvcopy.metal", []string{"qi_kvcopy"}},
+	{"embed.metal", []string{"qi_embed"}},
+	{"final.metal", []string{"qi_final"}},
+	{"amax.metal", []string{"qi_amax"}},
+}
