@@ -78,37 +78,46 @@ func (b *Backend) Attention(dst, q, k, v, prefixK, prefixV ml.Tensor, spec ml.At
 	defer b.track(ml.ClassAttn, 4*float64(n)*float64(m)*float64(hd)*float64(H))()
 	group := H / KVH
 	chunk := min(n, max(64, attnScoreBudget/m))
-	scores := make([]float32, chunk*m)
-	for h := 0; h < H; h++ {
+	workers := tileWorkers(H)
+	scores := make([][]float32, workers)
+	for w := range scores {
+		scores[w] = make([]float32, chunk*m)
+	}
+	forTiles(H, func(w, h int) {
 		kvo := (h / group) * hd
+		sc := scores[w]
 		for q0 := 0; q0 < n; q0 += chunk {
 			nq := min(chunk, n-q0)
 			qs := cq.data[q0*qw+h*hd:]
 			if lp > 0 {
-				sgemm(true, nq, lp, hd, spec.Scale, qs, qw, pk.data[kvo:], kw, 0, scores, m)
+				sgemm(true, nq, lp, hd, spec.Scale, qs, qw, pk.data[kvo:], kw, 0, sc, m)
 			}
 			if own > 0 {
-				sgemm(true, nq, own, hd, spec.Scale, qs, qw, ck.data[kvo:], kw, 0, scores[lp:], m)
+				sgemm(true, nq, own, hd, spec.Scale, qs, qw, ck.data[kvo:], kw, 0, sc[lp:], m)
 			}
-			softmaxRows(scores, nq, m, spec.Visible, q0)
+			softmaxRows(sc, nq, m, spec.Visible, q0, workers == 1)
 			out := cd.data[q0*qw+h*hd:]
 			beta := float32(0)
 			if lp > 0 {
-				sgemm(false, nq, hd, lp, 1, scores, m, pv.data[kvo:], kw, 0, out, qw)
+				sgemm(false, nq, hd, lp, 1, sc, m, pv.data[kvo:], kw, 0, out, qw)
 				beta = 1
 			}
 			if own > 0 {
-				sgemm(false, nq, hd, own, 1, scores[lp:], m, cv.data[kvo:], kw, beta, out, qw)
+				sgemm(false, nq, hd, own, 1, sc[lp:], m, cv.data[kvo:], kw, beta, out, qw)
 			}
 		}
-	}
+	})
 	return nil
 }
 
 // softmaxRows turns each of the nq score rows (width m) into probabilities over its visible keys
-// (visible[q0+i] of them, or all) and zeroes the rest.
-func softmaxRows(scores []float32, nq, m int, visible []int32, q0 int) {
-	parallelRows(nq, 8, func(lo, hi int) {
+// (visible[q0+i] of them, or all) and zeroes the rest; spread over the cores when parallel.
+func softmaxRows(scores []float32, nq, m int, visible []int32, q0 int, parallel bool) {
+	run := parallelRows
+	if !parallel {
+		run = func(n, _ int, fn func(lo, hi int)) { fn(0, n) }
+	}
+	run(nq, 8, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			row := scores[i*m : (i+1)*m]
 			limit := m

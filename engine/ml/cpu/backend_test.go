@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"easel/engine/ml"
@@ -10,6 +11,24 @@ import (
 )
 
 // These tests compare each op with a direct float64 loop written from the op's definition.
+
+// inBothModes runs a test with this build's threading and, where BLAS is single-threaded, also
+// with one multi-threaded BLAS call at a time (the path Accelerate builds take).
+func inBothModes(t *testing.T, test func(t *testing.T)) {
+	t.Run("build", test)
+	if blasParallel {
+		return
+	}
+	t.Run("blas-parallel", func(t *testing.T) {
+		blasParallel = true
+		setBLASThreads(runtime.GOMAXPROCS(0))
+		defer func() {
+			blasParallel = false
+			setBLASThreads(1)
+		}()
+		test(t)
+	})
+}
 
 func randSlice(rng *rand.Rand, n int) []float32 {
 	v := make([]float32, n)
@@ -63,32 +82,34 @@ func weight(t *testing.T, name string, d quant.DType, w []float32, rows, cols in
 }
 
 func TestLinearMatchesDefinition(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	b := New()
-	b.tileRows = 48 // several tiles, one partial
-	for i, d := range []quant.DType{quant.F32, quant.BF16, quant.F16, quant.Q8Row, quant.Q8_2F, quant.Q4TP} {
-		n, in, out := 7, 96, 130
-		if i%2 == 1 {
-			n = pipelineMinRows + 3 // the pipelined path
-		}
-		x := randSlice(rng, n*in)
-		w, exact := weight(t, "w", d, randSlice(rng, out*in), out, in)
-		dst, _ := b.New(n, out)
-		if err := b.Linear(dst, upload(t, b, x, n, in), w); err != nil {
-			t.Fatal(err)
-		}
-		want := make([]float64, n*out)
-		for i := 0; i < n; i++ {
-			for o := 0; o < out; o++ {
-				for k := 0; k < in; k++ {
-					want[i*out+o] += float64(x[i*in+k]) * float64(exact[o*in+k])
+	inBothModes(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		b := New()
+		b.tileRows = 48 // several tiles, one partial
+		for i, d := range []quant.DType{quant.F32, quant.BF16, quant.F16, quant.Q8Row, quant.Q8_2F, quant.Q4TP} {
+			n, in, out := 7, 96, 130
+			if i%2 == 1 {
+				n = pipelineMinRows + 3 // the pipelined path
+			}
+			x := randSlice(rng, n*in)
+			w, exact := weight(t, "w", d, randSlice(rng, out*in), out, in)
+			dst, _ := b.New(n, out)
+			if err := b.Linear(dst, upload(t, b, x, n, in), w); err != nil {
+				t.Fatal(err)
+			}
+			want := make([]float64, n*out)
+			for i := 0; i < n; i++ {
+				for o := 0; o < out; o++ {
+					for k := 0; k < in; k++ {
+						want[i*out+o] += float64(x[i*in+k]) * float64(exact[o*in+k])
+					}
 				}
 			}
+			if e := relErr(download(t, b, dst), want); e > 1e-6 {
+				t.Errorf("%v: relative error %.3g", d, e)
+			}
 		}
-		if e := relErr(download(t, b, dst), want); e > 1e-6 {
-			t.Errorf("%v: relative error %.3g", d, e)
-		}
-	}
+	})
 }
 
 func TestLinearRejectsMismatchedShapes(t *testing.T) {
@@ -132,56 +153,58 @@ func TestGoSgemmMatchesBlas(t *testing.T) {
 }
 
 func TestAttentionWithPrefixAndVisibility(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	b := New()
-	H, KVH, hd, lp, n := 4, 2, 8, 5, 6
-	m := lp + n
-	q := randSlice(rng, n*H*hd)
-	k := randSlice(rng, m*KVH*hd)
-	v := randSlice(rng, m*KVH*hd)
-	vis := []int32{6, 7, 11, 11, 9, 11}
-	for _, visible := range [][]int32{nil, vis} {
-		dst, _ := b.New(n, H*hd)
-		spec := ml.AttnSpec{Heads: H, KVHeads: KVH, HeadDim: hd, Scale: 0.3, Visible: visible}
-		err := b.Attention(dst, upload(t, b, q, n, H*hd),
-			upload(t, b, k[lp*KVH*hd:], n, KVH*hd), upload(t, b, v[lp*KVH*hd:], n, KVH*hd),
-			upload(t, b, k[:lp*KVH*hd], lp, KVH*hd), upload(t, b, v[:lp*KVH*hd], lp, KVH*hd), spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := make([]float64, n*H*hd)
-		for h := 0; h < H; h++ {
-			g := h / (H / KVH)
-			for i := 0; i < n; i++ {
-				limit := m
-				if visible != nil {
-					limit = int(visible[i])
-				}
-				s := make([]float64, limit)
-				mx := math.Inf(-1)
-				for j := range s {
-					for d := 0; d < hd; d++ {
-						s[j] += float64(q[(i*H+h)*hd+d]) * float64(k[(j*KVH+g)*hd+d])
+	inBothModes(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(5, 6))
+		b := New()
+		H, KVH, hd, lp, n := 4, 2, 8, 5, 6
+		m := lp + n
+		q := randSlice(rng, n*H*hd)
+		k := randSlice(rng, m*KVH*hd)
+		v := randSlice(rng, m*KVH*hd)
+		vis := []int32{6, 7, 11, 11, 9, 11}
+		for _, visible := range [][]int32{nil, vis} {
+			dst, _ := b.New(n, H*hd)
+			spec := ml.AttnSpec{Heads: H, KVHeads: KVH, HeadDim: hd, Scale: 0.3, Visible: visible}
+			err := b.Attention(dst, upload(t, b, q, n, H*hd),
+				upload(t, b, k[lp*KVH*hd:], n, KVH*hd), upload(t, b, v[lp*KVH*hd:], n, KVH*hd),
+				upload(t, b, k[:lp*KVH*hd], lp, KVH*hd), upload(t, b, v[:lp*KVH*hd], lp, KVH*hd), spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]float64, n*H*hd)
+			for h := 0; h < H; h++ {
+				g := h / (H / KVH)
+				for i := 0; i < n; i++ {
+					limit := m
+					if visible != nil {
+						limit = int(visible[i])
 					}
-					s[j] *= 0.3
-					mx = math.Max(mx, s[j])
-				}
-				sum := 0.0
-				for j := range s {
-					s[j] = math.Exp(s[j] - mx)
-					sum += s[j]
-				}
-				for j := range s {
-					for d := 0; d < hd; d++ {
-						want[(i*H+h)*hd+d] += s[j] / sum * float64(v[(j*KVH+g)*hd+d])
+					s := make([]float64, limit)
+					mx := math.Inf(-1)
+					for j := range s {
+						for d := 0; d < hd; d++ {
+							s[j] += float64(q[(i*H+h)*hd+d]) * float64(k[(j*KVH+g)*hd+d])
+						}
+						s[j] *= 0.3
+						mx = math.Max(mx, s[j])
+					}
+					sum := 0.0
+					for j := range s {
+						s[j] = math.Exp(s[j] - mx)
+						sum += s[j]
+					}
+					for j := range s {
+						for d := 0; d < hd; d++ {
+							want[(i*H+h)*hd+d] += s[j] / sum * float64(v[(j*KVH+g)*hd+d])
+						}
 					}
 				}
 			}
+			if e := relErr(download(t, b, dst), want); e > 1e-6 {
+				t.Errorf("visible=%v: relative error %.3g", visible, e)
+			}
 		}
-		if e := relErr(download(t, b, dst), want); e > 1e-6 {
-			t.Errorf("visible=%v: relative error %.3g", visible, e)
-		}
-	}
+	})
 }
 
 func TestHeadNormRoPE(t *testing.T) {
@@ -267,44 +290,46 @@ func TestGatedResidualModNorm(t *testing.T) {
 }
 
 func TestConv2D(t *testing.T) {
-	rng := rand.New(rand.NewPCG(11, 12))
-	b := New()
-	b.tileRows = 3
-	inC, H, W, outC, k := 3, 7, 6, 5, 3
-	x := randSlice(rng, inC*H*W)
-	wq, w := weight(t, "conv", quant.F32, randSlice(rng, outC*inC*k*k), outC, inC*k*k)
-	wq.Shape = []int{outC, inC, k, k}
-	bias := randSlice(rng, outC)
-	for _, spec := range []ml.ConvSpec{ml.SamePad(1), {Stride: 2, PadBottom: 1, PadRight: 1}} {
-		oh := (H+spec.PadTop+spec.PadBottom-k)/spec.Stride + 1
-		ow := (W+spec.PadLeft+spec.PadRight-k)/spec.Stride + 1
-		dst, _ := b.New(outC, oh, ow)
-		if err := b.Conv2D(dst, upload(t, b, x, inC, H, W), wq, upload(t, b, bias, outC), spec); err != nil {
-			t.Fatal(err)
-		}
-		want := make([]float64, outC*oh*ow)
-		for o := 0; o < outC; o++ {
-			for oy := 0; oy < oh; oy++ {
-				for ox := 0; ox < ow; ox++ {
-					acc := float64(bias[o])
-					for c := 0; c < inC; c++ {
-						for ky := 0; ky < k; ky++ {
-							for kx := 0; kx < k; kx++ {
-								iy, ix := oy*spec.Stride+ky-spec.PadTop, ox*spec.Stride+kx-spec.PadLeft
-								if iy >= 0 && iy < H && ix >= 0 && ix < W {
-									acc += float64(x[(c*H+iy)*W+ix]) * float64(w[((o*inC+c)*k+ky)*k+kx])
+	inBothModes(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(11, 12))
+		b := New()
+		b.tileRows = 3
+		inC, H, W, outC, k := 3, 7, 6, 5, 3
+		x := randSlice(rng, inC*H*W)
+		wq, w := weight(t, "conv", quant.F32, randSlice(rng, outC*inC*k*k), outC, inC*k*k)
+		wq.Shape = []int{outC, inC, k, k}
+		bias := randSlice(rng, outC)
+		for _, spec := range []ml.ConvSpec{ml.SamePad(1), {Stride: 2, PadBottom: 1, PadRight: 1}} {
+			oh := (H+spec.PadTop+spec.PadBottom-k)/spec.Stride + 1
+			ow := (W+spec.PadLeft+spec.PadRight-k)/spec.Stride + 1
+			dst, _ := b.New(outC, oh, ow)
+			if err := b.Conv2D(dst, upload(t, b, x, inC, H, W), wq, upload(t, b, bias, outC), spec); err != nil {
+				t.Fatal(err)
+			}
+			want := make([]float64, outC*oh*ow)
+			for o := 0; o < outC; o++ {
+				for oy := 0; oy < oh; oy++ {
+					for ox := 0; ox < ow; ox++ {
+						acc := float64(bias[o])
+						for c := 0; c < inC; c++ {
+							for ky := 0; ky < k; ky++ {
+								for kx := 0; kx < k; kx++ {
+									iy, ix := oy*spec.Stride+ky-spec.PadTop, ox*spec.Stride+kx-spec.PadLeft
+									if iy >= 0 && iy < H && ix >= 0 && ix < W {
+										acc += float64(x[(c*H+iy)*W+ix]) * float64(w[((o*inC+c)*k+ky)*k+kx])
+									}
 								}
 							}
 						}
+						want[(o*oh+oy)*ow+ox] = acc
 					}
-					want[(o*oh+oy)*ow+ox] = acc
 				}
 			}
+			if e := relErr(download(t, b, dst), want); e > 1e-6 {
+				t.Errorf("%+v: relative error %.3g", spec, e)
+			}
 		}
-		if e := relErr(download(t, b, dst), want); e > 1e-6 {
-			t.Errorf("%+v: relative error %.3g", spec, e)
-		}
-	}
+	})
 }
 
 func TestForeignAndNilTensorsAreErrors(t *testing.T) {

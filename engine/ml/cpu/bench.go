@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"time"
 )
@@ -15,7 +16,8 @@ type SgemmTiming struct {
 }
 
 // MeasureSgemm times C[m×n] = A[m×k]·B[k×n] with this build's GEMM reps times (after one warm-up).
-// It is the yardstick easel bench compares whole blocks against.
+// It is the yardstick easel bench compares whole blocks against, so one call uses every core even
+// where the backend itself runs BLAS single-threaded on several goroutines.
 func MeasureSgemm(m, n, k, reps int) SgemmTiming {
 	rng := rand.New(rand.NewPCG(1, 1))
 	a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
@@ -25,6 +27,8 @@ func MeasureSgemm(m, n, k, reps int) SgemmTiming {
 	for i := range b {
 		b[i] = float32(rng.NormFloat64())
 	}
+	setBLASThreads(runtime.GOMAXPROCS(0))
+	defer setBLASThreads(1)
 	sgemm(false, m, n, k, 1, a, k, b, n, 0, c, n)
 	wall := make([]time.Duration, max(1, reps))
 	cpu := make([]time.Duration, len(wall))

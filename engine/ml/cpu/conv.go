@@ -57,17 +57,36 @@ func (b *Backend) Conv2D(dst, x ml.Tensor, w *quant.Tensor, bias ml.Tensor, spec
 	chunkRows := max(1, min(oh, convColumnBudget/max(1, K*ow)))
 	cols := make([]float32, K*chunkRows*ow)
 	tile := min(outC, b.tileRows)
-	wt := make([]float32, tile*K)
+	tiles := (outC + tile - 1) / tile
+	workers := tileWorkers(tiles)
+	wt := make([][]float32, workers)
+	errs := make([]error, workers)
+	for i := range wt {
+		wt[i] = make([]float32, tile*K)
+	}
 	for y0 := 0; y0 < oh; y0 += chunkRows {
 		ny := min(chunkRows, oh-y0)
 		np := ny * ow
 		im2col(cx.data, inC, H, W, kh, kw, spec, y0, ny, ow, cols[:K*np])
-		for o0 := 0; o0 < outC; o0 += tile {
+		forTiles(tiles, func(wk, i int) {
+			o0 := i * tile
 			o1 := min(o0+tile, outC)
-			if err := parallelDequantize(w, o0, o1, wt); err != nil {
+			var err error
+			if workers == 1 {
+				err = parallelDequantize(w, o0, o1, wt[wk])
+			} else {
+				err = quant.DequantizeRows(w, o0, o1, wt[wk])
+			}
+			if err != nil {
+				errs[wk] = err
+				return
+			}
+			sgemm(false, o1-o0, np, K, 1, wt[wk], K, cols, np, 0, cd.data[o0*P+y0*ow:], P)
+		})
+		for _, err := range errs {
+			if err != nil {
 				return fmt.Errorf("cpu.%s: %v", op, err)
 			}
-			sgemm(false, o1-o0, np, K, 1, wt, K, cols, np, 0, cd.data[o0*P+y0*ow:], P)
 		}
 	}
 	if cb != nil {

@@ -48,6 +48,9 @@ func (b *Backend) LinearBatch(dsts []ml.Tensor, x ml.Tensor, ws []*quant.Tensor)
 		return nil
 	}
 	defer b.track(ml.ClassGemm, flops)()
+	if !blasParallel {
+		return b.linearTiles(outs, cx, ws, maxIn)
+	}
 	if n < pipelineMinRows {
 		return b.linearParallelDequantize(outs, cx, ws, maxIn)
 	}
@@ -72,6 +75,46 @@ func (b *Backend) linearParallelDequantize(outs []*Tensor, x *Tensor, ws []*quan
 				return fmt.Errorf("cpu.LinearBatch: %v", err)
 			}
 			sgemm(true, n, r1-r0, in, 1, x.data, in, scratch, in, 0, outs[i].data[r0:], rows)
+		}
+	}
+	return nil
+}
+
+// linearTiles gives every core its own tiles: each goroutine dequantizes a tile into its own
+// scratch and multiplies it with a single-threaded sgemm.
+func (b *Backend) linearTiles(outs []*Tensor, x *Tensor, ws []*quant.Tensor, maxIn int) error {
+	n, in := x.rows(), x.cols()
+	type tile struct{ w, r0, r1 int }
+	var tiles []tile
+	for i, w := range ws {
+		for r0 := 0; r0 < w.Rows(); r0 += b.tileRows {
+			tiles = append(tiles, tile{i, r0, min(r0+b.tileRows, w.Rows())})
+		}
+	}
+	workers := tileWorkers(len(tiles))
+	scratch := make([][]float32, workers)
+	errs := make([]error, workers)
+	for w := range scratch {
+		scratch[w] = getScratch(b.tileRows * maxIn)
+	}
+	forTiles(len(tiles), func(w, i int) {
+		t := tiles[i]
+		if errs[w] != nil {
+			return
+		}
+		if err := quant.DequantizeRows(ws[t.w], t.r0, t.r1, scratch[w]); err != nil {
+			errs[w] = fmt.Errorf("cpu.LinearBatch: %v", err)
+			return
+		}
+		rows := ws[t.w].Rows()
+		sgemm(true, n, t.r1-t.r0, in, 1, x.data, in, scratch[w], in, 0, outs[t.w].data[t.r0:], rows)
+	})
+	for w := range scratch {
+		putScratch(scratch[w])
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
 	return nil

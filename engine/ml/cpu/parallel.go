@@ -3,6 +3,7 @@ package cpu
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // parallelRows runs fn over [0, n) split into one contiguous range per core (at least minChunk
@@ -32,4 +33,41 @@ func parallelRows(n, minChunk int, fn func(lo, hi int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// forTiles runs fn(worker, i) for every i in [0, count). When one sgemm call uses one core
+// (blasParallel false) the tiles are taken by one goroutine per core, worker being its index in
+// [0, tileWorkers(count)); otherwise they run in order on the caller with worker 0.
+func forTiles(count int, fn func(worker, i int)) {
+	workers := tileWorkers(count)
+	if workers <= 1 {
+		for i := 0; i < count; i++ {
+			fn(0, i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= count {
+					return
+				}
+				fn(w, i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// tileWorkers is how many goroutines forTiles uses for count tiles.
+func tileWorkers(count int) int {
+	if blasParallel {
+		return 1
+	}
+	return max(1, min(runtime.GOMAXPROCS(0), count))
 }

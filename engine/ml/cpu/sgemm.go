@@ -1,5 +1,10 @@
 package cpu
 
+// blasParallel reports whether one sgemm call already uses every core (Accelerate, the Go GEMM).
+// When it is false (OpenBLAS, set to one thread), ops run independent tiles on every core with
+// forTiles instead.
+var blasParallel = true
+
 // sgemm computes C = alpha·A·op(B) + beta·C in row-major storage, where A is [m, k] (leading
 // dimension lda), op(B) is B [k, n] (ldb) or, with transB, Bᵀ for B stored [n, k] (ldb), and C is
 // [m, n] (ldc). It is implemented by cblas (sgemm_blas_*.go) or in Go (sgemm_go.go).

@@ -13,6 +13,9 @@ import "unsafe"
 // blasName names the GEMM this build uses.
 const blasName = "accelerate"
 
+// setBLASThreads does nothing: Accelerate schedules its own threads (blasParallel stays true).
+func setBLASThreads(int) {}
+
 func blasSgemm(transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	var tb C.enum_CBLAS_TRANSPOSE = C.CblasNoTrans
 	if transB {

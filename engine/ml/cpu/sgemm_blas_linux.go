@@ -13,6 +13,16 @@ import "unsafe"
 // blasName names the GEMM this build uses.
 const blasName = "openblas"
 
+// OpenBLAS runs single-threaded; the backend spreads tiles and heads over goroutines itself
+// (no spinning BLAS threads between calls, no oversubscription with the Go row ops).
+func init() {
+	setBLASThreads(1)
+	blasParallel = false
+}
+
+// setBLASThreads sets how many threads one OpenBLAS call uses.
+func setBLASThreads(n int) { C.openblas_set_num_threads(C.int(n)) }
+
 func blasSgemm(transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	var tb C.enum_CBLAS_TRANSPOSE = C.CblasNoTrans
 	if transB {
