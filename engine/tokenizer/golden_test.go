@@ -86,3 +86,27 @@ func TestGoldenTokenizer(t *testing.T) {
 		})
 	}
 }
+
+// TestEncodeConcurrently: one Tokenizer serves several goroutines at once (run with -race).
+func TestEncodeConcurrently(t *testing.T) {
+	tok := qwenTokenizer(t)
+	cases := loadTokenizerCases(t).Cases
+	errs := make(chan string, len(cases)*4)
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, c := range cases {
+				if got := tok.Encode(c.Text); fmt.Sprint(got) != fmt.Sprint(c.IDs) {
+					errs <- fmt.Sprintf("Encode(%q) = %v, want %v", c.Text, got, c.IDs)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
