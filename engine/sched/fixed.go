@@ -6,8 +6,11 @@ import (
 )
 
 // TurboSampleSigmas is the fixed 8-step grid the distilled Qwen/Qwen-Image-2.1-Turbo checkpoint
-// stores as sample_sigmas in its model_index.json (qi21-spec §5.5), without the terminal 0.
-var TurboSampleSigmas = []float64{1.0, 0.978453, 0.954180, 0.926626, 0.895080, 0.845148, 0.704534, 0.414568}
+// stores as sample_sigmas in its model_index.json (qi21-spec §5.5), without the terminal 0 — for
+// a Turbo file whose configuration lacks the list.
+func TurboSampleSigmas() []float64 {
+	return []float64{1.0, 0.978453, 0.954180, 0.926626, 0.895080, 0.845148, 0.704534, 0.414568}
+}
 
 // TurboConfig is the scheduler configuration a fixed-grid checkpoint runs with: no dynamic
 // shifting, shift 1 and no terminal stretch, so the stored sigmas are used as they are.

@@ -41,14 +41,15 @@ func TestSampleSigmas(t *testing.T) {
 // shift is the identity and there is no stretch, so the schedule is the stored grid in float32
 // followed by 0, and the timesteps are the sigmas times 1000.
 func TestTurboScheduleKeepsTheStoredGrid(t *testing.T) {
-	s, err := TurboConfig().ScheduleFromSigmas(TurboSampleSigmas, 4096)
+	turbo := TurboSampleSigmas()
+	s, err := TurboConfig().ScheduleFromSigmas(turbo, 4096)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Steps() != len(TurboSampleSigmas) || len(s.Sigmas) != len(TurboSampleSigmas)+1 {
-		t.Fatalf("%d steps and %d sigmas for a grid of %d", s.Steps(), len(s.Sigmas), len(TurboSampleSigmas))
+	if s.Steps() != len(turbo) || len(s.Sigmas) != len(turbo)+1 {
+		t.Fatalf("%d steps and %d sigmas for a grid of %d", s.Steps(), len(s.Sigmas), len(turbo))
 	}
-	for i, v := range TurboSampleSigmas {
+	for i, v := range turbo {
 		if s.Sigmas[i] != float32(v) {
 			t.Errorf("sigma %d = %v, stored %v", i, s.Sigmas[i], float32(v))
 		}

@@ -26,7 +26,8 @@ func (c Config) Mu(imageSeqLen int) float64 {
 }
 
 // Schedule is the pipeline's default schedule for steps denoiser calls on a target of
-// imageSeqLen tokens: σ = linspace(1, 1/steps, steps), shifted and stretched (Config.Shifted).
+// imageSeqLen tokens: σ = linspace(1, 1/steps, steps), then shifted and stretched as
+// ScheduleFromSigmas describes.
 func (c Config) Schedule(steps, imageSeqLen int) (Schedule, error) {
 	if steps < 1 {
 		return Schedule{}, fmt.Errorf("a schedule needs at least 1 step, got %d", steps)
