@@ -3,9 +3,9 @@
 // the DiT, the text encoder and vision tower, and the VAE, with codecs chosen by a Profile, and
 // processor/tokenizer.json in the vocab section.
 //
-// Conversion streams: tensors are read from the shards with ReadAt one at a time (a quantized one
-// a few hundred rows at a time) and written through engine/cmf's streaming writer, so memory stays
-// near the largest output payload whatever the snapshot's size. The file is written under a
+// Conversion streams: tensors are read from the shards with ReadAt one at a time, a few hundred
+// rows at a time, encoded on all cores and piped into engine/cmf's streaming writer, so memory is
+// a few blocks of rows whatever the size of the snapshot or of its largest tensor. The file is written under a
 // temporary name and renamed only when complete; an error or a cancelled context leaves nothing.
 package convert
 
@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -24,7 +25,7 @@ import (
 type Options struct {
 	Profile  Profile
 	NoVision bool           // leave the vision tower out (text-to-image only files)
-	Progress func(Progress) // called on the converting goroutine; nil for none
+	Progress func(Progress) // called one call at a time, from the converting goroutines; nil for none
 }
 
 // Result describes a finished conversion.
@@ -137,7 +138,6 @@ func write(ctx context.Context, w *cmf.Writer, header cmf.Header, blobs []blob, 
 		res.BytesByDType[quant.U8] += int64(len(b.data))
 		m.state.TensorsDone++
 	}
-	var payload []byte // reused: its size is the largest quantized payload so far
 	for _, it := range items {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -149,18 +149,8 @@ func write(ctx context.Context, w *cmf.Writer, header cmf.Header, blobs []blob, 
 			if err := w.AddTensorFrom(it.out, it.dtype, it.shape, size, newRawReader(ctx, it.shard, it.src, m)); err != nil {
 				return nil, err
 			}
-		} else {
-			if int64(cap(payload)) < size {
-				payload = make([]byte, size)
-			}
-			payload = payload[:size]
-			r := &rowReader{ctx: ctx, s: it.shard, t: it.src, cols: (&quant.Tensor{Shape: it.shape}).Cols(), meter: m}
-			if err := quant.EncodeFrom(it.dtype, it.shape, r.rows, payload); err != nil {
-				return nil, fmt.Errorf("converting %s (%s) to %v: %w", it.src.Name, it.shard.rel, it.dtype, err)
-			}
-			if err := w.AddTensor(it.out, it.dtype, it.shape, payload); err != nil {
-				return nil, err
-			}
+		} else if err := addEncoded(ctx, w, it, size, m); err != nil {
+			return nil, err
 		}
 		res.BytesByDType[it.dtype] += size
 		res.SourceBytes += int64(len(it.src.Data))
@@ -175,6 +165,28 @@ func write(ctx context.Context, w *cmf.Writer, header cmf.Header, blobs []blob, 
 	res.Tensors = m.state.TensorsTotal
 	return res, nil
 }
+
+// addEncoded encodes one tensor into its codec on the fly: quant.EncodeTo streams the payload
+// through a pipe into the writer, so no payload is ever whole in memory.
+func addEncoded(ctx context.Context, w *cmf.Writer, it item, size int64, m *meter) error {
+	r := &rowReader{ctx: ctx, s: it.shard, t: it.src, cols: (&quant.Tensor{Shape: it.shape}).Cols(), meter: m}
+	pr, pw := io.Pipe()
+	encoded := make(chan error, 1)
+	go func() {
+		err := quant.EncodeTo(pw, it.dtype, it.shape, r.rows)
+		pw.CloseWithError(err)
+		encoded <- err
+	}()
+	err := w.AddTensorFrom(it.out, it.dtype, it.shape, size, pr)
+	pr.CloseWithError(errWriterStopped) // unblocks the encoder if the writer stopped early
+	if encErr := <-encoded; encErr != nil && encErr != errWriterStopped {
+		return fmt.Errorf("converting %s (%s) to %v: %w", it.src.Name, it.shard.rel, it.dtype, encErr)
+	}
+	return err
+}
+
+// errWriterStopped tells the encoder that nobody reads its output any more.
+var errWriterStopped = errors.New("the model file writer stopped")
 
 // estimateSize bounds the output file's size: the reserved head, every payload rounded up to the
 // largest alignment, and the vocab.

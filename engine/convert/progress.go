@@ -22,8 +22,8 @@ func (p Progress) ETA() time.Duration {
 // progressInterval bounds how often progress is reported within one tensor.
 const progressInterval = 200 * time.Millisecond
 
-// meter counts source bytes and calls the progress callback. Reads happen on the converting
-// goroutine only.
+// meter counts source bytes and calls the progress callback. It is used by one goroutine at a
+// time: the converting goroutine, or the encoder it has handed a tensor to and waits for.
 type meter struct {
 	report   func(Progress)
 	state    Progress

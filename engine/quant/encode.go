@@ -1,7 +1,9 @@
 package quant
 
 import (
+	"encoding/binary"
 	"fmt"
+	"io"
 	"runtime"
 	"sync"
 )
@@ -51,38 +53,131 @@ func EncodeFrom(d DType, shape []int, src RowSource, payload []byte) error {
 		return fmt.Errorf("encode %v %v: payload buffer is %d bytes, the codec needs %d", d, shape, len(payload), size)
 	}
 	rows, cols := viewAs2D(shape)
+	perRow, _ := planes(d, cols)
+	trailer, err := encodeChunks(d, rows, cols, src, func(c0, c1 int, chunk []byte) error {
+		whole, local := 0, 0
+		for _, b := range perRow {
+			copy(payload[whole+c0*b:whole+c1*b], chunk[local:local+(c1-c0)*b])
+			whole += rows * b
+			local += (c1 - c0) * b
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	copy(payload[len(payload)-len(trailer):], trailer)
+	return nil
+}
+
+// EncodeTo streams the payload of a tensor read block by block from src to w, in order, without
+// ever holding it whole: the first (large) plane of each block is written as soon as it is
+// encoded; the small per-row side planes (scales, q4tp's params and codes: at most a few bytes
+// per row) are kept and written after it. Exactly PayloadSize(d, shape) bytes are written, the
+// same bytes Encode returns.
+func EncodeTo(w io.Writer, d DType, shape []int, src RowSource) error {
+	if _, err := encodedSize(d, shape); err != nil {
+		return err
+	}
+	rows, cols := viewAs2D(shape)
+	perRow, _ := planes(d, cols)
+	side := make([][]byte, len(perRow))
+	for i := 1; i < len(perRow); i++ {
+		side[i] = make([]byte, 0, rows*perRow[i])
+	}
+	trailer, err := encodeChunks(d, rows, cols, src, func(c0, c1 int, chunk []byte) error {
+		n := c1 - c0
+		if _, err := w.Write(chunk[:n*perRow[0]]); err != nil {
+			return err
+		}
+		local := n * perRow[0]
+		for i := 1; i < len(perRow); i++ {
+			side[i] = append(side[i], chunk[local:local+n*perRow[i]]...)
+			local += n * perRow[i]
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, p := range append(side[1:], trailer) {
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// planes describes a codec's payload as row-major planes: each plane holds perRow[i] bytes for
+// every row, the planes follow each other, and trailer bytes (q8_2f's column field) end it.
+func planes(d DType, cols int) (perRow []int, trailer int) {
+	switch d {
+	case F32:
+		return []int{4 * cols}, 0
+	case F16, BF16:
+		return []int{2 * cols}, 0
+	case Q8Row:
+		return []int{cols, 2}, 0
+	case Q8_2F:
+		return []int{cols, 2}, 2 * cols
+	case Q4TP:
+		l := newQ4TPLayout(1, cols)
+		return []int{l.tilesPerRow * q4tpTileBytes, 4, l.codeStride}, 0
+	}
+	return nil, 0
+}
+
+// encodeChunks encodes the tensor a chunk of rows at a time (a 256-row block per core), each chunk
+// laid out as a payload of its own rows, and hands it to emit, which must be done with it when it
+// returns. It returns the trailer (q8_2f's column field).
+func encodeChunks(d DType, rows, cols int, src RowSource, emit func(c0, c1 int, chunk []byte) error) ([]byte, error) {
 	workers := max(1, min(runtime.GOMAXPROCS(0), (rows+encodeBlockRows-1)/encodeBlockRows))
-	chunkRows := workers * encodeBlockRows
-	buf := make([]float32, min(chunkRows, rows)*cols)
+	chunkRows := min(workers*encodeBlockRows, rows)
+	buf := make([]float32, chunkRows*cols)
+	chunkSize, _ := PayloadSize(d, []int{chunkRows, cols})
+	out := make([]byte, chunkSize)
 
 	var col []float32
+	var trailer []byte
 	if d == Q8_2F {
+		var err error
 		if col, err = q8_2fColumns(src, rows, cols, workers, buf); err != nil {
-			return err
+			return nil, err
+		}
+		trailer = make([]byte, 2*cols)
+		for i, c := range col {
+			binary.LittleEndian.PutUint16(trailer[2*i:], Float32ToHalf(c))
 		}
 	}
 	scratch := make([]q4tpScratch, workers)
 	for c0 := 0; c0 < rows; c0 += chunkRows {
 		c1 := min(c0+chunkRows, rows)
-		chunk := buf[:(c1-c0)*cols]
+		n := c1 - c0
+		chunk := buf[:n*cols]
 		if err := src(c0, c1, chunk); err != nil {
-			return err
+			return nil, err
 		}
-		parallelBlocks(c0, c1, func(worker, r0, r1 int) {
-			w := chunk[(r0-c0)*cols : (r1-c0)*cols]
+		size, _ := PayloadSize(d, []int{n, cols})
+		payload := out[:size]
+		// Rows are numbered within the chunk: the chunk is encoded as a tensor of n rows.
+		parallelBlocks(0, n, func(worker, r0, r1 int) {
+			w := chunk[r0*cols : r1*cols]
 			switch d {
 			case F32, F16, BF16:
 				encodeFloatRows(d, payload, cols, r0, w)
 			case Q8Row:
-				encodeQ8RowRows(payload, rows, cols, r0, r1, w)
+				encodeQ8RowRows(payload, n, cols, r0, r1, w)
 			case Q8_2F:
-				encodeQ8_2FRows(payload, rows, cols, r0, r1, w, col)
+				encodeQ8_2FRows(payload, n, cols, r0, r1, w, col)
 			case Q4TP:
-				encodeQ4TPRows(payload, rows, cols, r0, r1, w, &scratch[worker])
+				encodeQ4TPRows(payload, n, cols, r0, r1, w, &scratch[worker])
 			}
 		})
+		if err := emit(c0, c1, payload); err != nil {
+			return nil, err
+		}
 	}
-	return nil
+	return trailer, nil
 }
 
 // q8_2fColumns is the first q8_2f pass: the column field from per-256-row f64 sums of squares,

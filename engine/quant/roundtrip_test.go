@@ -2,6 +2,8 @@ package quant
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -239,5 +241,60 @@ func TestQ4TPWorkedSizes(t *testing.T) {
 			t.Errorf("[%d, %d]: layout %+v size %d, want params %d codes %d stride %d size %d",
 				c.rows, c.cols, l, size, c.paramsOff, c.codesOff, c.stride, c.size)
 		}
+	}
+}
+
+// Streaming gives the same bytes as encoding into a buffer, across several chunks of rows.
+func TestEncodeToStreamsTheSameBytes(t *testing.T) {
+	shape := []int{1100, 96}
+	w := gaussian(13, shape[0], shape[1], 0.02)
+	src := func(r0, r1 int, dst []float32) error {
+		copy(dst, w[r0*shape[1]:r1*shape[1]])
+		return nil
+	}
+	prev := runtime.GOMAXPROCS(1) // 256-row chunks: five of them
+	defer runtime.GOMAXPROCS(prev)
+	for _, d := range encodable {
+		want, err := Encode(d, shape, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := EncodeTo(&got, d, shape, src); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Errorf("%v: EncodeTo wrote %d bytes that differ from Encode's %d", d, got.Len(), len(want))
+		}
+	}
+}
+
+type failingWriter struct{ after int }
+
+func (f *failingWriter) Write(p []byte) (int, error) {
+	if f.after -= len(p); f.after < 0 {
+		return 0, errors.New("disk full")
+	}
+	return len(p), nil
+}
+
+// A failing source or destination stops the encoding with its error.
+func TestEncodeToStopsOnErrors(t *testing.T) {
+	shape := []int{600, 64}
+	w := gaussian(3, 600, 64, 0.02)
+	good := func(r0, r1 int, dst []float32) error { copy(dst, w[r0*64:r1*64]); return nil }
+	bad := func(r0, r1 int, dst []float32) error {
+		if r0 > 0 {
+			return errors.New("read failed")
+		}
+		return good(r0, r1, dst)
+	}
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	if err := EncodeTo(io.Discard, Q4TP, shape, bad); err == nil || err.Error() != "read failed" {
+		t.Errorf("source error: got %v", err)
+	}
+	if err := EncodeTo(&failingWriter{after: 20000}, Q8_2F, shape, good); err == nil || err.Error() != "disk full" {
+		t.Errorf("writer error: got %v", err)
 	}
 }
