@@ -1,0 +1,465 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"easel/app"
+	"easel/app/imagefile"
+	"easel/engine/cmf"
+	"easel/engine/imageio"
+	"easel/engine/ml"
+	"easel/engine/ml/cpu"
+	"easel/engine/pipeline"
+)
+
+func init() {
+	register(&Command{
+		Name:    "generate",
+		Usage:   "--model M.cmf --prompt TEXT [flags]",
+		Summary: "make an image from a prompt and condition images",
+		Run:     runGenerate,
+	})
+}
+
+// Exit codes of easel generate beyond the shared ones: one per kind of bad input.
+const (
+	ExitModelMissing = 4   // the model file does not exist or cannot be read
+	ExitModelInvalid = 5   // the file is not a .cmf, is damaged, or is not a Qwen-Image-2.1 model
+	ExitImage        = 6   // a condition image is missing, unreadable, oversized, or there are too many
+	ExitSize         = 7   // the size or aspect ratio is impossible
+	ExitSettings     = 8   // steps, CFG scale or seed are impossible
+	ExitWrite        = 9   // the image cannot be saved (full disk, unwritable or missing folder)
+	ExitCancelled    = 130 // Ctrl-C (128 + SIGINT, as shells report it)
+)
+
+const generateUsage = `usage: easel generate --model M.cmf --prompt TEXT [flags]
+
+  --model M.cmf       the model file (easel convert makes one from a Hugging Face snapshot)
+  --prompt TEXT       what to draw (may be empty)
+  --negative TEXT     what to steer away from; used when --cfg is above 1
+  --image FILE        a condition image (PNG, JPEG, WebP, GIF, BMP, TIFF); repeat for up to 10, in order
+  --size WxH          output size in pixels, each side floored to a multiple of 32
+  --aspect W:H        output shape at about the model's output resolution² pixels (e.g. 16:9)
+  --resolution N      output resolution (default: the model's, 1024); sizes from --aspect or
+                      the last condition image hold about N² pixels
+  --steps N           denoising steps (default: the model's, 40)
+  --cfg S             true-CFG scale (default: the model's, 1 = off)
+  --seed N            the noise seed (default: a random one, written into the image)
+  --out FILE.png      where to save (default: easel-SEED.png); never left half-written
+  --json              print one JSON event per line on stdout instead of a progress line
+
+exit codes: 0 saved, 2 bad command line, 4 model missing, 5 not a usable .cmf, 6 bad condition
+image, 7 impossible size, 8 impossible steps/CFG/seed, 9 cannot save, 130 cancelled (Ctrl-C)`
+
+// interruptContext is cancelled by Ctrl-C or SIGTERM (a test substitutes its own).
+var interruptContext = func() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ", ") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// generateArgs is the parsed command line.
+type generateArgs struct {
+	model, prompt, negative, size, aspect, seed, out string
+	images                                           stringList
+	resolution, steps                                int
+	cfg                                              float64
+	json                                             bool
+}
+
+func parseGenerateArgs(args []string) (*generateArgs, error) {
+	g := &generateArgs{}
+	f := flag.NewFlagSet("generate", flag.ContinueOnError)
+	f.SetOutput(io.Discard)
+	f.StringVar(&g.model, "model", "", "")
+	f.StringVar(&g.prompt, "prompt", "", "")
+	f.StringVar(&g.negative, "negative", "", "")
+	f.Var(&g.images, "image", "")
+	f.StringVar(&g.size, "size", "", "")
+	f.StringVar(&g.aspect, "aspect", "", "")
+	f.IntVar(&g.resolution, "resolution", 0, "")
+	f.IntVar(&g.steps, "steps", 0, "")
+	f.Float64Var(&g.cfg, "cfg", 0, "")
+	f.StringVar(&g.seed, "seed", "", "")
+	f.StringVar(&g.out, "out", "", "")
+	f.BoolVar(&g.json, "json", false, "")
+	if err := f.Parse(args); err != nil {
+		return nil, err
+	}
+	if f.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (quote a prompt with spaces)", f.Arg(0))
+	}
+	if g.model == "" {
+		return nil, errors.New("--model is required")
+	}
+	return g, nil
+}
+
+// failure is an error with the exit code it maps to.
+type failure struct {
+	code int
+	err  error
+}
+
+func fail(code int, format string, a ...any) *failure {
+	return &failure{code, fmt.Errorf(format, a...)}
+}
+
+func runGenerate(args []string, stdout, stderr io.Writer) int {
+	for _, a := range args {
+		if a == "-h" || a == "--help" || a == "-help" {
+			fmt.Fprintln(stdout, generateUsage)
+			return ExitOK
+		}
+	}
+	g, err := parseGenerateArgs(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "easel generate: %v\n\n%s\n", err, generateUsage)
+		return ExitUsage
+	}
+	out := newGenerateOutput(g.json, stdout, stderr)
+	saved, f := generate(g, out)
+	if f != nil {
+		out.failed(f)
+		return f.code
+	}
+	out.saved(saved)
+	return ExitOK
+}
+
+// savedImage is what generate reports on success.
+type savedImage struct {
+	Path          string             `json:"path"`
+	Width, Height int                `json:"-"`
+	Seed          uint64             `json:"seed"`
+	Elapsed       time.Duration      `json:"-"`
+	StageTimes    map[string]float64 `json:"stage_s"`
+}
+
+// generate does the work of easel generate.
+func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
+	req := pipeline.Request{Prompt: g.prompt, NegativePrompt: g.negative, Steps: g.steps, CFG: g.cfg, Resolution: g.resolution}
+	if g.steps < 0 {
+		return nil, fail(ExitSettings, "--steps %d: choose at least 2", g.steps)
+	}
+	if g.cfg < 0 {
+		return nil, fail(ExitSettings, "--cfg %g: choose 1 (off) or more", g.cfg)
+	}
+	if g.resolution < 0 {
+		return nil, fail(ExitSize, "--resolution %d: choose a positive number of pixels", g.resolution)
+	}
+	if g.size != "" && g.aspect != "" {
+		return nil, fail(ExitSize, "--size and --aspect both given: choose one")
+	}
+	if g.size != "" {
+		w, h, err := parseSize(g.size)
+		if err != nil {
+			return nil, &failure{ExitSize, err}
+		}
+		req.Width, req.Height = w, h
+	}
+	if g.aspect != "" {
+		a, err := pipeline.ParseAspect(g.aspect)
+		if err != nil {
+			return nil, &failure{ExitSize, err}
+		}
+		req.Aspect = a
+	}
+	if g.seed != "" {
+		s, err := strconv.ParseUint(g.seed, 10, 64)
+		if err != nil {
+			return nil, fail(ExitSettings, "--seed %q: give a whole number from 0 to %d", g.seed, uint64(1<<64-1))
+		}
+		req.Seed = s
+	} else {
+		var b [4]byte
+		rand.Read(b[:])
+		req.Seed = uint64(binary.LittleEndian.Uint32(b[:]))
+	}
+	if len(g.images) > pipeline.MaxImages {
+		return nil, fail(ExitImage, "%d condition images: the model takes at most %d", len(g.images), pipeline.MaxImages)
+	}
+	var refs []imagefile.ImageRef
+	for _, path := range g.images {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fail(ExitImage, "condition image %s cannot be read: %v", path, err)
+		}
+		img, err := imageio.Decode(data, path)
+		if err != nil {
+			return nil, &failure{ExitImage, err}
+		}
+		sum := sha256.Sum256(data)
+		refs = append(refs, imagefile.ImageRef{Name: filepath.Base(path), SHA256: hex.EncodeToString(sum[:])})
+		req.Images = append(req.Images, img)
+	}
+	outPath := g.out
+	if outPath == "" {
+		outPath = fmt.Sprintf("easel-%d.png", req.Seed)
+	}
+	if f := checkWritable(outPath); f != nil {
+		return nil, f
+	}
+
+	model, f := openModel(g.model)
+	if f != nil {
+		return nil, f
+	}
+	defer model.Close()
+	be := cpu.New()
+	p, err := pipeline.New(model, be, pipeline.Options{})
+	if err != nil {
+		return nil, fail(ExitModelInvalid, "%s cannot be used: %v", g.model, err)
+	}
+	if _, _, err := p.OutputSize(&req); err != nil {
+		return nil, &failure{ExitSize, err}
+	}
+
+	ctx, stop := interruptContext()
+	defer stop()
+	events := make(chan pipeline.Event)
+	drained := make(chan struct{})
+	go func() {
+		for ev := range events {
+			out.progress(ev)
+		}
+		close(drained)
+	}()
+	start := time.Now()
+	res, err := p.Run(ctx, req, events)
+	<-drained
+	out.endProgress()
+	if err != nil {
+		switch {
+		case errors.Is(err, context.Canceled):
+			return nil, fail(ExitCancelled, "cancelled; %s was not written", outPath)
+		case errors.Is(err, pipeline.ErrSize):
+			return nil, &failure{ExitSize, err}
+		case errors.Is(err, pipeline.ErrImages):
+			return nil, &failure{ExitImage, err}
+		case errors.Is(err, pipeline.ErrSettings), errors.Is(err, pipeline.ErrNoise):
+			return nil, &failure{ExitSettings, err}
+		}
+		return nil, &failure{ExitFailure, err}
+	}
+	settings := &imagefile.Settings{
+		Prompt: req.Prompt, NegativePrompt: negativeUsed(req.NegativePrompt, res.CFG),
+		Width: res.Width, Height: res.Height, Steps: res.Steps, CFG: res.CFG, Seed: res.Seed,
+		Sigmas: res.Sigmas, Resolution: res.Resolution, Sampler: "Euler",
+		Model: filepath.Base(g.model), ModelHash: modelFingerprint(model), Images: refs,
+		EaselVersion: app.Version, Backend: be.Name(),
+	}
+	if err := imagefile.WriteFile(outPath, res.Image, settings); err != nil {
+		return nil, &failure{ExitWrite, err}
+	}
+	stages := map[string]float64{}
+	for s, d := range res.StageTimes {
+		if d > 0 {
+			stages[pipeline.Stage(s).String()] = d.Seconds()
+		}
+	}
+	return &savedImage{Path: outPath, Width: res.Width, Height: res.Height, Seed: res.Seed, Elapsed: time.Since(start), StageTimes: stages}, nil
+}
+
+// negativeUsed is the negative prompt as the image records it: only when CFG used it.
+func negativeUsed(neg string, cfg float64) string {
+	if cfg > 1 {
+		return neg
+	}
+	return ""
+}
+
+// parseSize reads "WxH" (or "W×H", "W,H").
+func parseSize(s string) (int, int, error) {
+	for _, sep := range []string{"x", "X", "×", ","} {
+		if a, b, ok := strings.Cut(s, sep); ok {
+			w, err1 := strconv.Atoi(strings.TrimSpace(a))
+			h, err2 := strconv.Atoi(strings.TrimSpace(b))
+			if err1 == nil && err2 == nil && w > 0 && h > 0 {
+				return w, h, nil
+			}
+			break
+		}
+	}
+	return 0, 0, fmt.Errorf("--size %q: write it as WIDTHxHEIGHT in pixels, like 1024x768", s)
+}
+
+// checkWritable fails early, before minutes of work, when the output cannot be saved.
+func checkWritable(path string) *failure {
+	if strings.ToLower(filepath.Ext(path)) != ".png" {
+		return fail(ExitUsage, "--out %s: Easel saves PNG files; end the name with .png", path)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fail(ExitWrite, "--out %s is a folder: give a file name ending in .png", path)
+	}
+	probe, err := os.CreateTemp(filepath.Dir(path), ".easel-write-check-*")
+	if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return fail(ExitWrite, "cannot save %s: the folder %s does not exist; create it or choose another", path, filepath.Dir(path))
+		case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
+			return fail(ExitWrite, "cannot save %s: Easel may not write to the folder %s; choose another folder", path, filepath.Dir(path))
+		case errors.Is(err, syscall.ENOSPC):
+			return fail(ExitWrite, "cannot save %s: the disk is full; free some space or choose another folder", path)
+		}
+		return fail(ExitWrite, "cannot save %s: %v", path, err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return nil
+}
+
+// openModel opens the model file and sorts its failures into "missing" and "not usable".
+func openModel(path string) (*cmf.File, *failure) {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fail(ExitModelMissing, "model file %s does not exist: give the path of a .cmf (easel convert makes one from a Hugging Face snapshot)", path)
+	case err != nil:
+		return nil, fail(ExitModelMissing, "model file %s cannot be read: %v", path, err)
+	case st.IsDir():
+		if _, err := os.Stat(filepath.Join(path, "model_index.json")); err == nil {
+			return nil, fail(ExitModelInvalid, "%s is a Hugging Face snapshot folder, not a .cmf: convert it first with `easel convert %s OUT.cmf`", path, path)
+		}
+		return nil, fail(ExitModelInvalid, "%s is a folder, not a .cmf model file", path)
+	}
+	f, err := cmf.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return nil, fail(ExitModelMissing, "model file %s cannot be read: %v", path, err)
+		}
+		return nil, &failure{ExitModelInvalid, err}
+	}
+	return f, nil
+}
+
+// modelFingerprint identifies a model file's content without reading its weights: the SHA-256
+// of its header JSON and of every tensor record (name, codec, shape, size and the payload's
+// hash64 the file stores).
+func modelFingerprint(f *cmf.File) string {
+	h := sha256.New()
+	h.Write(f.HeaderJSON())
+	for _, e := range f.Entries() {
+		fmt.Fprintf(h, "\x00%s\x00%d\x00%v\x00%d\x00%016x", e.Name, e.DType, e.Shape, e.Size, e.Hash)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// generateOutput prints progress (a terminal line, JSON lines, or nothing) and the outcome.
+type generateOutput struct {
+	json           bool
+	stdout, stderr io.Writer
+	terminal       *os.File // stderr when it is a terminal
+	enc            *json.Encoder
+}
+
+func newGenerateOutput(asJSON bool, stdout, stderr io.Writer) *generateOutput {
+	o := &generateOutput{json: asJSON, stdout: stdout, stderr: stderr, enc: json.NewEncoder(stdout)}
+	o.enc.SetEscapeHTML(false)
+	if f, ok := stderr.(*os.File); ok && !asJSON {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			o.terminal = f
+		}
+	}
+	return o
+}
+
+// jsonEvent is one --json line.
+type jsonEvent struct {
+	Stage          string                   `json:"stage"`
+	Step           int                      `json:"step,omitempty"`
+	Steps          int                      `json:"steps,omitempty"`
+	Sigma          float32                  `json:"sigma,omitempty"`
+	Elapsed        float64                  `json:"elapsed_s"`
+	SecondsPerStep float64                  `json:"s_per_step,omitempty"`
+	ETA            float64                  `json:"eta_s,omitempty"`
+	Timings        map[string]jsonClassTime `json:"timings,omitempty"`
+	Memory         *jsonMemory              `json:"memory,omitempty"`
+	Path           string                   `json:"path,omitempty"`
+	Seed           *uint64                  `json:"seed,omitempty"`
+	StageTimes     map[string]float64       `json:"stage_s,omitempty"`
+	Error          string                   `json:"error,omitempty"`
+	ExitCode       int                      `json:"exit_code,omitempty"`
+}
+
+type jsonClassTime struct {
+	Seconds float64 `json:"s"`
+	Ops     int     `json:"ops"`
+}
+
+type jsonMemory struct {
+	Weights      map[string]int64 `json:"weights_bytes"`
+	PrefixKV     []int64          `json:"prefix_kv_bytes,omitempty"`
+	Activations  int64            `json:"activations_estimate_bytes,omitempty"`
+	PeakRSS      int64            `json:"peak_rss_bytes,omitempty"`
+	GoHeap       int64            `json:"go_heap_bytes"`
+	DeviceBudget int64            `json:"device_budget_bytes,omitempty"`
+}
+
+func (o *generateOutput) progress(ev pipeline.Event) {
+	switch {
+	case o.json:
+		je := jsonEvent{Stage: ev.Stage.String(), Step: ev.Step, Steps: ev.Steps, Sigma: ev.Sigma, Elapsed: ev.Elapsed.Seconds(),
+			SecondsPerStep: ev.StepTime.Seconds(), ETA: ev.ETA.Seconds(), Timings: map[string]jsonClassTime{}}
+		for c, t := range ev.Timings {
+			if t.Ops > 0 {
+				je.Timings[ml.Class(c).String()] = jsonClassTime{t.Time.Seconds(), t.Ops}
+			}
+		}
+		m := ev.Memory
+		jm := &jsonMemory{Weights: map[string]int64{}, PrefixKV: m.PrefixKV, Activations: m.Activations, PeakRSS: m.PeakRSS, GoHeap: m.GoHeap, DeviceBudget: m.DeviceBudget}
+		for _, w := range m.Weights {
+			jm.Weights[w.Name] = w.Bytes
+		}
+		je.Memory = jm
+		o.enc.Encode(je)
+	case o.terminal != nil:
+		line := ev.Stage.String() + "…"
+		if ev.Step > 0 {
+			line = fmt.Sprintf("step %d/%d · %.2f s/step · ETA %s", ev.Step, ev.Steps, ev.StepTime.Seconds(), ev.ETA.Round(time.Second))
+		}
+		fmt.Fprintf(o.terminal, "\r%s\033[K", line)
+	}
+}
+
+func (o *generateOutput) endProgress() {
+	if o.terminal != nil {
+		fmt.Fprint(o.terminal, "\r\033[K")
+	}
+}
+
+func (o *generateOutput) failed(f *failure) {
+	fmt.Fprintf(o.stderr, "easel generate: %v\n", f.err)
+	if o.json {
+		o.enc.Encode(jsonEvent{Stage: "failed", Error: f.err.Error(), ExitCode: f.code})
+	}
+}
+
+func (o *generateOutput) saved(s *savedImage) {
+	if o.json {
+		o.enc.Encode(jsonEvent{Stage: "saved", Path: s.Path, Seed: &s.Seed, Elapsed: s.Elapsed.Seconds(), StageTimes: s.StageTimes})
+		return
+	}
+	fmt.Fprintf(o.stdout, "%s: %d×%d, seed %d, %.1f s\n", s.Path, s.Width, s.Height, s.Seed, s.Elapsed.Seconds())
+}
