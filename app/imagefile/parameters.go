@@ -29,7 +29,7 @@ func Parameters(s *Settings) string {
 		{"CFG scale", strconv.FormatFloat(s.CFG, 'g', -1, 64)},
 		{"Seed", strconv.FormatUint(s.Seed, 10)},
 		{"Size", fmt.Sprintf("%dx%d", s.Width, s.Height)},
-		{"Model hash", s.ModelHash},
+		{"Model hash", shortHash(s.ModelHash)},
 		{"Model", s.Model},
 	}
 	if s.EaselVersion != "" {
@@ -62,4 +62,12 @@ func quoteValue(v string) string {
 	enc.SetEscapeHTML(false)
 	enc.Encode(v) // a string always encodes
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// shortHash is the first ten hex digits of a hash, as A1111 prints "Model hash".
+func shortHash(h string) string {
+	if len(h) > 10 {
+		return h[:10]
+	}
+	return h
 }
