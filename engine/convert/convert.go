@@ -130,6 +130,9 @@ func write(ctx context.Context, w *cmf.Writer, header cmf.Header, blobs []blob, 
 	m.state.TensorsTotal = len(blobs) + len(items)
 	for _, it := range items {
 		m.state.BytesTotal += int64(len(it.src.Data))
+		if it.dtype == quant.Q8_2F {
+			m.state.BytesTotal += int64(len(it.src.Data)) // its column field takes a first pass
+		}
 	}
 	for _, b := range blobs {
 		if err := w.AddTensor(b.name, quant.U8, []int{len(b.data)}, b.data); err != nil {

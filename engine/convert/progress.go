@@ -7,7 +7,7 @@ import "time"
 type Progress struct {
 	Tensor                    string // the tensor being written (CMF name)
 	TensorsDone, TensorsTotal int
-	BytesDone, BytesTotal     int64 // source weight bytes read so far, and in all
+	BytesDone, BytesTotal     int64 // source bytes read so far, and to read in all (q8_2f tensors are read twice)
 	Elapsed                   time.Duration
 }
 
