@@ -1,0 +1,157 @@
+package compose
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"easel/app"
+	"easel/app/imagefile"
+	"easel/app/memplan"
+	"easel/app/settings"
+	"easel/engine/pipeline"
+	"easel/engine/qwen3vl"
+)
+
+// Draft is the generation being set up.
+type Draft struct {
+	Prompt, Negative string
+	Transparent      bool
+	Conditions       []Condition
+
+	Size       SizeMode
+	Aspect     Aspect
+	Scale      Scale
+	CustomW    int
+	CustomH    int
+	Steps      int
+	CFG        float64
+	RandomSeed bool
+	Seed       uint64
+	Backend    settings.Backend
+	Model      string
+}
+
+// NewDraft starts from the persisted settings: their default size (as a preset when it is one,
+// else custom), steps and CFG, a random seed.
+func NewDraft(s settings.Settings) Draft {
+	d := Draft{Size: SizeCustom, Aspect: Aspects[0], CustomW: s.Width, CustomH: s.Height,
+		Steps: s.Steps, CFG: s.CFG, RandomSeed: true, Backend: s.Backend, Model: s.Model}
+	for _, a := range Aspects {
+		for _, sc := range []Scale{Scale1K, Scale2K} {
+			if w, h := PresetSize(a, sc); w == s.Width && h == s.Height {
+				d.Size, d.Aspect, d.Scale = SizePreset, a, sc
+			}
+		}
+	}
+	return d
+}
+
+// Guided reports whether CFG is on (scale above 1): the negative prompt is used.
+func (d *Draft) Guided() bool { return d.CFG > 1 }
+
+// PromptText is the prompt the model gets (with the RGBA wording when Transparent).
+func (d *Draft) PromptText() string {
+	if d.Transparent {
+		return WithTransparency(d.Prompt)
+	}
+	return d.Prompt
+}
+
+// OutputSize is the image size the draft makes.
+func (d *Draft) OutputSize() (int, int, error) {
+	switch d.Size {
+	case SizePreset:
+		w, h := PresetSize(d.Aspect, d.Scale)
+		return w, h, nil
+	case SizeCustom:
+		if d.CustomW <= 0 || d.CustomH <= 0 {
+			return 0, 0, fmt.Errorf("give a width and a height (%d–%d pixels, multiples of %d)", MinSide, MaxSide, SizeMultiple)
+		}
+		return Snap(d.CustomW), Snap(d.CustomH), nil
+	default:
+		if len(d.Conditions) == 0 {
+			return 0, 0, fmt.Errorf("“from the last condition image” needs a condition image: add one or choose a preset")
+		}
+		last := d.Conditions[len(d.Conditions)-1].Image.Rect
+		w, h := qwen3vl.CalculateDimensions(float64(Resolution)*float64(Resolution), float64(last.Dx())/float64(last.Dy()))
+		return w / SizeMultiple * SizeMultiple, h / SizeMultiple * SizeMultiple, nil
+	}
+}
+
+// Request is the pipeline request for the draft with a given seed.
+func (d *Draft) Request(seed uint64) (pipeline.Request, error) {
+	w, h, err := d.OutputSize()
+	if err != nil {
+		return pipeline.Request{}, err
+	}
+	r := pipeline.Request{Prompt: d.PromptText(), Width: w, Height: h, Steps: d.Steps, CFG: d.CFG, Seed: seed, Resolution: Resolution}
+	if d.Guided() {
+		r.NegativePrompt = d.Negative
+	} else {
+		r.CFG = 1
+	}
+	for _, c := range d.Conditions {
+		r.Images = append(r.Images, c.Image)
+	}
+	return r, nil
+}
+
+// Plan is the memory plan of the draft.
+func (d *Draft) Plan() (memplan.Plan, error) {
+	w, h, err := d.OutputSize()
+	if err != nil {
+		return memplan.Plan{}, err
+	}
+	p := memplan.Plan{Width: w, Height: h, PromptBytes: len(d.PromptText()), CFG: d.Guided()}
+	for _, c := range d.Conditions {
+		p.Conditions = append(p.Conditions, [2]int{c.EncodedW, c.EncodedH})
+	}
+	return p, nil
+}
+
+// FileSettings are what the PNG stores for a finished run of this draft.
+func (d *Draft) FileSettings(res *pipeline.Result) *imagefile.Settings {
+	s := &imagefile.Settings{Prompt: d.PromptText(), Width: res.Width, Height: res.Height, Steps: res.Steps,
+		CFG: res.CFG, Seed: res.Seed, Sigmas: res.Sigmas, Resolution: res.Resolution, Sampler: "Euler",
+		Model: filepath.Base(d.Model), EaselVersion: app.Version, Backend: string(d.Backend)}
+	if d.Guided() {
+		s.NegativePrompt = d.Negative
+	}
+	for _, c := range d.Conditions {
+		s.Images = append(s.Images, imagefile.ImageRef{Name: c.Name, SHA256: c.SHA256})
+	}
+	return s
+}
+
+// Restore sets the draft's prompts, size, steps, CFG and seed (fixed) from a stored image's
+// settings. Condition images are not restored (the PNG names them, it does not hold them); the
+// returned note says so when the image had any.
+func (d *Draft) Restore(s *imagefile.Settings) (note string) {
+	if desc, ok := WithoutTransparency(s.Prompt); ok {
+		d.Prompt, d.Transparent = desc, true
+	} else {
+		d.Prompt, d.Transparent = s.Prompt, false
+	}
+	d.Negative = s.NegativePrompt
+	d.Steps, d.CFG = s.Steps, s.CFG
+	d.Seed, d.RandomSeed = s.Seed, false
+	d.Size, d.CustomW, d.CustomH = SizeCustom, s.Width, s.Height
+	for _, a := range Aspects {
+		for _, sc := range []Scale{Scale1K, Scale2K} {
+			if w, h := PresetSize(a, sc); w == s.Width && h == s.Height {
+				d.Size, d.Aspect, d.Scale = SizePreset, a, sc
+			}
+		}
+	}
+	if n := len(s.Images); n > 0 {
+		names := ""
+		for i, im := range s.Images {
+			if i > 0 {
+				names += ", "
+			}
+			names += im.Name
+		}
+		return fmt.Sprintf("This image was made with %d condition image(s) (%s): add them again to remake it.", n, names)
+	}
+	return ""
+}
