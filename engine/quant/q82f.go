@@ -23,7 +23,7 @@ func addSquares(acc []float64, block []float32, cols int) {
 		a := acc[:len(row)]
 		for i, v := range row {
 			f := float64(v)
-			a[i] += f * f
+			a[i] += float64(f * f) // the conversion forbids fusing into an FMA (arm64), as in cortiq
 		}
 	}
 }
