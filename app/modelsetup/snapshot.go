@@ -1,0 +1,87 @@
+package modelsetup
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"easel/engine/convert"
+)
+
+// Component is one part of a Hugging Face snapshot, as found on disk.
+type Component struct {
+	Name  string // folder name: transformer, text_encoder, vae, processor, scheduler
+	What  string // what it is, for people
+	Found bool
+	Files int
+	Bytes int64
+}
+
+// snapshotParts are the folders of a Qwen-Image-2.1 snapshot (qi21-spec §11.1).
+var snapshotParts = []struct{ name, what string }{
+	{"transformer", "denoiser (DiT)"},
+	{"text_encoder", "text encoder and vision tower (Qwen3-VL)"},
+	{"vae", "image decoder (VAE)"},
+	{"processor", "tokenizer"},
+	{"scheduler", "scheduler settings"},
+}
+
+// Snapshot is what a snapshot folder holds and what converting it needs.
+type Snapshot struct {
+	Dir        string
+	Components []Component
+	Bytes      int64             // every file of the snapshot
+	Estimate   *convert.Estimate // nil when the snapshot cannot be converted
+	Problem    error             // why it cannot be converted (nil when it can)
+	Out        string            // where the model file would go
+	FreeBytes  int64             // free space on the disk that would hold Out
+}
+
+// Fits reports whether the model file fits on its disk.
+func (s *Snapshot) Fits() bool {
+	return s.Estimate != nil && s.FreeBytes >= s.Estimate.OutputBytes
+}
+
+// InspectSnapshot lists what the snapshot at dir holds and works out, from its headers alone, the
+// size of the model file a conversion with profile would write to out and the free space there.
+// An unconvertible snapshot is not an error: Problem says what is wrong, so the window can show it
+// beside the components.
+func InspectSnapshot(dir string, profile convert.Profile, out string) (*Snapshot, error) {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a folder: choose the folder of a downloaded Qwen-Image-2.1 snapshot (the one holding model_index.json)", dir)
+	}
+	s := &Snapshot{Dir: dir, Out: out}
+	for _, part := range snapshotParts {
+		c := Component{Name: part.name, What: part.what}
+		filepath.WalkDir(filepath.Join(dir, part.name), func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil // a missing folder is reported by Found
+			}
+			c.Found = true
+			if !d.IsDir() && !strings.HasSuffix(p, ".part") {
+				if info, err := d.Info(); err == nil {
+					c.Files++
+					c.Bytes += info.Size()
+				}
+			}
+			return nil
+		})
+		s.Components = append(s.Components, c)
+	}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				s.Bytes += info.Size()
+			}
+		}
+		return nil
+	})
+	s.Estimate, s.Problem = convert.EstimateConversion(dir, convert.Options{Profile: profile})
+	var err error
+	if s.FreeBytes, err = FreeBytes(out); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
