@@ -1,10 +1,12 @@
 package memplan
 
 import (
+	"fmt"
 	"strings"
 
 	"easel/engine/cmf"
 	"easel/engine/pipeline"
+	"easel/engine/qi21"
 )
 
 // Geometry is what the prediction needs to know about the model.
@@ -52,4 +54,22 @@ func WeightsOf(entries []cmf.Entry) []pipeline.ComponentBytes {
 		}
 	}
 	return out
+}
+
+// GeometryOf reads a model file's denoiser config and weight sizes.
+func GeometryOf(path string) (Geometry, error) {
+	f, err := cmf.Open(path)
+	if err != nil {
+		return Geometry{}, err
+	}
+	defer f.Close()
+	js, err := f.ConfigJSON(qi21.ConfigTensor)
+	if err != nil {
+		return Geometry{}, fmt.Errorf("%s: %w", path, err)
+	}
+	c, err := qi21.ParseConfig(js)
+	if err != nil {
+		return Geometry{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return Geometry{Layers: c.Layers, Hidden: c.Hidden(), MLPHidden: c.MLPHidden(), Weights: WeightsOf(f.Entries())}, nil
 }

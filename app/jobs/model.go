@@ -1,0 +1,69 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"easel/engine/cmf"
+	"easel/engine/ml/cpu"
+	"easel/engine/pipeline"
+)
+
+// ModelGenerator is the real Generator: it opens the model file and builds the pipeline on the
+// first run (so the window opens at once), then reuses it. It runs on the CPU backend, as the
+// command line does, until the Metal backend is wired into the pipeline.
+type ModelGenerator struct {
+	Path string
+
+	mu   sync.Mutex
+	file *cmf.File
+	p    *pipeline.Pipeline
+}
+
+// Run opens the model if needed and generates.
+func (g *ModelGenerator) Run(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
+	p, err := g.pipeline()
+	if err != nil {
+		if events != nil {
+			close(events)
+		}
+		return nil, err
+	}
+	return p.Run(ctx, req, events)
+}
+
+func (g *ModelGenerator) pipeline() (*pipeline.Pipeline, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.p != nil {
+		return g.p, nil
+	}
+	if g.Path == "" {
+		return nil, fmt.Errorf("no model file is chosen: set one up first (Model → Choose…)")
+	}
+	f, err := cmf.Open(g.Path)
+	if err != nil {
+		return nil, err
+	}
+	p, err := pipeline.New(f, cpu.New(), pipeline.Options{})
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s cannot be used: %w", g.Path, err)
+	}
+	g.file, g.p = f, p
+	return p, nil
+}
+
+// Close releases the model file (after the queue is closed).
+func (g *ModelGenerator) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.p = nil
+	if g.file == nil {
+		return nil
+	}
+	err := g.file.Close()
+	g.file = nil
+	return err
+}
