@@ -258,6 +258,15 @@ func TestRunBadRequests(t *testing.T) {
 			t.Log(err)
 		})
 	}
+	// With the stock processor (min_pixels 65536) a condition image sized for resolution 96 is
+	// enlarged for the vision tower but not for the VAE: refused before any work.
+	stock := newStockProcessorPipeline(t)
+	before := opsOf(stock.Backend().Timings().Snapshot())
+	if _, err := stock.Run(t.Context(), Request{Images: []*image.NRGBA{img}, Resolution: 96}, nil); !errors.Is(err, ErrImages) || !strings.Contains(err.Error(), "vision tower") {
+		t.Errorf("condition image below the processor's min_pixels: %v", err)
+	} else if n := opsOf(stock.Backend().Timings().Snapshot()) - before; n != 0 {
+		t.Errorf("%d backend ops ran before the request was refused", n)
+	}
 	for _, s := range []string{"16:9", "4x3", "1.5", " 2 : 3 "} {
 		if _, err := ParseAspect(s); err != nil {
 			t.Errorf("ParseAspect(%q): %v", s, err)

@@ -234,3 +234,20 @@ func compare8Bit(got []uint8, want []float32) error {
 	}
 	return nil
 }
+
+// newStockProcessorPipeline opens the tiny model with the stock Qwen3-VL image processor, as a
+// .cmf alone gives it.
+func newStockProcessorPipeline(t testing.TB) *Pipeline {
+	t.Helper()
+	path, _ := tinyModel(t)
+	f, err := cmf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	p, err := New(f, cpu.New(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -35,6 +35,12 @@ func (p *Pipeline) PrepareImages(images []*image.NRGBA, res int) ([]*qwen3vl.Con
 		if err != nil {
 			return nil, fmt.Errorf("%w: condition image %d: %v", ErrImages, i+1, err)
 		}
+		if ci.VisionWidth != ci.Width || ci.VisionHeight != ci.Height {
+			// The denoiser puts the VAE latents where the vision tokens were, one latent per
+			// quarter token, so both copies must have one size (the reference fails here too).
+			return nil, fmt.Errorf("%w: condition image %d is %d×%d for the VAE but the image processor's pixel bounds (%d…%d) make it %d×%d for the vision tower: choose an output resolution whose square lies within those bounds",
+				ErrImages, i+1, ci.Width, ci.Height, p.proc.MinPixels, p.proc.MaxPixels, ci.VisionWidth, ci.VisionHeight)
+		}
 		out[i] = ci
 	}
 	return out, nil
