@@ -42,56 +42,23 @@ type Result struct {
 // Convert writes the snapshot at dir as one .cmf file at out.
 func Convert(ctx context.Context, dir, out string, opts Options) (*Result, error) {
 	start := time.Now()
-	profile := opts.Profile
-	if profile == "" {
-		profile = ProfileCortiq
-	}
-	if _, err := ParseProfile(string(profile)); err != nil {
-		return nil, err
-	}
-	vision := !opts.NoVision
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("%s is not a folder: choose the folder of a Qwen-Image-2.1 snapshot", dir)
-	}
-	configs, err := readConfigs(dir)
+	job, err := prepare(dir, opts)
 	if err != nil {
 		return nil, err
 	}
-	var components [3][]*shard
-	defer func() {
-		for _, c := range components {
-			for _, s := range c {
-				s.close()
-			}
-		}
-	}()
-	for i, c := range []component{transformerComponent, textEncoderComponent, vaeComponent} {
-		if components[i], err = openComponent(dir, c); err != nil {
-			return nil, err
-		}
-	}
-	items, skipped, err := plan(components[0], components[1], components[2], profile.codecs(), vision)
+	defer job.close()
+	header, err := buildHeader(dir, job.profile, job.configs, job.vision)
 	if err != nil {
 		return nil, err
 	}
-	blobs, err := configs.blobs(vision)
+	if err := checkFreeSpace(out, job.outputBound()); err != nil {
+		return nil, err
+	}
+	w, err := cmf.Create(out, job.writerOptions())
 	if err != nil {
 		return nil, err
 	}
-	header, err := buildHeader(dir, profile, configs, vision)
-	if err != nil {
-		return nil, err
-	}
-
-	writerOpts := cmf.Options{ExpectedTensors: len(blobs) + len(items)}
-	if err := checkFreeSpace(out, estimateSize(writerOpts, blobs, items, configs.tokenizer)); err != nil {
-		return nil, err
-	}
-	w, err := cmf.Create(out, writerOpts)
-	if err != nil {
-		return nil, err
-	}
-	res, err := write(ctx, w, header, blobs, items, configs.tokenizer, opts.Progress, start)
+	res, err := write(ctx, w, header, job.blobs, job.items, job.configs.tokenizer, opts.Progress, start)
 	if err != nil {
 		w.Abort()
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -106,8 +73,80 @@ func Convert(ctx context.Context, dir, out string, opts Options) (*Result, error
 	if err != nil {
 		return nil, err
 	}
-	res.Path, res.FileBytes, res.Skipped, res.Elapsed = out, st.Size(), skipped, time.Since(start)
+	res.Path, res.FileBytes, res.Skipped, res.Elapsed = out, st.Size(), job.skipped, time.Since(start)
 	return res, nil
+}
+
+// job is a planned conversion: the snapshot's configs, its open shards and the output tensors.
+type job struct {
+	profile    Profile
+	vision     bool
+	configs    *snapshotConfigs
+	components [3][]*shard // transformer, text encoder, VAE
+	items      []item
+	skipped    []string
+	blobs      []blob
+}
+
+// prepare reads the snapshot's configs and safetensors headers (no weights) and plans the output.
+func prepare(dir string, opts Options) (*job, error) {
+	j := &job{profile: opts.Profile, vision: !opts.NoVision}
+	if j.profile == "" {
+		j.profile = ProfileCortiq
+	}
+	if _, err := ParseProfile(string(j.profile)); err != nil {
+		return nil, err
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a folder: choose the folder of a Qwen-Image-2.1 snapshot", dir)
+	}
+	var err error
+	if j.configs, err = readConfigs(dir); err != nil {
+		return nil, err
+	}
+	for i, c := range []component{transformerComponent, textEncoderComponent, vaeComponent} {
+		if j.components[i], err = openComponent(dir, c); err != nil {
+			j.close()
+			return nil, err
+		}
+	}
+	j.items, j.skipped, err = plan(j.components[0], j.components[1], j.components[2], j.profile.codecs(), j.vision)
+	if err == nil {
+		j.blobs, err = j.configs.blobs(j.vision)
+	}
+	if err != nil {
+		j.close()
+		return nil, err
+	}
+	return j, nil
+}
+
+// close releases the shards.
+func (j *job) close() {
+	for _, c := range j.components {
+		for _, s := range c {
+			s.close()
+		}
+	}
+}
+
+// writerOptions sizes the head the way cortiq does, for this many tensors.
+func (j *job) writerOptions() cmf.Options {
+	return cmf.Options{ExpectedTensors: len(j.blobs) + len(j.items)}
+}
+
+// outputBound bounds the output file's size: the reserved head, every payload rounded up to the
+// largest alignment, and the vocab.
+func (j *job) outputBound() int64 {
+	total := cmf.HeadReserveFor(j.writerOptions().ExpectedTensors, 64) + int64(len(j.configs.tokenizer))
+	for _, b := range j.blobs {
+		total += int64(len(b.data)) + cmf.DataAlignment
+	}
+	for _, it := range j.items {
+		size, _ := quant.PayloadSize(it.dtype, it.shape)
+		total += size + cmf.DataAlignment
+	}
+	return total
 }
 
 // buildHeader is the header JSON of the output file.
@@ -190,17 +229,3 @@ func addEncoded(ctx context.Context, w *cmf.Writer, it item, size int64, m *mete
 
 // errWriterStopped tells the encoder that nobody reads its output any more.
 var errWriterStopped = errors.New("the model file writer stopped")
-
-// estimateSize bounds the output file's size: the reserved head, every payload rounded up to the
-// largest alignment, and the vocab.
-func estimateSize(o cmf.Options, blobs []blob, items []item, vocab []byte) int64 {
-	total := cmf.HeadReserveFor(o.ExpectedTensors, 64) + int64(len(vocab))
-	for _, b := range blobs {
-		total += int64(len(b.data)) + cmf.DataAlignment
-	}
-	for _, it := range items {
-		size, _ := quant.PayloadSize(it.dtype, it.shape)
-		total += size + cmf.DataAlignment
-	}
-	return total
-}

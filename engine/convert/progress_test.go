@@ -3,6 +3,7 @@ package convert
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -30,5 +31,22 @@ func TestProgressReachesItsTotals(t *testing.T) {
 	p := Progress{BytesDone: 25, BytesTotal: 100, Elapsed: time.Second}
 	if p.ETA() != 3*time.Second {
 		t.Errorf("ETA at a quarter after 1 s = %v, want 3 s", p.ETA())
+	}
+}
+
+// The estimate matches what the conversion reads and bounds what it writes.
+func TestEstimateBoundsTheConversion(t *testing.T) {
+	for _, p := range Profiles {
+		est, err := EstimateConversion(tinySnapshot(t), Options{Profile: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, res := convertTiny(t, p)
+		if est.Tensors != res.Tensors || est.SourceBytes != res.SourceBytes || est.OutputBytes < res.FileBytes {
+			t.Errorf("%s: estimate %+v, result %d tensors, %d source bytes, %d file bytes", p, est, res.Tensors, res.SourceBytes, res.FileBytes)
+		}
+	}
+	if _, err := EstimateConversion(t.TempDir(), Options{}); err == nil || !strings.Contains(err.Error(), "model_index.json is missing") {
+		t.Errorf("estimating an empty folder: %v", err)
 	}
 }
