@@ -222,6 +222,7 @@ func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
 		return nil, f
 	}
 
+	loadStart := time.Now()
 	model, f := openModel(g.model)
 	if f != nil {
 		return nil, f
@@ -236,6 +237,8 @@ func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
 		return nil, &failure{ExitSize, err}
 	}
 
+	loaded := time.Since(loadStart)
+
 	ctx, stop := interruptContext()
 	defer stop()
 	events := make(chan pipeline.Event)
@@ -246,7 +249,6 @@ func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
 		}
 		close(drained)
 	}()
-	start := time.Now()
 	res, err := p.Run(ctx, req, events)
 	<-drained
 	out.endProgress()
@@ -270,16 +272,17 @@ func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
 		Model: filepath.Base(g.model), ModelHash: modelFingerprint(model), Images: refs,
 		EaselVersion: app.Version, Backend: be.Name(),
 	}
+	saveStart := time.Now()
 	if err := imagefile.WriteFile(outPath, res.Image, settings); err != nil {
 		return nil, &failure{ExitWrite, err}
 	}
-	stages := map[string]float64{}
+	stages := map[string]float64{"loading model": loaded.Seconds(), "saving": time.Since(saveStart).Seconds()}
 	for s, d := range res.StageTimes {
 		if d > 0 {
 			stages[pipeline.Stage(s).String()] = d.Seconds()
 		}
 	}
-	return &savedImage{Path: outPath, Width: res.Width, Height: res.Height, Seed: res.Seed, Elapsed: time.Since(start), StageTimes: stages}, nil
+	return &savedImage{Path: outPath, Width: res.Width, Height: res.Height, Seed: res.Seed, Elapsed: time.Since(loadStart), StageTimes: stages}, nil
 }
 
 // negativeUsed is the negative prompt as the image records it: only when CFG used it.
