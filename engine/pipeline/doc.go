@@ -4,7 +4,8 @@
 // walks the flow-matching schedule from the seed's noise with Euler steps (CFG as spec §7),
 // and decodes the latents to an RGBA image.
 //
-// A Pipeline is built once from an open model file (New) and runs one request at a time (Run),
+// A Pipeline is built once from an open model file (New) and runs one request at a time (Run,
+// which blocks: the app calls it from its worker goroutine),
 // reporting stages, step progress with ETA, per-class op timings, a memory ledger and a preview
 // of the x0 estimate per step through a channel of events (see Event for the delivery policy).
 // Cancelling the context stops the run within one backend op; the denoiser's programs are

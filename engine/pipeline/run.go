@@ -172,7 +172,9 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 			r.stepsDone = s.Index + 1
 			ev := r.event()
 			ev.Sigma = s.Sigma
-			ev.Preview = &Preview{X0: slices.Clone(s.X0), H: set.h, W: set.w}
+			if r.em.out != nil {
+				ev.Preview = &Preview{X0: slices.Clone(s.X0), H: set.h, W: set.w}
+			}
 			memory = ev.Memory
 			r.em.emit(ev)
 		},

@@ -38,3 +38,28 @@ func TestGoldenPipelineRun(t *testing.T) {
 		})
 	}
 }
+
+// TestRunInjectedNoiseAndSigmas: the recorded noise given as Request.Noise, and the unshifted
+// grid linspace(1, 1/N, N) given as Request.Sigmas (it goes through the same shift and stretch),
+// reproduce the reference exactly as the seed and the step count do.
+func TestRunInjectedNoiseAndSigmas(t *testing.T) {
+	p := newTinyPipeline(t, nil)
+	c := caseNamed(t, "pipeline_t2i_cfg")
+	req := caseRequest(t, c)
+	req.Seed, req.Noise = 12345, c.recordedNoise(t)
+	req.Steps, req.Sigmas = 0, make([]float64, c.steps)
+	for i := range req.Sigmas {
+		// numpy's linspace(1, 1/N, N): start + i·step, the last value set exactly.
+		step := (1/float64(c.steps) - 1) / float64(c.steps-1)
+		req.Sigmas[i] = 1 + float64(i)*step
+	}
+	req.Sigmas[c.steps-1] = 1 / float64(c.steps)
+	res, err := p.Run(t.Context(), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := c.float32s(t, "image_np")
+	if e := maxAbs(t, "image", imageHWC(res.Decoded), want); !(e <= parityBound) || res.Steps != c.steps {
+		t.Errorf("injected noise and sigmas: %d steps, image max |Δ| %.3g", res.Steps, e)
+	}
+}
