@@ -1,6 +1,3 @@
-// Package quant holds the weight codecs of the CMF container — q4tp, q8_2f, q8_row, bf16, f16,
-// f32 — bit-compatible with cortiq: their dtype ids and exact payload sizes, encoders, and
-// decoders that dequantize any row range to float32.
 package quant
 
 import "fmt"
