@@ -1,0 +1,27 @@
+package metal
+
+import "fmt"
+
+// Declined is the error the denoiser returns when it will not run a piece of work on the device
+// (too little memory, a geometry the kernels do not handle, weights it cannot read in place).
+// Nothing was left allocated; the caller runs the CPU path instead.
+type Declined struct {
+	// Reason is a sentence a user can read.
+	Reason string
+}
+
+func (e *Declined) Error() string {
+	return "metal: declined: " + e.Reason + " — the CPU backend runs this instead"
+}
+
+func decline(format string, args ...any) error {
+	return &Declined{Reason: fmt.Sprintf(format, args...)}
+}
+
+// gb formats a byte count in gigabytes (decimal) for decline sentences.
+func gb(n int64) string {
+	if n < 100<<20 {
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	}
+	return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+}

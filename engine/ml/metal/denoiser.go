@@ -1,0 +1,174 @@
+package metal
+
+import (
+	"fmt"
+	"sync"
+
+	"easel/engine/ml"
+	"easel/engine/qi21"
+	"easel/kernels/device"
+)
+
+// Denoiser is a qi21 transformer on a Metal device: Prefill, Step and Release with the contract
+// of qi21.Model's, computed by the fused kernels. The model (loaded on its host backend) supplies
+// the geometry, the weight payloads (read in place from mapping) and the host work.
+type Denoiser struct {
+	dev   device.Device
+	model *qi21.Model
+	cfg   qi21.Config
+	knobs Knobs
+	pipes *pipelines
+
+	arena           *weightArena
+	aux             device.Buffer // aux floats: q8 side planes, norms, img_in, proj_out
+	imgIn, projOut  int           // byte offsets in aux
+	blocks          []blockWeights
+	maxBuffer, wset int64
+
+	mu       sync.Mutex
+	resident int64 // device memory held: weights, aux, live programs
+	live     int
+	last     PassStats
+	timings  ml.Timings
+	logf     func(format string, args ...any)
+}
+
+// Options configure New.
+type Options struct {
+	// Knobs are the guards and diagnostics; the zero value means KnobsFromEnv.
+	Knobs *Knobs
+	// Logf, when set, receives one line per pass in profiling or amax mode.
+	Logf func(format string, args ...any)
+}
+
+// New prepares m for dev: checks the geometry, compiles the kernels, checks the fragment layout,
+// plans the weight arena over mapping (the model file's whole mapping, e.g. (*cmf.File).Bytes())
+// and checks it against the device's limits before creating it. A *Declined error means the CPU
+// path should run the model.
+func New(dev device.Device, m *qi21.Model, mapping []byte, opts Options) (*Denoiser, error) {
+	if dev == nil || m == nil {
+		return nil, fmt.Errorf("metal: New needs a device and a model")
+	}
+	c := m.Config
+	if err := checkGeometry(c); err != nil {
+		return nil, err
+	}
+	d := &Denoiser{dev: dev, model: m, cfg: c}
+	if opts.Knobs != nil {
+		d.knobs = *opts.Knobs
+	} else {
+		k, err := KnobsFromEnv()
+		if err != nil {
+			return nil, err
+		}
+		d.knobs = k
+	}
+	d.maxBuffer, d.wset = limitsOf(dev)
+
+	aux := &auxBuilder{}
+	blocks, err := describeBlocks(m, aux)
+	if err != nil {
+		return nil, err
+	}
+	imgIn, err := denseWithBias("dit.img_in.weight", m.Weights.ImgIn)
+	if err != nil {
+		return nil, err
+	}
+	projOut, err := denseWithBias("dit.proj_out.weight", m.Weights.ProjOut)
+	if err != nil {
+		return nil, err
+	}
+	d.imgIn, d.projOut = aux.add(imgIn), aux.add(projOut)
+
+	var tensors [][]byte
+	var names []string
+	for l := range blocks {
+		for i := range blocks[l].w {
+			tensors = append(tensors, blocks[l].w[i].data)
+			names = append(names, blocks[l].w[i].name)
+		}
+	}
+	ap, err := planArena(mapping, tensors, names, d.maxBuffer)
+	if err != nil {
+		return nil, err
+	}
+	auxBytes := int64(4 * max(len(aux.f), 4))
+	plan := memoryPlan{{"the auxiliary weights", auxBytes}}
+	for i, ch := range ap.chunks {
+		plan = append(plan, plannedBuffer{fmt.Sprintf("weight chunk %d", i), ch.len})
+	}
+	// The weights plus one program of a single row each must fit, or nothing will.
+	if err := append(plan, programPlan(c, 1, 1)...).fit("the model", 0, d.maxBuffer, d.wset); err != nil {
+		return nil, err
+	}
+
+	if d.pipes, err = buildPipelines(dev); err != nil {
+		return nil, err
+	}
+	if err := checkFragmentLayout(dev, d.pipes); err != nil {
+		return nil, err
+	}
+	if d.aux, err = dev.NewBuffer(int(auxBytes)); err != nil {
+		return nil, fmt.Errorf("metal: auxiliary weight buffer (%s): %w", gb(auxBytes), err)
+	}
+	copy(device.View[float32](d.aux), aux.f)
+	if d.arena, err = ap.build(dev); err != nil {
+		d.aux.Release()
+		return nil, err
+	}
+	for l := range blocks {
+		for i := range blocks[l].w {
+			w := &blocks[l].w[i]
+			s, _ := d.arena.slot(w.data)
+			w.buf, w.off = d.arena.chunks[s.chunk], s.off
+		}
+	}
+	d.blocks = blocks
+	d.resident = plan.total()
+	d.logf = opts.Logf
+	return d, nil
+}
+
+// checkGeometry declines the geometries the kernels do not handle.
+func checkGeometry(c qi21.Config) error {
+	D, F := c.Hidden(), c.MLPHidden()
+	switch {
+	case c.HeadDim != 128:
+		return decline("the transformer has %d-channel heads; the kernels need 128", c.HeadDim)
+	case D%64 != 0 || D > 4096:
+		return decline("the transformer is %d wide; the kernels need a multiple of 64 up to 4096", D)
+	case F%64 != 0:
+		return decline("the feed-forward layer is %d wide; the kernels need a multiple of 64", F)
+	case c.InChannels != 64 || c.OutChannels != 64:
+		return decline("the transformer has %d latent channels in and %d out; the kernels need 64", c.InChannels, c.OutChannels)
+	}
+	half := 0
+	for _, a := range c.AxesDims {
+		half += a / 2
+	}
+	if half != c.HeadDim/2 {
+		return decline("the RoPE axes %v cover %d angles; the kernels need %d", c.AxesDims, half, c.HeadDim/2)
+	}
+	return nil
+}
+
+// Timings is the GPU time per op class, summed over passes run in profiling mode.
+func (d *Denoiser) Timings() *ml.Timings { return &d.timings }
+
+// Close releases the weights. Programs must be released first.
+func (d *Denoiser) Close() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.arena != nil {
+		d.arena.release()
+		d.aux.Release()
+		d.arena = nil
+	}
+}
+
+// LastPass is the cost of the most recent prefill or step.
+func (d *Denoiser) LastPass() PassStats {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.last
+}

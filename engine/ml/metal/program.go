@@ -1,0 +1,289 @@
+package metal
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"easel/engine/ml"
+	"easel/engine/qi21"
+	"easel/kernels/device"
+)
+
+// Program is one prompt's prefix on the device: every layer's K/V (half) and the buffers the
+// target rows' steps reuse.
+type Program struct {
+	d       *Denoiser
+	layout  *qi21.Layout
+	prefix  int
+	target  int
+	bytes   int64
+	a       *activations
+	pkv     device.Buffer
+	ropeCos device.Buffer
+	ropeSin device.Buffer
+	// ropeSinOff is the byte offset of the sin table in ropeSin (cos and sin share a buffer)
+	ropeSinOff int
+	mods       device.Buffer // f32 [s1|g1|s2|g2 | fs]
+	xtok       device.Buffer
+	out        device.Buffer
+	owned      []device.Buffer
+	closed     bool
+}
+
+// Layout is the joint layout the program was prefilled with.
+func (p *Program) Layout() *qi21.Layout { return p.layout }
+
+// alloc makes the plan's buffers in order; on failure it releases what it made.
+func alloc(dev device.Device, plan memoryPlan) ([]device.Buffer, error) {
+	bufs := make([]device.Buffer, 0, len(plan))
+	for _, b := range plan {
+		buf, err := dev.NewBuffer(int(b.bytes))
+		if err != nil {
+			for _, x := range bufs {
+				x.Release()
+			}
+			return nil, fmt.Errorf("metal: allocating %s (%s): %w", b.what, gb(b.bytes), err)
+		}
+		bufs = append(bufs, buf)
+	}
+	return bufs, nil
+}
+
+// Prefill runs the prefix (text rows from text [L, context], condition images from condLatents
+// [CondLatents, in]) through every block at t = 0 under block-causal visibility and keeps each
+// layer's K and V on the device. Before allocating it checks the program's buffers against the
+// device's limits; a *Declined error means the caller should prefill on the CPU instead.
+func (d *Denoiser) Prefill(ctx context.Context, lay *qi21.Layout, text, condLatents []float32) (*Program, error) {
+	c := d.cfg
+	if lay == nil {
+		return nil, fmt.Errorf("metal.Prefill: no layout")
+	}
+	if len(text) != lay.TextLen*c.ContextDim {
+		return nil, fmt.Errorf("metal.Prefill: %d prompt values for %d rows of %d (the layout's L)", len(text), lay.TextLen, c.ContextDim)
+	}
+	if len(condLatents) != lay.CondLatents()*c.InChannels {
+		return nil, fmt.Errorf("metal.Prefill: %d condition latent values, the layout needs %d rows of %d", len(condLatents), lay.CondLatents(), c.InChannels)
+	}
+	lp, n := lay.PrefixLen, lay.T
+	if lp < 1 || n < 1 {
+		return nil, decline("the layout has %d prefix and %d target rows; the device path needs both", lp, n)
+	}
+	plan := programPlan(c, lp, n)
+	d.mu.Lock()
+	if d.arena == nil {
+		d.mu.Unlock()
+		return nil, fmt.Errorf("metal.Prefill: the denoiser is closed")
+	}
+	if d.live >= qi21.MaxPrograms {
+		d.mu.Unlock()
+		return nil, fmt.Errorf("metal.Prefill: %d programs are already live (positive and negative prompt); release one first", d.live)
+	}
+	if err := plan.fit(fmt.Sprintf("a prompt of %d prefix and %d target rows", lp, n), d.resident, d.maxBuffer, d.wset); err != nil {
+		d.mu.Unlock()
+		return nil, err
+	}
+	d.live++
+	d.resident += plan.total()
+	d.mu.Unlock()
+
+	prog, err := d.prefill(ctx, lay, text, condLatents, plan)
+	if err != nil {
+		d.mu.Lock()
+		d.live--
+		d.resident -= plan.total()
+		d.mu.Unlock()
+		return nil, err
+	}
+	return prog, nil
+}
+
+func (d *Denoiser) prefill(ctx context.Context, lay *qi21.Layout, text, cond []float32, plan memoryPlan) (*Program, error) {
+	c := d.cfg
+	D, lp, n := c.Hidden(), lay.PrefixLen, lay.T
+	x, err := prefixRows(d.model, lay, text, cond)
+	if err != nil {
+		return nil, err
+	}
+	mods0, _, err := modulation(d.model, 0)
+	if err != nil {
+		return nil, err
+	}
+	vis, err := ml.BlockCausalVisibility(lay.ImageIDs[:lp])
+	if err != nil {
+		return nil, fmt.Errorf("metal.Prefill: %w", err)
+	}
+	pcos, psin, err := ropeTables(c, lay.Positions[:lp])
+	if err != nil {
+		return nil, fmt.Errorf("metal.Prefill: %w", err)
+	}
+	tcos, tsin, err := ropeTables(c, lay.Positions[lp:])
+	if err != nil {
+		return nil, fmt.Errorf("metal.Prefill: %w", err)
+	}
+
+	bufs, err := alloc(d.dev, plan)
+	if err != nil {
+		return nil, err
+	}
+	rows := activationRows(max(lp, n))
+	p := &Program{d: d, layout: lay, prefix: lp, target: n, bytes: plan.total(), owned: bufs[:12],
+		a:   &activations{rows: rows, x: bufs[1], xn: bufs[2], panel: bufs[3], attn: bufs[4], y: bufs[5], gu: bufs[6], hid: bufs[7]},
+		pkv: bufs[0], mods: bufs[9], xtok: bufs[10], out: bufs[11]}
+	tables := device.View[float32](bufs[8])
+	copy(tables, tcos)
+	copy(tables[len(tcos):], tsin)
+	p.ropeCos, p.ropeSin, p.ropeSinOff = bufs[8], bufs[8], 4*len(tcos)
+	temps := bufs[12:]
+	defer func() {
+		for _, b := range temps {
+			b.Release()
+		}
+	}()
+	pTables := device.View[float32](temps[0])
+	copy(pTables, pcos)
+	copy(pTables[len(pcos):], psin)
+	visBuf := device.View[uint32](temps[1])
+	for i, v := range vis {
+		visBuf[i] = uint32(v)
+	}
+	copy(device.View[float32](temps[2]), mods0)
+	copy(device.View[float32](p.a.x), x)
+
+	e := d.newEncoder(ctx)
+	g := d.knobs.Guards
+	e.rowOp(p.a, lp, temps[2], -1, 0, pow2(-g.Attn))
+	e.recordAmax(p.a.xn, lp*D, 0)
+	e.blocks(&pass{a: p.a, rows: lp, ropeCos: temps[0], ropeSin: temps[0], ropeSinOff: 4 * len(pcos),
+		mods: temps[2], pkv: p.pkv, prefix: lp, vis: temps[1]})
+	if err := d.finishPass(e, "prefill"); err != nil {
+		p.release()
+		return nil, fmt.Errorf("metal.Prefill: %w", err)
+	}
+	return p, nil
+}
+
+// Step runs the target rows x [T, in] at σ against the program's cached prefix and returns the
+// velocity [T, out].
+func (d *Denoiser) Step(ctx context.Context, p *Program, x []float32, sigma float32) ([]float32, error) {
+	if p == nil || p.d != d {
+		return nil, fmt.Errorf("metal.Step: the program was not prefilled by this denoiser")
+	}
+	if p.closed {
+		return nil, fmt.Errorf("metal.Step: the program was released")
+	}
+	c := d.cfg
+	D, n := c.Hidden(), p.target
+	if len(x) != n*c.InChannels {
+		return nil, fmt.Errorf("metal.Step: %d latent values, the layout needs %d rows of %d", len(x), n, c.InChannels)
+	}
+	mods, fs, err := modulation(d.model, sigma)
+	if err != nil {
+		return nil, err
+	}
+	mv := device.View[float32](p.mods)
+	copy(mv, mods)
+	copy(mv[4*D:], fs)
+	copy(device.View[float32](p.xtok), x)
+
+	e := d.newEncoder(ctx)
+	g := d.knobs.Guards
+	e.embed(p.xtok, p.a.x, n)
+	e.rowOp(p.a, n, p.mods, -1, 0, pow2(-g.Attn))
+	e.recordAmax(p.a.xn, n*D, 0)
+	e.blocks(&pass{a: p.a, rows: n, ropeCos: p.ropeCos, ropeSin: p.ropeSin, ropeSinOff: p.ropeSinOff,
+		mods: p.mods, pkv: p.pkv, prefix: p.prefix})
+	e.final(p.a.x, p.mods, 4*4*D, p.out, n)
+	if err := d.finishPass(e, "step"); err != nil {
+		return nil, fmt.Errorf("metal.Step: %w", err)
+	}
+	out := make([]float32, n*c.OutChannels)
+	copy(out, device.View[float32](p.out))
+	return out, nil
+}
+
+// Release drops a program's device memory. Releasing twice is harmless.
+func (d *Denoiser) Release(p *Program) {
+	if p == nil || p.d != d || p.closed {
+		return
+	}
+	p.release()
+	d.mu.Lock()
+	d.live--
+	d.resident -= p.bytes
+	d.mu.Unlock()
+}
+
+func (p *Program) release() {
+	p.closed = true
+	for _, b := range p.owned {
+		b.Release()
+	}
+	p.owned = nil
+}
+
+// newEncoder starts a pass, with an amax buffer when the diagnostics are on.
+func (d *Denoiser) newEncoder(ctx context.Context) *encoder {
+	e := &encoder{rec: newRecorder(ctx, d.dev, d.knobs.Profile), d: d}
+	if d.knobs.Amax {
+		if b, err := d.dev.NewBuffer(4 * len(amaxSites)); err == nil {
+			e.amax = b
+		}
+	}
+	return e
+}
+
+// finishPass waits for the pass, records its GPU time (per class in profiling mode) and the amax
+// diagnostics, and logs them when asked.
+func (d *Denoiser) finishPass(e *encoder, what string) error {
+	st, err := e.rec.finish()
+	if e.amax != nil {
+		for _, bits := range device.View[uint32](e.amax) {
+			st.Amax = append(st.Amax, math.Float32frombits(bits))
+		}
+		e.amax.Release()
+	}
+	d.mu.Lock()
+	d.last = st
+	d.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if d.knobs.Profile {
+		for cl, t := range st.ByClass {
+			if t > 0 {
+				d.timings.Add(ml.Class(cl), t, 0)
+			}
+		}
+	}
+	if d.logf != nil && (d.knobs.Profile || d.knobs.Amax) {
+		d.logf("metal %s: %s", what, st.describe(d.knobs.Guards))
+	}
+	return nil
+}
+
+// describe is one report line.
+func (st PassStats) describe(g Guards) string {
+	s := fmt.Sprintf("GPU %.1f ms in %d command buffers", ms(st.GPU), st.CommandBuffers)
+	var parts []string
+	for cl, t := range st.ByClass {
+		if t > 0 {
+			parts = append(parts, fmt.Sprintf("%v %.1f", ml.Class(cl), ms(t)))
+		}
+	}
+	if len(parts) > 0 {
+		s += " · " + strings.Join(parts, " · ")
+	}
+	if len(st.Amax) > 0 {
+		var a []string
+		for i, v := range st.Amax {
+			a = append(a, fmt.Sprintf("%s %.1f", amaxSites[i], v))
+		}
+		s += fmt.Sprintf(" · amax (stored; guards attn %d qkv %d ao %d ffn %d hid %d): %s", g.Attn, g.QKV, g.AO, g.FFN, g.Hid, strings.Join(a, " · "))
+	}
+	return s
+}
+
+func ms(t time.Duration) float64 { return float64(t) / float64(time.Millisecond) }

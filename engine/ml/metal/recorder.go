@@ -1,0 +1,116 @@
+package metal
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"easel/engine/ml"
+	"easel/kernels/device"
+)
+
+// recorder encodes a pass into command buffers: a new buffer at every cut (every two blocks, short
+// enough for the GPU watchdog) and, in profiling mode, a new buffer whenever the op class changes,
+// so each buffer's GPU time belongs to one class.
+type recorder struct {
+	dev     device.Device
+	ctx     context.Context
+	profile bool
+
+	cb    device.CommandBuffer
+	enc   device.Encoder
+	class ml.Class
+	done  []committed
+	err   error
+}
+
+// committed is a submitted command buffer and the class of its ops (profiling mode).
+type committed struct {
+	cb    device.CommandBuffer
+	class ml.Class
+}
+
+func newRecorder(ctx context.Context, dev device.Device, profile bool) *recorder {
+	return &recorder{dev: dev, ctx: ctx, profile: profile}
+}
+
+// encoder returns the encoder for an op of class c. After an error (or a cancelled context) it
+// returns one that drops everything, so encoding code needs no error checks; finish reports it.
+func (r *recorder) encoder(c ml.Class) device.Encoder {
+	if r.err != nil {
+		return dropEncoder{}
+	}
+	if r.profile && r.cb != nil && r.class != c {
+		r.close()
+	}
+	if r.cb == nil {
+		cb, err := r.dev.NewCommandBuffer()
+		if err != nil {
+			r.err = fmt.Errorf("metal: new command buffer: %w", err)
+			return dropEncoder{}
+		}
+		r.cb, r.enc, r.class = cb, cb.ComputeEncoder(), c
+	}
+	return r.enc
+}
+
+// close commits the open command buffer.
+func (r *recorder) close() {
+	if r.cb == nil {
+		return
+	}
+	r.enc.End()
+	r.cb.Commit()
+	r.done = append(r.done, committed{r.cb, r.class})
+	r.cb, r.enc = nil, nil
+}
+
+// cut ends a command buffer (every two blocks) and stops encoding when the context is done.
+func (r *recorder) cut() {
+	if !r.profile {
+		r.close()
+	}
+	if r.err == nil && r.ctx != nil {
+		if err := r.ctx.Err(); err != nil {
+			r.err = fmt.Errorf("metal: stopped: %w", err)
+		}
+	}
+}
+
+// PassStats is what one prefill or step cost on the device (emulator: CPU wall time, not GPU).
+type PassStats struct {
+	GPU            time.Duration                // summed GPU time of the pass's command buffers
+	CommandBuffers int                          // how many there were
+	ByClass        [ml.NumClasses]time.Duration // profiling mode only
+	Amax           []float32                    // EASEL_METAL_AMAX=1 only: stored |max| per half site
+}
+
+// finish commits what is open, waits for every buffer and sums their GPU times.
+func (r *recorder) finish() (PassStats, error) {
+	r.close()
+	var st PassStats
+	err := r.err
+	for _, c := range r.done {
+		if werr := c.cb.Wait(); werr != nil && err == nil {
+			err = fmt.Errorf("metal: a command buffer failed: %w", werr)
+		}
+		d := c.cb.GPUDuration()
+		st.GPU += d
+		if r.profile {
+			st.ByClass[c.class] += d
+		}
+	}
+	st.CommandBuffers = len(r.done)
+	r.done = nil
+	return st, err
+}
+
+// dropEncoder ignores everything: encoding after an error.
+type dropEncoder struct{}
+
+func (dropEncoder) SetPipeline(device.Pipeline)         {}
+func (dropEncoder) SetBuffer(device.Buffer, int, int)   {}
+func (dropEncoder) SetBytes([]byte, int)                {}
+func (dropEncoder) SetThreadgroupMemoryLength(int, int) {}
+func (dropEncoder) Dispatch(device.Size, device.Size)   {}
+func (dropEncoder) End()                                {}
