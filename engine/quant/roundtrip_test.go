@@ -298,3 +298,32 @@ func TestEncodeToStopsOnErrors(t *testing.T) {
 		t.Errorf("writer error: got %v", err)
 	}
 }
+
+// All-zero tiles and rows decode to exactly zero and do not coarsen the live tiles of their row
+// (cmf.md §9.3: dead tiles are left out of the row's scale range).
+func TestQ4TPZeroTiles(t *testing.T) {
+	rows, cols := 3, 128
+	w := gaussian(17, rows, cols, 0.02)
+	for i := 32; i < 64; i++ {
+		w[i] = 0 // row 0, tile 1
+	}
+	for i := cols; i < 2*cols; i++ {
+		w[i] = 0 // row 1
+	}
+	payload, err := Encode(Q4TP, []int{rows, cols}, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := Dequantize(&Tensor{DType: Q4TP, Shape: []int{rows, cols}, Data: payload})
+	for i := 32; i < 2*cols; i++ {
+		if (i < 64 || i >= cols) && got[i] != 0 {
+			t.Fatalf("weight %d of a zero tile decodes to %g", i, got[i])
+		}
+	}
+	// Row 0's live tiles are as accurate as row 2's, which has no dead tile.
+	live := append(append([]float32{}, w[:32]...), w[64:cols]...)
+	liveGot := append(append([]float32{}, got[:32]...), got[64:cols]...)
+	if e0, e2 := relRMS(live, liveGot), relRMS(w[2*cols:], got[2*cols:]); e0 > 1.5*e2 {
+		t.Errorf("row with a dead tile: error %.4f on its live tiles, against %.4f for a full row", e0, e2)
+	}
+}
