@@ -27,6 +27,11 @@ type Device interface {
 	// NewBuffer returns a zero-filled buffer of length bytes in memory the host and the kernels
 	// share (Metal's storage mode "shared").
 	NewBuffer(length int) (Buffer, error)
+	// NewBufferNoCopy wraps host memory the caller owns, typically a span of the model file's
+	// mapping, without copying it (newBufferWithBytesNoCopy). Its start and length must be
+	// multiples of the page size. The memory must stay mapped until Release, which does not
+	// free it.
+	NewBufferNoCopy(mem []byte) (Buffer, error)
 	// NewLibrary compiles MSL source; name is the file name diagnostics point at.
 	NewLibrary(name string, source []byte) (Library, error)
 	// Pipeline returns the compute pipeline of the kernel function named function in lib.

@@ -4,6 +4,7 @@ package emu
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"sync"
@@ -58,6 +59,22 @@ func (d *Device) NewBuffer(length int) (device.Buffer, error) {
 	return b, nil
 }
 
+// NewBufferNoCopy wraps mem, which must start and end on page boundaries (Metal's rule for
+// no-copy buffers, checked here with the host's page size). Go memory is pinned until Release.
+func (d *Device) NewBufferNoCopy(mem []byte) (device.Buffer, error) {
+	page := os.Getpagesize()
+	if len(mem) == 0 || len(mem)%page != 0 || uintptr(unsafe.Pointer(&mem[0]))%uintptr(page) != 0 {
+		var at uintptr
+		if len(mem) > 0 {
+			at = uintptr(unsafe.Pointer(&mem[0]))
+		}
+		return nil, fmt.Errorf("emu: a no-copy buffer must start and end on %d-byte page boundaries (Metal's rule); got %d bytes at %#x: split the mapping at page boundaries", page, len(mem), at)
+	}
+	b := &Buffer{mem: unsafe.Pointer(&mem[0]), n: len(mem), borrowed: true}
+	b.pinner.Pin(&mem[0]) // no-op for memory outside the Go heap (a file mapping)
+	return b, nil
+}
+
 // NewLibrary compiles the MSL source (file name name) with clang, or reuses the cached build.
 func (d *Device) NewLibrary(name string, source []byte) (device.Library, error) {
 	path, err := d.cc.build(name, source)
@@ -95,10 +112,12 @@ func (d *Device) NewCommandBuffer() (device.CommandBuffer, error) {
 
 // Buffer is emulated device memory (C memory, so kernels can hold pointers into it).
 type Buffer struct {
-	mem     unsafe.Pointer
-	n       int
-	mapping guardedMemory
-	cleanup runtime.Cleanup
+	mem      unsafe.Pointer
+	n        int
+	mapping  guardedMemory // NewBuffer: the memory and its guard page
+	cleanup  runtime.Cleanup
+	borrowed bool           // NewBufferNoCopy: the caller's memory
+	pinner   runtime.Pinner // keeps borrowed Go memory in place while kernels may use it
 }
 
 // Len is the length in bytes.
@@ -112,13 +131,17 @@ func (b *Buffer) Bytes() []byte {
 	return unsafe.Slice((*byte)(b.mem), b.n)
 }
 
-// Release frees the memory.
+// Release frees the memory, or for a no-copy buffer lets go of the caller's memory.
 func (b *Buffer) Release() {
-	if b.mem != nil {
+	switch {
+	case b.mem == nil:
+	case b.borrowed:
+		b.pinner.Unpin()
+	default:
 		b.cleanup.Stop()
 		b.mapping.unmap()
-		b.mem = nil
 	}
+	b.mem = nil
 }
 
 // Library is a compiled .metal file.

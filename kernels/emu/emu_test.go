@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"unsafe"
 
 	"easel/kernels/device"
 )
@@ -353,5 +355,51 @@ func TestBufferOverrunFaults(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "SIGSEGV") {
 		t.Errorf("the overrun failed without a SIGSEGV report:\n%s", out)
+	}
+}
+
+func TestNoCopyBufferSharesTheCallersMemory(t *testing.T) {
+	d := testDevice(t, Forward)
+	p, err := d.Pipeline(testLibrary(t, d, "selftest.metal"), "write_floats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := os.Getpagesize()
+	mapped, err := syscall.Mmap(-1, 0, 2*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(mapped)
+	heap := make([]byte, 4*page) // Go memory: an aligned page inside it is pinned while wrapped
+	off := (page - int(uintptr(unsafe.Pointer(&heap[0]))%uintptr(page))) % page
+	for name, mem := range map[string][]byte{"mapping": mapped, "go heap": heap[off : off+page]} {
+		buf, err := d.NewBufferNoCopy(mem)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		n := uint32(len(mem) / 4)
+		cb, _ := d.NewCommandBuffer()
+		enc := cb.ComputeEncoder()
+		enc.SetPipeline(p)
+		enc.SetBuffer(buf, 0, 0)
+		enc.SetBytes(device.StructBytes(&n), 1)
+		one := device.Size{Width: 1, Height: 1, Depth: 1}
+		enc.Dispatch(one, one)
+		enc.End()
+		cb.Commit()
+		if err := cb.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		buf.Release()
+		for i := 0; i < len(mem); i += 4 {
+			if got := *(*float32)(unsafe.Pointer(&mem[i])); got != 1 {
+				t.Fatalf("%s: float %d = %v after the kernel wrote 1 through the no-copy buffer", name, i/4, got)
+			}
+		}
+	}
+	for _, bad := range [][]byte{mapped[:page/2], mapped[16 : 16+page], nil} {
+		if _, err := d.NewBufferNoCopy(bad); err == nil || !strings.Contains(err.Error(), "page boundaries") {
+			t.Errorf("NewBufferNoCopy(%d bytes) error = %v, want a page-boundary error", len(bad), err)
+		}
 	}
 }
