@@ -24,6 +24,8 @@ func (s Size) Count() int { return s.Width * s.Height * s.Depth }
 type Device interface {
 	// Name describes the device for logs and error messages.
 	Name() string
+	// Limits reports the memory limits the backend checks before allocating.
+	Limits() Limits
 	// NewBuffer returns a zero-filled buffer of length bytes in memory the host and the kernels
 	// share (Metal's storage mode "shared").
 	NewBuffer(length int) (Buffer, error)
@@ -38,6 +40,16 @@ type Device interface {
 	Pipeline(lib Library, function string) (Pipeline, error)
 	// NewCommandBuffer starts a command buffer on the device's queue.
 	NewCommandBuffer() (CommandBuffer, error)
+}
+
+// Limits are a device's memory limits (MTLDevice maxBufferLength and
+// recommendedMaxWorkingSetSize).
+type Limits struct {
+	// MaxBufferLength is the largest single buffer in bytes; NewBuffer fails past it.
+	MaxBufferLength int64
+	// RecommendedMaxWorkingSetSize is how many bytes of buffers the device can use without
+	// degrading performance; the backend declines work that needs more.
+	RecommendedMaxWorkingSetSize int64
 }
 
 // Buffer is device memory the host can read and write between command buffers.

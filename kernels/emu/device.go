@@ -35,6 +35,9 @@ func NewDevice(opts Options) (device.Device, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = 1
 	}
+	if opts.Limits == (device.Limits{}) {
+		opts.Limits = DefaultLimits
+	}
 	if opts.Order < Forward || opts.Order > Shuffled {
 		return nil, fmt.Errorf("emu.Options.Order %d is not Forward, Reverse or Shuffled", opts.Order)
 	}
@@ -44,11 +47,25 @@ func NewDevice(opts Options) (device.Device, error) {
 // Name describes the emulator and its compiler.
 func (d *Device) Name() string { return "Metal emulator (kernels/emu, " + d.cc.version + ")" }
 
+// Limits returns Options.Limits.
+func (d *Device) Limits() device.Limits { return d.opts.Limits }
+
+// checkLength refuses a buffer past MaxBufferLength, as Metal does (it returns nil).
+func (d *Device) checkLength(n int) error {
+	if int64(n) > d.opts.Limits.MaxBufferLength {
+		return fmt.Errorf("emu: a %d-byte buffer is past the device's maxBufferLength of %d bytes", n, d.opts.Limits.MaxBufferLength)
+	}
+	return nil
+}
+
 // NewBuffer returns length zeroed bytes, 16-byte aligned and followed by a guard page: a kernel
 // that reads or writes more than 15 bytes past the end stops the process with SIGSEGV.
 func (d *Device) NewBuffer(length int) (device.Buffer, error) {
 	if length <= 0 {
 		return nil, fmt.Errorf("emu: a buffer of %d bytes: Metal buffers need a positive length", length)
+	}
+	if err := d.checkLength(length); err != nil {
+		return nil, err
 	}
 	p, mapping := mapGuarded(length)
 	if p == nil {
@@ -69,6 +86,9 @@ func (d *Device) NewBufferNoCopy(mem []byte) (device.Buffer, error) {
 			at = uintptr(unsafe.Pointer(&mem[0]))
 		}
 		return nil, fmt.Errorf("emu: a no-copy buffer must start and end on %d-byte page boundaries (Metal's rule); got %d bytes at %#x: split the mapping at page boundaries", page, len(mem), at)
+	}
+	if err := d.checkLength(len(mem)); err != nil {
+		return nil, err
 	}
 	b := &Buffer{mem: unsafe.Pointer(&mem[0]), n: len(mem), borrowed: true}
 	b.pinner.Pin(&mem[0]) // no-op for memory outside the Go heap (a file mapping)

@@ -28,7 +28,11 @@
 // C++ features MSL forbids). The team's design notes (reference/msl-emu.md §5) list the gaps.
 package emu
 
-import "errors"
+import (
+	"errors"
+
+	"easel/kernels/device"
+)
 
 // ErrNoCompiler means no usable clang++ was found: install Debian's "clang" package or set
 // EASEL_MSL_CXX.
@@ -53,4 +57,11 @@ type Options struct {
 	Workers int
 	// Order is the fiber order (default Forward).
 	Order FiberOrder
+	// Limits are the memory limits the device reports and NewBuffer / NewBufferNoCopy enforce
+	// (default: DefaultLimits), so tests can exercise the backend's "does not fit" path.
+	Limits device.Limits
 }
+
+// DefaultLimits are those of a 24 GB M4 (maxBufferLength 13.6 GB per the seed's note; the
+// working set about 75 % of memory). The emulator does not reserve the memory.
+var DefaultLimits = device.Limits{MaxBufferLength: 13_600_000_000, RecommendedMaxWorkingSetSize: 18_000_000_000}

@@ -403,3 +403,25 @@ func TestNoCopyBufferSharesTheCallersMemory(t *testing.T) {
 		}
 	}
 }
+
+func TestLimitsAreReportedAndEnforced(t *testing.T) {
+	limits := device.Limits{MaxBufferLength: 1 << 20, RecommendedMaxWorkingSetSize: 3 << 20}
+	d, err := NewDevice(Options{Limits: limits})
+	if errors.Is(err, ErrNoCompiler) {
+		t.Skipf("Metal emulator unavailable: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Limits() != limits {
+		t.Errorf("Limits() = %+v, want %+v", d.Limits(), limits)
+	}
+	if b, err := d.NewBuffer(1 << 20); err != nil {
+		t.Errorf("a buffer of exactly maxBufferLength: %v", err)
+	} else {
+		b.Release()
+	}
+	if _, err := d.NewBuffer(1<<20 + 1); err == nil || !strings.Contains(err.Error(), "maxBufferLength") {
+		t.Errorf("a buffer past maxBufferLength: error = %v", err)
+	}
+}
