@@ -396,6 +396,7 @@ type jsonEvent struct {
 	Sigma          float32                  `json:"sigma,omitempty"`
 	Elapsed        float64                  `json:"elapsed_s"`
 	SecondsPerStep float64                  `json:"s_per_step,omitempty"`
+	LastStep       float64                  `json:"last_step_s,omitempty"`
 	ETA            float64                  `json:"eta_s,omitempty"`
 	Timings        map[string]jsonClassTime `json:"timings,omitempty"`
 	Memory         *jsonMemory              `json:"memory,omitempty"`
@@ -424,7 +425,7 @@ func (o *generateOutput) progress(ev pipeline.Event) {
 	switch {
 	case o.json:
 		je := jsonEvent{Stage: ev.Stage.String(), Step: ev.Step, Steps: ev.Steps, Sigma: ev.Sigma, Elapsed: ev.Elapsed.Seconds(),
-			SecondsPerStep: ev.StepTime.Seconds(), ETA: ev.ETA.Seconds(), Timings: map[string]jsonClassTime{}}
+			SecondsPerStep: ev.StepTime.Seconds(), LastStep: ev.LastStepTime.Seconds(), ETA: ev.ETA.Seconds(), Timings: map[string]jsonClassTime{}}
 		for c, t := range ev.Timings {
 			if t.Ops > 0 {
 				je.Timings[ml.Class(c).String()] = jsonClassTime{t.Time.Seconds(), t.Ops}

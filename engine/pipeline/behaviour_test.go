@@ -82,6 +82,9 @@ func TestRunEventsNeverBlock(t *testing.T) {
 		}
 		if ev.Step > 0 {
 			steps = append(steps, ev.Step)
+			if ev.LastStepTime <= 0 || ev.StepTime <= 0 || ev.ETA <= 0 {
+				t.Errorf("step %d event: last step %v, mean %v, ETA %v; want all measured", ev.Step, ev.LastStepTime, ev.StepTime, ev.ETA)
+			}
 			if ev.Steps != c.steps || ev.Sigma != res.Sigmas[ev.Step-1] {
 				t.Errorf("step %d event: %d steps, σ %v; want %d, %v", ev.Step, ev.Steps, ev.Sigma, c.steps, res.Sigmas[ev.Step-1])
 			}

@@ -53,6 +53,9 @@ type Event struct {
 	// estimated time left to the end of the run (the steps left at StepTime, plus decoding
 	// estimated as one step).
 	StepTime, ETA time.Duration
+	// LastStepTime is the wall time of the step just finished, so a panel can show the step
+	// times over the run (thermal throttling shows there, not in the mean).
+	LastStepTime time.Duration
 	// Timings is the backend's per-class op time since Run started.
 	Timings [ml.NumClasses]ml.ClassTime
 	// Memory is the ledger at the time of the event.

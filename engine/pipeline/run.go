@@ -79,6 +79,7 @@ type run struct {
 	steps      int
 	stepsDone  int
 	denoise0   time.Time // when the first step began
+	lastStep   time.Time // when the latest step ended (or the first began)
 }
 
 // where is the stage, with the step while denoising.
@@ -97,7 +98,7 @@ func (r *run) enter(s Stage) {
 	}
 	r.stage, r.stageStart = s, now
 	if s == StageDenoising {
-		r.denoise0 = now
+		r.denoise0, r.lastStep = now, now
 	}
 	r.em.emit(r.event())
 }
@@ -170,7 +171,9 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 		},
 		Step: func(s StepReport) {
 			r.stepsDone = s.Index + 1
+			now := time.Now()
 			ev := r.event()
+			ev.LastStepTime, r.lastStep = now.Sub(r.lastStep), now
 			ev.Sigma = s.Sigma
 			if r.em.out != nil {
 				ev.Preview = &Preview{X0: slices.Clone(s.X0), H: set.h, W: set.w}
