@@ -345,3 +345,36 @@ func TestForeignAndNilTensorsAreErrors(t *testing.T) {
 		t.Error("a view past the end was accepted")
 	}
 }
+
+func TestActivationsAndBroadcast(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	b := New()
+	rows, D := 3, 40000 // several parallel chunks
+	g, u, r := randSlice(rng, rows*D), randSlice(rng, rows*D), randSlice(rng, D)
+	check := func(name string, got []float32, f func(i int) float64) {
+		want := make([]float64, len(got))
+		for i := range want {
+			want[i] = f(i)
+		}
+		if e := relErr(got, want); e > 1e-6 {
+			t.Errorf("%s: relative error %.3g", name, e)
+		}
+	}
+	sig := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+	dst, _ := b.New(rows, D)
+	if err := b.SwiGLU(dst, upload(t, b, g, rows, D), upload(t, b, u, rows, D)); err != nil {
+		t.Fatal(err)
+	}
+	check("SwiGLU", download(t, b, dst), func(i int) float64 { x := float64(g[i]); return x * sig(x) * float64(u[i]) })
+	if err := b.GELUTanh(dst, upload(t, b, g, rows, D)); err != nil {
+		t.Fatal(err)
+	}
+	check("GELUTanh", download(t, b, dst), func(i int) float64 {
+		x := float64(g[i])
+		return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
+	})
+	if err := b.Mul(dst, upload(t, b, u, rows, D), upload(t, b, r, D)); err != nil {
+		t.Fatal(err)
+	}
+	check("Mul broadcast", download(t, b, dst), func(i int) float64 { return float64(u[i]) * float64(r[i%D]) })
+}

@@ -99,18 +99,33 @@ func (b *Backend) Mul(dst, a, bb ml.Tensor) error {
 
 // SwiGLU is dst = SiLU(gate) ⊙ up.
 func (b *Backend) SwiGLU(dst, gate, up ml.Tensor) error {
-	cu, err := host("SwiGLU", "up", up)
+	const op = "SwiGLU"
+	cd, err := host(op, "destination", dst)
 	if err != nil {
 		return err
 	}
-	cg, err := host("SwiGLU", "gate", gate)
+	cg, err := host(op, "gate", gate)
 	if err != nil {
 		return err
 	}
-	if err := sameSize("SwiGLU", cg, cu, "gate", "up"); err != nil {
+	cu, err := host(op, "up", up)
+	if err != nil {
 		return err
 	}
-	return b.binary("SwiGLU", dst, gate, up, func(g, u float32) float32 { return silu(g) * u })
+	if err := sameSize(op, cg, cu, "gate", "up"); err != nil {
+		return err
+	}
+	if err := sameSize(op, cd, cg, "destination", "gate"); err != nil {
+		return err
+	}
+	defer b.track(ml.ClassAct, 0)()
+	parallelRows(len(cg.data), 1<<14, func(lo, hi int) {
+		d, g, u := cd.data[lo:hi], cg.data[lo:hi], cu.data[lo:hi]
+		for i := range d {
+			d[i] = silu(g[i]) * u[i]
+		}
+	})
+	return nil
 }
 
 // Copy copies src into dst.
