@@ -1,0 +1,160 @@
+package setup
+
+import (
+	"errors"
+	"fmt"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/widget"
+
+	"easel/app"
+	"easel/app/download"
+	"easel/app/modelsetup"
+	"easel/app/settings"
+)
+
+// NeedsSetup reports whether Easel must set up a model before the main window can work: none is
+// configured, or the configured file is missing or cannot run. The reason, or nil, is returned
+// too, so the first-run window can say why it is there.
+func NeedsSetup(s settings.Settings) (bool, error) {
+	err := modelsetup.Usable(s)
+	return err != nil, err
+}
+
+// NewFirstRunWindow builds the window that gets an artist from no model to a working one: open a
+// .cmf, convert a downloaded Hugging Face snapshot, or download the official model. When the model
+// is ready and saved in the settings, onReady is called with its path (on the UI goroutine) and
+// the window closes itself. reason, when not nil, is why setup is needed (shown at the top).
+func NewFirstRunWindow(a fyne.App, store *settings.Store, reason error, onReady func(modelPath string)) fyne.Window {
+	remote := &download.Remote{BaseURL: download.DefaultBaseURL, Repo: download.OfficialRepo}
+	return newFirstRun(a, store, reason, remote, onReady).w
+}
+
+// firstRun is the first-run window's state. One page is shown at a time; the pages' widgets stay
+// reachable here so tests can drive them.
+type firstRun struct {
+	w       fyne.Window
+	store   *settings.Store
+	remote  *download.Remote
+	reason  error
+	onReady func(modelPath string)
+
+	// settled, when not nil, is called on the UI goroutine whenever a background job (a check, a
+	// conversion, a download) has finished and the window shows its outcome. Tests wait on it.
+	settled func()
+
+	choose *choosePage
+	open   *openPage
+	conv   *convertPage
+	dl     *downloadPage
+	ready  *readyPage
+}
+
+func newFirstRun(a fyne.App, store *settings.Store, reason error, remote *download.Remote, onReady func(string)) *firstRun {
+	fr := &firstRun{w: a.NewWindow(app.Name + " — set up the model"), store: store, remote: remote, reason: reason, onReady: onReady}
+	fr.showChoices()
+	fr.w.Resize(fyne.NewSize(860, 620))
+	return fr
+}
+
+// show replaces the window's page.
+func (fr *firstRun) show(page fyne.CanvasObject) {
+	fr.w.SetContent(container.NewPadded(page))
+}
+
+// jobDone reports a finished background job to tests; call it on the UI goroutine.
+func (fr *firstRun) jobDone() {
+	if fr.settled != nil {
+		fr.settled()
+	}
+}
+
+// choosePage offers the three ways in.
+type choosePage struct {
+	openButton, convertButton, downloadButton *widget.Button
+	reason                                    *widget.Label
+}
+
+func (fr *firstRun) showChoices() {
+	p := &choosePage{}
+	fr.choose = p
+	title := widget.NewLabelWithStyle("Welcome to "+app.Name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	intro := widget.NewLabel("Easel makes images with Qwen-Image-2.1 on this computer. It needs the model first: " +
+		"one file of about 13 GB. Choose how you have it.")
+	intro.Wrapping = fyne.TextWrapWord
+	p.reason = widget.NewLabel(reasonText(fr.reason))
+	p.reason.Wrapping = fyne.TextWrapWord
+	p.reason.Importance = widget.WarningImportance
+	if p.reason.Text == "" {
+		p.reason.Hide()
+	}
+
+	p.openButton = widget.NewButton("Open a .cmf file…", fr.pickModelFile)
+	p.openButton.Importance = widget.HighImportance
+	p.convertButton = widget.NewButton("Choose the snapshot folder…", fr.pickSnapshotFolder)
+	p.downloadButton = widget.NewButton("Download…", fr.showDownload)
+
+	cards := container.NewGridWithColumns(3,
+		choiceCard("I have a model file",
+			"A .cmf made by Easel or by cortiq. It opens as it is; nothing is copied.", p.openButton),
+		choiceCard("I downloaded the snapshot",
+			"The Qwen/Qwen-Image-2.1 folder from Hugging Face (about 31 GB). Easel turns it into one model file.", p.convertButton),
+		choiceCard("Download it for me",
+			"About 31 GB from Hugging Face, resumable, then converted automatically. Non-commercial license.", p.downloadButton),
+	)
+	fr.show(container.NewVBox(title, intro, p.reason, cards))
+}
+
+// choiceCard is one of the three ways in: what it is for, and its button.
+func choiceCard(title, text string, button *widget.Button) fyne.CanvasObject {
+	body := widget.NewLabel(text)
+	body.Wrapping = fyne.TextWrapWord
+	return widget.NewCard(title, "", container.NewBorder(nil, button, nil, nil, body))
+}
+
+// reasonText says why the first-run window opened when a model had been configured before.
+func reasonText(err error) string {
+	if err == nil || errors.Is(err, modelsetup.ErrNoModel) {
+		return ""
+	}
+	return fmt.Sprintf("The model in your settings cannot be used: %v", err)
+}
+
+// pickModelFile asks for a .cmf file and checks it.
+func (fr *firstRun) pickModelFile() {
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+		if err != nil {
+			dialog.ShowError(err, fr.w)
+			return
+		}
+		if r == nil {
+			return
+		}
+		path := r.URI().Path()
+		r.Close()
+		fr.showOpen(path)
+	}, fr.w)
+	d.SetFilter(storage.NewExtensionFileFilter([]string{".cmf"}))
+	d.Show()
+}
+
+// pickSnapshotFolder asks for a snapshot folder and shows what it holds.
+func (fr *firstRun) pickSnapshotFolder() {
+	dialog.ShowFolderOpen(func(u fyne.ListableURI, err error) {
+		if err != nil {
+			dialog.ShowError(err, fr.w)
+			return
+		}
+		if u != nil {
+			fr.showConvert(u.Path())
+		}
+	}, fr.w)
+}
+
+// backButton returns to the three choices.
+func (fr *firstRun) backButton() *widget.Button {
+	return widget.NewButton("Back", fr.showChoices)
+}

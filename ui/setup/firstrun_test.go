@@ -1,0 +1,255 @@
+package setup
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+
+	"easel/app/download"
+	"easel/app/download/downloadtest"
+	"easel/app/modelsetup"
+	"easel/app/settings"
+	"easel/engine/convert"
+	"easel/internal/golden"
+)
+
+const licenseText = "Qwen RESEARCH LICENSE AGREEMENT\n\nFor non-commercial use only.\n"
+
+// harness is a first-run window on the test driver, with its own app-support folder and a fake
+// hub on loopback serving the tiny model.
+type harness struct {
+	fr      *firstRun
+	store   *settings.Store
+	snap    string
+	settled chan struct{}
+	ready   []string // paths onReady was called with
+}
+
+func newHarness(t *testing.T, reason error) *harness {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", home)
+	t.Setenv("HOME", home)
+	snap, err := golden.ModelSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub, err := downloadtest.NewHub(snap, download.OfficialRepo, map[string][]byte{"LICENSE": []byte(licenseText)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote, stop := hub.Start()
+	t.Cleanup(stop)
+	a := test.NewTempApp(t)
+	h := &harness{store: &settings.Store{Path: filepath.Join(home, "Easel", "settings.json")}, snap: snap, settled: make(chan struct{}, 16)}
+	h.fr = newFirstRun(a, h.store, reason, remote, func(p string) { h.ready = append(h.ready, p) })
+	h.fr.settled = func() { h.settled <- struct{}{} }
+	h.fr.w.Resize(fyne.NewSize(860, 620))
+	t.Cleanup(func() {
+		if len(h.ready) == 0 { // Start closes the window itself
+			h.fr.w.Close()
+		}
+	})
+	return h
+}
+
+// wait blocks until the window has shown the outcome of its background job.
+func (h *harness) wait(t *testing.T) {
+	t.Helper()
+	select {
+	case <-h.settled:
+	case <-time.After(3 * time.Minute): // a deadline for a hung job, not a synchronisation
+		t.Fatal("the window's background job never finished")
+	}
+}
+
+func (h *harness) markup() string { return test.RenderToMarkup(h.fr.w.Canvas()) }
+
+func TestNeedsSetupWithoutAModel(t *testing.T) {
+	needed, why := NeedsSetup(settings.Defaults())
+	if !needed || !errors.Is(why, modelsetup.ErrNoModel) {
+		t.Errorf("NeedsSetup(defaults) = %v, %v; want true, ErrNoModel", needed, why)
+	}
+}
+
+func TestFirstRunOffersThreeWays(t *testing.T) {
+	h := newHarness(t, nil)
+	m := h.markup()
+	for _, want := range []string{"I have a model file", "I downloaded the snapshot", "Download it for me",
+		"Open a .cmf file…", "Choose the snapshot folder…", "Download…"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("the first-run window does not show %q", want)
+		}
+	}
+	if h.fr.choose.reason.Visible() {
+		t.Error("a reason is shown on a genuine first run")
+	}
+
+	h2 := newHarness(t, errors.New("/Volumes/USB/qwen.cmf: no such file"))
+	if !h2.fr.choose.reason.Visible() || !strings.Contains(h2.fr.choose.reason.Text, "/Volumes/USB/qwen.cmf") {
+		t.Errorf("reason %q; want the configured model's problem", h2.fr.choose.reason.Text)
+	}
+}
+
+func TestDownloadShowsLicenseAndSizeAndStartsOnlyWhenAccepted(t *testing.T) {
+	h := newHarness(t, nil)
+	test.Tap(h.fr.choose.downloadButton)
+	h.wait(t)
+	p := h.fr.dl
+	if p.license.Text != licenseText {
+		t.Errorf("license shown: %q", p.license.Text)
+	}
+	if !strings.Contains(p.sizes.Text, modelsetup.FormatBytes(p.plan.Bytes)) || !strings.Contains(p.sizes.Text, "free") {
+		t.Errorf("sizes %q; want the download's size %s and the free space", p.sizes.Text, modelsetup.FormatBytes(p.plan.Bytes))
+	}
+	if !p.startButton.Disabled() {
+		t.Fatal("Download is enabled before the license is accepted")
+	}
+	test.Tap(p.accept)
+	if p.startButton.Disabled() {
+		t.Fatal("Download is still disabled after accepting the license")
+	}
+	test.Tap(p.accept)
+	if !p.startButton.Disabled() {
+		t.Fatal("Download stays enabled after un-ticking the license")
+	}
+	test.Tap(p.accept)
+	test.Tap(p.startButton)
+	h.wait(t)
+	if h.fr.ready == nil {
+		t.Fatalf("download did not reach the ready page: %s", p.status.Text)
+	}
+	s, err := h.store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := modelsetup.DefaultModelPath(convert.ProfileCortiq)
+	if s.Model != want {
+		t.Errorf("settings model %q; want %q", s.Model, want)
+	}
+	if h.fr.ready.deleteButton == nil {
+		t.Error("the ready page does not offer to delete the downloaded snapshot")
+	}
+}
+
+func TestConvertThroughTheWindowReachesReady(t *testing.T) {
+	h := newHarness(t, nil)
+	h.fr.showConvert(h.snap) // what choosing the folder in the dialog does
+	h.wait(t)
+	p := h.fr.conv
+	for _, want := range []string{"✓ denoiser (DiT) — transformer/", "✓ text encoder", "✓ image decoder (VAE) — vae/"} {
+		if !strings.Contains(p.contents.Text, want) {
+			t.Errorf("contents %q lack %q", p.contents.Text, want)
+		}
+	}
+	if !strings.Contains(p.space.Text, "free on that disk") || p.startButton.Disabled() {
+		t.Fatalf("space %q, start disabled %v; want the space shown and Convert enabled", p.space.Text, p.startButton.Disabled())
+	}
+	test.Tap(p.startButton)
+	h.wait(t)
+	if h.fr.ready == nil {
+		t.Fatalf("the conversion did not reach the ready page: %s", p.status.Text)
+	}
+	s, err := h.store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := modelsetup.DefaultModelPath(convert.ProfileCortiq)
+	if s.Model != want {
+		t.Errorf("settings model %q; want %q", s.Model, want)
+	}
+	if _, err := modelsetup.Check(want); err != nil {
+		t.Errorf("the converted model: %v", err)
+	}
+	test.Tap(h.fr.ready.startButton)
+	if len(h.ready) != 1 || h.ready[0] != want {
+		t.Errorf("onReady got %v; want [%s]", h.ready, want)
+	}
+}
+
+func TestConvertShowsAnIncompleteSnapshot(t *testing.T) {
+	h := newHarness(t, nil)
+	partial := t.TempDir()
+	for _, part := range []string{"model_index.json", "transformer", "text_encoder", "processor", "scheduler"} {
+		if err := os.Symlink(filepath.Join(h.snap, part), filepath.Join(partial, part)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.fr.showConvert(partial)
+	h.wait(t)
+	p := h.fr.conv
+	if !strings.Contains(p.contents.Text, "✗ image decoder (VAE) — vae/ is missing") || !p.startButton.Disabled() ||
+		!strings.Contains(p.space.Text, "cannot be converted") {
+		t.Errorf("contents %q, space %q, start disabled %v", p.contents.Text, p.space.Text, p.startButton.Disabled())
+	}
+}
+
+func TestOpenAModelFileVerifyAndUse(t *testing.T) {
+	h := newHarness(t, nil)
+	path := filepath.Join(t.TempDir(), "tiny.cmf")
+	if _, err := modelsetup.ConvertSnapshot(context.Background(), h.snap, path, convert.ProfileCortiq, nil); err != nil {
+		t.Fatal(err)
+	}
+	h.fr.showOpen(path)
+	h.wait(t)
+	p := h.fr.open
+	if p.useButton.Disabled() || !strings.Contains(p.status.Text, "Qwen-Image-2.1, Q4_BLOCK") {
+		t.Fatalf("status %q, use disabled %v", p.status.Text, p.useButton.Disabled())
+	}
+	test.Tap(p.verifyButton)
+	h.wait(t)
+	if !strings.Contains(p.status.Text, "Every hash matches") || p.verifyBar.Value != 1 {
+		t.Errorf("after Verify: %q, bar %v", p.status.Text, p.verifyBar.Value)
+	}
+	test.Tap(p.useButton)
+	s, err := h.store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.fr.ready == nil || s.Model != path {
+		t.Errorf("ready page %v, settings model %q; want %q", h.fr.ready != nil, s.Model, path)
+	}
+
+	bad := filepath.Join(t.TempDir(), "notes.cmf")
+	os.WriteFile(bad, []byte("these are my notes, not a model file; long enough to fill the envelope of a CMF file and then some more bytes........................................."), 0o644)
+	h.fr.showOpen(bad)
+	h.wait(t)
+	if !h.fr.open.useButton.Disabled() || !strings.Contains(h.fr.open.status.Text, "cannot be used") {
+		t.Errorf("a non-model file: status %q, use disabled %v", h.fr.open.status.Text, h.fr.open.useButton.Disabled())
+	}
+}
+
+func TestSettingsFormChecksAndKeepsValues(t *testing.T) {
+	test.NewTempApp(t)
+	base := settings.Defaults()
+	base.CFG = 4
+	f := newSettingsForm(base)
+	if f.backend.Selected != backendLabels[0].label {
+		t.Errorf("backend shown %q for %q", f.backend.Selected, base.Backend)
+	}
+	f.backend.SetSelected("CPU")
+	f.width.SetText("768")
+	f.steps.SetText("twenty")
+	if _, err := f.settings(); err == nil || !strings.Contains(err.Error(), "steps") {
+		t.Errorf("steps %q accepted: %v", f.steps.Text, err)
+	}
+	f.steps.SetText("20")
+	s, err := f.settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Backend != settings.BackendCPU || s.Width != 768 || s.Steps != 20 || s.CFG != 4 {
+		t.Errorf("settings %+v; want cpu, width 768, 20 steps, CFG kept at 4", s)
+	}
+	f.model.SetText(filepath.Join(t.TempDir(), "missing.cmf"))
+	if _, err := f.settings(); err == nil {
+		t.Error("a missing model file was accepted")
+	}
+}

@@ -1,0 +1,157 @@
+package setup
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/widget"
+
+	"easel/app/modelsetup"
+	"easel/app/settings"
+)
+
+// backendLabels are the backend choices as the dialog lists them.
+var backendLabels = []struct {
+	backend settings.Backend
+	label   string
+}{
+	{settings.BackendAuto, "Automatic (Metal when it fits, else CPU)"},
+	{settings.BackendMetal, "Metal (GPU)"},
+	{settings.BackendCPU, "CPU"},
+}
+
+// settingsForm is the settings dialog's fields.
+type settingsForm struct {
+	base                                settings.Settings // what the file held: keys not shown stay as they were
+	model, output, width, height, steps *widget.Entry
+	backend                             *widget.Select
+}
+
+func newSettingsForm(s settings.Settings) *settingsForm {
+	f := &settingsForm{base: s}
+	f.model = widget.NewEntry()
+	f.model.SetText(s.Model)
+	f.output = widget.NewEntry()
+	f.output.SetText(s.OutputFolder)
+	f.width = widget.NewEntry()
+	f.width.SetText(strconv.Itoa(s.Width))
+	f.height = widget.NewEntry()
+	f.height.SetText(strconv.Itoa(s.Height))
+	f.steps = widget.NewEntry()
+	f.steps.SetText(strconv.Itoa(s.Steps))
+	var labels []string
+	for _, b := range backendLabels {
+		labels = append(labels, b.label)
+	}
+	f.backend = widget.NewSelect(labels, nil)
+	for _, b := range backendLabels {
+		if b.backend == s.Backend {
+			f.backend.SetSelected(b.label)
+		}
+	}
+	return f
+}
+
+// settings reads the fields back, checked: numbers are numbers, the values pass
+// settings.Validate, and a changed model file passes modelsetup.Check.
+func (f *settingsForm) settings() (settings.Settings, error) {
+	s := f.base
+	s.Model = strings.TrimSpace(f.model.Text)
+	s.OutputFolder = strings.TrimSpace(f.output.Text)
+	for _, b := range backendLabels {
+		if b.label == f.backend.Selected {
+			s.Backend = b.backend
+		}
+	}
+	for _, n := range []struct {
+		name  string
+		entry *widget.Entry
+		dst   *int
+	}{{"width", f.width, &s.Width}, {"height", f.height, &s.Height}, {"steps", f.steps, &s.Steps}} {
+		v, err := strconv.Atoi(strings.TrimSpace(n.entry.Text))
+		if err != nil {
+			return s, fmt.Errorf("the default %s must be a whole number, not %q", n.name, n.entry.Text)
+		}
+		*n.dst = v
+	}
+	if err := s.Validate(); err != nil {
+		return s, err
+	}
+	if s.Model != f.base.Model {
+		if _, err := modelsetup.Check(s.Model); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// ShowSettings opens the settings dialog over w: the model file, the backend, the output folder,
+// the default size and steps. Saving checks the values (and a newly chosen model file) and writes
+// them; onSaved, when not nil, gets the saved settings. A settings file that cannot be read is
+// reported with an offer to reset it to the defaults.
+func ShowSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Settings)) {
+	s, err := store.Load()
+	if err != nil {
+		dialog.ShowConfirm("The settings cannot be read",
+			fmt.Sprintf("%v\n\nReset them to the defaults? (The model will have to be chosen again.)", err),
+			func(reset bool) {
+				if !reset {
+					return
+				}
+				if err := store.Save(settings.Defaults()); err != nil {
+					dialog.ShowError(err, w)
+					return
+				}
+				ShowSettings(w, store, onSaved)
+			}, w)
+		return
+	}
+	f := newSettingsForm(s)
+	pickModel := widget.NewButton("Choose…", func() {
+		d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+			if err == nil && r != nil {
+				f.model.SetText(r.URI().Path())
+				r.Close()
+			}
+		}, w)
+		d.SetFilter(storage.NewExtensionFileFilter([]string{".cmf"}))
+		d.Show()
+	})
+	pickOutput := widget.NewButton("Choose…", func() {
+		dialog.ShowFolderOpen(func(u fyne.ListableURI, err error) {
+			if err == nil && u != nil {
+				f.output.SetText(u.Path())
+			}
+		}, w)
+	})
+	items := []*widget.FormItem{
+		widget.NewFormItem("Model file", container.NewBorder(nil, nil, nil, pickModel, f.model)),
+		widget.NewFormItem("Backend", f.backend),
+		widget.NewFormItem("Images go to", container.NewBorder(nil, nil, nil, pickOutput, f.output)),
+		widget.NewFormItem("Default size", container.NewGridWithColumns(3, f.width, widget.NewLabel("×"), f.height)),
+		widget.NewFormItem("Default steps", f.steps),
+	}
+	d := dialog.NewForm("Settings", "Save", "Cancel", items, func(save bool) {
+		if !save {
+			return
+		}
+		s, err := f.settings()
+		if err == nil {
+			err = store.Save(s)
+		}
+		if err != nil {
+			dialog.ShowError(fmt.Errorf("the settings were not saved: %v", err), w)
+			return
+		}
+		if onSaved != nil {
+			onSaved(s)
+		}
+	}, w)
+	d.Resize(fyne.NewSize(640, 0))
+	d.Show()
+}
