@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"easel/engine/cmf"
@@ -50,6 +51,9 @@ func Convert(ctx context.Context, dir, out string, opts Options) (*Result, error
 	header, err := buildHeader(dir, job.profile, job.configs, job.vision)
 	if err != nil {
 		return nil, err
+	}
+	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%s is a folder: give the path of the .cmf file to write, e.g. %s", out, filepath.Join(out, "qwen-image-2.1.cmf"))
 	}
 	if err := checkFreeSpace(out, job.outputBound()); err != nil {
 		return nil, err

@@ -176,6 +176,17 @@ func TestCancelLeavesNoFile(t *testing.T) {
 	}
 }
 
+func TestOutputThatIsAFolderIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Convert(context.Background(), tinySnapshot(t), dir, Options{})
+	if err == nil || !strings.Contains(err.Error(), "is a folder") {
+		t.Errorf("error %v, want one saying the output is a folder", err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left %d files in the folder", len(left))
+	}
+}
+
 func TestNotEnoughDiskSpaceIsRefused(t *testing.T) {
 	err := checkFreeSpace(filepath.Join(t.TempDir(), "x.cmf"), 1<<62)
 	if err == nil || !strings.Contains(err.Error(), "not enough free disk space") {
