@@ -8,13 +8,11 @@ import (
 	"easel/kernels/device"
 )
 
-// weightArena is the model file's mapping as device buffers: page-aligned chunks of at most the
-// device's largest buffer, each holding whole tensors, so a kernel binds a weight as (chunk,
-// offset). On a device that can wrap host memory the chunks are no-copy views of the mapping;
-// otherwise (the emulator) they are copies.
+// weightArena is the model file's mapping as device buffers: page-aligned no-copy chunks of at
+// most the device's largest buffer, each holding whole tensors, so a kernel binds a weight as
+// (chunk, offset) and nothing is copied.
 type weightArena struct {
 	chunks []device.Buffer
-	noCopy bool
 	bytes  int64
 	place  map[uintptr]arenaSlot // by the address of a tensor's first byte
 }
@@ -116,24 +114,13 @@ func planArena(mapping []byte, tensors [][]byte, names []string, maxBuffer int64
 	return &arenaPlan{mapping: mapping, chunks: chunks, tensors: tensors, where: where, offs: offs}, nil
 }
 
-// build creates the chunk buffers: no-copy views when the device can make them, copies otherwise.
+// build wraps the chunks of the mapping as no-copy buffers.
 func (p *arenaPlan) build(dev device.Device) (*weightArena, error) {
 	a := &weightArena{place: map[uintptr]arenaSlot{}}
-	nc, noCopy := any(dev).(NoCopier)
-	a.noCopy = noCopy
 	for i, c := range p.chunks {
-		var buf device.Buffer
-		var err error
-		if noCopy {
-			// The last chunk may run past the mapping's length to the end of its page: mapped
-			// memory no tensor occupies and no kernel reads.
-			buf, err = nc.NewBufferNoCopy(unsafe.Slice(&p.mapping[c.off], c.len))
-		} else {
-			buf, err = dev.NewBuffer(int(c.len))
-			if err == nil {
-				copy(buf.Bytes(), p.mapping[c.off:min(c.off+c.len, int64(len(p.mapping)))])
-			}
-		}
+		// The last chunk may run past the mapping's length to the end of its page: memory the
+		// mapping's last page holds, which no tensor occupies and no kernel reads.
+		buf, err := dev.NewBufferNoCopy(unsafe.Slice(&p.mapping[c.off], c.len))
 		if err != nil {
 			a.release()
 			return nil, fmt.Errorf("metal: weight arena chunk %d (%s at byte %d of the file): %w", i, gb(c.len), c.off, err)

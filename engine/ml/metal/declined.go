@@ -18,9 +18,12 @@ func decline(format string, args ...any) error {
 	return &Declined{Reason: fmt.Sprintf(format, args...)}
 }
 
-// gb formats a byte count in gigabytes (decimal) for decline sentences.
+// gb formats a byte count for decline sentences: GB (decimal), or KB/MB when small.
 func gb(n int64) string {
-	if n < 100<<20 {
+	switch {
+	case n < 1e6:
+		return fmt.Sprintf("%.0f KB", float64(n)/1e3)
+	case n < 1e8:
 		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 	}
 	return fmt.Sprintf("%.1f GB", float64(n)/1e9)

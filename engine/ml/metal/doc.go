@@ -10,9 +10,8 @@
 // blocks. Prefill runs the prefix rows once under block-causal visibility and keeps every layer's
 // K/V on the device; Step runs the target rows against [cached prefix, target].
 //
-// Weights are read in place: one arena of buffers over the model file's mapping (no-copy where
-// the device can, split at the device's largest buffer), q4tp and q8 payloads bound at their
-// offsets. Activations are half behind power-of-two guards (Guards, EASEL_METAL_*_SHIFT), the
+// Weights are read in place: one arena of no-copy buffers over the model file's mapping, split
+// page-aligned at the device's largest buffer, q4tp and q8 payloads bound at their offsets. Activations are half behind power-of-two guards (Guards, EASEL_METAL_*_SHIFT), the
 // residual stream f32. Before allocating, every buffer is checked against the device's largest
 // buffer and the total against its recommended working set; when the work does not fit, the
 // denoiser declines with a *Declined error and the caller runs the CPU path instead.

@@ -108,9 +108,10 @@ func (r *recorder) finish() (PassStats, error) {
 // dropEncoder ignores everything: encoding after an error.
 type dropEncoder struct{}
 
-func (dropEncoder) SetPipeline(device.Pipeline)         {}
-func (dropEncoder) SetBuffer(device.Buffer, int, int)   {}
-func (dropEncoder) SetBytes([]byte, int)                {}
-func (dropEncoder) SetThreadgroupMemoryLength(int, int) {}
-func (dropEncoder) Dispatch(device.Size, device.Size)   {}
-func (dropEncoder) End()                                {}
+func (dropEncoder) SetPipeline(device.Pipeline)              {}
+func (dropEncoder) SetBuffer(device.Buffer, int, int)        {}
+func (dropEncoder) SetBytes([]byte, int)                     {}
+func (dropEncoder) SetThreadgroupMemoryLength(int, int)      {}
+func (dropEncoder) Dispatch(device.Size, device.Size)        {}
+func (dropEncoder) DispatchThreads(device.Size, device.Size) {}
+func (dropEncoder) End()                                     {}

@@ -1,0 +1,257 @@
+//go:build darwin
+
+package metal
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/progrium/darwinkit/macos/foundation"
+	"github.com/progrium/darwinkit/macos/metal"
+	"github.com/progrium/darwinkit/objc"
+
+	"easel/kernels/device"
+)
+
+// This file is kernels/device over darwinkit's Metal bindings: the real GPU. It is type-checked on
+// Linux (make darwin-check) and runs only on a Mac. Objects Metal hands back autoreleased
+// (command buffers, encoders) are retained inside a short autorelease pool and released when done,
+// so no pool has to span goroutines.
+
+// languageVersion3_0 is MTLLanguageVersion3_0 (darwinkit v0.5.0 names versions up to 2.4).
+const languageVersion3_0 = metal.LanguageVersion(3 << 16)
+
+// SystemDevice is the Mac's default Metal device (MTLCreateSystemDefaultDevice) with one command
+// queue.
+func SystemDevice() (device.Device, error) {
+	ptr := systemDefaultDevice()
+	if ptr == nil {
+		return nil, decline("this Mac has no Metal device")
+	}
+	d := &darwinDevice{dev: metal.DeviceObject{Object: objc.ObjectFrom(ptr)}}
+	d.queue = d.dev.NewCommandQueue()
+	if d.queue.IsNil() {
+		return nil, fmt.Errorf("metal: %s gave no command queue", d.dev.Name())
+	}
+	return d, nil
+}
+
+type darwinDevice struct {
+	dev   metal.DeviceObject
+	queue metal.CommandQueueObject
+}
+
+func (d *darwinDevice) Name() string { return d.dev.Name() }
+
+// Limits are MTLDevice.maxBufferLength and recommendedMaxWorkingSetSize.
+func (d *darwinDevice) Limits() device.Limits {
+	return device.Limits{MaxBufferLength: int64(d.dev.MaxBufferLength()), RecommendedMaxWorkingSetSize: int64(d.dev.RecommendedMaxWorkingSetSize())}
+}
+
+func (d *darwinDevice) NewBuffer(length int) (device.Buffer, error) {
+	if length < 0 {
+		return nil, fmt.Errorf("metal: a buffer of %d bytes", length)
+	}
+	buf := d.dev.NewBufferWithLengthOptions(uint(max(length, 1)), metal.ResourceStorageModeShared)
+	if buf.IsNil() {
+		return nil, fmt.Errorf("metal: %s could not allocate %s (largest buffer %s)", d.Name(), gb(int64(length)), gb(d.Limits().MaxBufferLength))
+	}
+	return newDarwinBuffer(buf, length), nil
+}
+
+// NewBufferNoCopy wraps mem (page-aligned start and length, e.g. a span of the model file's
+// mapping) without copying it. Releasing the buffer leaves mem alone.
+func (d *darwinDevice) NewBufferNoCopy(mem []byte) (device.Buffer, error) {
+	page := os.Getpagesize()
+	if len(mem) == 0 || len(mem)%page != 0 || uintptr(unsafe.Pointer(unsafe.SliceData(mem)))%uintptr(page) != 0 {
+		return nil, fmt.Errorf("metal: a no-copy buffer must start and end on %d-byte page boundaries; got %d bytes at %p", page, len(mem), unsafe.SliceData(mem))
+	}
+	buf := d.dev.NewBufferWithBytesNoCopyLengthOptionsDeallocator(unsafe.Pointer(unsafe.SliceData(mem)), uint(len(mem)),
+		metal.ResourceStorageModeShared, func(unsafe.Pointer, uint) {})
+	if buf.IsNil() {
+		return nil, fmt.Errorf("metal: %s could not wrap %s of the file mapping as a buffer (largest buffer %s)", d.Name(), gb(int64(len(mem))), gb(d.Limits().MaxBufferLength))
+	}
+	return newDarwinBuffer(buf, len(mem)), nil
+}
+
+func (d *darwinDevice) NewLibrary(name string, source []byte) (device.Library, error) {
+	opts := metal.NewCompileOptions()
+	opts.SetLanguageVersion(languageVersion3_0)
+	var nsErr unsafe.Pointer
+	lib := d.dev.NewLibraryWithSourceOptionsError(string(source), opts, unsafe.Pointer(&nsErr))
+	if lib.IsNil() {
+		return nil, fmt.Errorf("metal: compiling %s: %s", name, describeNSError(nsErr))
+	}
+	return &darwinLibrary{lib: lib, name: name}, nil
+}
+
+func (d *darwinDevice) Pipeline(lib device.Library, function string) (device.Pipeline, error) {
+	l, ok := lib.(*darwinLibrary)
+	if !ok {
+		return nil, fmt.Errorf("metal: library %q was not compiled by the Metal device", lib.Name())
+	}
+	fn := l.lib.NewFunctionWithName(function)
+	if fn.IsNil() {
+		return nil, fmt.Errorf("metal: %s has no kernel %q (it has %v)", l.name, function, l.Functions())
+	}
+	var nsErr unsafe.Pointer
+	pso := d.dev.NewComputePipelineStateWithFunctionError(fn, unsafe.Pointer(&nsErr))
+	if pso.IsNil() {
+		return nil, fmt.Errorf("metal: pipeline %s of %s: %s", function, l.name, describeNSError(nsErr))
+	}
+	return &darwinPipeline{pso: pso, function: function}, nil
+}
+
+func (d *darwinDevice) NewCommandBuffer() (device.CommandBuffer, error) {
+	var cb metal.CommandBufferObject
+	objc.WithAutoreleasePool(func() {
+		cb = d.queue.CommandBuffer()
+		if !cb.IsNil() {
+			cb.Retain()
+		}
+	})
+	if cb.IsNil() {
+		return nil, fmt.Errorf("metal: %s gave no command buffer", d.Name())
+	}
+	return &darwinCommandBuffer{cb: cb}, nil
+}
+
+// describeNSError is an NSError's description, or a placeholder when Metal gave none.
+func describeNSError(p unsafe.Pointer) string {
+	if p == nil {
+		return "no error description from Metal"
+	}
+	return foundation.ErrorFrom(p).LocalizedDescription()
+}
+
+type darwinBuffer struct {
+	once sync.Once
+	buf  metal.BufferObject
+	mem  []byte
+}
+
+func newDarwinBuffer(buf metal.BufferObject, length int) *darwinBuffer {
+	var mem []byte
+	if length > 0 {
+		mem = unsafe.Slice((*byte)(buf.Contents()), length)
+	}
+	return &darwinBuffer{buf: buf, mem: mem}
+}
+
+func (b *darwinBuffer) Len() int      { return len(b.mem) }
+func (b *darwinBuffer) Bytes() []byte { return b.mem }
+func (b *darwinBuffer) Release() {
+	b.once.Do(func() {
+		b.buf.Release()
+		b.mem = nil
+	})
+}
+
+type darwinLibrary struct {
+	lib  metal.LibraryObject
+	name string
+}
+
+func (l *darwinLibrary) Name() string        { return l.name }
+func (l *darwinLibrary) Functions() []string { return l.lib.FunctionNames() }
+
+type darwinPipeline struct {
+	pso      metal.ComputePipelineStateObject
+	function string
+}
+
+func (p *darwinPipeline) Function() string { return p.function }
+func (p *darwinPipeline) MaxTotalThreadsPerThreadgroup() int {
+	return int(p.pso.MaxTotalThreadsPerThreadgroup())
+}
+func (p *darwinPipeline) ThreadExecutionWidth() int { return int(p.pso.ThreadExecutionWidth()) }
+
+type darwinCommandBuffer struct {
+	cb   metal.CommandBufferObject
+	gpu  time.Duration
+	err  error
+	done bool
+}
+
+func (c *darwinCommandBuffer) ComputeEncoder() device.Encoder {
+	var enc metal.ComputeCommandEncoderObject
+	objc.WithAutoreleasePool(func() {
+		enc = c.cb.ComputeCommandEncoder()
+		if !enc.IsNil() {
+			enc.Retain()
+		}
+	})
+	return &darwinEncoder{enc: enc}
+}
+
+func (c *darwinCommandBuffer) Commit() { c.cb.Commit() }
+
+// Wait blocks until the buffer has run, then reads its status, error and GPU times and releases it.
+func (c *darwinCommandBuffer) Wait() error {
+	if c.done {
+		return c.err
+	}
+	c.done = true
+	c.cb.WaitUntilCompleted()
+	if st := c.cb.Status(); st != metal.CommandBufferStatusCompleted {
+		msg := "no error description from Metal"
+		if e := c.cb.Error(); !e.IsNil() {
+			msg = e.LocalizedDescription()
+		}
+		c.err = fmt.Errorf("metal: command buffer ended with status %d: %s", st, msg)
+	}
+	c.gpu = time.Duration(float64(c.cb.GPUEndTime()-c.cb.GPUStartTime()) * float64(time.Second))
+	c.cb.Release()
+	return c.err
+}
+
+// GPUDuration is GPUEndTime − GPUStartTime, valid after Wait.
+func (c *darwinCommandBuffer) GPUDuration() time.Duration { return c.gpu }
+
+type darwinEncoder struct {
+	enc metal.ComputeCommandEncoderObject
+}
+
+func (e *darwinEncoder) SetPipeline(p device.Pipeline) {
+	if dp, ok := p.(*darwinPipeline); ok {
+		e.enc.SetComputePipelineState(dp.pso)
+	}
+}
+
+func (e *darwinEncoder) SetBuffer(buf device.Buffer, offset, index int) {
+	if db, ok := buf.(*darwinBuffer); ok {
+		e.enc.SetBufferOffsetAtIndex_(db.buf, uint(offset), uint(index))
+	}
+}
+
+func (e *darwinEncoder) SetBytes(data []byte, index int) {
+	if len(data) > 0 {
+		e.enc.SetBytesLengthAtIndex(unsafe.Pointer(unsafe.SliceData(data)), uint(len(data)), uint(index))
+	}
+}
+
+func (e *darwinEncoder) SetThreadgroupMemoryLength(length, index int) {
+	e.enc.SetThreadgroupMemoryLengthAtIndex(uint(length), uint(index))
+}
+
+func (e *darwinEncoder) Dispatch(groups, threads device.Size) {
+	e.enc.DispatchThreadgroupsThreadsPerThreadgroup(
+		metal.Size{Width: uint64(groups.Width), Height: uint64(groups.Height), Depth: uint64(groups.Depth)},
+		metal.Size{Width: uint64(threads.Width), Height: uint64(threads.Height), Depth: uint64(threads.Depth)})
+}
+
+// DispatchThreads is dispatchThreads:threadsPerThreadgroup: (non-uniform threadgroups).
+func (e *darwinEncoder) DispatchThreads(threads, perGroup device.Size) {
+	e.enc.DispatchThreadsThreadsPerThreadgroup(
+		metal.Size{Width: uint64(threads.Width), Height: uint64(threads.Height), Depth: uint64(threads.Depth)},
+		metal.Size{Width: uint64(perGroup.Width), Height: uint64(perGroup.Height), Depth: uint64(perGroup.Depth)})
+}
+
+// End is endEncoding (ComputeCommandEncoderObject does not embed CommandEncoderObject in v0.5.0).
+func (e *darwinEncoder) End() {
+	metal.CommandEncoderObject{Object: e.enc.Object}.EndEncoding()
+	e.enc.Release()
+}

@@ -1,0 +1,20 @@
+//go:build darwin
+
+package metal
+
+// darwinkit v0.5.0 has no binding for MTLCreateSystemDefaultDevice: this is the one-line shim.
+
+/*
+#cgo CFLAGS: -x objective-c -fobjc-arc
+#cgo LDFLAGS: -framework Metal -framework Foundation
+#import <Metal/Metal.h>
+static void* mtlDefaultDevice(void) { return (__bridge_retained void*)MTLCreateSystemDefaultDevice(); }
+*/
+import "C"
+
+import "unsafe"
+
+// systemDefaultDevice is MTLCreateSystemDefaultDevice(), retained; nil without a Metal GPU.
+func systemDefaultDevice() unsafe.Pointer {
+	return unsafe.Pointer(C.mtlDefaultDevice())
+}
