@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"easel/engine/cmf"
+	"easel/engine/quant"
 	"easel/engine/safetensors"
 )
 
@@ -194,5 +195,55 @@ func TestNotEnoughDiskSpaceIsRefused(t *testing.T) {
 	}
 	if err := checkFreeSpace(filepath.Join(t.TempDir(), "x.cmf"), 1); err != nil {
 		t.Errorf("one byte does not fit: %v", err)
+	}
+}
+
+// VAE convolutions stored 5-D ([co, ci, 1, k, k], as some exports have them) keep their shape and
+// convert like the 4-D ones.
+func TestFiveDimensionalVAEWeights(t *testing.T) {
+	dir := shardedTinySnapshot(t)
+	orig := filepath.Join(tinySnapshot(t), "vae", "diffusion_pytorch_model.safetensors")
+	st, err := safetensors.Open(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var tensors []*safetensors.Tensor
+	for _, n := range st.Names() {
+		tn := *st.Tensor(n)
+		if len(tn.Shape) == 4 && strings.HasSuffix(n, ".weight") {
+			tn.Shape = []int{tn.Shape[0], tn.Shape[1], 1, tn.Shape[2], tn.Shape[3]}
+		}
+		tensors = append(tensors, &tn)
+	}
+	os.Remove(filepath.Join(dir, "vae"))
+	os.Mkdir(filepath.Join(dir, "vae"), 0o755)
+	cfg, _ := os.ReadFile(filepath.Join(tinySnapshot(t), "vae", "config.json"))
+	os.WriteFile(filepath.Join(dir, "vae", "config.json"), cfg, 0o644)
+	writeSafetensors(t, filepath.Join(dir, "vae", "diffusion_pytorch_model.safetensors"), tensors)
+
+	out := filepath.Join(t.TempDir(), "five.cmf")
+	if _, err := Convert(context.Background(), dir, out, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := cmf.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	e, ok := f.Entry("vae.decoder.conv_in.weight")
+	if !ok || e.DType != quant.F16 || len(e.Shape) != 5 || e.Shape[2] != 1 {
+		t.Fatalf("vae.decoder.conv_in.weight stored as %v %v", e.DType, e.Shape)
+	}
+	got, _ := f.Tensor("vae.decoder.conv_in.weight")
+	dec, err := quant.Dequantize(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := st.Tensor("decoder.conv_in.weight").Float32s()
+	for i := range want {
+		if dec[i] != quant.HalfToFloat32(quant.Float32ToHalf(want[i])) {
+			t.Fatalf("value %d: %g, want %g rounded to f16", i, dec[i], want[i])
+		}
 	}
 }
