@@ -46,6 +46,7 @@ const (
 	ExitSize         = 7   // the size or aspect ratio is impossible
 	ExitSettings     = 8   // steps, CFG scale or seed are impossible
 	ExitWrite        = 9   // the image cannot be saved (full disk, unwritable or missing folder)
+	ExitMemory       = 10  // the request's cache and activations exceed the machine's memory
 	ExitCancelled    = 130 // Ctrl-C (128 + SIGINT, as shells report it)
 )
 
@@ -66,7 +67,8 @@ const generateUsage = `usage: easel generate --model M.cmf --prompt TEXT [flags]
   --json              print one JSON event per line on stdout instead of a progress line
 
 exit codes: 0 saved, 2 bad command line, 4 model missing, 5 not a usable .cmf, 6 bad condition
-image, 7 impossible size, 8 impossible steps/CFG/seed, 9 cannot save, 130 cancelled (Ctrl-C)`
+image, 7 impossible size, 8 impossible steps/CFG/seed, 9 cannot save, 10 too large for this
+machine's memory, 130 cancelled (Ctrl-C)`
 
 // interruptContext is cancelled by Ctrl-C or SIGTERM (a test substitutes its own).
 var interruptContext = func() (context.Context, context.CancelFunc) {
@@ -262,6 +264,8 @@ func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
 			return nil, &failure{ExitImage, err}
 		case errors.Is(err, pipeline.ErrSettings), errors.Is(err, pipeline.ErrNoise):
 			return nil, &failure{ExitSettings, err}
+		case errors.Is(err, pipeline.ErrMemory):
+			return nil, &failure{ExitMemory, err}
 		}
 		return nil, &failure{ExitFailure, err}
 	}

@@ -40,14 +40,22 @@ type Result struct {
 
 // Run makes one image. Events (see Event for the delivery policy) go to events, which Run
 // closes after the last one; events may be nil. A bad request fails before any work with an error
-// wrapping ErrSize, ErrImages, ErrSettings or ErrNoise. Cancelling ctx stops the run within one
-// backend op; the error then wraps ctx.Err() (context.Canceled) and names the stage. Runs on one
-// Pipeline are serialized.
+// wrapping ErrSize, ErrImages, ErrSettings or ErrNoise, and one whose K/V cache and activations
+// exceed the device budget with ErrMemory (Plan tells the cost beforehand). Cancelling ctx stops
+// the run within one backend op; the error then wraps ctx.Err() (context.Canceled) and names the
+// stage. Runs on one Pipeline are serialized.
 func (p *Pipeline) Run(ctx context.Context, req Request, events chan<- Event) (*Result, error) {
 	em := newEmitter(events, req.Preview)
 	defer em.close()
 	set, err := p.resolve(&req)
 	if err != nil {
+		return nil, err
+	}
+	plan, err := p.plan(&req, set)
+	if err != nil {
+		return nil, err
+	}
+	if err := plan.checkMemory(); err != nil {
 		return nil, err
 	}
 	p.mu.Lock()

@@ -1,6 +1,12 @@
 package pipeline
 
-import "testing"
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"easel/engine/ml/cpu"
+)
 
 // caseRequest is the request an artist would make for a case: its prompt strings, condition PNGs,
 // settings and seed, nothing recorded.
@@ -61,5 +67,65 @@ func TestRunInjectedNoiseAndSigmas(t *testing.T) {
 	want, _ := c.float32s(t, "image_np")
 	if e := maxAbs(t, "image", imageHWC(res.Decoded), want); !(e <= parityBound) || res.Steps != c.steps {
 		t.Errorf("injected noise and sigmas: %d steps, image max |Δ| %.3g", res.Steps, e)
+	}
+}
+
+// TestPlan: before any work, the plan gives each case's output size, program count and the
+// prefix length the reference's first denoiser call had (text rows without the image slots, plus
+// the condition latents).
+func TestPlan(t *testing.T) {
+	p := newTinyPipeline(t, nil)
+	for _, c := range pipelineCases(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			before := opsOf(p.Backend().Timings().Snapshot())
+			pl, err := p.Plan(caseRequest(t, c))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := opsOf(p.Backend().Timings().Snapshot()) - before; n != 0 {
+				t.Errorf("planning ran %d backend ops", n)
+			}
+			_, eshape := c.float32s(t, "dit0_encoder_hidden_states")
+			_, hshape := c.float32s(t, "dit0_hidden_states")
+			mask := c.int32s(t, "dit0_img_mask")
+			L, pads := eshape[1], 0
+			for _, m := range mask[:L] {
+				pads += int(m)
+			}
+			h, w := c.target()
+			wantPrefix := L - pads + hshape[1] - h*w
+			wantPrograms := 1
+			if c.cfg > 1 {
+				wantPrograms = 2
+			}
+			if pl.Width != 16*w || pl.Height != 16*h || pl.Programs != wantPrograms || pl.PrefixRows[0] != wantPrefix || pl.TargetRows != h*w {
+				t.Errorf("plan %d×%d, %d programs, prefix %v, target %d; the reference: %d×%d, %d, %d, %d",
+					pl.Width, pl.Height, pl.Programs, pl.PrefixRows, pl.TargetRows, 16*w, 16*h, wantPrograms, wantPrefix, h*w)
+			}
+			if len(pl.Memory.PrefixKV) != wantPrograms || pl.StepFlops <= 0 || pl.PrefillFlops <= 0 {
+				t.Errorf("plan ledger %+v, flops %g/%g", pl.Memory, pl.PrefillFlops, pl.StepFlops)
+			}
+		})
+	}
+}
+
+// smallDevice is a CPU backend that reports a 1 MB device budget.
+type smallDevice struct{ *cpu.Backend }
+
+func (smallDevice) DeviceBudget() int64 { return 1 << 20 }
+
+// TestRunRefusesWhatDoesNotFit: a request whose cache and activations exceed the device budget is
+// refused before any work, with ErrMemory and advice.
+func TestRunRefusesWhatDoesNotFit(t *testing.T) {
+	be := smallDevice{cpu.New()}
+	p := newTinyPipeline(t, be)
+	c := caseNamed(t, "pipeline_t2i_cfg")
+	before := opsOf(be.Timings().Snapshot()) // binding the weights uploaded the small vectors
+	_, err := p.Run(t.Context(), caseRequest(t, c), nil)
+	if !errors.Is(err, ErrMemory) || !strings.Contains(err.Error(), "smaller size") {
+		t.Fatalf("error %v, want ErrMemory with advice", err)
+	}
+	if n := opsOf(be.Timings().Snapshot()) - before; n != 0 {
+		t.Errorf("%d backend ops ran before the refusal", n)
 	}
 }
