@@ -108,6 +108,9 @@ type Encoder interface {
 	SetThreadgroupMemoryLength(length, index int)
 	// Dispatch runs threadgroups × threadsPerGroup threads (Metal's dispatchThreadgroups).
 	Dispatch(threadgroups, threadsPerGroup Size)
+	// DispatchThreads runs exactly threads threads in groups of threadsPerGroup, the groups at
+	// the grid's far edges being smaller (Metal's dispatchThreads, non-uniform threadgroups).
+	DispatchThreads(threads, threadsPerGroup Size)
 	// End finishes the pass.
 	End()
 }

@@ -183,6 +183,30 @@ func (e *Encoder) SetThreadgroupMemoryLength(length, index int) {
 
 // Dispatch records threadgroups × threadsPerGroup threads of the current pipeline.
 func (e *Encoder) Dispatch(threadgroups, threadsPerGroup device.Size) {
+	e.record(threadgroups, threadsPerGroup, nil)
+}
+
+// DispatchThreads records a grid of exactly threads threads in groups of threadsPerGroup; the
+// groups at the far edges are smaller (non-uniform threadgroups).
+func (e *Encoder) DispatchThreads(threads, threadsPerGroup device.Size) {
+	if !e.usable("DispatchThreads") {
+		return
+	}
+	t := threadsPerGroup
+	if t.Width <= 0 || t.Height <= 0 || t.Depth <= 0 {
+		e.fail("DispatchThreads with %v threads per threadgroup", t)
+		return
+	}
+	groups := device.Size{
+		Width:  (threads.Width + t.Width - 1) / t.Width,
+		Height: (threads.Height + t.Height - 1) / t.Height,
+		Depth:  (threads.Depth + t.Depth - 1) / t.Depth,
+	}
+	e.record(groups, t, &threads)
+}
+
+// record checks and stores one dispatch; grid is the thread grid of a DispatchThreads.
+func (e *Encoder) record(threadgroups, threadsPerGroup device.Size, grid *device.Size) {
 	if !e.usable("Dispatch") {
 		return
 	}
@@ -205,6 +229,10 @@ func (e *Encoder) Dispatch(threadgroups, threadsPerGroup device.Size) {
 	l := e.bound
 	l.groups = [3]int{g.Width, g.Height, g.Depth}
 	l.threads = [3]int{t.Width, t.Height, t.Depth}
+	if grid != nil {
+		l.nonuniform = true
+		l.gridThreads = [3]int{grid.Width, grid.Height, grid.Depth}
+	}
 	l.workers = e.cb.dev.opts.Workers
 	l.order = e.cb.dev.opts.Order
 	e.dispatches = append(e.dispatches, dispatch{pipeline: e.pipeline, launch: l})

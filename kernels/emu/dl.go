@@ -19,6 +19,8 @@ typedef struct msl_emu_launch {
   uint64_t tg_len[8];
   int32_t workers;
   int32_t order;
+  uint32_t threads[3];
+  int32_t nonuniform;
 } msl_emu_launch;
 
 typedef const char* (*msl_emu_name_fn)(int);
@@ -93,10 +95,12 @@ func openShared(path string) (*sharedObject, error) {
 // launch is one dispatch in the form the shared object takes.
 type launch struct {
 	groups, threads [3]int
-	buffers         [31]unsafe.Pointer // C memory only (buffers and SetBytes copies)
+	buffers         [31]unsafe.Pointer // C memory, or pinned Go memory (no-copy buffers)
 	tgLen           [8]int
 	workers         int
 	order           FiberOrder
+	nonuniform      bool   // dispatchThreads
+	gridThreads     [3]int // the grid in threads when nonuniform
 }
 
 // runKernel executes one dispatch of kernel in so and returns when every threadgroup is done.
@@ -106,6 +110,11 @@ func (so *sharedObject) runKernel(kernel string, l *launch) error {
 	for i := 0; i < 3; i++ {
 		cl.groups[i] = C.uint32_t(l.groups[i])
 		cl.tg[i] = C.uint32_t(l.threads[i])
+		cl.threads[i] = C.uint32_t(l.gridThreads[i])
+	}
+	cl.nonuniform = 0
+	if l.nonuniform {
+		cl.nonuniform = 1
 	}
 	for i, p := range l.buffers {
 		cl.buffers[i] = p

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -54,7 +55,7 @@ func TestLibraryListsKernels(t *testing.T) {
 	d := testDevice(t, Forward)
 	lib := testLibrary(t, d, "selftest.metal")
 	got := strings.Join(lib.Functions(), " ")
-	if got != "simd_and_barrier missing_barrier half_ops one_mma_per_group write_floats" {
+	if got != "simd_and_barrier missing_barrier half_ops one_mma_per_group write_floats grid_probe" {
 		t.Errorf("functions %q", got)
 	}
 	if _, err := d.Pipeline(lib, "nope"); err == nil || !strings.Contains(err.Error(), `no kernel "nope"`) {
@@ -423,5 +424,47 @@ func TestLimitsAreReportedAndEnforced(t *testing.T) {
 	}
 	if _, err := d.NewBuffer(1<<20 + 1); err == nil || !strings.Contains(err.Error(), "maxBufferLength") {
 		t.Errorf("a buffer past maxBufferLength: error = %v", err)
+	}
+}
+
+func TestDispatchThreadsShrinksEdgeGroups(t *testing.T) {
+	d := testDevice(t, Shuffled)
+	p, err := d.Pipeline(testLibrary(t, d, "selftest.metal"), "grid_probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const w, h, tw, th = 70, 3, 32, 2
+	out := mustBuffer(t, d, 4*5*(w*h+1))
+	for i := range out.Bytes() {
+		out.Bytes()[i] = 0xff
+	}
+	cb, _ := d.NewCommandBuffer()
+	enc := cb.ComputeEncoder()
+	enc.SetPipeline(p)
+	enc.SetBuffer(out, 0, 0)
+	enc.DispatchThreads(device.Size{Width: w, Height: h, Depth: 1}, device.Size{Width: tw, Height: th, Depth: 1})
+	enc.End()
+	cb.Commit()
+	if err := cb.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	v := device.View[uint32](out)
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			gw, gh := min(tw, w-x/tw*tw), min(th, h-y/th*th) // this thread's group size
+			tid := (y%th)*gw + x%tw
+			n := gw * gh
+			lanes := min(32, n-tid/32*32)
+			want := []uint32{uint32(gw), uint32(gh), uint32(tid), uint32(lanes), w*1000 + h}
+			got := v[5*(y*w+x) : 5*(y*w+x)+5]
+			if !slices.Equal(got, want) {
+				t.Fatalf("thread (%d,%d): group size, index, simd lanes, grid = %v, want %v", x, y, got, want)
+			}
+		}
+	}
+	for i := 5 * w * h; i < len(v); i++ {
+		if v[i] != 0xffffffff {
+			t.Fatalf("a thread outside the %dx%d grid wrote out[%d]", w, h, i)
+		}
 	}
 }

@@ -17,6 +17,8 @@ typedef struct msl_emu_launch {
   uint64_t tg_len[8];   // [[threadgroup(i)]] lengths in bytes
   int32_t workers;      // OS threads that run threadgroups
   int32_t order;        // fiber order per scheduling pass: 0 forward, 1 reverse, 2 shuffled
+  uint32_t threads[3];  // dispatchThreads: the grid in threads (edge groups shrink)
+  int32_t nonuniform;   // 1 for dispatchThreads, 0 for dispatchThreadgroups
 } msl_emu_launch;
 }
 
@@ -43,6 +45,8 @@ extern "C" __attribute__((visibility("default"))) int msl_emu_run(const char* na
   for (int i = 0; i < 8; i++) L.tg_len[i] = (size_t)l->tg_len[i];
   L.workers = l->workers;
   L.order = l->order;
+  L.nonuniform = l->nonuniform != 0;
+  L.threads = {l->threads[0], l->threads[1], l->threads[2]};
   msl_rt::dispatch(L, [fn] { fn(); });
   return 0;
 }

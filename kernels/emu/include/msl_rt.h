@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <thread>
@@ -34,9 +35,11 @@ struct Group;
 struct Fiber {
   void* sp; State st; u32 tindex, simd_id, lane, epoch; U3 lid; Group* grp; char* stack;
 };
-struct Group { Launch* L; U3 gid; u32 n, nsimd; Fiber* f; SimdState* simd; void* tgmem[8]; std::vector<void*>* poisoned; };
+struct Group { Launch* L; U3 gid, tg; u32 n, nsimd; Fiber* f; SimdState* simd; void* tgmem[8]; std::vector<void*>* poisoned; };  // tg: this group's size
 struct Launch {
   U3 groups, tg;                  // dispatchThreadgroups(groups, threadsPerThreadgroup: tg)
+  bool nonuniform = false;        // dispatchThreads: edge groups shrink so the grid is exactly `threads`
+  U3 threads;                     // the grid in threads when nonuniform
   void* buffers[31] = {};         // [[buffer(i)]]
   size_t tg_len[8] = {};          // setThreadgroupMemoryLength(len, index: i)
   void (*fn)(void*) = nullptr; void* ctx = nullptr;   // calls the kernel
@@ -108,7 +111,14 @@ struct Worker {
   void run_group(U3 gid) {
     poisoned.clear();
     for (SimdState& s : simd) s.d_op[0] = s.d_op[1] = 0;  // fiber epochs restart at 0 in every group
-    Group g{&L, gid, (u32)fib.size(), (u32)simd.size(), fib.data(), simd.data(), {}, &poisoned};
+    U3 t = L.tg;  // dispatchThreads: a group at the grid's edge has only the threads inside it
+    if (L.nonuniform) {
+      t.x = std::min(L.tg.x, L.threads.x - gid.x * L.tg.x);
+      t.y = std::min(L.tg.y, L.threads.y - gid.y * L.tg.y);
+      t.z = std::min(L.tg.z, L.threads.z - gid.z * L.tg.z);
+    }
+    u32 n = t.x * t.y * t.z;
+    Group g{&L, gid, t, n, (n + 31) / 32, fib.data(), simd.data(), {}, &poisoned};
     for (int i = 0; i < 8; i++) {
       if (L.tg_len[i]) memset(tg[i].data(), L.tg_poison, L.tg_len[i]);
       g.tgmem[i] = tg[i].data();
@@ -117,12 +127,15 @@ struct Worker {
       Fiber& f = fib[i];
       f.stack = &stacks[i * L.stack_size]; f.grp = &g; f.tindex = i; f.simd_id = i / 32;
       f.lane = i % 32; f.epoch = 0; f.st = RUNNABLE;
-      f.lid = U3{i % L.tg.x, (i / L.tg.x) % L.tg.y, i / (L.tg.x * L.tg.y)};
+      f.lid = U3{i % t.x, (i / t.x) % t.y, i / (t.x * t.y)};
       init_fiber(f, L.stack_size - (i % 61) * 64);  // stagger stack tops: avoid cache-set aliasing
     }
     u32 alive = g.n;
     while (alive) {
-      if (L.order == 2) for (u32 k = g.n - 1; k > 0; k--) { rng = rng * 1103515245u + 12345u; std::swap(ord[k], ord[(rng >> 8) % (k + 1)]); }
+      if (L.order == 2) {
+        for (u32 k = 0; k < g.n; k++) ord[k] = k;
+        for (u32 k = g.n - 1; k > 0; k--) { rng = rng * 1103515245u + 12345u; std::swap(ord[k], ord[(rng >> 8) % (k + 1)]); }
+      }
       for (u32 k = 0; k < g.n; k++) {              // one pass: run every runnable fiber to its next sync
         Fiber& f = fib[L.order == 0 ? k : L.order == 1 ? g.n - 1 - k : ord[k]];
         if (f.st != RUNNABLE) continue;
@@ -147,7 +160,7 @@ struct Worker {
         released = true;
       }
       if (released) continue;
-      for (auto& f : fib) if (f.st == WAIT_TG) f.st = RUNNABLE;  // all live threads at a barrier
+      for (u32 i = 0; i < g.n; i++) if (fib[i].st == WAIT_TG) fib[i].st = RUNNABLE;  // all live threads at a barrier
     }
   }
 };
@@ -203,9 +216,9 @@ struct Builtin {
 inline U3 mul(U3 a, U3 b) { return {a.x * b.x, a.y * b.y, a.z * b.z}; }
 inline Builtin b_lid() { return {cur->lid}; }
 inline Builtin b_tgid() { return {cur->grp->gid}; }
-inline Builtin b_tptg() { return {cur->grp->L->tg}; }
+inline Builtin b_tptg() { return {cur->grp->tg}; }
 inline Builtin b_tgpg() { return {cur->grp->L->groups}; }
-inline Builtin b_tpg() { return {mul(cur->grp->L->groups, cur->grp->L->tg)}; }
+inline Builtin b_tpg() { return {cur->grp->L->nonuniform ? cur->grp->L->threads : mul(cur->grp->L->groups, cur->grp->L->tg)}; }
 inline Builtin b_gid() { U3 g = cur->grp->gid, t = cur->grp->L->tg, l = cur->lid;
   return {{g.x * t.x + l.x, g.y * t.y + l.y, g.z * t.z + l.z}}; }
 inline Builtin b_s(u32 x) { return {{x, 0, 0}}; }

@@ -79,3 +79,20 @@ kernel void write_floats(device float* out [[buffer(0)]],
         }
     }
 }
+
+// For dispatchThreads: every thread of the grid reports its group's size, its index in the
+// group and how many lanes its simdgroup has (simd_sum of 1).
+kernel void grid_probe(device uint* out [[buffer(0)]],
+                       uint2 pos [[thread_position_in_grid]],
+                       uint2 grid [[threads_per_grid]],
+                       uint2 tptg [[threads_per_threadgroup]],
+                       uint tid [[thread_index_in_threadgroup]])
+{
+    const uint lanes = simd_sum(1u);
+    device uint* o = out + 5 * (pos.y * grid.x + pos.x);
+    o[0] = tptg.x;
+    o[1] = tptg.y;
+    o[2] = tid;
+    o[3] = lanes;
+    o[4] = grid.x * 1000 + grid.y;
+}
