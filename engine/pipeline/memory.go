@@ -11,7 +11,7 @@ type Memory struct {
 	// Weights are the bytes each network maps from the model file (read in place, not copied).
 	Weights []ComponentBytes
 	// PrefixKV is each live program's cached prefix keys and values, in bytes (positive prompt
-	// first; two under CFG).
+	// first; two under CFG), at the backend's element size (float32 on the CPU).
 	PrefixKV []int64
 	// Activations estimates the denoiser's largest working set (float32 activations of the
 	// prefill or of one step, whichever is larger): an estimate from the shapes, not a measurement.
@@ -34,10 +34,19 @@ func (m Memory) WeightBytes() int64 {
 	return n
 }
 
-// prefixKVBytes is one program's cache: every layer's K and V for the prefix rows, float32
-// (spec §6.11: prefix_len × layers × 2 × hidden).
-func prefixKVBytes(c qi21.Config, lay *qi21.Layout) int64 {
-	return int64(lay.PrefixLen) * int64(c.Layers) * 2 * int64(c.Hidden()) * 4
+// prefixKVBytes is one program's cache: every layer's K and V for the prefix rows (spec §6.11:
+// prefix_len × layers × 2 × hidden), at elem bytes a value.
+func prefixKVBytes(c qi21.Config, lay *qi21.Layout, elem int) int64 {
+	return int64(lay.PrefixLen) * int64(c.Layers) * 2 * int64(c.Hidden()) * int64(elem)
+}
+
+// kvElementBytes is the size of one cached value: 4 (float32, the CPU backend), or what a device
+// backend reports through KVElementBytes() int (2 for a half-precision cache).
+func (p *Pipeline) kvElementBytes() int {
+	if k, ok := p.inner.(interface{ KVElementBytes() int }); ok && k.KVElementBytes() > 0 {
+		return k.KVElementBytes()
+	}
+	return 4
 }
 
 // attentionScoreBudget is the CPU backend's score scratch per attention call (engine/ml/cpu).
@@ -57,7 +66,7 @@ func (p *Pipeline) ledger(layouts ...*qi21.Layout) Memory {
 		if lay == nil {
 			continue
 		}
-		m.PrefixKV = append(m.PrefixKV, prefixKVBytes(p.dit.Config, lay))
+		m.PrefixKV = append(m.PrefixKV, prefixKVBytes(p.dit.Config, lay, p.kvElementBytes()))
 		m.Activations = max(m.Activations, activationBytes(p.dit.Config, max(lay.PrefixLen, lay.T)))
 	}
 	var ms runtime.MemStats
