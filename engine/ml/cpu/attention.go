@@ -80,8 +80,10 @@ func (b *Backend) Attention(dst, q, k, v, prefixK, prefixV ml.Tensor, spec ml.At
 	chunk := min(n, max(64, attnScoreBudget/m))
 	workers := tileWorkers(H)
 	scores := make([][]float32, workers)
+	invSums := make([][]float32, workers)
 	for w := range scores {
 		scores[w] = make([]float32, chunk*m)
+		invSums[w] = make([]float32, chunk)
 	}
 	forTiles(H, func(w, h int) {
 		kvo := (h / group) * hd
@@ -95,7 +97,8 @@ func (b *Backend) Attention(dst, q, k, v, prefixK, prefixV ml.Tensor, spec ml.At
 			if own > 0 {
 				sgemm(true, nq, own, hd, spec.Scale, qs, qw, ck.data[kvo:], kw, 0, sc[lp:], m)
 			}
-			softmaxRows(sc, nq, m, spec.Visible, q0, workers == 1)
+			inv := invSums[w][:nq]
+			softmaxRows(sc, inv, nq, m, spec.Visible, q0, workers == 1)
 			out := cd.data[q0*qw+h*hd:]
 			beta := float32(0)
 			if lp > 0 {
@@ -105,14 +108,22 @@ func (b *Backend) Attention(dst, q, k, v, prefixK, prefixV ml.Tensor, spec ml.At
 			if own > 0 {
 				sgemm(false, nq, hd, own, 1, sc[lp:], m, cv.data[kvo:], kw, beta, out, qw)
 			}
+			for i, s := range inv {
+				row := out[i*qw : i*qw+hd]
+				for j := range row {
+					row[j] *= s
+				}
+			}
 		}
 	})
 	return nil
 }
 
-// softmaxRows turns each of the nq score rows (width m) into probabilities over its visible keys
-// (visible[q0+i] of them, or all) and zeroes the rest; spread over the cores when parallel.
-func softmaxRows(scores []float32, nq, m int, visible []int32, q0 int, parallel bool) {
+// softmaxRows exponentiates each of the nq score rows (width m) over its visible keys
+// (visible[q0+i] of them, or all) after subtracting the row maximum, zeroes the rest, and stores
+// 1/Σ in invSum: the caller scales the weighted sum instead of every probability. It runs over
+// the cores when parallel.
+func softmaxRows(scores, invSum []float32, nq, m int, visible []int32, q0 int, parallel bool) {
 	run := parallelRows
 	if !parallel {
 		run = func(n, _ int, fn func(lo, hi int)) { fn(0, n) }
@@ -124,20 +135,25 @@ func softmaxRows(scores []float32, nq, m int, visible []int32, q0 int, parallel 
 			if visible != nil {
 				limit = int(visible[q0+i])
 			}
+			vis := row[:limit]
 			mx := float32(math.Inf(-1))
-			for _, s := range row[:limit] {
+			for _, s := range vis {
 				mx = max(mx, s)
 			}
-			var sum float64
-			for j, s := range row[:limit] {
-				e := exp32(s - mx)
-				row[j] = e
-				sum += float64(e)
+			var s0, s1 float64
+			j := 0
+			for ; j+2 <= len(vis); j += 2 {
+				e0, e1 := exp32(vis[j]-mx), exp32(vis[j+1]-mx)
+				vis[j], vis[j+1] = e0, e1
+				s0 += float64(e0)
+				s1 += float64(e1)
 			}
-			inv := float32(1 / sum)
-			for j := range row[:limit] {
-				row[j] *= inv
+			for ; j < len(vis); j++ {
+				e := exp32(vis[j] - mx)
+				vis[j] = e
+				s0 += float64(e)
 			}
+			invSum[i] = float32(1 / (s0 + s1))
 			clear(row[limit:])
 		}
 	})
