@@ -40,7 +40,8 @@ func BenchmarkEmuGEMMQ4TP(b *testing.B) {
 	gpr := k / 32
 	prm := kernels.MmParams{N: n, Rows: rows, K: k, Ldx: k, Ldy: rows, Mul: 1,
 		ParamsOff: uint32(rows * gpr * 16), CodesOff: uint32(rows*gpr*16 + 4*rows), CodeStride: uint32((gpr*5 + 7) / 8)}
-	benchDispatch(b, d, p, device.Size{Width: n / 64, Height: rows / 64, Depth: 1}, device.Size{Width: 128, Height: 1, Depth: 1},
+	groups, threads := kernels.MmGrid(n, rows, 1)
+	benchDispatch(b, d, p, groups, threads,
 		binding{index: 0, buf: w}, binding{index: 6, buf: x}, binding{index: 7, buf: y}, binding{index: 8, bytes: device.StructBytes(&prm)})
 	b.ReportMetric(2*n*rows*k/(b.Elapsed().Seconds()/float64(b.N))/1e6, "MFLOP/s")
 }
@@ -61,7 +62,8 @@ func BenchmarkEmuFlashStep(b *testing.B) {
 	panel, pkv := randomHalves(nOwn*3*h), randomHalves(nPre*2*h)
 	out, vis := newBuffer(b, d, 2*nOwn*h), newBuffer(b, d, 4)
 	prm := kernels.FlashParams{NQ: nOwn, NPre: nPre, NOwn: nOwn, Ldp: uint32(3 * h), H: uint32(h), Ldo: uint32(h), OScale: 1}
-	benchDispatch(b, d, p, device.Size{Width: 1, Height: heads, Depth: 1}, device.Size{Width: 256, Height: 1, Depth: 1},
+	groups, threads := kernels.FlashGrid(nOwn, heads)
+	benchDispatch(b, d, p, groups, threads,
 		binding{index: 0, buf: panel}, binding{index: 1, buf: out}, binding{index: 2, buf: pkv},
 		binding{index: 3, buf: vis}, binding{index: 4, bytes: device.StructBytes(&prm)})
 	b.ReportMetric(4*64*256*128/(b.Elapsed().Seconds()/float64(b.N))/1e6, "MFLOP/s")
@@ -77,7 +79,8 @@ func BenchmarkEmuRowOp(b *testing.B) {
 		device.View[float32](x)[i] = float32(i%17) * 0.1
 	}
 	prm := kernels.RowParams{H: h, Mode: 3, Eps: 1e-6, OScale: 1}
-	benchDispatch(b, d, p, device.Size{Width: rows, Height: 1, Depth: 1}, device.Size{Width: 256, Height: 1, Depth: 1},
+	groups, threads := kernels.RowOpGrid(rows)
+	benchDispatch(b, d, p, groups, threads,
 		binding{index: 0, buf: x}, binding{index: 1, buf: y}, binding{index: 2, buf: xn},
 		binding{index: 3, buf: gate}, binding{index: 4, buf: scale}, binding{index: 5, bytes: device.StructBytes(&prm)})
 }

@@ -29,7 +29,8 @@ func TestEmbed(t *testing.T) {
 	wBuf, w := floatBuffer(t, d, h*64+h, func() float64 { return rng.NormFloat64() * 0.1 })
 	xBuf := newBuffer(t, d, 4*n*h)
 	prm := kernels.EmbedParams{H: h, N: n}
-	run(t, d, p, device.Size{Width: (h + 255) / 256, Height: n, Depth: 1}, device.Size{Width: 256, Height: 1, Depth: 1},
+	groups, threads := kernels.EmbedGrid(h, n)
+	run(t, d, p, groups, threads,
 		binding{index: 0, buf: tokBuf}, binding{index: 1, buf: wBuf}, binding{index: 2, buf: xBuf}, binding{index: 3, bytes: device.StructBytes(&prm)})
 	x := device.View[float32](xBuf)
 	for tk := 0; tk < n; tk++ {
@@ -58,7 +59,8 @@ func TestFinal(t *testing.T) {
 	pBuf, pw := floatBuffer(t, d, 64*h+64, func() float64 { return rng.NormFloat64() * 0.05 })
 	outBuf := newBuffer(t, d, 4*rows*64)
 	prm := kernels.FinalParams{H: h, Row0: row0, Eps: 1e-6}
-	run(t, d, p, device.Size{Width: n, Height: 1, Depth: 1}, device.Size{Width: 256, Height: 1, Depth: 1},
+	groups, threads := kernels.FinalGrid(n)
+	run(t, d, p, groups, threads,
 		binding{index: 0, buf: xBuf}, binding{index: 1, buf: fsBuf}, binding{index: 2, buf: pBuf},
 		binding{index: 3, buf: outBuf}, binding{index: 4, bytes: device.StructBytes(&prm)})
 	out := device.View[float32](outBuf)

@@ -100,7 +100,8 @@ func testFlash(t *testing.T, c flashCase) {
 	if len(vis) > 0 {
 		prm.UseVis = 1
 	}
-	run(t, d, p, device.Size{Width: (c.nq + 63) / 64, Height: c.heads, Depth: 1}, device.Size{Width: 256, Height: 1, Depth: 1},
+	groups, threads := kernels.FlashGrid(c.nq, c.heads)
+	run(t, d, p, groups, threads,
 		binding{index: 0, buf: panelBuf}, binding{index: 1, buf: outBuf}, binding{index: 2, buf: pkvBuf},
 		binding{index: 3, buf: visBuf}, binding{index: 4, bytes: device.StructBytes(&prm)})
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"easel/kernels"
 	"easel/kernels/device"
 	"easel/kernels/emu"
 )
@@ -44,7 +45,8 @@ func TestFragProbeMatchesPublishedLayout(t *testing.T) {
 		d := newDevice(t, order)
 		p := pipeline(t, d, "fragprobe.metal", "qi_fragprobe")
 		out := newBuffer(t, d, 192*4)
-		run(t, d, p, device.Size{Width: 1, Height: 1, Depth: 1}, device.Size{Width: 32, Height: 1, Depth: 1},
+		groups, threads := kernels.FragProbeGrid()
+		run(t, d, p, groups, threads,
 			binding{index: 0, buf: out})
 		v := device.View[float32](out)
 

@@ -182,7 +182,8 @@ func testGEMM(t *testing.T, c gemmCase) {
 		yBuf.Bytes()[i] = 0xff
 	}
 
-	run(t, d, p, device.Size{Width: (c.n + 63) / 64, Height: c.rows / 64, Depth: c.z}, device.Size{Width: 128, Height: 1, Depth: 1}, binds...)
+	groups, threads := kernels.MmGrid(c.n, c.rows, c.z)
+	run(t, d, p, groups, threads, binds...)
 
 	// Error bound per element, from what the kernel does: W is staged as half (relative error
 	// 2^-11, plus 2^-22 for the float scale evaluation), products are exact (fma) and summed in

@@ -21,7 +21,8 @@ func TestKVCopy(t *testing.T) {
 	}
 	pkv := newBuffer(t, d, 2*(n+1)*2*h)
 	prm := kernels.KvParams{H: h, Row0: row0, N: n, Ldp: ldp}
-	run(t, d, p, device.Size{Width: (2*h/8 + 63) / 64, Height: (n + 3) / 4, Depth: 1}, device.Size{Width: 64, Height: 4, Depth: 1},
+	groups, threads := kernels.KvCopyGrid(h, n)
+	run(t, d, p, groups, threads,
 		binding{index: 0, buf: panel}, binding{index: 1, buf: pkv}, binding{index: 2, bytes: device.StructBytes(&prm)})
 	src, dst := device.View[uint16](panel), device.View[uint16](pkv)
 	for r := 0; r <= n; r++ {
@@ -52,7 +53,8 @@ func TestAmax(t *testing.T) {
 	amax := newBuffer(t, d, 4*4)
 	device.View[float32](amax)[slot] = 1 // an earlier, smaller fold
 	count, s := uint32(n), uint32(slot)
-	run(t, d, p, device.Size{Width: 16, Height: 1, Depth: 1}, device.Size{Width: 256, Height: 1, Depth: 1},
+	groups, threads := kernels.AmaxGrid()
+	run(t, d, p, groups, threads,
 		binding{index: 0, buf: data}, binding{index: 1, buf: amax},
 		binding{index: 2, bytes: device.StructBytes(&count)}, binding{index: 3, bytes: device.StructBytes(&s)})
 	got := device.View[float32](amax)

@@ -39,7 +39,8 @@ func TestQKNormRoPE(t *testing.T) {
 		cs[i], sn[i] = float32(math.Cos(angle)), float32(math.Sin(angle))
 	}
 	prm := kernels.QkParams{H: h, NH: nh, Ldp: ldp, Row0: row0, Rope0: rope0, Eps: 1e-6, QMul: float32(math.Log2E / math.Sqrt(hd))}
-	run(t, d, p, device.Size{Width: nRows, Height: (2*nh + 3) / 4, Depth: 1}, device.Size{Width: 128, Height: 1, Depth: 1},
+	groups, threads := kernels.QkRopeGrid(nRows, nh)
+	run(t, d, p, groups, threads,
 		binding{index: 0, buf: panelBuf}, binding{index: 1, buf: normBufs[0]}, binding{index: 2, buf: normBufs[1]},
 		binding{index: 3, buf: cosBuf}, binding{index: 4, buf: sinBuf}, binding{index: 5, bytes: device.StructBytes(&prm)})
 

@@ -36,7 +36,8 @@ func testRowOp(t *testing.T, mode uint32) {
 	sBuf, scale := fill(h, func() float64 { return rng.NormFloat64() * 0.3 })
 	xnBuf := newBuffer(t, d, 2*rows*h)
 	prm := kernels.RowParams{H: h, Row0: row0, Mode: mode, Eps: 1e-6, OScale: 0.25}
-	run(t, d, p, device.Size{Width: nRows, Height: 1, Depth: 1}, device.Size{Width: 256, Height: 1, Depth: 1},
+	groups, threads := kernels.RowOpGrid(nRows)
+	run(t, d, p, groups, threads,
 		binding{index: 0, buf: xBuf}, binding{index: 1, buf: yBuf}, binding{index: 2, buf: xnBuf},
 		binding{index: 3, buf: gBuf}, binding{index: 4, buf: sBuf}, binding{index: 5, bytes: device.StructBytes(&prm)})
 

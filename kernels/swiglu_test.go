@@ -24,7 +24,8 @@ func TestSwiGLU(t *testing.T) {
 		hBuf.Bytes()[i] = 0xff
 	}
 	prm := kernels.SwigluParams{N4: n4, GOff: gOff, UOff: uOff, HOff: hOff, OScale: 0.25}
-	run(t, d, p, device.Size{Width: (n4 + 255) / 256, Height: 1, Depth: 1}, device.Size{Width: 256, Height: 1, Depth: 1},
+	groups, threads := kernels.SwigluGrid(n4)
+	run(t, d, p, groups, threads,
 		binding{index: 0, buf: guBuf}, binding{index: 1, buf: hBuf}, binding{index: 2, bytes: device.StructBytes(&prm)})
 
 	out := device.View[uint16](hBuf)

@@ -20,7 +20,7 @@ type Device struct {
 
 	mu      sync.Mutex
 	objects map[string]*sharedObject // by shared-object path
-	run     sync.Mutex               // serializes execution: function constants and TLS are per process
+	run     sync.Mutex               // one command buffer at a time: function constants are process globals
 }
 
 var _ device.Device = (*Device)(nil)
