@@ -65,6 +65,9 @@ const generateUsage = `usage: easel generate --model M.cmf --prompt TEXT [flags]
   --seed N            the noise seed (default: a random one, written into the image)
   --out FILE.png      where to save (default: easel-SEED.png); never left half-written
   --json              print one JSON event per line on stdout instead of a progress line
+  --from IMAGE.png    make an image Easel saved again: its prompt, negative prompt, size, steps,
+                      CFG, seed and condition images (found beside it, checked by SHA-256);
+                      flags given as well override them
 
 exit codes: 0 saved, 2 bad command line, 4 model missing, 5 not a usable .cmf, 6 bad condition
 image, 7 impossible size, 8 impossible steps/CFG/seed, 9 cannot save, 10 too large for this
@@ -84,6 +87,9 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 // generateArgs is the parsed command line.
 type generateArgs struct {
 	model, prompt, negative, size, aspect, seed, out string
+	from                                             string          // --from: a PNG whose settings to reuse
+	fromModelHash                                    string          // the model fingerprint it records
+	set                                              map[string]bool // the flags given explicitly
 	images                                           stringList
 	resolution, steps                                int
 	cfg                                              float64
@@ -106,9 +112,12 @@ func parseGenerateArgs(args []string) (*generateArgs, error) {
 	f.StringVar(&g.seed, "seed", "", "")
 	f.StringVar(&g.out, "out", "", "")
 	f.BoolVar(&g.json, "json", false, "")
+	f.StringVar(&g.from, "from", "", "")
 	if err := f.Parse(args); err != nil {
 		return nil, err
 	}
+	g.set = map[string]bool{}
+	f.Visit(func(fl *flag.Flag) { g.set[fl.Name] = true })
 	if f.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (quote a prompt with spaces)", f.Arg(0))
 	}
@@ -161,6 +170,11 @@ type savedImage struct {
 
 // generate does the work of easel generate.
 func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
+	if g.from != "" {
+		if f := applyFrom(g, out); f != nil {
+			return nil, f
+		}
+	}
 	req := pipeline.Request{Prompt: g.prompt, NegativePrompt: g.negative, Steps: g.steps, CFG: g.cfg, Resolution: g.resolution}
 	if g.steps < 0 {
 		return nil, fail(ExitSettings, "--steps %d: choose at least 2", g.steps)
@@ -230,6 +244,10 @@ func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
 		return nil, f
 	}
 	defer model.Close()
+	if g.fromModelHash != "" && g.fromModelHash != modelFingerprint(model) {
+		fmt.Fprintf(out.stderr, "easel generate: note: %s was made with another model file (fingerprint %.10s, this one %.10s), so the image will differ\n",
+			g.from, g.fromModelHash, modelFingerprint(model))
+	}
 	be := cpu.New()
 	p, err := pipeline.New(model, be, pipeline.Options{})
 	if err != nil {
@@ -470,4 +488,54 @@ func (o *generateOutput) saved(s *savedImage) {
 		return
 	}
 	fmt.Fprintf(o.stdout, "%s: %d×%d, seed %d, %.1f s\n", s.Path, s.Width, s.Height, s.Seed, s.Elapsed.Seconds())
+}
+
+// applyFrom fills every setting not given on the command line from the settings embedded in the
+// --from image, and finds its condition images in the same folder, checking their SHA-256.
+func applyFrom(g *generateArgs, out *generateOutput) *failure {
+	m, err := imagefile.ReadFile(g.from)
+	if err != nil {
+		return fail(ExitImage, "--from %s: %v", g.from, err)
+	}
+	s := m.Settings
+	if s == nil {
+		return fail(ExitImage, "--from %s: the image holds no Easel settings (it was not made by Easel, or its metadata was stripped)", g.from)
+	}
+	if !g.set["prompt"] {
+		g.prompt = s.Prompt
+	}
+	if !g.set["negative"] {
+		g.negative = s.NegativePrompt
+	}
+	if !g.set["size"] && !g.set["aspect"] {
+		g.size = fmt.Sprintf("%dx%d", s.Width, s.Height)
+	}
+	if !g.set["resolution"] {
+		g.resolution = s.Resolution
+	}
+	if !g.set["steps"] {
+		g.steps = s.Steps
+	}
+	if !g.set["cfg"] {
+		g.cfg = s.CFG
+	}
+	if !g.set["seed"] {
+		g.seed = strconv.FormatUint(s.Seed, 10)
+	}
+	if !g.set["image"] {
+		dir := filepath.Dir(g.from)
+		for i, ref := range s.Images {
+			path := filepath.Join(dir, ref.Name)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return fail(ExitImage, "--from %s needs condition image %d, %s (sha256 %s), which is not beside it: pass the images with --image, in order", g.from, i+1, ref.Name, ref.SHA256)
+			}
+			if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != ref.SHA256 {
+				return fail(ExitImage, "--from %s: %s is not the condition image it was made with (its SHA-256 differs): pass the original with --image", g.from, path)
+			}
+			g.images = append(g.images, path)
+		}
+	}
+	g.fromModelHash = s.ModelHash
+	return nil
 }

@@ -287,3 +287,64 @@ func TestGenerateEmptyPromptAndCancel(t *testing.T) {
 		t.Errorf("the folder holds %d files after a cancelled run", len(entries))
 	}
 }
+
+// TestGenerateFrom: --from remakes an image from its embedded settings to the same bytes; a flag
+// given as well overrides its setting; condition images are looked up beside the PNG and checked.
+func TestGenerateFrom(t *testing.T) {
+	model := tinyCMF(t)
+	dir := t.TempDir()
+	first, again, other := filepath.Join(dir, "first.png"), filepath.Join(dir, "again.png"), filepath.Join(dir, "other.png")
+	if code, _, stderr := run("generate", "--model", model, "--prompt", "一只戴着巫师帽的水豚", "--negative", "blurry",
+		"--cfg", "3", "--size", "64x96", "--steps", "3", "--out", first); code != ExitOK {
+		t.Fatalf("first: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := run("generate", "--model", model, "--from", first, "--out", again); code != ExitOK || strings.Contains(stderr, "note") {
+		t.Fatalf("--from: exit %d: %s", code, stderr)
+	}
+	decode := func(path string) ([]uint8, *imagefile.Settings) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := imagefile.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return nrgbaBytes(img), m.Settings
+	}
+	a, sa := decode(first)
+	b, sb := decode(again)
+	if !bytes.Equal(a, b) || fmt.Sprint(sa) != fmt.Sprint(sb) {
+		t.Errorf("--from made different pixels (%v) or settings:\n%+v\n%+v", bytes.Equal(a, b), sa, sb)
+	}
+	if code, _, stderr := run("generate", "--model", model, "--from", first, "--seed", fmt.Sprint(sa.Seed+1), "--out", other); code != ExitOK {
+		t.Fatalf("--from with --seed: exit %d: %s", code, stderr)
+	}
+	if _, so := decode(other); so.Seed != sa.Seed+1 || so.Prompt != sa.Prompt || so.CFG != 3 {
+		t.Errorf("--from with --seed: settings %+v", so)
+	}
+
+	// A PNG made with a condition image that is not beside it, then with a different file of that name.
+	edit := filepath.Join(dir, "edit.png")
+	s := *sa
+	s.Images = []imagefile.ImageRef{{Name: "cat.png", SHA256: strings.Repeat("0", 64)}}
+	if err := imagefile.WriteFile(edit, image.NewNRGBA(image.Rect(0, 0, 64, 96)), &s); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run("generate", "--model", model, "--from", edit, "--out", other); code != ExitImage || !strings.Contains(stderr, "cat.png") || !strings.Contains(stderr, "--image") {
+		t.Errorf("missing condition image: exit %d, %q", code, stderr)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cat.png"), []byte("another cat"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run("generate", "--model", model, "--from", edit, "--out", other); code != ExitImage || !strings.Contains(stderr, "SHA-256 differs") {
+		t.Errorf("different condition image: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr := run("generate", "--model", model, "--from", model, "--out", other); code != ExitImage || !strings.Contains(stderr, "not a PNG") {
+		t.Errorf("--from a non-PNG: exit %d, %q", code, stderr)
+	}
+}
