@@ -95,8 +95,9 @@ func findCompiler() (*compiler, error) {
 	return nil, fmt.Errorf("looked for %s: %w", strings.Join(candidates, ", "), ErrNoCompiler)
 }
 
-// prepareCache creates <tmp>/easel-msl-emu-<uid>/ and writes the headers into a subdirectory named
-// by their hash, so concurrent test processes and header edits never see a mixed set.
+// prepareCache creates the cache directory ($EASEL_MSL_CACHE, else <tmp>/easel-msl-emu-<uid>/) and
+// writes the headers into a subdirectory named by their hash, so concurrent test processes and
+// header edits never see a mixed set.
 func (c *compiler) prepareCache() error {
 	sum := sha256.New()
 	err := fs.WalkDir(headers, "include", func(path string, d fs.DirEntry, err error) error {
@@ -111,7 +112,10 @@ func (c *compiler) prepareCache() error {
 	if err != nil {
 		return fmt.Errorf("read the emulator headers: %w", err)
 	}
-	c.dir = filepath.Join(os.TempDir(), "easel-msl-emu-"+strconv.Itoa(os.Getuid()))
+	c.dir = os.Getenv("EASEL_MSL_CACHE")
+	if c.dir == "" {
+		c.dir = filepath.Join(os.TempDir(), "easel-msl-emu-"+strconv.Itoa(os.Getuid()))
+	}
 	c.include = filepath.Join(c.dir, "include-"+hex.EncodeToString(sum.Sum(nil))[:16])
 	if _, err := os.Stat(filepath.Join(c.include, "metal_stdlib")); err == nil {
 		return nil

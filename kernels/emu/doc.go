@@ -14,7 +14,8 @@
 // EASEL_MSL_CXX to choose the compiler. NewDevice returns an error wrapping ErrNoCompiler when
 // none is found, which tests turn into a skip.
 //
-// Debugging: the cache lives in $TMPDIR/easel-msl-emu-$UID; next to each <file>-<hash>.so is the
+// Debugging: the cache lives in $TMPDIR/easel-msl-emu-$UID (EASEL_MSL_CACHE moves it, e.g. to a
+// directory CI keeps between runs); next to each <file>-<hash>.so is the
 // generated <file>-<hash>.cpp clang compiled (diagnostics point at the .metal lines through
 // #line). Run a test under Options{Order: Reverse} or Shuffled to expose a missing barrier;
 // function-scope threadgroup arrays start each threadgroup filled with 0xFF (NaN), so reading
