@@ -54,7 +54,8 @@ func planChunks(spans []span, maxBuffer int64, name func(i int) string) (chunks 
 		}
 		start := alignDown(s.off, pageSize)
 		if end-start > maxBuffer {
-			return nil, nil, decline("the weight %s needs a %s buffer, more than this GPU's largest buffer (%s)", name(i), gb(end-start), gb(maxBuffer))
+			size, limit := gbPair(end-start, maxBuffer)
+			return nil, nil, decline("the weight %s needs a buffer of %s, more than this GPU's largest buffer (%s)", name(i), size, limit)
 		}
 		chunks = append(chunks, span{start, end - start})
 		where[i] = len(chunks) - 1

@@ -28,3 +28,11 @@ func gb(n int64) string {
 	}
 	return fmt.Sprintf("%.1f GB", float64(n)/1e9)
 }
+
+// gbPair formats two sizes a sentence compares, in exact bytes when gb would print them alike.
+func gbPair(a, b int64) (string, string) {
+	if gb(a) == gb(b) && a != b {
+		return fmt.Sprintf("%d bytes", a), fmt.Sprintf("%d bytes", b)
+	}
+	return gb(a), gb(b)
+}

@@ -97,8 +97,7 @@ func New(dev device.Device, m *qi21.Model, mapping []byte, opts Options) (*Denoi
 	for i, ch := range ap.chunks {
 		plan = append(plan, plannedBuffer{fmt.Sprintf("weight chunk %d", i), ch.len})
 	}
-	// The weights plus one program of a single row each must fit, or nothing will.
-	if err := append(plan, programPlan(c, 1, 1)...).fit("the model", 0, d.maxBuffer, d.wset); err != nil {
+	if err := plan.fit("the model", 0, d.maxBuffer, d.wset); err != nil {
 		return nil, err
 	}
 

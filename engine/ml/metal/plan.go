@@ -30,11 +30,13 @@ func (p memoryPlan) total() int64 {
 func (p memoryPlan) fit(what string, resident, maxBuffer, workingSet int64) error {
 	for _, b := range p {
 		if b.bytes > maxBuffer {
-			return decline("%s needs a %s buffer for %s, more than this GPU's largest buffer (%s)", what, gb(b.bytes), b.what, gb(maxBuffer))
+			size, limit := gbPair(b.bytes, maxBuffer)
+			return decline("%s needs a buffer of %s for %s, more than this GPU's largest buffer (%s)", what, size, b.what, limit)
 		}
 	}
 	if need := resident + p.total(); need > workingSet {
-		return decline("%s needs %s of GPU memory (%s already in use, %s more), more than this GPU's recommended working set (%s)", what, gb(need), gb(resident), gb(p.total()), gb(workingSet))
+		size, limit := gbPair(need, workingSet)
+		return decline("%s needs %s of GPU memory (%s already in use, %s more), more than this GPU's recommended working set (%s)", what, size, gb(resident), gb(p.total()), limit)
 	}
 	return nil
 }

@@ -259,14 +259,14 @@ func (d *Denoiser) finishPass(e *encoder, what string) error {
 		}
 	}
 	if d.logf != nil && (d.knobs.Profile || d.knobs.Amax) {
-		d.logf("metal %s: %s", what, st.describe(d.knobs.Guards))
+		d.logf("metal %s on %s: %s", what, d.dev.Name(), st.describe(d.knobs.Guards))
 	}
 	return nil
 }
 
 // describe is one report line.
 func (st PassStats) describe(g Guards) string {
-	s := fmt.Sprintf("GPU %.1f ms in %d command buffers", ms(st.GPU), st.CommandBuffers)
+	s := fmt.Sprintf("%.1f ms device time in %d command buffers", ms(st.GPU), st.CommandBuffers)
 	var parts []string
 	for cl, t := range st.ByClass {
 		if t > 0 {
@@ -279,7 +279,7 @@ func (st PassStats) describe(g Guards) string {
 	if len(st.Amax) > 0 {
 		var a []string
 		for i, v := range st.Amax {
-			a = append(a, fmt.Sprintf("%s %.1f", amaxSites[i], v))
+			a = append(a, fmt.Sprintf("%s %.3g", amaxSites[i], v))
 		}
 		s += fmt.Sprintf(" · amax (stored; guards attn %d qkv %d ao %d ffn %d hid %d): %s", g.Attn, g.QKV, g.AO, g.FFN, g.Hid, strings.Join(a, " · "))
 	}
