@@ -294,3 +294,34 @@ func TestRunEmptyPrompt(t *testing.T) {
 		t.Errorf("image %v, CFG %g; want 32×64 and the default CFG %g", b, res.CFG, p.Defaults().CFG)
 	}
 }
+
+// panicky is a CPU backend whose attention panics while armed, standing in for a bug in a
+// network or backend.
+type panicky struct {
+	*cpu.Backend
+	armed bool
+}
+
+func (p *panicky) Attention(dst, q, k, v, prefixK, prefixV ml.Tensor, spec ml.AttnSpec) error {
+	if p.armed {
+		panic("index out of range in a test backend")
+	}
+	return p.Backend.Attention(dst, q, k, v, prefixK, prefixV, spec)
+}
+
+// TestRunSurvivesAPanic: a panic below the pipeline fails that run with an error naming the stage
+// (it does not take the app down), and the pipeline still works afterwards.
+func TestRunSurvivesAPanic(t *testing.T) {
+	be := &panicky{Backend: cpu.New()}
+	p := newTinyPipeline(t, be)
+	c := caseNamed(t, "pipeline_t2i_cfg")
+	be.armed = true
+	_, err := p.Run(t.Context(), caseRequest(t, c), nil)
+	if err == nil || !strings.Contains(err.Error(), "internal error") || !strings.Contains(err.Error(), "encoding prompt") {
+		t.Fatalf("error %v, want an internal error in the encoding stage", err)
+	}
+	be.armed = false
+	if _, err := p.Run(t.Context(), caseRequest(t, c), nil); err != nil {
+		t.Fatalf("after the panic: %v", err)
+	}
+}

@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"runtime"
+	"strings"
 
+	"easel/engine/cmf"
 	"easel/engine/qi21"
 )
 
@@ -82,4 +84,32 @@ func (p *Pipeline) deviceBudget() int64 {
 		return d.DeviceBudget()
 	}
 	return physicalMemory()
+}
+
+// ComponentBytes is how many weight bytes one network maps from the model file.
+type ComponentBytes struct {
+	Name  string // "dit", "te", "vis", "vae", or "other"
+	Bytes int64
+}
+
+// weightsByComponent sums the directory's payloads by name prefix, in a fixed order.
+func weightsByComponent(entries []cmf.Entry) []ComponentBytes {
+	order := []string{"dit", "te", "vis", "vae", "other"}
+	sums := map[string]int64{}
+	for _, e := range entries {
+		name, _, _ := strings.Cut(e.Name, ".")
+		switch name {
+		case "dit", "te", "vis", "vae":
+		default:
+			name = "other"
+		}
+		sums[name] += int64(e.Size)
+	}
+	var out []ComponentBytes
+	for _, n := range order {
+		if sums[n] > 0 {
+			out = append(out, ComponentBytes{n, sums[n]})
+		}
+	}
+	return out
 }

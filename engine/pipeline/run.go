@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"image"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -64,7 +65,7 @@ func (p *Pipeline) Run(ctx context.Context, req Request, events chan<- Event) (*
 	defer p.guard.end()
 
 	r := &run{p: p, em: em, start: time.Now(), timings0: p.inner.Timings().Snapshot(), steps: set.steps}
-	res, err := r.generate(ctx, &req, set)
+	res, err := r.generateSafely(ctx, &req, set)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("pipeline: cancelled while %s: %w", r.where(), ctx.Err())
@@ -131,6 +132,17 @@ func (r *run) event() Event {
 		ev.ETA = ev.StepTime * time.Duration(r.steps-r.stepsDone+1)
 	}
 	return ev
+}
+
+// generateSafely is generate with a panic in any network turned into an error, so a bug there
+// fails one image instead of the app.
+func (r *run) generateSafely(ctx context.Context, req *Request, set settings) (res *Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			res, err = nil, fmt.Errorf("internal error (a bug; please report it with this message): %v\n%s", v, debug.Stack())
+		}
+	}()
+	return r.generate(ctx, req, set)
 }
 
 // generate is Run after the request is checked.
