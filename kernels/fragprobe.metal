@@ -8,7 +8,8 @@
 //                         row = 4*((l>>4)&1) + ((l>>1)&3), col = 4*((l>>3)&1) + 2*(l&1), col+1
 //   out[128 + 8r + c]     after each lane sets its elements to 2l+0 and 2l+1 and simdgroup_store:
 //                         which lane/element the store wrote to (r, c)
-// The layout holds when out[4l] == out[4l+2] and out[4l+1] == out[4l+3] for every lane.
+// The layout holds when out[4l] == out[4l+2] and out[4l+1] == out[4l+3] for every lane and the
+// stored table matches too; kernels.CheckFragLayout (Go) performs the whole check.
 #include <metal_stdlib>
 #include <metal_simdgroup_matrix>
 using namespace metal;

@@ -44,7 +44,7 @@ func TestFragProbeMatchesPublishedLayout(t *testing.T) {
 	for _, order := range []emu.FiberOrder{emu.Forward, emu.Shuffled} {
 		d := newDevice(t, order)
 		p := pipeline(t, d, "fragprobe.metal", "qi_fragprobe")
-		out := newBuffer(t, d, 192*4)
+		out := newBuffer(t, d, kernels.FragProbeLen*4)
 		groups, threads := kernels.FragProbeGrid()
 		run(t, d, p, groups, threads,
 			binding{index: 0, buf: out})
@@ -67,6 +67,9 @@ func TestFragProbeMatchesPublishedLayout(t *testing.T) {
 				t.Errorf("order %d: lane %d: probe check fails: held %v, assumed %v", order, l, v[4*l:4*l+2], v[4*l+2:4*l+4])
 			}
 		}
+		if err := kernels.CheckFragLayout(v); err != nil {
+			t.Errorf("order %d: %v", order, err)
+		}
 		// Store: element i came from lane owner[i], left or right element by column parity.
 		for i := 0; i < 64; i++ {
 			want := 2*owner[i] + i%2
@@ -74,5 +77,39 @@ func TestFragProbeMatchesPublishedLayout(t *testing.T) {
 				t.Errorf("order %d: store wrote %d to element (%d,%d), the published layout gives %d", order, got, i/8, i%8, want)
 			}
 		}
+	}
+}
+
+func TestCheckFragLayoutRejectsAnotherLayout(t *testing.T) {
+	owner := parseOwnerLanes(t)
+	good := make([]float32, kernels.FragProbeLen)
+	for l := 0; l < 32; l++ {
+		var mine []int
+		for i, o := range owner {
+			if o == l {
+				mine = append(mine, i)
+			}
+		}
+		for e := 0; e < 2; e++ {
+			good[4*l+e], good[4*l+2+e] = float32(mine[e]), float32(mine[e])
+		}
+	}
+	for i, o := range owner {
+		good[128+i] = float32(2*o + i%2)
+	}
+	if err := kernels.CheckFragLayout(good); err != nil {
+		t.Fatalf("the published layout is rejected: %v", err)
+	}
+	// A device whose lanes hold column pairs transposed (lanes 1 and 2 swapped).
+	bad := append([]float32(nil), good...)
+	copy(bad[4:8], good[8:12])
+	copy(bad[8:12], good[4:8])
+	if err := kernels.CheckFragLayout(bad); err == nil {
+		t.Error("a load layout with lanes 1 and 2 swapped passes the check")
+	}
+	bad = append([]float32(nil), good...)
+	bad[128], bad[129] = bad[129], bad[128]
+	if err := kernels.CheckFragLayout(bad); err == nil {
+		t.Error("a store layout with elements swapped passes the check")
 	}
 }
