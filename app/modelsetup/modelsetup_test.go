@@ -205,6 +205,20 @@ func TestInspectSnapshot(t *testing.T) {
 		t.Errorf("the model file has %d bytes, more than the estimate %d the disk check used", m.Bytes, s.Estimate.OutputBytes)
 	}
 
+	// A snapshot reached through a symlink (Hugging Face's cache is made of them) counts the
+	// files it points at.
+	link := filepath.Join(t.TempDir(), "snapshot")
+	if err := os.Symlink(snap, link); err != nil {
+		t.Fatal(err)
+	}
+	linked, err := InspectSnapshot(link, convert.ProfileCortiq, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if linked.Bytes != s.Bytes || linked.Bytes < s.Estimate.SourceBytes {
+		t.Errorf("through a symlink the snapshot holds %d bytes; directly %d (weights alone %d)", linked.Bytes, s.Bytes, s.Estimate.SourceBytes)
+	}
+
 	// A snapshot without its VAE is shown, with the reason it cannot be converted.
 	partial := t.TempDir()
 	for _, part := range []string{"model_index.json", "transformer", "text_encoder", "processor", "scheduler"} {

@@ -53,35 +53,41 @@ func InspectSnapshot(dir string, profile convert.Profile, out string) (*Snapshot
 		return nil, fmt.Errorf("%s is not a folder: choose the folder of a downloaded Qwen-Image-2.1 snapshot (the one holding model_index.json)", dir)
 	}
 	s := &Snapshot{Dir: dir, Out: out}
+	// Hugging Face's cache keeps a snapshot as symlinks into a blobs folder: follow them, and
+	// count what they point at.
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, err
+	}
 	for _, part := range snapshotParts {
 		c := Component{Name: part.name, What: part.what}
-		filepath.WalkDir(filepath.Join(dir, part.name), func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil // a missing folder is reported by Found
-			}
-			c.Found = true
-			if !d.IsDir() && !strings.HasSuffix(p, ".part") {
-				if info, err := d.Info(); err == nil {
-					c.Files++
-					c.Bytes += info.Size()
-				}
-			}
-			return nil
-		})
+		c.Found, c.Files, c.Bytes = walkFiles(filepath.Join(root, part.name))
 		s.Components = append(s.Components, c)
 	}
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if info, err := d.Info(); err == nil {
-				s.Bytes += info.Size()
-			}
-		}
-		return nil
-	})
+	_, _, s.Bytes = walkFiles(root)
 	s.Estimate, s.Problem = convert.EstimateConversion(dir, convert.Options{Profile: profile})
-	var err error
 	if s.FreeBytes, err = FreeBytes(out); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// walkFiles counts the files under dir and their sizes, following symlinked files (partial
+// downloads, *.part, are left out). found is false when dir does not exist.
+func walkFiles(dir string) (found bool, files int, bytes int64) {
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		found = true
+		if d.IsDir() || strings.HasSuffix(p, ".part") {
+			return nil
+		}
+		if info, err := os.Stat(p); err == nil && !info.IsDir() {
+			files++
+			bytes += info.Size()
+		}
+		return nil
+	})
+	return found, files, bytes
 }

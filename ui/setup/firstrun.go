@@ -8,6 +8,7 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app"
@@ -65,8 +66,18 @@ func (fr *firstRun) show(page fyne.CanvasObject) {
 	fr.w.SetContent(container.NewPadded(page))
 }
 
-// jobDone reports a finished background job to tests; call it on the UI goroutine.
+// relayout lays the page out again after a label's text changed its height (a wrapped label
+// that grows does not push its neighbours down by itself).
+func (fr *firstRun) relayout() {
+	if c := fr.w.Content(); c != nil {
+		c.Refresh()
+	}
+}
+
+// jobDone lays the page out for the job's outcome and reports the finished job to tests; call it
+// on the UI goroutine.
 func (fr *firstRun) jobDone() {
+	fr.relayout()
 	if fr.settled != nil {
 		fr.settled()
 	}
@@ -81,9 +92,9 @@ type choosePage struct {
 func (fr *firstRun) showChoices() {
 	p := &choosePage{}
 	fr.choose = p
-	title := widget.NewLabelWithStyle("Welcome to "+app.Name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	intro := widget.NewLabel("Easel makes images with Qwen-Image-2.1 on this computer. It needs the model first: " +
-		"one file of about 13 GB. Choose how you have it.")
+	title := heading("Welcome to " + app.Name)
+	intro := widget.NewLabel("Easel makes images with Qwen-Image-2.1 on this computer; nothing you make leaves it. " +
+		"It needs the model first: one file of about 13 GB. Choose how you have it.")
 	intro.Wrapping = fyne.TextWrapWord
 	p.reason = widget.NewLabel(reasonText(fr.reason))
 	p.reason.Wrapping = fyne.TextWrapWord
@@ -105,7 +116,21 @@ func (fr *firstRun) showChoices() {
 		choiceCard("Download it for me",
 			"About 31 GB from Hugging Face, resumable, then converted automatically. Non-commercial license.", p.downloadButton),
 	)
-	fr.show(container.NewVBox(title, intro, p.reason, cards))
+	where := "Model files go to the models folder of Easel's app-support folder unless you choose another place."
+	if dir, err := modelsetup.ModelsDir(); err == nil {
+		where = "Converted and downloaded models go to " + dir + " unless you choose another place. You can change the model later in Settings."
+	}
+	footer := widget.NewLabel(where)
+	footer.Wrapping = fyne.TextWrapWord
+	footer.Importance = widget.LowImportance
+	fr.show(container.NewBorder(container.NewVBox(title, intro, p.reason, cards), footer, nil, nil))
+}
+
+// heading is a page's title.
+func heading(text string) *widget.Label {
+	l := widget.NewLabelWithStyle(text, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	l.SizeName = theme.SizeNameHeadingText
+	return l
 }
 
 // choiceCard is one of the three ways in: what it is for, and its button.
@@ -157,4 +182,27 @@ func (fr *firstRun) pickSnapshotFolder() {
 // backButton returns to the three choices.
 func (fr *firstRun) backButton() *widget.Button {
 	return widget.NewButton("Back", fr.showChoices)
+}
+
+// Start opens the first-run window when the settings name no usable model, and calls openMain
+// (which shows the main window) once a model is ready; when the model is fine it calls openMain
+// at once. Either way the caller then runs the app (a.Run()). A settings file that cannot be
+// read is left to the main window, which reports it.
+func Start(a fyne.App, openMain func()) {
+	store, err := settings.DefaultStore()
+	if err != nil {
+		openMain()
+		return
+	}
+	s, err := store.Load()
+	if err != nil {
+		openMain()
+		return
+	}
+	needed, why := NeedsSetup(s)
+	if !needed {
+		openMain()
+		return
+	}
+	NewFirstRunWindow(a, store, why, func(string) { openMain() }).Show()
 }

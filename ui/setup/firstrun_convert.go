@@ -45,7 +45,7 @@ func profileLabel(p convert.Profile) string {
 func (fr *firstRun) showConvert(dir string) {
 	p := &convertPage{dir: dir, profile: convert.ProfileCortiq}
 	fr.conv = p
-	title := widget.NewLabelWithStyle("Convert a Hugging Face snapshot", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	title := heading("Convert a Hugging Face snapshot")
 	folder := widget.NewLabel(dir)
 	folder.Wrapping = fyne.TextWrapBreak
 	p.contents = widget.NewLabel("Reading the folder…")
@@ -121,7 +121,7 @@ func (fr *firstRun) inspectSnapshot(p *convertPage) {
 				p.contents.SetText(err.Error())
 				p.contents.Importance = widget.DangerImportance
 				p.contents.Refresh()
-				fr.jobDone()
+					fr.jobDone()
 				return
 			}
 			p.contents.SetText(describeSnapshot(s))
@@ -146,7 +146,7 @@ func describeSnapshot(s *modelsetup.Snapshot) string {
 	fmt.Fprintf(&b, "The folder holds %s:\n", modelsetup.FormatBytes(s.Bytes))
 	for _, c := range s.Components {
 		if c.Found {
-			fmt.Fprintf(&b, "✓ %s — %s/, %d files, %s\n", c.What, c.Name, c.Files, modelsetup.FormatBytes(c.Bytes))
+			fmt.Fprintf(&b, "✓ %s — %s/, %s, %s\n", c.What, c.Name, plural(c.Files, "file"), modelsetup.FormatBytes(c.Bytes))
 		} else {
 			fmt.Fprintf(&b, "✗ %s — %s/ is missing\n", c.What, c.Name)
 		}
@@ -230,4 +230,12 @@ func (fr *firstRun) startConversion(p *convertPage) {
 			fr.jobDone()
 		})
 	}()
+}
+
+// plural is "1 file", "3 files".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -35,7 +35,7 @@ type downloadPage struct {
 func (fr *firstRun) showDownload() {
 	p := &downloadPage{}
 	fr.dl = p
-	title := widget.NewLabelWithStyle("Download Qwen-Image-2.1", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	title := heading("Download Qwen-Image-2.1")
 	p.status = widget.NewLabel("Asking Hugging Face for the file list and the license…")
 	p.status.Wrapping = fyne.TextWrapWord
 	p.license = widget.NewLabel("")

@@ -22,7 +22,7 @@ type openPage struct {
 func (fr *firstRun) showOpen(path string) {
 	p := &openPage{path: path}
 	fr.open = p
-	title := widget.NewLabelWithStyle("Open a model file", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	title := heading("Open a model file")
 	file := widget.NewLabel(path)
 	file.Wrapping = fyne.TextWrapBreak
 	p.status = widget.NewLabel("Checking the file…")

@@ -22,7 +22,7 @@ type readyPage struct {
 func (fr *firstRun) showReady(m *modelsetup.Model, snapshot string) {
 	p := &readyPage{model: m}
 	fr.ready = p
-	title := widget.NewLabelWithStyle("The model is ready", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	title := heading("The model is ready")
 	p.status = widget.NewLabel(describeModel(m) + "\n" + m.Path + "\nSaved in the settings; change it any time in Settings.")
 	p.status.Wrapping = fyne.TextWrapBreak
 	p.startButton = widget.NewButton("Start making images", func() {
