@@ -121,7 +121,7 @@ func (fr *firstRun) inspectSnapshot(p *convertPage) {
 				p.contents.SetText(err.Error())
 				p.contents.Importance = widget.DangerImportance
 				p.contents.Refresh()
-					fr.jobDone()
+				fr.jobDone()
 				return
 			}
 			p.contents.SetText(describeSnapshot(s))
