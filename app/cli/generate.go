@@ -461,12 +461,23 @@ func (o *generateOutput) progress(ev pipeline.Event) {
 		je.Memory = jm
 		o.enc.Encode(je)
 	case o.terminal != nil:
+		if ev.Stage == pipeline.StageDone {
+			return
+		}
 		line := ev.Stage.String() + "…"
 		if ev.Step > 0 {
-			line = fmt.Sprintf("step %d/%d · %.2f s/step · ETA %s", ev.Step, ev.Steps, ev.StepTime.Seconds(), ev.ETA.Round(time.Second))
+			line = fmt.Sprintf("step %d/%d · %.2f s/step · ETA %s", ev.Step, ev.Steps, ev.StepTime.Seconds(), roundETA(ev.ETA))
 		}
 		fmt.Fprintf(o.terminal, "\r%s\033[K", line)
 	}
+}
+
+// roundETA keeps an ETA readable: tenths of a second below ten seconds, whole seconds above.
+func roundETA(d time.Duration) time.Duration {
+	if d < 10*time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Second)
 }
 
 func (o *generateOutput) endProgress() {
