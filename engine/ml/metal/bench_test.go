@@ -1,0 +1,36 @@
+package metal
+
+import (
+	"testing"
+
+	"easel/engine/convert"
+)
+
+// BenchmarkEmuStep is one denoiser step of the tiny model (dit_ti2i_one: 33 prefix rows, 24
+// target rows, 2 blocks, q4tp weights) on the emulated device. Emulator time on the CPU, not a
+// GPU figure.
+func BenchmarkEmuStep(b *testing.B) {
+	dev := emuDevice(b)
+	m, f := tinyModel(b, convert.ProfileCortiq)
+	k := Knobs{Guards: DefaultGuards}
+	d, err := New(dev, m, f.Bytes(), Options{Knobs: &k})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	dc := loadDiTCases(b)[1]
+	lay := dc.layout
+	in := m.Config.InChannels
+	prog, err := d.Prefill(b.Context(), lay, dc.text, dc.latents[:lay.CondLatents()*in])
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Release(prog)
+	target := dc.latents[lay.CondLatents()*in:]
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := d.Step(b.Context(), prog, target, dc.sigmas[0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
