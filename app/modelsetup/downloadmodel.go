@@ -146,3 +146,17 @@ func DownloadAndConvert(ctx context.Context, plan *DownloadPlan, dest, out strin
 	}
 	return ConvertSnapshot(ctx, dest, out, plan.Profile, onConvert)
 }
+
+// EndpointEnv names the environment variable that points downloads at a Hugging Face mirror,
+// as Hugging Face's own tools do (e.g. HF_ENDPOINT=https://hf-mirror.com).
+const EndpointEnv = "HF_ENDPOINT"
+
+// OfficialRemote is the official Qwen-Image-2.1 repository on the Hugging Face hub, or on the
+// mirror EndpointEnv names.
+func OfficialRemote() *download.Remote {
+	base := download.DefaultBaseURL
+	if e := strings.TrimSpace(os.Getenv(EndpointEnv)); e != "" {
+		base = e
+	}
+	return &download.Remote{BaseURL: base, Repo: download.OfficialRepo}
+}

@@ -374,3 +374,14 @@ func TestDefaultModelPathIsInTheAppSupportFolder(t *testing.T) {
 		t.Errorf("default model path %s", p)
 	}
 }
+
+func TestOfficialRemoteHonoursTheMirrorVariable(t *testing.T) {
+	t.Setenv(EndpointEnv, "")
+	if r := OfficialRemote(); r.BaseURL != download.DefaultBaseURL || r.Repo != download.OfficialRepo {
+		t.Errorf("without %s: %+v", EndpointEnv, r)
+	}
+	t.Setenv(EndpointEnv, "https://hf-mirror.example")
+	if r := OfficialRemote(); r.BaseURL != "https://hf-mirror.example" {
+		t.Errorf("with %s: %+v", EndpointEnv, r)
+	}
+}

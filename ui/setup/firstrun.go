@@ -30,8 +30,7 @@ func NeedsSetup(s settings.Settings) (bool, error) {
 // is ready and saved in the settings, onReady is called with its path (on the UI goroutine) and
 // the window closes itself. reason, when not nil, is why setup is needed (shown at the top).
 func NewFirstRunWindow(a fyne.App, store *settings.Store, reason error, onReady func(modelPath string)) fyne.Window {
-	remote := &download.Remote{BaseURL: download.DefaultBaseURL, Repo: download.OfficialRepo}
-	return newFirstRun(a, store, reason, remote, onReady).w
+	return newFirstRun(a, store, reason, modelsetup.OfficialRemote(), onReady).w
 }
 
 // firstRun is the first-run window's state. One page is shown at a time; the pages' widgets stay
@@ -122,7 +121,6 @@ func (fr *firstRun) showChoices() {
 	}
 	footer := widget.NewLabel(where)
 	footer.Wrapping = fyne.TextWrapWord
-	footer.Importance = widget.LowImportance
 	fr.show(container.NewBorder(container.NewVBox(title, intro, p.reason, cards), footer, nil, nil))
 }
 
