@@ -55,7 +55,7 @@ func TestLibraryListsKernels(t *testing.T) {
 	d := testDevice(t, Forward)
 	lib := testLibrary(t, d, "selftest.metal")
 	got := strings.Join(lib.Functions(), " ")
-	if got != "simd_and_barrier missing_barrier half_ops one_mma_per_group write_floats grid_probe" {
+	if got != "simd_and_barrier missing_barrier half_ops one_mma_per_group write_floats grid_probe deep_stack" {
 		t.Errorf("functions %q", got)
 	}
 	if _, err := d.Pipeline(lib, "nope"); err == nil || !strings.Contains(err.Error(), `no kernel "nope"`) {
@@ -466,5 +466,37 @@ func TestDispatchThreadsShrinksEdgeGroups(t *testing.T) {
 		if v[i] != 0xffffffff {
 			t.Fatalf("a thread outside the %dx%d grid wrote out[%d]", w, h, i)
 		}
+	}
+}
+
+func TestFiberStackOverflowFaults(t *testing.T) {
+	if os.Getenv("EASEL_EMU_STACK_CHILD") == "1" {
+		d := testDevice(t, Forward)
+		p, err := d.Pipeline(testLibrary(t, d, "selftest.metal"), "deep_stack")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := mustBuffer(t, d, 4*64)
+		n := uint32(20480) // an 80 KiB array: past the 64 KiB fiber stack
+		cb, _ := d.NewCommandBuffer()
+		enc := cb.ComputeEncoder()
+		enc.SetPipeline(p)
+		enc.SetBuffer(out, 0, 0)
+		enc.SetBytes(device.StructBytes(&n), 1)
+		enc.Dispatch(device.Size{Width: 1, Height: 1, Depth: 1}, device.Size{Width: 64, Height: 1, Depth: 1})
+		enc.End()
+		cb.Commit()
+		cb.Wait()
+		return
+	}
+	testDevice(t, Forward) // skips without a compiler
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFiberStackOverflowFaults$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "EASEL_EMU_STACK_CHILD=1")
+	msg, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("a kernel overflowing its fiber stack did not fault:\n%s", msg)
+	}
+	if !strings.Contains(string(msg), "SIGSEGV") {
+		t.Errorf("the stack overflow failed without a SIGSEGV report:\n%s", msg)
 	}
 }

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <algorithm>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <atomic>
 #include <memory>
 #include <thread>
@@ -89,13 +91,23 @@ inline void init_fiber(Fiber& f, size_t ss) {
   f.sp = sp;
 }
 
-// stack_pool returns at least n bytes of fiber stacks for this OS thread, reused from one dispatch
-// to the next (fresh stacks for every dispatch cost a page fault per page touched).
-inline char* stack_pool(size_t n) {
-  static thread_local std::unique_ptr<char[]> pool;
+// stack_pool returns count fiber stacks of ss bytes each for this OS thread, reused from one
+// dispatch to the next (fresh stacks for every dispatch cost a page fault per page touched). The
+// lowest page of every stack is inaccessible, and a spare stack sits below the first, so a kernel
+// that overflows its stack faults instead of overwriting another thread's stack.
+inline char* stack_pool(size_t count, size_t ss) {
+  static thread_local char* pool = nullptr;
   static thread_local size_t len = 0;
-  if (len < n) { pool.reset(new char[n]); len = n; }
-  return pool.get();
+  size_t n = (count + 1) * ss;
+  if (len < n) {
+    if (pool) munmap(pool, len);
+    void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) fail("cannot map fiber stacks");
+    pool = (char*)p; len = n;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    for (size_t i = 0; i <= count; i++) mprotect(pool + i * ss, page, PROT_NONE);
+  }
+  return pool + ss;
 }
 
 struct Worker {
@@ -104,7 +116,7 @@ struct Worker {
   std::vector<void*> poisoned;  // function-scope threadgroup objects already filled in this group
   explicit Worker(Launch& l) : L(l) {
     u32 n = L.tg.x * L.tg.y * L.tg.z;
-    fib.resize(n); stacks = stack_pool(n * L.stack_size); simd.resize((n + 31) / 32);
+    fib.resize(n); stacks = stack_pool(n, L.stack_size); simd.resize((n + 31) / 32);
     for (int i = 0; i < 8; i++) tg.emplace_back(L.tg_len[i]);
     for (u32 i = 0; i < n; i++) ord.push_back(i);
   }

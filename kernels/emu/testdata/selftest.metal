@@ -96,3 +96,18 @@ kernel void grid_probe(device uint* out [[buffer(0)]],
     o[3] = lanes;
     o[4] = grid.x * 1000 + grid.y;
 }
+
+// Thread 1 needs more stack (80 KiB) than the emulator's 64 KiB fibers (the stack guard test):
+// without a guard page its array would silently overlap thread 0's stack.
+kernel void deep_stack(device float* out [[buffer(0)]],
+                       constant uint& n [[buffer(1)]],
+                       uint i [[thread_position_in_grid]])
+{
+    float big[20480];
+    if (i == 1) {
+        for (uint k = 0; k < n; ++k) {
+            big[k] = float(k);
+        }
+        out[i] = big[n / 2];
+    }
+}
