@@ -174,6 +174,12 @@ func (d *Denoiser) Step(ctx context.Context, p *Program, x []float32, sigma floa
 	if p.closed {
 		return nil, fmt.Errorf("metal.Step: the program was released")
 	}
+	d.mu.Lock()
+	closed := d.arena == nil
+	d.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("metal.Step: the denoiser is closed")
+	}
 	c := d.cfg
 	D, n := c.Hidden(), p.target
 	if len(x) != n*c.InChannels {

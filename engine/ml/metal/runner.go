@@ -1,0 +1,92 @@
+package metal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"easel/engine/qi21"
+)
+
+// Runner is the qi21 prefill/step/release contract with DESIGN §3's fallback: each prompt is
+// prefilled on the Metal denoiser when it accepts it and on the CPU model when it declines (or
+// when there is no Metal denoiser), and the prompt's steps follow it.
+type Runner struct {
+	gpu  *Denoiser   // nil: everything runs on cpu
+	cpu  *qi21.Model // the same transformer on its host backend
+	logf func(format string, args ...any)
+}
+
+// NewRunner pairs a Metal denoiser (nil for none) with the CPU model it was built from. logf, when
+// not nil, is told each decline.
+func NewRunner(gpu *Denoiser, cpu *qi21.Model, logf func(format string, args ...any)) (*Runner, error) {
+	if cpu == nil {
+		return nil, fmt.Errorf("metal.NewRunner: no CPU model to fall back on")
+	}
+	if gpu != nil && gpu.model != cpu {
+		return nil, fmt.Errorf("metal.NewRunner: the Metal denoiser was built from another model")
+	}
+	return &Runner{gpu: gpu, cpu: cpu, logf: logf}, nil
+}
+
+// RunnerProgram is a prompt's program on whichever side ran its prefill.
+type RunnerProgram struct {
+	gpu *Program
+	cpu *qi21.Program
+}
+
+// OnDevice reports whether the program lives on the Metal device.
+func (p *RunnerProgram) OnDevice() bool { return p != nil && p.gpu != nil }
+
+// Layout is the joint layout the program was prefilled with.
+func (p *RunnerProgram) Layout() *qi21.Layout {
+	if p.gpu != nil {
+		return p.gpu.Layout()
+	}
+	return p.cpu.Layout()
+}
+
+// Prefill runs the prefix on the device, or on the CPU when the device declines.
+func (r *Runner) Prefill(ctx context.Context, lay *qi21.Layout, text, condLatents []float32) (*RunnerProgram, error) {
+	if r.gpu != nil {
+		p, err := r.gpu.Prefill(ctx, lay, text, condLatents)
+		if err == nil {
+			return &RunnerProgram{gpu: p}, nil
+		}
+		var declined *Declined
+		if !errors.As(err, &declined) {
+			return nil, err
+		}
+		if r.logf != nil {
+			r.logf("%v", err)
+		}
+	}
+	p, err := r.cpu.Prefill(ctx, lay, text, condLatents)
+	if err != nil {
+		return nil, err
+	}
+	return &RunnerProgram{cpu: p}, nil
+}
+
+// Step runs the target rows at σ where the program lives.
+func (r *Runner) Step(ctx context.Context, p *RunnerProgram, x []float32, sigma float32) ([]float32, error) {
+	switch {
+	case p == nil:
+		return nil, fmt.Errorf("metal.Runner.Step: no program")
+	case p.gpu != nil:
+		return r.gpu.Step(ctx, p.gpu, x, sigma)
+	default:
+		return r.cpu.Step(ctx, p.cpu, x, sigma)
+	}
+}
+
+// Release drops the program on its side. Releasing twice is harmless.
+func (r *Runner) Release(p *RunnerProgram) {
+	switch {
+	case p == nil:
+	case p.gpu != nil:
+		r.gpu.Release(p.gpu)
+	default:
+		r.cpu.Release(p.cpu)
+	}
+}
