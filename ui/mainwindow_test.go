@@ -1,30 +1,234 @@
 package ui
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/test"
 
 	"easel/app"
+	"easel/app/compose"
+	"easel/app/jobs"
 )
 
-// The window opens with the app's name and version and the three areas later work fills.
-func TestMainWindowShowsNameVersionAndPanels(t *testing.T) {
-	a := test.NewTempApp(t)
-	w := NewMainWindow(a)
-	defer w.Close()
-	if w.Title() != app.Name {
-		t.Errorf("title %q, want %q", w.Title(), app.Name)
+// The window opens with every panel an artist needs, and renders at a usable size.
+func TestMainWindowShowsEveryPanel(t *testing.T) {
+	h := newHarness(t, 64e9)
+	if h.w.Title() != app.Name {
+		t.Errorf("title %q, want %q", h.w.Title(), app.Name)
 	}
-	markup := test.RenderToMarkup(w.Canvas())
-	for _, want := range []string{app.Name + " " + app.Version, "Prompt", "Condition images", "Memory", "GPU time", "Describe the image"} {
+	markup := test.RenderToMarkup(h.w.Canvas())
+	for _, want := range []string{"Prompt", "Negative prompt", "Transparent background", "Condition images", "0 of 10",
+		"Size", "Steps", "CFG scale", "Seed", "Backend", "Model", "Generate", "Cancel", "Queue",
+		"Memory — predicted for 1024×1024", "Weights · denoiser", "Prefix K/V · prompt", "Activations · VAE",
+		"time by kernel class", "gemm", "attn", "conv", "History", "Describe the image"} {
 		if !strings.Contains(markup, want) {
 			t.Errorf("window does not show %q", want)
 		}
 	}
-	img := w.Canvas().Capture()
-	if b := img.Bounds(); b.Dx() < 800 || b.Dy() < 600 {
-		t.Errorf("window renders at %v, want at least 800×600", b)
+	if b := h.w.Canvas().Capture().Bounds(); b.Dx() < 1000 || b.Dy() < 700 {
+		t.Errorf("window renders at %v", b)
+	}
+	if h.s.generateBtn.Disabled() {
+		t.Error("Generate is disabled with a budget that fits")
+	}
+	if !h.s.prompt.negative.Disabled() {
+		t.Error("the negative prompt is enabled with CFG off")
+	}
+}
+
+// Typing the prompt and turning on transparency changes what the model will be asked; raising
+// CFG enables the negative prompt.
+func TestPromptTransparencyAndCFG(t *testing.T) {
+	h := newHarness(t, 64e9)
+	test.Type(h.s.prompt.prompt, "a glass teapot")
+	h.s.prompt.transparent.SetChecked(true)
+	req, err := h.s.draft.Request(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "This is an RGBA image with transparency. a glass teapot. The image has alpha channel and the background is transparent."; req.Prompt != want {
+		t.Errorf("prompt %q, want %q", req.Prompt, want)
+	}
+	h.s.options.cfg.SetValue(4)
+	if h.s.prompt.negative.Disabled() {
+		t.Error("negative prompt still disabled at CFG 4")
+	}
+	test.Type(h.s.prompt.negative, "blurry")
+	if req, _ := h.s.draft.Request(1); req.NegativePrompt != "blurry" || req.CFG != 4 {
+		t.Errorf("request negative %q CFG %g", req.NegativePrompt, req.CFG)
+	}
+}
+
+// Files dropped on the window become condition images in order, labelled with their encoded
+// size; they can be reordered and removed; bad files and an eleventh image get a message.
+func TestDropReorderRemoveAndLimits(t *testing.T) {
+	h := newHarness(t, 64e9)
+	wide := h.writePNG("wide.png", 200, 100)
+	tall := h.writePNG("tall.png", 100, 200)
+	bad := filepath.Join(h.dir, "notes.png")
+	os.WriteFile(bad, []byte("not an image"), 0o644)
+
+	h.s.dropped(fyne.NewPos(10, 10), []fyne.URI{storage.NewFileURI(wide), storage.NewFileURI(bad), storage.NewFileURI(tall)})
+	h.pump("the dropped files", func() bool { return len(h.s.draft.Conditions) == 2 })
+	if !h.s.message.Visible() || !strings.Contains(h.s.message.Text, "notes.png") {
+		t.Errorf("message %q, want one naming notes.png", h.s.message.Text)
+	}
+	markup := test.RenderToMarkup(h.w.Canvas())
+	for _, want := range []string{"1 · wide.png", "2 · tall.png", "200×100 → encoded at 1440×736", "100×200 → encoded at 736×1440", "2 of 10"} {
+		if !strings.Contains(markup, want) {
+			t.Errorf("condition list does not show %q", want)
+		}
+	}
+	h.s.moveCondition(1, -1)
+	if h.s.draft.Conditions[0].Name != "tall.png" || !strings.Contains(test.RenderToMarkup(h.w.Canvas()), "1 · tall.png") {
+		t.Error("moving the second image left did not put it first")
+	}
+	// The size menu's "from the last condition image" follows the order.
+	h.s.options.sizeSelect.SetSelected(sizeFromImageLabel)
+	if w, hh, _ := h.s.draft.OutputSize(); w != 1440 || hh != 736 {
+		t.Errorf("from last image: %d×%d, want wide.png's 1440×736", w, hh)
+	}
+	h.s.removeCondition(0)
+	if len(h.s.draft.Conditions) != 1 || h.s.draft.Conditions[0].Name != "wide.png" {
+		t.Errorf("after removing the first: %v", h.s.draft.Conditions)
+	}
+
+	var more []fyne.URI
+	for i := range 10 {
+		more = append(more, storage.NewFileURI(h.writePNG("more"+string(rune('a'+i))+".png", 64, 64)))
+	}
+	h.s.dropped(fyne.Position{}, more)
+	h.pump("ten images", func() bool { return len(h.s.draft.Conditions) == compose.MaxConditions })
+	if !strings.Contains(h.s.message.Text, "at most 10") || !strings.Contains(h.s.message.Text, "morej.png") {
+		t.Errorf("message %q, want the eleventh (morej.png) refused", h.s.message.Text)
+	}
+}
+
+// A pasted file path adds the file; text that names no file is left to the text field.
+func TestPasteAFilePath(t *testing.T) {
+	h := newHarness(t, 64e9)
+	path := h.writePNG("pasted.png", 64, 64)
+	cb := test.NewClipboard()
+	cb.SetContent(path)
+	if !h.s.pasteImage(cb, false) {
+		t.Fatal("a pasted image path was not taken")
+	}
+	h.pump("the pasted file", func() bool { return len(h.s.draft.Conditions) == 1 })
+	cb.SetContent("just some words")
+	if h.s.pasteImage(cb, false) {
+		t.Error("ordinary text was taken as an image")
+	}
+}
+
+// Two Generates queue two jobs; the first shows its stage, step, s/step, ETA, timings, live
+// memory and preview; the queued one is cancelled; the first finishes and is saved to history.
+func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
+	h := newHarness(t, 64e9)
+	test.Type(h.s.prompt.prompt, "a fox in the snow")
+	h.s.options.sizeSelect.SetSelected("16:9")
+	test.Tap(h.s.generateBtn)
+	test.Type(h.s.prompt.prompt, ", at dusk")
+	test.Tap(h.s.generateBtn)
+	first := <-h.gen.started
+	if first.Prompt != "a fox in the snow" || first.Width != 1376 || first.Height != 768 || first.Preview == nil {
+		t.Fatalf("first request %q %d×%d", first.Prompt, first.Width, first.Height)
+	}
+	h.pump("job 1 running", func() bool { return h.s.current == 1 })
+	h.gen.step <- struct{}{}
+	h.gen.step <- struct{}{}
+	h.pump("step 2", func() bool { return strings.Contains(h.s.progress.stage.Text, "Step 2 of 4") })
+	if got := h.s.progress.rate.Text; got != "2.0 s/step · about 6 s left" {
+		t.Errorf("rate %q", got)
+	}
+	if got := h.s.timing.texts[0]; got != "6.0 s · 75 %" {
+		t.Errorf("gemm %q, want 6.0 s · 75 %%", got)
+	}
+	if h.s.canvas.current == nil || h.s.canvas.isFinal {
+		t.Error("no step preview on the canvas")
+	}
+	markup := test.RenderToMarkup(h.w.Canvas())
+	for _, want := range []string{"Memory — live, job 1", "Peak resident (measured)", "#2 · queued", "#1 · running", "Generate (queue: 2)"} {
+		if !strings.Contains(markup, want) {
+			t.Errorf("window does not show %q during the run", want)
+		}
+	}
+	if !h.s.haveSeed || h.s.lastSeed != first.Seed || !strings.Contains(h.s.options.lastSeed.Text, "Last seed") {
+		t.Error("the running job's seed is not shown")
+	}
+
+	if !h.s.queue.Cancel(2) {
+		t.Fatal("job 2 could not be cancelled")
+	}
+	h.pump("job 2 cancelled", func() bool { return strings.Contains(test.RenderToMarkup(h.w.Canvas()), "#2 · cancelled") })
+
+	h.gen.step <- struct{}{}
+	h.gen.step <- struct{}{}
+	h.gen.release <- struct{}{}
+	h.pump("job 1 saved", func() bool { return len(h.s.history.entries) == 1 })
+	if !h.s.canvas.isFinal || !strings.Contains(h.s.progress.stage.Text, "done") {
+		t.Errorf("after the run: final %v, stage %q", h.s.canvas.isFinal, h.s.progress.stage.Text)
+	}
+	e := h.s.history.entries[0]
+	if e.Settings == nil || e.Settings.Prompt != "a fox in the snow" || e.Settings.Seed != first.Seed {
+		t.Errorf("saved settings %+v", e.Settings)
+	}
+	if _, err := os.Stat(e.Path); err != nil {
+		t.Errorf("saved image: %v", err)
+	}
+	if h.s.queue.Pending() != 0 || !h.s.cancelBtn.Disabled() {
+		t.Error("queue not empty or Cancel still enabled after everything ended")
+	}
+	// Clicking the history image restores its settings into the controls.
+	test.Type(h.s.prompt.prompt, " and more")
+	h.s.restore(e)
+	if h.s.prompt.prompt.Text != "a fox in the snow" || h.s.options.seedMode.Selected != "Fixed" || h.s.options.sizeSelect.Selected != "16:9" {
+		t.Errorf("restored prompt %q seed mode %q size %q", h.s.prompt.prompt.Text, h.s.options.seedMode.Selected, h.s.options.sizeSelect.Selected)
+	}
+}
+
+// Cancel (and Escape in the prompt) stops the running job.
+func TestEscapeCancelsTheRunningJob(t *testing.T) {
+	h := newHarness(t, 64e9)
+	test.Tap(h.s.generateBtn)
+	<-h.gen.started
+	h.pump("running", func() bool { return h.s.current == 1 })
+	h.s.prompt.prompt.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
+	h.pump("cancelled", func() bool {
+		j := h.s.queue.Jobs()
+		return len(j) == 1 && j[0].State == jobs.Cancelled && h.s.current == 0
+	})
+	if !strings.Contains(h.s.progress.stage.Text, "cancelled") {
+		t.Errorf("stage %q", h.s.progress.stage.Text)
+	}
+}
+
+// When the prediction does not fit the budget, Generate is disabled, the panel says so and
+// offers the largest size that fits; taking it enables Generate.
+func TestGenerateDisabledWhenMemoryDoesNotFit(t *testing.T) {
+	h := newHarness(t, 16e9)
+	h.s.options.sizeSelect.SetSelected("16:9")
+	h.s.options.scaleRadio.SetSelected("2K")
+	h.s.options.cfg.SetValue(4)
+	if !h.s.generateBtn.Disabled() {
+		t.Fatal("Generate is enabled for 2K 16:9 with CFG on a 16 GB budget")
+	}
+	if v := h.s.memory.verdict.Text; !strings.Contains(v, "Does not fit") || !strings.Contains(v, "largest size") {
+		t.Errorf("verdict %q", v)
+	}
+	if !h.s.memory.useSize.Visible() {
+		t.Fatal("no suggested size offered")
+	}
+	test.Tap(h.s.generateBtn)
+	if len(h.s.queue.Jobs()) != 0 {
+		t.Error("a disabled Generate queued a job")
+	}
+	test.Tap(h.s.memory.useSize)
+	if h.s.generateBtn.Disabled() || h.s.draft.Size != compose.SizeCustom {
+		t.Errorf("after taking the suggested size Generate is disabled (%s)", h.s.memory.verdict.Text)
 	}
 }

@@ -6,11 +6,48 @@ import (
 	fyneapp "fyne.io/fyne/v2/app"
 
 	"easel/app"
+	"easel/app/history"
+	"easel/app/jobs"
+	"easel/app/memplan"
+	"easel/app/preview"
+	"easel/app/settings"
+	"easel/ui/setup"
 )
 
-// Run opens the main window and blocks until it is closed.
+// Run opens the main window (after the first-run window when no usable model is set up) and
+// blocks until the app quits.
 func Run() {
 	a := fyneapp.NewWithID(app.ID)
-	w := NewMainWindow(a)
-	w.ShowAndRun()
+	var deps Deps
+	setup.Start(a, func() { deps = DefaultDeps(); NewMainWindow(a, deps).Show() })
+	a.Run()
+	if g, ok := deps.Generator.(*jobs.ModelGenerator); ok {
+		g.Close()
+	}
+}
+
+// DefaultDeps are the real services: the persisted settings, the model file's generator, its
+// geometry (or the published one) and the device budget, the output folder's history and the
+// stored preview projection.
+func DefaultDeps() Deps {
+	d := Deps{Settings: settings.Defaults(), ScanHistory: true, ClipboardImage: systemClipboardImage}
+	if st, err := settings.DefaultStore(); err != nil {
+		d.SettingsErr = err
+	} else {
+		d.Store = st
+		d.Settings, d.SettingsErr = st.Load()
+	}
+	d.Generator = &jobs.ModelGenerator{Path: d.Settings.Model}
+	d.Geometry = memplan.PublishedGeometry()
+	if d.Settings.Model != "" {
+		if g, err := memplan.GeometryOf(d.Settings.Model); err == nil {
+			d.Geometry = g
+		}
+	}
+	d.Budget = memplan.DeviceBudget(d.Settings.Backend)
+	d.History = history.New(d.Settings.OutputFolder)
+	if p, err := preview.Default(); err == nil {
+		d.Projection = p
+	}
+	return d
 }

@@ -1,0 +1,99 @@
+package ui
+
+import (
+	"image"
+	"runtime"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+)
+
+// hasMetal is whether this build can run on the GPU.
+var hasMetal = runtime.GOOS == "darwin" && runtime.GOARCH == "arm64"
+
+// canvasView shows the live preview and then the final image, over a checkerboard, fitted to
+// the area or at 100 %.
+type canvasView struct {
+	img     *canvas.Image
+	empty   *widget.Label
+	caption *widget.Label
+	zoom    *widget.RadioGroup
+	holder  *fyne.Container
+	fitted  fyne.CanvasObject
+	actual  *container.Scroll
+	current image.Image // what is shown (composited over the checkerboard)
+	pixelW  int         // the image's size in image pixels (the preview's target size)
+	pixelH  int
+	showing bool
+	box     fyne.CanvasObject
+	isFinal bool
+}
+
+func newCanvasView() *canvasView {
+	v := &canvasView{}
+	v.img = canvas.NewImageFromImage(nil)
+	v.img.FillMode = canvas.ImageFillContain
+	v.img.ScaleMode = canvas.ImageScaleSmooth
+	v.empty = widget.NewLabelWithStyle("Your image appears here, step by step.", fyne.TextAlignCenter, fyne.TextStyle{Italic: true})
+	v.caption = widget.NewLabel("")
+	v.caption.Importance = widget.LowImportance
+	v.zoom = widget.NewRadioGroup([]string{"Fit", "100 %"}, func(string) { v.layoutZoom() })
+	v.zoom.Horizontal = true
+	v.zoom.Required = true
+	v.zoom.SetSelected("Fit")
+	v.fitted = container.NewStack(v.img)
+	v.actual = container.NewScroll(container.NewCenter())
+	v.holder = container.NewStack(container.NewCenter(v.empty))
+	v.box = container.NewBorder(container.NewBorder(nil, nil, nil, v.zoom, v.caption), nil, nil, nil, v.holder)
+	return v
+}
+
+// showPreview draws a step's preview (one pixel per latent) at the output's size.
+func (v *canvasView) showPreview(img image.Image, w, h int) {
+	v.isFinal = false
+	v.caption.SetText("Preview of the model's current guess (a fast linear projection of the latents)")
+	v.set(overChecker(upscaleNearest(img, 4), 8), w, h)
+}
+
+// showFinal draws the decoded image.
+func (v *canvasView) showFinal(img image.Image) {
+	v.isFinal = true
+	b := img.Bounds()
+	v.caption.SetText("")
+	v.set(overChecker(img, 16), b.Dx(), b.Dy())
+}
+
+func (v *canvasView) set(img image.Image, w, h int) {
+	v.current, v.pixelW, v.pixelH = img, w, h
+	v.img.Image = img
+	v.img.Refresh()
+	if !v.showing {
+		v.showing = true
+		v.layoutZoom()
+	}
+	if v.zoom.Selected == "100 %" {
+		v.layoutZoom()
+	}
+}
+
+// layoutZoom puts the image in the fitted or the 100 % holder.
+func (v *canvasView) layoutZoom() {
+	if v.holder == nil || !v.showing {
+		return
+	}
+	if v.zoom.Selected == "100 %" {
+		v.img.FillMode = canvas.ImageFillStretch
+		v.img.SetMinSize(fyne.NewSize(float32(v.pixelW), float32(v.pixelH)))
+		v.actual.Content = container.NewCenter(v.img)
+		v.actual.Refresh()
+		v.holder.Objects = []fyne.CanvasObject{v.actual}
+	} else {
+		v.img.FillMode = canvas.ImageFillContain
+		v.img.SetMinSize(fyne.NewSize(0, 0))
+		v.fitted = container.NewStack(v.img)
+		v.holder.Objects = []fyne.CanvasObject{v.fitted}
+	}
+	v.holder.Refresh()
+}

@@ -1,0 +1,45 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// systemClipboardImage returns the clipboard's image as PNG bytes, or nil. Fyne's clipboard is
+// text only, so this asks the system: on macOS through osascript («class PNGf»), on Linux through
+// wl-paste or xclip when installed. It gives up after two seconds.
+func systemClipboardImage() []byte {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	switch runtime.GOOS {
+	case "darwin":
+		out, err := exec.CommandContext(ctx, "osascript", "-e", "the clipboard as «class PNGf»").Output()
+		if err != nil {
+			return nil
+		}
+		s := strings.TrimSpace(string(out)) // «data PNGf89504E47…»
+		s = strings.TrimPrefix(s, "«data PNGf")
+		s = strings.TrimSuffix(s, "»")
+		b, err := hex.DecodeString(s)
+		if err != nil {
+			return nil
+		}
+		return b
+	case "linux":
+		for _, cmd := range [][]string{{"wl-paste", "--type", "image/png"}, {"xclip", "-selection", "clipboard", "-t", "image/png", "-o"}} {
+			if _, err := exec.LookPath(cmd[0]); err != nil {
+				continue
+			}
+			out, err := exec.CommandContext(ctx, cmd[0], cmd[1:]...).Output()
+			if err == nil && bytes.HasPrefix(out, []byte("\x89PNG")) {
+				return out
+			}
+		}
+	}
+	return nil
+}

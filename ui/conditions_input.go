@@ -1,0 +1,150 @@
+package ui
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/storage"
+
+	"easel/app/compose"
+	"easel/engine/imageio"
+)
+
+// dropped is the window's drop handler: every dropped file becomes a condition image, in the
+// order given, until the limit; files that cannot be used get a message, never a crash.
+func (s *studio) dropped(_ fyne.Position, uris []fyne.URI) {
+	var paths []string
+	for _, u := range uris {
+		if u.Scheme() != "file" {
+			s.say("%s is not a file on this Mac: drop image files.", u.String())
+			continue
+		}
+		paths = append(paths, u.Path())
+	}
+	s.addFiles(paths)
+}
+
+// addFiles loads image files off the UI goroutine and adds them in order.
+func (s *studio) addFiles(paths []string) {
+	if len(paths) == 0 {
+		return
+	}
+	go func() {
+		type loaded struct {
+			c   compose.Condition
+			err error
+		}
+		results := make([]loaded, len(paths))
+		for i, p := range paths {
+			results[i].c, results[i].err = compose.LoadCondition(p)
+		}
+		s.deps.Do(func() {
+			var problems []string
+			for _, r := range results {
+				if r.err == nil {
+					r.err = s.draft.Add(r.c)
+				}
+				if r.err != nil {
+					problems = append(problems, r.err.Error())
+				}
+			}
+			s.conditionsChanged()
+			if len(problems) > 0 {
+				s.say("%s", strings.Join(problems, "\n"))
+			}
+		})
+	}()
+}
+
+// pasteImage adds the clipboard's image, or the image file its text names. quiet is false when
+// called from a text field: a paste with neither falls through to ordinary text.
+func (s *studio) pasteImage(cb fyne.Clipboard, fromButton bool) bool {
+	if s.deps.ClipboardImage != nil {
+		if data := s.deps.ClipboardImage(); len(data) > 0 {
+			s.pasted++
+			c, err := compose.NewCondition(fmt.Sprintf("pasted image %d", s.pasted), data)
+			if err == nil {
+				err = s.draft.Add(c)
+			}
+			if err != nil {
+				s.say("%v", err)
+			}
+			s.conditionsChanged()
+			return true
+		}
+	}
+	if cb == nil {
+		return false
+	}
+	var paths []string
+	for _, line := range strings.Split(strings.TrimSpace(cb.Content()), "\n") {
+		line = strings.TrimSpace(line)
+		if u, err := storage.ParseURI(line); err == nil && u.Scheme() == "file" && strings.HasPrefix(line, "file://") {
+			line = u.Path()
+		}
+		if st, err := os.Stat(line); err == nil && !st.IsDir() && line != "" {
+			paths = append(paths, line)
+		} else if fromButton && line != "" {
+			s.say("%q is not an image file: copy an image, or an image file's path (%s).", shortText(line), imageio.Formats)
+			return true
+		}
+	}
+	if len(paths) == 0 {
+		return false
+	}
+	s.addFiles(paths)
+	return true
+}
+
+// pickImages opens the file dialog.
+func (s *studio) pickImages() {
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+		if err != nil {
+			s.say("The file could not be opened: %v", err)
+			return
+		}
+		if r == nil {
+			return
+		}
+		path := r.URI().Path()
+		r.Close()
+		s.addFiles([]string{path})
+	}, s.win)
+	d.SetFilter(storage.NewExtensionFileFilter([]string{".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff"}))
+	d.Resize(fyne.NewSize(900, 600))
+	d.Show()
+}
+
+func (s *studio) moveCondition(i, delta int) {
+	s.draft.Move(i, delta)
+	s.conditionsChanged()
+}
+
+func (s *studio) removeCondition(i int) {
+	s.draft.Remove(i)
+	s.conditionsChanged()
+}
+
+// conditionsChanged refreshes the list and everything the images affect (size, memory).
+func (s *studio) conditionsChanged() {
+	s.conditions.refresh()
+	s.draftChanged()
+}
+
+// clipboard is the window's clipboard (nil in tests without one).
+func (s *studio) clipboard() fyne.Clipboard {
+	if a := fyne.CurrentApp(); a != nil {
+		return a.Clipboard()
+	}
+	return nil
+}
+
+func shortText(s string) string {
+	if r := []rune(s); len(r) > 60 {
+		return string(r[:59]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,35 @@
+package ui
+
+import (
+	"time"
+
+	"easel/app/history"
+	"easel/app/jobs"
+	"easel/app/memplan"
+	"easel/app/preview"
+	"easel/app/settings"
+)
+
+// Deps are the app services the window works with. Run builds the real ones; tests pass fakes.
+type Deps struct {
+	Settings settings.Settings
+	// Store persists settings changed in the window (backend, model); nil keeps them in memory.
+	Store *settings.Store
+	// SettingsErr is a problem reading the settings, shown once in the window.
+	SettingsErr error
+	Generator   jobs.Generator
+	// Geometry is the model's, for the memory prediction; Budget is the device budget in bytes
+	// (0: unknown, nothing is refused).
+	Geometry memplan.Geometry
+	Budget   int64
+	History  *history.Store
+	// ScanHistory reads the output folder's past images when the window opens.
+	ScanHistory bool
+	Projection  *preview.Projection
+	// ClipboardImage returns an image file's bytes from the system clipboard, or nil.
+	ClipboardImage func() []byte
+	// Do runs f on the UI goroutine (fyne.Do when nil). Tests collect the calls and run them on
+	// the test goroutine.
+	Do  func(f func())
+	Now func() time.Time
+}

@@ -1,0 +1,168 @@
+package ui
+
+import (
+	"context"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+
+	"easel/app/history"
+	"easel/app/memplan"
+	"easel/app/preview"
+	"easel/app/settings"
+	"easel/engine/ml"
+	"easel/engine/pipeline"
+)
+
+// harness is a main window on the test driver whose UI calls (fyne.Do) are collected and run on
+// the test goroutine by pump, so tests see a consistent UI without sleeping.
+type harness struct {
+	t     *testing.T
+	w     fyne.Window
+	s     *studio
+	gen   *scriptedGen
+	calls chan func()
+	dir   string
+}
+
+func newHarness(t *testing.T, budget int64) *harness {
+	t.Helper()
+	a := test.NewTempApp(t)
+	h := &harness{t: t, gen: newScriptedGen(), calls: make(chan func(), 4096), dir: t.TempDir()}
+	set := settings.Defaults()
+	set.OutputFolder = filepath.Join(h.dir, "out")
+	proj, err := preview.Load(preview.TinyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := Deps{
+		Settings: set, Generator: h.gen, Geometry: memplan.PublishedGeometry(), Budget: budget,
+		History: history.New(set.OutputFolder), Projection: proj,
+		Do:  func(f func()) { h.calls <- f },
+		Now: func() time.Time { return time.Date(2026, 12, 2, 11, 0, 0, 0, time.UTC) },
+	}
+	h.w, h.s = newMainWindow(a, deps)
+	h.w.Resize(fyne.NewSize(1400, 860))
+	t.Cleanup(func() {
+		// Keep running UI calls while the window closes (the queue waits for its worker).
+		done := make(chan struct{})
+		go func() {
+			for {
+				select {
+				case <-h.calls:
+				case <-done:
+					return
+				}
+			}
+		}()
+		h.w.Close()
+		close(done)
+	})
+	return h
+}
+
+// pump runs collected UI calls until cond holds; it fails after a generous deadline instead of
+// hanging (a deadline, not a synchronisation sleep).
+func (h *harness) pump(what string, cond func() bool) {
+	h.t.Helper()
+	deadline := time.After(20 * time.Second)
+	for !cond() {
+		select {
+		case f := <-h.calls:
+			f()
+		case <-deadline:
+			h.t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// writePNG writes a w×h PNG (a gradient with some transparency) and returns its path.
+func (h *harness) writePNG(name string, w, hgt int) string {
+	h.t.Helper()
+	img := image.NewNRGBA(image.Rect(0, 0, w, hgt))
+	for y := range hgt {
+		for x := range w {
+			img.SetNRGBA(x, y, color.NRGBA{uint8(x * 255 / w), uint8(y * 255 / hgt), 128, uint8(128 + x*127/w)})
+		}
+	}
+	path := filepath.Join(h.dir, name)
+	f, err := os.Create(path)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer f.Close()
+	if err := png.Encode(f, img); err != nil {
+		h.t.Fatal(err)
+	}
+	return path
+}
+
+// scriptedGen is a fake generator: each run sends the stages, then denoising steps one at a
+// time as the test allows them (step), then finishes when released; cancellation ends it.
+type scriptedGen struct {
+	started chan pipeline.Request
+	step    chan struct{}
+	release chan struct{}
+}
+
+func newScriptedGen() *scriptedGen {
+	return &scriptedGen{started: make(chan pipeline.Request, 8), step: make(chan struct{}, 64), release: make(chan struct{}, 8)}
+}
+
+const fakeSteps = 4
+
+func (g *scriptedGen) Run(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
+	defer close(events)
+	g.started <- req
+	mem := pipeline.Memory{
+		Weights:      []pipeline.ComponentBytes{{Name: "dit", Bytes: 4e9}, {Name: "te", Bytes: 8e9}, {Name: "vae", Bytes: 5e8}},
+		PrefixKV:     []int64{2e8},
+		Activations:  8e8,
+		PeakRSS:      13e9,
+		DeviceBudget: 24e9,
+	}
+	var timings [ml.NumClasses]ml.ClassTime
+	for _, st := range []pipeline.Stage{pipeline.StageEncodingPrompt, pipeline.StageEncodingImages, pipeline.StagePrefill} {
+		events <- pipeline.Event{Stage: st, Steps: fakeSteps, Memory: mem}
+	}
+	h, w := req.Height/16, req.Width/16
+	for i := 1; i <= fakeSteps; i++ {
+		select {
+		case <-g.step:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		timings[ml.ClassGemm].Time += 3 * time.Second
+		timings[ml.ClassAttn].Time += time.Second
+		x0 := make([]float32, h*w*preview.Channels)
+		for j := range x0 {
+			x0[j] = float32(j%7) - 3
+		}
+		ev := pipeline.Event{Stage: pipeline.StageDenoising, Step: i, Steps: fakeSteps, StepTime: 2 * time.Second,
+			ETA: time.Duration(fakeSteps-i+1) * 2 * time.Second, Elapsed: time.Duration(i) * 2 * time.Second,
+			Timings: timings, Memory: mem,
+			Preview: &pipeline.Preview{X0: x0, H: h, W: w}}
+		if req.Preview != nil {
+			ev.Preview.Image = req.Preview(x0, h, w)
+		}
+		events <- ev
+	}
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	events <- pipeline.Event{Stage: pipeline.StageDecoding, Steps: fakeSteps, Memory: mem, Timings: timings}
+	img := image.NewNRGBA(image.Rect(0, 0, req.Width, req.Height))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(i % 251)
+	}
+	return &pipeline.Result{Image: img, Width: req.Width, Height: req.Height, Steps: fakeSteps, CFG: req.CFG, Seed: req.Seed, Timings: timings}, nil
+}

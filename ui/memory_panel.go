@@ -1,0 +1,157 @@
+package ui
+
+import (
+	"fmt"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+
+	"easel/app/compose"
+	"easel/app/jobs"
+	"easel/app/memplan"
+	"easel/engine/pipeline"
+)
+
+// memoryPanel shows one bar per component against the device budget: before a run the
+// prediction for the chosen size and images, during a run the pipeline's ledger.
+type memoryPanel struct {
+	s       *studio
+	title   *widget.Label
+	rows    *fyne.Container
+	verdict *widget.Label
+	useSize *widget.Button
+	box     fyne.CanvasObject
+}
+
+// componentNames are the ledger's network names as the panel says them.
+var componentNames = map[string]string{"dit": "Weights · denoiser", "te": "Weights · text encoder", "vis": "Weights · vision tower", "vae": "Weights · VAE", "other": "Weights · other"}
+
+func newMemoryPanel(s *studio) *memoryPanel {
+	p := &memoryPanel{s: s, title: heading("Memory"), rows: container.NewVBox(), verdict: widget.NewLabel("")}
+	p.verdict.Wrapping = fyne.TextWrapWord
+	p.useSize = widget.NewButton("", nil)
+	p.useSize.Hide()
+	p.box = container.NewVBox(p.title, p.rows, p.verdict, p.useSize)
+	return p
+}
+
+// bar is one component: its name and bytes against the budget.
+type bar struct {
+	name  string
+	bytes int64
+}
+
+func (p *memoryPanel) setBars(bars []bar, budget int64) {
+	objs := make([]fyne.CanvasObject, 0, 2*len(bars))
+	for _, b := range bars {
+		pb := widget.NewProgressBar()
+		size := memplan.GB(b.bytes)
+		pb.TextFormatter = func() string { return size }
+		if budget > 0 {
+			pb.SetValue(min(float64(b.bytes)/float64(budget), 1))
+		}
+		label := widget.NewLabel(b.name)
+		label.Importance = widget.LowImportance
+		objs = append(objs, container.NewGridWithColumns(2, label, pb))
+	}
+	p.rows.Objects = objs
+	p.rows.Refresh()
+}
+
+func weightBars(ws []pipeline.ComponentBytes) []bar {
+	var out []bar
+	for _, w := range ws {
+		name := componentNames[w.Name]
+		if name == "" {
+			name = "Weights · " + w.Name
+		}
+		out = append(out, bar{name, w.Bytes})
+	}
+	return out
+}
+
+func kvBars(kv []int64) []bar {
+	var out []bar
+	for i, b := range kv {
+		name := "Prefix K/V · prompt"
+		if i == 1 {
+			name = "Prefix K/V · negative prompt"
+		}
+		out = append(out, bar{name, b})
+	}
+	return out
+}
+
+// showPrediction shows the prediction before a run, and whether it fits.
+func (p *memoryPanel) showPrediction(pr memplan.Prediction, plan memplan.Plan, g memplan.Geometry) {
+	title := fmt.Sprintf("Memory — predicted for %d×%d", plan.Width, plan.Height)
+	if n := len(plan.Conditions); n > 0 {
+		title += fmt.Sprintf(", %d image(s)", n)
+	}
+	p.title.SetText(title)
+	bars := weightBars(g.Weights)
+	bars = append(bars, kvBars(pr.PrefixKV)...)
+	bars = append(bars, bar{"Activations · denoiser", pr.Activations}, bar{"Activations · VAE", pr.VAE}, bar{"Peak", pr.Peak})
+	p.setBars(bars, pr.Budget)
+	p.useSize.Hide()
+	budget := p.budgetName(pr.Budget)
+	switch {
+	case pr.Budget <= 0:
+		p.verdict.SetText(fmt.Sprintf("Peak about %s; the device budget is unknown here, so nothing is refused.", memplan.GB(pr.Peak)))
+	case pr.Fits():
+		p.verdict.SetText(fmt.Sprintf("Fits: peak about %s of %s usable (%s, %d %% kept for the system).", memplan.GB(pr.Peak), memplan.GB(pr.Usable()), budget, int(memplan.Reserve*100)))
+	default:
+		msg := fmt.Sprintf("Does not fit: this %s; Generate stays off so the machine does not swap.", pr.Explain())
+		if w, h, ok := memplan.LargestFitting(g, plan, pr.Budget); ok {
+			msg += fmt.Sprintf(" The largest size of this shape that fits is %d×%d.", w, h)
+			p.useSize.SetText(fmt.Sprintf("Use %d×%d", w, h))
+			p.useSize.OnTapped = func() { p.s.useCustomSize(w, h) }
+			p.useSize.Show()
+		} else if len(plan.Conditions) > 0 {
+			msg += " Even a small image does not fit with these condition images: remove some, or turn CFG off."
+		} else {
+			msg += " Even a small image does not fit: the model's weights alone are too large for this machine."
+		}
+		p.verdict.SetText(msg)
+	}
+	if g.Estimated {
+		p.verdict.SetText(p.verdict.Text + " (Weights estimated for the published model until one is chosen.)")
+	}
+}
+
+func (p *memoryPanel) budgetName(budget int64) string {
+	if p.s.draft.Backend == "cpu" || !hasMetal {
+		return memplan.GB(budget) + " physical memory"
+	}
+	return memplan.GB(budget) + " GPU working set (estimated)"
+}
+
+// showError says why no prediction can be made (no size).
+func (p *memoryPanel) showError(err error) {
+	p.title.SetText("Memory")
+	p.setBars(nil, 0)
+	p.useSize.Hide()
+	p.verdict.SetText(err.Error())
+}
+
+// showLedger shows the running job's live ledger.
+func (p *memoryPanel) showLedger(m pipeline.Memory, j jobs.Job) {
+	p.title.SetText(fmt.Sprintf("Memory — live, job %d", j.ID))
+	bars := weightBars(m.Weights)
+	bars = append(bars, kvBars(m.PrefixKV)...)
+	bars = append(bars, bar{"Activations · denoiser (estimate)", m.Activations})
+	if m.PeakRSS > 0 {
+		bars = append(bars, bar{"Peak resident (measured)", m.PeakRSS})
+	}
+	p.setBars(bars, m.DeviceBudget)
+	p.useSize.Hide()
+	p.verdict.SetText(fmt.Sprintf("Go heap %s; budget %s.", memplan.GB(m.GoHeap), memplan.GB(m.DeviceBudget)))
+}
+
+// useCustomSize switches the draft to a custom size (the memory panel's suggestion).
+func (s *studio) useCustomSize(w, h int) {
+	s.draft.Size, s.draft.CustomW, s.draft.CustomH = compose.SizeCustom, w, h
+	s.options.load(&s.draft)
+	s.draftChanged()
+}

@@ -1,0 +1,312 @@
+package ui
+
+import (
+	"fmt"
+	"strconv"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"easel/app/compose"
+	"easel/app/settings"
+)
+
+// Size choices in the size menu besides the presets.
+const (
+	sizeCustomLabel    = "Custom"
+	sizeFromImageLabel = "From the last condition image"
+)
+
+// optionsPanel holds size, steps, CFG, seed, backend and model.
+type optionsPanel struct {
+	s *studio
+
+	sizeSelect  *widget.Select
+	scaleRadio  *widget.RadioGroup
+	customW     *widget.Entry
+	customH     *widget.Entry
+	customRow   fyne.CanvasObject
+	sizeResult  *widget.Label
+	steps       *widget.Entry
+	cfg         *widget.Slider
+	cfgLabel    *widget.Label
+	seedMode    *widget.RadioGroup
+	seedEntry   *widget.Entry
+	lastSeed    *widget.Label
+	copySeed    *widget.Button
+	backend     *widget.Select
+	modelLabel  *widget.Label
+	box         fyne.CanvasObject
+	loadingDraf bool // true while load() sets widgets, so their callbacks do not echo back
+}
+
+func newOptionsPanel(s *studio) *optionsPanel {
+	p := &optionsPanel{s: s}
+	var sizeNames []string
+	for _, a := range compose.Aspects {
+		sizeNames = append(sizeNames, a.Name)
+	}
+	sizeNames = append(sizeNames, sizeCustomLabel, sizeFromImageLabel)
+	p.sizeSelect = widget.NewSelect(sizeNames, func(v string) { p.sizeChosen(v) })
+	p.scaleRadio = widget.NewRadioGroup([]string{"1K", "2K"}, func(v string) {
+		if p.loadingDraf {
+			return
+		}
+		s.draft.Scale = compose.Scale1K
+		if v == "2K" {
+			s.draft.Scale = compose.Scale2K
+		}
+		s.draftChanged()
+	})
+	p.scaleRadio.Horizontal = true
+	p.scaleRadio.Required = true
+	p.customW, p.customH = widget.NewEntry(), widget.NewEntry()
+	p.customW.OnChanged = func(string) { p.customChanged() }
+	p.customH.OnChanged = func(string) { p.customChanged() }
+	p.customRow = container.NewGridWithColumns(3, p.customW, widget.NewLabel("×"), p.customH)
+	p.sizeResult = widget.NewLabel("")
+
+	p.steps = widget.NewEntry()
+	p.steps.OnChanged = func(v string) {
+		if p.loadingDraf {
+			return
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 200 {
+			s.say("Steps: give a whole number from 1 to 200.")
+			return
+		}
+		s.draft.Steps = n
+	}
+	p.cfgLabel = widget.NewLabel("")
+	p.cfg = widget.NewSlider(1, 10)
+	p.cfg.Step = 0.5
+	p.cfg.OnChanged = func(v float64) {
+		p.cfgLabel.SetText(cfgText(v))
+		if p.loadingDraf {
+			return
+		}
+		s.draft.CFG = v
+		s.prompt.setGuided(s.draft.Guided())
+		s.draftChanged()
+	}
+
+	p.seedMode = widget.NewRadioGroup([]string{"Random", "Fixed"}, func(v string) {
+		if p.loadingDraf {
+			return
+		}
+		s.draft.RandomSeed = v != "Fixed"
+		if s.draft.RandomSeed {
+			p.seedEntry.Disable()
+		} else {
+			p.seedEntry.Enable()
+			if p.seedEntry.Text == "" && s.haveSeed {
+				p.seedEntry.SetText(strconv.FormatUint(s.lastSeed, 10))
+			}
+		}
+	})
+	p.seedMode.Horizontal = true
+	p.seedMode.Required = true
+	p.seedEntry = widget.NewEntry()
+	p.seedEntry.SetPlaceHolder("seed")
+	p.seedEntry.OnChanged = func(v string) {
+		if p.loadingDraf {
+			return
+		}
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			if v != "" {
+				s.say("Seed: give a whole number from 0 to %d.", uint64(1<<64-1))
+			}
+			return
+		}
+		s.draft.Seed = n
+	}
+	p.lastSeed = widget.NewLabel("Last seed: —")
+	p.copySeed = widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() {
+		if cb := s.clipboard(); cb != nil && s.haveSeed {
+			cb.SetContent(strconv.FormatUint(s.lastSeed, 10))
+			s.say("Seed %d copied.", s.lastSeed)
+		}
+	})
+	p.copySeed.Disable()
+
+	p.backend = widget.NewSelect([]string{"Auto", "Metal", "CPU"}, func(v string) {
+		if p.loadingDraf {
+			return
+		}
+		s.setBackend(map[string]settings.Backend{"Auto": settings.BackendAuto, "Metal": settings.BackendMetal, "CPU": settings.BackendCPU}[v])
+	})
+	p.modelLabel = widget.NewLabel("")
+	p.modelLabel.Truncation = fyne.TextTruncateEllipsis
+	chooseModel := widget.NewButton("Choose…", s.pickModel)
+
+	form := widget.NewForm(
+		widget.NewFormItem("Size", container.NewBorder(nil, nil, nil, p.scaleRadio, p.sizeSelect)),
+		widget.NewFormItem("", container.NewVBox(p.customRow, p.sizeResult)),
+		widget.NewFormItem("Steps", p.steps),
+		widget.NewFormItem("CFG scale", container.NewBorder(nil, nil, nil, p.cfgLabel, p.cfg)),
+		widget.NewFormItem("Seed", container.NewBorder(nil, nil, p.seedMode, nil, p.seedEntry)),
+		widget.NewFormItem("", container.NewBorder(nil, nil, nil, p.copySeed, p.lastSeed)),
+		widget.NewFormItem("Backend", p.backend),
+		widget.NewFormItem("Model", container.NewBorder(nil, nil, nil, chooseModel, p.modelLabel)),
+	)
+	p.box = container.NewVBox(heading("Image"), form)
+	p.load(&s.draft)
+	return p
+}
+
+func cfgText(v float64) string {
+	if v <= 1 {
+		return "1 (off)"
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+// load shows a draft's settings.
+func (p *optionsPanel) load(d *compose.Draft) {
+	p.loadingDraf = true
+	defer func() { p.loadingDraf = false }()
+	switch d.Size {
+	case compose.SizePreset:
+		p.sizeSelect.SetSelected(d.Aspect.Name)
+	case compose.SizeCustom:
+		p.sizeSelect.SetSelected(sizeCustomLabel)
+	default:
+		p.sizeSelect.SetSelected(sizeFromImageLabel)
+	}
+	p.scaleRadio.SetSelected(map[compose.Scale]string{compose.Scale1K: "1K", compose.Scale2K: "2K"}[d.Scale])
+	p.customW.SetText(strconv.Itoa(d.CustomW))
+	p.customH.SetText(strconv.Itoa(d.CustomH))
+	p.steps.SetText(strconv.Itoa(d.Steps))
+	p.cfg.SetValue(max(d.CFG, 1))
+	p.cfgLabel.SetText(cfgText(d.CFG))
+	if d.RandomSeed {
+		p.seedMode.SetSelected("Random")
+		p.seedEntry.Disable()
+	} else {
+		p.seedMode.SetSelected("Fixed")
+		p.seedEntry.Enable()
+		p.seedEntry.SetText(strconv.FormatUint(d.Seed, 10))
+	}
+	p.backend.SetSelected(map[settings.Backend]string{settings.BackendAuto: "Auto", settings.BackendMetal: "Metal", settings.BackendCPU: "CPU"}[d.Backend])
+	p.showModel(d.Model)
+	p.refreshSize()
+}
+
+func (p *optionsPanel) showModel(path string) {
+	if path == "" {
+		p.modelLabel.SetText("none chosen")
+		return
+	}
+	p.modelLabel.SetText(shortPath(path))
+}
+
+// sizeChosen applies the size menu.
+func (p *optionsPanel) sizeChosen(v string) {
+	if p.loadingDraf {
+		p.refreshSize()
+		return
+	}
+	d := &p.s.draft
+	switch v {
+	case sizeCustomLabel:
+		d.Size = compose.SizeCustom
+	case sizeFromImageLabel:
+		d.Size = compose.SizeFromImage
+	default:
+		a, err := compose.AspectByName(v)
+		if err != nil {
+			return
+		}
+		d.Size, d.Aspect = compose.SizePreset, a
+	}
+	p.s.draftChanged()
+}
+
+func (p *optionsPanel) customChanged() {
+	if p.loadingDraf {
+		return
+	}
+	w, errW := strconv.Atoi(p.customW.Text)
+	h, errH := strconv.Atoi(p.customH.Text)
+	if errW != nil || errH != nil {
+		return
+	}
+	p.s.draft.CustomW, p.s.draft.CustomH = w, h
+	p.s.draftChanged()
+}
+
+// refreshSize shows the size the draft will make and which inputs apply.
+func (p *optionsPanel) refreshSize() {
+	d := &p.s.draft
+	if d.Size == compose.SizeCustom {
+		p.customRow.Show()
+	} else {
+		p.customRow.Hide()
+	}
+	if d.Size == compose.SizePreset {
+		p.scaleRadio.Enable()
+	} else {
+		p.scaleRadio.Disable()
+	}
+	w, h, err := d.OutputSize()
+	switch {
+	case err != nil:
+		p.sizeResult.SetText(err.Error())
+	case d.Size == compose.SizeCustom && (w != d.CustomW || h != d.CustomH):
+		p.sizeResult.SetText(fmt.Sprintf("%d × %d px (snapped to multiples of 32)", w, h))
+	default:
+		p.sizeResult.SetText(fmt.Sprintf("%d × %d px", w, h))
+	}
+	p.sizeResult.Wrapping = fyne.TextWrapWord
+}
+
+// showLastSeed shows the seed a run used, for copying.
+func (p *optionsPanel) showLastSeed(seed uint64) {
+	p.lastSeed.SetText(fmt.Sprintf("Last seed: %d", seed))
+	p.copySeed.Enable()
+}
+
+// setBackend records the backend choice (persisted when there is a store).
+func (s *studio) setBackend(b settings.Backend) {
+	s.draft.Backend = b
+	s.deps.Settings.Backend = b
+	s.persist()
+	if b == settings.BackendMetal && !hasMetal {
+		s.say("Metal is only on Apple silicon Macs; this machine runs on the CPU.")
+	}
+}
+
+// pickModel chooses the .cmf model file.
+func (s *studio) pickModel() {
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+		if err != nil || r == nil {
+			return
+		}
+		path := r.URI().Path()
+		r.Close()
+		s.draft.Model = path
+		s.deps.Settings.Model = path
+		s.persist()
+		s.options.showModel(path)
+		s.say("Model set to %s; it is opened at the next Generate. Restart Easel to predict memory from its own sizes.", shortPath(path))
+	}, s.win)
+	d.SetFilter(storage.NewExtensionFileFilter([]string{".cmf"}))
+	d.Resize(fyne.NewSize(900, 600))
+	d.Show()
+}
+
+// persist saves the settings when the window has a store.
+func (s *studio) persist() {
+	if s.deps.Store == nil {
+		return
+	}
+	if err := s.deps.Store.Save(s.deps.Settings); err != nil {
+		s.say("Settings were not saved: %v", err)
+	}
+}

@@ -1,0 +1,110 @@
+package ui
+
+import (
+	"fmt"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+
+	"easel/app/jobs"
+	"easel/engine/pipeline"
+)
+
+// progressView shows where the running job is: its stage, step i of N, seconds per step and
+// the time left.
+type progressView struct {
+	stage *widget.Label
+	rate  *widget.Label
+	bar   *widget.ProgressBar
+	box   fyne.CanvasObject
+}
+
+func newProgressView() *progressView {
+	p := &progressView{stage: widget.NewLabel("Ready."), rate: widget.NewLabel(""), bar: widget.NewProgressBar()}
+	p.stage.Truncation = fyne.TextTruncateEllipsis
+	p.bar.TextFormatter = func() string { return "" }
+	p.box = container.NewVBox(container.NewBorder(nil, nil, nil, p.rate, p.stage), p.bar)
+	return p
+}
+
+func (p *progressView) start(j jobs.Job) {
+	p.stage.SetText(fmt.Sprintf("Job %d: starting — %s", j.ID, j.Label))
+	p.rate.SetText("")
+	p.bar.SetValue(0)
+}
+
+// StageText is the progress line for an event: "Step 3 of 20", "Encoding prompt…".
+func StageText(ev pipeline.Event) string {
+	switch ev.Stage {
+	case pipeline.StageEncodingPrompt:
+		return "Encoding prompt…"
+	case pipeline.StageEncodingImages:
+		return "Encoding images…"
+	case pipeline.StagePrefill:
+		return "Prefill (reading the prompt and images once)…"
+	case pipeline.StageDenoising:
+		if ev.Step == 0 {
+			return fmt.Sprintf("Step 0 of %d", ev.Steps)
+		}
+		return fmt.Sprintf("Step %d of %d", ev.Step, ev.Steps)
+	case pipeline.StageDecoding:
+		return "Decoding…"
+	case pipeline.StageDone:
+		return "Done"
+	}
+	return ev.Stage.String()
+}
+
+// RateText is "3.2 s/step · about 41 s left" once a step has finished.
+func RateText(ev pipeline.Event) string {
+	if ev.StepTime <= 0 {
+		return fmt.Sprintf("%s elapsed", roundDuration(ev.Elapsed))
+	}
+	return fmt.Sprintf("%.1f s/step · about %s left", ev.StepTime.Seconds(), roundDuration(ev.ETA))
+}
+
+func (p *progressView) showEvent(j jobs.Job, ev pipeline.Event) {
+	p.stage.SetText(fmt.Sprintf("Job %d: %s", j.ID, StageText(ev)))
+	p.rate.SetText(RateText(ev))
+	// The bar: the steps, with the stages before and after as thin slices at the ends.
+	switch {
+	case ev.Stage < pipeline.StageDenoising:
+		p.bar.SetValue(0.02 * float64(ev.Stage+1))
+	case ev.Stage == pipeline.StageDenoising && ev.Steps > 0:
+		p.bar.SetValue(0.06 + 0.9*float64(ev.Step)/float64(ev.Steps))
+	case ev.Stage == pipeline.StageDecoding:
+		p.bar.SetValue(0.97)
+	default:
+		p.bar.SetValue(1)
+	}
+}
+
+func (p *progressView) done(j jobs.Job) {
+	r := j.Result
+	p.stage.SetText(fmt.Sprintf("Job %d: done — %d×%d, %d steps, seed %d", j.ID, r.Width, r.Height, r.Steps, r.Seed))
+	p.rate.SetText(fmt.Sprintf("%s in all", roundDuration(r.StageTimes[pipeline.StageDone])))
+	p.bar.SetValue(1)
+}
+
+func (p *progressView) failed(j jobs.Job) {
+	p.stage.SetText(fmt.Sprintf("Job %d failed.", j.ID))
+	p.rate.SetText("")
+	p.bar.SetValue(0)
+}
+
+func (p *progressView) cancelled(j jobs.Job) {
+	p.stage.SetText(fmt.Sprintf("Job %d cancelled.", j.ID))
+	p.rate.SetText("")
+	p.bar.SetValue(0)
+}
+
+// roundDuration prints a duration the way people say it: "41 s", "3 min 20 s".
+func roundDuration(d time.Duration) string {
+	if d < time.Minute {
+		return fmt.Sprintf("%d s", int(d.Round(time.Second).Seconds()))
+	}
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
+}

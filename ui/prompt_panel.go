@@ -1,0 +1,81 @@
+package ui
+
+import (
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+
+	"easel/app/compose"
+)
+
+// promptPanel holds the prompt, the negative prompt and the transparent-background toggle.
+type promptPanel struct {
+	prompt      *promptEntry
+	negative    *promptEntry
+	negHint     *widget.Label
+	transparent *widget.Check
+	box         fyne.CanvasObject
+}
+
+func newPromptPanel(s *studio) *promptPanel {
+	p := &promptPanel{}
+	p.prompt = newPromptEntry(s)
+	p.prompt.SetPlaceHolder("Describe the image…")
+	p.prompt.SetMinRowsVisible(5)
+	p.prompt.OnChanged = func(t string) { s.draft.Prompt = t; s.draftChanged() }
+	p.negative = newPromptEntry(s)
+	p.negative.SetPlaceHolder("What to steer away from (used when CFG is above 1)")
+	p.negative.SetMinRowsVisible(2)
+	p.negative.OnChanged = func(t string) { s.draft.Negative = t }
+	p.negHint = widget.NewLabel("")
+	p.negHint.Importance = widget.LowImportance
+	p.transparent = widget.NewCheck("Transparent background (RGBA)", func(on bool) {
+		s.draft.Transparent = on
+		s.draftChanged()
+	})
+	tip := widget.NewLabel("Adds Qwen's wording: “This is an RGBA image with transparency. … The image has alpha channel and the background is transparent.”")
+	tip.Wrapping = fyne.TextWrapWord
+	tip.Importance = widget.LowImportance
+	tip.Hide()
+	p.transparent.OnChanged = func(on bool) {
+		s.draft.Transparent = on
+		if on {
+			tip.Show()
+		} else {
+			tip.Hide()
+		}
+		s.draftChanged()
+	}
+	p.box = container.NewVBox(
+		heading("Prompt"), p.prompt, p.transparent, tip,
+		heading("Negative prompt"), p.negative, p.negHint,
+	)
+	p.setGuided(s.draft.Guided())
+	return p
+}
+
+// setGuided enables the negative prompt only when CFG is on.
+func (p *promptPanel) setGuided(on bool) {
+	if on {
+		p.negative.Enable()
+		p.negHint.SetText("")
+		p.negHint.Hide()
+	} else {
+		p.negative.Disable()
+		p.negHint.SetText("Raise CFG above 1 to use a negative prompt.")
+		p.negHint.Show()
+	}
+}
+
+// load shows a draft's prompts (after a restore).
+func (p *promptPanel) load(d *compose.Draft) {
+	p.prompt.SetText(d.Prompt)
+	p.negative.SetText(d.Negative)
+	p.transparent.SetChecked(d.Transparent)
+	p.setGuided(d.Guided())
+}
+
+// heading is a bold section title.
+func heading(text string) *widget.Label {
+	return widget.NewLabelWithStyle(text, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+}

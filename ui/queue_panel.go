@@ -1,0 +1,62 @@
+package ui
+
+import (
+	"fmt"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"easel/app/jobs"
+)
+
+// queuePanel lists the jobs waiting and running (and the last few that ended), each with a
+// cancel button while it can still be stopped.
+type queuePanel struct {
+	s    *studio
+	list *fyne.Container
+	box  fyne.CanvasObject
+}
+
+// finishedShown is how many ended jobs stay in the list.
+const finishedShown = 3
+
+func newQueuePanel(s *studio) *queuePanel {
+	p := &queuePanel{s: s, list: container.NewVBox()}
+	p.box = container.NewVBox(heading("Queue"), p.list)
+	p.show(nil)
+	return p
+}
+
+func (p *queuePanel) show(all []jobs.Job) {
+	var objs []fyne.CanvasObject
+	ended := 0
+	for i := len(all) - 1; i >= 0; i-- { // newest first
+		j := all[i]
+		if j.State.Finished() {
+			if ended >= finishedShown {
+				continue
+			}
+			ended++
+		}
+		label := widget.NewLabel(fmt.Sprintf("#%d · %s · %s", j.ID, j.State, j.Label))
+		label.Truncation = fyne.TextTruncateEllipsis
+		if j.State.Finished() {
+			label.Importance = widget.LowImportance
+			objs = append(objs, label)
+			continue
+		}
+		id := j.ID
+		cancel := widget.NewButtonWithIcon("", theme.CancelIcon(), func() { p.s.queue.Cancel(id) })
+		objs = append(objs, container.NewBorder(nil, nil, nil, cancel, label))
+	}
+	if len(objs) == 0 {
+		empty := widget.NewLabel("Nothing queued. Generate while a job runs to queue the next.")
+		empty.Importance = widget.LowImportance
+		empty.Wrapping = fyne.TextWrapWord
+		objs = append(objs, empty)
+	}
+	p.list.Objects = objs
+	p.list.Refresh()
+}

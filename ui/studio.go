@@ -1,0 +1,288 @@
+package ui
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/widget"
+
+	"easel/app/compose"
+	"easel/app/history"
+	"easel/app/jobs"
+	"easel/app/memplan"
+)
+
+// studio is the main window's state: the draft, the queue, and the widgets that show them. All
+// its methods run on the UI goroutine; the queue's updates reach it through deps.Do.
+type studio struct {
+	deps  Deps
+	win   fyne.Window
+	draft compose.Draft
+	queue *jobs.Queue
+
+	// jobDrafts remembers what each submitted job was made from (for the PNG's settings).
+	jobDrafts map[jobs.ID]compose.Draft
+	current   jobs.ID // the running job, 0 when idle
+	lastSeed  uint64
+	haveSeed  bool
+	pasted    int // pasted images so far, for their names
+
+	prompt     *promptPanel
+	conditions *conditionsPanel
+	options    *optionsPanel
+	canvas     *canvasView
+	progress   *progressView
+	memory     *memoryPanel
+	timing     *timingPanel
+	queueList  *queuePanel
+	history    *historyPanel
+
+	message      *widget.Label // the latest notice (errors and hints), under the controls
+	generateBtn  *widget.Button
+	cancelBtn    *widget.Button
+	prediction   memplan.Prediction
+	predictedErr error
+}
+
+func newStudio(deps Deps) *studio {
+	s := &studio{deps: deps, draft: compose.NewDraft(deps.Settings), jobDrafts: map[jobs.ID]compose.Draft{}}
+	if s.deps.Do == nil {
+		s.deps.Do = fyne.Do
+	}
+	if s.deps.History == nil {
+		s.deps.History = history.New(deps.Settings.OutputFolder)
+	}
+	s.queue = jobs.New(deps.Generator, func(u jobs.Update) { s.deps.Do(func() { s.onUpdate(u) }) })
+	return s
+}
+
+// say shows a notice under the controls.
+func (s *studio) say(format string, args ...any) {
+	s.message.SetText(fmt.Sprintf(format, args...))
+	s.message.Show()
+}
+
+// draftChanged re-predicts memory and updates whatever depends on the draft.
+func (s *studio) draftChanged() {
+	s.options.refreshSize()
+	plan, err := s.draft.Plan()
+	s.predictedErr = err
+	if err == nil {
+		s.prediction = memplan.Predict(s.deps.Geometry, plan, s.deps.Budget)
+		if s.current == 0 {
+			s.memory.showPrediction(s.prediction, plan, s.deps.Geometry)
+		}
+	} else if s.current == 0 {
+		s.memory.showError(err)
+	}
+	s.updateButtons()
+}
+
+// canGenerate says whether Generate is allowed now, and why not.
+func (s *studio) canGenerate() (bool, string) {
+	if s.predictedErr != nil {
+		return false, s.predictedErr.Error()
+	}
+	if !s.prediction.Fits() {
+		return false, "this size does not fit in memory"
+	}
+	return true, ""
+}
+
+func (s *studio) updateButtons() {
+	if ok, _ := s.canGenerate(); ok {
+		s.generateBtn.Enable()
+	} else {
+		s.generateBtn.Disable()
+	}
+	if s.queue.Pending() > 0 {
+		s.cancelBtn.Enable()
+	} else {
+		s.cancelBtn.Disable()
+	}
+	if n := s.queue.Pending(); n > 0 {
+		s.generateBtn.SetText(fmt.Sprintf("Generate (queue: %d)", n))
+	} else {
+		s.generateBtn.SetText("Generate")
+	}
+}
+
+// generate submits the draft; while a job runs it queues behind it.
+func (s *studio) generate() {
+	if ok, why := s.canGenerate(); !ok {
+		s.say("Cannot generate: %s.", why)
+		return
+	}
+	seed := s.draft.Seed
+	if s.draft.RandomSeed {
+		seed = randomSeed()
+	}
+	req, err := s.draft.Request(seed)
+	if err != nil {
+		s.say("Cannot generate: %v", err)
+		return
+	}
+	if s.deps.Projection != nil {
+		req.Preview = s.deps.Projection.Image
+	}
+	id, err := s.queue.Submit(req, jobLabel(s.draft.Prompt, seed))
+	if err != nil {
+		s.say("%v", err)
+		return
+	}
+	d := s.draft
+	d.Conditions = append([]compose.Condition(nil), s.draft.Conditions...)
+	d.Seed = seed
+	s.jobDrafts[id] = d
+	s.updateButtons()
+}
+
+// cancelCurrent stops the running job (Cancel / Escape).
+func (s *studio) cancelCurrent() {
+	if s.current != 0 {
+		s.queue.Cancel(s.current)
+		s.progress.stage.SetText("Cancelling…")
+		return
+	}
+	for _, j := range s.queue.Jobs() {
+		if !j.State.Finished() {
+			s.queue.Cancel(j.ID)
+			return
+		}
+	}
+}
+
+// onUpdate renders one queue update (UI goroutine).
+func (s *studio) onUpdate(u jobs.Update) {
+	j := u.Job
+	if u.Event != nil {
+		s.progress.showEvent(j, *u.Event)
+		s.timing.show(u.Event.Timings)
+		s.memory.showLedger(u.Event.Memory, j)
+		if p := u.Event.Preview; p != nil && p.Image != nil {
+			s.canvas.showPreview(p.Image, j.Request.Width, j.Request.Height)
+		}
+		return
+	}
+	switch j.State {
+	case jobs.Running:
+		s.current = j.ID
+		s.progress.start(j)
+		s.seedUsed(j.Request.Seed)
+	case jobs.Done:
+		s.finished(j)
+		s.progress.done(j)
+		s.timing.show(j.Result.Timings)
+		s.canvas.showFinal(j.Result.Image)
+		s.save(j)
+	case jobs.Failed:
+		s.finished(j)
+		s.progress.failed(j)
+		s.say("Job %d failed: %v", j.ID, j.Err)
+	case jobs.Cancelled:
+		s.finished(j)
+		if s.current == 0 {
+			s.progress.cancelled(j)
+		}
+	}
+	s.queueList.show(s.queue.Jobs())
+	s.updateButtons()
+}
+
+// finished clears the running job when j was it.
+func (s *studio) finished(j jobs.Job) {
+	if s.current == j.ID {
+		s.current = 0
+		if s.predictedErr == nil {
+			plan, _ := s.draft.Plan()
+			s.memory.showPrediction(s.prediction, plan, s.deps.Geometry)
+		}
+	}
+}
+
+// save writes a finished image to the output folder off the UI goroutine, then lists it.
+func (s *studio) save(j jobs.Job) {
+	d, ok := s.jobDrafts[j.ID]
+	delete(s.jobDrafts, j.ID)
+	if !ok || j.Result == nil || j.Result.Image == nil {
+		return
+	}
+	set := d.FileSettings(j.Result)
+	now := s.now()
+	store := s.deps.History
+	img := j.Result.Image
+	go func() {
+		e, err := store.Save(img, set, now)
+		s.deps.Do(func() {
+			if err != nil {
+				s.say("The image was made but could not be saved: %v", err)
+				return
+			}
+			s.history.addSession(e)
+			s.progress.stage.SetText(s.progress.stage.Text + " · saved " + shortPath(e.Path))
+		})
+	}()
+}
+
+// seedUsed shows the seed of the run that started, for copying.
+func (s *studio) seedUsed(seed uint64) {
+	s.lastSeed, s.haveSeed = seed, true
+	s.options.showLastSeed(seed)
+}
+
+// restore fills the controls from a past image's settings.
+func (s *studio) restore(e history.Entry) {
+	if e.Settings == nil {
+		s.say("%s has no Easel settings in it (made by another tool?); only the image is shown.", shortPath(e.Path))
+	} else {
+		note := s.draft.Restore(e.Settings)
+		s.prompt.load(&s.draft)
+		s.options.load(&s.draft)
+		if note != "" {
+			s.say("%s", note)
+		} else {
+			s.say("Settings restored from %s.", shortPath(e.Path))
+		}
+		s.draftChanged()
+	}
+	go func() {
+		img, err := loadImage(e.Path)
+		s.deps.Do(func() {
+			if err == nil {
+				s.canvas.showFinal(img)
+			}
+		})
+	}()
+}
+
+// close stops the queue (and any running generation) when the window closes.
+func (s *studio) close() { s.queue.Close() }
+
+func randomSeed() uint64 {
+	var b [4]byte
+	rand.Read(b[:])
+	return uint64(binary.LittleEndian.Uint32(b[:]))
+}
+
+// jobLabel is the queue's name for a job: the start of the prompt and the seed.
+func jobLabel(prompt string, seed uint64) string {
+	p := strings.Join(strings.Fields(prompt), " ")
+	if r := []rune(p); len(r) > 40 {
+		p = string(r[:39]) + "…"
+	}
+	if p == "" {
+		p = "(no prompt)"
+	}
+	return fmt.Sprintf("%s · seed %d", p, seed)
+}
+
+func (s *studio) now() time.Time {
+	if s.deps.Now != nil {
+		return s.deps.Now()
+	}
+	return time.Now()
+}
