@@ -17,8 +17,11 @@
 //	final.metal      qi_final      LayerNorm · (1 + scale) and proj_out to the velocity
 //	amax.metal       qi_amax       largest |half| of a site, for the guards' diagnostics
 //
-// The parameter structs the kernels read are mirrored in Go by the backend; each file documents
-// its buffers, struct and dispatch shape at the top.
+// Each file documents its buffers, parameter struct and dispatch shape at the top. The Go side of
+// those contracts lives here too: params.go mirrors the parameter structs (checked field by field
+// against the compiled MSL), grids.go gives each kernel's dispatch shape, and fragprobe.go checks
+// the probe's output. The device interface is kernels/device; kernels/emu runs the files on the
+// CPU in tests.
 package kernels
 
 import (
