@@ -56,29 +56,51 @@ func activationRows(rows int) int {
 	return (rows+127)/128*128 + 128
 }
 
+// The buffers of a program, in programPlan order. From firstTemporary on they live only during
+// the prefill.
+const (
+	bufKV         = iota // half [layers][prefix][2D]: every layer's K | V
+	bufX                 // f32 [rows][D]: the residual stream
+	bufXN                // half [rows][D]: the modulated LayerNorm
+	bufPanel             // half [rows][3D]: q | k | v
+	bufAttn              // half [rows][D]: attention output
+	bufY                 // f32 [rows][D]: a projection's output
+	bufGateUp            // f32 [2][rows][F]
+	bufHidden            // half [rows][F]: SwiGLU
+	bufTargetRope        // f32 cos [T][HeadDim/2] then sin
+	bufStepMods          // f32 [s1|g1|s2|g2|fs]
+	bufTokens            // f32 [T][in]: a step's latent tokens
+	bufVelocity          // f32 [T][out]
+	bufPrefixRope        // f32 cos [prefix][HeadDim/2] then sin
+	bufVisible           // uint [prefix]: visible keys per prefix row
+	bufPrefixMods        // f32 [s1|g1|s2|g2] at t = 0
+	numProgramBuffers
+	firstTemporary = bufPrefixRope
+)
+
 // programPlan is the device memory of one program: the prefix K/V of every layer (half), the
 // activations sized for the larger of the prefix and the target, the target's inputs and output,
 // and the prefill's temporaries (prefix RoPE tables, visibility, t = 0 modulation).
 func programPlan(c qi21.Config, prefix, target int) memoryPlan {
 	D, F := int64(c.Hidden()), int64(c.MLPHidden())
-	lp, n := int64(prefix), int64(target)
+	lp, n := int64(max(prefix, 1)), int64(target)
 	a := int64(activationRows(max(prefix, target)))
 	half := int64(c.HeadDim / 2)
-	return memoryPlan{
-		{"the prefix K/V", int64(c.Layers) * max(lp, 1) * 2 * D * 2},
-		{"the residual stream", a * D * 4},
-		{"the normalized rows", a * D * 2},
-		{"the qkv panel", a * 3 * D * 2},
-		{"the attention output", a * D * 2},
-		{"the block output", a * D * 4},
-		{"the gate/up activations", 2 * a * F * 4},
-		{"the SwiGLU hidden layer", a * F * 2},
-		{"the target RoPE tables", 2 * n * half * 4},
-		{"the step modulation", 5 * D * 4},
-		{"the latent tokens", n * int64(c.InChannels) * 4},
-		{"the velocity", n * int64(c.OutChannels) * 4},
-		{"the prefix RoPE tables", 2 * max(lp, 1) * half * 4},
-		{"the visibility", max(lp, 1) * 4},
-		{"the prefix modulation", 4 * D * 4},
-	}
+	plan := make(memoryPlan, numProgramBuffers)
+	plan[bufKV] = plannedBuffer{"the prefix K/V", int64(c.Layers) * lp * 2 * D * 2}
+	plan[bufX] = plannedBuffer{"the residual stream", a * D * 4}
+	plan[bufXN] = plannedBuffer{"the normalized rows", a * D * 2}
+	plan[bufPanel] = plannedBuffer{"the qkv panel", a * 3 * D * 2}
+	plan[bufAttn] = plannedBuffer{"the attention output", a * D * 2}
+	plan[bufY] = plannedBuffer{"the block output", a * D * 4}
+	plan[bufGateUp] = plannedBuffer{"the gate/up activations", 2 * a * F * 4}
+	plan[bufHidden] = plannedBuffer{"the SwiGLU hidden layer", a * F * 2}
+	plan[bufTargetRope] = plannedBuffer{"the target RoPE tables", 2 * n * half * 4}
+	plan[bufStepMods] = plannedBuffer{"the step modulation", 5 * D * 4}
+	plan[bufTokens] = plannedBuffer{"the latent tokens", n * int64(c.InChannels) * 4}
+	plan[bufVelocity] = plannedBuffer{"the velocity", n * int64(c.OutChannels) * 4}
+	plan[bufPrefixRope] = plannedBuffer{"the prefix RoPE tables", 2 * lp * half * 4}
+	plan[bufVisible] = plannedBuffer{"the visibility", lp * 4}
+	plan[bufPrefixMods] = plannedBuffer{"the prefix modulation", 4 * D * 4}
+	return plan
 }

@@ -128,36 +128,33 @@ func (d *Denoiser) prefill(ctx context.Context, lay *qi21.Layout, text, cond []f
 	if err != nil {
 		return nil, err
 	}
-	rows := activationRows(max(lp, n))
-	p := &Program{d: d, layout: lay, prefix: lp, target: n, bytes: plan.total(), owned: bufs[:12],
-		a:   &activations{rows: rows, x: bufs[1], xn: bufs[2], panel: bufs[3], attn: bufs[4], y: bufs[5], gu: bufs[6], hid: bufs[7]},
-		pkv: bufs[0], mods: bufs[9], xtok: bufs[10], out: bufs[11]}
-	tables := device.View[float32](bufs[8])
-	copy(tables, tcos)
-	copy(tables[len(tcos):], tsin)
-	p.ropeCos, p.ropeSin, p.ropeSinOff = bufs[8], bufs[8], 4*len(tcos)
-	temps := bufs[12:]
+	p := &Program{d: d, layout: lay, prefix: lp, target: n, bytes: plan.total(), owned: bufs[:firstTemporary],
+		a: &activations{rows: activationRows(max(lp, n)), x: bufs[bufX], xn: bufs[bufXN], panel: bufs[bufPanel],
+			attn: bufs[bufAttn], y: bufs[bufY], gu: bufs[bufGateUp], hid: bufs[bufHidden]},
+		pkv: bufs[bufKV], mods: bufs[bufStepMods], xtok: bufs[bufTokens], out: bufs[bufVelocity],
+		ropeCos: bufs[bufTargetRope], ropeSin: bufs[bufTargetRope], ropeSinOff: 4 * len(tcos)}
 	defer func() {
-		for _, b := range temps {
+		for _, b := range bufs[firstTemporary:] {
 			b.Release()
 		}
 	}()
-	pTables := device.View[float32](temps[0])
-	copy(pTables, pcos)
-	copy(pTables[len(pcos):], psin)
-	visBuf := device.View[uint32](temps[1])
+	copy(device.View[float32](p.ropeCos), tcos)
+	copy(device.View[float32](p.ropeCos)[len(tcos):], tsin)
+	prefixRope, visible, prefixMods := bufs[bufPrefixRope], bufs[bufVisible], bufs[bufPrefixMods]
+	copy(device.View[float32](prefixRope), pcos)
+	copy(device.View[float32](prefixRope)[len(pcos):], psin)
 	for i, v := range vis {
-		visBuf[i] = uint32(v)
+		device.View[uint32](visible)[i] = uint32(v)
 	}
-	copy(device.View[float32](temps[2]), mods0)
+	copy(device.View[float32](prefixMods), mods0)
 	copy(device.View[float32](p.a.x), x)
 
 	e := d.newEncoder(ctx)
 	g := d.knobs.Guards
-	e.rowOp(p.a, lp, temps[2], -1, 0, pow2(-g.Attn))
+	e.rowOp(p.a, lp, prefixMods, -1, 0, pow2(-g.Attn))
 	e.recordAmax(p.a.xn, lp*D, 0)
-	e.blocks(&pass{a: p.a, rows: lp, ropeCos: temps[0], ropeSin: temps[0], ropeSinOff: 4 * len(pcos),
-		mods: temps[2], pkv: p.pkv, prefix: lp, vis: temps[1]})
+	e.blocks(&pass{a: p.a, rows: lp, ropeCos: prefixRope, ropeSin: prefixRope, ropeSinOff: 4 * len(pcos),
+		mods: prefixMods, pkv: p.pkv, prefix: lp, vis: visible})
 	if err := d.finishPass(e, "prefill"); err != nil {
 		p.release()
 		return nil, fmt.Errorf("metal.Prefill: %w", err)
