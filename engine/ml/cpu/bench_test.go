@@ -55,19 +55,22 @@ func BenchmarkLinearVsSgemm(b *testing.B) {
 	x, _ := be.Upload(xs, n, in)
 	dst, _ := be.New(n, out)
 	c := make([]float32, n*out)
-	var tLinear, tSgemm time.Duration
+	var tLinear, tSgemm, cLinear, cSgemm time.Duration
 	for b.Loop() {
-		start := time.Now()
+		start, startCPU := time.Now(), ProcessCPUTime()
 		if err := be.Linear(dst, x, w); err != nil {
 			b.Fatal(err)
 		}
 		tLinear += time.Since(start)
+		cLinear += ProcessCPUTime() - startCPU
 		setBLASThreads(runtime.GOMAXPROCS(0))
-		start = time.Now()
+		start, startCPU = time.Now(), ProcessCPUTime()
 		sgemm(true, n, out, in, 1, xs, in, wf, in, 0, c, out)
 		tSgemm += time.Since(start)
+		cSgemm += ProcessCPUTime() - startCPU
 		setBLASThreads(1)
 	}
 	b.ReportMetric(tLinear.Seconds()/tSgemm.Seconds(), "linear/sgemm")
+	b.ReportMetric(cLinear.Seconds()/cSgemm.Seconds(), "cpu-linear/sgemm")
 	b.ReportMetric(2*n*in*out*float64(b.N)/tSgemm.Seconds()/1e9, "sgemm-GFLOP/s")
 }
