@@ -99,7 +99,24 @@ func TestGenerateReproducesReference(t *testing.T) {
 	if !strings.Contains(stdout, out) {
 		t.Errorf("stdout %q does not name the saved file", stdout)
 	}
-	data, err := os.ReadFile(out)
+	assertReferencePixels(t, out, c)
+	m, err := imagefile.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Settings == nil || m.Settings.Prompt != prompt || m.Settings.Seed != 11 || m.Settings.Model != filepath.Base(model) || len(m.Settings.ModelHash) != 64 {
+		t.Errorf("embedded settings %+v", m.Settings)
+	}
+	if !strings.HasPrefix(m.Parameters, prompt+"\nSteps: 4, Sampler: Euler, CFG scale: 1, Seed: 11, Size: 96x64, Model hash: ") {
+		t.Errorf("parameters chunk %q", m.Parameters)
+	}
+}
+
+// assertReferencePixels checks that the PNG at path holds the case's image_np at 8 bits (numpy's
+// rounding; one code off only within 1e-3 of a tie).
+func assertReferencePixels(t *testing.T, path string, c *golden.Case) {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,16 +145,29 @@ func TestGenerateReproducesReference(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d bytes equal the reference's 8-bit rounding", exact, len(want))
-	m, err := imagefile.ReadFile(out)
+}
+
+// TestGenerateEditsLikeReference runs `easel generate` with pipeline_ti2i_two's two condition
+// PNGs, prompt, negative prompt, CFG, steps, resolution and seed: the model file carries the tiny
+// snapshot's image-processor settings, so the command line alone reproduces the reference image.
+func TestGenerateEditsLikeReference(t *testing.T) {
+	model := tinyCMF(t)
+	c, meta := referenceCase(t, "pipeline_ti2i_two")
+	args := []string{"generate", "--model", model, "--prompt", meta["prompt"].(string),
+		"--negative", meta["neg"].(string), "--cfg", fmt.Sprint(meta["cfg"]), "--steps", fmt.Sprint(meta["steps"]),
+		"--resolution", fmt.Sprint(meta["res"]), "--seed", "11"}
+	dir, err := golden.Dir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Settings == nil || m.Settings.Prompt != prompt || m.Settings.Seed != 11 || m.Settings.Model != filepath.Base(model) || len(m.Settings.ModelHash) != 64 {
-		t.Errorf("embedded settings %+v", m.Settings)
+	for _, f := range meta["cond_images"].([]any) {
+		args = append(args, "--image", filepath.Join(dir, f.(string)))
 	}
-	if !strings.HasPrefix(m.Parameters, prompt+"\nSteps: 4, Sampler: Euler, CFG scale: 1, Seed: 11, Size: 96x64, Model hash: ") {
-		t.Errorf("parameters chunk %q", m.Parameters)
+	out := filepath.Join(t.TempDir(), "edit.png")
+	if code, stdout, stderr := run(append(args, "--out", out)...); code != ExitOK {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
+	assertReferencePixels(t, out, c)
 }
 
 // TestGenerateJSON: --json prints one JSON object per line: every stage, every step with its

@@ -2,6 +2,7 @@ package convert
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -23,6 +24,7 @@ type blob struct {
 // snapshotConfigs are the snapshot's small files the container carries.
 type snapshotConfigs struct {
 	dit, vae, scheduler, tokenizer []byte
+	processor                      []byte // processor/processor_config.json when the snapshot has one
 	textConfig, visionConfig       map[string]any
 	ditInChannels                  any
 }
@@ -75,8 +77,24 @@ func readConfigs(root string) (*snapshotConfigs, error) {
 	if c.tokenizer, err = readJSON(root, filepath.Join("processor", "tokenizer.json"), nil); err != nil {
 		return nil, err
 	}
+	// The image-processor settings decide the size condition images are encoded at. Optional:
+	// without them the stock Qwen3-VL settings apply.
+	for _, name := range []string{"processor_config.json", "preprocessor_config.json"} {
+		raw, err := readJSON(root, filepath.Join("processor", name), new(map[string]any))
+		if err == nil {
+			c.processor = raw
+			break
+		}
+		if !errors.Is(err, errMissingFile) {
+			return nil, err
+		}
+	}
 	return &c, nil
 }
+
+// processorBlob holds processor/processor_config.json verbatim (an Easel addition to cortiq's
+// layout; readers that do not know it ignore it). It must match qwen3vl.ImageProcessorTensor.
+const processorBlob = "qi21.processor_json"
 
 // defaults are the pipeline defaults stored as qi21.config_json.
 func (c *snapshotConfigs) defaults() map[string]any {
@@ -116,6 +134,9 @@ func (c *snapshotConfigs) blobs(vision bool) ([]blob, error) {
 			return nil, fmt.Errorf("vision_config: %v", err)
 		}
 		out = append(out, blob{"vis.config_json", vis})
+		if c.processor != nil {
+			out = append(out, blob{processorBlob, c.processor})
+		}
 	}
 	return out, nil
 }

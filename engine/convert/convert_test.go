@@ -149,11 +149,17 @@ func TestConvertTinySnapshot(t *testing.T) {
 			}
 			checkConfigBlobs(t, f)
 			names := f.Names()
-			wantBlobs := []string{"dit.config_json", "te.config_json", "vae.config_json", "qi21.config_json", "qi21.scheduler_json", "vis.config_json"}
-			if !slices.Equal(names[:6], wantBlobs) {
-				t.Errorf("first tensors %v, want the config blobs %v", names[:6], wantBlobs)
+			// cortiq's six config blobs in its order, then Easel's processor settings.
+			wantBlobs := []string{"dit.config_json", "te.config_json", "vae.config_json", "qi21.config_json", "qi21.scheduler_json", "vis.config_json", processorBlob}
+			nb := len(wantBlobs)
+			if !slices.Equal(names[:nb], wantBlobs) {
+				t.Errorf("first tensors %v, want the config blobs %v", names[:nb], wantBlobs)
 			}
-			checkComponentOrder(t, names[6:])
+			proc, _ := os.ReadFile(filepath.Join(tinySnapshot(t), "processor", "processor_config.json"))
+			if got, err := f.ConfigJSON(processorBlob); err != nil || !bytes.Equal(got, proc) {
+				t.Errorf("%s is not processor/processor_config.json verbatim (%v)", processorBlob, err)
+			}
+			checkComponentOrder(t, names[nb:])
 			if len(names) != res.Tensors {
 				t.Errorf("file holds %d tensors, result says %d", len(names), res.Tensors)
 			}
@@ -167,7 +173,7 @@ func TestConvertTinySnapshot(t *testing.T) {
 					t.Errorf("%s stored as %v (present %v), want %v", name, e.DType, ok, d)
 				}
 			}
-			checkWeights(t, f, names[6:], src)
+			checkWeights(t, f, names[nb:], src)
 		})
 	}
 }

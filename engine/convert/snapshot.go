@@ -57,7 +57,7 @@ func openShard(root, rel string) (*shard, error) {
 	st, err := safetensors.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s is missing from the snapshot: %s", rel, redownload)
+			return nil, fmt.Errorf("%s is missing from the snapshot: %w: %s", rel, errMissingFile, redownload)
 		}
 		return nil, fmt.Errorf("%s cannot be read as safetensors: %v; %s", rel, err, redownload)
 	}
@@ -181,11 +181,14 @@ func openComponent(root string, c component) ([]*shard, error) {
 }
 
 // readJSON reads a small JSON file of the snapshot, keeping its bytes.
+// errMissingFile marks a snapshot file that is not there (as opposed to unreadable or damaged).
+var errMissingFile = errors.New("no such file")
+
 func readJSON(root, rel string, v any) ([]byte, error) {
 	raw, err := os.ReadFile(filepath.Join(root, rel))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s is missing from the snapshot: %s", rel, redownload)
+			return nil, fmt.Errorf("%s is missing from the snapshot: %w: %s", rel, errMissingFile, redownload)
 		}
 		return nil, err
 	}

@@ -25,7 +25,6 @@ var (
 	tinyOnce sync.Once
 	tinyPath string
 	tinyDir  string
-	tinyProc qwen3vl.ImageProcessorConfig
 	tinyErr  error
 )
 
@@ -37,17 +36,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// tinyModel is the converted file's path and the snapshot's image-processor settings (which a
-// .cmf does not carry).
-func tinyModel(t testing.TB) (string, qwen3vl.ImageProcessorConfig) {
+// tinyModel is the converted file's path. The file carries the snapshot's image-processor
+// settings (the tiny model lowers min_pixels), so the pipeline needs no options to match.
+func tinyModel(t testing.TB) string {
 	t.Helper()
 	tinyOnce.Do(func() {
 		snap, err := golden.ModelSnapshot()
 		if err != nil {
-			tinyErr = err
-			return
-		}
-		if tinyProc, err = qwen3vl.LoadImageProcessorConfig(filepath.Join(snap, "processor", "processor_config.json")); err != nil {
 			tinyErr = err
 			return
 		}
@@ -61,13 +56,13 @@ func tinyModel(t testing.TB) (string, qwen3vl.ImageProcessorConfig) {
 	if tinyErr != nil {
 		t.Fatalf("converting the tiny reference snapshot: %v", tinyErr)
 	}
-	return tinyPath, tinyProc
+	return tinyPath
 }
 
 // newTinyPipeline opens the converted tiny model on be (a new CPU backend when nil).
 func newTinyPipeline(t testing.TB, be ml.Backend) *Pipeline {
 	t.Helper()
-	path, proc := tinyModel(t)
+	path := tinyModel(t)
 	f, err := cmf.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +71,7 @@ func newTinyPipeline(t testing.TB, be ml.Backend) *Pipeline {
 	if be == nil {
 		be = cpu.New()
 	}
-	p, err := New(f, be, Options{ImageProcessor: &proc})
+	p, err := New(f, be, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,17 +230,18 @@ func compare8Bit(got []uint8, want []float32) error {
 	return nil
 }
 
-// newStockProcessorPipeline opens the tiny model with the stock Qwen3-VL image processor, as a
-// .cmf alone gives it.
+// newStockProcessorPipeline opens the tiny model with the stock Qwen3-VL image processor (min_pixels
+// 65536), as a cortiq file without Easel's processor blob would run it.
 func newStockProcessorPipeline(t testing.TB) *Pipeline {
 	t.Helper()
-	path, _ := tinyModel(t)
+	path := tinyModel(t)
 	f, err := cmf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	p, err := New(f, cpu.New(), Options{})
+	stock := qwen3vl.DefaultImageProcessorConfig()
+	p, err := New(f, cpu.New(), Options{ImageProcessor: &stock})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,10 +27,10 @@ type ModelFile interface {
 
 // Options adjust a Pipeline beyond what the model file says.
 type Options struct {
-	// ImageProcessor replaces the stock Qwen3-VL image-processor settings for condition images.
-	// A .cmf does not carry processor_config.json (cortiq's layout has no place for it), so a
-	// model whose processor differs from the stock one (the tiny test model lowers min_pixels)
-	// must say so here. nil means qwen3vl.DefaultImageProcessorConfig().
+	// ImageProcessor replaces the image-processor settings for condition images. nil means the
+	// model file's own (qwen3vl.ImageProcessorTensor, written by easel convert from the snapshot's
+	// processor_config.json), or qwen3vl.DefaultImageProcessorConfig() for files without it
+	// (cortiq's).
 	ImageProcessor *qwen3vl.ImageProcessorConfig
 	// Tiling is how the VAE decodes large images; the zero value means vae.DefaultTiling.
 	Tiling vae.Tiling
@@ -67,6 +67,12 @@ func New(m ModelFile, be ml.Backend, opts Options) (*Pipeline, error) {
 	p.be, p.guard = wrapBackend(be)
 	if opts.ImageProcessor != nil {
 		p.proc = *opts.ImageProcessor
+	} else if js, err := m.ConfigJSON(qwen3vl.ImageProcessorTensor); err == nil {
+		// Files converted by Easel carry the snapshot's processor settings; cortiq's do not, and
+		// the stock settings apply.
+		if p.proc, err = qwen3vl.ParseImageProcessorConfig(js, qwen3vl.ImageProcessorTensor); err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
 	}
 	if opts.Tiling != (vae.Tiling{}) {
 		p.tiling = opts.Tiling

@@ -61,11 +61,22 @@ type imageProcessorJSON struct {
 // or a preprocessor_config.json (image settings at the top level). Missing fields keep the stock
 // Qwen3-VL values; size.shortest_edge/longest_edge win over the older min_pixels/max_pixels.
 func LoadImageProcessorConfig(path string) (ImageProcessorConfig, error) {
-	cfg := DefaultImageProcessorConfig()
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return cfg, fmt.Errorf("reading the image processor config: %w", err)
+		return DefaultImageProcessorConfig(), fmt.Errorf("reading the image processor config: %w", err)
 	}
+	return ParseImageProcessorConfig(data, path)
+}
+
+// ImageProcessorTensor is the model-file blob holding the snapshot's processor config (written by
+// engine/convert; cortiq's files lack it, and then the stock settings apply).
+const ImageProcessorTensor = "qi21.processor_json"
+
+// ParseImageProcessorConfig reads the same JSON as LoadImageProcessorConfig from bytes; source
+// names where they came from in error messages (a path, or the model file's blob).
+func ParseImageProcessorConfig(data []byte, source string) (ImageProcessorConfig, error) {
+	path := source
+	cfg := DefaultImageProcessorConfig()
 	var outer struct {
 		ImageProcessor *json.RawMessage `json:"image_processor"`
 	}
