@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"easel/app/download"
 	"easel/app/download/downloadtest"
@@ -383,5 +384,40 @@ func TestOfficialRemoteHonoursTheMirrorVariable(t *testing.T) {
 	t.Setenv(EndpointEnv, "https://hf-mirror.example")
 	if r := OfficialRemote(); r.BaseURL != "https://hf-mirror.example" {
 		t.Errorf("with %s: %+v", EndpointEnv, r)
+	}
+}
+
+func TestHeldDownloadPausesAndResumes(t *testing.T) {
+	hub, err := downloadtest.NewHub(tinySnapshot(t), download.OfficialRepo, map[string][]byte{"LICENSE": []byte(licenseText)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote, stop := hub.Start()
+	defer stop()
+	plan, err := PlanDownload(context.Background(), remote, convert.ProfileCortiq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dest := filepath.Join(t.TempDir(), "downloads")
+	out := filepath.Join(t.TempDir(), "qwen.cmf")
+	held := hub.Hold()
+	ctx, pause := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := DownloadAndConvert(ctx, plan, dest, out, nil, nil)
+		errc <- err
+	}()
+	select {
+	case <-held: // pause while a file request is in flight
+	case <-time.After(time.Minute):
+		t.Fatal("the download never asked the hub for a file")
+	}
+	pause()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("paused: %v", err)
+	}
+	hub.Release()
+	if _, err := DownloadAndConvert(context.Background(), plan, dest, out, nil, nil); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,6 +1,7 @@
 package setup
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -46,6 +47,10 @@ type firstRun struct {
 	// conversion, a download) has finished and the window shows its outcome. Tests wait on it.
 	settled func()
 
+	back     *widget.Button     // the current page's Back button
+	working  context.CancelFunc // stops the running conversion or download; nil when none runs
+	quitting bool               // the window closes once the running job has stopped
+
 	choose *choosePage
 	open   *openPage
 	conv   *convertPage
@@ -57,7 +62,47 @@ func newFirstRun(a fyne.App, store *settings.Store, reason error, remote *downlo
 	fr := &firstRun{w: a.NewWindow(app.Name + " — set up the model"), store: store, remote: remote, reason: reason, onReady: onReady}
 	fr.showChoices()
 	fr.w.Resize(fyne.NewSize(860, 620))
+	fr.w.SetCloseIntercept(fr.closeRequested)
 	return fr
+}
+
+// closeRequested closes the window, first stopping a running conversion or download (after
+// asking) so that no half-written file outlives the app.
+func (fr *firstRun) closeRequested() {
+	if fr.working == nil {
+		fr.w.Close()
+		return
+	}
+	dialog.ShowConfirm("Stop and quit?",
+		"A conversion or download is running. Stop it and quit? A download continues where it stopped next time; a stopped conversion leaves no file.",
+		func(stop bool) {
+			if stop && fr.working != nil {
+				fr.quitting = true
+				fr.working()
+			}
+		}, fr.w)
+}
+
+// beginWork records the running job's cancel function; Back is disabled until it ends.
+func (fr *firstRun) beginWork(cancel context.CancelFunc) {
+	fr.working = cancel
+	if fr.back != nil {
+		fr.back.Disable()
+	}
+}
+
+// endWork records that the running job has stopped. It returns true when the window was closed
+// because the artist asked to quit meanwhile; the caller then leaves the page alone.
+func (fr *firstRun) endWork() bool {
+	fr.working = nil
+	if fr.back != nil {
+		fr.back.Enable()
+	}
+	if fr.quitting {
+		fr.w.Close()
+		return true
+	}
+	return false
 }
 
 // show replaces the window's page.
@@ -179,7 +224,8 @@ func (fr *firstRun) pickSnapshotFolder() {
 
 // backButton returns to the three choices.
 func (fr *firstRun) backButton() *widget.Button {
-	return widget.NewButton("Back", fr.showChoices)
+	fr.back = widget.NewButton("Back", fr.showChoices)
+	return fr.back
 }
 
 // Start opens the first-run window when the settings name no usable model, and calls openMain

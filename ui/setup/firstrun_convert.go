@@ -190,6 +190,7 @@ func (fr *firstRun) startConversion(p *convertPage) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
+	fr.beginWork(cancel)
 	p.startButton.Disable()
 	p.placeButton.Disable()
 	p.profiles.Disable()
@@ -210,6 +211,9 @@ func (fr *firstRun) startConversion(p *convertPage) {
 		cancel()
 		fyne.Do(func() {
 			p.cancel = nil
+			if fr.endWork() {
+				return
+			}
 			p.cancelButton.Hide()
 			p.placeButton.Enable()
 			p.profiles.Enable()

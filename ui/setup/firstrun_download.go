@@ -119,6 +119,7 @@ func (fr *firstRun) startDownload(p *downloadPage) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel, p.running, p.paused = cancel, true, false
+	fr.beginWork(cancel)
 	p.startButton.Hide()
 	p.retryButton.Hide()
 	p.accept.Disable()
@@ -153,6 +154,10 @@ func (fr *firstRun) startDownload(p *downloadPage) {
 		cancel()
 		fyne.Do(func() {
 			p.running, p.cancel = false, nil
+			if fr.endWork() {
+				return
+			}
+			p.pauseButton.Enable() // Pause disabled it while pausing
 			switch {
 			case err == nil:
 				fr.useModel(m, p.dest)

@@ -26,6 +26,7 @@ const licenseText = "Qwen RESEARCH LICENSE AGREEMENT\n\nFor non-commercial use o
 // hub on loopback serving the tiny model.
 type harness struct {
 	fr      *firstRun
+	hub     *downloadtest.Hub
 	store   *settings.Store
 	snap    string
 	settled chan struct{}
@@ -48,7 +49,7 @@ func newHarness(t *testing.T, reason error) *harness {
 	remote, stop := hub.Start()
 	t.Cleanup(stop)
 	a := test.NewTempApp(t)
-	h := &harness{store: &settings.Store{Path: filepath.Join(home, "Easel", "settings.json")}, snap: snap, settled: make(chan struct{}, 16)}
+	h := &harness{hub: hub, store: &settings.Store{Path: filepath.Join(home, "Easel", "settings.json")}, snap: snap, settled: make(chan struct{}, 16)}
 	h.fr = newFirstRun(a, h.store, reason, remote, func(p string) { h.ready = append(h.ready, p) })
 	h.fr.settled = func() { h.settled <- struct{}{} }
 	h.fr.w.Resize(fyne.NewSize(860, 620))
@@ -251,5 +252,37 @@ func TestSettingsFormChecksAndKeepsValues(t *testing.T) {
 	f.model.SetText(filepath.Join(t.TempDir(), "missing.cmf"))
 	if _, err := f.settings(); err == nil {
 		t.Error("a missing model file was accepted")
+	}
+}
+
+func TestDownloadPausesAndResumes(t *testing.T) {
+	h := newHarness(t, nil)
+	test.Tap(h.fr.choose.downloadButton)
+	h.wait(t)
+	p := h.fr.dl
+	held := h.hub.Hold()
+	test.Tap(p.accept)
+	test.Tap(p.startButton)
+	select {
+	case <-held: // a file is being downloaded
+	case <-time.After(time.Minute):
+		t.Fatal("the download never asked the hub for a file")
+	}
+	if !h.fr.back.Disabled() || p.pauseButton.Text != "Pause" {
+		t.Errorf("during the download: Back disabled %v, button %q; want Back disabled and Pause", h.fr.back.Disabled(), p.pauseButton.Text)
+	}
+	test.Tap(p.pauseButton)
+	h.wait(t)
+	if p.pauseButton.Text != "Resume" || !strings.Contains(p.status.Text, "Paused") || h.fr.back.Disabled() || h.fr.ready != nil {
+		t.Fatalf("after Pause: button %q, status %q, Back disabled %v", p.pauseButton.Text, p.status.Text, h.fr.back.Disabled())
+	}
+	if _, err := os.Stat(p.out); err == nil {
+		t.Fatal("a model file exists after pausing the download")
+	}
+	h.hub.Release()
+	test.Tap(p.pauseButton)
+	h.wait(t)
+	if h.fr.ready == nil {
+		t.Fatalf("the resumed download did not reach the ready page: %s", p.status.Text)
 	}
 }

@@ -28,7 +28,30 @@ type Hub struct {
 	files map[string][]byte // path → content
 
 	mu       sync.Mutex
-	requests int // file requests served
+	requests int           // file requests served
+	gate     chan struct{} // while not nil, file requests wait until it is closed (Hold, Release)
+	held     chan string   // announces each file request that waits at the gate
+}
+
+// Hold makes file downloads wait (until Release, or until the client gives up) and returns a
+// channel on which each waiting request's path is announced, so a test can act while a download
+// is certainly under way.
+func (h *Hub) Hold() <-chan string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.gate = make(chan struct{})
+	h.held = make(chan string, 64)
+	return h.held
+}
+
+// Release lets held and later file downloads proceed.
+func (h *Hub) Release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.gate != nil {
+		close(h.gate)
+		h.gate = nil
+	}
 }
 
 // NewHub serves the files under dir (and extra, path → content, added on top) as repository repo.
@@ -120,7 +143,19 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h.mu.Lock()
 		h.requests++
+		gate, held := h.gate, h.held
 		h.mu.Unlock()
+		if gate != nil {
+			select {
+			case held <- p:
+			default:
+			}
+			select {
+			case <-gate:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		http.ServeContent(w, r, p, time.Unix(0, 0), bytes.NewReader(b))
 	default:
 		http.NotFound(w, r)
