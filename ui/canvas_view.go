@@ -39,6 +39,7 @@ func newCanvasView() *canvasView {
 	v.empty = widget.NewLabelWithStyle("Your image appears here, step by step.", fyne.TextAlignCenter, fyne.TextStyle{Italic: true})
 	v.caption = widget.NewLabel("")
 	v.caption.Importance = widget.LowImportance
+	v.caption.Truncation = fyne.TextTruncateEllipsis
 	v.zoom = widget.NewRadioGroup([]string{"Fit", "100 %"}, func(string) { v.layoutZoom() })
 	v.zoom.Horizontal = true
 	v.zoom.Required = true
@@ -53,7 +54,7 @@ func newCanvasView() *canvasView {
 // showPreview draws a step's preview (one pixel per latent) at the output's size.
 func (v *canvasView) showPreview(img image.Image, w, h int) {
 	v.isFinal = false
-	v.caption.SetText("Preview of the model's current guess (a fast linear projection of the latents)")
+	v.caption.SetText("Preview: the model's current guess, projected from the latents")
 	v.set(overChecker(upscaleNearest(img, 4), 8), w, h)
 }
 

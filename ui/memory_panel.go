@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -40,20 +41,25 @@ func newMemoryPanel(s *studio) *memoryPanel {
 type bar struct {
 	name  string
 	bytes int64
+	over  bool // drawn as over budget
 }
 
 func (p *memoryPanel) setBars(bars []bar, budget int64) {
 	objs := make([]fyne.CanvasObject, 0, 2*len(bars))
 	for _, b := range bars {
-		pb := widget.NewProgressBar()
-		size := memplan.GB(b.bytes)
-		pb.TextFormatter = func() string { return size }
-		if budget > 0 {
-			pb.SetValue(min(float64(b.bytes)/float64(budget), 1))
+		if b.bytes < 500_000 && strings.HasPrefix(b.name, "Weights · other") {
+			continue
 		}
+		m := newMeter()
+		share := 0.0
+		text := memplan.GB(b.bytes)
+		if budget > 0 {
+			share = float64(b.bytes) / float64(budget)
+			text += fmt.Sprintf(" · %d %%", int(share*100+0.5))
+		}
+		m.set(share, text, b.over)
 		label := widget.NewLabel(b.name)
-		label.Importance = widget.LowImportance
-		objs = append(objs, container.NewGridWithColumns(2, label, pb))
+		objs = append(objs, container.NewGridWithColumns(2, label, m))
 	}
 	p.rows.Objects = objs
 	p.rows.Refresh()
@@ -66,7 +72,7 @@ func weightBars(ws []pipeline.ComponentBytes) []bar {
 		if name == "" {
 			name = "Weights · " + w.Name
 		}
-		out = append(out, bar{name, w.Bytes})
+		out = append(out, bar{name, w.Bytes, false})
 	}
 	return out
 }
@@ -78,7 +84,7 @@ func kvBars(kv []int64) []bar {
 		if i == 1 {
 			name = "Prefix K/V · negative prompt"
 		}
-		out = append(out, bar{name, b})
+		out = append(out, bar{name, b, false})
 	}
 	return out
 }
@@ -92,7 +98,7 @@ func (p *memoryPanel) showPrediction(pr memplan.Prediction, plan memplan.Plan, g
 	p.title.SetText(title)
 	bars := weightBars(g.Weights)
 	bars = append(bars, kvBars(pr.PrefixKV)...)
-	bars = append(bars, bar{"Activations · denoiser", pr.Activations}, bar{"Activations · VAE", pr.VAE}, bar{"Peak", pr.Peak})
+	bars = append(bars, bar{"Activations · denoiser", pr.Activations, false}, bar{"Activations · VAE", pr.VAE, false}, bar{"Peak", pr.Peak, !pr.Fits()})
 	p.setBars(bars, pr.Budget)
 	p.useSize.Hide()
 	budget := p.budgetName(pr.Budget)
@@ -140,9 +146,9 @@ func (p *memoryPanel) showLedger(m pipeline.Memory, j jobs.Job) {
 	p.title.SetText(fmt.Sprintf("Memory — live, job %d", j.ID))
 	bars := weightBars(m.Weights)
 	bars = append(bars, kvBars(m.PrefixKV)...)
-	bars = append(bars, bar{"Activations · denoiser (estimate)", m.Activations})
+	bars = append(bars, bar{"Activations · denoiser (estimate)", m.Activations, false})
 	if m.PeakRSS > 0 {
-		bars = append(bars, bar{"Peak resident (measured)", m.PeakRSS})
+		bars = append(bars, bar{"Peak resident (measured)", m.PeakRSS, m.DeviceBudget > 0 && m.PeakRSS > m.DeviceBudget})
 	}
 	p.setBars(bars, m.DeviceBudget)
 	p.useSize.Hide()

@@ -17,14 +17,13 @@ import (
 type progressView struct {
 	stage *widget.Label
 	rate  *widget.Label
-	bar   *widget.ProgressBar
+	bar   *meter
 	box   fyne.CanvasObject
 }
 
 func newProgressView() *progressView {
-	p := &progressView{stage: widget.NewLabel("Ready."), rate: widget.NewLabel(""), bar: widget.NewProgressBar()}
+	p := &progressView{stage: widget.NewLabel("Ready."), rate: widget.NewLabel(""), bar: newMeter()}
 	p.stage.Truncation = fyne.TextTruncateEllipsis
-	p.bar.TextFormatter = func() string { return "" }
 	p.box = container.NewVBox(container.NewBorder(nil, nil, nil, p.rate, p.stage), p.bar)
 	return p
 }
@@ -32,7 +31,7 @@ func newProgressView() *progressView {
 func (p *progressView) start(j jobs.Job) {
 	p.stage.SetText(fmt.Sprintf("Job %d: starting — %s", j.ID, j.Label))
 	p.rate.SetText("")
-	p.bar.SetValue(0)
+	p.bar.set(0, "", false)
 }
 
 // StageText is the progress line for an event: "Step 3 of 20", "Encoding prompt…".
@@ -71,13 +70,13 @@ func (p *progressView) showEvent(j jobs.Job, ev pipeline.Event) {
 	// The bar: the steps, with the stages before and after as thin slices at the ends.
 	switch {
 	case ev.Stage < pipeline.StageDenoising:
-		p.bar.SetValue(0.02 * float64(ev.Stage+1))
+		p.bar.set(0.02*float64(ev.Stage+1), "", false)
 	case ev.Stage == pipeline.StageDenoising && ev.Steps > 0:
-		p.bar.SetValue(0.06 + 0.9*float64(ev.Step)/float64(ev.Steps))
+		p.bar.set(0.06+0.9*float64(ev.Step)/float64(ev.Steps), "", false)
 	case ev.Stage == pipeline.StageDecoding:
-		p.bar.SetValue(0.97)
+		p.bar.set(0.97, "", false)
 	default:
-		p.bar.SetValue(1)
+		p.bar.set(1, "", false)
 	}
 }
 
@@ -85,19 +84,19 @@ func (p *progressView) done(j jobs.Job) {
 	r := j.Result
 	p.stage.SetText(fmt.Sprintf("Job %d: done — %d×%d, %d steps, seed %d", j.ID, r.Width, r.Height, r.Steps, r.Seed))
 	p.rate.SetText(fmt.Sprintf("%s in all", roundDuration(r.StageTimes[pipeline.StageDone])))
-	p.bar.SetValue(1)
+	p.bar.set(1, "", false)
 }
 
 func (p *progressView) failed(j jobs.Job) {
 	p.stage.SetText(fmt.Sprintf("Job %d failed.", j.ID))
 	p.rate.SetText("")
-	p.bar.SetValue(0)
+	p.bar.set(0, "", false)
 }
 
 func (p *progressView) cancelled(j jobs.Job) {
 	p.stage.SetText(fmt.Sprintf("Job %d cancelled.", j.ID))
 	p.rate.SetText("")
-	p.bar.SetValue(0)
+	p.bar.set(0, "", false)
 }
 
 // roundDuration prints a duration the way people say it: "41 s", "3 min 20 s".

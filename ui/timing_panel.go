@@ -14,7 +14,7 @@ import (
 // conv, copy), from the run's events.
 type timingPanel struct {
 	title *widget.Label
-	bars  [ml.NumClasses]*widget.ProgressBar
+	bars  [ml.NumClasses]*meter
 	texts [ml.NumClasses]string
 	total *widget.Label
 	box   fyne.CanvasObject
@@ -28,14 +28,10 @@ func newTimingPanel() *timingPanel {
 	p := &timingPanel{title: heading(title), total: widget.NewLabel("No run yet.")}
 	rows := []fyne.CanvasObject{p.title}
 	for c := range ml.NumClasses {
-		pb := widget.NewProgressBar()
-		i := c
-		pb.TextFormatter = func() string { return p.texts[i] }
-		p.bars[c] = pb
+		p.bars[c] = newMeter()
 		p.texts[c] = "—"
-		label := widget.NewLabel(ml.Class(c).String())
-		label.Importance = widget.LowImportance
-		rows = append(rows, container.NewGridWithColumns(2, label, pb))
+		p.bars[c].set(0, "—", false)
+		rows = append(rows, container.NewGridWithColumns(2, widget.NewLabel(ml.Class(c).String()), p.bars[c]))
 	}
 	rows = append(rows, p.total)
 	p.box = container.NewVBox(rows...)
@@ -55,10 +51,7 @@ func (p *timingPanel) show(t [ml.NumClasses]ml.ClassTime) {
 			share = sec / total
 		}
 		p.texts[c] = fmt.Sprintf("%.1f s · %d %%", sec, int(share*100+0.5))
-		if t[c].Flops > 0 && sec > 0 {
-			p.texts[c] += fmt.Sprintf(" · %.0f GFLOP/s", t[c].Flops/sec/1e9)
-		}
-		p.bars[c].SetValue(share)
+		p.bars[c].set(share, p.texts[c], false)
 	}
 	p.total.SetText(fmt.Sprintf("%.1f s in kernels so far.", total))
 }
