@@ -32,7 +32,8 @@ type Options struct {
 	// processor_config.json), or qwen3vl.DefaultImageProcessorConfig() for files without it
 	// (cortiq's).
 	ImageProcessor *qwen3vl.ImageProcessorConfig
-	// Tiling is how the VAE decodes large images; the zero value means vae.DefaultTiling.
+	// Tiling forces how the VAE decodes. The zero value chooses per image: one piece (exact) when
+	// its planned activations fit a quarter of the device budget, else the largest tiling that does.
 	Tiling vae.Tiling
 }
 
@@ -48,7 +49,7 @@ type Pipeline struct {
 	sched    sched.Config
 	defaults Defaults
 	proc     qwen3vl.ImageProcessorConfig
-	tiling   vae.Tiling
+	tiling   *vae.Tiling // forced by Options; nil chooses per image
 	padID    int32
 	vision   bool
 	weights  []ComponentBytes
@@ -63,7 +64,7 @@ func New(m ModelFile, be ml.Backend, opts Options) (*Pipeline, error) {
 	if m == nil || be == nil {
 		return nil, errors.New("pipeline: New needs an open model file and a backend")
 	}
-	p := &Pipeline{inner: be, proc: qwen3vl.DefaultImageProcessorConfig(), tiling: vae.DefaultTiling}
+	p := &Pipeline{inner: be, proc: qwen3vl.DefaultImageProcessorConfig()}
 	p.be, p.guard = wrapBackend(be)
 	if opts.ImageProcessor != nil {
 		p.proc = *opts.ImageProcessor
@@ -75,7 +76,7 @@ func New(m ModelFile, be ml.Backend, opts Options) (*Pipeline, error) {
 		}
 	}
 	if opts.Tiling != (vae.Tiling{}) {
-		p.tiling = opts.Tiling
+		p.tiling = &opts.Tiling
 	}
 	vocab := m.Vocab()
 	if len(vocab) == 0 {
