@@ -10,7 +10,8 @@
 //  5. C-style casts to vector types, (float4)x, and casts through template type parameters,
 //     (T)x and T(x), become conversions (MSL) instead of vector bit casts (clang)
 //  6. half literals 1.0h -> half(1.0f)
-//  7. `constant T x [[function_constant(i)]];` -> `MSL_FC_VAR T x;` (a mutable global)
+//  7. `constant T x [[function_constant(i)]];` -> `MSL_FC_VAR T x;` (a zero-initialised global;
+//     the Go API has no way to set function constants yet, and the kernels use none)
 // It also collects the names of the non-template kernels, which become the library's entry table.
 
 package emu
@@ -21,6 +22,7 @@ import (
 	"strings"
 )
 
+// attrs are the MSL kernel-parameter attributes the shim turns into default arguments.
 var attrs = map[string]bool{
 	"buffer": true, "threadgroup": true, "thread_position_in_grid": true,
 	"thread_position_in_threadgroup": true, "threadgroup_position_in_grid": true,
@@ -31,6 +33,7 @@ var attrs = map[string]bool{
 	"thread_index_in_quadgroup": true,
 }
 
+// isVecType reports whether s names an MSL vector type (float4, packed_half2, ...).
 func isVecType(s string) bool {
 	s = strings.TrimPrefix(s, "packed_")
 	for _, b := range []string{"float", "half", "int", "uint", "short", "ushort", "char", "uchar", "bool", "long", "ulong"} {
@@ -41,6 +44,7 @@ func isVecType(s string) bool {
 	return false
 }
 
+// tok is a token: src[s:e].
 type tok struct{ s, e int }
 
 // lex returns identifier, number and single-character punctuation tokens, skipping
@@ -99,6 +103,7 @@ func lex(src string) []tok {
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 func isIdent(c byte) bool { return c == '_' || isDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'z') }
 
+// edit replaces or inserts text in the source.
 type edit struct {
 	at, end int // replace src[at:end] (end == at: insert)
 	text    string
