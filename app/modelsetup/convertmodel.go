@@ -23,6 +23,11 @@ func ConvertSnapshot(ctx context.Context, dir, out string, profile convert.Profi
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return nil, fmt.Errorf("cannot create the folder for the model file: %v; choose another place", err)
 	}
+	// A conversion killed before it could clean up (a crash, a power cut) leaves OUT.partial;
+	// the writer would truncate it anyway, so give its space back before measuring.
+	if err := os.Remove(partialPath(out)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("cannot remove the unfinished %s left by an earlier conversion: %v; delete it and try again", partialPath(out), err)
+	}
 	if err := requireSpace(out, est.OutputBytes, "the model file"); err != nil {
 		return nil, err
 	}
@@ -39,3 +44,6 @@ func ConvertSnapshot(ctx context.Context, dir, out string, profile convert.Profi
 	}
 	return m, nil
 }
+
+// partialPath is where engine/cmf writes a model file until it is complete.
+func partialPath(out string) string { return out + ".partial" }

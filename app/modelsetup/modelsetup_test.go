@@ -111,6 +111,19 @@ func TestCancelledConversionLeavesNoFile(t *testing.T) {
 	}
 }
 
+func TestConversionReplacesAnUnfinishedEarlierOne(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "tiny.cmf")
+	if err := os.WriteFile(out+".partial", make([]byte, 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ConvertSnapshot(context.Background(), tinySnapshot(t), out, convert.ProfileCortiq, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(out + ".partial"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the unfinished file is still there: %v", err)
+	}
+}
+
 func TestCheckOpensAConvertedFile(t *testing.T) {
 	m, err := Check(convertedTiny(t))
 	if err != nil {

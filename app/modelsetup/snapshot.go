@@ -69,6 +69,9 @@ func InspectSnapshot(dir string, profile convert.Profile, out string) (*Snapshot
 	if s.FreeBytes, err = FreeBytes(out); err != nil {
 		return nil, err
 	}
+	if st, err := os.Stat(partialPath(out)); err == nil {
+		s.FreeBytes += st.Size() // an unfinished earlier conversion, which ConvertSnapshot removes
+	}
 	return s, nil
 }
 
