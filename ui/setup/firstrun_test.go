@@ -11,6 +11,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"easel/app/download"
 	"easel/app/download/downloadtest"
@@ -284,5 +285,60 @@ func TestDownloadPausesAndResumes(t *testing.T) {
 	h.wait(t)
 	if h.fr.ready == nil {
 		t.Fatalf("the resumed download did not reach the ready page: %s", p.status.Text)
+	}
+}
+
+// findButton finds a button by its text in the window's top overlay (a dialog).
+func findButton(t *testing.T, w fyne.Window, text string) *widget.Button {
+	t.Helper()
+	var found *widget.Button
+	var walk func(o fyne.CanvasObject)
+	walk = func(o fyne.CanvasObject) {
+		switch v := o.(type) {
+		case *widget.Button:
+			if v.Text == text {
+				found = v
+			}
+		case *fyne.Container:
+			for _, c := range v.Objects {
+				walk(c)
+			}
+		case fyne.Widget:
+			r := test.TempWidgetRenderer(t, v)
+			for _, c := range r.Objects() {
+				walk(c)
+			}
+		}
+	}
+	top := w.Canvas().Overlays().Top()
+	if top == nil {
+		t.Fatal("no dialog is shown")
+	}
+	walk(top)
+	if found == nil {
+		t.Fatalf("the dialog has no %q button", text)
+	}
+	return found
+}
+
+func TestSettingsDialogSavesWhatItShows(t *testing.T) {
+	test.NewTempApp(t)
+	store := &settings.Store{Path: filepath.Join(t.TempDir(), "settings.json")}
+	w := test.NewTempWindow(t, widget.NewLabel("main window"))
+	w.Resize(fyne.NewSize(900, 700))
+	var saved []settings.Settings
+	f := showSettings(w, store, func(s settings.Settings) { saved = append(saved, s) })
+	if !strings.Contains(test.RenderToMarkup(w.Canvas()), "Default steps") {
+		t.Fatal("the settings dialog is not shown")
+	}
+	f.backend.SetSelected("Metal (GPU)")
+	f.steps.SetText("28")
+	test.Tap(findButton(t, w, "Save"))
+	s, err := store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(saved) != 1 || s.Backend != settings.BackendMetal || s.Steps != 28 || saved[0] != s {
+		t.Errorf("saved %+v, file %+v; want Metal and 28 steps in both", saved, s)
 	}
 }

@@ -95,6 +95,12 @@ func (f *settingsForm) settings() (settings.Settings, error) {
 // them; onSaved, when not nil, gets the saved settings. A settings file that cannot be read is
 // reported with an offer to reset it to the defaults.
 func ShowSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Settings)) {
+	showSettings(w, store, onSaved)
+}
+
+// showSettings is ShowSettings, returning the form it shows (nil when the file could not be read)
+// so tests can fill it in.
+func showSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Settings)) *settingsForm {
 	s, err := store.Load()
 	if err != nil {
 		dialog.ShowConfirm("The settings cannot be read",
@@ -109,7 +115,7 @@ func ShowSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Se
 				}
 				ShowSettings(w, store, onSaved)
 			}, w)
-		return
+		return nil
 	}
 	f := newSettingsForm(s)
 	pickModel := widget.NewButton("Choose…", func() {
@@ -154,4 +160,5 @@ func ShowSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Se
 	}, w)
 	d.Resize(fyne.NewSize(640, 0))
 	d.Show()
+	return f
 }
