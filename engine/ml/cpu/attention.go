@@ -122,39 +122,42 @@ func (b *Backend) Attention(dst, q, k, v, prefixK, prefixV ml.Tensor, spec ml.At
 // softmaxRows exponentiates each of the nq score rows (width m) over its visible keys
 // (visible[q0+i] of them, or all) after subtracting the row maximum, zeroes the rest, and stores
 // 1/Σ in invSum: the caller scales the weighted sum instead of every probability. It runs over
-// the cores when parallel.
+// the cores when parallel. On Linux with cgo the rows go to a vectorized C loop (softmax_cgo.go).
 func softmaxRows(scores, invSum []float32, nq, m int, visible []int32, q0 int, parallel bool) {
 	run := parallelRows
 	if !parallel {
 		run = func(n, _ int, fn func(lo, hi int)) { fn(0, n) }
 	}
-	run(nq, 8, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			row := scores[i*m : (i+1)*m]
-			limit := m
-			if visible != nil {
-				limit = int(visible[q0+i])
-			}
-			vis := row[:limit]
-			mx := float32(math.Inf(-1))
-			for _, s := range vis {
-				mx = max(mx, s)
-			}
-			var s0, s1 float64
-			j := 0
-			for ; j+2 <= len(vis); j += 2 {
-				e0, e1 := exp32(vis[j]-mx), exp32(vis[j+1]-mx)
-				vis[j], vis[j+1] = e0, e1
-				s0 += float64(e0)
-				s1 += float64(e1)
-			}
-			for ; j < len(vis); j++ {
-				e := exp32(vis[j] - mx)
-				vis[j] = e
-				s0 += float64(e)
-			}
-			invSum[i] = float32(1 / (s0 + s1))
-			clear(row[limit:])
+	run(nq, 8, func(lo, hi int) { softmaxRange(scores, invSum, lo, hi, m, visible, q0) })
+}
+
+// softmaxRangeGo is softmaxRows' work on rows [lo, hi) in Go.
+func softmaxRangeGo(scores, invSum []float32, lo, hi, m int, visible []int32, q0 int) {
+	for i := lo; i < hi; i++ {
+		row := scores[i*m : (i+1)*m]
+		limit := m
+		if visible != nil {
+			limit = int(visible[q0+i])
 		}
-	})
+		vis := row[:limit]
+		mx := float32(math.Inf(-1))
+		for _, s := range vis {
+			mx = max(mx, s)
+		}
+		var s0, s1 float64
+		j := 0
+		for ; j+2 <= len(vis); j += 2 {
+			e0, e1 := exp32(vis[j]-mx), exp32(vis[j+1]-mx)
+			vis[j], vis[j+1] = e0, e1
+			s0 += float64(e0)
+			s1 += float64(e1)
+		}
+		for ; j < len(vis); j++ {
+			e := exp32(vis[j] - mx)
+			vis[j] = e
+			s0 += float64(e)
+		}
+		invSum[i] = float32(1 / (s0 + s1))
+		clear(row[limit:])
+	}
 }
