@@ -68,9 +68,9 @@ func (s *studio) layout() fyne.CanvasObject {
 	middle := container.NewBorder(nil, container.NewVBox(s.progress.box, widget.NewSeparator(), s.queueList.box), nil, nil, s.canvas.box)
 	right := container.NewVScroll(container.NewVBox(s.memory.box, widget.NewSeparator(), s.timing.box, widget.NewSeparator(), s.history.box))
 	inner := container.NewHSplit(middle, right)
-	inner.Offset = 0.68
+	inner.Offset = 0.64
 	outer := container.NewHSplit(left, inner)
-	outer.Offset = 0.27
+	outer.Offset = 0.26
 	return outer
 }
 

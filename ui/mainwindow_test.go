@@ -24,7 +24,7 @@ func TestMainWindowShowsEveryPanel(t *testing.T) {
 	markup := test.RenderToMarkup(h.w.Canvas())
 	for _, want := range []string{"Prompt", "Negative prompt", "Transparent background", "Condition images", "0 of 10",
 		"Size", "Steps", "CFG scale", "Seed", "Backend", "Model", "Generate", "Cancel", "Queue",
-		"Memory — predicted for 1024×1024", "Weights · denoiser", "Prefix K/V · prompt", "Activations · VAE",
+		"Memory — predicted for 1024×1024", "Denoiser weights", "Prefix K/V · prompt", "VAE activations",
 		"time by kernel class", "gemm", "attn", "conv", "History", "Describe the image"} {
 		if !strings.Contains(markup, want) {
 			t.Errorf("window does not show %q", want)
@@ -152,7 +152,7 @@ func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 		t.Error("no step preview on the canvas")
 	}
 	markup := test.RenderToMarkup(h.w.Canvas())
-	for _, want := range []string{"Memory — live, job 1", "Peak resident (measured)", "#2 · queued", "#1 · running", "Generate (queue: 2)"} {
+	for _, want := range []string{"Memory — live, job 1", "Peak resident", "#2 · queued", "#1 · running", "Generate (queue: 2)"} {
 		if !strings.Contains(markup, want) {
 			t.Errorf("window does not show %q during the run", want)
 		}

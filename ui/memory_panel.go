@@ -26,7 +26,7 @@ type memoryPanel struct {
 }
 
 // componentNames are the ledger's network names as the panel says them.
-var componentNames = map[string]string{"dit": "Weights · denoiser", "te": "Weights · text encoder", "vis": "Weights · vision tower", "vae": "Weights · VAE", "other": "Weights · other"}
+var componentNames = map[string]string{"dit": "Denoiser weights", "te": "Text encoder weights", "vis": "Vision weights", "vae": "VAE weights", "other": "Other weights"}
 
 func newMemoryPanel(s *studio) *memoryPanel {
 	p := &memoryPanel{s: s, title: heading("Memory"), rows: container.NewVBox(), verdict: widget.NewLabel("")}
@@ -47,7 +47,7 @@ type bar struct {
 func (p *memoryPanel) setBars(bars []bar, budget int64) {
 	objs := make([]fyne.CanvasObject, 0, 2*len(bars))
 	for _, b := range bars {
-		if b.bytes < 500_000 && strings.HasPrefix(b.name, "Weights · other") {
+		if b.bytes < 500_000 && strings.HasPrefix(b.name, "Other weights") {
 			continue
 		}
 		m := newMeter()
@@ -70,7 +70,7 @@ func weightBars(ws []pipeline.ComponentBytes) []bar {
 	for _, w := range ws {
 		name := componentNames[w.Name]
 		if name == "" {
-			name = "Weights · " + w.Name
+			name = w.Name + " weights"
 		}
 		out = append(out, bar{name, w.Bytes, false})
 	}
@@ -82,7 +82,7 @@ func kvBars(kv []int64) []bar {
 	for i, b := range kv {
 		name := "Prefix K/V · prompt"
 		if i == 1 {
-			name = "Prefix K/V · negative prompt"
+			name = "Prefix K/V · negative"
 		}
 		out = append(out, bar{name, b, false})
 	}
@@ -98,7 +98,7 @@ func (p *memoryPanel) showPrediction(pr memplan.Prediction, plan memplan.Plan, g
 	p.title.SetText(title)
 	bars := weightBars(g.Weights)
 	bars = append(bars, kvBars(pr.PrefixKV)...)
-	bars = append(bars, bar{"Activations · denoiser", pr.Activations, false}, bar{"Activations · VAE", pr.VAE, false}, bar{"Peak", pr.Peak, !pr.Fits()})
+	bars = append(bars, bar{"Activations", pr.Activations, false}, bar{"VAE activations", pr.VAE, false}, bar{"Peak", pr.Peak, !pr.Fits()})
 	p.setBars(bars, pr.Budget)
 	p.useSize.Hide()
 	budget := p.budgetName(pr.Budget)
@@ -146,9 +146,9 @@ func (p *memoryPanel) showLedger(m pipeline.Memory, j jobs.Job) {
 	p.title.SetText(fmt.Sprintf("Memory — live, job %d", j.ID))
 	bars := weightBars(m.Weights)
 	bars = append(bars, kvBars(m.PrefixKV)...)
-	bars = append(bars, bar{"Activations · denoiser (estimate)", m.Activations, false})
+	bars = append(bars, bar{"Activations (estimate)", m.Activations, false})
 	if m.PeakRSS > 0 {
-		bars = append(bars, bar{"Peak resident (measured)", m.PeakRSS, m.DeviceBudget > 0 && m.PeakRSS > m.DeviceBudget})
+		bars = append(bars, bar{"Peak resident", m.PeakRSS, m.DeviceBudget > 0 && m.PeakRSS > m.DeviceBudget})
 	}
 	p.setBars(bars, m.DeviceBudget)
 	p.useSize.Hide()
