@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"easel/internal/serdejson"
 )
 
 // QuantTypes are the header quant_type strings cortiq accepts (informational: the per-tensor
@@ -28,6 +30,10 @@ type Header struct {
 	SectionHashes   *SectionHashes  // written by the writer from the sections it writes
 	Extra           []Field         // skills, shard, calibration, routing, … verbatim, in file order
 }
+
+// Field is one key of a header JSON object with its value verbatim, as kept in Header.Extra and
+// Arch.Extra.
+type Field = serdejson.Field
 
 // SectionHashes holds the Hash64 of the optional sections as 16 lowercase hex digits.
 type SectionHashes struct {
@@ -98,7 +104,7 @@ type fieldReader struct {
 }
 
 func newFieldReader(where string, data []byte) (*fieldReader, error) {
-	fields, err := decodeObject(data)
+	fields, err := serdejson.DecodeObject(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s JSON: %v", where, err)
 	}
@@ -277,19 +283,19 @@ func (h *Header) marshal() ([]byte, error) {
 		version = Version
 	}
 	fields := []Field{
-		{"format", mustJSON(format)},
-		{"version", mustJSON(version)},
-		{"arch", arch},
-		{"quant_type", mustJSON(h.QuantType)},
+		{Key: "format", Value: mustJSON(format)},
+		{Key: "version", Value: mustJSON(version)},
+		{Key: "arch", Value: arch},
+		{Key: "quant_type", Value: mustJSON(h.QuantType)},
 	}
 	if len(h.Provenance) > 0 {
-		fields = append(fields, Field{"provenance", h.Provenance})
+		fields = append(fields, Field{Key: "provenance", Value: h.Provenance})
 	}
 	if len(h.TokenizerConfig) > 0 {
-		fields = append(fields, Field{"tokenizer_config", h.TokenizerConfig})
+		fields = append(fields, Field{Key: "tokenizer_config", Value: h.TokenizerConfig})
 	}
 	if h.SectionHashes != nil {
-		fields = append(fields, Field{"section_hashes", mustJSON(h.SectionHashes)})
+		fields = append(fields, Field{Key: "section_hashes", Value: mustJSON(h.SectionHashes)})
 	}
 	for _, f := range h.Extra {
 		if slices.ContainsFunc(fields, func(g Field) bool { return g.Key == f.Key }) {
@@ -297,7 +303,7 @@ func (h *Header) marshal() ([]byte, error) {
 		}
 		fields = append(fields, f)
 	}
-	return encodeObject(fields, headerOrder)
+	return serdejson.EncodeObject(fields, headerOrder)
 }
 
 func (a *Arch) marshal() ([]byte, error) {
@@ -311,15 +317,15 @@ func (a *Arch) marshal() ([]byte, error) {
 	if prf == 0 {
 		prf = 1
 	}
-	eps, err := serdeFloat(a.RMSNormEps, 64)
+	eps, err := serdejson.FormatFloat(a.RMSNormEps, 64)
 	if err != nil {
 		return nil, fmt.Errorf("header Arch.RMSNormEps: %v", err)
 	}
-	theta, err := serdeFloat(ropeTheta, 64)
+	theta, err := serdejson.FormatFloat(ropeTheta, 64)
 	if err != nil {
 		return nil, fmt.Errorf("header Arch.RopeTheta: %v", err)
 	}
-	prfText, err := serdeFloat(float64(prf), 32)
+	prfText, err := serdejson.FormatFloat(float64(prf), 32)
 	if err != nil {
 		return nil, fmt.Errorf("header Arch.PartialRotaryFactor: %v", err)
 	}
@@ -334,24 +340,24 @@ func (a *Arch) marshal() ([]byte, error) {
 		return mustJSON(*p)
 	}
 	fields := []Field{
-		{"arch_name", mustJSON(a.Name)},
-		{"hidden_size", mustJSON(a.HiddenSize)},
-		{"intermediate_size", mustJSON(a.IntermediateSize)},
-		{"num_layers", mustJSON(a.NumLayers)},
-		{"num_attention_heads", mustJSON(a.NumAttentionHeads)},
-		{"num_kv_heads", mustJSON(a.NumKVHeads)},
-		{"head_dim", mustJSON(a.HeadDim)},
-		{"vocab_size", mustJSON(a.VocabSize)},
-		{"layer_types", mustJSON(layerTypes)},
-		{"rms_norm_eps", json.RawMessage(eps)},
-		{"norm_style", mustJSON(normStyle)},
-		{"rope_theta", json.RawMessage(theta)},
-		{"tie_word_embeddings", mustJSON(a.TieWordEmbeddings)},
-		{"partial_rotary_factor", json.RawMessage(prfText)},
-		{"max_position_embeddings", mustJSON(a.MaxPositionEmbeddings)},
-		{"linear_conv_kernel_dim", optInt(a.LinearConvKernelDim)},
-		{"linear_num_key_heads", optInt(a.LinearNumKeyHeads)},
-		{"linear_num_value_heads", optInt(a.LinearNumValueHeads)},
+		{Key: "arch_name", Value: mustJSON(a.Name)},
+		{Key: "hidden_size", Value: mustJSON(a.HiddenSize)},
+		{Key: "intermediate_size", Value: mustJSON(a.IntermediateSize)},
+		{Key: "num_layers", Value: mustJSON(a.NumLayers)},
+		{Key: "num_attention_heads", Value: mustJSON(a.NumAttentionHeads)},
+		{Key: "num_kv_heads", Value: mustJSON(a.NumKVHeads)},
+		{Key: "head_dim", Value: mustJSON(a.HeadDim)},
+		{Key: "vocab_size", Value: mustJSON(a.VocabSize)},
+		{Key: "layer_types", Value: mustJSON(layerTypes)},
+		{Key: "rms_norm_eps", Value: json.RawMessage(eps)},
+		{Key: "norm_style", Value: mustJSON(normStyle)},
+		{Key: "rope_theta", Value: json.RawMessage(theta)},
+		{Key: "tie_word_embeddings", Value: mustJSON(a.TieWordEmbeddings)},
+		{Key: "partial_rotary_factor", Value: json.RawMessage(prfText)},
+		{Key: "max_position_embeddings", Value: mustJSON(a.MaxPositionEmbeddings)},
+		{Key: "linear_conv_kernel_dim", Value: optInt(a.LinearConvKernelDim)},
+		{Key: "linear_num_key_heads", Value: optInt(a.LinearNumKeyHeads)},
+		{Key: "linear_num_value_heads", Value: optInt(a.LinearNumValueHeads)},
 	}
 	for _, f := range a.Extra {
 		if slices.ContainsFunc(fields, func(g Field) bool { return g.Key == f.Key }) {
@@ -359,12 +365,12 @@ func (a *Arch) marshal() ([]byte, error) {
 		}
 		fields = append(fields, f)
 	}
-	return encodeObject(fields, archOrder)
+	return serdejson.EncodeObject(fields, archOrder)
 }
 
 // mustJSON marshals values that cannot fail (strings, integers, bools, string slices, plain structs).
 func mustJSON(v any) json.RawMessage {
-	b, err := jsonValue(v)
+	b, err := serdejson.MarshalStdlib(v)
 	if err != nil {
 		return json.RawMessage(strconv.Quote(err.Error()))
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"easel/engine/cmf"
+	"easel/internal/serdejson"
 )
 
 // The JSON blobs stored as u8 tensors ahead of the weights (cmf.md §10.3), and the header's arch
@@ -59,7 +60,7 @@ func readConfigs(root string) (*snapshotConfigs, error) {
 	if err != nil {
 		return nil, err
 	}
-	te, err := parseJSON(teRaw)
+	te, err := serdejson.Parse(teRaw)
 	if err != nil {
 		return nil, fmt.Errorf("text_encoder/config.json: %v", err)
 	}
@@ -113,11 +114,11 @@ func (c *snapshotConfigs) blobs(vision bool) ([]blob, error) {
 	}
 	te["final_norm"] = false
 	te["cortiq_tap"] = "hidden_states[-1] before the final norm"
-	teJSON, err := serdeJSON(te, true)
+	teJSON, err := serdejson.MarshalPretty(te)
 	if err != nil {
 		return nil, fmt.Errorf("text_config: %v", err)
 	}
-	defaults, err := serdeJSON(c.defaults(), true)
+	defaults, err := serdejson.MarshalPretty(c.defaults())
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +130,7 @@ func (c *snapshotConfigs) blobs(vision bool) ([]blob, error) {
 		{"qi21.scheduler_json", c.scheduler},
 	}
 	if vision {
-		vis, err := serdeJSON(c.visionConfig, true)
+		vis, err := serdejson.MarshalPretty(c.visionConfig)
 		if err != nil {
 			return nil, fmt.Errorf("vision_config: %v", err)
 		}
@@ -213,6 +214,6 @@ func provenance(root string, p Profile, c *snapshotConfigs, vision bool) (json.R
 		"source_sha256":      map[string]any{},
 		"tensor_name_policy": "diffusers names under dit./vae., HF names under te./vis.",
 	}
-	b, err := serdeJSON(v, false)
+	b, err := serdejson.Marshal(v)
 	return json.RawMessage(b), err
 }
