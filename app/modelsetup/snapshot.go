@@ -94,3 +94,10 @@ func walkFiles(dir string) (found bool, files int, bytes int64) {
 	})
 	return found, files, bytes
 }
+
+// FolderBytes is the size of every file under dir (following symlinked files), e.g. to say how
+// much deleting a downloaded snapshot gives back.
+func FolderBytes(dir string) int64 {
+	_, _, n := walkFiles(dir)
+	return n
+}

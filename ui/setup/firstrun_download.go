@@ -29,7 +29,7 @@ type downloadPage struct {
 	cancel          context.CancelFunc
 	running, paused bool
 	dest, out       string
-	lastLine        string
+	last            download.Progress // the latest download progress, for the Paused line
 }
 
 func (fr *firstRun) showDownload() {
@@ -135,7 +135,7 @@ func (fr *firstRun) startDownload(p *downloadPage) {
 			func(pr download.Progress) {
 				line, f := modelsetup.DescribeDownload(pr), modelsetup.Fraction(pr.Bytes, pr.Total)
 				fyne.Do(func() {
-					p.lastLine = line
+					p.last = pr
 					p.bar.SetValue(f)
 					p.status.SetText("Downloading: " + line)
 				})
@@ -168,7 +168,7 @@ func (fr *firstRun) startDownload(p *downloadPage) {
 			case errors.Is(err, context.Canceled):
 				p.paused = true
 				p.pauseButton.SetText("Resume")
-				p.status.SetText("Paused. " + p.lastLine + " Resume continues where it stopped, also after quitting Easel.")
+				p.status.SetText(pausedLine(p.last))
 			default:
 				p.paused = true
 				p.pauseButton.SetText("Resume")
@@ -195,4 +195,13 @@ func (fr *firstRun) pauseOrResume(p *downloadPage) {
 	if p.paused {
 		fr.startDownload(p)
 	}
+}
+
+// pausedLine says how far a paused download got and how it continues.
+func pausedLine(last download.Progress) string {
+	if last.Total == 0 {
+		return "Paused. Resume continues where it stopped, also after quitting Easel."
+	}
+	return fmt.Sprintf("Paused at %s of %s (%d of %d files done). Resume continues where it stopped, also after quitting Easel.",
+		modelsetup.FormatBytes(last.Bytes), modelsetup.FormatBytes(last.Total), last.Done, last.Files)
 }

@@ -34,7 +34,8 @@ func (fr *firstRun) showReady(m *modelsetup.Model, snapshot string) {
 	p.startButton.Importance = widget.HighImportance
 	items := []fyne.CanvasObject{title, p.status}
 	if snapshot != "" {
-		p.deleteButton = widget.NewButton("Delete the downloaded snapshot", func() { fr.deleteSnapshot(p, snapshot) })
+		size := modelsetup.FormatBytes(modelsetup.FolderBytes(snapshot))
+		p.deleteButton = widget.NewButton("Delete the downloaded snapshot ("+size+")", func() { fr.deleteSnapshot(p, snapshot, size) })
 		note := widget.NewLabel(fmt.Sprintf("The downloaded snapshot in %s is no longer needed to make images. Delete it to get the space back, or keep it to convert again with another profile.", snapshot))
 		note.Wrapping = fyne.TextWrapWord
 		items = append(items, note)
@@ -48,8 +49,8 @@ func (fr *firstRun) showReady(m *modelsetup.Model, snapshot string) {
 }
 
 // deleteSnapshot removes the downloaded snapshot after asking.
-func (fr *firstRun) deleteSnapshot(p *readyPage, dir string) {
-	dialog.ShowConfirm("Delete the snapshot?", "This deletes "+dir+". The model file stays.", func(ok bool) {
+func (fr *firstRun) deleteSnapshot(p *readyPage, dir, size string) {
+	dialog.ShowConfirm("Delete the snapshot?", "This deletes "+dir+" and gives back "+size+". The model file stays.", func(ok bool) {
 		if !ok {
 			return
 		}

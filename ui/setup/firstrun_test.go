@@ -137,7 +137,15 @@ func TestDownloadShowsLicenseAndSizeAndStartsOnlyWhenAccepted(t *testing.T) {
 		t.Errorf("settings model %q; want %q", s.Model, want)
 	}
 	if h.fr.ready.deleteButton == nil {
-		t.Error("the ready page does not offer to delete the downloaded snapshot")
+		t.Fatal("the ready page does not offer to delete the downloaded snapshot")
+	}
+	test.Tap(h.fr.ready.deleteButton)
+	test.Tap(findButton(t, h.fr.w, "Yes"))
+	if _, err := os.Stat(p.dest); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the snapshot %s is still there after deleting it: %v", p.dest, err)
+	}
+	if _, err := modelsetup.Check(want); err != nil {
+		t.Errorf("the model file after deleting the snapshot: %v", err)
 	}
 }
 
