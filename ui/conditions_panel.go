@@ -60,7 +60,7 @@ func (p *conditionsPanel) row(i int, c compose.Condition, n int) fyne.CanvasObje
 	thumb.SetMinSize(fyne.NewSize(56, 56))
 	name := widget.NewLabel(fmt.Sprintf("%d · %s", i+1, c.Name))
 	name.Truncation = fyne.TextTruncateEllipsis
-	size := widget.NewLabel(fmt.Sprintf("%d×%d → encoded at %d×%d", c.Image.Rect.Dx(), c.Image.Rect.Dy(), c.EncodedW, c.EncodedH))
+	size := widget.NewLabel(fmt.Sprintf("%d×%d, encoded at %d×%d", c.Image.Rect.Dx(), c.Image.Rect.Dy(), c.EncodedW, c.EncodedH))
 	size.Importance = widget.LowImportance
 	size.Truncation = fyne.TextTruncateEllipsis
 	left := widget.NewButtonWithIcon("", theme.NavigateBackIcon(), func() { p.s.moveCondition(i, -1) })

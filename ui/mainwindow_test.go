@@ -79,7 +79,7 @@ func TestDropReorderRemoveAndLimits(t *testing.T) {
 		t.Errorf("message %q, want one naming notes.png", h.s.message.Text)
 	}
 	markup := test.RenderToMarkup(h.w.Canvas())
-	for _, want := range []string{"1 · wide.png", "2 · tall.png", "200×100 → encoded at 1440×736", "100×200 → encoded at 736×1440", "2 of 10"} {
+	for _, want := range []string{"1 · wide.png", "2 · tall.png", "200×100, encoded at 1440×736", "100×200, encoded at 736×1440", "2 of 10"} {
 		if !strings.Contains(markup, want) {
 			t.Errorf("condition list does not show %q", want)
 		}
