@@ -20,7 +20,7 @@ func floatBuffer(t *testing.T, d device.Device, n int, f func() float64) (device
 	return b, append([]float32(nil), v...)
 }
 
-func TestEmbed(t *testing.T) {
+func TestEmuEmbed(t *testing.T) {
 	const h, n = 300, 5
 	d := newDevice(t, emu.Forward)
 	p := pipeline(t, d, "embed.metal", "qi_embed")
@@ -49,7 +49,7 @@ func TestEmbed(t *testing.T) {
 	}
 }
 
-func TestFinal(t *testing.T) {
+func TestEmuFinal(t *testing.T) {
 	const h, rows, row0, n = 1000, 6, 1, 4
 	d := newDevice(t, emu.Shuffled)
 	p := pipeline(t, d, "final.metal", "qi_final")
@@ -86,7 +86,7 @@ func TestFinal(t *testing.T) {
 			q += (float64(v) - mean) * (float64(v) - mean)
 		}
 		sigma := math.Sqrt(q/h + float64(prm.Eps))
-		// y's error as in TestRowOp (mean, variance, rsqrt, three products), then a float dot
+		// y's error as in TestEmuRowOp (mean, variance, rsqrt, three products), then a float dot
 		// product of h terms and the bias.
 		dMean := float64(h+1) * u * sumAbs / h
 		relInv := 0.5*(float64(h+3)*u+dMean*dMean/(sigma*sigma)) + 2*u

@@ -47,7 +47,7 @@ func visibility(segments []segment) []uint32 {
 	return vis
 }
 
-func TestFlashAttention(t *testing.T) {
+func TestEmuFlashAttention(t *testing.T) {
 	cases := []flashCase{
 		{description: "step", heads: 2, nPre: 45, nOwn: 70, nq: 70, oscale: 0.5, scoreMagnitude: 1},
 		{description: "step-peaky", heads: 1, nPre: 64, nOwn: 8, nq: 8, oscale: 1, scoreMagnitude: 4, order: emu.Shuffled},

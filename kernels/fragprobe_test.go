@@ -39,7 +39,7 @@ func parseOwnerLanes(t *testing.T) [64]int {
 	return owner
 }
 
-func TestFragProbeMatchesPublishedLayout(t *testing.T) {
+func TestEmuFragProbeMatchesPublishedLayout(t *testing.T) {
 	owner := parseOwnerLanes(t)
 	for _, order := range []emu.FiberOrder{emu.Forward, emu.Shuffled} {
 		d := newDevice(t, order)

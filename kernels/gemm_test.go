@@ -104,7 +104,7 @@ func randomWeights(rng *rand.Rand, rows, k int) []float32 {
 	return w
 }
 
-func TestQuantizedGEMM(t *testing.T) {
+func TestEmuQuantizedGEMM(t *testing.T) {
 	cases := []gemmCase{
 		{codec: quant.Q4TP, n: 70, rows: 128, k: 256, z: 1, mul: 0.5},
 		{codec: quant.Q4TP, n: 64, rows: 64, k: 96, z: 3, halfOut: true, mul: 1.0 / 16},

@@ -10,7 +10,7 @@ import (
 	"easel/kernels/emu"
 )
 
-func TestKVCopy(t *testing.T) {
+func TestEmuKVCopy(t *testing.T) {
 	const h, rows, row0, n = 256, 12, 3, 7
 	const ldp = 3*h + 8
 	d := newDevice(t, emu.Reverse)
@@ -38,7 +38,7 @@ func TestKVCopy(t *testing.T) {
 	}
 }
 
-func TestAmax(t *testing.T) {
+func TestEmuAmax(t *testing.T) {
 	const n, slot = 100003, 2
 	d := newDevice(t, emu.Forward)
 	p := pipeline(t, d, "amax.metal", "qi_amax")

@@ -8,7 +8,7 @@ import (
 	"easel/kernels/emu"
 )
 
-func TestLibrariesListEveryFileAndKernel(t *testing.T) {
+func TestEmuLibrariesListEveryFileAndKernel(t *testing.T) {
 	var listed []string
 	for _, l := range kernels.Libraries {
 		listed = append(listed, l.File)

@@ -11,10 +11,10 @@ import (
 	"easel/kernels/emu"
 )
 
-// TestParamLayouts compiles the kernel files together with one probe kernel per parameter struct,
+// TestEmuParamLayouts compiles the kernel files together with one probe kernel per parameter struct,
 // which reports sizeof and the offset of every field of the MSL struct, and compares them with
 // the Go mirror in params.go.
-func TestParamLayouts(t *testing.T) {
+func TestEmuParamLayouts(t *testing.T) {
 	cases := []struct {
 		file, msl string
 		goType    reflect.Type

@@ -10,7 +10,7 @@ import (
 	"easel/kernels/emu"
 )
 
-func TestQKNormRoPE(t *testing.T) {
+func TestEmuQKNormRoPE(t *testing.T) {
 	const hd, nh, rows, row0, rope0, nRows = 128, 3, 12, 2, 5, 9
 	const h, ldp = nh * hd, 3*nh*hd + 8
 	d := newDevice(t, emu.Shuffled)

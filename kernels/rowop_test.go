@@ -10,7 +10,7 @@ import (
 	"easel/kernels/device"
 )
 
-func TestRowOp(t *testing.T) {
+func TestEmuRowOp(t *testing.T) {
 	for _, mode := range []uint32{1, 2, 3} {
 		t.Run(fmt.Sprintf("mode%d", mode), func(t *testing.T) { testRowOp(t, mode) })
 	}

@@ -9,7 +9,7 @@ import (
 	"easel/kernels/device"
 )
 
-func TestSwiGLU(t *testing.T) {
+func TestEmuSwiGLU(t *testing.T) {
 	const n4, gOff, uOff, hOff = 300, 5, 1300, 7
 	d := newDevice(t, 0)
 	p := pipeline(t, d, "swiglu.metal", "qi_swiglu")

@@ -51,7 +51,7 @@ func mustBuffer(t *testing.T, d device.Device, n int) device.Buffer {
 	return b
 }
 
-func TestLibraryListsKernels(t *testing.T) {
+func TestEmuLibraryListsKernels(t *testing.T) {
 	d := testDevice(t, Forward)
 	lib := testLibrary(t, d, "selftest.metal")
 	got := strings.Join(lib.Functions(), " ")
@@ -63,7 +63,7 @@ func TestLibraryListsKernels(t *testing.T) {
 	}
 }
 
-func TestSimdReductionShuffleAndBarrier(t *testing.T) {
+func TestEmuSimdReductionShuffleAndBarrier(t *testing.T) {
 	for _, order := range []FiberOrder{Forward, Reverse, Shuffled} {
 		d := testDevice(t, order)
 		p, err := d.Pipeline(testLibrary(t, d, "selftest.metal"), "simd_and_barrier")
@@ -119,7 +119,7 @@ func TestSimdReductionShuffleAndBarrier(t *testing.T) {
 	}
 }
 
-func TestMissingBarrierIsExposed(t *testing.T) {
+func TestEmuMissingBarrierIsExposed(t *testing.T) {
 	d := testDevice(t, Forward)
 	p, err := d.Pipeline(testLibrary(t, d, "selftest.metal"), "missing_barrier")
 	if err != nil {
@@ -143,7 +143,7 @@ func TestMissingBarrierIsExposed(t *testing.T) {
 	}
 }
 
-func TestHalfRoundsEveryOperation(t *testing.T) {
+func TestEmuHalfRoundsEveryOperation(t *testing.T) {
 	d := testDevice(t, Forward)
 	p, err := d.Pipeline(testLibrary(t, d, "selftest.metal"), "half_ops")
 	if err != nil {
@@ -173,7 +173,7 @@ func TestHalfRoundsEveryOperation(t *testing.T) {
 	}
 }
 
-func TestAddressSpaceMistakeDoesNotCompile(t *testing.T) {
+func TestEmuAddressSpaceMistakeDoesNotCompile(t *testing.T) {
 	d := testDevice(t, Forward)
 	src, err := os.ReadFile("testdata/bad_address_space.metal")
 	if err != nil {
@@ -188,7 +188,7 @@ func TestAddressSpaceMistakeDoesNotCompile(t *testing.T) {
 	}
 }
 
-func TestEncoderMistakesAreReported(t *testing.T) {
+func TestEmuEncoderMistakesAreReported(t *testing.T) {
 	d := testDevice(t, Forward)
 	p, err := d.Pipeline(testLibrary(t, d, "selftest.metal"), "missing_barrier")
 	if err != nil {
@@ -252,7 +252,7 @@ func TestPrepareRewrites(t *testing.T) {
 	}
 }
 
-func TestMultiplyAccumulateResultsStayInTheirGroup(t *testing.T) {
+func TestEmuMultiplyAccumulateResultsStayInTheirGroup(t *testing.T) {
 	d := testDevice(t, Forward)
 	p, err := d.Pipeline(testLibrary(t, d, "selftest.metal"), "one_mma_per_group")
 	if err != nil {
@@ -284,7 +284,7 @@ func TestMultiplyAccumulateResultsStayInTheirGroup(t *testing.T) {
 	}
 }
 
-func TestSeveralWorkerThreadsGiveTheSameResults(t *testing.T) {
+func TestEmuSeveralWorkerThreadsGiveTheSameResults(t *testing.T) {
 	results := map[int][]float32{}
 	for _, workers := range []int{1, 2} {
 		dev, err := NewDevice(Options{Workers: workers})
@@ -342,13 +342,13 @@ func writeFloats(t *testing.T, length, count int) {
 	}
 }
 
-func TestBufferOverrunFaults(t *testing.T) {
+func TestEmuBufferOverrunFaults(t *testing.T) {
 	if os.Getenv("EASEL_EMU_OVERRUN_CHILD") == "1" {
 		writeFloats(t, 1000, 1000+4) // 16 bytes past the end: into the guard page
 		return
 	}
 	writeFloats(t, 1000, 1000) // in bounds: fine
-	cmd := exec.Command(os.Args[0], "-test.run=^TestBufferOverrunFaults$", "-test.count=1")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestEmuBufferOverrunFaults$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "EASEL_EMU_OVERRUN_CHILD=1")
 	out, err := cmd.CombinedOutput()
 	if err == nil {
@@ -359,7 +359,7 @@ func TestBufferOverrunFaults(t *testing.T) {
 	}
 }
 
-func TestNoCopyBufferSharesTheCallersMemory(t *testing.T) {
+func TestEmuNoCopyBufferSharesTheCallersMemory(t *testing.T) {
 	d := testDevice(t, Forward)
 	p, err := d.Pipeline(testLibrary(t, d, "selftest.metal"), "write_floats")
 	if err != nil {
@@ -405,7 +405,7 @@ func TestNoCopyBufferSharesTheCallersMemory(t *testing.T) {
 	}
 }
 
-func TestLimitsAreReportedAndEnforced(t *testing.T) {
+func TestEmuLimitsAreReportedAndEnforced(t *testing.T) {
 	limits := device.Limits{MaxBufferLength: 1 << 20, RecommendedMaxWorkingSetSize: 3 << 20}
 	d, err := NewDevice(Options{Limits: limits})
 	if errors.Is(err, ErrNoCompiler) {
@@ -427,7 +427,7 @@ func TestLimitsAreReportedAndEnforced(t *testing.T) {
 	}
 }
 
-func TestDispatchThreadsShrinksEdgeGroups(t *testing.T) {
+func TestEmuDispatchThreadsShrinksEdgeGroups(t *testing.T) {
 	d := testDevice(t, Shuffled)
 	p, err := d.Pipeline(testLibrary(t, d, "selftest.metal"), "grid_probe")
 	if err != nil {
@@ -469,7 +469,7 @@ func TestDispatchThreadsShrinksEdgeGroups(t *testing.T) {
 	}
 }
 
-func TestFiberStackOverflowFaults(t *testing.T) {
+func TestEmuFiberStackOverflowFaults(t *testing.T) {
 	if os.Getenv("EASEL_EMU_STACK_CHILD") == "1" {
 		d := testDevice(t, Forward)
 		p, err := d.Pipeline(testLibrary(t, d, "selftest.metal"), "deep_stack")
@@ -490,7 +490,7 @@ func TestFiberStackOverflowFaults(t *testing.T) {
 		return
 	}
 	testDevice(t, Forward) // skips without a compiler
-	cmd := exec.Command(os.Args[0], "-test.run=^TestFiberStackOverflowFaults$", "-test.count=1")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestEmuFiberStackOverflowFaults$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "EASEL_EMU_STACK_CHILD=1")
 	msg, err := cmd.CombinedOutput()
 	if err == nil {
