@@ -103,23 +103,23 @@ func (d *Denoiser) Prefill(ctx context.Context, lay *qi21.Layout, text, condLate
 func (d *Denoiser) prefill(ctx context.Context, lay *qi21.Layout, text, cond []float32, plan memoryPlan) (*Program, error) {
 	c := d.cfg
 	D, lp, n := c.Hidden(), lay.PrefixLen, lay.T
-	x, err := prefixRows(d.model, lay, text, cond)
+	x, err := d.model.PrefixRows(ctx, lay, text, cond)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("metal.Prefill: the prefix rows on the host: %w", err)
 	}
-	mods0, _, err := modulation(d.model, 0)
+	mods0, _, err := d.model.Modulation(ctx, 0)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("metal.Prefill: the host: %w", err)
 	}
 	vis, err := ml.BlockCausalVisibility(lay.ImageIDs[:lp])
 	if err != nil {
 		return nil, fmt.Errorf("metal.Prefill: %w", err)
 	}
-	pcos, psin, err := ropeTables(c, lay.Positions[:lp])
+	pcos, psin, err := d.model.RopeTables(lay.Positions[:lp])
 	if err != nil {
 		return nil, fmt.Errorf("metal.Prefill: %w", err)
 	}
-	tcos, tsin, err := ropeTables(c, lay.Positions[lp:])
+	tcos, tsin, err := d.model.RopeTables(lay.Positions[lp:])
 	if err != nil {
 		return nil, fmt.Errorf("metal.Prefill: %w", err)
 	}
@@ -182,9 +182,9 @@ func (d *Denoiser) Step(ctx context.Context, p *Program, x []float32, sigma floa
 	if len(x) != n*c.InChannels {
 		return nil, fmt.Errorf("metal.Step: %d latent values, the layout needs %d rows of %d", len(x), n, c.InChannels)
 	}
-	mods, fs, err := modulation(d.model, sigma)
+	mods, fs, err := d.model.Modulation(ctx, sigma)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("metal.Step: the host: %w", err)
 	}
 	mv := device.View[float32](p.mods)
 	copy(mv, mods)
