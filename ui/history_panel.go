@@ -18,6 +18,7 @@ type historyPanel struct {
 	entries []history.Entry
 	grid    *fyne.Container
 	note    *widget.Label
+	problem string // why some files could not be read, kept under the hint
 	box     fyne.CanvasObject
 }
 
@@ -39,10 +40,10 @@ func (p *historyPanel) addSession(e history.Entry) {
 // addScanned appends the output folder's images.
 func (p *historyPanel) addScanned(es []history.Entry, errs []error) {
 	p.entries = append(p.entries, es...)
-	p.render()
 	if len(errs) > 0 {
-		p.note.SetText(fmt.Sprintf("%d file(s) in the output folder could not be read (first: %v).", len(errs), errs[0]))
+		p.problem = fmt.Sprintf(" %d file(s) in the output folder could not be read (first: %v).", len(errs), errs[0])
 	}
+	p.render()
 }
 
 func (p *historyPanel) render() {
@@ -53,9 +54,9 @@ func (p *historyPanel) render() {
 	p.grid.Objects = objs
 	p.grid.Refresh()
 	if len(p.entries) == 0 {
-		p.note.SetText("Images you make are saved to " + p.s.deps.Settings.OutputFolder + " and listed here.")
-	} else if p.note.Text == "" || len(p.entries) == 1 {
-		p.note.SetText("Click an image to restore its settings.")
+		p.note.SetText("Images you make are saved to " + p.s.deps.Settings.OutputFolder + " and listed here." + p.problem)
+	} else {
+		p.note.SetText("Click an image to restore its settings." + p.problem)
 	}
 }
 
