@@ -34,7 +34,7 @@ func (fr *firstRun) showOpen(path string) {
 	p.verifyButton.Disable()
 	p.verifyBar = widget.NewProgressBar()
 	p.verifyBar.Hide()
-	verifyNote := widget.NewLabel("Optional: verifying reads the whole file and checks every hash. It takes a few minutes for a full-size model; use it if the file came over a flaky connection or a USB disk.")
+	verifyNote := widget.NewLabel("Optional: verifying reads every byte of the file (about 13 GB for a full-size model) and checks every hash. Use it if the file came over a flaky connection or from a USB disk.")
 	verifyNote.Wrapping = fyne.TextWrapWord
 	buttons := container.NewHBox(fr.backButton(), p.verifyButton, p.useButton)
 	fr.show(container.NewVBox(title, file, p.status, verifyNote, p.verifyBar, buttons))
