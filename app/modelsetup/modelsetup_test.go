@@ -163,6 +163,62 @@ func TestCheckRefusesWhatCannotRun(t *testing.T) {
 	}
 }
 
+// rewrite copies the model file at src to dst, changing its header and leaving out one tensor.
+func rewrite(t *testing.T, src, dst string, edit func(*cmf.Header), drop string) {
+	t.Helper()
+	f, err := cmf.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := cmf.Create(dst, cmf.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range f.Names() {
+		if name == drop {
+			continue
+		}
+		tn, err := f.Tensor(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.AddTensor(name, tn.DType, tn.Shape, tn.Data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := *f.Header()
+	h.SectionHashes = nil
+	edit(&h)
+	if err := w.SetHeader(h); err != nil {
+		t.Fatal(err)
+	}
+	w.SetVocab(f.Vocab())
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCheckRefusesOtherModelsAndIncompleteOnes(t *testing.T) {
+	good := convertedTiny(t)
+	dir := t.TempDir()
+	llm := filepath.Join(dir, "llm.cmf")
+	rewrite(t, good, llm, func(h *cmf.Header) { h.Arch.Name = "qwen3" }, "")
+	if _, err := Check(llm); err == nil || !strings.Contains(err.Error(), `"qwen3", not Qwen-Image-2.1`) {
+		t.Errorf("a text model: %v", err)
+	}
+	partial := filepath.Join(dir, "partial.cmf")
+	rewrite(t, good, partial, func(*cmf.Header) {}, "dit.img_in.weight")
+	if _, err := Check(partial); err == nil || !strings.Contains(err.Error(), "dit.img_in.weight") || !strings.Contains(err.Error(), "partial.cmf") {
+		t.Errorf("a file without dit.img_in.weight: %v", err)
+	}
+	same := filepath.Join(dir, "same.cmf")
+	rewrite(t, good, same, func(*cmf.Header) {}, "")
+	if _, err := Check(same); err != nil {
+		t.Errorf("an unchanged copy: %v", err)
+	}
+}
+
 func TestUsableAndSaveModel(t *testing.T) {
 	store := &settings.Store{Path: filepath.Join(t.TempDir(), "settings.json")}
 	s, err := store.Load()
