@@ -299,6 +299,46 @@ func run(w io.Writer, prefix int) {
 		}
 		fmt.Fprintf(w, " %s |\n", ch.note)
 	}
+	fmt.Fprintln(w)
+	for _, ch := range chips {
+		switch {
+		case strings.HasPrefix(ch.name, "M4 ("):
+			breakdown(w, c, wt, scens, ch, ch.peakLo, aEff)
+		case strings.HasPrefix(ch.name, "M1 Max"):
+			breakdown(w, c, wt, scens, ch, ch.peakHi, aEff)
+		}
+	}
+}
+
+// breakdown prints each class's estimated seconds per step on one chip at its given peak.
+func breakdown(w io.Writer, c qi21.Config, wt weights, scens []scenario, ch chip, peak, aEff float64) {
+	fmt.Fprintf(w, "### Per class on %s at %g TF/s, %g GB/s (estimate; awaits a Mac)\n\n", ch.name, peak, ch.bw)
+	fmt.Fprint(w, "| class |")
+	for _, s := range scens {
+		fmt.Fprintf(w, " %s |", s.name)
+	}
+	fmt.Fprint(w, "\n|---|")
+	for range scens {
+		fmt.Fprint(w, "---:|")
+	}
+	fmt.Fprintln(w)
+	names := stepClasses(c, wt, 1, 0)
+	totals := make([]float64, len(scens))
+	for i, cl := range names {
+		fmt.Fprintf(w, "| %s |", cl.name)
+		for j, s := range scens {
+			x := stepClasses(c, wt, s.target, s.prefix)[i]
+			t := classTime(x, x.bytes, peak, ch.bw, aEff)
+			totals[j] += t
+			fmt.Fprintf(w, " %.2f s |", t)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprint(w, "| **step** |")
+	for _, t := range totals {
+		fmt.Fprintf(w, " **%.1f s** |", t)
+	}
+	fmt.Fprint(w, "\n\n")
 }
 
 func main() {
