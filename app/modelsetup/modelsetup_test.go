@@ -490,3 +490,14 @@ func TestHeldDownloadPausesAndResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestRequireSpaceSaysWhatIsNeededAndFree(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "models", "big.cmf") // the folder does not exist yet
+	err := requireSpace(out, 1<<62, "the model file")
+	if !errors.Is(err, ErrNoSpace) || !strings.Contains(err.Error(), "4611686 TB") || !strings.Contains(err.Error(), "free") {
+		t.Errorf("err = %v; want ErrNoSpace with the size needed and the free space", err)
+	}
+	if err := requireSpace(out, 1, "the model file"); err != nil {
+		t.Errorf("one byte: %v", err)
+	}
+}
