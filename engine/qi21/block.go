@@ -19,6 +19,13 @@ type scratch struct {
 	xn, q, k, v, attn, y, gate, up ml.Tensor
 }
 
+// free releases the activations.
+func (s *scratch) free(be ml.Backend) {
+	for _, t := range []ml.Tensor{s.xn, s.q, s.k, s.v, s.attn, s.y, s.gate, s.up} {
+		be.Free(t)
+	}
+}
+
 func newScratch(e *errs, c Config, rows int) *scratch {
 	D, F := c.Hidden(), c.MLPHidden()
 	return &scratch{

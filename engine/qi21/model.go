@@ -19,6 +19,12 @@ type Model struct {
 
 	mu   sync.Mutex
 	live int // programs prefilled and not yet released
+
+	// Steps run one at a time and share one set of target-row activations (under CFG the two
+	// programs step in turn), so a second program costs its K/V cache only.
+	stepMu      sync.Mutex
+	stepScratch *scratch
+	stepRows    int
 }
 
 // MaxPrograms is how many programs live at once: the positive and the negative prompt.

@@ -14,7 +14,6 @@ type Program struct {
 	layout *Layout
 	k, v   []ml.Tensor // per layer [PrefixLen, D]
 	rope   *ml.Rope    // the target rows' tables
-	s      *scratch    // the target rows' activations, reused by every step
 	closed bool
 }
 
@@ -71,12 +70,10 @@ func (m *Model) prefill(ctx context.Context, lay *Layout, text, condLatents []fl
 			s:       s,
 		}
 		m.run(e, p)
-		for _, t := range []ml.Tensor{s.xn, s.q, s.k, s.v, s.attn, s.y, s.gate, s.up, p.x} {
-			e.be.Free(t)
-		}
+		s.free(e.be)
+		e.be.Free(p.x)
 	}
 	prog.rope = m.ropeFor(e, lay.Positions[lp:])
-	prog.s = newScratch(e, m.Config, lay.T)
 	if e.err != nil {
 		prog.free()
 		return nil, e.err
@@ -98,12 +95,24 @@ func (m *Model) Step(ctx context.Context, prog *Program, x []float32, sigma floa
 		return nil, err
 	}
 	e := &errs{be: withContext(m.be, ctx)}
+	m.stepMu.Lock()
+	defer m.stepMu.Unlock()
+	if m.stepScratch == nil || m.stepRows != lay.T {
+		if m.stepScratch != nil {
+			m.stepScratch.free(m.be)
+		}
+		m.stepScratch, m.stepRows = newScratch(e, m.Config, lay.T), lay.T
+		if e.err != nil {
+			m.stepScratch = nil
+			return nil, fmt.Errorf("qi21.Step: %w", e.err)
+		}
+	}
 	p := &pass{
 		x:       m.joint(e, lay, nil, x, lay.CondLatents(), lay.PrefixLen, lay.S),
 		rows:    lay.T,
 		groups:  []group{{0, lay.T, m.modulationAt(e, sigma)}},
 		rope:    prog.rope,
-		s:       prog.s,
+		s:       m.stepScratch,
 		prefixK: prog.k,
 		prefixV: prog.v,
 	}
@@ -127,7 +136,16 @@ func (m *Model) Release(prog *Program) {
 	prog.free()
 	m.mu.Lock()
 	m.live--
+	last := m.live == 0
 	m.mu.Unlock()
+	if last {
+		m.stepMu.Lock()
+		if m.stepScratch != nil {
+			m.stepScratch.free(m.be)
+			m.stepScratch = nil
+		}
+		m.stepMu.Unlock()
+	}
 }
 
 func (p *Program) free() {
@@ -136,11 +154,6 @@ func (p *Program) free() {
 	for l := range p.k {
 		be.Free(p.k[l])
 		be.Free(p.v[l])
-	}
-	if p.s != nil {
-		for _, t := range []ml.Tensor{p.s.xn, p.s.q, p.s.k, p.s.v, p.s.attn, p.s.y, p.s.gate, p.s.up} {
-			be.Free(t)
-		}
 	}
 }
 
@@ -151,7 +164,8 @@ func (p *Program) CacheBytes() int64 {
 	return int64(c.Layers) * 2 * int64(p.layout.PrefixLen) * int64(c.Hidden()) * 4
 }
 
-// ActivationBytes is the size of the activations a step keeps between calls (float32).
+// ActivationBytes is the size of the target-row activations a step uses (float32). The model's
+// programs share one set: steps run one at a time.
 func (p *Program) ActivationBytes() int64 {
 	c := p.model.Config
 	return int64(p.layout.T) * (6*int64(c.Hidden()) + 2*int64(c.MLPHidden())) * 4
