@@ -150,10 +150,10 @@ var chips = []chip{
 	{"M2 Ultra (76)", 27.2, 27.2, 800, "peak = 2 × M2 Max (derived, not a published figure)"},
 	{"M3 (10)", 4.1, 4.1, 100, ""},
 	{"M3 Pro (18)", 6.4, 7.4, 150, "two published figures"},
-	{"M3 Max (40)", 0, 0, 400, "peak unknown: peers.md's ≈16.4 is recalled, not sourced"},
+	{"M3 Max (40)", 0, 0, 400, "peak unknown: peers.md's ≈ 16.4 is recalled, not sourced; another table says 14.2"},
 	{"M3 Ultra (80)", 0, 0, 819, "peak unknown: peers.md's ≈28 is second-hand"},
 	{"M4 (10)", 3.58, 4.6, 120, "3.58 (metal-benchmarks clock) matches the seed's 2.9 TF/s = 83 %; 4.6 assumes a higher clock"},
-	{"M4 Pro (20)", 9.2, 9.2, 273, "on the 4.6-TF M4 clock basis; possibly ≈ 22 % high (see M4)"},
+	{"M4 Pro (20)", 9.2, 9.2, 273, "same source as M4's 4.6: may be high in the same way (× 3.58/4.6 ≈ 7.2, derived)"},
 	{"M4 Max (40)", 14.1, 18.4, 546, "14.1 at default clocks (applegpuinfo), 18.4 (huggingface.js PR #1044)"},
 }
 
