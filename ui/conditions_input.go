@@ -54,6 +54,8 @@ func (s *studio) addFiles(paths []string) {
 			s.conditionsChanged()
 			if len(problems) > 0 {
 				s.say("%s", strings.Join(problems, "\n"))
+			} else {
+				s.quiet()
 			}
 		})
 	}()

@@ -29,10 +29,7 @@ func newPromptPanel(s *studio) *promptPanel {
 	p.negative.OnChanged = func(t string) { s.draft.Negative = t }
 	p.negHint = widget.NewLabel("")
 	p.negHint.Importance = widget.LowImportance
-	p.transparent = widget.NewCheck("Transparent background (RGBA)", func(on bool) {
-		s.draft.Transparent = on
-		s.draftChanged()
-	})
+	p.transparent = widget.NewCheck("Transparent background (RGBA)", nil)
 	tip := widget.NewLabel("Adds Qwen's wording: “This is an RGBA image with transparency. … The image has alpha channel and the background is transparent.”")
 	tip.Wrapping = fyne.TextWrapWord
 	tip.Importance = widget.LowImportance

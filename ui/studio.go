@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"image"
 	"strings"
 	"time"
 
@@ -56,7 +57,10 @@ func newStudio(deps Deps) *studio {
 	if s.deps.History == nil {
 		s.deps.History = history.New(deps.Settings.OutputFolder)
 	}
-	s.queue = jobs.New(deps.Generator, func(u jobs.Update) { s.deps.Do(func() { s.onUpdate(u) }) })
+	s.queue = jobs.New(deps.Generator, func(u jobs.Update) {
+		framed := frameUpdate(u) // compositing a 2K image takes a while: not on the UI goroutine
+		s.deps.Do(func() { s.onUpdate(u, framed) })
+	})
 	return s
 }
 
@@ -64,6 +68,12 @@ func newStudio(deps Deps) *studio {
 func (s *studio) say(format string, args ...any) {
 	s.message.SetText(fmt.Sprintf(format, args...))
 	s.message.Show()
+}
+
+// quiet hides the notice once the artist's next action succeeded.
+func (s *studio) quiet() {
+	s.message.SetText("")
+	s.message.Hide()
 }
 
 // draftChanged re-predicts memory and updates whatever depends on the draft.
@@ -134,6 +144,7 @@ func (s *studio) generate() {
 		s.say("%v", err)
 		return
 	}
+	s.quiet()
 	d := s.draft
 	d.Conditions = append([]compose.Condition(nil), s.draft.Conditions...)
 	d.Seed = seed
@@ -156,15 +167,27 @@ func (s *studio) cancelCurrent() {
 	}
 }
 
-// onUpdate renders one queue update (UI goroutine).
-func (s *studio) onUpdate(u jobs.Update) {
+// frameUpdate is the picture an update puts on the canvas, already over the checkerboard: the
+// step's preview or the final image; nil for none.
+func frameUpdate(u jobs.Update) image.Image {
+	switch {
+	case u.Event != nil && u.Event.Preview != nil && u.Event.Preview.Image != nil:
+		return framePreview(u.Event.Preview.Image)
+	case u.Event == nil && u.Job.State == jobs.Done && u.Job.Result != nil && u.Job.Result.Image != nil:
+		return frameFinal(u.Job.Result.Image)
+	}
+	return nil
+}
+
+// onUpdate renders one queue update (UI goroutine); framed is frameUpdate's picture.
+func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 	j := u.Job
 	if u.Event != nil {
 		s.progress.showEvent(j, *u.Event)
 		s.timing.show(u.Event.Timings)
 		s.memory.showLedger(u.Event.Memory, j)
-		if p := u.Event.Preview; p != nil && p.Image != nil {
-			s.canvas.showPreview(p.Image, j.Request.Width, j.Request.Height)
+		if framed != nil {
+			s.canvas.showPreview(framed, j.Request.Width, j.Request.Height)
 		}
 		return
 	}
@@ -177,7 +200,9 @@ func (s *studio) onUpdate(u jobs.Update) {
 		s.finished(j)
 		s.progress.done(j)
 		s.timing.show(j.Result.Timings)
-		s.canvas.showFinal(j.Result.Image)
+		if framed != nil {
+			s.canvas.showFinal(framed, j.Result.Width, j.Result.Height)
+		}
 		s.save(j)
 	case jobs.Failed:
 		s.finished(j)
@@ -251,11 +276,11 @@ func (s *studio) restore(e history.Entry) {
 	}
 	go func() {
 		img, err := loadImage(e.Path)
-		s.deps.Do(func() {
-			if err == nil {
-				s.canvas.showFinal(img)
-			}
-		})
+		if err != nil {
+			return
+		}
+		framed, b := frameFinal(img), img.Bounds()
+		s.deps.Do(func() { s.canvas.showFinal(framed, b.Dx(), b.Dy()) })
 	}()
 }
 
