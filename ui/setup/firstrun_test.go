@@ -350,3 +350,43 @@ func TestSettingsDialogSavesWhatItShows(t *testing.T) {
 		t.Errorf("saved %+v, file %+v; want Metal and 28 steps in both", saved, s)
 	}
 }
+
+func TestStartOpensTheFirstRunWindowOnlyWithoutAUsableModel(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", home)
+	t.Setenv("HOME", home)
+	a := test.NewTempApp(t)
+	mains := 0
+	Start(a, func() { mains++ })
+	firstRunWindows := func() (n int) {
+		for _, w := range a.Driver().AllWindows() {
+			if strings.Contains(w.Title(), "set up the model") {
+				n++
+			}
+		}
+		return n
+	}
+	if mains != 0 || firstRunWindows() != 1 {
+		t.Fatalf("without a model: main window opened %d times, first-run windows %d; want 0 and 1", mains, firstRunWindows())
+	}
+
+	snap, err := golden.ModelSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "tiny.cmf")
+	if _, err := modelsetup.ConvertSnapshot(context.Background(), snap, path, convert.ProfileCortiq, nil); err != nil {
+		t.Fatal(err)
+	}
+	store, err := settings.DefaultStore()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := modelsetup.SaveModel(store, path); err != nil {
+		t.Fatal(err)
+	}
+	Start(a, func() { mains++ })
+	if mains != 1 || firstRunWindows() != 1 {
+		t.Errorf("with a usable model: main window opened %d times, first-run windows %d; want 1 and still the earlier one only", mains, firstRunWindows())
+	}
+}
