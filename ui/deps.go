@@ -22,7 +22,9 @@ type Deps struct {
 	// (0: unknown, nothing is refused).
 	Geometry memplan.Geometry
 	Budget   int64
-	History  *history.Store
+	// BudgetFor gives the budget of another backend choice (nil: the budget stays).
+	BudgetFor func(settings.Backend) int64
+	History   *history.Store
 	// ScanHistory reads the output folder's past images when the window opens.
 	ScanHistory bool
 	Projection  *preview.Projection

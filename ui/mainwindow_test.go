@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"easel/app"
 	"easel/app/compose"
 	"easel/app/jobs"
+	"easel/engine/convert"
+	"easel/internal/golden"
 )
 
 // The window opens with every panel an artist needs, and renders at a usable size.
@@ -230,5 +233,43 @@ func TestGenerateDisabledWhenMemoryDoesNotFit(t *testing.T) {
 	test.Tap(h.s.memory.useSize)
 	if h.s.generateBtn.Disabled() || h.s.draft.Size != compose.SizeCustom {
 		t.Errorf("after taking the suggested size Generate is disabled (%s)", h.s.memory.verdict.Text)
+	}
+}
+
+// An image on the system clipboard is added as a condition image named "pasted image 1".
+func TestPasteAClipboardImage(t *testing.T) {
+	h := newHarness(t, 64e9)
+	data, err := os.ReadFile(h.writePNG("clip.png", 300, 200))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.s.deps.ClipboardImage = func() []byte { return data }
+	if !h.s.pasteImage(nil, false) {
+		t.Fatal("the clipboard image was not taken")
+	}
+	if len(h.s.draft.Conditions) != 1 || h.s.draft.Conditions[0].Name != "pasted image 1" {
+		t.Errorf("conditions %v", h.s.draft.Conditions)
+	}
+}
+
+// Choosing a model file that cannot be read says so and keeps the current model; a real one
+// drives the memory prediction from its own sizes at once.
+func TestChoosingAModel(t *testing.T) {
+	h := newHarness(t, 64e9)
+	h.s.useModel(filepath.Join(h.dir, "missing.cmf"))
+	if h.s.draft.Model != "" || !strings.Contains(h.s.message.Text, "missing.cmf") {
+		t.Errorf("model %q, message %q", h.s.draft.Model, h.s.message.Text)
+	}
+	snap, err := golden.ModelSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(h.dir, "tiny.cmf")
+	if _, err := convert.Convert(context.Background(), snap, path, convert.Options{Profile: convert.ProfileF16}); err != nil {
+		t.Fatal(err)
+	}
+	h.s.useModel(path)
+	if h.s.draft.Model != path || h.s.deps.Geometry.Estimated || h.s.prediction.Weights > 100e6 {
+		t.Errorf("model %q, geometry estimated %v, predicted weights %d", h.s.draft.Model, h.s.deps.Geometry.Estimated, h.s.prediction.Weights)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/compose"
+	"easel/app/memplan"
 	"easel/app/settings"
 )
 
@@ -277,6 +278,10 @@ func (s *studio) setBackend(b settings.Backend) {
 	s.draft.Backend = b
 	s.deps.Settings.Backend = b
 	s.persist()
+	if s.deps.BudgetFor != nil {
+		s.deps.Budget = s.deps.BudgetFor(b)
+		s.draftChanged()
+	}
 	if b == settings.BackendMetal && !hasMetal {
 		s.say("Metal is only on Apple silicon Macs; this machine runs on the CPU.")
 	}
@@ -290,15 +295,31 @@ func (s *studio) pickModel() {
 		}
 		path := r.URI().Path()
 		r.Close()
-		s.draft.Model = path
-		s.deps.Settings.Model = path
-		s.persist()
-		s.options.showModel(path)
-		s.say("Model set to %s; it is opened at the next Generate. Restart Easel to predict memory from its own sizes.", shortPath(path))
+		s.useModel(path)
 	}, s.win)
 	d.SetFilter(storage.NewExtensionFileFilter([]string{".cmf"}))
 	d.Resize(fyne.NewSize(900, 600))
 	d.Show()
+}
+
+// useModel switches to a model file: its geometry drives the memory prediction at once, and the
+// generator opens it for the next job.
+func (s *studio) useModel(path string) {
+	g, err := memplan.GeometryOf(path)
+	if err != nil {
+		s.say("%s cannot be used: %v", shortPath(path), err)
+		return
+	}
+	s.draft.Model = path
+	s.deps.Settings.Model = path
+	s.deps.Geometry = g
+	if mg, ok := s.deps.Generator.(interface{ SetPath(string) }); ok {
+		mg.SetPath(path)
+	}
+	s.persist()
+	s.options.showModel(path)
+	s.say("Model set to %s; it opens at the next Generate.", shortPath(path))
+	s.draftChanged()
 }
 
 // persist saves the settings when the window has a store.

@@ -45,6 +45,7 @@ func DefaultDeps() Deps {
 		}
 	}
 	d.Budget = memplan.DeviceBudget(d.Settings.Backend)
+	d.BudgetFor = memplan.DeviceBudget
 	d.History = history.New(d.Settings.OutputFolder)
 	if p, err := preview.Default(); err == nil {
 		d.Projection = p

@@ -16,12 +16,22 @@ import (
 type ModelGenerator struct {
 	Path string
 
-	mu   sync.Mutex
-	file *cmf.File
-	p    *pipeline.Pipeline
+	mu     sync.Mutex
+	file   *cmf.File
+	p      *pipeline.Pipeline
+	loaded string // the path file and p were opened from
 }
 
-// Run opens the model if needed and generates.
+// SetPath switches to another model file from the next job on. The queue runs one job at a time,
+// so the old file is closed only when no generation uses it.
+func (g *ModelGenerator) SetPath(path string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.Path = path
+}
+
+// Run opens the model if needed and generates. Only the queue's worker calls it, one job at a
+// time.
 func (g *ModelGenerator) Run(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
 	p, err := g.pipeline()
 	if err != nil {
@@ -36,8 +46,12 @@ func (g *ModelGenerator) Run(ctx context.Context, req pipeline.Request, events c
 func (g *ModelGenerator) pipeline() (*pipeline.Pipeline, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.p != nil {
+	if g.p != nil && g.loaded == g.Path {
 		return g.p, nil
+	}
+	if g.file != nil {
+		g.file.Close()
+		g.file, g.p, g.loaded = nil, nil, ""
 	}
 	if g.Path == "" {
 		return nil, fmt.Errorf("no model file is chosen: set one up first (Model → Choose…)")
@@ -51,7 +65,7 @@ func (g *ModelGenerator) pipeline() (*pipeline.Pipeline, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s cannot be used: %w", g.Path, err)
 	}
-	g.file, g.p = f, p
+	g.file, g.p, g.loaded = f, p, g.Path
 	return p, nil
 }
 

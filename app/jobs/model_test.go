@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"easel/app/preview"
@@ -63,11 +64,17 @@ func TestModelGeneratorRunsTheTinyModelThroughTheQueue(t *testing.T) {
 		t.Errorf("last step event %d, %d previews; want step 2 and at least one preview", last, previews)
 	}
 
-	// A model path that does not exist fails the job with the path in the message.
-	bad := New(&ModelGenerator{Path: filepath.Join(t.TempDir(), "missing.cmf")}, rec.notify)
-	defer bad.Close()
-	bad.Submit(pipeline.Request{Prompt: "x"}, "missing")
-	if j := <-rec.finished; j.State != Failed || j.Err == nil {
+	// Switching to a path that does not exist fails the next job with the path in the message;
+	// switching back works again.
+	missing := filepath.Join(t.TempDir(), "missing.cmf")
+	gen.SetPath(missing)
+	q.Submit(pipeline.Request{Prompt: "x", Width: 64, Height: 64, Steps: 2}, "missing")
+	if j := <-rec.finished; j.State != Failed || j.Err == nil || !strings.Contains(j.Err.Error(), "missing.cmf") {
 		t.Errorf("missing model: %v %v", j.State, j.Err)
+	}
+	gen.SetPath(path)
+	q.Submit(pipeline.Request{Prompt: "x", Width: 64, Height: 64, Steps: 2}, "back")
+	if j := <-rec.finished; j.State != Done {
+		t.Errorf("after switching back: %v %v", j.State, j.Err)
 	}
 }
