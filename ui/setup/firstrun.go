@@ -46,6 +46,9 @@ type firstRun struct {
 	// settled, when not nil, is called on the UI goroutine whenever a background job (a check, a
 	// conversion, a download) has finished and the window shows its outcome. Tests wait on it.
 	settled func()
+	// progressed, when not nil, is called on the UI goroutine after each progress update of a
+	// conversion or download. Tests act on it (Cancel, Pause) while the job certainly runs.
+	progressed func()
 
 	back     *widget.Button     // the current page's Back button
 	working  context.CancelFunc // stops the running conversion or download; nil when none runs

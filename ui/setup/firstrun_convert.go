@@ -206,6 +206,9 @@ func (fr *firstRun) startConversion(p *convertPage) {
 			fyne.Do(func() {
 				p.bar.SetValue(f)
 				p.status.SetText(line)
+				if fr.progressed != nil {
+					fr.progressed()
+				}
 			})
 		})
 		cancel()

@@ -390,3 +390,35 @@ func TestStartOpensTheFirstRunWindowOnlyWithoutAUsableModel(t *testing.T) {
 		t.Errorf("with a usable model: main window opened %d times, first-run windows %d; want 1 and still the earlier one only", mains, firstRunWindows())
 	}
 }
+
+func TestCancelConversionInTheWindowLeavesNoFile(t *testing.T) {
+	h := newHarness(t, nil)
+	out := filepath.Join(t.TempDir(), "elsewhere")
+	h.fr.showConvert(h.snap)
+	h.wait(t)
+	p := h.fr.conv
+	p.outDir = out // what "Save it elsewhere…" does
+	cancelled := false
+	h.fr.progressed = func() {
+		if !cancelled {
+			cancelled = true
+			if p.cancelButton.Hidden || !h.fr.back.Disabled() {
+				t.Errorf("while converting: Cancel hidden %v, Back disabled %v", p.cancelButton.Hidden, h.fr.back.Disabled())
+			}
+			test.Tap(p.cancelButton)
+		}
+	}
+	test.Tap(p.startButton)
+	h.wait(t)
+	if !cancelled || h.fr.ready != nil || !strings.Contains(p.status.Text, "No model file was written") || p.startButton.Disabled() {
+		t.Fatalf("after Cancel: status %q, ready page %v, Convert disabled %v", p.status.Text, h.fr.ready != nil, p.startButton.Disabled())
+	}
+	entries, _ := os.ReadDir(out)
+	for _, e := range entries {
+		t.Errorf("%s was left behind", e.Name())
+	}
+	s, err := h.store.Load()
+	if err != nil || s.Model != "" {
+		t.Errorf("settings after a cancelled conversion: model %q, %v", s.Model, err)
+	}
+}
