@@ -87,9 +87,6 @@ func (m *Model) Step(ctx context.Context, prog *Program, x []float32, sigma floa
 	if prog == nil || prog.model != m {
 		return nil, fmt.Errorf("qi21.Step: the program was not prefilled by this model")
 	}
-	if prog.closed {
-		return nil, fmt.Errorf("qi21.Step: the program was released")
-	}
 	lay := prog.layout
 	if err := m.checkInputs("Step", lay, nil, x, lay.T); err != nil {
 		return nil, err
@@ -97,6 +94,9 @@ func (m *Model) Step(ctx context.Context, prog *Program, x []float32, sigma floa
 	e := &errs{be: withContext(m.be, ctx)}
 	m.stepMu.Lock()
 	defer m.stepMu.Unlock()
+	if prog.closed {
+		return nil, fmt.Errorf("qi21.Step: the program was released")
+	}
 	if m.stepScratch == nil || m.stepRows != lay.T {
 		if m.stepScratch != nil {
 			m.stepScratch.free(m.be)
@@ -128,9 +128,15 @@ func (m *Model) Step(ctx context.Context, prog *Program, x []float32, sigma floa
 	return out, nil
 }
 
-// Release drops a program's cache. Releasing twice is harmless.
+// Release drops a program's cache (after a step running on it has finished). Releasing twice is
+// harmless.
 func (m *Model) Release(prog *Program) {
-	if prog == nil || prog.model != m || prog.closed {
+	if prog == nil || prog.model != m {
+		return
+	}
+	m.stepMu.Lock()
+	defer m.stepMu.Unlock()
+	if prog.closed {
 		return
 	}
 	prog.free()
@@ -138,13 +144,9 @@ func (m *Model) Release(prog *Program) {
 	m.live--
 	last := m.live == 0
 	m.mu.Unlock()
-	if last {
-		m.stepMu.Lock()
-		if m.stepScratch != nil {
-			m.stepScratch.free(m.be)
-			m.stepScratch = nil
-		}
-		m.stepMu.Unlock()
+	if last && m.stepScratch != nil {
+		m.stepScratch.free(m.be)
+		m.stepScratch = nil
 	}
 }
 
