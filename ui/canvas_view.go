@@ -29,10 +29,12 @@ type canvasView struct {
 	showing bool
 	box     fyne.CanvasObject
 	isFinal bool
+	// previewNote is the caption over step previews (it names a stand-in projection).
+	previewNote string
 }
 
 func newCanvasView() *canvasView {
-	v := &canvasView{}
+	v := &canvasView{previewNote: "Preview: the model's current guess, projected from the latents"}
 	v.img = canvas.NewImageFromImage(nil)
 	v.img.FillMode = canvas.ImageFillContain
 	v.img.ScaleMode = canvas.ImageScaleSmooth
@@ -51,19 +53,25 @@ func newCanvasView() *canvasView {
 	return v
 }
 
-// showPreview draws a step's preview (one pixel per latent) at the output's size.
-func (v *canvasView) showPreview(img image.Image, w, h int) {
+// framePreview composites a step's preview (one pixel per latent) over the checkerboard. It
+// runs off the UI goroutine.
+func framePreview(img image.Image) image.Image { return overChecker(upscaleNearest(img, 4), 8) }
+
+// frameFinal composites a decoded image over the checkerboard, off the UI goroutine.
+func frameFinal(img image.Image) image.Image { return overChecker(img, 16) }
+
+// showPreview shows a framed preview at the output's size.
+func (v *canvasView) showPreview(framed image.Image, w, h int) {
 	v.isFinal = false
-	v.caption.SetText("Preview: the model's current guess, projected from the latents")
-	v.set(overChecker(upscaleNearest(img, 4), 8), w, h)
+	v.caption.SetText(v.previewNote)
+	v.set(framed, w, h)
 }
 
-// showFinal draws the decoded image.
-func (v *canvasView) showFinal(img image.Image) {
+// showFinal shows a framed decoded image of w×h pixels.
+func (v *canvasView) showFinal(framed image.Image, w, h int) {
 	v.isFinal = true
-	b := img.Bounds()
 	v.caption.SetText("")
-	v.set(overChecker(img, 16), b.Dx(), b.Dy())
+	v.set(framed, w, h)
 }
 
 func (v *canvasView) set(img image.Image, w, h int) {

@@ -1,6 +1,9 @@
 package ui
 
 import (
+	"path/filepath"
+	"strings"
+
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
@@ -50,6 +53,9 @@ func (s *studio) build() {
 	s.conditions = newConditionsPanel(s)
 	s.options = newOptionsPanel(s)
 	s.canvas = newCanvasView()
+	if p := s.deps.Projection; p != nil && strings.Contains(p.Model, "tiny") && !strings.Contains(filepath.Base(s.deps.Settings.Model), "tiny") {
+		s.canvas.previewNote = "Preview colours are a stand-in (fitted on the test model) until the projection is fitted for this model"
+	}
 	s.progress = newProgressView()
 	s.memory = newMemoryPanel(s)
 	s.timing = newTimingPanel()

@@ -77,8 +77,8 @@ func newOptionsPanel(s *studio) *optionsPanel {
 			return
 		}
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 200 {
-			s.say("Steps: give a whole number from 1 to 200.")
+		if err != nil || n < 2 || n > 200 {
+			s.say("Steps: give a whole number from 2 to 200.")
 			return
 		}
 		s.draft.Steps = n
