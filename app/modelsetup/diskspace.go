@@ -1,6 +1,7 @@
 package modelsetup
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,7 +33,7 @@ func FreeBytes(path string) (int64, error) {
 }
 
 // ErrNoSpace is the kind of error returned when a disk cannot hold what a step would write.
-var ErrNoSpace = fmt.Errorf("not enough free disk space")
+var ErrNoSpace = errors.New("not enough free disk space")
 
 // requireSpace fails with ErrNoSpace when the disk holding path has less than need bytes free.
 func requireSpace(path string, need int64, what string) error {
