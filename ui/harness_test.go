@@ -34,6 +34,13 @@ type harness struct {
 
 func newHarness(t *testing.T, budget int64) *harness {
 	t.Helper()
+	return newHarnessWith(t, budget, nil)
+}
+
+// newHarnessWith lets a test adjust the services (and use the harness's temporary folder) before
+// the window opens.
+func newHarnessWith(t *testing.T, budget int64, adjust func(h *harness, d *Deps)) *harness {
+	t.Helper()
 	a := test.NewTempApp(t)
 	h := &harness{t: t, gen: newScriptedGen(), calls: make(chan func(), 4096), dir: t.TempDir()}
 	set := settings.Defaults()
@@ -47,6 +54,9 @@ func newHarness(t *testing.T, budget int64) *harness {
 		History: history.New(set.OutputFolder), Projection: proj,
 		Do:  func(f func()) { h.calls <- f },
 		Now: func() time.Time { return time.Date(2026, 12, 2, 11, 0, 0, 0, time.UTC) },
+	}
+	if adjust != nil {
+		adjust(h, &deps)
 	}
 	h.w, h.s = newMainWindow(a, deps)
 	h.w.Resize(fyne.NewSize(1400, 860))
