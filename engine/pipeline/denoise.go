@@ -37,8 +37,10 @@ type StepReport struct {
 
 // DenoiseHooks are called on the running goroutine; either may be nil.
 type DenoiseHooks struct {
-	// Prefilled runs once both programs are prefilled, with their layouts (positive first).
-	Prefilled func(layouts []*qi21.Layout)
+	// Prefilled runs once both programs are prefilled, with the programs (positive first).
+	Prefilled func(progs []Program)
+	// Notice runs with a sentence for the user about where a program runs (a device's decline).
+	Notice func(string)
 	// Step runs after every step.
 	Step func(StepReport)
 }
@@ -79,11 +81,10 @@ func (p *Pipeline) Denoise(ctx context.Context, in DenoiseInput, hooks DenoiseHo
 	if in.guided() {
 		conds = append(conds, in.Negative)
 	}
-	var layouts []*qi21.Layout
-	var progs []*qi21.Program
+	var progs []Program
 	defer func() {
 		for _, prog := range progs {
-			p.dit.Release(prog)
+			p.den.Release(prog)
 		}
 	}()
 	for i, c := range conds {
@@ -94,15 +95,17 @@ func (p *Pipeline) Denoise(ctx context.Context, in DenoiseInput, hooks DenoiseHo
 		if got := lay.CondLatents() * ch; got != len(in.CondLatents) {
 			return nil, fmt.Errorf("%w: the prompt has room for %d condition latent values, the images gave %d", ErrImages, got, len(in.CondLatents))
 		}
-		prog, err := p.dit.Prefill(ctx, lay, c.Embeddings, in.CondLatents)
+		prog, err := p.den.Prefill(ctx, lay, c.Embeddings, in.CondLatents)
 		if err != nil {
 			return nil, err
 		}
-		layouts = append(layouts, lay)
 		progs = append(progs, prog)
+		if n, ok := prog.(noticer); ok && n.Notice() != "" && hooks.Notice != nil {
+			hooks.Notice(n.Notice())
+		}
 	}
 	if hooks.Prefilled != nil {
-		hooks.Prefilled(layouts)
+		hooks.Prefilled(progs)
 	}
 
 	x := slices.Clone(in.Noise)
@@ -110,12 +113,12 @@ func (p *Pipeline) Denoise(ctx context.Context, in DenoiseInput, hooks DenoiseHo
 	scale := float32(in.CFG)
 	for i := range in.Schedule.Steps() {
 		sigma := in.Schedule.Sigmas[i]
-		v, err := p.dit.Step(ctx, progs[0], x, sigma)
+		v, err := p.den.Step(ctx, progs[0], x, sigma)
 		if err != nil {
 			return nil, fmt.Errorf("step %d of %d: %w", i+1, in.Schedule.Steps(), err)
 		}
 		if in.guided() {
-			vNeg, err := p.dit.Step(ctx, progs[1], x, sigma)
+			vNeg, err := p.den.Step(ctx, progs[1], x, sigma)
 			if err != nil {
 				return nil, fmt.Errorf("step %d of %d, negative prompt: %w", i+1, in.Schedule.Steps(), err)
 			}

@@ -62,6 +62,10 @@ type Event struct {
 	Memory Memory
 	// Preview is the step's x0 estimate, on denoising events (nil when dropped).
 	Preview *Preview
+	// Notice, when not empty, is a sentence for the user about where the denoiser runs: the
+	// device at the start of a run, or why a device declined the model or a prompt and the CPU
+	// runs it instead. A notice event repeats the current stage and step; it is not progress.
+	Notice string
 }
 
 // Preview is the model's current guess of the final image, x0 = x − σ·v, as packed latents.

@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 	if tinyDir != "" {
 		os.RemoveAll(tinyDir)
 	}
+	if q8Model.dir != "" {
+		os.RemoveAll(q8Model.dir)
+	}
 	os.Exit(code)
 }
 

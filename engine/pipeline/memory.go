@@ -13,7 +13,8 @@ type Memory struct {
 	// Weights are the bytes each network maps from the model file (read in place, not copied).
 	Weights []ComponentBytes
 	// PrefixKV is each live program's cached prefix keys and values, in bytes (positive prompt
-	// first; two under CFG), at the backend's element size (float32 on the CPU).
+	// first; two under CFG), at the element size where the program lives (float32 on the CPU,
+	// half on the Metal device).
 	PrefixKV []int64
 	// Activations estimates the denoiser's largest working set (float32 activations of the
 	// prefill or of one step, whichever is larger): an estimate from the shapes, not a measurement.
@@ -22,8 +23,9 @@ type Memory struct {
 	PeakRSS int64
 	// GoHeap is the Go heap in use now.
 	GoHeap int64
-	// DeviceBudget is what the backend may use: physical memory on the CPU backend, or what a
-	// device backend reports through DeviceBudget() int64.
+	// DeviceBudget is what the denoiser may use: the Metal device's recommended working set when
+	// it runs there, physical memory on the CPU backend, or what a device backend reports
+	// through DeviceBudget() int64.
 	DeviceBudget int64
 }
 
@@ -42,13 +44,26 @@ func prefixKVBytes(c qi21.Config, lay *qi21.Layout, elem int) int64 {
 	return int64(lay.PrefixLen) * int64(c.Layers) * 2 * int64(c.Hidden()) * int64(elem)
 }
 
-// kvElementBytes is the size of one cached value: 4 (float32, the CPU backend), or what a device
-// backend reports through KVElementBytes() int (2 for a half-precision cache).
+// kvElementBytes is the size of one cached value of a new program: what the denoiser reports
+// through KVElementBytes() int (2 for the Metal denoiser's half cache), else what the backend
+// reports, else 4 (float32, the CPU backend).
 func (p *Pipeline) kvElementBytes() int {
-	if k, ok := p.inner.(interface{ KVElementBytes() int }); ok && k.KVElementBytes() > 0 {
+	if k, ok := p.den.(kvElementer); ok && k.KVElementBytes() > 0 {
+		return k.KVElementBytes()
+	}
+	if k, ok := p.inner.(kvElementer); ok && k.KVElementBytes() > 0 {
 		return k.KVElementBytes()
 	}
 	return 4
+}
+
+// programKVElementBytes is one live program's element size: its own report (a program the
+// device declined lives on the CPU in float32), else the denoiser's.
+func (p *Pipeline) programKVElementBytes(prog Program) int {
+	if k, ok := prog.(kvElementer); ok && k.KVElementBytes() > 0 {
+		return k.KVElementBytes()
+	}
+	return p.kvElementBytes()
 }
 
 // attentionScoreBudget is the CPU backend's score scratch per attention call (engine/ml/cpu).
@@ -61,14 +76,32 @@ func activationBytes(c qi21.Config, n int) int64 {
 	return int64(n)*int64(6*c.Hidden()+2*c.MLPHidden())*4 + attentionScoreBudget
 }
 
-// ledger fills a Memory for the programs' layouts alive now.
+// ledger fills a Memory for programs of these layouts (planned, at the denoiser's element size).
 func (p *Pipeline) ledger(layouts ...*qi21.Layout) Memory {
+	elems := make([]int, len(layouts))
+	for i := range elems {
+		elems[i] = p.kvElementBytes()
+	}
+	return p.ledgerOf(layouts, elems)
+}
+
+// liveLedger fills a Memory for the programs alive now, each at its own element size.
+func (p *Pipeline) liveLedger(progs []Program) Memory {
+	layouts, elems := make([]*qi21.Layout, len(progs)), make([]int, len(progs))
+	for i, prog := range progs {
+		layouts[i], elems[i] = prog.Layout(), p.programKVElementBytes(prog)
+	}
+	return p.ledgerOf(layouts, elems)
+}
+
+// ledgerOf fills a Memory for programs of these layouts, elems[i] bytes a cached value.
+func (p *Pipeline) ledgerOf(layouts []*qi21.Layout, elems []int) Memory {
 	m := Memory{Weights: p.weights, DeviceBudget: p.deviceBudget()}
-	for _, lay := range layouts {
+	for i, lay := range layouts {
 		if lay == nil {
 			continue
 		}
-		m.PrefixKV = append(m.PrefixKV, prefixKVBytes(p.dit.Config, lay, p.kvElementBytes()))
+		m.PrefixKV = append(m.PrefixKV, prefixKVBytes(p.dit.Config, lay, elems[i]))
 		m.Activations = max(m.Activations, activationBytes(p.dit.Config, max(lay.PrefixLen, lay.T)))
 	}
 	var ms runtime.MemStats
@@ -78,9 +111,19 @@ func (p *Pipeline) ledger(layouts ...*qi21.Layout) Memory {
 	return m
 }
 
-// deviceBudget asks the backend, else takes physical memory.
+// deviceBudget is the denoiser's: what its device reports (the Metal device's recommended
+// working set), else the backend's budget.
 func (p *Pipeline) deviceBudget() int64 {
-	if d, ok := p.inner.(interface{ DeviceBudget() int64 }); ok {
+	if d, ok := p.den.(budgeter); ok && d.DeviceBudget() > 0 {
+		return d.DeviceBudget()
+	}
+	return p.backendBudget()
+}
+
+// backendBudget is the backend's (the text encoder and the VAE run there): what it reports,
+// else physical memory.
+func (p *Pipeline) backendBudget() int64 {
+	if d, ok := p.inner.(budgeter); ok {
 		return d.DeviceBudget()
 	}
 	return physicalMemory()

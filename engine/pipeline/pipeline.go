@@ -35,6 +35,9 @@ type Options struct {
 	// Tiling forces how the VAE decodes. The zero value chooses per image: one piece (exact) when
 	// its planned activations fit a quarter of the device budget, else the largest tiling that does.
 	Tiling vae.Tiling
+	// Denoiser chooses where the DiT runs, given the model loaded on the pipeline's backend
+	// (MetalDenoiser for a Metal device). nil runs it on that backend (CPUDenoiser).
+	Denoiser func(*qi21.Model) (Denoiser, error)
 }
 
 // Pipeline is one model bound to one backend, ready to run requests one at a time.
@@ -45,6 +48,7 @@ type Pipeline struct {
 	tok      *tokenizer.Tokenizer
 	enc      *qwen3vl.Encoder
 	dit      *qi21.Model
+	den      Denoiser // runs dit's prefill/step/release
 	vae      *vae.Model
 	sched    sched.Config
 	defaults Defaults
@@ -120,6 +124,15 @@ func New(m ModelFile, be ml.Backend, opts Options) (*Pipeline, error) {
 	if z := p.vae.Config().ZDim; z != p.dit.Config.InChannels || z != p.dit.Config.OutChannels {
 		return nil, fmt.Errorf("pipeline: the VAE has %d latent channels but the denoiser takes %d and makes %d: the file mixes two models", z, p.dit.Config.InChannels, p.dit.Config.OutChannels)
 	}
+	p.den = CPUDenoiser(p.dit)
+	if opts.Denoiser != nil {
+		if p.den, err = opts.Denoiser(p.dit); err != nil {
+			return nil, fmt.Errorf("pipeline: denoiser: %w", err)
+		}
+		if p.den == nil {
+			return nil, errors.New("pipeline: Options.Denoiser gave no denoiser")
+		}
+	}
 	if e, ok := m.(interface{ Entries() []cmf.Entry }); ok {
 		p.weights = weightsByComponent(e.Entries())
 	}
@@ -134,3 +147,30 @@ func (p *Pipeline) HasVision() bool { return p.vision }
 
 // Backend is the backend the pipeline was built with.
 func (p *Pipeline) Backend() ml.Backend { return p.inner }
+
+// DenoiserNotice is a sentence about where the denoiser runs (the device, or why a device
+// declined it), or "" when it runs on the pipeline's backend as usual. Run reports it too.
+func (p *Pipeline) DenoiserNotice() string {
+	if n, ok := p.den.(noticer); ok {
+		return n.Notice()
+	}
+	return ""
+}
+
+// DenoiserDevice names the device the denoiser runs on ("" when it runs on the pipeline's
+// backend, including after a device declined the model).
+func (p *Pipeline) DenoiserDevice() string {
+	if d, ok := p.den.(*metalDenoiser); ok {
+		return d.d.DeviceName()
+	}
+	return ""
+}
+
+// Close releases what the denoiser holds on a device. The model file may be closed after it.
+func (p *Pipeline) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.den.(closer); ok {
+		c.Close()
+	}
+}

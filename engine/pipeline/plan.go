@@ -31,6 +31,9 @@ type Plan struct {
 	// PrefillFlops and StepFlops are the denoiser's floating-point work for the prefills and for
 	// one step (every program), from qi21.BlockFlops.
 	PrefillFlops, StepFlops float64
+	// limit is the budget a run is refused above: the device budget, or main memory when that is
+	// larger and the denoiser falls back to the CPU for what its device declines.
+	limit int64
 }
 
 // NeedBytes is what the run allocates on the backend beyond the weights: the programs' caches
@@ -97,6 +100,10 @@ func (p *Pipeline) plan(req *Request, set settings) (*Plan, error) {
 		pl.StepFlops += float64(c.Layers) * (g + a)
 	}
 	pl.Memory = p.ledger(layouts...)
+	pl.limit = pl.Memory.DeviceBudget
+	if _, ok := p.den.(*metalDenoiser); ok {
+		pl.limit = max(pl.limit, p.backendBudget())
+	}
 	return pl, nil
 }
 
@@ -104,6 +111,9 @@ func (p *Pipeline) plan(req *Request, set settings) (*Plan, error) {
 // would swap the machine to a standstill), saying what to change.
 func (pl *Plan) checkMemory() error {
 	budget := pl.Memory.DeviceBudget
+	if pl.limit > 0 {
+		budget = pl.limit
+	}
 	if budget <= 0 || pl.NeedBytes() <= budget {
 		return nil
 	}

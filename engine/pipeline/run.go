@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"easel/engine/ml"
-	"easel/engine/qi21"
 	"easel/engine/qwen3vl"
 	"easel/engine/vae"
 )
@@ -84,7 +83,7 @@ type run struct {
 	stageStart time.Time
 	stageTimes [numStages]time.Duration
 	timings0   [ml.NumClasses]ml.ClassTime
-	layouts    []*qi21.Layout
+	progs      []Program // the live programs while denoising
 	steps      int
 	stepsDone  int
 	denoise0   time.Time // when the first step began
@@ -125,13 +124,20 @@ func (r *run) timings() [ml.NumClasses]ml.ClassTime {
 
 // event is the current state as an Event.
 func (r *run) event() Event {
-	ev := Event{Stage: r.stage, Steps: r.steps, Elapsed: time.Since(r.start), Timings: r.timings(), Memory: r.p.ledger(r.layouts...)}
+	ev := Event{Stage: r.stage, Steps: r.steps, Elapsed: time.Since(r.start), Timings: r.timings(), Memory: r.p.liveLedger(r.progs)}
 	if r.stage == StageDenoising && r.stepsDone > 0 {
 		ev.Step = r.stepsDone
 		ev.StepTime = time.Since(r.denoise0) / time.Duration(r.stepsDone)
 		ev.ETA = ev.StepTime * time.Duration(r.steps-r.stepsDone+1)
 	}
 	return ev
+}
+
+// notice reports a sentence about where the denoiser runs, at the current stage.
+func (r *run) notice(s string) {
+	ev := r.event()
+	ev.Notice = s
+	r.em.emit(ev)
 }
 
 // generateSafely is generate with a panic in any network turned into an error, so a bug there
@@ -149,6 +155,9 @@ func (r *run) generateSafely(ctx context.Context, req *Request, set settings) (r
 func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result, error) {
 	p := r.p
 	r.enter(StageEncodingPrompt)
+	if n := p.DenoiserNotice(); n != "" {
+		r.notice(n)
+	}
 	conds, err := p.PrepareImages(req.Images, set.resolution)
 	if err != nil {
 		return nil, err
@@ -185,10 +194,11 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 	in := DenoiseInput{Positive: pos, Negative: neg, CFG: set.cfg, CondLatents: condLatents, CondShapes: condShapes,
 		H: set.h, W: set.w, Noise: noise, Schedule: schedule}
 	latents, err := p.Denoise(ctx, in, DenoiseHooks{
-		Prefilled: func(l []*qi21.Layout) {
-			r.layouts = l
+		Prefilled: func(progs []Program) {
+			r.progs = progs
 			r.enter(StageDenoising)
 		},
+		Notice: r.notice,
 		Step: func(s StepReport) {
 			r.stepsDone = s.Index + 1
 			now := time.Now()
@@ -205,7 +215,7 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 	if err != nil {
 		return nil, err
 	}
-	r.layouts = nil
+	r.progs = nil
 
 	r.enter(StageDecoding)
 	decoded, err := p.Decode(ctx, latents, set.h, set.w)

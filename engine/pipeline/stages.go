@@ -155,9 +155,10 @@ func (p *Pipeline) Decode(ctx context.Context, latents []float32, h, w int) (*va
 	return p.vae.DecodeTiled(ctx, zn, *tiling)
 }
 
-// decodeBudget is the activation memory the VAE decode may take: a quarter of the device budget,
+// decodeBudget is the activation memory the VAE decode may take: a quarter of the backend's budget
+// (the VAE runs on the backend even when the denoiser runs on a device),
 // leaving the rest to the mapped weights, the system and the user's other apps. On a 16 GB Mac a
 // 1024² image decodes in one piece (3.2 GB with the published decoder) and a 2048² one in tiles.
 func (p *Pipeline) decodeBudget() int64 {
-	return p.deviceBudget() / 4
+	return p.backendBudget() / 4
 }

@@ -171,3 +171,25 @@ func (d *Denoiser) LastPass() PassStats {
 	defer d.mu.Unlock()
 	return d.last
 }
+
+// WorkingSet is the memory the denoiser may use on its device: the device's recommended working
+// set, or 0 when the device reports none.
+func (d *Denoiser) WorkingSet() int64 {
+	if d.wset >= unlimited {
+		return 0
+	}
+	return d.wset
+}
+
+// DeviceName is the device's name, for messages.
+func (d *Denoiser) DeviceName() string { return d.dev.Name() }
+
+// KVElementBytes is the size of one cached key or value on the device: half precision.
+func (d *Denoiser) KVElementBytes() int { return 2 }
+
+// Resident is the device memory the denoiser holds now: its weights and its live programs.
+func (d *Denoiser) Resident() int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.resident
+}

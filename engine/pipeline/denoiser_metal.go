@@ -1,0 +1,129 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"easel/engine/ml/metal"
+	"easel/engine/qi21"
+	"easel/kernels/device"
+)
+
+// MetalDenoiser is an Options.Denoiser that runs the DiT on a Metal device (the Mac's, or the
+// emulator's in tests) through metal.Runner: each prompt is prefilled on the device, or on the
+// CPU model when the device declines it, and the prompt's steps follow it. mapping is the model
+// file's whole mapping ((*cmf.File).Bytes()), which the device reads the weights from in place.
+//
+// When the device declines the whole model (too little memory, a codec the kernels do not read)
+// the DiT runs on the CPU and the denoiser's Notice says why; a decline of one prompt is the
+// program's Notice, which Run reports as an event. Other failures are errors.
+func MetalDenoiser(dev device.Device, mapping []byte, opts metal.Options) func(*qi21.Model) (Denoiser, error) {
+	return func(m *qi21.Model) (Denoiser, error) {
+		d, err := metal.New(dev, m, mapping, opts)
+		var declined *metal.Declined
+		if errors.As(err, &declined) {
+			return &fallbackDenoiser{cpuDenoiser{m}, sentence(err)}, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the Metal denoiser on %s: %w", dev.Name(), err)
+		}
+		md := &metalDenoiser{d: d}
+		if md.r, err = metal.NewRunner(d, m, md.declined); err != nil {
+			d.Close()
+			return nil, err
+		}
+		return md, nil
+	}
+}
+
+// sentence is a decline as the user reads it.
+func sentence(err error) string {
+	return "Metal declined the denoiser: " + reason(err.Error()) + "; the CPU runs it instead"
+}
+
+// reason is the sentence inside a *metal.Declined's message.
+func reason(msg string) string {
+	msg = strings.TrimPrefix(msg, "metal: declined: ")
+	return strings.TrimSuffix(msg, " — the CPU backend runs this instead")
+}
+
+// fallbackDenoiser is the CPU model after the device declined the whole model.
+type fallbackDenoiser struct {
+	cpuDenoiser
+	notice string
+}
+
+func (f *fallbackDenoiser) Notice() string { return f.notice }
+
+// metalDenoiser adapts a metal.Runner to Denoiser.
+type metalDenoiser struct {
+	d *metal.Denoiser
+	r *metal.Runner
+
+	mu      sync.Mutex
+	pending []string // declines of the prefill in progress
+}
+
+func (md *metalDenoiser) declined(format string, args ...any) {
+	md.mu.Lock()
+	md.pending = append(md.pending, fmt.Sprintf(format, args...))
+	md.mu.Unlock()
+}
+
+// metalProgram is a prompt's program on whichever side the runner put it.
+type metalProgram struct {
+	*metal.RunnerProgram
+	notice string
+}
+
+// KVElementBytes is half on the device, float32 after a fallback to the CPU.
+func (p *metalProgram) KVElementBytes() int {
+	if p.OnDevice() {
+		return 2
+	}
+	return 4
+}
+
+func (p *metalProgram) Notice() string { return p.notice }
+
+func (md *metalDenoiser) Prefill(ctx context.Context, lay *qi21.Layout, text, cond []float32) (Program, error) {
+	md.mu.Lock()
+	md.pending = nil
+	md.mu.Unlock()
+	p, err := md.r.Prefill(ctx, lay, text, cond)
+	if err != nil {
+		return nil, err
+	}
+	prog := &metalProgram{RunnerProgram: p}
+	md.mu.Lock()
+	if len(md.pending) > 0 {
+		prog.notice = "Metal declined a prompt: " + reason(md.pending[len(md.pending)-1]) + "; the CPU runs it instead"
+	}
+	md.pending = nil
+	md.mu.Unlock()
+	return prog, nil
+}
+
+func (md *metalDenoiser) Step(ctx context.Context, prog Program, x []float32, sigma float32) ([]float32, error) {
+	p, ok := prog.(*metalProgram)
+	if !ok {
+		return nil, errors.New("the program was not prefilled by the Metal denoiser")
+	}
+	return md.r.Step(ctx, p.RunnerProgram, x, sigma)
+}
+
+func (md *metalDenoiser) Release(prog Program) {
+	if p, ok := prog.(*metalProgram); ok {
+		md.r.Release(p.RunnerProgram)
+	}
+}
+
+func (md *metalDenoiser) KVElementBytes() int { return md.d.KVElementBytes() }
+func (md *metalDenoiser) DeviceBudget() int64 { return md.d.WorkingSet() }
+func (md *metalDenoiser) Close()              { md.d.Close() }
+func (md *metalDenoiser) Notice() string {
+	return "the denoiser runs on Metal (" + md.d.DeviceName() + ")"
+}

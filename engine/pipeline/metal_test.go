@@ -1,0 +1,298 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"easel/engine/cmf"
+	"easel/engine/convert"
+	"easel/engine/ml/cpu"
+	"easel/engine/ml/metal"
+	"easel/engine/qi21"
+	"easel/engine/qwen3vl"
+	"easel/engine/vae"
+	"easel/internal/golden"
+	"easel/kernels/device"
+	"easel/kernels/emu"
+)
+
+// The DiT through the Metal denoiser on the emulated device, end to end: half activations behind
+// the default guards, half K/V, an f32 residual stream. The Metal kernels read q8/q4tp block
+// projections only, so these tests convert the tiny model with the q8 profile (text encoder and
+// vision q8_2f, VAE f16 as well) and compare the Metal pipeline with the CPU pipeline over the
+// same file (the Metal path's own error) and with the reference (which adds the q8 codec's).
+//
+// Measured over the three pipeline_* cases (docs/BENCHMARKS.md, "Whole denoiser through the
+// emulator"), max |Δ| over every step's latents and the [0, 1] image:
+const (
+	metalVsCPUBound = 1e-3 // Metal pipeline vs CPU pipeline, same q8 file: measured 7.4e-5…2.8e-4
+	metalVsRefBound = 5e-3 // Metal pipeline (q8 file) vs the reference's float32 pipeline: 1.3e-3…2.5e-3
+)
+
+var q8Model struct {
+	sync.Once
+	dir, path string
+	err       error
+}
+
+// q8Pipeline opens the tiny model converted with the q8 profile (vision included), with opts.
+func q8Pipeline(t *testing.T, opts func(*cmf.File) Options) *Pipeline {
+	t.Helper()
+	q8Model.Do(func() {
+		snap, err := golden.ModelSnapshot()
+		if err != nil {
+			q8Model.err = err
+			return
+		}
+		if q8Model.dir, err = os.MkdirTemp("", "easel-pipeline-q8-"); err != nil {
+			q8Model.err = err
+			return
+		}
+		q8Model.path = filepath.Join(q8Model.dir, "tiny-q8.cmf")
+		_, q8Model.err = convert.Convert(context.Background(), snap, q8Model.path, convert.Options{Profile: convert.ProfileQ8})
+	})
+	if q8Model.err != nil {
+		t.Fatalf("converting the tiny snapshot with the q8 profile: %v", q8Model.err)
+	}
+	f, err := cmf.Open(q8Model.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o Options
+	if opts != nil {
+		o = opts(f)
+	}
+	p, err := New(f, cpu.New(), o)
+	if err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close(); f.Close() })
+	return p
+}
+
+// emuDevice is the Metal emulator with the given limits (0: none), skipping only without clang.
+func emuDevice(t *testing.T, maxBuffer, workingSet int64) device.Device {
+	t.Helper()
+	d, err := emu.NewDevice(emu.Options{Limits: device.Limits{MaxBufferLength: maxBuffer, RecommendedMaxWorkingSetSize: workingSet}})
+	if errors.Is(err, emu.ErrNoCompiler) {
+		t.Skipf("Metal emulator unavailable: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// onMetal is Options running the DiT on dev.
+func onMetal(dev device.Device) func(*cmf.File) Options {
+	return func(f *cmf.File) Options {
+		k := metal.Knobs{Guards: metal.DefaultGuards}
+		return Options{Denoiser: MetalDenoiser(dev, f.Bytes(), metal.Options{Knobs: &k})}
+	}
+}
+
+// stagedRun runs a case from the reference's processor outputs and recorded noise (as
+// TestGoldenPipelineStages does) and returns the latents after every step and the [0, 1] image.
+func stagedRun(t *testing.T, p *Pipeline, c *pipelineCase) (steps [][]float32, image []float32) {
+	t.Helper()
+	h, w := c.target()
+	var vision []qwen3vl.VisionInput
+	var vaeIn []*vae.Image
+	if c.Has("te0_pixel_values") {
+		vision = splitVision(t, c, "te0")
+		for k := range len(c.shapes) - 1 {
+			px, shape := c.float32s(t, fmt.Sprintf("vae_encode_input_%d", k))
+			vaeIn = append(vaeIn, &vae.Image{C: shape[1], H: shape[3], W: shape[4], Pix: px})
+		}
+	}
+	pos := encodeCase(t, p, c, "te0", c.prompt, vision)
+	var neg *Conditioning
+	if c.cfg > 1 {
+		neg = encodeCase(t, p, c, "te1", c.neg, splitVisionIf(t, c, "te1"))
+	}
+	condLatents, condShapes, err := p.EncodeConditionImages(t.Context(), vaeIn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schedule, err := p.Schedule(c.steps, nil, h*w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	latents, err := p.Denoise(t.Context(), DenoiseInput{Positive: pos, Negative: neg, CFG: c.cfg,
+		CondLatents: condLatents, CondShapes: condShapes, H: h, W: w, Noise: c.recordedNoise(t), Schedule: schedule},
+		DenoiseHooks{
+			Step:   func(s StepReport) { steps = append(steps, slices.Clone(s.Latents)) },
+			Notice: func(s string) { t.Errorf("unexpected notice: %s", s) },
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoded, err := p.Decode(t.Context(), latents, h, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return steps, imageHWC(decoded)
+}
+
+// TestGoldenPipelineOnMetal runs every pipeline_* case with the DiT on the emulated Metal device
+// and compares every step's latents and the image with the CPU pipeline over the same file and
+// with the reference.
+func TestGoldenPipelineOnMetal(t *testing.T) {
+	dev := emuDevice(t, 0, 0)
+	onCPU, onDev := q8Pipeline(t, nil), q8Pipeline(t, onMetal(dev))
+	if n := onDev.DenoiserNotice(); !strings.Contains(n, "Metal") {
+		t.Fatalf("the pipeline does not say the denoiser runs on Metal: %q", n)
+	}
+	for _, c := range pipelineCases(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			cpuSteps, cpuImg := stagedRun(t, onCPU, c)
+			devSteps, devImg := stagedRun(t, onDev, c)
+			want, sshape := c.float32s(t, "steps_latents")
+			per := sshape[2] * sshape[3]
+			if len(devSteps) != c.steps || len(cpuSteps) != c.steps {
+				t.Fatalf("%d and %d steps, the case has %d", len(devSteps), len(cpuSteps), c.steps)
+			}
+			var vsCPU, vsRef, cpuVsRef float64
+			for i := range devSteps {
+				ref := want[i*per : (i+1)*per]
+				vsCPU = max(vsCPU, maxAbs(t, "latents", devSteps[i], cpuSteps[i]))
+				vsRef = max(vsRef, maxAbs(t, "latents", devSteps[i], ref))
+				cpuVsRef = max(cpuVsRef, maxAbs(t, "latents", cpuSteps[i], ref))
+			}
+			imgWant, _ := c.float32s(t, "image_np")
+			iCPU, iRef, iCPURef := maxAbs(t, "image", devImg, cpuImg), maxAbs(t, "image", devImg, imgWant), maxAbs(t, "image", cpuImg, imgWant)
+			t.Logf("%d steps, CFG %g: latents max |Δ| Metal vs CPU %.3g, Metal vs reference %.3g (CPU q8 vs reference %.3g); image Metal vs CPU %.3g, Metal vs reference %.3g (CPU q8 vs reference %.3g)",
+				c.steps, c.cfg, vsCPU, vsRef, cpuVsRef, iCPU, iRef, iCPURef)
+			if !(vsCPU <= metalVsCPUBound) || !(iCPU <= metalVsCPUBound) {
+				t.Errorf("Metal vs CPU over the same file: latents %.3g, image %.3g; want ≤ %g", vsCPU, iCPU, metalVsCPUBound)
+			}
+			if !(vsRef <= metalVsRefBound) || !(iRef <= metalVsRefBound) {
+				t.Errorf("Metal vs the reference: latents %.3g, image %.3g; want ≤ %g", vsRef, iRef, metalVsRefBound)
+			}
+			if vsCPU == 0 {
+				t.Errorf("the Metal pipeline gave the CPU pipeline's latents bit for bit: the DiT did not run on the device")
+			}
+		})
+	}
+}
+
+// TestMetalDeclineFallsBackToCPU runs a case on a device whose working set holds the weights but
+// not the prompt: every prompt falls back to the CPU, the run reports why as a notice event, the
+// ledger counts float32 K/V, and the result is the CPU pipeline's exactly. A device with room
+// keeps the prompt: half K/V in the ledger, the device's working set as the budget.
+func TestMetalDeclineFallsBackToCPU(t *testing.T) {
+	c := caseNamed(t, "pipeline_t2i_cfg")
+	req := caseRequest(t, c)
+	want, err := q8Pipeline(t, nil).Run(t.Context(), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	probe := emuDevice(t, 0, 0)
+	f, err := cmf.Open(q8Model.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := qi21.Load(f, cpu.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := metal.New(probe, m, f.Bytes(), metal.Options{Knobs: &metal.Knobs{Guards: metal.DefaultGuards}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	weights := d.Resident()
+	d.Close()
+
+	for _, room := range []bool{false, true} {
+		ws := int64(8 << 30)
+		if !room {
+			ws = weights + 1
+		}
+		p := q8Pipeline(t, onMetal(emuDevice(t, 1<<30, ws)))
+		events := make(chan Event, 1024)
+		got, err := p.Run(t.Context(), req, events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var notices []string
+		var kv []int64
+		var budget int64
+		for ev := range events {
+			if ev.Notice != "" {
+				notices = append(notices, ev.Notice)
+			}
+			if ev.Stage == StageDenoising && ev.Step > 0 {
+				kv, budget = ev.Memory.PrefixKV, ev.Memory.DeviceBudget
+			}
+		}
+		t.Logf("room %v: notices %q; prefix K/V %v bytes, budget %d", room, notices, kv, budget)
+		declines := 0
+		for _, n := range notices {
+			if strings.Contains(n, "Metal declined a prompt") && strings.Contains(n, "the CPU runs it instead") {
+				declines++
+			}
+		}
+		if budget != ws {
+			t.Errorf("room %v: the ledger's device budget is %d, the device's working set %d", room, budget, ws)
+		}
+		cpuKV := want.Memory.PrefixKV
+		if len(kv) != 2 || len(cpuKV) != 2 {
+			t.Fatalf("room %v: %d programs in the ledger (%d on the CPU), want 2 (CFG)", room, len(kv), len(cpuKV))
+		}
+		if room {
+			if declines != 0 {
+				t.Errorf("with room: %d declines", declines)
+			}
+			if 2*kv[0] != cpuKV[0] || 2*kv[1] != cpuKV[1] {
+				t.Errorf("with room: prefix K/V %v bytes, the CPU's float32 %v: want half", kv, cpuKV)
+			}
+			if e := golden.MaxAbsErr(got.Latents, want.Latents); e == 0 || e > metalVsCPUBound {
+				t.Errorf("on the device: final latents max |Δ| %.3g from the CPU's, want in (0, %g]", e, metalVsCPUBound)
+			}
+			continue
+		}
+		if declines != 2 {
+			t.Errorf("without room: %d decline notices, want one per prompt (2): %q", declines, notices)
+		}
+		if !slices.Equal(kv, cpuKV) {
+			t.Errorf("without room: prefix K/V %v bytes, want the CPU's float32 %v", kv, cpuKV)
+		}
+		if !slices.Equal(got.Latents, want.Latents) || !slices.Equal(got.Image.Pix, want.Image.Pix) {
+			t.Errorf("after the fallback the result differs from the CPU pipeline's (latents max |Δ| %.3g)", golden.MaxAbsErr(got.Latents, want.Latents))
+		}
+	}
+}
+
+// TestMetalDeclinedModelRunsOnCPU: the f16 file's bf16 block weights are not a codec the kernels
+// read, so the device declines the model at New, the pipeline says so and runs on the CPU.
+func TestMetalDeclinedModelRunsOnCPU(t *testing.T) {
+	dev := emuDevice(t, 0, 0)
+	f, err := cmf.Open(tinyModel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := New(f, cpu.New(), onMetal(dev)(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	n := p.DenoiserNotice()
+	t.Logf("notice: %s", n)
+	if !strings.HasPrefix(n, "Metal declined the denoiser: ") || !strings.Contains(n, "the CPU runs it instead") || !strings.Contains(n, "q8") {
+		t.Errorf("notice %q does not say Metal declined, why, and that the CPU runs it", n)
+	}
+	if _, ok := p.den.(*fallbackDenoiser); !ok {
+		t.Errorf("the denoiser is %T, want the CPU fallback", p.den)
+	}
+}
