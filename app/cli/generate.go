@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"easel/app"
+	"easel/app/backend"
 	"easel/app/imagefile"
 	"easel/engine/cmf"
 	"easel/engine/imageio"
@@ -47,6 +48,7 @@ const (
 	ExitSettings     = 8   // steps, CFG scale or seed are impossible
 	ExitWrite        = 9   // the image cannot be saved (full disk, unwritable or missing folder)
 	ExitMemory       = 10  // the request's cache and activations exceed the machine's memory
+	ExitBackend      = 11  // the backend asked for cannot run on this machine (metal off Apple silicon)
 	ExitCancelled    = 130 // Ctrl-C (128 + SIGINT, as shells report it)
 )
 
@@ -64,14 +66,18 @@ const generateUsage = `usage: easel generate --model M.cmf --prompt TEXT [flags]
   --cfg S             true-CFG scale (default: the model's, 1 = off)
   --seed N            the noise seed (default: a random one, written into the image)
   --out FILE.png      where to save (default: easel-SEED.png); never left half-written
+  --backend B         where the denoiser runs: auto (Metal on a Mac with Apple silicon, else the
+                      CPU), metal (fail where Metal cannot run) or cpu (default: the app's
+                      backend setting, auto without one)
   --json              print one JSON event per line on stdout instead of a progress line
+  --verbose           say on stderr which backend runs the denoiser and why
   --from IMAGE.png    make an image Easel saved again: its prompt, negative prompt, size, steps,
                       CFG, seed and condition images (found beside it, checked by SHA-256);
                       flags given as well override them
 
 exit codes: 0 saved, 2 bad command line, 4 model missing, 5 not a usable .cmf, 6 bad condition
 image, 7 impossible size, 8 impossible steps/CFG/seed, 9 cannot save, 10 too large for this
-machine's memory, 130 cancelled (Ctrl-C)`
+machine's memory, 11 the backend cannot run here (metal off Apple silicon), 130 cancelled (Ctrl-C)`
 
 // interruptContext is cancelled by Ctrl-C or SIGTERM (a test substitutes its own).
 var interruptContext = func() (context.Context, context.CancelFunc) {
@@ -87,13 +93,14 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 // generateArgs is the parsed command line.
 type generateArgs struct {
 	model, prompt, negative, size, aspect, seed, out string
+	backend                                          string          // --backend; "" takes the settings'
 	from                                             string          // --from: a PNG whose settings to reuse
 	fromModelHash                                    string          // the model fingerprint it records
 	set                                              map[string]bool // the flags given explicitly
 	images                                           stringList
 	resolution, steps                                int
 	cfg                                              float64
-	json                                             bool
+	json, verbose                                    bool
 }
 
 func parseGenerateArgs(args []string) (*generateArgs, error) {
@@ -112,6 +119,8 @@ func parseGenerateArgs(args []string) (*generateArgs, error) {
 	f.StringVar(&g.seed, "seed", "", "")
 	f.StringVar(&g.out, "out", "", "")
 	f.BoolVar(&g.json, "json", false, "")
+	f.BoolVar(&g.verbose, "verbose", false, "")
+	f.StringVar(&g.backend, "backend", "", "")
 	f.StringVar(&g.from, "from", "", "")
 	if err := f.Parse(args); err != nil {
 		return nil, err
@@ -150,6 +159,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	out := newGenerateOutput(g.json, stdout, stderr)
+	out.verbose = g.verbose
 	saved, f := generate(g, out)
 	if f != nil {
 		out.failed(f)
@@ -238,6 +248,12 @@ func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
 		return nil, f
 	}
 
+	choice, f := chooseBackend(g.backend, out)
+	if f != nil {
+		return nil, f
+	}
+	out.backendChosen(choice)
+
 	loadStart := time.Now()
 	model, f := openModel(g.model)
 	if f != nil {
@@ -249,9 +265,14 @@ func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
 			g.from, g.fromModelHash, modelFingerprint(model))
 	}
 	be := cpu.New()
-	p, err := pipeline.New(model, be, pipeline.Options{})
+	p, err := pipeline.New(model, be, choice.Options(model))
 	if err != nil {
 		return nil, fail(ExitModelInvalid, "%s cannot be used: %v", g.model, err)
+	}
+	defer p.Close()
+	backendName := be.Name()
+	if dev := p.DenoiserDevice(); dev != "" {
+		backendName = "metal (" + dev + ") + " + backendName
 	}
 	if _, _, err := p.OutputSize(&req); err != nil {
 		return nil, &failure{ExitSize, err}
@@ -292,7 +313,7 @@ func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
 		Width: res.Width, Height: res.Height, Steps: res.Steps, CFG: res.CFG, Seed: res.Seed,
 		Sigmas: res.Sigmas, Resolution: res.Resolution, Sampler: "Euler",
 		Model: filepath.Base(g.model), ModelHash: modelFingerprint(model), Images: refs,
-		EaselVersion: app.Version, Backend: be.Name(),
+		EaselVersion: app.Version, Backend: backendName,
 	}
 	saveStart := time.Now()
 	if err := imagefile.WriteFile(outPath, res.Image, settings); err != nil {
@@ -393,7 +414,7 @@ func modelFingerprint(f *cmf.File) string {
 
 // generateOutput prints progress (a terminal line, JSON lines, or nothing) and the outcome.
 type generateOutput struct {
-	json           bool
+	json, verbose  bool
 	stdout, stderr io.Writer
 	terminal       *os.File // stderr when it is a terminal
 	enc            *json.Encoder
@@ -425,6 +446,8 @@ type jsonEvent struct {
 	Path           string                   `json:"path,omitempty"`
 	Seed           *uint64                  `json:"seed,omitempty"`
 	StageTimes     map[string]float64       `json:"stage_s,omitempty"`
+	Backend        string                   `json:"backend,omitempty"`
+	Notice         string                   `json:"notice,omitempty"`
 	Error          string                   `json:"error,omitempty"`
 	ExitCode       int                      `json:"exit_code,omitempty"`
 }
@@ -444,6 +467,10 @@ type jsonMemory struct {
 }
 
 func (o *generateOutput) progress(ev pipeline.Event) {
+	if ev.Notice != "" {
+		o.notice(ev)
+		return
+	}
 	switch {
 	case o.json:
 		je := jsonEvent{Stage: ev.Stage.String(), Step: ev.Step, Steps: ev.Steps, Sigma: ev.Sigma, Elapsed: ev.Elapsed.Seconds(),
@@ -469,6 +496,28 @@ func (o *generateOutput) progress(ev pipeline.Event) {
 			line = fmt.Sprintf("step %d/%d · %.2f s/step · ETA %s", ev.Step, ev.Steps, ev.StepTime.Seconds(), roundETA(ev.ETA))
 		}
 		fmt.Fprintf(o.terminal, "\r%s\033[K", line)
+	}
+}
+
+// notice reports a sentence about where the denoiser runs: a --json "notice" event, else a line
+// on stderr (always, since a decline changes what the run costs).
+func (o *generateOutput) notice(ev pipeline.Event) {
+	if o.json {
+		o.enc.Encode(jsonEvent{Stage: "notice", Notice: ev.Notice, Elapsed: ev.Elapsed.Seconds()})
+		return
+	}
+	o.endProgress()
+	fmt.Fprintf(o.stderr, "easel generate: %s\n", ev.Notice)
+}
+
+// backendChosen reports the backend choice: a --json "backend" event, or with --verbose a line
+// on stderr.
+func (o *generateOutput) backendChosen(c *backend.Choice) {
+	switch {
+	case o.json:
+		o.enc.Encode(jsonEvent{Stage: "backend", Backend: c.Name(), Notice: c.Reason})
+	case o.verbose:
+		fmt.Fprintf(o.stderr, "easel generate: backend %s: %s\n", c.Asked, c.Reason)
 	}
 }
 

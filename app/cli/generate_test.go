@@ -173,6 +173,7 @@ func TestGenerateEditsLikeReference(t *testing.T) {
 // TestGenerateJSON: --json prints one JSON object per line: every stage, every step with its
 // timings and memory ledger, and the saved file last.
 func TestGenerateJSON(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // no app settings: the auto backend
 	model := tinyCMF(t)
 	out := filepath.Join(t.TempDir(), "cfg.png")
 	code, stdout, stderr := run("generate", "--model", model, "--prompt", "一只戴着巫师帽的水豚", "--negative", "blurry",
@@ -200,7 +201,7 @@ func TestGenerateJSON(t *testing.T) {
 		}
 		last = ev
 	}
-	want := []string{"encoding prompt", "prefill", "denoising", "decoding", "done", "saved"}
+	want := []string{"backend", "encoding prompt", "prefill", "denoising", "decoding", "done", "saved"}
 	if strings.Join(stages, "|") != strings.Join(want, "|") || steps != 3 {
 		t.Errorf("stages %v with %d step events; want %v and 3", stages, steps, want)
 	}

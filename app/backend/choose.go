@@ -1,0 +1,95 @@
+package backend
+
+import (
+	"fmt"
+	"runtime"
+
+	"easel/app/settings"
+	"easel/engine/cmf"
+	"easel/engine/ml/metal"
+	"easel/engine/pipeline"
+	"easel/kernels/device"
+)
+
+// Choice is where the denoiser runs. The text encoder and the VAE run on the CPU backend either
+// way.
+type Choice struct {
+	// Asked is the setting the choice was made from.
+	Asked settings.Backend
+	// Device is the Metal device the denoiser runs on, or nil for the CPU.
+	Device device.Device
+	// Reason is a sentence for the user: what runs where, and why.
+	Reason string
+}
+
+// Metal reports whether the denoiser runs on a Metal device.
+func (c *Choice) Metal() bool { return c.Device != nil }
+
+// Name is the backend as an image's metadata records it: "metal" or "cpu".
+func (c *Choice) Name() string {
+	if c.Metal() {
+		return "metal"
+	}
+	return "cpu"
+}
+
+// Options are the pipeline options that run the denoiser where the choice says, reading the
+// weights in place from f's mapping on a Metal device.
+func (c *Choice) Options(f *cmf.File) pipeline.Options {
+	if !c.Metal() {
+		return pipeline.Options{}
+	}
+	return pipeline.Options{Denoiser: pipeline.MetalDenoiser(c.Device, f.Bytes(), metal.Options{})}
+}
+
+// platform is what the choice depends on, separated so tests can stand in for a Mac.
+type platform struct {
+	goos, goarch string
+	// system opens the Mac's Metal device (metal.SystemDevice).
+	system func() (device.Device, error)
+}
+
+var host = platform{goos: runtime.GOOS, goarch: runtime.GOARCH, system: metal.SystemDevice}
+
+// Choose resolves a backend setting on this machine. Only an explicit metal on a machine where
+// Metal cannot run is an error; auto falls back to the CPU and says why.
+func Choose(want settings.Backend) (*Choice, error) { return host.choose(want) }
+
+func (pl platform) choose(want settings.Backend) (*Choice, error) {
+	switch want {
+	case settings.BackendCPU:
+		return &Choice{Asked: want, Reason: "the denoiser runs on the CPU, as the backend setting asks"}, nil
+	case settings.BackendAuto, "":
+		dev, why := pl.metalDevice()
+		if dev == nil {
+			return &Choice{Asked: settings.BackendAuto, Reason: "the denoiser runs on the CPU because " + why}, nil
+		}
+		return &Choice{Asked: settings.BackendAuto, Device: dev, Reason: "the denoiser runs on Metal (" + dev.Name() + "), chosen automatically"}, nil
+	case settings.BackendMetal:
+		dev, why := pl.metalDevice()
+		if dev == nil {
+			return nil, fmt.Errorf("%s; choose the cpu or auto backend", why)
+		}
+		return &Choice{Asked: want, Device: dev, Reason: "the denoiser runs on Metal (" + dev.Name() + "), as the backend setting asks"}, nil
+	}
+	return nil, fmt.Errorf("backend %q is not one of auto, metal, cpu", want)
+}
+
+// metalDevice opens the Metal device, or says why there is none.
+func (pl platform) metalDevice() (device.Device, string) {
+	const needs = "Metal needs a Mac with Apple silicon: "
+	switch {
+	case pl.goos != "darwin":
+		return nil, needs + fmt.Sprintf("this is %s/%s", pl.goos, pl.goarch)
+	case pl.goarch != "arm64":
+		return nil, needs + "this Mac has an Intel processor, whose GPU lacks the simdgroup matrix operations the kernels use"
+	}
+	dev, err := pl.system()
+	if err != nil {
+		return nil, needs + fmt.Sprintf("this Mac's Metal device did not open (%v)", err)
+	}
+	if dev == nil {
+		return nil, needs + "this Mac reports no Metal device"
+	}
+	return dev, ""
+}
