@@ -123,9 +123,18 @@ func (w *Writer) AddTensorFrom(name string, dtype quant.DType, shape []int, size
 		return err
 	}
 	var h Hasher
-	n, err := io.CopyN(io.MultiWriter(w.out, &h), r, size)
+	src := &sourceReader{r: r}
+	n, err := io.CopyN(io.MultiWriter(w.out, &h), src, size)
 	if err != nil {
-		return w.fail(fmt.Errorf("tensor %q: read %d of %d bytes: %v", name, n, size, err))
+		if src.err != nil && src.err != io.EOF {
+			// The source stopped (a cancelled conversion, an unreadable shard): not a disk problem.
+			if w.failed == nil {
+				w.failed = &Error{Kind: ErrWrite, Path: w.path, Tensor: name, Err: src.err,
+					Detail: fmt.Sprintf("its source stopped after %d of %d bytes: %v", n, size, src.err)}
+			}
+			return w.failed
+		}
+		return w.fail(fmt.Errorf("tensor %q: wrote %d of %d bytes: %w", name, n, size, err))
 	}
 	w.record(name, dtype, shape, uint64(size), h.Sum64())
 	return nil
@@ -222,9 +231,24 @@ func (w *Writer) zeros(n uint64) error {
 
 func (w *Writer) fail(err error) error {
 	if w.failed == nil {
-		w.failed = &Error{Kind: ErrWrite, Path: w.path, Detail: err.Error(), Advice: "check the free disk space, then convert again"}
+		w.failed = &Error{Kind: ErrWrite, Path: w.path, Detail: err.Error(), Err: err, Advice: "check the free disk space, then convert again"}
 	}
 	return w.failed
+}
+
+// sourceReader remembers the error of the reader a payload is copied from, so a failing source
+// is told apart from a failing disk.
+type sourceReader struct {
+	r   io.Reader
+	err error
+}
+
+func (s *sourceReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil {
+		s.err = err
+	}
+	return n, err
 }
 
 // Close appends the vocab section, writes the envelope, header JSON and directory into the

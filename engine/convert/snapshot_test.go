@@ -177,6 +177,28 @@ func TestCancelLeavesNoFile(t *testing.T) {
 	}
 }
 
+// Cancelling while a tensor's bytes are being copied (the f16 profile streams source bytes
+// straight into the writer) is reported as a cancellation, not as a disk problem.
+func TestCancelMidTensorIsACancellation(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	outDir := t.TempDir()
+	_, err := Convert(ctx, tinySnapshot(t), filepath.Join(outDir, "out.cmf"), Options{Profile: ProfileF16, Progress: func(p Progress) {
+		if p.BytesDone > 3<<20 {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	if strings.Contains(err.Error(), "disk space") {
+		t.Errorf("a cancellation blamed the disk: %v", err)
+	}
+	if left, _ := os.ReadDir(outDir); len(left) != 0 {
+		t.Errorf("a cancelled conversion left %v behind", left)
+	}
+}
+
 func TestOutputThatIsAFolderIsRefused(t *testing.T) {
 	dir := t.TempDir()
 	_, err := Convert(context.Background(), tinySnapshot(t), dir, Options{})
