@@ -151,6 +151,9 @@ func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 	if got := h.s.timing.texts[0]; got != "6.0 s · 75 %" {
 		t.Errorf("gemm %q, want 6.0 s · 75 %%", got)
 	}
+	if got := h.s.timing.stepText.Text; got != "Per step: 2.0–2.0 s (slowest: step 1; last 2.0 s)" {
+		t.Errorf("step chart %q", got)
+	}
 	if h.s.canvas.current == nil || h.s.canvas.isFinal {
 		t.Error("no step preview on the canvas")
 	}

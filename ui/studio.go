@@ -185,6 +185,7 @@ func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 	if u.Event != nil {
 		s.progress.showEvent(j, *u.Event)
 		s.timing.show(u.Event.Timings)
+		s.timing.observe(*u.Event)
 		s.memory.showLedger(u.Event.Memory, j)
 		if framed != nil {
 			s.canvas.showPreview(framed, j.Request.Width, j.Request.Height)
@@ -195,6 +196,7 @@ func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 	case jobs.Running:
 		s.current = j.ID
 		s.progress.start(j)
+		s.timing.startRun()
 		s.seedUsed(j.Request.Seed)
 	case jobs.Done:
 		s.finished(j)
