@@ -1,5 +1,5 @@
 // Package cmf reads, writes and verifies CMF v2 model containers, bit-compatible with cortiq
-// (reference/cmf.md): a 128-byte envelope, a JSON header, a binary tensor directory and a
+// (docs/reference/cmf.md): a 128-byte envelope, a JSON header, a binary tensor directory and a
 // page-aligned weight blob, plus an optional vocab section holding tokenizer.json.
 //
 // Reading maps the file once (engine/mmapfile) and validates every structural field before

@@ -1,5 +1,5 @@
 // Package convert turns a Hugging Face Qwen-Image-2.1 snapshot (bf16 safetensors, sharded or not)
-// into one .cmf file in cortiq's layout (reference/cmf.md §10): configs as u8 JSON tensors, then
+// into one .cmf file in cortiq's layout (docs/reference/cmf.md §10): configs as u8 JSON tensors, then
 // the DiT, the text encoder and vision tower, and the VAE, with codecs chosen by a Profile, and
 // processor/tokenizer.json in the vocab section.
 //

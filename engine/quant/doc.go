@@ -1,5 +1,5 @@
 // Package quant holds the weight codecs of the CMF container — q4tp, q8_2f, q8_row, bf16, f16,
-// f32 — bit-compatible with cortiq (reference/cmf.md §5, §9): their dtype ids and exact payload
+// f32 — bit-compatible with cortiq (docs/reference/cmf.md §5, §9): their dtype ids and exact payload
 // sizes, encoders that produce the bytes cortiq's 0.5.100 encoders produce (Encode, EncodeFrom,
 // EncodeTo, reading a tensor block by block), and DequantizeRows, which decodes any row range to
 // float32 without allocating, for the CPU GEMM's tiles.

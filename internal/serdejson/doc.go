@@ -1,6 +1,6 @@
 // Package serdejson writes JSON byte-compatible with Rust's serde_json as cortiq writes it, so
 // that files Easel produces (CMF headers, config tensors) match cortiq's byte for byte
-// (reference/cmf.md §3 and §10.3):
+// (docs/reference/cmf.md §3 and §10.3):
 //
 //   - FormatFloat prints an f64 or f32 in ryu's shortest form, as serde_json does ("1e-6",
 //     "10000.0", "0.000001" for an f32).

@@ -26,7 +26,7 @@
 // What it cannot tell: timings are not GPU timings; numerics follow IEEE with libm (Metal
 // defaults to fast math); SIMD lanes do not run in lockstep; races that need true concurrency are
 // not reproduced; Apple's compiler may reject code clang accepts (some address-space conversions,
-// C++ features MSL forbids). The team's design notes (reference/msl-emu.md §5) list the gaps.
+// C++ features MSL forbids). The team's design notes (docs/reference/msl-emu.md §5) list the gaps.
 package emu
 
 import (

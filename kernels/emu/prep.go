@@ -1,5 +1,5 @@
 // The pre-pass: a line-preserving, token-level rewrite of a .metal file so that it compiles as C++
-// against include/metal_stdlib (adapted from the prototype's mslprep, reference/msl-emu.md
+// against include/metal_stdlib (adapted from the prototype's mslprep, docs/reference/msl-emu.md
 // appendix C). No parsing beyond bracket depth:
 //  1. [[buffer(0)]], [[thread_position_in_grid]], [[threadgroup(0)]] ... on parameters
 //     -> [[msl_attr_buffer(0)]] ... (macros that turn them into default arguments)
