@@ -152,7 +152,8 @@ func (p *memoryPanel) showLedger(m pipeline.Memory, j jobs.Job) {
 	}
 	p.setBars(bars, m.DeviceBudget)
 	p.useSize.Hide()
-	p.verdict.SetText(fmt.Sprintf("Go heap %s; budget %s.", memplan.GB(m.GoHeap), memplan.GB(m.DeviceBudget)))
+	p.verdict.SetText(fmt.Sprintf("Predicted peak before the run: %s. Go heap now %s; budget %s.",
+		memplan.GB(p.s.prediction.Peak), memplan.GB(m.GoHeap), memplan.GB(m.DeviceBudget)))
 }
 
 // useCustomSize switches the draft to a custom size (the memory panel's suggestion).
