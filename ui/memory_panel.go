@@ -141,8 +141,8 @@ func (p *memoryPanel) showError(err error) {
 	p.verdict.SetText(err.Error())
 }
 
-// showLedger shows the running job's live ledger.
-func (p *memoryPanel) showLedger(m pipeline.Memory, j jobs.Job) {
+// showLedger shows the running job's live ledger beside the peak predicted when it was queued.
+func (p *memoryPanel) showLedger(m pipeline.Memory, j jobs.Job, predictedPeak int64) {
 	p.title.SetText(fmt.Sprintf("Memory — live, job %d", j.ID))
 	bars := weightBars(m.Weights)
 	bars = append(bars, kvBars(m.PrefixKV)...)
@@ -153,7 +153,7 @@ func (p *memoryPanel) showLedger(m pipeline.Memory, j jobs.Job) {
 	p.setBars(bars, m.DeviceBudget)
 	p.useSize.Hide()
 	p.verdict.SetText(fmt.Sprintf("Predicted peak before the run: %s. Go heap now %s; budget %s.",
-		memplan.GB(p.s.prediction.Peak), memplan.GB(m.GoHeap), memplan.GB(m.DeviceBudget)))
+		memplan.GB(predictedPeak), memplan.GB(m.GoHeap), memplan.GB(m.DeviceBudget)))
 }
 
 // useCustomSize switches the draft to a custom size (the memory panel's suggestion).

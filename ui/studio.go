@@ -27,6 +27,8 @@ type studio struct {
 
 	// jobDrafts remembers what each submitted job was made from (for the PNG's settings).
 	jobDrafts map[jobs.ID]compose.Draft
+	// jobPeaks is each submitted job's predicted peak, shown beside its live ledger.
+	jobPeaks map[jobs.ID]int64
 	current   jobs.ID // the running job, 0 when idle
 	lastSeed  uint64
 	haveSeed  bool
@@ -50,7 +52,7 @@ type studio struct {
 }
 
 func newStudio(deps Deps) *studio {
-	s := &studio{deps: deps, draft: compose.NewDraft(deps.Settings), jobDrafts: map[jobs.ID]compose.Draft{}}
+	s := &studio{deps: deps, draft: compose.NewDraft(deps.Settings), jobDrafts: map[jobs.ID]compose.Draft{}, jobPeaks: map[jobs.ID]int64{}}
 	if s.deps.Do == nil {
 		s.deps.Do = fyne.Do
 	}
@@ -149,6 +151,7 @@ func (s *studio) generate() {
 	d.Conditions = append([]compose.Condition(nil), s.draft.Conditions...)
 	d.Seed = seed
 	s.jobDrafts[id] = d
+	s.jobPeaks[id] = s.prediction.Peak
 	s.updateButtons()
 }
 
@@ -186,7 +189,7 @@ func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 		s.progress.showEvent(j, *u.Event)
 		s.timing.show(u.Event.Timings)
 		s.timing.observe(*u.Event)
-		s.memory.showLedger(u.Event.Memory, j)
+		s.memory.showLedger(u.Event.Memory, j, s.jobPeaks[j.ID])
 		if framed != nil {
 			s.canvas.showPreview(framed, j.Request.Width, j.Request.Height)
 		}
@@ -222,6 +225,7 @@ func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 
 // finished clears the running job when j was it.
 func (s *studio) finished(j jobs.Job) {
+	delete(s.jobPeaks, j.ID)
 	if s.current == j.ID {
 		s.current = 0
 		if s.predictedErr == nil {
