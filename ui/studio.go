@@ -29,10 +29,10 @@ type studio struct {
 	jobDrafts map[jobs.ID]compose.Draft
 	// jobPeaks is each submitted job's predicted peak, shown beside its live ledger.
 	jobPeaks map[jobs.ID]int64
-	current   jobs.ID // the running job, 0 when idle
-	lastSeed  uint64
-	haveSeed  bool
-	pasted    int // pasted images so far, for their names
+	current  jobs.ID // the running job, 0 when idle
+	lastSeed uint64
+	haveSeed bool
+	pasted   int // pasted images so far, for their names
 
 	prompt     *promptPanel
 	conditions *conditionsPanel
