@@ -338,6 +338,10 @@ func breakdown(w io.Writer, c qi21.Config, wt weights, scens []scenario, ch chip
 	for _, t := range totals {
 		fmt.Fprintf(w, " **%.1f s** |", t)
 	}
+	fmt.Fprint(w, "\n| one block (step ÷ blocks, as `easel bench dit-metal` times it) |")
+	for _, t := range totals {
+		fmt.Fprintf(w, " %.0f ms |", t/float64(c.Layers)*1e3)
+	}
 	fmt.Fprint(w, "\n\n")
 }
 
