@@ -16,7 +16,8 @@ import (
 
 // benchmarks are the machine measurements `easel bench NAME` runs.
 var benchmarks = map[string]func(args []string, stdout, stderr io.Writer) int{
-	"dit-cpu": benchDiTCPU,
+	"dit-cpu":   benchDiTCPU,
+	"dit-metal": benchDiTMetal,
 }
 
 func init() {

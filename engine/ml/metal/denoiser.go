@@ -80,6 +80,18 @@ func New(dev device.Device, m *qi21.Model, mapping []byte, opts Options) (*Denoi
 	}
 	d.imgIn, d.projOut = aux.add(imgIn), aux.add(projOut)
 
+	if err := d.place(mapping, blocks, aux); err != nil {
+		return nil, err
+	}
+	d.logf = opts.Logf
+	return d, nil
+}
+
+// place plans the weight arena of blocks over mapping and the aux buffer, checks them against the
+// device's limits, builds the pipelines and creates the buffers: the part of New after the weights
+// are described.
+func (d *Denoiser) place(mapping []byte, blocks []blockWeights, aux *auxBuilder) error {
+	dev := d.dev
 	var tensors [][]byte
 	var names []string
 	for l := range blocks {
@@ -90,7 +102,7 @@ func New(dev device.Device, m *qi21.Model, mapping []byte, opts Options) (*Denoi
 	}
 	ap, err := planArena(mapping, tensors, names, d.maxBuffer)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	auxBytes := int64(4 * max(len(aux.f), 4))
 	plan := memoryPlan{{"the auxiliary weights", auxBytes}}
@@ -98,22 +110,22 @@ func New(dev device.Device, m *qi21.Model, mapping []byte, opts Options) (*Denoi
 		plan = append(plan, plannedBuffer{fmt.Sprintf("weight chunk %d", i), ch.len})
 	}
 	if err := plan.fit("the model", 0, d.maxBuffer, d.wset); err != nil {
-		return nil, err
+		return err
 	}
 
 	if d.pipes, err = buildPipelines(dev); err != nil {
-		return nil, err
+		return err
 	}
 	if err := checkFragmentLayout(dev, d.pipes); err != nil {
-		return nil, err
+		return err
 	}
 	if d.aux, err = dev.NewBuffer(int(auxBytes)); err != nil {
-		return nil, fmt.Errorf("metal: auxiliary weight buffer (%s): %w", gb(auxBytes), err)
+		return fmt.Errorf("metal: auxiliary weight buffer (%s): %w", gb(auxBytes), err)
 	}
 	copy(device.View[float32](d.aux), aux.f)
 	if d.arena, err = ap.build(dev); err != nil {
 		d.aux.Release()
-		return nil, err
+		return err
 	}
 	for l := range blocks {
 		for i := range blocks[l].w {
@@ -124,8 +136,7 @@ func New(dev device.Device, m *qi21.Model, mapping []byte, opts Options) (*Denoi
 	}
 	d.blocks = blocks
 	d.resident = plan.total()
-	d.logf = opts.Logf
-	return d, nil
+	return nil
 }
 
 // checkGeometry declines the geometries the kernels do not handle.

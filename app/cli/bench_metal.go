@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"easel/app/backend"
+	"easel/app/settings"
+	"easel/engine/ml/cpu"
+	"easel/engine/ml/metal"
+	"easel/engine/qi21"
+	"easel/engine/quant"
+	"easel/kernels/device"
+	"easel/kernels/emu"
+)
+
+// ditMetalReport is `easel bench dit-metal --json`.
+type ditMetalReport struct {
+	Device   string              `json:"device"`
+	Emulated bool                `json:"emulated"`
+	Timing   string              `json:"timing"` // what the times are: GPU, or the emulator's CPU time
+	Geometry string              `json:"geometry"`
+	Blocks   []*metal.BlockBench `json:"blocks"`
+}
+
+// benchDiTMetal times one block of the real geometry on the Mac's Metal device, or with
+// --emulator on the Metal emulator (the CPU runs the kernels: its times say nothing about a GPU).
+func benchDiTMetal(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench dit-metal", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	emulator := fs.Bool("emulator", false, "run the Metal kernels on the CPU emulator (kernels/emu): CPU time, not a GPU figure")
+	reps := fs.Int("reps", 1, "repetitions per measurement (the median is reported)")
+	rows := fs.Int("rows", 64, "target rows")
+	prefix := fs.Int("prefix", 64, "cached prefix rows")
+	codecs := fs.String("codecs", "q4tp", "weight codecs to measure, comma-separated (q4tp, q8_2f)")
+	heads := fs.Int("heads", 0, "attention heads of 128 channels (default: the published model's 32; fewer for a quick look)")
+	if err := fs.Parse(args); err != nil {
+		return ExitUsage
+	}
+	if *reps < 1 || *rows < 1 || *prefix < 0 || *heads < 0 {
+		fmt.Fprintln(stderr, "easel bench dit-metal: --reps and --rows must be at least 1, --prefix and --heads at least 0")
+		return ExitUsage
+	}
+	var dev device.Device
+	if *emulator {
+		d, err := emu.NewDevice(emu.Options{})
+		if errors.Is(err, emu.ErrNoCompiler) {
+			fmt.Fprintf(stderr, "easel bench dit-metal: the Metal emulator needs clang: %v\n", err)
+			return ExitFailure
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "easel bench dit-metal: starting the Metal emulator: %v\n", err)
+			return ExitFailure
+		}
+		dev = d
+	} else {
+		c, err := backend.Choose(settings.BackendMetal)
+		if err != nil {
+			fmt.Fprintf(stderr, "easel bench dit-metal: %v; or pass --emulator to run the Metal kernels on the CPU emulator (CPU time, not a GPU figure)\n", err)
+			return ExitBackend
+		}
+		dev = c.Device
+	}
+	cfg := qi21.PublishedConfig()
+	if *heads > 0 {
+		cfg.Heads = *heads
+	}
+	rep := &ditMetalReport{Device: dev.Name(), Emulated: *emulator, Timing: "GPU time on " + dev.Name(),
+		Geometry: fmt.Sprintf("hidden %d, %d heads × %d, MLP %d", cfg.Hidden(), cfg.Heads, cfg.HeadDim, cfg.MLPHidden())}
+	if *emulator {
+		rep.Timing = "emulator CPU time (kernels/emu runs the Metal kernels on this CPU), not GPU time"
+	}
+	for _, name := range strings.Split(*codecs, ",") {
+		d, ok := quant.ParseDType(strings.TrimSpace(name))
+		if !ok {
+			fmt.Fprintf(stderr, "easel bench dit-metal: unknown codec %q (the Metal kernels read q4tp and q8_2f)\n", name)
+			return ExitUsage
+		}
+		m, err := qi21.NewRandomBlockModel(cfg, d, cpu.New())
+		if err != nil {
+			fmt.Fprintf(stderr, "easel bench dit-metal: building a %v block: %v\n", d, err)
+			return ExitFailure
+		}
+		r, err := metal.BenchBlock(dev, m, *rows, *prefix, *reps, cpu.ProcessCPUTime)
+		if err != nil {
+			fmt.Fprintf(stderr, "easel bench dit-metal: running the %v block: %v\n", d, err)
+			return ExitFailure
+		}
+		rep.Blocks = append(rep.Blocks, r)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return ExitFailure
+		}
+		return ExitOK
+	}
+	fmt.Fprintf(stdout, "dit-metal: one Qwen-Image-2.1 block (%s), %d target rows against %d prefix rows, median of %d\n", rep.Geometry, *rows, *prefix, *reps)
+	fmt.Fprintf(stdout, "device %s — %s\n", rep.Device, rep.Timing)
+	for _, r := range rep.Blocks {
+		if *emulator {
+			fmt.Fprintf(stdout, "%-6s %.0f ms emulator wall time, %.0f ms emulator CPU time per block (%.3g GFLOP); not a GPU figure\n",
+				r.Codec, r.MedianMS, r.CPUMS, (r.GemmFlops+r.AttnFlops)/1e9)
+			continue
+		}
+		rate := 0.0
+		if r.DeviceMS > 0 {
+			rate = (r.GemmFlops + r.AttnFlops) / (r.DeviceMS / 1e3) / 1e9
+		}
+		fmt.Fprintf(stdout, "%-6s %.2f ms GPU time per block (%.2f ms wall), %.0f GFLOP/s of GPU time (%.1f GFLOP)\n",
+			r.Codec, r.DeviceMS, r.MedianMS, rate, (r.GemmFlops+r.AttnFlops)/1e9)
+	}
+	return ExitOK
+}
