@@ -11,6 +11,12 @@
 // Cancelling the context stops the run within one backend op; the denoiser's programs are
 // released and the error wraps context.Canceled with the stage it stopped in.
 //
+// The DiT runs through a Denoiser (Options.Denoiser): on the pipeline's backend by default, or on
+// a Metal device with MetalDenoiser, where a prompt the device declines is prefilled and stepped
+// on the CPU instead and the run reports why (Event.Notice). The memory ledger then counts each
+// program's K/V at the size it has where it lives (half on the device) and the device's working
+// set as the denoiser's budget.
+//
 // The stages are also exported (PrepareImages, EncodePrompt, EncodeConditionImages, Denoise,
 // Decode) so tests can feed the reference implementation's own processor outputs and noise
 // into the rest of the chain.

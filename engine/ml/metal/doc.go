@@ -2,7 +2,9 @@
 // prefill/step/release contract implemented directly with the fused kernels of package kernels,
 // not op by op. Everything else — the text encoder, the VAE, the host work of the denoiser
 // (txt_in, img_in of the condition images, the timestep modulation, RoPE tables) — stays on an
-// ml.Backend (the CPU reference).
+// ml.Backend (the CPU reference); the host work is qi21's own (Model.PrefixRows, Modulation,
+// RopeTables), so the device path cannot drift from the CPU path there. BenchBlock times one
+// block of a geometry on a device (easel bench dit-metal).
 //
 // Per block the encoder issues: row op (gated residual + modulated LayerNorm) → qkv GEMM (z = 3,
 // one fused panel) → q/k RMSNorm + RoPE in place → flash attention over [prefix K/V | own rows]
