@@ -30,7 +30,7 @@ func newConditionsPanel(s *studio) *conditionsPanel {
 			s.say("The clipboard holds no image and no image file path.")
 		}
 	})
-	hint := widget.NewLabel("Drop images onto the window, paste them, or add files. The model reads them in this order (“image 1”, “image 2” … in the prompt).")
+	hint := widget.NewLabel("Drop, paste or add up to ten; the prompt calls them “image 1”, “image 2”… in this order.")
 	hint.Wrapping = fyne.TextWrapWord
 	hint.Importance = widget.LowImportance
 	p.box = container.NewVBox(

@@ -41,6 +41,7 @@ type optionsPanel struct {
 	copySeed    *widget.Button
 	backend     *widget.Select
 	modelLabel  *widget.Label
+	form        *widget.Form
 	box         fyne.CanvasObject
 	loadingDraf bool // true while load() sets widgets, so their callbacks do not echo back
 }
@@ -146,7 +147,7 @@ func newOptionsPanel(s *studio) *optionsPanel {
 	p.modelLabel.Truncation = fyne.TextTruncateEllipsis
 	chooseModel := widget.NewButton("Choose…", s.pickModel)
 
-	form := widget.NewForm(
+	p.form = widget.NewForm(
 		widget.NewFormItem("Size", container.NewBorder(nil, nil, nil, p.scaleRadio, p.sizeSelect)),
 		widget.NewFormItem("", container.NewVBox(p.customRow, p.sizeResult)),
 		widget.NewFormItem("Steps", p.steps),
@@ -156,7 +157,7 @@ func newOptionsPanel(s *studio) *optionsPanel {
 		widget.NewFormItem("Backend", p.backend),
 		widget.NewFormItem("Model", container.NewBorder(nil, nil, nil, chooseModel, p.modelLabel)),
 	)
-	p.box = container.NewVBox(heading("Image"), form)
+	p.box = container.NewVBox(heading("Image"), p.form)
 	p.load(&s.draft)
 	return p
 }
@@ -265,6 +266,9 @@ func (p *optionsPanel) refreshSize() {
 		p.sizeResult.SetText(fmt.Sprintf("%d × %d px", w, h))
 	}
 	p.sizeResult.Wrapping = fyne.TextWrapWord
+	if p.form != nil {
+		p.form.Refresh() // the custom-size row came or went: lay the form out again
+	}
 }
 
 // showLastSeed shows the seed a run used, for copying.

@@ -12,7 +12,6 @@ import (
 type promptPanel struct {
 	prompt      *promptEntry
 	negative    *promptEntry
-	negHint     *widget.Label
 	transparent *widget.Check
 	box         fyne.CanvasObject
 }
@@ -21,14 +20,11 @@ func newPromptPanel(s *studio) *promptPanel {
 	p := &promptPanel{}
 	p.prompt = newPromptEntry(s)
 	p.prompt.SetPlaceHolder("Describe the image…")
-	p.prompt.SetMinRowsVisible(5)
+	p.prompt.SetMinRowsVisible(4)
 	p.prompt.OnChanged = func(t string) { s.draft.Prompt = t; s.draftChanged() }
 	p.negative = newPromptEntry(s)
-	p.negative.SetPlaceHolder("What to steer away from (used when CFG is above 1)")
 	p.negative.SetMinRowsVisible(2)
 	p.negative.OnChanged = func(t string) { s.draft.Negative = t }
-	p.negHint = widget.NewLabel("")
-	p.negHint.Importance = widget.LowImportance
 	p.transparent = widget.NewCheck("Transparent background (RGBA)", nil)
 	tip := widget.NewLabel("Adds Qwen's wording: “This is an RGBA image with transparency. … The image has alpha channel and the background is transparent.”")
 	tip.Wrapping = fyne.TextWrapWord
@@ -45,7 +41,7 @@ func newPromptPanel(s *studio) *promptPanel {
 	}
 	p.box = container.NewVBox(
 		heading("Prompt"), p.prompt, p.transparent, tip,
-		heading("Negative prompt"), p.negative, p.negHint,
+		heading("Negative prompt"), p.negative,
 	)
 	p.setGuided(s.draft.Guided())
 	return p
@@ -55,12 +51,10 @@ func newPromptPanel(s *studio) *promptPanel {
 func (p *promptPanel) setGuided(on bool) {
 	if on {
 		p.negative.Enable()
-		p.negHint.SetText("")
-		p.negHint.Hide()
+		p.negative.SetPlaceHolder("What to steer away from")
 	} else {
 		p.negative.Disable()
-		p.negHint.SetText("Raise CFG above 1 to use a negative prompt.")
-		p.negHint.Show()
+		p.negative.SetPlaceHolder("Raise CFG above 1 to use a negative prompt")
 	}
 }
 
