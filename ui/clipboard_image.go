@@ -10,6 +10,22 @@ import (
 	"time"
 )
 
+// systemClipboardFile returns the path of a file copied in the Finder, or "". (The Finder puts
+// the file's URL on the pasteboard and only its name as text; asked for a picture, the pasteboard
+// would give the file's icon, so the file comes first.)
+func systemClipboardFile() string {
+	if runtime.GOOS != "darwin" {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "osascript", "-e", "POSIX path of (the clipboard as «class furl»)").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
 // systemClipboardImage returns the clipboard's image as PNG bytes, or nil. Fyne's clipboard is
 // text only, so this asks the system: on macOS through osascript («class PNGf»), on Linux through
 // wl-paste or xclip when installed. It gives up after two seconds.

@@ -61,9 +61,18 @@ func (s *studio) addFiles(paths []string) {
 	}()
 }
 
-// pasteImage adds the clipboard's image, or the image file its text names. quiet is false when
-// called from a text field: a paste with neither falls through to ordinary text.
+// pasteImage adds the file copied in the Finder, else the clipboard's image, else the image file
+// its text names. fromButton is false when called from a text field: a paste with none of them
+// falls through to ordinary text.
 func (s *studio) pasteImage(cb fyne.Clipboard, fromButton bool) bool {
+	if s.deps.ClipboardFile != nil {
+		if path := s.deps.ClipboardFile(); path != "" {
+			if st, err := os.Stat(path); err == nil && !st.IsDir() {
+				s.addFiles([]string{path})
+				return true
+			}
+		}
+	}
 	if s.deps.ClipboardImage != nil {
 		if data := s.deps.ClipboardImage(); len(data) > 0 {
 			s.pasted++

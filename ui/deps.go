@@ -28,7 +28,9 @@ type Deps struct {
 	// ScanHistory reads the output folder's past images when the window opens.
 	ScanHistory bool
 	Projection  *preview.Projection
-	// ClipboardImage returns an image file's bytes from the system clipboard, or nil.
+	// ClipboardFile returns the path of a file copied in the Finder, or ""; ClipboardImage an
+	// image's bytes from the system clipboard, or nil.
+	ClipboardFile  func() string
 	ClipboardImage func() []byte
 	// Do runs f on the UI goroutine (fyne.Do when nil). Tests collect the calls and run them on
 	// the test goroutine.

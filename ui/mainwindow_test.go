@@ -276,3 +276,19 @@ func TestChoosingAModel(t *testing.T) {
 		t.Errorf("model %q, geometry estimated %v, predicted weights %d", h.s.draft.Model, h.s.deps.Geometry.Estimated, h.s.prediction.Weights)
 	}
 }
+
+// A file copied in the Finder is pasted as that file, not as the picture (its icon) the
+// pasteboard would also offer.
+func TestPasteAFinderFile(t *testing.T) {
+	h := newHarness(t, 64e9)
+	path := h.writePNG("from-finder.png", 120, 80)
+	h.s.deps.ClipboardFile = func() string { return path }
+	h.s.deps.ClipboardImage = func() []byte { t.Error("the picture was asked for before the file"); return nil }
+	if !h.s.pasteImage(nil, true) {
+		t.Fatal("the Finder file was not taken")
+	}
+	h.pump("the pasted file", func() bool { return len(h.s.draft.Conditions) == 1 })
+	if h.s.draft.Conditions[0].Name != "from-finder.png" {
+		t.Errorf("added %q", h.s.draft.Conditions[0].Name)
+	}
+}

@@ -30,7 +30,7 @@ func Run() {
 // geometry (or the published one) and the device budget, the output folder's history and the
 // stored preview projection.
 func DefaultDeps() Deps {
-	d := Deps{Settings: settings.Defaults(), ScanHistory: true, ClipboardImage: systemClipboardImage}
+	d := Deps{Settings: settings.Defaults(), ScanHistory: true, ClipboardFile: systemClipboardFile, ClipboardImage: systemClipboardImage}
 	if st, err := settings.DefaultStore(); err != nil {
 		d.SettingsErr = err
 	} else {
