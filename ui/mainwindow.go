@@ -46,6 +46,10 @@ func (s *studio) build() {
 	s.message.Wrapping = fyne.TextWrapWord
 	s.message.Importance = widget.WarningImportance
 	s.message.Hide()
+	s.blocked = widget.NewLabel("")
+	s.blocked.Wrapping = fyne.TextWrapWord
+	s.blocked.Importance = widget.DangerImportance
+	s.blocked.Hide()
 	s.generateBtn = widget.NewButtonWithIcon("Generate", theme.MediaPlayIcon(), s.generate)
 	s.generateBtn.Importance = widget.HighImportance
 	s.cancelBtn = widget.NewButtonWithIcon("Cancel", theme.MediaStopIcon(), s.cancelCurrent)
@@ -67,7 +71,7 @@ func (s *studio) build() {
 func (s *studio) layout() fyne.CanvasObject {
 	shortcut := widget.NewLabel(shortcutHint())
 	shortcut.Importance = widget.LowImportance
-	actions := container.NewVBox(container.NewGridWithColumns(2, s.generateBtn, s.cancelBtn), shortcut, s.message)
+	actions := container.NewVBox(container.NewGridWithColumns(2, s.generateBtn, s.cancelBtn), s.blocked, shortcut, s.message)
 	left := container.NewBorder(nil, actions, nil, nil, container.NewVScroll(container.NewVBox(
 		s.prompt.box, widget.NewSeparator(), s.conditions.box, widget.NewSeparator(), s.options.box,
 	)))

@@ -292,3 +292,27 @@ func TestPasteAFinderFile(t *testing.T) {
 		t.Errorf("added %q", h.s.draft.Conditions[0].Name)
 	}
 }
+
+// A model converted without its vision tower cannot take condition images: Generate says so and
+// stays off until they are removed.
+func TestNoVisionTowerRefusesConditionImages(t *testing.T) {
+	h := newHarness(t, 64e9)
+	g := h.s.deps.Geometry
+	g.Weights = g.Weights[:0:0]
+	for _, w := range h.s.deps.Geometry.Weights {
+		if w.Name != "vis" {
+			g.Weights = append(g.Weights, w)
+		}
+	}
+	g.Estimated = false
+	h.s.deps.Geometry = g
+	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(h.writePNG("ref.png", 64, 64))})
+	h.pump("the image", func() bool { return len(h.s.draft.Conditions) == 1 })
+	if !h.s.generateBtn.Disabled() || !strings.Contains(h.s.blocked.Text, "no vision tower") {
+		t.Errorf("Generate enabled %v, reason %q", !h.s.generateBtn.Disabled(), h.s.blocked.Text)
+	}
+	h.s.removeCondition(0)
+	if h.s.generateBtn.Disabled() || h.s.blocked.Visible() {
+		t.Errorf("after removing the image Generate is still off: %q", h.s.blocked.Text)
+	}
+}

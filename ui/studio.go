@@ -45,6 +45,7 @@ type studio struct {
 	history    *historyPanel
 
 	message      *widget.Label // the latest notice (errors and hints), under the controls
+	blocked      *widget.Label // why Generate is off, while it is
 	generateBtn  *widget.Button
 	cancelBtn    *widget.Button
 	prediction   memplan.Prediction
@@ -99,17 +100,23 @@ func (s *studio) canGenerate() (bool, string) {
 	if s.predictedErr != nil {
 		return false, s.predictedErr.Error()
 	}
+	if len(s.draft.Conditions) > 0 && !s.deps.Geometry.HasVision() {
+		return false, "this model file has no vision tower (it was converted with --no-vision), so it cannot read condition images: remove them, or convert the model again without --no-vision"
+	}
 	if !s.prediction.Fits() {
-		return false, "this size does not fit in memory"
+		return false, "this size does not fit in memory (see Memory)"
 	}
 	return true, ""
 }
 
 func (s *studio) updateButtons() {
-	if ok, _ := s.canGenerate(); ok {
+	if ok, why := s.canGenerate(); ok {
 		s.generateBtn.Enable()
+		s.blocked.Hide()
 	} else {
 		s.generateBtn.Disable()
+		s.blocked.SetText("Generate is off: " + why + ".")
+		s.blocked.Show()
 	}
 	if s.queue.Pending() > 0 {
 		s.cancelBtn.Enable()

@@ -56,6 +56,17 @@ func WeightsOf(entries []cmf.Entry) []pipeline.ComponentBytes {
 	return out
 }
 
+// HasVision reports whether the model can read condition images (it maps vision-tower weights).
+// The published geometry has one.
+func (g Geometry) HasVision() bool {
+	for _, w := range g.Weights {
+		if w.Name == "vis" && w.Bytes > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // GeometryOf reads a model file's denoiser config and weight sizes.
 func GeometryOf(path string) (Geometry, error) {
 	f, err := cmf.Open(path)
