@@ -296,3 +296,29 @@ func TestMetalDeclinedModelRunsOnCPU(t *testing.T) {
 		t.Errorf("the denoiser is %T, want the CPU fallback", p.den)
 	}
 }
+
+// TestMetalCancelReleasesPrograms cancels a CFG run on the emulated device after its first step:
+// the error wraps context.Canceled, and the next run succeeds (both device programs were
+// released; a leaked one would leave no room for the next prompt pair).
+func TestMetalCancelReleasesPrograms(t *testing.T) {
+	p := q8Pipeline(t, onMetal(emuDevice(t, 0, 0)))
+	req := caseRequest(t, caseNamed(t, "pipeline_t2i_cfg"))
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	events := make(chan Event, 1024)
+	go func() {
+		for ev := range events {
+			if ev.Stage == StageDenoising && ev.Step == 1 {
+				cancel()
+			}
+		}
+	}()
+	_, err := p.Run(ctx, req, events)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled run: %v, want context.Canceled", err)
+	}
+	t.Logf("cancelled: %v", err)
+	if _, err := p.Run(t.Context(), req, nil); err != nil {
+		t.Fatalf("the run after a cancelled one: %v", err)
+	}
+}
