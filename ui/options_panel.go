@@ -26,24 +26,24 @@ const (
 type optionsPanel struct {
 	s *studio
 
-	sizeSelect  *widget.Select
-	scaleRadio  *widget.RadioGroup
-	customW     *widget.Entry
-	customH     *widget.Entry
-	customRow   fyne.CanvasObject
-	sizeResult  *widget.Label
-	steps       *widget.Entry
-	cfg         *widget.Slider
-	cfgLabel    *widget.Label
-	seedMode    *widget.RadioGroup
-	seedEntry   *widget.Entry
-	lastSeed    *widget.Label
-	copySeed    *widget.Button
-	backend     *widget.Select
-	modelLabel  *widget.Label
-	form        *widget.Form
-	box         fyne.CanvasObject
-	loadingDraf bool // true while load() sets widgets, so their callbacks do not echo back
+	sizeSelect   *widget.Select
+	scaleRadio   *widget.RadioGroup
+	customW      *widget.Entry
+	customH      *widget.Entry
+	customRow    fyne.CanvasObject
+	sizeResult   *widget.Label
+	steps        *widget.Entry
+	cfg          *widget.Slider
+	cfgLabel     *widget.Label
+	seedMode     *widget.RadioGroup
+	seedEntry    *widget.Entry
+	lastSeed     *widget.Label
+	copySeed     *widget.Button
+	backend      *widget.Select
+	modelLabel   *widget.Label
+	form         *widget.Form
+	box          fyne.CanvasObject
+	loadingDraft bool // true while load() sets widgets, so their callbacks do not echo back
 }
 
 func newOptionsPanel(s *studio) *optionsPanel {
@@ -55,7 +55,7 @@ func newOptionsPanel(s *studio) *optionsPanel {
 	sizeNames = append(sizeNames, sizeCustomLabel, sizeFromImageLabel)
 	p.sizeSelect = widget.NewSelect(sizeNames, func(v string) { p.sizeChosen(v) })
 	p.scaleRadio = widget.NewRadioGroup([]string{"1K", "2K"}, func(v string) {
-		if p.loadingDraf {
+		if p.loadingDraft {
 			return
 		}
 		s.draft.Scale = compose.Scale1K
@@ -74,7 +74,7 @@ func newOptionsPanel(s *studio) *optionsPanel {
 
 	p.steps = widget.NewEntry()
 	p.steps.OnChanged = func(v string) {
-		if p.loadingDraf {
+		if p.loadingDraft {
 			return
 		}
 		n, err := strconv.Atoi(v)
@@ -89,7 +89,7 @@ func newOptionsPanel(s *studio) *optionsPanel {
 	p.cfg.Step = 0.5
 	p.cfg.OnChanged = func(v float64) {
 		p.cfgLabel.SetText(cfgText(v))
-		if p.loadingDraf {
+		if p.loadingDraft {
 			return
 		}
 		s.draft.CFG = v
@@ -98,7 +98,7 @@ func newOptionsPanel(s *studio) *optionsPanel {
 	}
 
 	p.seedMode = widget.NewRadioGroup([]string{"Random", "Fixed"}, func(v string) {
-		if p.loadingDraf {
+		if p.loadingDraft {
 			return
 		}
 		s.draft.RandomSeed = v != "Fixed"
@@ -116,7 +116,7 @@ func newOptionsPanel(s *studio) *optionsPanel {
 	p.seedEntry = widget.NewEntry()
 	p.seedEntry.SetPlaceHolder("seed")
 	p.seedEntry.OnChanged = func(v string) {
-		if p.loadingDraf {
+		if p.loadingDraft {
 			return
 		}
 		n, err := strconv.ParseUint(v, 10, 64)
@@ -138,7 +138,7 @@ func newOptionsPanel(s *studio) *optionsPanel {
 	p.copySeed.Disable()
 
 	p.backend = widget.NewSelect([]string{"Auto", "Metal", "CPU"}, func(v string) {
-		if p.loadingDraf {
+		if p.loadingDraft {
 			return
 		}
 		s.setBackend(map[string]settings.Backend{"Auto": settings.BackendAuto, "Metal": settings.BackendMetal, "CPU": settings.BackendCPU}[v])
@@ -171,8 +171,8 @@ func cfgText(v float64) string {
 
 // load shows a draft's settings.
 func (p *optionsPanel) load(d *compose.Draft) {
-	p.loadingDraf = true
-	defer func() { p.loadingDraf = false }()
+	p.loadingDraft = true
+	defer func() { p.loadingDraft = false }()
 	switch d.Size {
 	case compose.SizePreset:
 		p.sizeSelect.SetSelected(d.Aspect.Name)
@@ -210,7 +210,7 @@ func (p *optionsPanel) showModel(path string) {
 
 // sizeChosen applies the size menu.
 func (p *optionsPanel) sizeChosen(v string) {
-	if p.loadingDraf {
+	if p.loadingDraft {
 		p.refreshSize()
 		return
 	}
@@ -231,7 +231,7 @@ func (p *optionsPanel) sizeChosen(v string) {
 }
 
 func (p *optionsPanel) customChanged() {
-	if p.loadingDraf {
+	if p.loadingDraft {
 		return
 	}
 	w, errW := strconv.Atoi(p.customW.Text)
