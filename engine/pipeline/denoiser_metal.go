@@ -76,6 +76,7 @@ func (md *metalDenoiser) declined(format string, args ...any) {
 // metalProgram is a prompt's program on whichever side the runner put it.
 type metalProgram struct {
 	*metal.RunnerProgram
+	d      *metal.Denoiser
 	notice string
 }
 
@@ -89,6 +90,15 @@ func (p *metalProgram) KVElementBytes() int {
 
 func (p *metalProgram) Notice() string { return p.notice }
 
+// ActivationBytes is what the program holds on the device besides its K/V (0 on the CPU, where
+// programs share the backend's activations).
+func (p *metalProgram) ActivationBytes(prefix, target int) int64 {
+	if !p.OnDevice() {
+		return 0
+	}
+	return p.d.ActivationBytes(prefix, target)
+}
+
 func (md *metalDenoiser) Prefill(ctx context.Context, lay *qi21.Layout, text, cond []float32) (Program, error) {
 	md.mu.Lock()
 	md.pending = nil
@@ -97,7 +107,7 @@ func (md *metalDenoiser) Prefill(ctx context.Context, lay *qi21.Layout, text, co
 	if err != nil {
 		return nil, err
 	}
-	prog := &metalProgram{RunnerProgram: p}
+	prog := &metalProgram{RunnerProgram: p, d: md.d}
 	md.mu.Lock()
 	if len(md.pending) > 0 {
 		prog.notice = "Metal declined a prompt: " + reason(md.pending[len(md.pending)-1]) + "; the CPU runs it instead"
@@ -121,6 +131,9 @@ func (md *metalDenoiser) Release(prog Program) {
 	}
 }
 
+func (md *metalDenoiser) ActivationBytes(prefix, target int) int64 {
+	return md.d.ActivationBytes(prefix, target)
+}
 func (md *metalDenoiser) KVElementBytes() int { return md.d.KVElementBytes() }
 func (md *metalDenoiser) DeviceBudget() int64 { return md.d.WorkingSet() }
 func (md *metalDenoiser) Close()              { md.d.Close() }

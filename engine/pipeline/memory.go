@@ -16,8 +16,9 @@ type Memory struct {
 	// first; two under CFG), at the element size where the program lives (float32 on the CPU,
 	// half on the Metal device).
 	PrefixKV []int64
-	// Activations estimates the denoiser's largest working set (float32 activations of the
-	// prefill or of one step, whichever is larger): an estimate from the shapes, not a measurement.
+	// Activations estimates the denoiser's working set from the shapes, not a measurement: on the
+	// CPU the largest float32 activations of a prefill or a step (programs share them); on a
+	// Metal device the activation buffers each program owns there, summed.
 	Activations int64
 	// PeakRSS is the process's peak resident set as the OS reports it (0 where unknown).
 	PeakRSS int64
@@ -76,34 +77,61 @@ func activationBytes(c qi21.Config, n int) int64 {
 	return int64(n)*int64(6*c.Hidden()+2*c.MLPHidden())*4 + attentionScoreBudget
 }
 
-// ledger fills a Memory for programs of these layouts (planned, at the denoiser's element size).
+// ledgerEntry is one program in the ledger: its layout, the size of a cached value, and the
+// activation bytes it holds on a device (0: it shares the CPU's activations).
+type ledgerEntry struct {
+	lay        *qi21.Layout
+	elem       int
+	deviceActs int64
+}
+
+// deviceActivationer is a Denoiser or Program that holds activations on a device per program.
+type deviceActivationer interface {
+	ActivationBytes(prefix, target int) int64
+}
+
+// ledger fills a Memory for programs of these layouts (planned: where the denoiser puts new
+// programs).
 func (p *Pipeline) ledger(layouts ...*qi21.Layout) Memory {
-	elems := make([]int, len(layouts))
-	for i := range elems {
-		elems[i] = p.kvElementBytes()
-	}
-	return p.ledgerOf(layouts, elems)
-}
-
-// liveLedger fills a Memory for the programs alive now, each at its own element size.
-func (p *Pipeline) liveLedger(progs []Program) Memory {
-	layouts, elems := make([]*qi21.Layout, len(progs)), make([]int, len(progs))
-	for i, prog := range progs {
-		layouts[i], elems[i] = prog.Layout(), p.programKVElementBytes(prog)
-	}
-	return p.ledgerOf(layouts, elems)
-}
-
-// ledgerOf fills a Memory for programs of these layouts, elems[i] bytes a cached value.
-func (p *Pipeline) ledgerOf(layouts []*qi21.Layout, elems []int) Memory {
-	m := Memory{Weights: p.weights, DeviceBudget: p.deviceBudget()}
+	entries := make([]ledgerEntry, len(layouts))
 	for i, lay := range layouts {
-		if lay == nil {
+		entries[i] = ledgerEntry{lay: lay, elem: p.kvElementBytes()}
+		if a, ok := p.den.(deviceActivationer); ok && lay != nil {
+			entries[i].deviceActs = a.ActivationBytes(lay.PrefixLen, lay.T)
+		}
+	}
+	return p.ledgerOf(entries)
+}
+
+// liveLedger fills a Memory for the programs alive now, each where it lives.
+func (p *Pipeline) liveLedger(progs []Program) Memory {
+	entries := make([]ledgerEntry, len(progs))
+	for i, prog := range progs {
+		lay := prog.Layout()
+		entries[i] = ledgerEntry{lay: lay, elem: p.programKVElementBytes(prog)}
+		if a, ok := prog.(deviceActivationer); ok && lay != nil {
+			entries[i].deviceActs = a.ActivationBytes(lay.PrefixLen, lay.T)
+		}
+	}
+	return p.ledgerOf(entries)
+}
+
+// ledgerOf fills a Memory for these programs.
+func (p *Pipeline) ledgerOf(entries []ledgerEntry) Memory {
+	m := Memory{Weights: p.weights, DeviceBudget: p.deviceBudget()}
+	var shared, device int64
+	for _, e := range entries {
+		if e.lay == nil {
 			continue
 		}
-		m.PrefixKV = append(m.PrefixKV, prefixKVBytes(p.dit.Config, lay, elems[i]))
-		m.Activations = max(m.Activations, activationBytes(p.dit.Config, max(lay.PrefixLen, lay.T)))
+		m.PrefixKV = append(m.PrefixKV, prefixKVBytes(p.dit.Config, e.lay, e.elem))
+		if e.deviceActs > 0 {
+			device += e.deviceActs
+		} else {
+			shared = max(shared, activationBytes(p.dit.Config, max(e.lay.PrefixLen, e.lay.T)))
+		}
 	}
+	m.Activations = shared + device
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	m.GoHeap = int64(ms.HeapInuse)

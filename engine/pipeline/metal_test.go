@@ -226,16 +226,16 @@ func TestMetalDeclineFallsBackToCPU(t *testing.T) {
 		}
 		var notices []string
 		var kv []int64
-		var budget int64
+		var budget, acts int64
 		for ev := range events {
 			if ev.Notice != "" {
 				notices = append(notices, ev.Notice)
 			}
 			if ev.Stage == StageDenoising && ev.Step > 0 {
-				kv, budget = ev.Memory.PrefixKV, ev.Memory.DeviceBudget
+				kv, budget, acts = ev.Memory.PrefixKV, ev.Memory.DeviceBudget, ev.Memory.Activations
 			}
 		}
-		t.Logf("room %v: notices %q; prefix K/V %v bytes, budget %d", room, notices, kv, budget)
+		t.Logf("room %v: notices %q; prefix K/V %v bytes, activations %d, budget %d", room, notices, kv, acts, budget)
 		declines := 0
 		for _, n := range notices {
 			if strings.Contains(n, "Metal declined a prompt") && strings.Contains(n, "the CPU runs it instead") {
@@ -256,6 +256,12 @@ func TestMetalDeclineFallsBackToCPU(t *testing.T) {
 			if 2*kv[0] != cpuKV[0] || 2*kv[1] != cpuKV[1] {
 				t.Errorf("with room: prefix K/V %v bytes, the CPU's float32 %v: want half", kv, cpuKV)
 			}
+			// Each program owns its activation buffers on the device.
+			perRow := int64(m.Config.Layers) * 2 * int64(m.Config.Hidden()) * 2
+			T := got.Width / 16 * got.Height / 16
+			if wantActs := d.ActivationBytes(int(kv[0]/perRow), T) + d.ActivationBytes(int(kv[1]/perRow), T); acts != wantActs {
+				t.Errorf("with room: activations %d bytes in the ledger, the device's two programs hold %d", acts, wantActs)
+			}
 			if e := golden.MaxAbsErr(got.Latents, want.Latents); e == 0 || e > metalVsCPUBound {
 				t.Errorf("on the device: final latents max |Δ| %.3g from the CPU's, want in (0, %g]", e, metalVsCPUBound)
 			}
@@ -264,8 +270,8 @@ func TestMetalDeclineFallsBackToCPU(t *testing.T) {
 		if declines != 2 {
 			t.Errorf("without room: %d decline notices, want one per prompt (2): %q", declines, notices)
 		}
-		if !slices.Equal(kv, cpuKV) {
-			t.Errorf("without room: prefix K/V %v bytes, want the CPU's float32 %v", kv, cpuKV)
+		if !slices.Equal(kv, cpuKV) || acts != want.Memory.Activations {
+			t.Errorf("without room: prefix K/V %v bytes and activations %d, want the CPU's %v and %d", kv, acts, cpuKV, want.Memory.Activations)
 		}
 		if !slices.Equal(got.Latents, want.Latents) || !slices.Equal(got.Image.Pix, want.Image.Pix) {
 			t.Errorf("after the fallback the result differs from the CPU pipeline's (latents max |Δ| %.3g)", golden.MaxAbsErr(got.Latents, want.Latents))

@@ -204,3 +204,11 @@ func (d *Denoiser) Resident() int64 {
 	defer d.mu.Unlock()
 	return d.resident
 }
+
+// ActivationBytes is the device memory a program of prefix and target rows holds besides its
+// prefix K/V: its activation buffers, the target's inputs and outputs, and the prefill's
+// temporaries (each program owns its own; two live under CFG).
+func (d *Denoiser) ActivationBytes(prefix, target int) int64 {
+	plan := programPlan(d.cfg, prefix, target)
+	return plan.total() - plan[bufKV].bytes
+}
