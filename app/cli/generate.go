@@ -442,6 +442,7 @@ type jsonEvent struct {
 	LastStep       float64                  `json:"last_step_s,omitempty"`
 	ETA            float64                  `json:"eta_s,omitempty"`
 	Timings        map[string]jsonClassTime `json:"timings,omitempty"`
+	DeviceSeconds  float64                  `json:"device_s,omitempty"`
 	Memory         *jsonMemory              `json:"memory,omitempty"`
 	Path           string                   `json:"path,omitempty"`
 	Seed           *uint64                  `json:"seed,omitempty"`
@@ -474,7 +475,8 @@ func (o *generateOutput) progress(ev pipeline.Event) {
 	switch {
 	case o.json:
 		je := jsonEvent{Stage: ev.Stage.String(), Step: ev.Step, Steps: ev.Steps, Sigma: ev.Sigma, Elapsed: ev.Elapsed.Seconds(),
-			SecondsPerStep: ev.StepTime.Seconds(), LastStep: ev.LastStepTime.Seconds(), ETA: ev.ETA.Seconds(), Timings: map[string]jsonClassTime{}}
+			SecondsPerStep: ev.StepTime.Seconds(), LastStep: ev.LastStepTime.Seconds(), ETA: ev.ETA.Seconds(), Timings: map[string]jsonClassTime{},
+			DeviceSeconds: ev.DeviceTime.Seconds()}
 		for c, t := range ev.Timings {
 			if t.Ops > 0 {
 				je.Timings[ml.Class(c).String()] = jsonClassTime{t.Time.Seconds(), t.Ops}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"time"
 
 	"easel/engine/qi21"
 )
@@ -29,8 +30,10 @@ type Program interface {
 // A Denoiser may also report, for the memory ledger and the plan, KVElementBytes() int (the
 // cache's element size for new programs) and DeviceBudget() int64 (the memory it may use), and
 // Notice() string: a sentence for the user about where the denoiser runs (shown at the start of
-// every run). Close() releases what it holds on a device; Pipeline.Close calls it.
+// every run), DeviceTime() time.Duration (its device time so far, for Event.DeviceTime). Close()
+// releases what it holds on a device; Pipeline.Close calls it.
 type (
+	deviceTimer interface{ DeviceTime() time.Duration }
 	kvElementer interface{ KVElementBytes() int }
 	budgeter    interface{ DeviceBudget() int64 }
 	noticer     interface{ Notice() string }
@@ -59,4 +62,12 @@ func (d cpuDenoiser) Release(prog Program) {
 	if p, ok := prog.(*qi21.Program); ok {
 		d.m.Release(p)
 	}
+}
+
+// deviceTime is the denoiser's device time so far, 0 when it has none.
+func (p *Pipeline) deviceTime() time.Duration {
+	if d, ok := p.den.(deviceTimer); ok {
+		return d.DeviceTime()
+	}
+	return 0
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"easel/engine/ml/metal"
 	"easel/engine/qi21"
@@ -134,9 +135,10 @@ func (md *metalDenoiser) Release(prog Program) {
 func (md *metalDenoiser) ActivationBytes(prefix, target int) int64 {
 	return md.d.ActivationBytes(prefix, target)
 }
-func (md *metalDenoiser) KVElementBytes() int { return md.d.KVElementBytes() }
-func (md *metalDenoiser) DeviceBudget() int64 { return md.d.WorkingSet() }
-func (md *metalDenoiser) Close()              { md.d.Close() }
+func (md *metalDenoiser) DeviceTime() time.Duration { return md.d.DeviceTime() }
+func (md *metalDenoiser) KVElementBytes() int       { return md.d.KVElementBytes() }
+func (md *metalDenoiser) DeviceBudget() int64       { return md.d.WorkingSet() }
+func (md *metalDenoiser) Close()                    { md.d.Close() }
 func (md *metalDenoiser) Notice() string {
 	return "the denoiser runs on Metal (" + md.d.DeviceName() + ")"
 }

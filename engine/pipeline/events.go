@@ -58,6 +58,9 @@ type Event struct {
 	LastStepTime time.Duration
 	// Timings is the backend's per-class op time since Run started.
 	Timings [ml.NumClasses]ml.ClassTime
+	// DeviceTime is the denoiser's device time since Run started (the Metal command buffers' GPU
+	// time), 0 when it runs on the backend.
+	DeviceTime time.Duration
 	// Memory is the ledger at the time of the event.
 	Memory Memory
 	// Preview is the step's x0 estimate, on denoising events (nil when dropped).

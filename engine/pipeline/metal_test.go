@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"easel/engine/cmf"
 	"easel/engine/convert"
@@ -227,12 +228,13 @@ func TestMetalDeclineFallsBackToCPU(t *testing.T) {
 		var notices []string
 		var kv []int64
 		var budget, acts int64
+		var devTime time.Duration
 		for ev := range events {
 			if ev.Notice != "" {
 				notices = append(notices, ev.Notice)
 			}
 			if ev.Stage == StageDenoising && ev.Step > 0 {
-				kv, budget, acts = ev.Memory.PrefixKV, ev.Memory.DeviceBudget, ev.Memory.Activations
+				kv, budget, acts, devTime = ev.Memory.PrefixKV, ev.Memory.DeviceBudget, ev.Memory.Activations, ev.DeviceTime
 			}
 		}
 		t.Logf("room %v: notices %q; prefix K/V %v bytes, activations %d, budget %d", room, notices, kv, acts, budget)
@@ -253,6 +255,9 @@ func TestMetalDeclineFallsBackToCPU(t *testing.T) {
 			if declines != 0 {
 				t.Errorf("with room: %d declines", declines)
 			}
+			if devTime <= 0 {
+				t.Errorf("with room: the events report no device time")
+			}
 			if 2*kv[0] != cpuKV[0] || 2*kv[1] != cpuKV[1] {
 				t.Errorf("with room: prefix K/V %v bytes, the CPU's float32 %v: want half", kv, cpuKV)
 			}
@@ -269,6 +274,9 @@ func TestMetalDeclineFallsBackToCPU(t *testing.T) {
 		}
 		if declines != 2 {
 			t.Errorf("without room: %d decline notices, want one per prompt (2): %q", declines, notices)
+		}
+		if devTime != 0 {
+			t.Errorf("without room: %v of device time reported, but nothing ran on the device", devTime)
 		}
 		if !slices.Equal(kv, cpuKV) || acts != want.Memory.Activations {
 			t.Errorf("without room: prefix K/V %v bytes and activations %d, want the CPU's %v and %d", kv, acts, cpuKV, want.Memory.Activations)

@@ -63,7 +63,7 @@ func (p *Pipeline) Run(ctx context.Context, req Request, events chan<- Event) (*
 	p.guard.begin(ctx)
 	defer p.guard.end()
 
-	r := &run{p: p, em: em, start: time.Now(), timings0: p.inner.Timings().Snapshot(), steps: set.steps}
+	r := &run{p: p, em: em, start: time.Now(), timings0: p.inner.Timings().Snapshot(), steps: set.steps, device0: p.deviceTime()}
 	res, err := r.generateSafely(ctx, &req, set)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -83,7 +83,8 @@ type run struct {
 	stageStart time.Time
 	stageTimes [numStages]time.Duration
 	timings0   [ml.NumClasses]ml.ClassTime
-	progs      []Program // the live programs while denoising
+	device0    time.Duration // the denoiser's device time when the run started
+	progs      []Program     // the live programs while denoising
 	steps      int
 	stepsDone  int
 	denoise0   time.Time // when the first step began
@@ -124,7 +125,8 @@ func (r *run) timings() [ml.NumClasses]ml.ClassTime {
 
 // event is the current state as an Event.
 func (r *run) event() Event {
-	ev := Event{Stage: r.stage, Steps: r.steps, Elapsed: time.Since(r.start), Timings: r.timings(), Memory: r.p.liveLedger(r.progs)}
+	ev := Event{Stage: r.stage, Steps: r.steps, Elapsed: time.Since(r.start), Timings: r.timings(), Memory: r.p.liveLedger(r.progs),
+		DeviceTime: r.p.deviceTime() - r.device0}
 	if r.stage == StageDenoising && r.stepsDone > 0 {
 		ev.Step = r.stepsDone
 		ev.StepTime = time.Since(r.denoise0) / time.Duration(r.stepsDone)

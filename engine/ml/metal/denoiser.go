@@ -3,6 +3,7 @@ package metal
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"easel/engine/ml"
 	"easel/engine/qi21"
@@ -29,8 +30,10 @@ type Denoiser struct {
 	resident int64 // device memory held: weights, aux, live programs
 	live     int
 	last     PassStats
-	timings  ml.Timings
-	logf     func(format string, args ...any)
+	// deviceTime is the device time of every pass so far
+	deviceTime time.Duration
+	timings    ml.Timings
+	logf       func(format string, args ...any)
 }
 
 // Options configure New.
@@ -211,4 +214,12 @@ func (d *Denoiser) Resident() int64 {
 func (d *Denoiser) ActivationBytes(prefix, target int) int64 {
 	plan := programPlan(d.cfg, prefix, target)
 	return plan.total() - plan[bufKV].bytes
+}
+
+// DeviceTime is the device time of every prefill and step so far (the command buffers' GPU time;
+// on the emulator, its own measure of the kernels' run time).
+func (d *Denoiser) DeviceTime() time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.deviceTime
 }

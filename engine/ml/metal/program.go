@@ -250,6 +250,7 @@ func (d *Denoiser) finishPass(e *encoder, what string) error {
 	}
 	d.mu.Lock()
 	d.last = st
+	d.deviceTime += st.GPU
 	d.mu.Unlock()
 	if err != nil {
 		return err
