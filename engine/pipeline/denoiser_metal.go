@@ -26,7 +26,7 @@ func MetalDenoiser(dev device.Device, mapping []byte, opts metal.Options) func(*
 		d, err := metal.New(dev, m, mapping, opts)
 		var declined *metal.Declined
 		if errors.As(err, &declined) {
-			return &fallbackDenoiser{cpuDenoiser{m}, sentence(err)}, nil
+			return &fallbackDenoiser{cpuDenoiser{m}, "Metal declined the denoiser: " + declined.Reason + "; the CPU runs it instead"}, nil
 		}
 		if err != nil {
 			return nil, fmt.Errorf("the Metal denoiser on %s: %w", dev.Name(), err)
@@ -40,12 +40,8 @@ func MetalDenoiser(dev device.Device, mapping []byte, opts metal.Options) func(*
 	}
 }
 
-// sentence is a decline as the user reads it.
-func sentence(err error) string {
-	return "Metal declined the denoiser: " + reason(err.Error()) + "; the CPU runs it instead"
-}
-
-// reason is the sentence inside a *metal.Declined's message.
+// reason is the sentence inside a *metal.Declined's message (metal.Runner reports declines as
+// text).
 func reason(msg string) string {
 	msg = strings.TrimPrefix(msg, "metal: declined: ")
 	return strings.TrimSuffix(msg, " — the CPU backend runs this instead")
