@@ -5,7 +5,7 @@ GO      ?= go
 BIN     ?= easel
 GOFILES  = $(shell find . -name '*.go' -not -path './testdata/*' -not -path './.git/*')
 
-.PHONY: run build test deps deps-test fmt-check vet darwin-check unit bench clean app dmg linux-package
+.PHONY: run build test deps deps-test fmt-check vet darwin-check unit bench clean app dmg linux-package screenshot
 
 run: deps build
 	./$(BIN)
@@ -37,6 +37,10 @@ unit:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./engine/...
+
+# The real window under Xvfb on the tiny model, captured mid-generation (shown in the README).
+screenshot: deps
+	@bash tools/screenshot.sh docs/screenshot.png
 
 # Packaging (packaging/package.sh): the .app and .dmg need a Mac; the Linux package builds anywhere.
 app: deps

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Runs the real Easel window under Xvfb on the tiny reference model, starts a generation, and
+# captures the screen mid-run into docs/screenshot.png (the picture the README shows).
+# Needs: xvfb, xdotool, imagemagick (`import`) — installed here when missing and run as root.
+#   make screenshot            # or: bash tools/screenshot.sh [OUT.png] [SECONDS_INTO_THE_RUN]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-docs/screenshot.png}
+wait_s=${2:-25}
+
+for tool in Xvfb xdotool import; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends xvfb xdotool imagemagick >/dev/null
+		else
+			echo "missing $tool: sudo apt-get install -y xvfb xdotool imagemagick" >&2
+			exit 1
+		fi
+	fi
+done
+
+work=$(mktemp -d)
+xvfb_pid=""
+app_pid=""
+cleanup() {
+	if [ -n "$app_pid" ]; then kill "$app_pid" 2>/dev/null || true; wait "$app_pid" 2>/dev/null || true; fi
+	if [ -n "$xvfb_pid" ]; then kill "$xvfb_pid" 2>/dev/null || true; wait "$xvfb_pid" 2>/dev/null || true; fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "building Easel and converting the tiny reference model…"
+go build -o "$work/easel" .
+"$work/easel" convert testdata/golden/tiny-qwen-image-2.1 "$work/tiny.cmf" --profile f16 >/dev/null
+
+# A fresh settings folder: the tiny model, 40 steps at 1024² (long enough to catch mid-run).
+mkdir -p "$work/config/Easel" "$work/out"
+cat > "$work/config/Easel/settings.json" <<JSON
+{"model": "$work/tiny.cmf", "backend": "cpu", "output_folder": "$work/out",
+ "width": 1024, "height": 1024, "steps": 40, "cfg": 1}
+JSON
+
+display=:$((90 + RANDOM % 9))
+Xvfb "$display" -screen 0 1440x900x24 -nolisten tcp >/dev/null 2>&1 &
+xvfb_pid=$!
+sleep 1
+DISPLAY=$display XDG_CONFIG_HOME="$work/config" XDG_DATA_HOME="$work/data" LANG=en_US.UTF-8 \
+	"$work/easel" >"$work/app.log" 2>&1 &
+app_pid=$!
+
+export DISPLAY=$display
+win=$(xdotool search --sync --onlyvisible --name '^Easel' | head -n1)
+xdotool windowsize "$win" 1440 900 windowmove "$win" 0 0
+sleep 2
+# Type into the prompt (the first field of the left column) and press Ctrl+Enter to generate.
+xdotool mousemove 200 90 click 1
+xdotool type --delay 15 "A red paper crane on a wooden desk, morning light"
+xdotool key ctrl+Return
+sleep "$wait_s"
+import -window root "$out"
+echo "wrote $out"
+if grep -q "Error in Fyne call thread" "$work/app.log"; then
+	echo "the app touched widgets off the UI thread:" >&2
+	grep -A1 "Error in Fyne call thread" "$work/app.log" >&2
+	exit 1
+fi
