@@ -14,6 +14,7 @@ var (
 	generateShortcut = &desktop.CustomShortcut{KeyName: fyne.KeyReturn, Modifier: fyne.KeyModifierShortcutDefault}
 	cancelShortcut   = &desktop.CustomShortcut{KeyName: fyne.KeyPeriod, Modifier: fyne.KeyModifierShortcutDefault}
 	addShortcut      = &desktop.CustomShortcut{KeyName: fyne.KeyO, Modifier: fyne.KeyModifierShortcutDefault}
+	settingsShortcut = &desktop.CustomShortcut{KeyName: fyne.KeyComma, Modifier: fyne.KeyModifierShortcutDefault}
 )
 
 func (s *studio) installShortcuts() {
@@ -28,7 +29,9 @@ func (s *studio) installShortcuts() {
 			s.say("The clipboard holds no image and no image file path.")
 		}
 	})
-	s.win.SetMainMenu(fyne.NewMainMenu(fyne.NewMenu("Image", gen, cancel, fyne.NewMenuItemSeparator(), add, paste)))
+	s.win.SetMainMenu(fyne.NewMainMenu(
+		fyne.NewMenu("Easel", s.settingsMenuItem()),
+		fyne.NewMenu("Image", gen, cancel, fyne.NewMenuItemSeparator(), add, paste)))
 
 	c := s.win.Canvas()
 	c.AddShortcut(generateShortcut, func(fyne.Shortcut) { s.generate() })

@@ -1,0 +1,44 @@
+package ui
+
+import (
+	"fyne.io/fyne/v2"
+
+	"easel/app/history"
+	"easel/app/settings"
+	"easel/ui/setup"
+)
+
+// settingsMenuItem opens the settings dialog (model, backend, output folder, default size and
+// steps). On macOS Fyne moves an item called "Settings…" into the application menu.
+func (s *studio) settingsMenuItem() *fyne.MenuItem {
+	item := fyne.NewMenuItem("Settings…", s.showSettings)
+	item.Shortcut = settingsShortcut
+	return item
+}
+
+// showSettings shows the dialog when the window has a settings file to edit.
+func (s *studio) showSettings() {
+	if s.deps.Store == nil {
+		s.say("Settings cannot be changed: %v", s.deps.SettingsErr)
+		return
+	}
+	setup.ShowSettings(s.win, s.deps.Store, s.settingsSaved)
+}
+
+// settingsSaved brings the window in line with settings saved by the dialog: a new model or
+// backend takes effect at the next Generate, a new output folder for the next saved image.
+func (s *studio) settingsSaved(ns settings.Settings) {
+	old := s.deps.Settings
+	s.deps.Settings = ns
+	if ns.Model != old.Model && ns.Model != "" {
+		s.useModel(ns.Model)
+	}
+	if ns.Backend != old.Backend {
+		// The selector's change handler records the choice (setBackend).
+		s.options.backend.SetSelected(map[settings.Backend]string{settings.BackendAuto: "Auto", settings.BackendMetal: "Metal", settings.BackendCPU: "CPU"}[ns.Backend])
+	}
+	if ns.OutputFolder != old.OutputFolder {
+		s.deps.History = history.New(ns.OutputFolder)
+		s.say("New images go to %s.", shortPath(ns.OutputFolder))
+	}
+}
