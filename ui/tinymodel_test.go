@@ -1,0 +1,108 @@
+package ui
+
+import (
+	"context"
+	"image"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/test"
+
+	"easel/app/jobs"
+	"easel/app/memplan"
+	"easel/engine/convert"
+	"easel/internal/golden"
+)
+
+// TestTinyModelThroughTheWindow drives the window with the real generator on the tiny reference
+// model converted to a .cmf: two queued jobs both finish, the canvas shows a new preview at every
+// step, the final images land in history with their settings; a corrupt image dropped on the
+// window gets a message; cancelling a third job mid-run leaves the app ready and history intact.
+func TestTinyModelThroughTheWindow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("converts and runs the tiny model")
+	}
+	snap, err := golden.ModelSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(t.TempDir(), "tiny.cmf")
+	if _, err := convert.Convert(context.Background(), snap, model, convert.Options{Profile: convert.ProfileF16}); err != nil {
+		t.Fatal(err)
+	}
+	gen := &jobs.ModelGenerator{Path: model}
+	t.Cleanup(func() { gen.Close() })
+	h := newHarnessWith(t, 64e9, func(h *harness, d *Deps) {
+		d.Generator = gen
+		d.Settings.Model = model
+		g, err := memplan.GeometryOf(model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Geometry = g
+	})
+
+	// pumpCountingPreviews runs UI calls until cond holds, counting each new step preview shown.
+	previews := 0
+	var shown image.Image
+	pumpCountingPreviews := func(what string, cond func() bool) {
+		h.pump(what, func() bool {
+			if c := h.s.canvas.current; c != nil && c != shown && !h.s.canvas.isFinal {
+				shown = c
+				previews++
+			}
+			return cond()
+		})
+	}
+
+	bad := filepath.Join(h.dir, "scan.png")
+	if err := os.WriteFile(bad, []byte("\x89PNG\r\n\x1a\n not really"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.s.dropped(fyne.NewPos(5, 5), []fyne.URI{storage.NewFileURI(bad)})
+	h.pump("the corrupt file's message", func() bool { return strings.Contains(h.s.message.Text, "scan.png") })
+	if len(h.s.draft.Conditions) != 0 {
+		t.Fatal("a corrupt file was added as a condition image")
+	}
+
+	h.s.options.sizeSelect.SetSelected(sizeCustomLabel)
+	h.s.options.customW.SetText("256")
+	h.s.options.customH.SetText("256")
+	h.s.options.steps.SetText("3")
+	test.Type(h.s.prompt.prompt, "a paper crane")
+	test.Tap(h.s.generateBtn)
+	test.Type(h.s.prompt.prompt, " at dawn")
+	test.Tap(h.s.generateBtn)
+	pumpCountingPreviews("both jobs saved", func() bool { return len(h.s.history.entries) == 2 })
+	if previews < 6 {
+		t.Errorf("%d step previews shown for two 3-step jobs; want a new one at every step", previews)
+	}
+	for i, want := range []string{"a paper crane at dawn", "a paper crane"} { // newest first
+		e := h.s.history.entries[i]
+		if e.Settings == nil || e.Settings.Prompt != want || e.Settings.Steps != 3 || e.Settings.Width != 256 {
+			t.Fatalf("history entry %d: %+v", i, e.Settings)
+		}
+		if _, err := os.Stat(e.Path); err != nil {
+			t.Errorf("history image: %v", err)
+		}
+	}
+	if !h.s.canvas.isFinal || h.s.queue.Pending() != 0 {
+		t.Fatal("after both jobs: no final image, or the queue is not empty")
+	}
+
+	h.s.options.steps.SetText("40")
+	test.Tap(h.s.generateBtn)
+	pumpCountingPreviews("the third job's first step", func() bool { return strings.Contains(h.s.progress.stage.Text, "Step 1 of 40") })
+	h.s.cancelCurrent()
+	h.pump("the cancelled job to end", func() bool { return h.s.queue.Pending() == 0 && h.s.cancelBtn.Disabled() })
+	if len(h.s.history.entries) != 2 {
+		t.Errorf("history holds %d images after a cancel, want the 2 finished ones", len(h.s.history.entries))
+	}
+	if h.s.generateBtn.Disabled() {
+		t.Error("Generate is disabled after the cancel; the app should be ready")
+	}
+}
