@@ -281,13 +281,16 @@ func (p *optionsPanel) showLastSeed(seed uint64) {
 func (s *studio) setBackend(b settings.Backend) {
 	s.draft.Backend = b
 	s.deps.Settings.Backend = b
+	if g, ok := s.deps.Generator.(interface{ SetBackend(settings.Backend) }); ok {
+		g.SetBackend(b) // from the next job on
+	}
 	s.persist()
 	if s.deps.BudgetFor != nil {
 		s.deps.Budget = s.deps.BudgetFor(b)
 		s.draftChanged()
 	}
 	if b == settings.BackendMetal && !hasMetal {
-		s.say("Metal is only on Apple silicon Macs; this machine runs on the CPU.")
+		s.say("Metal is only on Apple silicon Macs: on this machine jobs will fail until the backend is Auto or CPU.")
 	}
 }
 

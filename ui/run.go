@@ -37,7 +37,7 @@ func DefaultDeps() Deps {
 		d.Store = st
 		d.Settings, d.SettingsErr = st.Load()
 	}
-	d.Generator = &jobs.ModelGenerator{Path: d.Settings.Model}
+	d.Generator = &jobs.ModelGenerator{Path: d.Settings.Model, Backend: d.Settings.Backend}
 	d.Geometry = memplan.PublishedGeometry()
 	if d.Settings.Model != "" {
 		if g, err := memplan.GeometryOf(d.Settings.Model); err == nil {

@@ -197,6 +197,10 @@ func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 		s.timing.show(u.Event.Timings)
 		s.timing.observe(*u.Event)
 		s.memory.showLedger(u.Event.Memory, j, s.jobPeaks[j.ID])
+		if u.Event.Notice != "" {
+			// Where the denoiser runs changed from what was asked (Metal declined: the CPU took over).
+			s.say("Job %d: %s", j.ID, u.Event.Notice)
+		}
 		if framed != nil {
 			s.canvas.showPreview(framed, j.Request.Width, j.Request.Height)
 		}

@@ -3,10 +3,12 @@ package jobs
 import (
 	"context"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
 	"easel/app/preview"
+	"easel/app/settings"
 	"easel/engine/convert"
 	"easel/engine/pipeline"
 	"easel/internal/golden"
@@ -76,5 +78,23 @@ func TestModelGeneratorRunsTheTinyModelThroughTheQueue(t *testing.T) {
 	q.Submit(pipeline.Request{Prompt: "x", Width: 64, Height: 64, Steps: 2}, "back")
 	if j := <-rec.finished; j.State != Done {
 		t.Errorf("after switching back: %v %v", j.State, j.Err)
+	}
+	if r := gen.BackendReason(); r == "" {
+		t.Error("no sentence says where the denoiser ran")
+	}
+
+	// The backend setting reaches the next job: Metal where there is none fails with the reason
+	// (as `easel generate --backend metal` does); CPU runs.
+	if runtime.GOOS != "darwin" || runtime.GOARCH != "arm64" {
+		gen.SetBackend(settings.BackendMetal)
+		q.Submit(pipeline.Request{Prompt: "x", Width: 64, Height: 64, Steps: 2}, "metal")
+		if j := <-rec.finished; j.State != Failed || j.Err == nil || !strings.Contains(j.Err.Error(), "Apple silicon") {
+			t.Errorf("metal on %s/%s: %v %v", runtime.GOOS, runtime.GOARCH, j.State, j.Err)
+		}
+	}
+	gen.SetBackend(settings.BackendCPU)
+	q.Submit(pipeline.Request{Prompt: "x", Width: 64, Height: 64, Steps: 2}, "cpu")
+	if j := <-rec.finished; j.State != Done {
+		t.Errorf("cpu: %v %v", j.State, j.Err)
 	}
 }
