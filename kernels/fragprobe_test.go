@@ -11,7 +11,7 @@ import (
 )
 
 // ownerLanes is the owner lane of each element of an 8x8 fragment, row-major, as published by
-// metal-flash-attention, MLX steel and tinygrad (reference/msl-emu.md §2). Lane l holds the two
+// metal-flash-attention, MLX steel and tinygrad (docs/reference/msl-emu.md §2). Lane l holds the two
 // horizontally adjacent elements (r, c) and (r, c+1) with c even.
 const ownerLanes = `
  0  0  1  1  8  8  9  9

@@ -35,7 +35,7 @@ func stripComments(src string) string {
 }
 
 // TestSourcesAvoidEmulatorGaps keeps the kernels inside what Apple's compiler and the emulator
-// treat alike (reference/msl-emu.md §5): an unsuffixed floating literal is float in MSL but
+// treat alike (docs/reference/msl-emu.md §5): an unsuffixed floating literal is float in MSL but
 // double in C++, so the emulator would compute in more precision than the GPU; and C++ features
 // MSL forbids compile under clang but not for the Mac.
 func TestSourcesAvoidEmulatorGaps(t *testing.T) {

@@ -2,7 +2,7 @@ package kernels
 
 // Go mirrors of the parameter structs the kernels read from their last buffer (SetBytes with
 // device.StructBytes). Field order, types and padding follow the MSL structs exactly; the msl tag
-// names the MSL field, and TestParamLayouts compares every offset with the compiled MSL struct.
+// names the MSL field, and TestEmuParamLayouts compares every offset with the compiled MSL struct.
 
 // MmParams is struct MmParams of gemm.metal (qi_mm_q4tp, qi_mm_q8).
 type MmParams struct {

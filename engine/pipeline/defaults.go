@@ -7,7 +7,7 @@ import (
 	"easel/engine/sched"
 )
 
-// DefaultsTensor is the model file's blob of pipeline defaults (reference/cmf.md §10.3).
+// DefaultsTensor is the model file's blob of pipeline defaults (docs/reference/cmf.md §10.3).
 const DefaultsTensor = "qi21.config_json"
 
 // SchedulerTensor is the model file's blob holding the diffusers scheduler_config.json.

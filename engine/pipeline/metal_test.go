@@ -143,10 +143,10 @@ func stagedRun(t *testing.T, p *Pipeline, c *pipelineCase) (steps [][]float32, i
 	return steps, imageHWC(decoded)
 }
 
-// TestGoldenPipelineOnMetal runs every pipeline_* case with the DiT on the emulated Metal device
+// TestEmuGoldenPipelineOnMetal runs every pipeline_* case with the DiT on the emulated Metal device
 // and compares every step's latents and the image with the CPU pipeline over the same file and
 // with the reference.
-func TestGoldenPipelineOnMetal(t *testing.T) {
+func TestEmuGoldenPipelineOnMetal(t *testing.T) {
 	dev := emuDevice(t, 0, 0)
 	onCPU, onDev := q8Pipeline(t, nil), q8Pipeline(t, onMetal(dev))
 	if n := onDev.DenoiserNotice(); !strings.Contains(n, "Metal") {
@@ -185,11 +185,11 @@ func TestGoldenPipelineOnMetal(t *testing.T) {
 	}
 }
 
-// TestMetalDeclineFallsBackToCPU runs a case on a device whose working set holds the weights but
+// TestEmuMetalDeclineFallsBackToCPU runs a case on a device whose working set holds the weights but
 // not the prompt: every prompt falls back to the CPU, the run reports why as a notice event, the
 // ledger counts float32 K/V, and the result is the CPU pipeline's exactly. A device with room
 // keeps the prompt: half K/V in the ledger, the device's working set as the budget.
-func TestMetalDeclineFallsBackToCPU(t *testing.T) {
+func TestEmuMetalDeclineFallsBackToCPU(t *testing.T) {
 	c := caseNamed(t, "pipeline_t2i_cfg")
 	req := caseRequest(t, c)
 	want, err := q8Pipeline(t, nil).Run(t.Context(), req, nil)
@@ -287,9 +287,9 @@ func TestMetalDeclineFallsBackToCPU(t *testing.T) {
 	}
 }
 
-// TestMetalDeclinedModelRunsOnCPU: the f16 file's bf16 block weights are not a codec the kernels
+// TestEmuMetalDeclinedModelRunsOnCPU: the f16 file's bf16 block weights are not a codec the kernels
 // read, so the device declines the model at New, the pipeline says so and runs on the CPU.
-func TestMetalDeclinedModelRunsOnCPU(t *testing.T) {
+func TestEmuMetalDeclinedModelRunsOnCPU(t *testing.T) {
 	dev := emuDevice(t, 0, 0)
 	f, err := cmf.Open(tinyModel(t))
 	if err != nil {
@@ -311,10 +311,10 @@ func TestMetalDeclinedModelRunsOnCPU(t *testing.T) {
 	}
 }
 
-// TestMetalCancelReleasesPrograms cancels a CFG run on the emulated device after its first step:
+// TestEmuMetalCancelReleasesPrograms cancels a CFG run on the emulated device after its first step:
 // the error wraps context.Canceled, and the next run succeeds (both device programs were
 // released; a leaked one would leave no room for the next prompt pair).
-func TestMetalCancelReleasesPrograms(t *testing.T) {
+func TestEmuMetalCancelReleasesPrograms(t *testing.T) {
 	p := q8Pipeline(t, onMetal(emuDevice(t, 0, 0)))
 	req := caseRequest(t, caseNamed(t, "pipeline_t2i_cfg"))
 	ctx, cancel := context.WithCancel(t.Context())

@@ -30,7 +30,7 @@ var _ device.Device = (*Device)(nil)
 func NewDevice(opts Options) (device.Device, error) {
 	cc, err := findCompiler()
 	if err != nil {
-		return nil, err
+		return nil, unavailable(err)
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = 1

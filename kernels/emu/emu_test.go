@@ -500,3 +500,17 @@ func TestEmuFiberStackOverflowFaults(t *testing.T) {
 		t.Errorf("the stack overflow failed without a SIGSEGV report:\n%s", msg)
 	}
 }
+
+// With EASEL_REQUIRE_EMULATOR=1 a missing compiler is a failure, not the skip signal.
+func TestRequiredEmulatorIsNotSkippable(t *testing.T) {
+	t.Setenv("EASEL_MSL_CXX", "/nonexistent/clang++")
+	t.Setenv(RequiredEnv, "")
+	if _, err := NewDevice(Options{}); !errors.Is(err, ErrNoCompiler) {
+		t.Fatalf("without the requirement: %v, want ErrNoCompiler (skip)", err)
+	}
+	t.Setenv(RequiredEnv, "1")
+	_, err := NewDevice(Options{})
+	if err == nil || errors.Is(err, ErrNoCompiler) || !strings.Contains(err.Error(), RequiredEnv) {
+		t.Fatalf("with the requirement: %v, want an error that is not the skip signal", err)
+	}
+}

@@ -130,7 +130,7 @@ func prefillClasses(c qi21.Config, w weights, p int) []class {
 }
 
 // chip is one Apple GPU's published peak (FP16 = FP32 ALU rate on M1–M4) and memory bandwidth,
-// as recorded with their sources in /work/shared/reference/peers.md §5.1. peakLo = peakHi = 0
+// as recorded with their sources in docs/reference/peers.md §5.1. peakLo = peakHi = 0
 // means unknown.
 type chip struct {
 	name           string
@@ -160,7 +160,7 @@ var chips = []chip{
 // Achievable fractions of the published peaks.
 const (
 	// gemmEff: the seed measured its q4tp GEMMs at ≈ 2.9 TF/s = 83 % of the half MMA peak on an M4
-	// (/work/shared/reference/seed-qi21-metal.txt).
+	// (the seed: cortiq-engine 0.8.3 `gpu_metal/qi21.rs`, docs/reference/README.md).
 	gemmEff = 0.83
 	// bwEff: a streaming kernel's share of the published bandwidth — cortiq's q4tp_matvec at
 	// 96 of 120 GB/s on an M4 (peers.md §5.2, second-hand).

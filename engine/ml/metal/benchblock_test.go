@@ -9,9 +9,9 @@ import (
 	"easel/engine/quant"
 )
 
-// TestBenchBlock runs one random block of a narrow real-architecture geometry (2 heads of 128)
+// TestEmuBenchBlock runs one random block of a narrow real-architecture geometry (2 heads of 128)
 // through the emulator in both codecs, and refuses what it cannot run.
-func TestBenchBlock(t *testing.T) {
+func TestEmuBenchBlock(t *testing.T) {
 	dev := emuDevice(t)
 	cfg := qi21.PublishedConfig()
 	cfg.Heads = 2

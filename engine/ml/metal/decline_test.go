@@ -50,10 +50,10 @@ func wantDeclined(t *testing.T, err error, words ...string) {
 	t.Logf("declined: %v", err)
 }
 
-// TestDeclinesWhatDoesNotFit gives the denoiser a device with small limits: the model declines
+// TestEmuDeclinesWhatDoesNotFit gives the denoiser a device with small limits: the model declines
 // when a weight is larger than a buffer or the weights exceed the working set, a prompt declines
 // when its K/V buffer or its total does not fit, and nothing is allocated before declining.
-func TestDeclinesWhatDoesNotFit(t *testing.T) {
+func TestEmuDeclinesWhatDoesNotFit(t *testing.T) {
 	m, f := tinyModel(t, convert.ProfileQ8)
 	k := Knobs{Guards: DefaultGuards}
 	dc := loadDiTCases(t)[1] // dit_ti2i_one: a condition image in the prefix
@@ -122,9 +122,9 @@ func TestDeclinesWhatDoesNotFit(t *testing.T) {
 	}
 }
 
-// TestSplitArenaGivesTheSameResult limits buffers so the weight arena is split into several
+// TestEmuSplitArenaGivesTheSameResult limits buffers so the weight arena is split into several
 // chunks and checks that prefill and a step give bit-identical velocities to the unsplit arena.
-func TestSplitArenaGivesTheSameResult(t *testing.T) {
+func TestEmuSplitArenaGivesTheSameResult(t *testing.T) {
 	m, f := tinyModel(t, convert.ProfileQ8)
 	k := Knobs{Guards: DefaultGuards}
 	dc := loadDiTCases(t)[0]

@@ -15,10 +15,10 @@ import (
 // and σ with q4tp and q8_2f weights (docs/BENCHMARKS.md, "Whole denoiser through the emulator").
 const halfBound = 1e-4
 
-// TestDenoiserMatchesCPU runs every dit_* case's Prefill and Steps through the emulated device and
+// TestEmuDenoiserMatchesCPU runs every dit_* case's Prefill and Steps through the emulated device and
 // compares the velocity with the CPU backend (same .cmf, same codec) and with the reference's
 // cached_out_i (whose distance includes the codec's own error, bounded by qi21's quantized tests).
-func TestDenoiserMatchesCPU(t *testing.T) {
+func TestEmuDenoiserMatchesCPU(t *testing.T) {
 	dev := emuDevice(t)
 	cases := loadDiTCases(t)
 	for _, profile := range []convert.Profile{convert.ProfileCortiq, convert.ProfileQ8} {

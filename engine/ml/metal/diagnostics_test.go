@@ -12,11 +12,11 @@ import (
 	"easel/kernels/emu"
 )
 
-// TestProfilingAndAmax runs a step in profiling mode with the amax diagnostics on: the velocity is
+// TestEmuProfilingAndAmax runs a step in profiling mode with the amax diagnostics on: the velocity is
 // bit-identical to a plain run (only the command-buffer boundaries move), every op class the
 // step uses has time, and every half site reports a finite, positive stored maximum below half's
 // largest value.
-func TestProfilingAndAmax(t *testing.T) {
+func TestEmuProfilingAndAmax(t *testing.T) {
 	dev := emuDevice(t)
 	m, f := tinyModel(t, convert.ProfileCortiq)
 	dc := loadDiTCases(t)[1]
@@ -76,10 +76,10 @@ func TestProfilingAndAmax(t *testing.T) {
 	}
 }
 
-// TestProgramLifecycle checks the contract around programs: two live at once, a third refused,
+// TestEmuProgramLifecycle checks the contract around programs: two live at once, a third refused,
 // a released program refused by Step, releasing twice harmless, and a cancelled context stopping
 // a step with the context's error.
-func TestProgramLifecycle(t *testing.T) {
+func TestEmuProgramLifecycle(t *testing.T) {
 	dev := emuDevice(t)
 	m, f := tinyModel(t, convert.ProfileCortiq)
 	k := Knobs{Guards: DefaultGuards}
@@ -120,10 +120,10 @@ func TestProgramLifecycle(t *testing.T) {
 	}
 }
 
-// TestFiberOrderDoesNotMatter runs a prefill and a step with the emulator's threads in forward
+// TestEmuFiberOrderDoesNotMatter runs a prefill and a step with the emulator's threads in forward
 // and in shuffled order: the whole chain's velocity must be bit-identical (a missing barrier in
 // any kernel, or a hazard between dispatches, would show).
-func TestFiberOrderDoesNotMatter(t *testing.T) {
+func TestEmuFiberOrderDoesNotMatter(t *testing.T) {
 	emuDevice(t) // skips without clang
 	m, f := tinyModel(t, convert.ProfileQ8)
 	dc := loadDiTCases(t)[2]

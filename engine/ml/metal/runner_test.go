@@ -7,10 +7,10 @@ import (
 	"easel/internal/golden"
 )
 
-// TestRunnerFallsBackOnDecline runs one case through a Runner twice: on a device with room the
+// TestEmuRunnerFallsBackOnDecline runs one case through a Runner twice: on a device with room the
 // program lives on the device (within the half budget of the CPU), on a device whose working set
 // holds the weights but not the prompt it falls back to the CPU model and matches it exactly.
-func TestRunnerFallsBackOnDecline(t *testing.T) {
+func TestEmuRunnerFallsBackOnDecline(t *testing.T) {
 	m, f := tinyModel(t, convert.ProfileCortiq)
 	k := Knobs{Guards: DefaultGuards}
 	dc := loadDiTCases(t)[2]
