@@ -48,7 +48,7 @@ pkgs=(gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev lib
 	libxi-dev libxxf86vm-dev libwayland-dev libxkbcommon-dev libopenblas-dev)
 # Tests: clang compiles the Metal kernels for the CPU emulator.
 if [ "$mode" = test ]; then
-	pkgs+=(clang)
+	pkgs+=(clang-14) # pinned: the Metal emulator is validated with clang 14 (clang 16 also tested)
 fi
 
 missing=()
