@@ -21,39 +21,15 @@ type Command struct {
 
 // Exit codes shared by every subcommand.
 const (
-	ExitOK       = 0
-	ExitFailure  = 1 // the command ran and failed (bad file, failed check)
-	ExitUsage    = 2 // the command line itself is wrong
-	ExitNotBuilt = 3 // the subcommand exists but is not implemented yet
+	ExitOK      = 0
+	ExitFailure = 1 // the command ran and failed (bad file, failed check)
+	ExitUsage   = 2 // the command line itself is wrong
 )
 
 var commands = map[string]*Command{}
 
 // register adds a subcommand; each lives in its own file.
 func register(c *Command) { commands[c.Name] = c }
-
-func init() {
-	for _, c := range []*Command{
-		{Name: "generate", Usage: "--model M.cmf --prompt TEXT [flags]", Summary: "make an image from a prompt and condition images"},
-		{Name: "convert", Usage: "SNAPSHOT_DIR OUT.cmf [--profile cortiq|q8|f16]", Summary: "convert a Hugging Face snapshot into one .cmf model file"},
-		{Name: "inspect", Usage: "FILE.cmf", Summary: "show a model file's architecture, tensors, codecs and configs"},
-		{Name: "verify", Usage: "FILE.cmf", Summary: "check a model file's bounds, sizes and hashes"},
-		{Name: "bench", Usage: "NAME [--json]", Summary: "measure this machine (e.g. `easel bench dit-cpu`)"},
-	} {
-		if _, done := commands[c.Name]; !done {
-			c := c
-			c.Run = notBuilt(c.Name)
-			commands[c.Name] = c
-		}
-	}
-}
-
-func notBuilt(name string) func([]string, io.Writer, io.Writer) int {
-	return func(_ []string, _, stderr io.Writer) int {
-		fmt.Fprintf(stderr, "easel %s: not built yet in this version (%s). It will arrive in a later release.\n", name, app.Version)
-		return ExitNotBuilt
-	}
-}
 
 // Run dispatches args (without the program name) and returns the process exit code.
 func Run(args []string, stdout, stderr io.Writer) int {
