@@ -36,7 +36,7 @@ type Settings struct {
 }
 
 // Defaults are the settings of a fresh install: the model's own defaults (1024², 40 steps, CFG off)
-// and images in ~/Pictures/Easel.
+// and images in ImagesDir (the history folder).
 func Defaults() Settings {
 	return Settings{
 		Backend:      BackendAuto,
@@ -48,12 +48,14 @@ func Defaults() Settings {
 	}
 }
 
+// defaultOutputFolder is ImagesDir, or a folder in the temporary directory when there is no home
+// to put it in (the Settings dialog shows it, and the artist can choose another).
 func defaultOutputFolder() string {
-	home, err := os.UserHomeDir()
+	dir, err := ImagesDir()
 	if err != nil {
-		return filepath.Join(os.TempDir(), "Easel")
+		return filepath.Join(os.TempDir(), "Easel", "Images")
 	}
-	return filepath.Join(home, "Pictures", "Easel")
+	return dir
 }
 
 // Validate checks the values an artist or a hand-edited file could get wrong.
