@@ -13,8 +13,9 @@ import (
 	"easel/engine/imageio"
 )
 
-// dropped is the window's drop handler: every dropped file becomes a condition image, in the
-// order given, until the limit; files that cannot be used get a message, never a crash.
+// dropped is the window's drop handler: a PNG that carries settings restores them (see
+// dropFiles); every other dropped file becomes a condition image, in the order given, until the
+// limit; files that cannot be used get a message, never a crash.
 func (s *studio) dropped(_ fyne.Position, uris []fyne.URI) {
 	var paths []string
 	for _, u := range uris {
@@ -24,7 +25,39 @@ func (s *studio) dropped(_ fyne.Position, uris []fyne.URI) {
 		}
 		paths = append(paths, u.Path())
 	}
-	s.addFiles(paths)
+	s.dropFiles(paths)
+}
+
+// loadedCondition is one image file read for the condition list, or why it could not be.
+type loadedCondition struct {
+	c   compose.Condition
+	err error
+}
+
+// loadConditions reads image files (off the UI goroutine: decoding takes a while).
+func loadConditions(paths []string) []loadedCondition {
+	results := make([]loadedCondition, len(paths))
+	for i, p := range paths {
+		results[i].c, results[i].err = compose.LoadCondition(p)
+	}
+	return results
+}
+
+// addLoaded adds read images in order and returns the problems, one line each.
+func (s *studio) addLoaded(results []loadedCondition) []string {
+	var problems []string
+	for _, r := range results {
+		if r.err == nil {
+			r.err = s.draft.Add(r.c)
+		}
+		if r.err != nil {
+			problems = append(problems, r.err.Error())
+		}
+	}
+	if len(results) > 0 {
+		s.conditionsChanged()
+	}
+	return problems
 }
 
 // addFiles loads image files off the UI goroutine and adds them in order.
@@ -33,26 +66,9 @@ func (s *studio) addFiles(paths []string) {
 		return
 	}
 	go func() {
-		type loaded struct {
-			c   compose.Condition
-			err error
-		}
-		results := make([]loaded, len(paths))
-		for i, p := range paths {
-			results[i].c, results[i].err = compose.LoadCondition(p)
-		}
+		results := loadConditions(paths)
 		s.deps.Do(func() {
-			var problems []string
-			for _, r := range results {
-				if r.err == nil {
-					r.err = s.draft.Add(r.c)
-				}
-				if r.err != nil {
-					problems = append(problems, r.err.Error())
-				}
-			}
-			s.conditionsChanged()
-			if len(problems) > 0 {
+			if problems := s.addLoaded(results); len(problems) > 0 {
 				s.say("%s", strings.Join(problems, "\n"))
 			} else {
 				s.quiet()

@@ -282,17 +282,28 @@ func (s *studio) restore(e history.Entry) {
 		s.say("%s has no Easel settings in it (made by another tool?); only the image is shown.", shortPath(e.Path))
 	} else {
 		note := s.draft.Restore(e.Settings)
-		s.prompt.load(&s.draft)
-		s.options.load(&s.draft)
+		s.draftRestored()
 		if note != "" {
 			s.say("%s", note)
 		} else {
 			s.say("Settings restored from %s.", shortPath(e.Path))
 		}
-		s.draftChanged()
 	}
+	s.showFile(e.Path)
+}
+
+// draftRestored shows a draft whose settings were just replaced in the controls.
+func (s *studio) draftRestored() {
+	s.prompt.load(&s.draft)
+	s.options.load(&s.draft)
+	s.draftChanged()
+}
+
+// showFile puts an image file on the canvas, read off the UI goroutine (nothing when it cannot be
+// read: the caller has said what happened).
+func (s *studio) showFile(path string) {
 	go func() {
-		img, err := loadImage(e.Path)
+		img, err := loadImage(path)
 		if err != nil {
 			return
 		}

@@ -135,14 +135,7 @@ func (d *Draft) Restore(s *imagefile.Settings) (note string) {
 	d.Negative = s.NegativePrompt
 	d.Steps, d.CFG = s.Steps, s.CFG
 	d.Seed, d.RandomSeed = s.Seed, false
-	d.Size, d.CustomW, d.CustomH = SizeCustom, s.Width, s.Height
-	for _, a := range Aspects {
-		for _, sc := range []Scale{Scale1K, Scale2K} {
-			if w, h := PresetSize(a, sc); w == s.Width && h == s.Height {
-				d.Size, d.Aspect, d.Scale = SizePreset, a, sc
-			}
-		}
-	}
+	d.setSize(s.Width, s.Height)
 	if n := len(s.Images); n > 0 {
 		names := ""
 		for i, im := range s.Images {
@@ -154,4 +147,16 @@ func (d *Draft) Restore(s *imagefile.Settings) (note string) {
 		return fmt.Sprintf("This image was made with %d condition image(s) (%s): add them again to remake it.", n, names)
 	}
 	return ""
+}
+
+// setSize chooses w×h: as a preset when it is one, else as a custom size.
+func (d *Draft) setSize(w, h int) {
+	d.Size, d.CustomW, d.CustomH = SizeCustom, w, h
+	for _, a := range Aspects {
+		for _, sc := range []Scale{Scale1K, Scale2K} {
+			if pw, ph := PresetSize(a, sc); pw == w && ph == h {
+				d.Size, d.Aspect, d.Scale = SizePreset, a, sc
+			}
+		}
+	}
 }

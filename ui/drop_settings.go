@@ -1,0 +1,79 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"easel/app/compose"
+	"easel/app/imagefile"
+)
+
+// dropFiles reads the dropped files off the UI goroutine. The first PNG that carries settings
+// (Easel's own, or another tool's A1111 "parameters" text) restores them into the controls and is
+// shown on the canvas instead of becoming a condition image; every other file is added as a
+// condition image, as before. One message says what happened.
+func (s *studio) dropFiles(paths []string) {
+	if len(paths) == 0 {
+		return
+	}
+	go func() {
+		var (
+			from    string
+			md      *imagefile.Metadata
+			ignored []string // further PNGs with settings: only one can be restored
+			images  []string
+		)
+		for _, p := range paths {
+			if m := settingsIn(p); m != nil {
+				if from == "" {
+					from, md = p, m
+				} else {
+					ignored = append(ignored, shortPath(p))
+				}
+				continue
+			}
+			images = append(images, p)
+		}
+		loaded := loadConditions(images)
+		s.deps.Do(func() {
+			var lines []string
+			if from != "" {
+				lines = append(lines, s.restoreDropped(from, md))
+				if len(ignored) > 0 {
+					lines = append(lines, fmt.Sprintf("%s also carry settings and were left out: drop one at a time to restore its settings.", strings.Join(ignored, ", ")))
+				}
+			}
+			lines = append(lines, s.addLoaded(loaded)...)
+			if len(lines) > 0 {
+				s.say("%s", strings.Join(lines, "\n"))
+			} else {
+				s.quiet()
+			}
+		})
+	}()
+}
+
+// settingsIn is a file's PNG metadata when it carries settings to restore, else nil (not a PNG,
+// unreadable, or a PNG without them: those go to the condition list, which says what is wrong).
+func settingsIn(path string) *imagefile.Metadata {
+	md, err := imagefile.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	if !compose.CarriesSettings(md) {
+		return nil
+	}
+	return md
+}
+
+// restoreDropped restores a dropped PNG's settings, shows it, and returns the message.
+func (s *studio) restoreDropped(path string, md *imagefile.Metadata) string {
+	note, _ := s.draft.RestoreFile(md)
+	s.draftRestored()
+	s.showFile(path)
+	msg := fmt.Sprintf("Settings restored from %s (to use it as a condition image instead, add it with Add images…).", shortPath(path))
+	if note != "" {
+		msg += "\n" + note
+	}
+	return msg
+}

@@ -1,0 +1,78 @@
+package ui
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/crc32"
+	"image"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/storage"
+
+	"easel/app/imagefile"
+)
+
+// writeForeignPNG writes a PNG as another tool does: the pixels and one tEXt "parameters" chunk
+// after the header, no Easel chunk.
+func (h *harness) writeForeignPNG(name, parameters string) string {
+	h.t.Helper()
+	plain, err := os.ReadFile(h.writePNG(name, 40, 30))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	data := append([]byte("parameters\x00"), parameters...)
+	var c bytes.Buffer
+	binary.Write(&c, binary.BigEndian, uint32(len(data)))
+	c.WriteString("tEXt")
+	c.Write(data)
+	binary.Write(&c, binary.BigEndian, crc32.ChecksumIEEE(append([]byte("tEXt"), data...)))
+	const ihdrEnd = 8 + 4 + 4 + 13 + 4
+	out := append(append(append([]byte{}, plain[:ihdrEnd]...), c.Bytes()...), plain[ihdrEnd:]...)
+	path := filepath.Join(h.dir, name)
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+	return path
+}
+
+// A dropped PNG from another tool restores its prompts, steps, CFG, seed and size instead of
+// becoming a condition image; an Easel PNG restores Easel's settings; a PNG without settings is
+// still added as a condition image.
+func TestDroppedPNGWithSettingsRestoresThem(t *testing.T) {
+	h := newHarness(t, 64e9)
+	foreign := h.writeForeignPNG("from-a1111.png", "a lighthouse at dusk, oil painting\nNegative prompt: people, boats\n"+
+		"Steps: 30, Sampler: Euler, CFG scale: 5.5, Seed: 1234, Size: 1024x1536, Model hash: 6ce0161689, Model: sd_xl_base_1.0, Version: v1.7.0")
+	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(foreign)})
+	h.pump("the restore", func() bool { return h.s.prompt.prompt.Text != "" })
+	if h.s.prompt.prompt.Text != "a lighthouse at dusk, oil painting" || h.s.prompt.negative.Text != "people, boats" ||
+		h.s.options.steps.Text != "30" || h.s.draft.CFG != 5.5 || h.s.draft.RandomSeed || h.s.options.seedEntry.Text != "1234" ||
+		h.s.options.customW.Text != "1024" || h.s.options.customH.Text != "1536" {
+		t.Errorf("restored prompt %q negative %q steps %q cfg %g seed %q size %s×%s", h.s.prompt.prompt.Text, h.s.prompt.negative.Text,
+			h.s.options.steps.Text, h.s.draft.CFG, h.s.options.seedEntry.Text, h.s.options.customW.Text, h.s.options.customH.Text)
+	}
+	if len(h.s.draft.Conditions) != 0 {
+		t.Errorf("the PNG with settings also became a condition image")
+	}
+	if !strings.Contains(h.s.message.Text, "Settings restored from from-a1111.png") {
+		t.Errorf("message %q", h.s.message.Text)
+	}
+
+	ours := filepath.Join(h.dir, "ours.png")
+	set := &imagefile.Settings{Prompt: "an owl", Width: 1376, Height: 768, Steps: 12, CFG: 3, Seed: 99, Sampler: "Euler"}
+	if err := imagefile.WriteFile(ours, image.NewNRGBA(image.Rect(0, 0, 16, 9)), set); err != nil {
+		t.Fatal(err)
+	}
+	plain := h.writePNG("plain.png", 64, 64)
+	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(plain), storage.NewFileURI(ours)})
+	h.pump("the second drop", func() bool { return len(h.s.draft.Conditions) == 1 })
+	if h.s.prompt.prompt.Text != "an owl" || h.s.options.sizeSelect.Selected != "16:9" || h.s.draft.Seed != 99 || h.s.draft.Conditions[0].Name != "plain.png" {
+		t.Errorf("prompt %q size %q seed %d conditions %v", h.s.prompt.prompt.Text, h.s.options.sizeSelect.Selected, h.s.draft.Seed, h.s.draft.Conditions[0].Name)
+	}
+	if !strings.Contains(h.s.message.Text, "Settings restored from ours.png") {
+		t.Errorf("message %q", h.s.message.Text)
+	}
+}
