@@ -20,6 +20,7 @@ type canvasView struct {
 	empty   *widget.Label
 	caption *widget.Label
 	zoom    *widget.RadioGroup
+	tools   *fyne.Container // actions on the shown image, beside the zoom (the studio fills it)
 	holder  *fyne.Container
 	fitted  fyne.CanvasObject
 	actual  *container.Scroll
@@ -49,7 +50,8 @@ func newCanvasView() *canvasView {
 	v.fitted = container.NewStack(v.img)
 	v.actual = container.NewScroll(container.NewCenter())
 	v.holder = container.NewStack(container.NewCenter(v.empty))
-	v.box = container.NewBorder(container.NewBorder(nil, nil, nil, v.zoom, v.caption), nil, nil, nil, v.holder)
+	v.tools = container.NewHBox()
+	v.box = container.NewBorder(container.NewBorder(nil, nil, nil, container.NewHBox(v.tools, v.zoom), v.caption), nil, nil, nil, v.holder)
 	return v
 }
 

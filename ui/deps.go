@@ -3,6 +3,7 @@ package ui
 import (
 	"time"
 
+	"easel/app/desktop"
 	"easel/app/history"
 	"easel/app/jobs"
 	"easel/app/memplan"
@@ -32,6 +33,9 @@ type Deps struct {
 	// image's bytes from the system clipboard, or nil.
 	ClipboardFile  func() string
 	ClipboardImage func() []byte
+	// Desktop shows saved images in the Finder or file manager and copies them to the clipboard
+	// (the system's when nil).
+	Desktop *desktop.Opener
 	// Do runs f on the UI goroutine (fyne.Do when nil). Tests collect the calls and run them on
 	// the test goroutine.
 	Do  func(f func())

@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
+	"easel/app/desktop"
 	"easel/app/history"
 	"easel/app/memplan"
 	"easel/app/preview"
@@ -30,6 +31,8 @@ type harness struct {
 	gen   *scriptedGen
 	calls chan func()
 	dir   string
+	// ran receives the desktop commands (reveal, copy) the window runs; none really run.
+	ran chan desktop.Command
 }
 
 func newHarness(t *testing.T, budget int64) *harness {
@@ -42,7 +45,7 @@ func newHarness(t *testing.T, budget int64) *harness {
 func newHarnessWith(t *testing.T, budget int64, adjust func(h *harness, d *Deps)) *harness {
 	t.Helper()
 	a := test.NewTempApp(t)
-	h := &harness{t: t, gen: newScriptedGen(), calls: make(chan func(), 4096), dir: t.TempDir()}
+	h := &harness{t: t, gen: newScriptedGen(), calls: make(chan func(), 4096), dir: t.TempDir(), ran: make(chan desktop.Command, 16)}
 	set := settings.Defaults()
 	set.OutputFolder = filepath.Join(h.dir, "out")
 	proj, err := preview.Load(preview.TinyFile)
@@ -52,7 +55,16 @@ func newHarnessWith(t *testing.T, budget int64, adjust func(h *harness, d *Deps)
 	deps := Deps{
 		Settings: set, Generator: h.gen, Geometry: memplan.PublishedGeometry(), Budget: budget,
 		History: history.New(set.OutputFolder), Projection: proj,
-		Do:  func(f func()) { h.calls <- f },
+		Do: func(f func()) { h.calls <- f },
+		// A Linux desktop with xclip and no xdg-open.
+		Desktop: &desktop.Opener{GOOS: "linux",
+			LookPath: func(name string) (string, error) {
+				if name == "xclip" {
+					return "/usr/bin/xclip", nil
+				}
+				return "", os.ErrNotExist
+			},
+			Run: func(c desktop.Command, _ bool) error { h.ran <- c; return nil }},
 		Now: func() time.Time { return time.Date(2026, 12, 2, 11, 0, 0, 0, time.UTC) },
 	}
 	if adjust != nil {

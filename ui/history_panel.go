@@ -49,27 +49,28 @@ func (p *historyPanel) addScanned(es []history.Entry, errs []error) {
 func (p *historyPanel) render() {
 	objs := make([]fyne.CanvasObject, 0, len(p.entries))
 	for _, e := range p.entries {
-		objs = append(objs, newThumbButton(e, p.s.restore))
+		objs = append(objs, newThumbButton(e, p.s.restore, p.s.entryMenu))
 	}
 	p.grid.Objects = objs
 	p.grid.Refresh()
 	if len(p.entries) == 0 {
 		p.note.SetText("Images you make are saved to " + p.s.deps.Settings.OutputFolder + " and listed here." + p.problem)
 	} else {
-		p.note.SetText("Click an image to restore its settings." + p.problem)
+		p.note.SetText("Click an image to restore its settings; right-click it to " + p.s.deps.Desktop.Label() + " or Copy image." + p.problem)
 	}
 }
 
-// thumbButton is a tappable thumbnail.
+// thumbButton is a tappable thumbnail with a context menu.
 type thumbButton struct {
 	widget.BaseWidget
 	entry history.Entry
 	onTap func(history.Entry)
+	menu  func(history.Entry) *fyne.Menu
 	img   *canvas.Image
 }
 
-func newThumbButton(e history.Entry, onTap func(history.Entry)) *thumbButton {
-	b := &thumbButton{entry: e, onTap: onTap}
+func newThumbButton(e history.Entry, onTap func(history.Entry), menu func(history.Entry) *fyne.Menu) *thumbButton {
+	b := &thumbButton{entry: e, onTap: onTap, menu: menu}
 	if e.Thumb != nil {
 		b.img = canvas.NewImageFromImage(overChecker(e.Thumb, 6))
 	} else {
@@ -84,3 +85,10 @@ func (b *thumbButton) CreateRenderer() fyne.WidgetRenderer { return widget.NewSi
 
 // Tapped restores the image's settings.
 func (b *thumbButton) Tapped(*fyne.PointEvent) { b.onTap(b.entry) }
+
+// TappedSecondary opens the image's menu (restore, show in the Finder or folder, copy).
+func (b *thumbButton) TappedSecondary(ev *fyne.PointEvent) {
+	if c := fyne.CurrentApp().Driver().CanvasForObject(b); c != nil {
+		widget.ShowPopUpMenuAtPosition(b.menu(b.entry), c, ev.AbsolutePosition)
+	}
+}

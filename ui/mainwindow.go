@@ -57,6 +57,8 @@ func (s *studio) build() {
 	s.conditions = newConditionsPanel(s)
 	s.options = newOptionsPanel(s)
 	s.canvas = newCanvasView()
+	s.actions = newImageActions(s)
+	s.canvas.tools.Objects = []fyne.CanvasObject{s.actions.reveal, s.actions.copy}
 	if p := s.deps.Projection; p != nil && strings.Contains(p.Model, "tiny") && !strings.Contains(filepath.Base(s.deps.Settings.Model), "tiny") {
 		s.canvas.previewNote = "Preview colours are a stand-in (fitted on the test model) until the projection is fitted for this model"
 	}

@@ -157,6 +157,9 @@ func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 	if h.s.canvas.current == nil || h.s.canvas.isFinal {
 		t.Error("no step preview on the canvas")
 	}
+	if !h.s.actions.copy.Disabled() {
+		t.Error("Copy image is on while a preview is shown")
+	}
 	markup := test.RenderToMarkup(h.w.Canvas())
 	for _, want := range []string{"Memory — live, job 1", "Peak resident", "#2 · queued", "#1 · running", "Generate (queue: 2)"} {
 		if !strings.Contains(markup, want) {
@@ -185,6 +188,9 @@ func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 	}
 	if _, err := os.Stat(e.Path); err != nil {
 		t.Errorf("saved image: %v", err)
+	}
+	if h.s.shownPath != e.Path || h.s.actions.copy.Disabled() || h.s.actions.reveal.Disabled() {
+		t.Errorf("the saved final image (%s) is not the one Show in folder and Copy image act on (%q)", e.Path, h.s.shownPath)
 	}
 	if h.s.queue.Pending() != 0 || !h.s.cancelBtn.Disabled() {
 		t.Error("queue not empty or Cancel still enabled after everything ended")

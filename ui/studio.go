@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/compose"
+	"easel/app/desktop"
 	"easel/app/history"
 	"easel/app/jobs"
 	"easel/app/memplan"
@@ -33,6 +34,10 @@ type studio struct {
 	lastSeed uint64
 	haveSeed bool
 	pasted   int // pasted images so far, for their names
+	// shownPath is the saved file on the canvas ("" while a preview or an unsaved image is
+	// shown); canvasJob is the job whose picture is on the canvas (0 for a file).
+	shownPath string
+	canvasJob jobs.ID
 
 	prompt     *promptPanel
 	conditions *conditionsPanel
@@ -43,6 +48,7 @@ type studio struct {
 	timing     *timingPanel
 	queueList  *queuePanel
 	history    *historyPanel
+	actions    *imageActions
 
 	message      *widget.Label // the latest notice (errors and hints), under the controls
 	blocked      *widget.Label // why Generate is off, while it is
@@ -59,6 +65,9 @@ func newStudio(deps Deps) *studio {
 	}
 	if s.deps.History == nil {
 		s.deps.History = history.New(deps.Settings.OutputFolder)
+	}
+	if s.deps.Desktop == nil {
+		s.deps.Desktop = desktop.System()
 	}
 	s.queue = jobs.New(deps.Generator, func(u jobs.Update) {
 		framed := frameUpdate(u) // compositing a 2K image takes a while: not on the UI goroutine
@@ -203,6 +212,8 @@ func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 		}
 		if framed != nil {
 			s.canvas.showPreview(framed, j.Request.Width, j.Request.Height)
+			s.canvasJob = j.ID
+			s.setShownFile("")
 		}
 		return
 	}
@@ -218,6 +229,8 @@ func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 		s.timing.show(j.Result.Timings)
 		if framed != nil {
 			s.canvas.showFinal(framed, j.Result.Width, j.Result.Height)
+			s.canvasJob = j.ID
+			s.setShownFile("")
 		}
 		s.save(j)
 	case jobs.Failed:
@@ -257,6 +270,7 @@ func (s *studio) save(j jobs.Job) {
 	now := s.now()
 	store := s.deps.History
 	img := j.Result.Image
+	id := j.ID
 	go func() {
 		e, err := store.Save(img, set, now)
 		s.deps.Do(func() {
@@ -265,6 +279,9 @@ func (s *studio) save(j jobs.Job) {
 				return
 			}
 			s.history.addSession(e)
+			if s.canvasJob == id {
+				s.setShownFile(e.Path)
+			}
 			s.progress.stage.SetText(s.progress.stage.Text + " · saved " + shortPath(e.Path))
 		})
 	}()
@@ -302,6 +319,8 @@ func (s *studio) draftRestored() {
 // showFile puts an image file on the canvas, read off the UI goroutine (nothing when it cannot be
 // read: the caller has said what happened).
 func (s *studio) showFile(path string) {
+	s.canvasJob = 0
+	s.setShownFile(path)
 	go func() {
 		img, err := loadImage(path)
 		if err != nil {

@@ -1,0 +1,5 @@
+// Package desktop hands a saved image to the rest of the desktop: showing it in the Finder or the
+// file manager, and putting it on the clipboard as a picture. The commands are built by pure
+// functions (what to run on which system, checked by tests); an Opener runs them, and says which
+// tool to install when the system lacks it.
+package desktop

@@ -1,0 +1,83 @@
+package ui
+
+import (
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"easel/app/history"
+)
+
+// imageActions are the buttons over the canvas that act on the saved image shown there: Show in
+// Finder (Show in folder on Linux) and Copy image. They are off while a preview or an unsaved
+// image is shown.
+type imageActions struct {
+	reveal, copy *widget.Button
+}
+
+func newImageActions(s *studio) *imageActions {
+	a := &imageActions{
+		reveal: widget.NewButtonWithIcon(s.deps.Desktop.Label(), theme.FolderOpenIcon(), func() { s.revealFile(s.shownPath) }),
+		copy:   widget.NewButtonWithIcon("Copy image", theme.ContentCopyIcon(), func() { s.copyFile(s.shownPath) }),
+	}
+	a.reveal.Disable()
+	a.copy.Disable()
+	return a
+}
+
+// setShownFile records the saved file on the canvas ("" for none) and turns the buttons on or off.
+func (s *studio) setShownFile(path string) {
+	s.shownPath = path
+	for _, b := range []*widget.Button{s.actions.reveal, s.actions.copy} {
+		if path == "" {
+			b.Disable()
+		} else {
+			b.Enable()
+		}
+	}
+}
+
+// revealFile shows a saved image in the Finder or the file manager (off the UI goroutine); a
+// missing tool gets a message saying what to install.
+func (s *studio) revealFile(path string) {
+	if path == "" {
+		return
+	}
+	d := s.deps.Desktop
+	go func() {
+		err := d.Reveal(path)
+		s.deps.Do(func() {
+			if err != nil {
+				s.say("%v", err)
+			}
+		})
+	}()
+}
+
+// copyFile puts a saved image on the clipboard as a picture (off the UI goroutine: the clipboard
+// tool may take a moment) and says so.
+func (s *studio) copyFile(path string) {
+	if path == "" {
+		return
+	}
+	d := s.deps.Desktop
+	go func() {
+		err := d.CopyImage(path)
+		s.deps.Do(func() {
+			if err != nil {
+				s.say("%v", err)
+			} else {
+				s.say("Copied %s to the clipboard.", shortPath(path))
+			}
+		})
+	}()
+}
+
+// entryMenu is a history image's context menu.
+func (s *studio) entryMenu(e history.Entry) *fyne.Menu {
+	return fyne.NewMenu("",
+		fyne.NewMenuItem("Restore settings", func() { s.restore(e) }),
+		fyne.NewMenuItem(s.deps.Desktop.Label(), func() { s.revealFile(e.Path) }),
+		fyne.NewMenuItem("Copy image", func() { s.copyFile(e.Path) }),
+	)
+}
