@@ -36,6 +36,9 @@ type Downloader struct {
 	// Retries is how many times a file that arrived corrupted, or a connection that broke, is
 	// fetched again before giving up (default 2).
 	Retries int
+	// ReportEvery is the least time between two Progress calls while bytes arrive (default
+	// 100 ms); the start and the end of each file are always reported.
+	ReportEvery time.Duration
 }
 
 // Wanted keeps the files a converter needs: configs, weights, the tokenizer, the license. Sample
@@ -269,7 +272,11 @@ func (t *tracker) report(file string) {
 		return
 	}
 	now := time.Now()
-	if now.Sub(t.lastReport) < 100*time.Millisecond && t.done < t.files && t.bytes != t.total {
+	every := t.d.ReportEvery
+	if every <= 0 {
+		every = 100 * time.Millisecond
+	}
+	if now.Sub(t.lastReport) < every && t.done < t.files && t.bytes != t.total {
 		return
 	}
 	t.lastReport = now
