@@ -13,7 +13,8 @@ import (
 )
 
 // timingPanel shows where the compute time goes, per kernel class (gemm, attn, norm, rope, act,
-// conv, copy), from the run's events.
+// conv, copy), from the run's events, and the compute rate achieved (the floating-point
+// operations the backend counted, over the kernel time), per class, per step and for the run.
 type timingPanel struct {
 	title *widget.Label
 	bars  [ml.NumClasses]*meter
@@ -25,7 +26,13 @@ type timingPanel struct {
 	stepText    *widget.Label
 	stepTimes   []time.Duration
 	lastElapsed time.Duration
-	box         fyne.CanvasObject
+	// kernels and flops are the run's totals so far; prevKernels and prevFlops those at the
+	// previous event, so a finished step's rate is its share of both; stepRate is that rate's
+	// text ("" until a step counted flops).
+	kernels, prevKernels time.Duration
+	flops, prevFlops     float64
+	stepRate             string
+	box                  fyne.CanvasObject
 }
 
 func newTimingPanel() *timingPanel {
@@ -34,6 +41,7 @@ func newTimingPanel() *timingPanel {
 		title = "GPU time by kernel class"
 	}
 	p := &timingPanel{title: heading(title), total: widget.NewLabel("No run yet.")}
+	p.total.Wrapping = fyne.TextWrapWord
 	rows := []fyne.CanvasObject{p.title}
 	for c := range ml.NumClasses {
 		p.bars[c] = newMeter()
@@ -52,13 +60,16 @@ func newTimingPanel() *timingPanel {
 // startRun clears the step chart for a new job.
 func (p *timingPanel) startRun() {
 	p.stepTimes, p.lastElapsed = nil, 0
+	p.kernels, p.prevKernels, p.flops, p.prevFlops, p.stepRate = 0, 0, 0, 0, ""
 	p.steps.set(nil)
 	p.stepText.SetText(p.steps.Summary())
 }
 
 // observe takes a running job's event: a finished step adds its wall time (the time since the
-// previous step, or since denoising started).
+// previous step, or since denoising started) and its achieved rate (the flops and kernel time
+// added since the previous event). Call it after show with the same event.
 func (p *timingPanel) observe(ev pipeline.Event) {
+	defer func() { p.prevKernels, p.prevFlops = p.kernels, p.flops }()
 	if ev.Stage != pipeline.StageDenoising {
 		return
 	}
@@ -66,24 +77,63 @@ func (p *timingPanel) observe(ev pipeline.Event) {
 		p.stepTimes = append(p.stepTimes, ev.Elapsed-p.lastElapsed)
 		p.steps.set(p.stepTimes)
 		p.stepText.SetText(p.steps.Summary())
+		if r := rateText(p.flops-p.prevFlops, p.kernels-p.prevKernels); r != "" {
+			p.stepRate = r
+			p.showTotal()
+		}
 	}
 	p.lastElapsed = ev.Elapsed
 }
 
-// show renders a run's per-class times (share of the total, seconds, ops).
+// show renders a run's per-class times (seconds, share of the total, and the rate achieved when
+// the backend counted the class's flops) and the run's totals.
 func (p *timingPanel) show(t [ml.NumClasses]ml.ClassTime) {
-	var total float64
+	var total time.Duration
+	var flops float64
 	for _, c := range t {
-		total += c.Time.Seconds()
+		total += c.Time
+		flops += c.Flops
 	}
 	for c := range ml.NumClasses {
 		sec := t[c].Time.Seconds()
 		share := 0.0
 		if total > 0 {
-			share = sec / total
+			share = sec / total.Seconds()
 		}
 		p.texts[c] = fmt.Sprintf("%.1f s · %d %%", sec, int(share*100+0.5))
+		if r := rateText(t[c].Flops, t[c].Time); r != "" {
+			p.texts[c] += " · " + r
+		}
 		p.bars[c].set(share, p.texts[c], false)
 	}
-	p.total.SetText(fmt.Sprintf("%.1f s in kernels so far.", total))
+	p.kernels, p.flops = total, flops
+	p.showTotal()
+}
+
+// showTotal renders the run's kernel time and achieved rate, and the last step's.
+func (p *timingPanel) showTotal() {
+	text := fmt.Sprintf("%.1f s in kernels so far", p.kernels.Seconds())
+	if r := rateText(p.flops, p.kernels); r != "" {
+		text += " · " + r + " achieved"
+		if p.stepRate != "" {
+			text += " (last step " + p.stepRate + ")"
+		}
+	}
+	p.total.SetText(text + ".")
+}
+
+// rateText is flops over d in TFLOP/s ("0.04 TFLOP/s"), or "" when either is zero (the backend
+// did not count this work).
+func rateText(flops float64, d time.Duration) string {
+	if flops <= 0 || d <= 0 {
+		return ""
+	}
+	v := flops / d.Seconds() / 1e12
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f TFLOP/s", v)
+	case v >= 1:
+		return fmt.Sprintf("%.1f TFLOP/s", v)
+	}
+	return fmt.Sprintf("%.2g TFLOP/s", v)
 }

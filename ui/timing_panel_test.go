@@ -1,0 +1,62 @@
+package ui
+
+import (
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/test"
+
+	"easel/engine/ml"
+	"easel/engine/pipeline"
+)
+
+// The achieved rate is the counted flops over the kernel time: per class, for the run, and for
+// the last step (what that step added), from events as the pipeline sends them (cumulative).
+func TestAchievedTFLOPsFromEvents(t *testing.T) {
+	test.NewTempApp(t)
+	p := newTimingPanel()
+	p.startRun()
+	timings := func(gemmS, gemmTF, attnS, attnTF, normS float64) [ml.NumClasses]ml.ClassTime {
+		var t [ml.NumClasses]ml.ClassTime
+		t[ml.ClassGemm] = ml.ClassTime{Time: time.Duration(gemmS * float64(time.Second)), Flops: gemmTF * 1e12}
+		t[ml.ClassAttn] = ml.ClassTime{Time: time.Duration(attnS * float64(time.Second)), Flops: attnTF * 1e12}
+		t[ml.ClassNorm] = ml.ClassTime{Time: time.Duration(normS * float64(time.Second))}
+		return t
+	}
+	for _, ev := range []pipeline.Event{
+		// Prefill: 2 TFLOP in 4 s of kernels; it is not a step.
+		{Stage: pipeline.StagePrefill, Elapsed: 5 * time.Second, Timings: timings(3, 1.5, 0.5, 0.5, 0.5)},
+		{Stage: pipeline.StageDenoising, Step: 0, Elapsed: 6 * time.Second, Timings: timings(3, 1.5, 0.5, 0.5, 0.5)},
+		// Step 1 adds 0.24 TFLOP in 6 s: 0.04 TFLOP/s.
+		{Stage: pipeline.StageDenoising, Step: 1, Elapsed: 12 * time.Second, Timings: timings(7, 1.7, 2, 0.54, 1)},
+		// Step 2 adds 1.2 TFLOP in 4 s: 0.3 TFLOP/s.
+		{Stage: pipeline.StageDenoising, Step: 2, Elapsed: 16 * time.Second, Timings: timings(10, 2.7, 3, 0.74, 1)},
+	} {
+		p.show(ev.Timings)
+		p.observe(ev)
+		if ev.Step == 1 {
+			if got, want := p.total.Text, "10.0 s in kernels so far · 0.22 TFLOP/s achieved (last step 0.04 TFLOP/s)."; got != want {
+				t.Errorf("after step 1: %q, want %q", got, want)
+			}
+		}
+	}
+	// The run: 3.44 TFLOP in 14 s.
+	if got, want := p.total.Text, "14.0 s in kernels so far · 0.25 TFLOP/s achieved (last step 0.3 TFLOP/s)."; got != want {
+		t.Errorf("total %q, want %q", got, want)
+	}
+	if got, want := p.texts[ml.ClassGemm], "10.0 s · 71 % · 0.27 TFLOP/s"; got != want {
+		t.Errorf("gemm %q, want %q", got, want)
+	}
+	if got, want := p.texts[ml.ClassNorm], "1.0 s · 7 %"; got != want {
+		t.Errorf("norm (no flops counted) %q, want %q", got, want)
+	}
+	// A backend that counts no flops shows times only.
+	p.startRun()
+	p.show(timings(2, 0, 1, 0, 1))
+	if got, want := p.total.Text, "4.0 s in kernels so far."; got != want {
+		t.Errorf("without flops %q, want %q", got, want)
+	}
+	if got := rateText(2e13, time.Second); got != "20.0 TFLOP/s" {
+		t.Errorf("rateText(20 TFLOP/s) = %q", got)
+	}
+}
