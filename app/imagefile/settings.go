@@ -1,6 +1,6 @@
 // Package imagefile writes Easel's output images — RGBA PNGs, transparency kept — with the
 // settings that made them embedded in the file, and reads those settings back (the history uses
-// it). Two text chunks are written ahead of the pixels:
+// it), as well as the "parameters" text other tools write (ParseParameters). Two text chunks are written ahead of the pixels:
 //
 //   - "parameters", the AUTOMATIC1111 text other image tools read (PNG Info, ComfyUI and
 //     Civitai importers, exiftool): the prompt, "Negative prompt: …", then one line of
