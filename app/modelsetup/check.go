@@ -1,6 +1,7 @@
 package modelsetup
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -46,15 +47,15 @@ func Check(path string) (*Model, error) {
 }
 
 // Verify reads the whole file and checks every hash cortiq and Easel record: it reads every byte,
-// so it takes minutes on a full-size model. progress, when not nil, is called with bytes hashed so
-// far and the total.
-func Verify(path string, progress func(done, total int64)) error {
+// so it takes minutes on a full-size model; cancelling ctx stops it. progress, when not nil, is
+// called with bytes hashed so far and the total.
+func Verify(ctx context.Context, path string, progress func(done, total int64)) error {
 	f, err := cmf.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return f.Verify(progress)
+	return f.VerifyContext(ctx, progress)
 }
 
 // Usable reports why the settings' model cannot be used (nil when it can): ErrNoModel when none

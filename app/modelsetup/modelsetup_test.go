@@ -87,7 +87,7 @@ func TestConvertSnapshotThenOpen(t *testing.T) {
 	if calls == 0 || last.TensorsDone != last.TensorsTotal || last.BytesDone != last.BytesTotal {
 		t.Errorf("last progress %+v after %d calls; want everything done", last, calls)
 	}
-	if err := Verify(out, nil); err != nil {
+	if err := Verify(context.Background(), out, nil); err != nil {
 		t.Errorf("Verify of a fresh conversion: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package cmf
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -26,6 +27,12 @@ type hashCheck struct {
 // goroutine with bytes hashed so far and the total. The error names the file and the first
 // tensor or section at fault, in file order.
 func (f *File) Verify(progress func(done, total int64)) error {
+	return f.VerifyContext(context.Background(), progress)
+}
+
+// VerifyContext is Verify that stops when ctx is cancelled (a 12 GB file takes a while), returning
+// an error that wraps ctx's error.
+func (f *File) VerifyContext(ctx context.Context, progress func(done, total int64)) error {
 	if f.data == nil {
 		return f.closed("")
 	}
@@ -42,7 +49,10 @@ func (f *File) Verify(progress func(done, total int64)) error {
 	for _, c := range checks {
 		total += int64(c.span.Len)
 	}
-	got := f.hashAll(checks, total, progress)
+	got := f.hashAll(ctx, checks, total, progress)
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("verifying %s stopped before the end: %w", f.path, err)
+	}
 	var failed []int
 	for i, c := range checks {
 		if got[i] != c.want {
@@ -112,7 +122,7 @@ func (f *File) hashChecks() ([]hashCheck, error) {
 
 // hashAll computes Hash64 of every check's bytes, splitting large spans into chunks hashed in
 // parallel and combined.
-func (f *File) hashAll(checks []hashCheck, total int64, progress func(done, total int64)) []uint64 {
+func (f *File) hashAll(ctx context.Context, checks []hashCheck, total int64, progress func(done, total int64)) []uint64 {
 	type job struct {
 		check int
 		off   uint64 // absolute
@@ -131,13 +141,17 @@ func (f *File) hashAll(checks []hashCheck, total int64, progress func(done, tota
 		workers = 1 // not worth the goroutines
 	}
 	go func() {
+		defer close(jobs)
 		for i, c := range checks {
 			whole := c.span.Len &^ 7
 			for off := uint64(0); off < whole; off += verifyChunk {
-				jobs <- job{i, c.span.Off + off, min(verifyChunk, whole-off), off / 8}
+				select {
+				case jobs <- job{i, c.span.Off + off, min(verifyChunk, whole-off), off / 8}:
+				case <-ctx.Done():
+					return // the partial sums are discarded by the caller
+				}
 			}
 		}
-		close(jobs)
 	}()
 	var wg sync.WaitGroup
 	for range workers {

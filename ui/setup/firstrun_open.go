@@ -1,6 +1,8 @@
 package setup
 
 import (
+	"context"
+	"errors"
 	"fmt"
 
 	"fyne.io/fyne/v2"
@@ -59,17 +61,37 @@ func (fr *firstRun) showOpen(path string) {
 	}()
 }
 
-// verifyOpened hashes the whole file with a progress bar.
+// verifyOpened hashes the whole file with a progress bar; while it runs the button stops it.
 func (fr *firstRun) verifyOpened(p *openPage) {
-	p.verifyButton.Disable()
+	ctx, cancel := context.WithCancel(context.Background())
+	fr.beginWork(cancel)
+	p.useButton.Disable()
+	p.verifyButton.SetText("Stop verifying")
+	p.verifyButton.OnTapped = cancel
 	p.verifyBar.SetValue(0)
 	p.verifyBar.Show()
 	go func() {
-		err := modelsetup.Verify(p.path, func(done, total int64) {
+		err := modelsetup.Verify(ctx, p.path, func(done, total int64) {
 			f := modelsetup.Fraction(done, total)
 			fyne.Do(func() { p.verifyBar.SetValue(f) })
 		})
+		cancel()
 		fyne.Do(func() {
+			if fr.endWork() {
+				return
+			}
+			p.verifyButton.SetText("Verify every byte")
+			p.verifyButton.OnTapped = func() { fr.verifyOpened(p) }
+			if errors.Is(err, context.Canceled) {
+				// Stopped by the artist: the quick check passed, so the model stays usable.
+				p.status.SetText(describeModel(p.model) + "\nVerification stopped; the quick check passed.")
+				p.verifyBar.Hide()
+				p.useButton.Enable()
+				p.status.Refresh()
+				fr.jobDone()
+				return
+			}
+			p.useButton.Enable()
 			if err != nil {
 				p.status.SetText(fmt.Sprintf("Verification failed: %v", err))
 				p.status.Importance = widget.DangerImportance
