@@ -107,16 +107,9 @@ func (d *decoder) forward(ctx context.Context, o ops, z ml.Tensor) (ml.Tensor, e
 }
 
 func (u *upBlock) forward(o ops, x ml.Tensor) (ml.Tensor, error) {
-	h := x
-	for _, r := range u.resnets {
-		next, err := r.forward(o, h)
-		if h != x {
-			o.b.Free(h)
-		}
-		if err != nil {
-			return nil, err
-		}
-		h = next
+	h, err := runResBlocks(o, x, u.resnets)
+	if err != nil {
+		return nil, err
 	}
 	if u.up == nil {
 		return h, nil

@@ -109,16 +109,9 @@ func (e *encoder) forward(ctx context.Context, o ops, img ml.Tensor) (ml.Tensor,
 }
 
 func (d *downBlock) forward(o ops, x ml.Tensor) (ml.Tensor, error) {
-	h := x
-	for _, r := range d.resnets {
-		next, err := r.forward(o, h)
-		if h != x {
-			o.b.Free(h)
-		}
-		if err != nil {
-			return nil, err
-		}
-		h = next
+	h, err := runResBlocks(o, x, d.resnets)
+	if err != nil {
+		return nil, err
 	}
 	if d.down != nil {
 		next, err := d.down.forward(o, h)

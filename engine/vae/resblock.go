@@ -72,3 +72,20 @@ func (r *resBlock) forward(o ops, x ml.Tensor) (ml.Tensor, error) {
 	}
 	return out, nil
 }
+
+// runResBlocks runs x through blocks in order, freeing each intermediate (never x itself); with no
+// blocks it returns x.
+func runResBlocks(o ops, x ml.Tensor, blocks []*resBlock) (ml.Tensor, error) {
+	h := x
+	for _, r := range blocks {
+		next, err := r.forward(o, h)
+		if h != x {
+			o.b.Free(h)
+		}
+		if err != nil {
+			return nil, err
+		}
+		h = next
+	}
+	return h, nil
+}
