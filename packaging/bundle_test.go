@@ -1,6 +1,7 @@
 package packaging
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,6 +44,9 @@ func TestDarwinBundleFromStandIn(t *testing.T) {
 	exe := filepath.Join(tmp, "easel")
 	run(t, src, []string{"GOOS=darwin", "GOARCH=arm64", "CGO_ENABLED=0"}, "go", "build", "-o", exe, ".")
 	fyne := strings.TrimSpace(run(t, root, nil, "go", "tool", "-n", "fyne"))
+	if strings.Contains(fyne, "\n") || !filepath.IsAbs(fyne) {
+		t.Fatalf("go tool -n fyne printed %q, want the absolute path of the fyne executable", fyne)
+	}
 	out := filepath.Join(tmp, "out")
 	must(t, os.MkdirAll(out, 0o755))
 	run(t, out, nil, fyne, "package", "-os", "darwin", "--src", src, "--exe", exe)
@@ -101,14 +105,22 @@ func copyFile(t *testing.T, from, to string) {
 	must(t, os.WriteFile(to, b, 0o644))
 }
 
+// run runs a command and returns its standard output only: the go command reports progress such
+// as "go: downloading …" on standard error (on a cold module cache), and that must never become
+// part of a path the test goes on to execute. Standard error is shown when the command fails.
 func run(t *testing.T, dir string, env []string, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		t.Fatalf("%s %s: %v\nstdout:\n%s\nstderr:\n%s", name, strings.Join(args, " "), err, out, stderr.Bytes())
+	}
+	if stderr.Len() > 0 {
+		t.Logf("%s %s wrote to stderr:\n%s", name, strings.Join(args, " "), stderr.Bytes())
 	}
 	return string(out)
 }
