@@ -79,7 +79,7 @@ func final(md *modulation) ml.Tensor  { return md.final }
 func (m *Model) block(e *errs, l int, p *pass) {
 	c, blk, s := m.Config, &m.Blocks[l], p.s
 	m.rowOp(e, p, nil, nil, s.xn, scale1)
-	e.do(e.be.LinearBatch([]ml.Tensor{s.q, s.k, s.v}, s.xn, []*quant.Tensor{blk.ToQ, blk.ToK, blk.ToV}))
+	m.linearBatch(e, []ml.Tensor{s.q, s.k, s.v}, s.xn, []*quant.Tensor{blk.ToQ, blk.ToK, blk.ToV})
 	e.do(e.be.HeadNormRoPE(s.q, c.Heads, c.HeadDim, blk.NormQ, c.Eps, p.rope))
 	e.do(e.be.HeadNormRoPE(s.k, c.Heads, c.HeadDim, blk.NormK, c.Eps, p.rope))
 	if p.keepK != nil {
@@ -92,11 +92,11 @@ func (m *Model) block(e *errs, l int, p *pass) {
 	}
 	spec := ml.AttnSpec{Heads: c.Heads, KVHeads: c.Heads, HeadDim: c.HeadDim, Scale: float32(1 / math.Sqrt(float64(c.HeadDim))), Visible: p.visible}
 	e.do(e.be.Attention(s.attn, s.q, s.k, s.v, pk, pv, spec))
-	e.do(e.be.Linear(s.y, s.attn, blk.ToOut))
+	m.linear(e, s.y, s.attn, blk.ToOut)
 	m.rowOp(e, p, s.y, gate1, s.xn, scale2)
-	e.do(e.be.LinearBatch([]ml.Tensor{s.gate, s.up}, s.xn, []*quant.Tensor{blk.Gate, blk.Up}))
+	m.linearBatch(e, []ml.Tensor{s.gate, s.up}, s.xn, []*quant.Tensor{blk.Gate, blk.Up})
 	e.do(e.be.SwiGLU(s.gate, s.gate, s.up))
-	e.do(e.be.Linear(s.y, s.gate, blk.Down))
+	m.linear(e, s.y, s.gate, blk.Down)
 	m.rowOp(e, p, s.y, gate2, nil, nil)
 }
 
@@ -104,7 +104,7 @@ func (m *Model) block(e *errs, l int, p *pass) {
 func (m *Model) output(e *errs, p *pass) []float32 {
 	m.rowOp(e, p, nil, nil, p.s.xn, final)
 	out := e.new(p.rows, m.Config.OutChannels)
-	e.do(e.be.Linear(out, p.s.xn, m.Weights.ProjOut))
+	m.linear(e, out, p.s.xn, m.Weights.ProjOut)
 	return e.download(out)
 }
 

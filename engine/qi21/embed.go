@@ -14,10 +14,10 @@ func (m *Model) txtIn(e *errs, text ml.Tensor, n int) ml.Tensor {
 	normed := e.new(n, c.ContextDim)
 	e.do(e.be.RMSNorm(normed, text, w.TextNorm, c.Eps, true))
 	h := e.new(n, D)
-	e.do(e.be.Linear(h, normed, w.TxtIn))
+	m.linear(e, h, normed, w.TxtIn)
 	e.do(e.be.GELUTanh(h, h))
 	out := e.new(n, D)
-	e.do(e.be.Linear(out, h, w.TxtOut))
+	m.linear(e, out, h, w.TxtOut)
 	return out
 }
 
@@ -44,7 +44,7 @@ func (m *Model) joint(e *errs, lay *Layout, text []float32, latents []float32, l
 	var img ml.Tensor
 	if nLat > 0 {
 		img = e.new(nLat, D)
-		e.do(e.be.Linear(img, e.upload(latents, nLat, c.InChannels), m.Weights.ImgIn))
+		m.linear(e, img, e.upload(latents, nLat, c.InChannels), m.Weights.ImgIn)
 	}
 	for _, run := range lay.Runs {
 		lo, hi := max(run.Row, r0), min(run.Row+run.Len, r1)
@@ -101,14 +101,14 @@ func (m *Model) modulationAt(e *errs, t float32) *modulation {
 	w := &m.Weights
 	D := m.Config.Hidden()
 	h := e.new(1, D)
-	e.do(e.be.Linear(h, e.upload(timestepEmbedding(t), 1, timestepChannels), w.TimeIn))
+	m.linear(e, h, e.upload(timestepEmbedding(t), 1, timestepChannels), w.TimeIn)
 	e.do(e.be.SiLU(h, h))
 	temb := e.new(1, D)
-	e.do(e.be.Linear(temb, h, w.TimeOut))
+	m.linear(e, temb, h, w.TimeOut)
 	e.do(e.be.SiLU(temb, temb))
 	md := &modulation{all: e.new(1, 4*D), final: e.new(1, D)}
-	e.do(e.be.Linear(md.all, temb, w.Modulation))
-	e.do(e.be.Linear(md.final, temb, w.NormOut))
+	m.linear(e, md.all, temb, w.Modulation)
+	m.linear(e, md.final, temb, w.NormOut)
 	chunk := func(i int) ml.Tensor {
 		v, err := e.be.Slice(md.all, i*D, D)
 		e.do(err)

@@ -25,6 +25,10 @@ type Model struct {
 	stepMu      sync.Mutex
 	stepScratch *scratch
 	stepRows    int
+
+	// LoRAs (lora.go): the set, and what each adapted weight adds, by weight.
+	loras      []LoRA
+	loraLayers map[*quant.Tensor]*layerLoRA
 }
 
 // MaxPrograms is how many programs live at once: the positive and the negative prompt.

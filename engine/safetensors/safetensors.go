@@ -39,6 +39,7 @@ type File struct {
 	tensors  map[string]*Tensor
 	names    []string // in data order
 	mapping  *mmapfile.File
+	image    []byte
 }
 
 // Open maps and parses path. Close releases the mapping.
@@ -85,7 +86,7 @@ func Parse(buf []byte) (*File, error) {
 		return nil, fmt.Errorf("safetensors header is not valid JSON: %v", err)
 	}
 	data := buf[8+n:]
-	f := &File{tensors: map[string]*Tensor{}, Metadata: map[string]string{}}
+	f := &File{tensors: map[string]*Tensor{}, Metadata: map[string]string{}, image: buf}
 	type placed struct {
 		name  string
 		start int64
@@ -137,6 +138,9 @@ func Parse(buf []byte) (*File, error) {
 	}
 	return f, nil
 }
+
+// Bytes is the whole file image (the mapping, or the buffer given to Parse).
+func (f *File) Bytes() []byte { return f.image }
 
 // Names lists the tensors in the order their data appears in the file.
 func (f *File) Names() []string { return append([]string(nil), f.names...) }
