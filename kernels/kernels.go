@@ -16,6 +16,8 @@
 //	embed.metal      qi_embed      img_in: latent tokens to the f32 stream
 //	final.metal      qi_final      LayerNorm · (1 + scale) and proj_out to the velocity
 //	amax.metal       qi_amax       largest |half| of a site, for the guards' diagnostics
+//	vae.metal        vae_*         the autoencoder: implicit-GEMM convolution, attention GEMMs and
+//	                               softmax, channel RMS norm, element-wise ops, upsampling, transpose
 //
 // Each file documents its buffers, parameter struct and dispatch shape at the top. The Go side of
 // those contracts lives here too: params.go mirrors the parameter structs (checked field by field
@@ -67,4 +69,5 @@ var Libraries = []Library{
 	{"embed.metal", []string{"qi_embed"}},
 	{"final.metal", []string{"qi_final"}},
 	{"amax.metal", []string{"qi_amax"}},
+	{"vae.metal", []string{"vae_conv", "vae_mm", "vae_softmax", "vae_chnorm", "vae_elt", "vae_upsample", "vae_transpose"}},
 }

@@ -27,10 +27,22 @@ func TestEmuParamLayouts(t *testing.T) {
 		{"kvcopy.metal", "KvParams", reflect.TypeFor[kernels.KvParams]()},
 		{"embed.metal", "EmbedParams", reflect.TypeFor[kernels.EmbedParams]()},
 		{"final.metal", "FinalParams", reflect.TypeFor[kernels.FinalParams]()},
+		{"vae.metal", "ConvParams", reflect.TypeFor[kernels.ConvParams]()},
+		{"vae.metal", "MatParams", reflect.TypeFor[kernels.MatParams]()},
+		{"vae.metal", "SoftmaxParams", reflect.TypeFor[kernels.SoftmaxParams]()},
+		{"vae.metal", "NormParams", reflect.TypeFor[kernels.NormParams]()},
+		{"vae.metal", "EltParams", reflect.TypeFor[kernels.EltParams]()},
+		{"vae.metal", "UpParams", reflect.TypeFor[kernels.UpParams]()},
+		{"vae.metal", "TransposeParams", reflect.TypeFor[kernels.TransposeParams]()},
 	}
 	// One library: every file (their names do not collide), then the probes.
 	var src []byte
+	included := map[string]bool{}
 	for _, c := range cases {
+		if included[c.file] {
+			continue
+		}
+		included[c.file] = true
 		b, err := kernels.Source(c.file)
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,329 @@
+package vaemetal
+
+import (
+	"fmt"
+	"math"
+	"time"
+	"unsafe"
+
+	"easel/engine/ml"
+	"easel/engine/ml/metal"
+	"easel/engine/quant"
+	"easel/kernels"
+	"easel/kernels/device"
+)
+
+// cbDispatches is how many dispatches a command buffer holds before it is committed: a few
+// residual blocks' worth, well inside the GPU watchdog at the published sizes.
+const cbDispatches = 64
+
+// Backend is the device side of the VAE: the ml.Backend ops engine/vae calls (plus
+// vae.ChannelNormer), encoded as kernels of kernels/vae.metal. Other ops return an error. It is
+// not safe for concurrent use.
+type Backend struct {
+	dev   device.Device
+	pipes *pipelines
+	arena *metal.WeightArena // nil until the VAE's weights are placed
+
+	halfWeights map[uintptr]halfWeight // weights converted to half on the device (not in the arena)
+	pool        map[int][]*storage     // freed activation buffers by byte length
+	live, held  int64                  // bytes of live tensors; of live and pooled buffers
+	peak        int64                  // largest held
+	budget      int64                  // held above this trims the pool first (0: no limit)
+	declined    error                  // the first *metal.Declined of the call in progress
+	weightBytes int64                  // converted weights
+
+	cb         device.CommandBuffer
+	enc        device.Encoder
+	dispatches int
+	pending    []device.CommandBuffer
+	gpu        time.Duration // GPU time of every waited command buffer
+	timings    ml.Timings
+}
+
+type halfWeight struct {
+	buf device.Buffer
+	off int
+}
+
+// newBackend compiles vae.metal on dev.
+func newBackend(dev device.Device) (*Backend, error) {
+	p, err := buildPipelines(dev)
+	if err != nil {
+		return nil, err
+	}
+	return &Backend{dev: dev, pipes: p, halfWeights: map[uintptr]halfWeight{}, pool: map[int][]*storage{}}, nil
+}
+
+// pipelines are vae.metal's kernels.
+type pipelines struct {
+	conv, mm, softmax, chnorm, elt, upsample, transpose device.Pipeline
+}
+
+func buildPipelines(dev device.Device) (*pipelines, error) {
+	src, err := kernels.Source("vae.metal")
+	if err != nil {
+		return nil, err
+	}
+	lib, err := dev.NewLibrary("vae.metal", src)
+	if err != nil {
+		return nil, fmt.Errorf("vaemetal: compiling vae.metal on %s: %w", dev.Name(), err)
+	}
+	p := &pipelines{}
+	for _, k := range []struct {
+		dst *device.Pipeline
+		fn  string
+	}{
+		{&p.conv, "vae_conv"}, {&p.mm, "vae_mm"}, {&p.softmax, "vae_softmax"}, {&p.chnorm, "vae_chnorm"},
+		{&p.elt, "vae_elt"}, {&p.upsample, "vae_upsample"}, {&p.transpose, "vae_transpose"},
+	} {
+		if *k.dst, err = dev.Pipeline(lib, k.fn); err != nil {
+			return nil, fmt.Errorf("vaemetal: pipeline %s of vae.metal: %w", k.fn, err)
+		}
+	}
+	return p, nil
+}
+
+// Name identifies the backend in reports.
+func (b *Backend) Name() string { return "metal-vae (" + b.dev.Name() + ")" }
+
+// Timings is empty: the device's time is DeviceTime, per command buffer, not per op.
+func (b *Backend) Timings() *ml.Timings { return &b.timings }
+
+// DeviceTime is the GPU time of every command buffer waited for so far (wall-clock CPU time on
+// the emulator).
+func (b *Backend) DeviceTime() time.Duration { return b.gpu }
+
+// PeakBytes is the most activation memory the backend has held at once (live and pooled).
+func (b *Backend) PeakBytes() int64 { return b.peak }
+
+// encoder returns the open compute encoder, starting a command buffer when none is open.
+func (b *Backend) encoder() (device.Encoder, error) {
+	if b.cb == nil {
+		cb, err := b.dev.NewCommandBuffer()
+		if err != nil {
+			return nil, fmt.Errorf("vaemetal: new command buffer: %w", err)
+		}
+		b.cb, b.enc = cb, cb.ComputeEncoder()
+	}
+	return b.enc, nil
+}
+
+// dispatched counts one dispatch and commits the buffer when it is full.
+func (b *Backend) dispatched() {
+	b.dispatches++
+	if b.dispatches >= cbDispatches {
+		b.commit()
+	}
+}
+
+// commit submits the open command buffer without waiting.
+func (b *Backend) commit() {
+	if b.cb == nil {
+		return
+	}
+	b.enc.End()
+	b.cb.Commit()
+	b.pending = append(b.pending, b.cb)
+	b.cb, b.enc, b.dispatches = nil, nil, 0
+}
+
+// sync commits and waits for all work, summing GPU time; it reports the first failure.
+func (b *Backend) sync() error {
+	b.commit()
+	var err error
+	for _, cb := range b.pending {
+		if werr := cb.Wait(); werr != nil && err == nil {
+			err = fmt.Errorf("vaemetal: a command buffer failed: %w", werr)
+		}
+		b.gpu += cb.GPUDuration()
+	}
+	b.pending = nil
+	return err
+}
+
+// alloc returns a buffer of n float32 elements: a pooled one of the same length (its old contents
+// are overwritten by work queued after the work that used it) or a new zeroed one.
+func (b *Backend) alloc(n int, fresh bool) (*storage, bool, error) {
+	bytes := 4 * max(n, 1)
+	if !fresh {
+		if free := b.pool[bytes]; len(free) > 0 {
+			st := free[len(free)-1]
+			b.pool[bytes] = free[:len(free)-1]
+			st.freed = false
+			b.live += int64(bytes)
+			return st, true, nil
+		}
+	}
+	if b.budget > 0 && b.held+int64(bytes) > b.budget {
+		if err := b.trim(); err != nil {
+			return nil, false, err
+		}
+	}
+	maxBuffer, _ := metal.DeviceLimits(b.dev)
+	if int64(bytes) > maxBuffer {
+		b.declined = metal.Decline("the VAE needs an activation buffer of %s, more than this GPU's largest buffer (%s)", metal.FormatBytes(int64(bytes)), metal.FormatBytes(maxBuffer))
+		return nil, false, b.declined
+	}
+	buf, err := b.dev.NewBuffer(bytes)
+	if err != nil {
+		// Give the pooled buffers back and try once more.
+		if serr := b.trim(); serr != nil {
+			return nil, false, serr
+		}
+		if buf, err = b.dev.NewBuffer(bytes); err != nil {
+			return nil, false, fmt.Errorf("vaemetal: a %s activation buffer: %w", metal.FormatBytes(int64(bytes)), err)
+		}
+	}
+	b.live += int64(bytes)
+	b.held += int64(bytes)
+	b.peak = max(b.peak, b.held)
+	return &storage{buf: buf, bytes: bytes}, false, nil
+}
+
+// trim waits for the device and releases every pooled buffer.
+func (b *Backend) trim() error {
+	if err := b.sync(); err != nil {
+		return err
+	}
+	for k, free := range b.pool {
+		for _, st := range free {
+			st.buf.Release()
+			b.held -= int64(st.bytes)
+		}
+		delete(b.pool, k)
+	}
+	return nil
+}
+
+// New allocates a zeroed tensor.
+func (b *Backend) New(shape ...int) (ml.Tensor, error) {
+	if err := checkShape("New", shape); err != nil {
+		return nil, err
+	}
+	st, reused, err := b.alloc(count(shape), false)
+	if err != nil {
+		return nil, err
+	}
+	t := &tensor{st: st, shape: append([]int(nil), shape...)}
+	if reused {
+		if err := b.elt(kernels.EltZero, t, nil, t, 0); err != nil {
+			b.Free(t)
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+func checkShape(op string, shape []int) error {
+	if len(shape) == 0 {
+		return fmt.Errorf("vaemetal %s: an empty shape", op)
+	}
+	n := int64(1)
+	for _, d := range shape {
+		if d <= 0 {
+			return fmt.Errorf("vaemetal %s: shape %v has a dimension ≤ 0", op, shape)
+		}
+		n *= int64(d)
+	}
+	if n > math.MaxUint32/4 {
+		return fmt.Errorf("vaemetal %s: shape %v has more elements than the kernels index (2³⁰)", op, shape)
+	}
+	return nil
+}
+
+// Upload copies host data into a new buffer (never a pooled one: queued work may still read it).
+func (b *Backend) Upload(data []float32, shape ...int) (ml.Tensor, error) {
+	if err := checkShape("Upload", shape); err != nil {
+		return nil, err
+	}
+	if len(data) != count(shape) {
+		return nil, fmt.Errorf("vaemetal Upload: %d values for shape %v", len(data), shape)
+	}
+	st, _, err := b.alloc(len(data), true)
+	if err != nil {
+		return nil, err
+	}
+	copy(device.View[float32](st.buf), data)
+	return &tensor{st: st, shape: append([]int(nil), shape...)}, nil
+}
+
+// Download waits for every queued op and copies the tensor to the host.
+func (b *Backend) Download(x ml.Tensor) ([]float32, error) {
+	t, err := b.own("Download", x)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.sync(); err != nil {
+		return nil, err
+	}
+	out := make([]float32, t.n())
+	copy(out, device.View[float32](t.st.buf)[t.off:])
+	return out, nil
+}
+
+// Slice is a view of count(shape) elements from offset.
+func (b *Backend) Slice(x ml.Tensor, offset int, shape ...int) (ml.Tensor, error) {
+	t, err := b.own("Slice", x)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkShape("Slice", shape); err != nil {
+		return nil, err
+	}
+	if offset < 0 || t.off+offset+count(shape) > t.st.bytes/4 {
+		return nil, fmt.Errorf("vaemetal Slice: %v at element %d runs past the %d elements of the storage", shape, offset, t.st.bytes/4)
+	}
+	return &tensor{st: t.st, off: t.off + offset, shape: append([]int(nil), shape...), view: true}, nil
+}
+
+// Free returns a tensor's buffer to the pool (views free nothing).
+func (b *Backend) Free(x ml.Tensor) {
+	t, ok := x.(*tensor)
+	if !ok || t == nil || t.view || t.st.freed {
+		return
+	}
+	t.st.freed = true
+	b.live -= int64(t.st.bytes)
+	b.pool[t.st.bytes] = append(b.pool[t.st.bytes], t.st)
+}
+
+// Release waits for the device and frees every buffer the backend made (not the arena).
+func (b *Backend) Release() {
+	_ = b.trim()
+	for k, w := range b.halfWeights {
+		w.buf.Release()
+		delete(b.halfWeights, k)
+	}
+	b.weightBytes = 0
+}
+
+// weight returns where the kernels read w as half [out, in·k·k]: its payload in the arena when
+// it is f16 there, else a copy converted to half on first use (the fixed shortcut kernels, or a
+// codec other than f16).
+func (b *Backend) weight(w *quant.Tensor) (device.Buffer, int, error) {
+	if w.DType == quant.F16 && b.arena != nil {
+		if buf, off, ok := b.arena.Bind(w.Data); ok {
+			return buf, off, nil
+		}
+	}
+	key := uintptr(unsafe.Pointer(unsafe.SliceData(w.Data)))
+	if hw, ok := b.halfWeights[key]; ok {
+		return hw.buf, hw.off, nil
+	}
+	v, err := quant.Dequantize(w)
+	if err != nil {
+		return nil, 0, fmt.Errorf("vaemetal: decoding %s: %w", w.Name, err)
+	}
+	buf, err := b.dev.NewBuffer(2 * max(len(v), 2))
+	if err != nil {
+		return nil, 0, fmt.Errorf("vaemetal: a buffer for %s: %w", w.Name, err)
+	}
+	h := device.View[uint16](buf)
+	for i, x := range v {
+		h[i] = quant.Float32ToHalf(x)
+	}
+	b.halfWeights[key] = halfWeight{buf: buf}
+	b.weightBytes += int64(buf.Len())
+	return buf, 0, nil
+}

@@ -1,0 +1,82 @@
+package vaemetal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"easel/engine/ml/metal"
+	"easel/engine/vae"
+)
+
+// Runner decodes and encodes on the device when it accepts the work and on the CPU model when it
+// declines (or when there is no device VAE), as metal.Runner does for the denoiser. A CPU run is
+// exactly the CPU model's result: the device does not touch it.
+type Runner struct {
+	gpu  *VAE       // nil: everything runs on cpu
+	cpu  *vae.Model // the same autoencoder on its host backend
+	logf func(format string, args ...any)
+}
+
+// NewRunner pairs a device VAE (nil for none) with the CPU model. logf, when not nil, is told each
+// decline.
+func NewRunner(gpu *VAE, cpu *vae.Model, logf func(format string, args ...any)) (*Runner, error) {
+	if cpu == nil {
+		return nil, errors.New("vaemetal.NewRunner: no CPU model to fall back on")
+	}
+	return &Runner{gpu: gpu, cpu: cpu, logf: logf}, nil
+}
+
+// OnDevice reports whether a device VAE is present (it may still decline a call).
+func (r *Runner) OnDevice() bool { return r.gpu != nil }
+
+// declined reports err as a decline (and logs it) when it is one.
+func (r *Runner) declined(err error) bool {
+	var d *metal.Declined
+	if !errors.As(err, &d) {
+		return false
+	}
+	if r.logf != nil {
+		r.logf("%v", err)
+	}
+	return true
+}
+
+// Decode decodes in one piece (tiling nil) or in tiles, on the device or, when it declines, on
+// the CPU.
+func (r *Runner) Decode(ctx context.Context, zn *vae.Latents, tiling *vae.Tiling) (img *vae.Image, onDevice bool, err error) {
+	if r.gpu != nil {
+		if tiling == nil {
+			img, err = r.gpu.Decode(ctx, zn)
+		} else {
+			img, err = r.gpu.DecodeTiled(ctx, zn, *tiling)
+		}
+		if err == nil {
+			return img, true, nil
+		}
+		if !r.declined(err) {
+			return nil, false, fmt.Errorf("the VAE decode on %s: %w", r.gpu.DeviceName(), err)
+		}
+	}
+	if tiling == nil {
+		img, err = r.cpu.Decode(ctx, zn)
+	} else {
+		img, err = r.cpu.DecodeTiled(ctx, zn, *tiling)
+	}
+	return img, false, err
+}
+
+// Encode encodes on the device or, when it declines, on the CPU.
+func (r *Runner) Encode(ctx context.Context, img *vae.Image) (mode, normalized *vae.Latents, onDevice bool, err error) {
+	if r.gpu != nil {
+		mode, normalized, err = r.gpu.Encode(ctx, img)
+		if err == nil {
+			return mode, normalized, true, nil
+		}
+		if !r.declined(err) {
+			return nil, nil, false, fmt.Errorf("the VAE encode on %s: %w", r.gpu.DeviceName(), err)
+		}
+	}
+	mode, normalized, err = r.cpu.Encode(ctx, img)
+	return mode, normalized, false, err
+}

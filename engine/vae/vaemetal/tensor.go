@@ -1,0 +1,61 @@
+package vaemetal
+
+import (
+	"fmt"
+
+	"easel/engine/ml"
+	"easel/kernels/device"
+)
+
+// storage is one device buffer of float32 activations.
+type storage struct {
+	buf   device.Buffer
+	bytes int
+	freed bool
+}
+
+// tensor is a float32 view of count(shape) elements starting at element off of its storage.
+type tensor struct {
+	st    *storage
+	off   int
+	shape []int
+	view  bool // a Slice: freeing it does nothing
+}
+
+func (t *tensor) Shape() []int { return t.shape }
+
+// n is the element count.
+func (t *tensor) n() int { return count(t.shape) }
+
+func count(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// bind sets t at index of enc.
+func (t *tensor) bind(enc device.Encoder, index int) { enc.SetBuffer(t.st.buf, 4*t.off, index) }
+
+// own returns x as this backend's live tensor, or an error naming op.
+func (b *Backend) own(op string, x ml.Tensor) (*tensor, error) {
+	t, ok := x.(*tensor)
+	switch {
+	case x == nil || (ok && t == nil):
+		return nil, fmt.Errorf("vaemetal %s: a tensor is nil", op)
+	case !ok:
+		return nil, fmt.Errorf("vaemetal %s: a %T is not a tensor of this backend", op, x)
+	case t.st.freed:
+		return nil, fmt.Errorf("vaemetal %s: a tensor was used after Free", op)
+	}
+	return t, nil
+}
+
+// dims returns x's shape as [C, H, W].
+func chw(op string, t *tensor) (c, h, w int, err error) {
+	if len(t.shape) != 3 {
+		return 0, 0, 0, fmt.Errorf("vaemetal %s: shape %v, want [C, H, W]", op, t.shape)
+	}
+	return t.shape[0], t.shape[1], t.shape[2], nil
+}

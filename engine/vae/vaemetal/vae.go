@@ -1,0 +1,231 @@
+package vaemetal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+	"unsafe"
+
+	"easel/engine/ml/metal"
+	"easel/engine/quant"
+	"easel/engine/vae"
+	"easel/kernels/device"
+)
+
+// VAE is engine/vae's model bound to a Metal device. Its methods may not be called concurrently.
+type VAE struct {
+	b     *Backend
+	m     *vae.Model
+	arena *metal.WeightArena
+
+	resident   int64 // weights (arena, converted copies) and the uploaded biases and gains
+	maxBuffer  int64
+	workingSet int64
+}
+
+// recordingSource remembers every tensor the model binds, so their payloads can be placed.
+type recordingSource struct {
+	quant.Source
+	seen []*quant.Tensor
+}
+
+func (r *recordingSource) Tensor(name string) (*quant.Tensor, error) {
+	t, err := r.Source.Tensor(name)
+	if err == nil && t != nil && name != vae.ConfigTensor {
+		r.seen = append(r.seen, t)
+	}
+	return t, err
+}
+
+// New loads the VAE of src (the model file) onto dev: the f16 weights inside mapping (the file's
+// whole mapping, e.g. (*cmf.File).Bytes()) are read in place; others are converted to half on the
+// device when first used. A *metal.Declined error means the CPU model should run the VAE.
+func New(dev device.Device, src quant.Source, mapping []byte) (*VAE, error) {
+	if dev == nil || src == nil {
+		return nil, errors.New("vaemetal: New needs a device and a model file")
+	}
+	b, err := newBackend(dev)
+	if err != nil {
+		return nil, err
+	}
+	v := &VAE{b: b}
+	v.maxBuffer, v.workingSet = metal.DeviceLimits(dev)
+	rec := &recordingSource{Source: src}
+	if v.m, err = vae.Load(b, rec); err != nil {
+		b.Release()
+		return nil, err
+	}
+	var tensors [][]byte
+	var names []string
+	for _, t := range rec.seen {
+		if t.DType == quant.F16 && inside(mapping, t.Data) {
+			tensors = append(tensors, t.Data)
+			names = append(names, t.Name)
+		}
+	}
+	if len(tensors) > 0 {
+		plan, err := metal.PlanWeightArena(mapping, tensors, names, v.maxBuffer)
+		if err != nil {
+			b.Release()
+			return nil, err
+		}
+		var total int64
+		for _, c := range plan.Chunks() {
+			total += c
+		}
+		if need := total + b.live; need > v.workingSet {
+			b.Release()
+			return nil, metal.Decline("the VAE's weights need %s of GPU memory, more than this GPU's recommended working set (%s)", metal.FormatBytes(need), metal.FormatBytes(v.workingSet))
+		}
+		if v.arena, err = plan.Build(dev); err != nil {
+			b.Release()
+			return nil, err
+		}
+		b.arena = v.arena
+	}
+	v.resident = b.live
+	if v.arena != nil {
+		v.resident += v.arena.Bytes()
+	}
+	return v, nil
+}
+
+// inside reports whether b is a slice of mapping.
+func inside(mapping, b []byte) bool {
+	if len(mapping) == 0 || len(b) == 0 {
+		return false
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(mapping)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return p >= base && p+uintptr(len(b)) <= base+uintptr(len(mapping))
+}
+
+// Model is the engine/vae model bound to the device backend.
+func (v *VAE) Model() *vae.Model { return v.m }
+
+// DeviceName names the device.
+func (v *VAE) DeviceName() string { return v.b.dev.Name() }
+
+// DeviceTime is the GPU time of every decode and encode so far.
+func (v *VAE) DeviceTime() time.Duration { return v.b.DeviceTime() }
+
+// ResidentBytes is the device memory the VAE holds between calls: weights, biases and gains.
+func (v *VAE) ResidentBytes() int64 { return v.resident + v.b.weightBytes }
+
+// Close frees the device memory (the mapping stays the caller's).
+func (v *VAE) Close() {
+	v.b.Release()
+	if v.arena != nil {
+		v.arena.Release()
+		v.arena = nil
+	}
+}
+
+// PlanDecode is the device memory a decode of an h×w latent grid needs beyond ResidentBytes: the
+// dry run's peak activations plus the attention's score buffer.
+func (v *VAE) PlanDecode(h, w int, tiling *vae.Tiling) (int64, error) {
+	p, err := v.m.PlanDecode(h, w, tiling)
+	if err != nil {
+		return 0, err
+	}
+	th, tw := h, w
+	if tiling != nil {
+		th, tw = min(h, tiling.Tile), min(w, tiling.Tile)
+	}
+	return p.PeakActivationBytes + AttentionScratchBytes(th*tw), nil
+}
+
+// PlanEncode is the device memory an encode of an H×W image needs beyond ResidentBytes.
+func (v *VAE) PlanEncode(H, W int) (int64, error) {
+	p, err := v.m.PlanEncode(H, W)
+	if err != nil {
+		return 0, err
+	}
+	s := v.m.Config().Scale()
+	return p.PeakActivationBytes + AttentionScratchBytes((H/s)*(W/s)), nil
+}
+
+// fit declines work whose planned activations do not fit beside the resident weights.
+func (v *VAE) fit(what string, need int64) error {
+	if total := v.ResidentBytes() + need; total > v.workingSet {
+		return metal.Decline("%s needs %s of GPU memory (%s of weights, %s of activations), more than this GPU's recommended working set (%s)",
+			what, metal.FormatBytes(total), metal.FormatBytes(v.ResidentBytes()), metal.FormatBytes(need), metal.FormatBytes(v.workingSet))
+	}
+	return nil
+}
+
+// run runs one call with the activation budget the plan allowed, then frees every activation
+// buffer, so between calls only the weights stay on the device. A decline that happens on the
+// way (a buffer past the largest one) is returned as the *metal.Declined it is.
+func (v *VAE) run(need int64, call func() error) error {
+	v.b.budget = max(need, v.workingSet-v.ResidentBytes())
+	v.b.declined = nil
+	err := call()
+	if serr := v.b.trim(); serr != nil && err == nil {
+		err = serr
+	}
+	if err != nil && v.b.declined != nil {
+		return v.b.declined // the op's error wraps it as text
+	}
+	return err
+}
+
+// Decode is vae.Model.Decode on the device (one piece).
+func (v *VAE) Decode(ctx context.Context, zn *vae.Latents) (*vae.Image, error) {
+	if zn == nil {
+		return nil, errors.New("vaemetal: Decode of nil latents")
+	}
+	need, err := v.PlanDecode(zn.H, zn.W, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := v.fit(fmt.Sprintf("decoding %d×%d latents in one piece", zn.H, zn.W), need); err != nil {
+		return nil, err
+	}
+	var img *vae.Image
+	err = v.run(need, func() (err error) {
+		img, err = v.m.Decode(ctx, zn)
+		return err
+	})
+	return img, err
+}
+
+// DecodeTiled is vae.Model.DecodeTiled on the device: the same tiles, blended the same way.
+func (v *VAE) DecodeTiled(ctx context.Context, zn *vae.Latents, t vae.Tiling) (*vae.Image, error) {
+	if zn == nil {
+		return nil, errors.New("vaemetal: DecodeTiled of nil latents")
+	}
+	need, err := v.PlanDecode(zn.H, zn.W, &t)
+	if err != nil {
+		return nil, err
+	}
+	if err := v.fit(fmt.Sprintf("decoding %d×%d latents in %d² tiles", zn.H, zn.W, t.Tile), need); err != nil {
+		return nil, err
+	}
+	var img *vae.Image
+	err = v.run(need, func() (err error) {
+		img, err = v.m.DecodeTiled(ctx, zn, t)
+		return err
+	})
+	return img, err
+}
+
+// Encode is vae.Model.Encode on the device.
+func (v *VAE) Encode(ctx context.Context, img *vae.Image) (mode, normalized *vae.Latents, err error) {
+	if img == nil {
+		return nil, nil, errors.New("vaemetal: Encode of a nil image")
+	}
+	need, err := v.PlanEncode(img.H, img.W)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := v.fit(fmt.Sprintf("encoding a %d×%d image", img.W, img.H), need); err != nil {
+		return nil, nil, err
+	}
+	err = v.run(need, func() (err error) {
+		mode, normalized, err = v.m.Encode(ctx, img)
+		return err
+	})
+	return mode, normalized, err
+}

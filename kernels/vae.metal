@@ -1,0 +1,410 @@
+// The Qwen-Image-2.1 autoencoder's kernels (engine/vae/vaemetal runs the decoder and the encoder
+// with them). Activations are float32, channel-first [C, H, W]; the GEMMs stage their operands as
+// half in threadgroup memory and accumulate in float with simdgroup 8×8 multiply-accumulates.
+//
+//   vae_conv     2-D convolution as an implicit GEMM: y[o, p] = bias[o] + Σ_k W[o, k] · X[k, p]
+//                with W [oc, ic·kh·kw] half (the f16 weight read in place) and X the im2col of x
+//                gathered on the fly (zero padding, stride 1 or 2).
+//                Dispatch: (⌈oh·ow/64⌉, ⌈oc/64⌉) × 128 threads.
+//                Buffers: 0 W (half), 1 x (float), 2 y (float), 3 bias (float), 4 ConvParams.
+//   vae_mm       C[m, n] = alpha · Σ_k A[m, k] · B(k, n), A float row-major, B float row-major
+//                [k, n] (trans_b 0) or [n, k] (trans_b 1): the mid-block attention's scores and
+//                weighted sum. Dispatch: (⌈n/64⌉, ⌈m/64⌉) × 128 threads.
+//                Buffers: 0 A, 1 B, 2 C, 3 MatParams.
+//   vae_softmax  softmax of each row of a float matrix in place. Dispatch: rows × 256 threads.
+//                Buffers: 0 S, 1 SoftmaxParams.
+//   vae_chnorm   the VAE's channel RMS norm: y[c, p] = x[c, p] / sqrt(mean_c x[·, p]² + eps) ·
+//                gamma[c]. Dispatch: ⌈pixels/256⌉ × 256 threads.
+//                Buffers: 0 x, 1 gamma, 2 y, 3 NormParams.
+//   vae_elt      element-wise ops on float: SiLU, a + b, a ⊙ b (b of n elements or one row of bn
+//                broadcast), s·a, copy, zero fill. Dispatch: ⌈n/256⌉ × 256 threads.
+//                Buffers: 0 a, 1 b, 2 y, 3 EltParams.
+//   vae_upsample nearest ×f: y[c, y, x] = x[c, y/f, x/f]. Dispatch: ⌈c·f²·h·w/256⌉ × 256.
+//                Buffers: 0 x, 1 y, 2 UpParams.
+//   vae_transpose y[c, r] = x[r, c] for x [rows, cols]. Dispatch: (⌈cols/32⌉, ⌈rows/32⌉) × (32, 8).
+//                Buffers: 0 x, 1 y, 2 TransposeParams.
+//
+// Bounds: every size is free (edges are masked); element counts must fit in 32 bits.
+// The GEMM epilogues address thread_elements() by the fragment layout qi_fragprobe verifies.
+#include <metal_stdlib>
+#include <metal_simdgroup_matrix>
+using namespace metal;
+
+struct ConvParams {
+    uint ic;        // input channels
+    uint h;         // input height
+    uint w;         // input width
+    uint oc;        // output channels
+    uint oh;        // output height
+    uint ow;        // output width
+    uint k;         // kernel side (1 or 3)
+    uint stride;    // 1 or 2
+    uint pad_top;   // zero rows above
+    uint pad_left;  // zero columns to the left
+    uint has_bias;  // 1: add bias[o]
+    uint pad0;
+};
+
+struct MatParams {
+    uint m;        // rows of A and C
+    uint n;        // columns of C
+    uint k;        // reduction length
+    uint lda;      // elements between rows of A
+    uint ldb;      // elements between rows of B
+    uint ldc;      // elements between rows of C
+    uint trans_b;  // 0: B is [k, n]; 1: B is [n, k]
+    float alpha;   // scale of every output
+};
+
+struct SoftmaxParams {
+    uint n;    // row length
+    uint ld;   // elements between rows
+    uint pad0;
+    uint pad1;
+};
+
+struct NormParams {
+    uint c;      // channels
+    uint pixels; // H·W
+    float eps;
+    uint pad0;
+};
+
+struct EltParams {
+    uint n;     // elements of a and y
+    uint bn;    // elements of b (n, or one row that repeats)
+    uint op;    // 0 SiLU(a), 1 a + b, 2 a ⊙ b, 3 s·a, 4 copy a, 5 zero
+    float s;    // scale of op 3
+};
+
+struct UpParams {
+    uint c;   // channels
+    uint h;   // input height
+    uint w;   // input width
+    uint f;   // factor
+};
+
+struct TransposeParams {
+    uint rows;
+    uint cols;
+    uint pad0;
+    uint pad1;
+};
+
+constant constexpr uint VT_M = 64;          // A rows (outputs o, or C rows) per threadgroup
+constant constexpr uint VT_N = 64;          // pixels (or C columns) per threadgroup
+constant constexpr uint VT_K = 32;          // reduction step
+constant constexpr uint VT_LD = VT_K + 8;   // padded row of the staged tiles, in halves
+
+// The shared multiply: as[64][VT_LD] holds A rows × k, bs[64][VT_LD] holds the 64 output columns
+// × k (Bᵀ); simdgroup sg accumulates rows 32·(sg/2).. × columns 32·(sg%2).. as 4×4 fragments.
+static void vt_mac(simdgroup_float8x8 acc[4][4], threadgroup const half* as, threadgroup const half* bs, ushort sg)
+{
+    const uint sm = 32 * (sg / 2);
+    const uint sn = 32 * (sg % 2);
+    for (uint kk = 0; kk < VT_K; kk += 8) {
+        simdgroup_half8x8 a[4];
+        simdgroup_half8x8 b[4];
+        for (uint i = 0; i < 4; ++i) {
+            simdgroup_load(a[i], as + (sm + 8 * i) * VT_LD + kk, VT_LD);
+        }
+        for (uint j = 0; j < 4; ++j) {
+            simdgroup_load(b[j], bs + (sn + 8 * j) * VT_LD + kk, VT_LD, ulong2(0, 0), true);
+        }
+        for (uint i = 0; i < 4; ++i) {
+            for (uint j = 0; j < 4; ++j) {
+                simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);
+            }
+        }
+    }
+}
+
+kernel void vae_conv(device const half* wt [[buffer(0)]],
+                     device const float* x [[buffer(1)]],
+                     device float* y [[buffer(2)]],
+                     device const float* bias [[buffer(3)]],
+                     constant ConvParams& p [[buffer(4)]],
+                     uint3 tg [[threadgroup_position_in_grid]],
+                     ushort tid [[thread_index_in_threadgroup]],
+                     ushort sg [[simdgroup_index_in_threadgroup]],
+                     ushort lane [[thread_index_in_simdgroup]])
+{
+    threadgroup half ws[VT_M * VT_LD];
+    threadgroup half xs[VT_N * VT_LD];
+    const uint npix = p.oh * p.ow;
+    const uint kk2 = p.k * p.k;
+    const uint kdim = p.ic * kk2;
+    const uint p0 = tg.x * VT_N;
+    const uint o0 = tg.y * VT_M;
+
+    // The pixel this thread gathers for: consecutive threads read neighbouring pixels.
+    const uint px = p0 + tid % 64;
+    const uint kc = (tid / 64) * 16;
+    const bool pin = px < npix;
+    const int oy = pin ? int(px / p.ow) : 0;
+    const int ox = pin ? int(px % p.ow) : 0;
+    const int iy0 = oy * int(p.stride) - int(p.pad_top);
+    const int ix0 = ox * int(p.stride) - int(p.pad_left);
+    // The weight row this thread stages.
+    const uint wr = tid / 2;
+    const uint wc = (tid % 2) * 16;
+    const uint o = o0 + wr;
+
+    simdgroup_float8x8 acc[4][4];
+    for (uint i = 0; i < 4; ++i) {
+        for (uint j = 0; j < 4; ++j) {
+            acc[i][j] = make_filled_simdgroup_matrix<float, 8>(0.0f);
+        }
+    }
+    for (uint k0 = 0; k0 < kdim; k0 += VT_K) {
+        for (uint i = 0; i < 16; ++i) {
+            const uint kx = k0 + wc + i;
+            ws[wr * VT_LD + wc + i] = (o < p.oc && kx < kdim) ? wt[o * kdim + kx] : half(0.0f);
+        }
+        for (uint i = 0; i < 16; ++i) {
+            const uint kx = k0 + kc + i;
+            float v = 0.0f;
+            if (pin && kx < kdim) {
+                const uint c = kx / kk2;
+                const uint r = kx % kk2;
+                const int iy = iy0 + int(r / p.k);
+                const int ix = ix0 + int(r % p.k);
+                if (iy >= 0 && iy < int(p.h) && ix >= 0 && ix < int(p.w)) {
+                    v = x[(c * p.h + uint(iy)) * p.w + uint(ix)];
+                }
+            }
+            xs[(tid % 64) * VT_LD + kc + i] = half(v);
+        }
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        vt_mac(acc, ws, xs, sg);
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+
+    // Epilogue: lane holds fragment elements (r, c) and (r, c + 1); rows are outputs, columns pixels.
+    const uint sm = 32 * (sg / 2);
+    const uint sn = 32 * (sg % 2);
+    const uint fr = 4 * ((lane >> 4) & 1) + ((lane >> 1) & 3);
+    const uint fc = 4 * ((lane >> 3) & 1) + 2 * (lane & 1);
+    for (uint i = 0; i < 4; ++i) {
+        const uint oo = o0 + sm + 8 * i + fr;
+        if (oo >= p.oc) {
+            continue;
+        }
+        const float b = p.has_bias != 0 ? bias[oo] : 0.0f;
+        for (uint j = 0; j < 4; ++j) {
+            for (uint e = 0; e < 2; ++e) {
+                const uint pp = p0 + sn + 8 * j + fc + e;
+                if (pp < npix) {
+                    y[oo * npix + pp] = acc[i][j].thread_elements()[e] + b;
+                }
+            }
+        }
+    }
+}
+
+kernel void vae_mm(device const float* a [[buffer(0)]],
+                   device const float* b [[buffer(1)]],
+                   device float* c [[buffer(2)]],
+                   constant MatParams& p [[buffer(3)]],
+                   uint3 tg [[threadgroup_position_in_grid]],
+                   ushort tid [[thread_index_in_threadgroup]],
+                   ushort sg [[simdgroup_index_in_threadgroup]],
+                   ushort lane [[thread_index_in_simdgroup]])
+{
+    threadgroup half as[VT_M * VT_LD];
+    threadgroup half bs[VT_N * VT_LD];
+    const uint n0 = tg.x * VT_N;
+    const uint m0 = tg.y * VT_M;
+    const uint r = tid / 2;
+    const uint cc = (tid % 2) * 16;
+
+    simdgroup_float8x8 acc[4][4];
+    for (uint i = 0; i < 4; ++i) {
+        for (uint j = 0; j < 4; ++j) {
+            acc[i][j] = make_filled_simdgroup_matrix<float, 8>(0.0f);
+        }
+    }
+    for (uint k0 = 0; k0 < p.k; k0 += VT_K) {
+        const uint am = m0 + r;
+        for (uint i = 0; i < 16; ++i) {
+            const uint kx = k0 + cc + i;
+            as[r * VT_LD + cc + i] = (am < p.m && kx < p.k) ? half(a[am * p.lda + kx]) : half(0.0f);
+        }
+        if (p.trans_b != 0) {
+            // bs[j][k] = B[n0 + j][k]: rows of B are contiguous in k.
+            const uint bn = n0 + r;
+            for (uint i = 0; i < 16; ++i) {
+                const uint kx = k0 + cc + i;
+                bs[r * VT_LD + cc + i] = (bn < p.n && kx < p.k) ? half(b[bn * p.ldb + kx]) : half(0.0f);
+            }
+        } else {
+            // bs[j][k] = B[k][n0 + j]: thread reads column j = tid % 64, consecutive threads
+            // consecutive columns.
+            const uint j = tid % 64;
+            const uint kb = (tid / 64) * 16;
+            const uint bn = n0 + j;
+            for (uint i = 0; i < 16; ++i) {
+                const uint kx = k0 + kb + i;
+                bs[j * VT_LD + kb + i] = (bn < p.n && kx < p.k) ? half(b[kx * p.ldb + bn]) : half(0.0f);
+            }
+        }
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        vt_mac(acc, as, bs, sg);
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+
+    const uint sm = 32 * (sg / 2);
+    const uint sn = 32 * (sg % 2);
+    const uint fr = 4 * ((lane >> 4) & 1) + ((lane >> 1) & 3);
+    const uint fc = 4 * ((lane >> 3) & 1) + 2 * (lane & 1);
+    for (uint i = 0; i < 4; ++i) {
+        const uint mm = m0 + sm + 8 * i + fr;
+        if (mm >= p.m) {
+            continue;
+        }
+        for (uint j = 0; j < 4; ++j) {
+            for (uint e = 0; e < 2; ++e) {
+                const uint nn = n0 + sn + 8 * j + fc + e;
+                if (nn < p.n) {
+                    c[mm * p.ldc + nn] = acc[i][j].thread_elements()[e] * p.alpha;
+                }
+            }
+        }
+    }
+}
+
+// Threadgroup-wide reduction of 256 threads (8 simdgroups): max (is_max) or sum.
+static float vt_reduce(float v, threadgroup float* part, ushort tid, ushort sg, ushort lane, bool is_max)
+{
+    v = is_max ? simd_max(v) : simd_sum(v);
+    if (lane == 0) {
+        part[sg] = v;
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float t = part[0];
+    for (uint i = 1; i < 8; ++i) {
+        t = is_max ? max(t, part[i]) : t + part[i];
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    return t;
+}
+
+kernel void vae_softmax(device float* s [[buffer(0)]],
+                        constant SoftmaxParams& p [[buffer(1)]],
+                        uint row [[threadgroup_position_in_grid]],
+                        ushort tid [[thread_index_in_threadgroup]],
+                        ushort sg [[simdgroup_index_in_threadgroup]],
+                        ushort lane [[thread_index_in_simdgroup]])
+{
+    threadgroup float part[8];
+    device float* r = s + row * p.ld;
+    float m = -INFINITY;
+    for (uint i = tid; i < p.n; i += 256) {
+        m = max(m, r[i]);
+    }
+    m = vt_reduce(m, part, tid, sg, lane, true);
+    float sum = 0.0f;
+    for (uint i = tid; i < p.n; i += 256) {
+        const float e = exp(r[i] - m);
+        r[i] = e;
+        sum += e;
+    }
+    sum = vt_reduce(sum, part, tid, sg, lane, false);
+    const float inv = 1.0f / sum;
+    for (uint i = tid; i < p.n; i += 256) {
+        r[i] *= inv;
+    }
+}
+
+kernel void vae_chnorm(device const float* x [[buffer(0)]],
+                       device const float* gamma [[buffer(1)]],
+                       device float* y [[buffer(2)]],
+                       constant NormParams& p [[buffer(3)]],
+                       uint gid [[thread_position_in_grid]])
+{
+    if (gid >= p.pixels) {
+        return;
+    }
+    float ss = 0.0f;
+    for (uint c = 0; c < p.c; ++c) {
+        const float v = x[c * p.pixels + gid];
+        ss += v * v;
+    }
+    const float inv = rsqrt(ss / float(p.c) + p.eps);
+    for (uint c = 0; c < p.c; ++c) {
+        y[c * p.pixels + gid] = x[c * p.pixels + gid] * inv * gamma[c];
+    }
+}
+
+kernel void vae_elt(device const float* a [[buffer(0)]],
+                    device const float* b [[buffer(1)]],
+                    device float* y [[buffer(2)]],
+                    constant EltParams& p [[buffer(3)]],
+                    uint gid [[thread_position_in_grid]])
+{
+    if (gid >= p.n) {
+        return;
+    }
+    switch (p.op) {
+    case 0: {
+        const float v = a[gid];
+        y[gid] = v / (1.0f + exp(-v));
+        break;
+    }
+    case 1:
+        y[gid] = a[gid] + b[gid % p.bn];
+        break;
+    case 2:
+        y[gid] = a[gid] * b[gid % p.bn];
+        break;
+    case 3:
+        y[gid] = p.s * a[gid];
+        break;
+    case 4:
+        y[gid] = a[gid];
+        break;
+    default:
+        y[gid] = 0.0f;
+        break;
+    }
+}
+
+kernel void vae_upsample(device const float* x [[buffer(0)]],
+                         device float* y [[buffer(1)]],
+                         constant UpParams& p [[buffer(2)]],
+                         uint gid [[thread_position_in_grid]])
+{
+    const uint ow = p.w * p.f;
+    const uint oh = p.h * p.f;
+    if (gid >= p.c * oh * ow) {
+        return;
+    }
+    const uint xx = gid % ow;
+    const uint yy = (gid / ow) % oh;
+    const uint c = gid / (ow * oh);
+    y[gid] = x[(c * p.h + yy / p.f) * p.w + xx / p.f];
+}
+
+kernel void vae_transpose(device const float* x [[buffer(0)]],
+                          device float* y [[buffer(1)]],
+                          constant TransposeParams& p [[buffer(2)]],
+                          uint2 tg [[threadgroup_position_in_grid]],
+                          uint2 tp [[thread_position_in_threadgroup]])
+{
+    threadgroup float tile[32][33];
+    const uint c0 = tg.x * 32;
+    const uint r0 = tg.y * 32;
+    for (uint i = tp.y; i < 32; i += 8) {
+        const uint r = r0 + i;
+        const uint c = c0 + tp.x;
+        tile[i][tp.x] = (r < p.rows && c < p.cols) ? x[r * p.cols + c] : 0.0f;
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (uint i = tp.y; i < 32; i += 8) {
+        const uint c = c0 + i;
+        const uint r = r0 + tp.x;
+        if (c < p.cols && r < p.rows) {
+            y[c * p.rows + r] = tile[tp.x][i];
+        }
+    }
+}

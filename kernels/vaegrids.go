@@ -1,0 +1,27 @@
+package kernels
+
+import "easel/kernels/device"
+
+// Dispatch shapes of vae.metal's kernels (the threadgroup sizes are fixed by the kernel code).
+
+// ConvGrid is vae_conv's dispatch for pixels output pixels and oc output channels.
+func ConvGrid(pixels, oc int) (groups, threads device.Size) {
+	return device.Size{Width: ceilDiv(pixels, 64), Height: ceilDiv(oc, 64), Depth: 1}, size1(128)
+}
+
+// MatGrid is vae_mm's dispatch for an m×n output.
+func MatGrid(m, n int) (groups, threads device.Size) {
+	return device.Size{Width: ceilDiv(n, 64), Height: ceilDiv(m, 64), Depth: 1}, size1(128)
+}
+
+// SoftmaxGrid is vae_softmax's dispatch for rows rows.
+func SoftmaxGrid(rows int) (groups, threads device.Size) { return size1(rows), size1(256) }
+
+// ElementGrid is the dispatch of vae_chnorm (n pixels), vae_elt (n elements) and vae_upsample
+// (n output elements): one thread each.
+func ElementGrid(n int) (groups, threads device.Size) { return size1(ceilDiv(n, 256)), size1(256) }
+
+// TransposeGrid is vae_transpose's dispatch for x [rows, cols].
+func TransposeGrid(rows, cols int) (groups, threads device.Size) {
+	return device.Size{Width: ceilDiv(cols, 32), Height: ceilDiv(rows, 32), Depth: 1}, device.Size{Width: 32, Height: 8, Depth: 1}
+}
