@@ -23,6 +23,8 @@ import (
 	"easel/app"
 	"easel/app/backend"
 	"easel/app/imagefile"
+	"easel/app/loralib"
+	"easel/app/settings"
 	"easel/engine/cmf"
 	"easel/engine/imageio"
 	"easel/engine/ml"
@@ -49,6 +51,7 @@ const (
 	ExitWrite        = 9   // the image cannot be saved (full disk, unwritable or missing folder)
 	ExitMemory       = 10  // the request's cache and activations exceed the machine's memory
 	ExitBackend      = 11  // the backend asked for cannot run on this machine (metal off Apple silicon)
+	ExitLoRA         = 12  // a LoRA file is missing, unreadable, or made for another model
 	ExitCancelled    = 130 // Ctrl-C (128 + SIGINT, as shells report it)
 )
 
@@ -69,15 +72,18 @@ const generateUsage = `usage: easel generate --model M.cmf --prompt TEXT [flags]
   --backend B         where the denoiser runs: auto (Metal on a Mac with Apple silicon, else the
                       CPU), metal (fail where Metal cannot run) or cpu (default: the app's
                       backend setting, auto without one)
+  --lora FILE[:S]     apply a LoRA (.safetensors) at strength S (default 1; 0 = off, negative
+                      inverts it); repeat for several, applied together
   --json              print one JSON event per line on stdout instead of a progress line
   --verbose           say on stderr which backend runs the denoiser and why
   --from IMAGE.png    make an image Easel saved again: its prompt, negative prompt, size, steps,
-                      CFG, seed and condition images (found beside it, checked by SHA-256);
-                      flags given as well override them
+                      CFG, seed, condition images and LoRAs (found beside it or, for LoRAs, in
+                      the LoRA folder; checked by SHA-256); flags given as well override them
 
 exit codes: 0 saved, 2 bad command line, 4 model missing, 5 not a usable .cmf, 6 bad condition
 image, 7 impossible size, 8 impossible steps/CFG/seed, 9 cannot save, 10 too large for this
-machine's memory, 11 the backend cannot run here (metal off Apple silicon), 130 cancelled (Ctrl-C)`
+machine's memory, 11 the backend cannot run here (metal off Apple silicon), 12 a LoRA is missing,
+unreadable or for another model, 130 cancelled (Ctrl-C)`
 
 // interruptContext is cancelled by Ctrl-C or SIGTERM (a test substitutes its own).
 var interruptContext = func() (context.Context, context.CancelFunc) {
@@ -98,6 +104,7 @@ type generateArgs struct {
 	fromModelHash                                    string          // the model fingerprint it records
 	set                                              map[string]bool // the flags given explicitly
 	images                                           stringList
+	loras                                            stringList // --lora FILE[:STRENGTH]
 	resolution, steps                                int
 	cfg                                              float64
 	json, verbose                                    bool
@@ -111,6 +118,7 @@ func parseGenerateArgs(args []string) (*generateArgs, error) {
 	f.StringVar(&g.prompt, "prompt", "", "")
 	f.StringVar(&g.negative, "negative", "", "")
 	f.Var(&g.images, "image", "")
+	f.Var(&g.loras, "lora", "")
 	f.StringVar(&g.size, "size", "", "")
 	f.StringVar(&g.aspect, "aspect", "", "")
 	f.IntVar(&g.resolution, "resolution", 0, "")
@@ -277,6 +285,11 @@ func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
 	if _, _, err := p.OutputSize(&req); err != nil {
 		return nil, &failure{ExitSize, err}
 	}
+	applied, f := loadLoRAs(g.loras, p, out)
+	if f != nil {
+		return nil, f
+	}
+	req.LoRAs = loralib.ForModel(applied)
 
 	loaded := time.Since(loadStart)
 
@@ -312,7 +325,7 @@ func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
 		Prompt: req.Prompt, NegativePrompt: negativeUsed(req.NegativePrompt, res.CFG),
 		Width: res.Width, Height: res.Height, Steps: res.Steps, CFG: res.CFG, Seed: res.Seed,
 		Sigmas: res.Sigmas, Resolution: res.Resolution, Sampler: "Euler",
-		Model: filepath.Base(g.model), ModelHash: modelFingerprint(model), Images: refs,
+		Model: filepath.Base(g.model), ModelHash: modelFingerprint(model), Images: refs, LoRAs: loralib.Refs(applied),
 		EaselVersion: app.Version, Backend: backendName,
 	}
 	saveStart := time.Now()
@@ -598,6 +611,44 @@ func applyFrom(g *generateArgs, out *generateOutput) *failure {
 			g.images = append(g.images, path)
 		}
 	}
+	if !g.set["lora"] && len(s.LoRAs) > 0 {
+		dirs := []string{filepath.Dir(g.from)}
+		if d, err := settings.LoRADir(); err == nil {
+			dirs = append(dirs, d)
+		}
+		found, missing := loralib.Find(s.LoRAs, dirs)
+		if len(missing) > 0 {
+			return fail(ExitLoRA, "--from %s: %s (or pass them with --lora)", g.from, loralib.MissingSentence(missing, dirs))
+		}
+		for i, path := range found {
+			g.loras = append(g.loras, path+":"+strconv.FormatFloat(s.LoRAs[i].Strength, 'g', -1, 64))
+		}
+	}
 	g.fromModelHash = s.ModelHash
 	return nil
+}
+
+// loadLoRAs reads the --lora files, bound to the pipeline's denoiser; a file matching only some
+// layers is applied with a note on stderr saying how many tensors were left out.
+func loadLoRAs(specs []string, p *pipeline.Pipeline, out *generateOutput) ([]loralib.Applied, *failure) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	lib := loralib.NewLibrary(p.LoRALayers())
+	var applied []loralib.Applied
+	for _, spec := range specs {
+		path, strength, err := loralib.ParseSpec(spec)
+		if err != nil {
+			return nil, &failure{ExitLoRA, err}
+		}
+		f, err := lib.Load(path)
+		if err != nil {
+			return nil, &failure{ExitLoRA, err}
+		}
+		if w := f.Report.Warning(); w != "" {
+			fmt.Fprintf(out.stderr, "easel generate: note: LoRA %s: %s\n", path, w)
+		}
+		applied = append(applied, loralib.Applied{File: f, Strength: strength})
+	}
+	return applied, nil
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -17,8 +18,8 @@ import (
 func init() {
 	register(&Command{
 		Name:    "inspect",
-		Usage:   "[--tensors] FILE.cmf",
-		Summary: "show a model file's architecture, tensors, codecs and configs",
+		Usage:   "[--tensors] FILE.cmf | [--model M.cmf] LORA.safetensors",
+		Summary: "show a model file's architecture, tensors, codecs and configs, or what a LoRA changes",
 		Run:     runInspect,
 	})
 }
@@ -34,12 +35,16 @@ func runInspect(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listTensors := fs.Bool("tensors", false, "also list every tensor: name, codec, shape, bytes, offset")
+	model := fs.String("model", "", "for a LoRA: the model file to bind it to (default: the published Qwen-Image-2.1 geometry)")
 	if err := fs.Parse(args); err != nil {
 		return ExitUsage
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: easel inspect [--tensors] FILE.cmf")
+		fmt.Fprintln(stderr, "usage: easel inspect [--tensors] FILE.cmf\n       easel inspect [--model M.cmf] LORA.safetensors")
 		return ExitUsage
+	}
+	if strings.EqualFold(filepath.Ext(fs.Arg(0)), ".safetensors") {
+		return inspectLoRA(fs.Arg(0), *model, stdout, stderr)
 	}
 	f, err := cmf.Open(fs.Arg(0))
 	if err != nil {

@@ -30,6 +30,7 @@ func testSettings(prompt, neg string) *Settings {
 		Prompt: prompt, NegativePrompt: neg, Width: 96, Height: 64, Steps: 4, CFG: 3.5, Seed: 11,
 		Sigmas: []float32{1, 0.75, 0.5, 0.02, 0}, Resolution: 128, Sampler: "Euler",
 		Model: "tiny.cmf", ModelHash: "0123456789", Images: []ImageRef{{Name: "花.png", SHA256: strings.Repeat("ab", 32)}},
+		LoRAs:        []LoRARef{{Name: "turbo.safetensors", SHA256: strings.Repeat("cd", 32), ShortHash: "0123456789ab", Strength: 0.75}},
 		EaselVersion: "0.1.0", Backend: "cpu/openblas",
 	}
 }
@@ -108,11 +109,11 @@ func TestRoundTrip(t *testing.T) {
 // TestParameters: the A1111 text, exactly, and values with separators quoted.
 func TestParameters(t *testing.T) {
 	s := testSettings("a cat\non two lines", "dog")
-	want := "a cat\non two lines\nNegative prompt: dog\nSteps: 4, Sampler: Euler, CFG scale: 3.5, Seed: 11, Size: 96x64, Model hash: 0123456789, Model: tiny.cmf, Version: Easel 0.1.0"
+	want := "a cat\non two lines <lora:turbo:0.75>\nNegative prompt: dog\nSteps: 4, Sampler: Euler, CFG scale: 3.5, Seed: 11, Size: 96x64, Model hash: 0123456789, Model: tiny.cmf, Lora hashes: \"turbo: 0123456789ab\", Version: Easel 0.1.0"
 	if got := Parameters(s); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	s.NegativePrompt, s.Model, s.ModelHash, s.EaselVersion = "", "qwen, q8: <best>", "", ""
+	s.NegativePrompt, s.Model, s.ModelHash, s.EaselVersion, s.LoRAs = "", "qwen, q8: <best>", "", "", nil
 	want = "a cat\non two lines\nSteps: 4, Sampler: Euler, CFG scale: 3.5, Seed: 11, Size: 96x64, Model: \"qwen, q8: <best>\""
 	if got := Parameters(s); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)

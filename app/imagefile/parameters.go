@@ -13,12 +13,22 @@ import (
 //	Negative prompt: negative
 //	Steps: 40, Sampler: Euler, CFG scale: 4, Seed: 11, Size: 1024x1024, Model hash: 1a2b3c4d5e, Model: qwen-image-2.1, Version: Easel 0.1.0
 //
-// The negative-prompt line is left out when there is none. A value holding a comma, a colon or a
+// The negative-prompt line is left out when there is none. LoRAs are written as A1111 writes
+// them: a <lora:NAME:STRENGTH> tag per LoRA after the prompt, and a quoted
+// Lora hashes: "NAME: shorthash, …" field (lora.md §5). A value holding a comma, a colon or a
 // quote is written as a JSON string, as A1111 quotes such values, so readers that split on ", "
 // stay correct.
 func Parameters(s *Settings) string {
 	var b strings.Builder
 	b.WriteString(s.Prompt)
+	var loraHashes []string
+	for _, l := range s.LoRAs {
+		name := LoRATagName(l.Name)
+		fmt.Fprintf(&b, " <lora:%s:%s>", name, strconv.FormatFloat(l.Strength, 'g', -1, 64))
+		if l.ShortHash != "" {
+			loraHashes = append(loraHashes, strings.NewReplacer(":", "", ",", "").Replace(name)+": "+l.ShortHash)
+		}
+	}
 	if s.NegativePrompt != "" {
 		b.WriteString("\nNegative prompt: ")
 		b.WriteString(s.NegativePrompt)
@@ -31,6 +41,9 @@ func Parameters(s *Settings) string {
 		{"Size", fmt.Sprintf("%dx%d", s.Width, s.Height)},
 		{"Model hash", shortHash(s.ModelHash)},
 		{"Model", s.Model},
+	}
+	if len(loraHashes) > 0 {
+		fields = append(fields, [2]string{"Lora hashes", strings.Join(loraHashes, ", ")})
 	}
 	if s.EaselVersion != "" {
 		fields = append(fields, [2]string{"Version", "Easel " + s.EaselVersion})
@@ -70,4 +83,11 @@ func shortHash(h string) string {
 		return h[:10]
 	}
 	return h
+}
+
+// LoRATagName is the name a <lora:NAME:…> tag uses for a LoRA file: its name without the
+// .safetensors extension, with the characters that would end the tag ('>' and ':') removed.
+func LoRATagName(file string) string {
+	name := strings.TrimSuffix(file, ".safetensors")
+	return strings.NewReplacer(">", "", ":", "", "<", "").Replace(name)
 }

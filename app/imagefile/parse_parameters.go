@@ -18,9 +18,23 @@ type ForeignParameters struct {
 	HasSeed                bool
 	Width, Height          int
 	Sampler, Model         string
+	// LoRAs are the prompt's <lora:NAME:STRENGTH> tags (which are removed from Prompt), with
+	// the short hashes the "Lora hashes" field gives for them.
+	LoRAs []ForeignLoRA
 	// Fields is every "Key: value" pair of the last line, values unquoted.
 	Fields map[string]string
 }
+
+// ForeignLoRA is one <lora:…> tag of a parameters text.
+type ForeignLoRA struct {
+	Name      string
+	Strength  float64
+	ShortHash string // "" when the text does not give one
+}
+
+// loraTag is A1111's <lora:NAME:MULT…> (further positional or named arguments are ignored;
+// MULT defaults to 1).
+var loraTag = regexp.MustCompile(`<lora:([^:>]+)(?::([^:>]*))?(?::[^>]*)?>`)
 
 // paramField is one "Key: value" of the settings line, as A1111's parser reads it: a key of
 // words, spaces, hyphens and slashes, then a JSON-quoted value or everything up to the next comma.
@@ -58,6 +72,16 @@ func ParseParameters(text string) ForeignParameters {
 		}
 	}
 	p.Prompt = strings.TrimSpace(strings.Join(prompt, "\n"))
+	for _, m := range loraTag.FindAllStringSubmatch(p.Prompt, -1) {
+		l := ForeignLoRA{Name: m[1], Strength: 1}
+		if v, err := strconv.ParseFloat(strings.TrimSpace(m[2]), 64); err == nil {
+			l.Strength = v
+		}
+		p.LoRAs = append(p.LoRAs, l)
+	}
+	if p.LoRAs != nil {
+		p.Prompt = strings.TrimSpace(loraTag.ReplaceAllString(p.Prompt, ""))
+	}
 	p.NegativePrompt = strings.TrimSpace(strings.Join(negative, "\n"))
 	p.Fields = map[string]string{}
 	for _, m := range paramField.FindAllStringSubmatch(last, -1) {
@@ -80,6 +104,17 @@ func ParseParameters(text string) ForeignParameters {
 		}
 	}
 	p.Sampler, p.Model = p.Fields["Sampler"], p.Fields["Model"]
+	for _, pair := range strings.Split(p.Fields["Lora hashes"], ",") {
+		name, hash, ok := strings.Cut(pair, ":")
+		if !ok {
+			continue
+		}
+		for i := range p.LoRAs {
+			if strings.NewReplacer(":", "", ",", "").Replace(p.LoRAs[i].Name) == strings.TrimSpace(name) {
+				p.LoRAs[i].ShortHash = strings.TrimSpace(hash)
+			}
+		}
+	}
 	return p
 }
 

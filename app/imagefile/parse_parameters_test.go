@@ -2,6 +2,7 @@ package imagefile
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -15,8 +16,8 @@ func TestParseParameters(t *testing.T) {
 		{
 			name: "A1111",
 			text: "masterpiece, a red fox in the snow,\nsoft light <lora:detail:0.6>\nNegative prompt: blurry, lowres\nSteps: 28, Sampler: DPM++ 2M Karras, CFG scale: 6.5, Seed: 3141592653, Size: 832x1216, Model hash: 6ce0161689, Model: sd_xl_base_1.0, Denoising strength: 0.35, Lora hashes: \"detail: 1a2b3c, other: 4d5e\", Version: v1.7.0",
-			want: ForeignParameters{Prompt: "masterpiece, a red fox in the snow,\nsoft light <lora:detail:0.6>", NegativePrompt: "blurry, lowres",
-				Steps: 28, CFG: 6.5, Seed: 3141592653, HasSeed: true, Width: 832, Height: 1216, Sampler: "DPM++ 2M Karras", Model: "sd_xl_base_1.0"},
+			want: ForeignParameters{Prompt: "masterpiece, a red fox in the snow,\nsoft light", NegativePrompt: "blurry, lowres",
+				LoRAs: []ForeignLoRA{{Name: "detail", Strength: 0.6, ShortHash: "1a2b3c"}}, Steps: 28, CFG: 6.5, Seed: 3141592653, HasSeed: true, Width: 832, Height: 1216, Sampler: "DPM++ 2M Karras", Model: "sd_xl_base_1.0"},
 		},
 		{
 			name: "no negative, Windows line ends",
@@ -58,5 +59,22 @@ func TestParametersRoundTrip(t *testing.T) {
 	}
 	if ParseParameters("").Empty() != true || ParseParameters("a prompt").Empty() {
 		t.Error("Empty: want true for no text, false for a prompt")
+	}
+}
+
+// LoRAs go out as <lora:NAME:STRENGTH> tags and a Lora hashes field, and come back.
+func TestParametersLoRAs(t *testing.T) {
+	s := &Settings{Prompt: "a fox", Steps: 8, Sampler: "Euler", CFG: 1, Seed: 3, Width: 64, Height: 64,
+		LoRAs: []LoRARef{{Name: "turbo:v2.safetensors", SHA256: "ab", ShortHash: "0123456789ab", Strength: 1}, {Name: "style.safetensors", ShortHash: "ba9876543210", Strength: -0.25}}}
+	text := Parameters(s)
+	for _, want := range []string{"a fox <lora:turbov2:1> <lora:style:-0.25>", `Lora hashes: "turbov2: 0123456789ab, style: ba9876543210"`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("parameters %q lacks %q", text, want)
+		}
+	}
+	p := ParseParameters(text)
+	want := []ForeignLoRA{{"turbov2", 1, "0123456789ab"}, {"style", -0.25, "ba9876543210"}}
+	if p.Prompt != "a fox" || !reflect.DeepEqual(p.LoRAs, want) {
+		t.Errorf("read back prompt %q, LoRAs %+v; want %+v", p.Prompt, p.LoRAs, want)
 	}
 }

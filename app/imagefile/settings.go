@@ -33,9 +33,21 @@ type Settings struct {
 	ModelHash string `json:"model_hash,omitempty"`
 	// Images are the condition images, in order.
 	Images []ImageRef `json:"condition_images,omitempty"`
+	// LoRAs are the LoRAs the denoiser applied, in order.
+	LoRAs []LoRARef `json:"loras,omitempty"`
 	// EaselVersion is the version that made the image; Backend the backend it ran on.
 	EaselVersion string `json:"easel_version"`
 	Backend      string `json:"backend,omitempty"`
+}
+
+// LoRARef identifies one LoRA and its strength: the file's name (without its folder), the
+// SHA-256 of the whole file (hex), and A1111's short hash (12 hex digits of the SHA-256 of the
+// tensor bytes, lora.md §5), so other tools can match it too.
+type LoRARef struct {
+	Name      string  `json:"name"`
+	SHA256    string  `json:"sha256"`
+	ShortHash string  `json:"a1111_hash,omitempty"`
+	Strength  float64 `json:"strength"`
 }
 
 // ImageRef identifies one condition image: its file name and the SHA-256 of its bytes (hex).

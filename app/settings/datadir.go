@@ -34,3 +34,13 @@ func ImagesDir() (string, error) {
 	}
 	return filepath.Join(dir, "Images"), nil
 }
+
+// LoRADir is the LoRA folder: the LoRAs subfolder of the app-support folder (Dir). LoRAs added
+// to the window are looked up there (and beside an image) when an image is restored.
+func LoRADir() (string, error) {
+	dir, err := Dir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "LoRAs"), nil
+}

@@ -119,6 +119,9 @@ func (p *Pipeline) liveLedger(progs []Program) Memory {
 // ledgerOf fills a Memory for these programs.
 func (p *Pipeline) ledgerOf(entries []ledgerEntry) Memory {
 	m := Memory{Weights: p.weights, DeviceBudget: p.deviceBudget()}
+	if n := p.dit.LoRABytes(); n > 0 {
+		m.Weights = append(append([]ComponentBytes(nil), p.weights...), ComponentBytes{"lora", n})
+	}
 	var shared, device int64
 	for _, e := range entries {
 		if e.lay == nil {
@@ -159,7 +162,7 @@ func (p *Pipeline) backendBudget() int64 {
 
 // ComponentBytes is how many weight bytes one network maps from the model file.
 type ComponentBytes struct {
-	Name  string // "dit", "te", "vis", "vae", or "other"
+	Name  string // "dit", "te", "vis", "vae", "other", or "lora" (the LoRAs' factors, held in memory)
 	Bytes int64
 }
 

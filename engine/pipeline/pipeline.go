@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"easel/engine/cmf"
+	"easel/engine/lora"
 	"easel/engine/ml"
 	"easel/engine/qi21"
 	"easel/engine/quant"
@@ -60,6 +61,9 @@ type Pipeline struct {
 
 	mu sync.Mutex // one Run at a time
 }
+
+// LoRALayers are the denoiser's linear layers, which LoRA files are bound to (lora.Open).
+func (p *Pipeline) LoRALayers() []lora.Layer { return qi21.LinearLayers(p.dit.Config) }
 
 // New binds the text encoder, the denoiser and the VAE of m to be, reads the tokenizer from the
 // vocab section and the defaults and scheduler from the config blobs. The weights stay where m

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"easel/engine/qi21"
 	"easel/engine/qwen3vl"
 	"easel/engine/sched"
 )
@@ -69,6 +70,10 @@ type Request struct {
 	// Sigmas, when not nil, is a fixed sigma grid (one per step, without the terminal 0) that
 	// replaces the step-count schedule; Steps is then len(Sigmas).
 	Sigmas []float64
+
+	// LoRAs are the adapters the denoiser applies, with their strengths (none: the model as is).
+	// Bind them with LoRALayers.
+	LoRAs []qi21.LoRA
 
 	// Preview, when not nil, renders each step's x0 estimate into Event.Preview.Image.
 	Preview PreviewFunc

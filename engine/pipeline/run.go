@@ -192,6 +192,9 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 	}
 
 	r.enter(StagePrefill)
+	if err := p.dit.SetLoRAs(req.LoRAs); err != nil {
+		return nil, err
+	}
 	var memory Memory
 	in := DenoiseInput{Positive: pos, Negative: neg, CFG: set.cfg, CondLatents: condLatents, CondShapes: condShapes,
 		H: set.h, W: set.w, Noise: noise, Schedule: schedule}

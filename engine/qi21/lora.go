@@ -98,6 +98,21 @@ func (m *Model) SetLoRAs(ls []LoRA) error {
 	return m.uploadStrengths()
 }
 
+// HasLoRA reports whether any LoRA changes the model's outputs (one at a non-zero strength).
+func (m *Model) HasLoRA() bool {
+	for _, l := range m.loraLayers {
+		if l.scales != nil {
+			return true
+		}
+		for _, p := range l.patches {
+			if p.strength != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // LoRAs is the model's current LoRAs.
 func (m *Model) LoRAs() []LoRA { return append([]LoRA(nil), m.loras...) }
 

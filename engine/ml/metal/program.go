@@ -71,6 +71,9 @@ func (d *Denoiser) Prefill(ctx context.Context, lay *qi21.Layout, text, condLate
 	if lp < 1 || n < 1 {
 		return nil, decline("the layout has %d prefix and %d target rows; the device path needs both", lp, n)
 	}
+	if d.model.HasLoRA() {
+		return nil, decline("LoRAs are applied by the CPU denoiser only for now")
+	}
 	plan := programPlan(c, lp, n)
 	d.mu.Lock()
 	if d.arena == nil {
