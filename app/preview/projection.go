@@ -23,6 +23,10 @@ type Projection struct {
 	B      [4]float64           `json:"bias"`
 	// Error is the fit's error against the real decode, in 8-bit levels.
 	Error FitError `json:"error"`
+	// Calibrated is true for a projection fitted from the opened model's own VAE (Calibrate);
+	// Seconds is how long that took.
+	Calibrated bool    `json:"calibrated,omitempty"`
+	Seconds    float64 `json:"seconds,omitempty"`
 }
 
 // FitError is the projection's error against the real VAE's decode (patch means), in 8-bit
