@@ -30,12 +30,10 @@ type canvasView struct {
 	showing bool
 	box     fyne.CanvasObject
 	isFinal bool
-	// previewNote is the caption over step previews (it names a stand-in projection).
-	previewNote string
 }
 
 func newCanvasView() *canvasView {
-	v := &canvasView{previewNote: "Preview: the model's current guess, projected from the latents"}
+	v := &canvasView{}
 	v.img = canvas.NewImageFromImage(nil)
 	v.img.FillMode = canvas.ImageFillContain
 	v.img.ScaleMode = canvas.ImageScaleSmooth
@@ -62,10 +60,10 @@ func framePreview(img image.Image) image.Image { return overChecker(upscaleNeare
 // frameFinal composites a decoded image over the checkerboard, off the UI goroutine.
 func frameFinal(img image.Image) image.Image { return overChecker(img, 16) }
 
-// showPreview shows a framed preview at the output's size.
-func (v *canvasView) showPreview(framed image.Image, w, h int) {
+// showPreview shows a framed preview at the output's size, with note as its caption.
+func (v *canvasView) showPreview(framed image.Image, w, h int, note string) {
 	v.isFinal = false
-	v.caption.SetText(v.previewNote)
+	v.caption.SetText(note)
 	v.set(framed, w, h)
 }
 

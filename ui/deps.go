@@ -28,7 +28,10 @@ type Deps struct {
 	History   *history.Store
 	// ScanHistory reads the output folder's past images when the window opens.
 	ScanHistory bool
-	Projection  *preview.Projection
+	// Calibrator renders step previews with the projection calibrated for the model (grey until it
+	// is ready) and says so; Projection, when Calibrator is nil, is a fixed map (tests).
+	Calibrator *preview.Calibrator
+	Projection *preview.Projection
 	// ClipboardFile returns the path of a file copied in the Finder, or ""; ClipboardImage an
 	// image's bytes from the system clipboard, or nil.
 	ClipboardFile  func() string

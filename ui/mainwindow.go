@@ -1,9 +1,6 @@
 package ui
 
 import (
-	"path/filepath"
-	"strings"
-
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
@@ -59,9 +56,6 @@ func (s *studio) build() {
 	s.canvas = newCanvasView()
 	s.actions = newImageActions(s)
 	s.canvas.tools.Objects = []fyne.CanvasObject{s.actions.reveal, s.actions.copy}
-	if p := s.deps.Projection; p != nil && strings.Contains(p.Model, "tiny") && !strings.Contains(filepath.Base(s.deps.Settings.Model), "tiny") {
-		s.canvas.previewNote = "Preview colours are a stand-in (fitted on the test model) until the projection is fitted for this model"
-	}
 	s.progress = newProgressView()
 	s.memory = newMemoryPanel(s)
 	s.timing = newTimingPanel()

@@ -323,6 +323,9 @@ func (s *studio) useModel(path string) {
 	if mg, ok := s.deps.Generator.(interface{ SetPath(string) }); ok {
 		mg.SetPath(path)
 	}
+	if s.deps.Calibrator != nil {
+		s.deps.Calibrator.Start(path)
+	}
 	s.persist()
 	s.options.showModel(path)
 	s.say("Model set to %s; it opens at the next Generate.", shortPath(path))

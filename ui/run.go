@@ -24,11 +24,14 @@ func Run() {
 	if g, ok := deps.Generator.(*jobs.ModelGenerator); ok {
 		g.Close()
 	}
+	if deps.Calibrator != nil {
+		deps.Calibrator.Stop()
+	}
 }
 
 // DefaultDeps are the real services: the persisted settings, the model file's generator, its
 // geometry (or the published one) and the device budget, the output folder's history and the
-// stored preview projection.
+// preview calibrator, started in the background on the model.
 func DefaultDeps() Deps {
 	d := Deps{Settings: settings.Defaults(), ScanHistory: true, ClipboardFile: systemClipboardFile, ClipboardImage: systemClipboardImage}
 	if st, err := settings.DefaultStore(); err != nil {
@@ -47,8 +50,11 @@ func DefaultDeps() Deps {
 	d.Budget = memplan.DeviceBudget(d.Settings.Backend)
 	d.BudgetFor = memplan.DeviceBudget
 	d.History = history.New(d.Settings.OutputFolder)
-	if p, err := preview.Default(); err == nil {
-		d.Projection = p
+	cache, err := preview.DefaultCache()
+	if err != nil {
+		cache = preview.Cache{} // calibrations are then not kept between launches
 	}
+	d.Calibrator = &preview.Calibrator{Cache: cache}
+	d.Calibrator.Start(d.Settings.Model)
 	return d
 }

@@ -154,7 +154,9 @@ func (s *studio) generate() {
 		s.say("Cannot generate: %v", err)
 		return
 	}
-	if s.deps.Projection != nil {
+	if s.deps.Calibrator != nil {
+		req.Preview = s.deps.Calibrator.Render
+	} else if s.deps.Projection != nil {
 		req.Preview = s.deps.Projection.Image
 	}
 	id, err := s.queue.Submit(req, jobLabel(s.draft.Prompt, seed))
@@ -211,7 +213,7 @@ func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 			s.say("Job %d: %s", j.ID, u.Event.Notice)
 		}
 		if framed != nil {
-			s.canvas.showPreview(framed, j.Request.Width, j.Request.Height)
+			s.canvas.showPreview(framed, j.Request.Width, j.Request.Height, s.previewNote())
 			s.canvasJob = j.ID
 			s.setShownFile("")
 		}
@@ -245,6 +247,17 @@ func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 	}
 	s.queueList.show(s.queue.Jobs())
 	s.updateButtons()
+}
+
+// previewNote is the caption over step previews: the calibrator's word while it works (or why
+// it failed), else what the picture is.
+func (s *studio) previewNote() string {
+	if s.deps.Calibrator != nil {
+		if n := s.deps.Calibrator.Note(); n != "" {
+			return n
+		}
+	}
+	return "Preview: the model's current guess, projected from the latents"
 }
 
 // finished clears the running job when j was it.

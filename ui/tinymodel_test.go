@@ -14,6 +14,7 @@ import (
 
 	"easel/app/jobs"
 	"easel/app/memplan"
+	"easel/app/preview"
 	"easel/engine/convert"
 	"easel/internal/golden"
 )
@@ -36,8 +37,12 @@ func TestTinyModelThroughTheWindow(t *testing.T) {
 	}
 	gen := &jobs.ModelGenerator{Path: model}
 	t.Cleanup(func() { gen.Close() })
+	calib := &preview.Calibrator{Cache: preview.Cache{Dir: t.TempDir()}}
+	calib.Start(model)
+	t.Cleanup(calib.Stop)
 	h := newHarnessWith(t, 64e9, func(h *harness, d *Deps) {
 		d.Generator = gen
+		d.Calibrator = calib
 		d.Settings.Model = model
 		g, err := memplan.GeometryOf(model)
 		if err != nil {
@@ -78,6 +83,14 @@ func TestTinyModelThroughTheWindow(t *testing.T) {
 	test.Type(h.s.prompt.prompt, " at dawn")
 	test.Tap(h.s.generateBtn)
 	pumpCountingPreviews("both jobs saved", func() bool { return len(h.s.history.entries) == 2 })
+	// Once the calibration for this model is ready the caption says nothing about it.
+	calib.Wait()
+	if s, _, _, err := calib.State(); s != preview.Ready {
+		t.Fatalf("calibration status %v: %v", s, err)
+	}
+	if note := h.s.previewNote(); strings.Contains(note, "alibrat") || strings.Contains(note, "stand-in") {
+		t.Errorf("preview caption %q after the calibration finished", note)
+	}
 	if previews < 6 {
 		t.Errorf("%d step previews shown for two 3-step jobs; want a new one at every step", previews)
 	}

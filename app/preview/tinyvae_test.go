@@ -19,7 +19,7 @@ type tinySource struct {
 	config []byte
 }
 
-func openTinyVAE(t *testing.T) *tinySource {
+func openTinyVAE(t testing.TB) *tinySource {
 	t.Helper()
 	snap, err := golden.ModelSnapshot()
 	if err != nil {
