@@ -141,8 +141,8 @@ func (s *studio) pickImages() {
 		s.addFiles([]string{path})
 	}, s.win)
 	d.SetFilter(storage.NewExtensionFileFilter([]string{".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff"}))
-	d.Resize(fyne.NewSize(900, 600))
 	d.Show()
+	d.Resize(fyne.NewSize(900, 600)) // after Show: Fyne's file dialog has no window to size before it
 }
 
 func (s *studio) moveCondition(i, delta int) {

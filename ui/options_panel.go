@@ -305,8 +305,8 @@ func (s *studio) pickModel() {
 		s.useModel(path)
 	}, s.win)
 	d.SetFilter(storage.NewExtensionFileFilter([]string{".cmf"}))
-	d.Resize(fyne.NewSize(900, 600))
 	d.Show()
+	d.Resize(fyne.NewSize(900, 600)) // after Show: Fyne's file dialog has no window to size before it
 }
 
 // useModel switches to a model file: its geometry drives the memory prediction at once, and the

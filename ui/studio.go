@@ -3,12 +3,14 @@ package ui
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"image"
 	"strings"
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/compose"
@@ -16,6 +18,7 @@ import (
 	"easel/app/history"
 	"easel/app/jobs"
 	"easel/app/memplan"
+	"easel/engine/mmapfile"
 )
 
 // studio is the main window's state: the draft, the queue, and the widgets that show them. All
@@ -56,6 +59,8 @@ type studio struct {
 	cancelBtn    *widget.Button
 	prediction   memplan.Prediction
 	predictedErr error
+	// lostModel is the offer to choose the model again, while it is shown.
+	lostModel *dialog.ConfirmDialog
 }
 
 func newStudio(deps Deps) *studio {
@@ -238,7 +243,11 @@ func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 	case jobs.Failed:
 		s.finished(j)
 		s.progress.failed(j)
-		s.say("Job %d failed: %v", j.ID, j.Err)
+		if fault := (*mmapfile.FaultError)(nil); errors.As(j.Err, &fault) {
+			s.modelLost(j, fault)
+		} else {
+			s.say("Job %d failed: %v", j.ID, j.Err)
+		}
 	case jobs.Cancelled:
 		s.finished(j)
 		if s.current == 0 {

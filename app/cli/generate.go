@@ -29,6 +29,7 @@ import (
 	"easel/engine/imageio"
 	"easel/engine/ml"
 	"easel/engine/ml/cpu"
+	"easel/engine/mmapfile"
 	"easel/engine/pipeline"
 )
 
@@ -52,6 +53,7 @@ const (
 	ExitMemory       = 10  // the request's cache and activations exceed the machine's memory
 	ExitBackend      = 11  // the backend asked for cannot run on this machine (metal off Apple silicon)
 	ExitLoRA         = 12  // a LoRA file is missing, unreadable, or made for another model
+	ExitModelChanged = 13  // the model file changed or became unreadable during the run (drive unplugged, file truncated or replaced)
 	ExitCancelled    = 130 // Ctrl-C (128 + SIGINT, as shells report it)
 )
 
@@ -83,12 +85,16 @@ const generateUsage = `usage: easel generate --model M.cmf --prompt TEXT [flags]
 exit codes: 0 saved, 2 bad command line, 4 model missing, 5 not a usable .cmf, 6 bad condition
 image, 7 impossible size, 8 impossible steps/CFG/seed, 9 cannot save, 10 too large for this
 machine's memory, 11 the backend cannot run here (metal off Apple silicon), 12 a LoRA is missing,
-unreadable or for another model, 130 cancelled (Ctrl-C)`
+unreadable or for another model, 13 the model file changed or became unreadable during the run
+(drive unplugged, file truncated or replaced), 130 cancelled (Ctrl-C)`
 
 // interruptContext is cancelled by Ctrl-C or SIGTERM (a test substitutes its own).
 var interruptContext = func() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
+
+// adjustPipeline changes the pipeline's options before it is built (a test wraps the denoiser).
+var adjustPipeline = func(o pipeline.Options) pipeline.Options { return o }
 
 // stringList is a repeatable flag.
 type stringList []string
@@ -273,7 +279,10 @@ func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
 			g.from, g.fromModelHash, modelFingerprint(model))
 	}
 	be := cpu.New()
-	p, err := pipeline.New(model, be, choice.Options(model))
+	p, err := newPipeline(model, be, adjustPipeline(choice.Options(model)))
+	if changed := (*mmapfile.FaultError)(nil); errors.As(err, &changed) {
+		return nil, fail(ExitModelChanged, "%v; %s was not written", err, outPath)
+	}
 	if err != nil {
 		return nil, fail(ExitModelInvalid, "%s cannot be used: %v", g.model, err)
 	}
@@ -307,7 +316,10 @@ func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
 	<-drained
 	out.endProgress()
 	if err != nil {
+		var changed *mmapfile.FaultError
 		switch {
+		case errors.As(err, &changed):
+			return nil, fail(ExitModelChanged, "%v; %s was not written", err, outPath)
 		case errors.Is(err, context.Canceled):
 			return nil, fail(ExitCancelled, "cancelled; %s was not written", outPath)
 		case errors.Is(err, pipeline.ErrSize):
@@ -339,6 +351,14 @@ func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
 		}
 	}
 	return &savedImage{Path: outPath, Width: res.Width, Height: res.Height, Seed: res.Seed, Elapsed: time.Since(loadStart), StageTimes: stages}, nil
+}
+
+// newPipeline is pipeline.New with a fault reading the model file's mapping (the tokenizer, the
+// configs) returned as its *mmapfile.FaultError rather than ending the process.
+func newPipeline(m *cmf.File, be ml.Backend, opts pipeline.Options) (_ *pipeline.Pipeline, err error) {
+	defer mmapfile.Recover(&err)
+	defer mmapfile.Guard()()
+	return pipeline.New(m, be, opts)
 }
 
 // negativeUsed is the negative prompt as the image records it: only when CFG used it.

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -9,6 +10,7 @@ import (
 	"easel/app/settings"
 	"easel/engine/cmf"
 	"easel/engine/ml/cpu"
+	"easel/engine/mmapfile"
 	"easel/engine/pipeline"
 )
 
@@ -26,6 +28,8 @@ type ModelGenerator struct {
 	loaded     string           // the path file and p were opened from
 	loadedWith settings.Backend // the backend setting p was built with
 	reason     string           // why the denoiser runs where it does
+	// adjust changes the pipeline's options before it is built (tests wrap the denoiser).
+	adjust func(pipeline.Options) pipeline.Options
 }
 
 // SetBackend switches the backend setting from the next job on.
@@ -61,7 +65,35 @@ func (g *ModelGenerator) Run(ctx context.Context, req pipeline.Request, events c
 		}
 		return nil, err
 	}
-	return p.Run(ctx, req, events)
+	res, err := p.Run(ctx, req, events)
+	var fault *mmapfile.FaultError
+	if errors.As(err, &fault) {
+		// The file changed under its mapping (a drive unplugged, the file truncated or replaced):
+		// let go of the mapping and the pipeline built on it; the next job opens the file again,
+		// as it is then.
+		g.drop(p)
+	}
+	return res, err
+}
+
+// drop closes p and its model file if they are still the ones in use.
+func (g *ModelGenerator) drop(p *pipeline.Pipeline) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.p != p {
+		return
+	}
+	p.Close()
+	g.file.Close()
+	g.file, g.p, g.loaded = nil, nil, ""
+}
+
+// Released reports whether the generator holds no model file (before the first job, after Close,
+// and after a job found the file changed).
+func (g *ModelGenerator) Released() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.file == nil && g.p == nil
 }
 
 func (g *ModelGenerator) pipeline() (*pipeline.Pipeline, error) {
@@ -75,6 +107,9 @@ func (g *ModelGenerator) pipeline() (*pipeline.Pipeline, error) {
 		return g.p, nil
 	}
 	if g.file != nil {
+		if g.p != nil {
+			g.p.Close()
+		}
 		g.file.Close()
 		g.file, g.p, g.loaded = nil, nil, ""
 	}
@@ -89,7 +124,11 @@ func (g *ModelGenerator) pipeline() (*pipeline.Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := pipeline.New(f, cpu.New(), choice.Options(f))
+	opts := choice.Options(f)
+	if g.adjust != nil {
+		opts = g.adjust(opts)
+	}
+	p, err := newPipeline(f, opts)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s cannot be used: %w", g.Path, err)
@@ -98,10 +137,21 @@ func (g *ModelGenerator) pipeline() (*pipeline.Pipeline, error) {
 	return p, nil
 }
 
+// newPipeline is pipeline.New with a fault reading the mapping (the tokenizer, the configs)
+// returned as its *mmapfile.FaultError.
+func newPipeline(f *cmf.File, opts pipeline.Options) (_ *pipeline.Pipeline, err error) {
+	defer mmapfile.Recover(&err)
+	defer mmapfile.Guard()()
+	return pipeline.New(f, cpu.New(), opts)
+}
+
 // Close releases the model file (after the queue is closed).
 func (g *ModelGenerator) Close() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.p != nil {
+		g.p.Close()
+	}
 	g.p = nil
 	if g.file == nil {
 		return nil

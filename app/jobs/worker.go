@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 
+	"easel/engine/mmapfile"
 	"easel/engine/pipeline"
 )
 
@@ -45,11 +47,45 @@ func (q *Queue) takeNext() (*entry, context.Context) {
 	return nil, nil
 }
 
+// forward records a running job's event and reports it.
+func (q *Queue) forward(e *entry, ev pipeline.Event) {
+	q.mu.Lock()
+	e.job.Last = ev
+	q.report(e, &ev)
+}
+
 // outcome is what a generator returned.
 type outcome struct {
-	res *pipeline.Result
-	err error
+	res      *pipeline.Result
+	err      error
+	panicked bool
 }
+
+// runSafely runs the generator with a panic turned into the job's error: a fault reading the
+// model file's mapping (mmapfile.Guard) as its *mmapfile.FaultError, anything else as a bug to
+// report, so that a failing generator ends one job and never the app.
+func (q *Queue) runSafely(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (res *pipeline.Result, err error) {
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		res = nil
+		if fault, ok := mmapfile.AsFault(v); ok {
+			err = fault
+		} else {
+			err = fmt.Errorf("internal error (a bug; please report it with this message): %v\n%s", v, debug.Stack())
+		}
+		err = &panicked{err}
+	}()
+	defer mmapfile.Guard()()
+	return q.gen.Run(ctx, req, events)
+}
+
+// panicked marks an error recovered from a generator's panic.
+type panicked struct{ error }
+
+func (p *panicked) Unwrap() error { return p.error }
 
 // run generates one job, forwarding its events, and records how it ended.
 func (q *Queue) run(ctx context.Context, e *entry) {
@@ -57,15 +93,40 @@ func (q *Queue) run(ctx context.Context, e *entry) {
 	ended := make(chan outcome, 1)
 	req := e.job.Request
 	go func() {
-		res, err := q.gen.Run(ctx, req, events)
-		ended <- outcome{res, err}
+		res, err := q.runSafely(ctx, req, events)
+		var p *panicked
+		if errors.As(err, &p) {
+			ended <- outcome{nil, p.error, true}
+			return
+		}
+		ended <- outcome{res, err, false}
 	}()
-	for ev := range events {
-		q.mu.Lock()
-		e.job.Last = ev
-		q.report(e, &ev)
+	var out outcome
+	for received := false; !received; {
+		select {
+		case ev, open := <-events:
+			if !open {
+				out, received = <-ended, true
+				continue
+			}
+			q.forward(e, ev)
+		case out = <-ended:
+			// The generator returned; its last events may still be on their way (the pipeline's
+			// channel closes after Run returns). One that panicked may never close it: then
+			// nothing more is reported.
+			received = true
+			if out.panicked {
+				go func() {
+					for range events {
+					}
+				}()
+				continue
+			}
+			for ev := range events {
+				q.forward(e, ev)
+			}
+		}
 	}
-	out := <-ended
 
 	q.mu.Lock()
 	stopped := ctx.Err() != nil

@@ -26,18 +26,38 @@ var _ quant.Source = (*File)(nil)
 
 // Open maps path and validates its structure: the envelope, the header JSON, every directory
 // record, alignment, bounds and exact payload sizes. Hashes are not read here; Verify checks them.
-func Open(path string) (*File, error) {
+func Open(path string) (f *File, err error) {
 	m, err := mmapfile.Open(path)
 	if err != nil {
 		return nil, &Error{Kind: ErrNotCMF, Path: path, Detail: fmt.Sprintf("cannot open: %v", err), Advice: "check the path and that the file is readable", Err: err}
 	}
-	f, err := parse(path, m.Bytes())
+	m.Describe("model file", RemedyFileChanged)
+	defer func() {
+		if err != nil {
+			m.Close()
+		}
+	}()
+	defer mmapfile.Recover(&err) // the file shrank between the size check and the read
+	defer mmapfile.Guard()()
+	f, err = parse(path, m.Bytes())
 	if err != nil {
-		m.Close()
 		return nil, err
 	}
 	f.mapping = m
 	return f, nil
+}
+
+// RemedyFileChanged is what to do when the model file changes or goes away while it is mapped.
+const RemedyFileChanged = "reconnect the drive or choose the model again"
+
+// Changed reports the file as changed under its mapping (a *mmapfile.FaultError) when it is gone
+// or its length is no longer the one it was opened with; nil when it looks the same. A reader
+// that does not fault on the CPU (the GPU) asks it after a failure.
+func (f *File) Changed() error {
+	if f.mapping == nil {
+		return nil
+	}
+	return f.mapping.Changed()
 }
 
 // parse validates a whole CMF image held in b; the File aliases b.

@@ -6,7 +6,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
+
+	"easel/engine/mmapfile"
 )
 
 // verifyChunk is how many bytes one worker hashes at a time (a multiple of 8, so that chunks of
@@ -32,10 +33,12 @@ func (f *File) Verify(progress func(done, total int64)) error {
 
 // VerifyContext is Verify that stops when ctx is cancelled (a 12 GB file takes a while), returning
 // an error that wraps ctx's error.
-func (f *File) VerifyContext(ctx context.Context, progress func(done, total int64)) error {
+func (f *File) VerifyContext(ctx context.Context, progress func(done, total int64)) (err error) {
 	if f.data == nil {
 		return f.closed("")
 	}
+	defer mmapfile.Recover(&err) // the file went away while it was read: a *mmapfile.FaultError
+	defer mmapfile.Guard()()
 	for i := range f.entries {
 		if err := checkEntry(f.path, &f.entries[i], f.env.Data.Len); err != nil {
 			return err
@@ -136,6 +139,8 @@ func (f *File) hashAll(ctx context.Context, checks []hashCheck, total int64, pro
 	}
 	jobs := make(chan job, 64)
 	results := make(chan result, 64)
+	quit := make(chan struct{}) // closed when the caller stops reading (a worker faulted)
+	defer close(quit)
 	workers := runtime.GOMAXPROCS(0)
 	if total < 4*verifyChunk {
 		workers = 1 // not worth the goroutines
@@ -149,31 +154,39 @@ func (f *File) hashAll(ctx context.Context, checks []hashCheck, total int64, pro
 				case jobs <- job{i, c.span.Off + off, min(verifyChunk, whole-off), off / 8}:
 				case <-ctx.Done():
 					return // the partial sums are discarded by the caller
+				case <-quit:
+					return
 				}
 			}
 		}
 	}()
-	var wg sync.WaitGroup
+	// The workers read the mapping: in a Group, a fault (the file went away) comes back to this
+	// goroutine at Wait. Each one ends by sending check −1, also when it panicked.
+	var g mmapfile.Group
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() {
+			defer func() { results <- result{check: -1} }()
 			for j := range jobs {
 				results <- result{j.check, accumulateWords(f.data[j.off:j.off+j.len], j.word), j.len}
 			}
-		}()
+		})
 	}
-	go func() { wg.Wait(); close(results) }()
 
 	acc := make([]uint64, len(checks))
 	var done int64
-	for r := range results {
+	for running := workers; running > 0; {
+		r := <-results
+		if r.check < 0 {
+			running--
+			continue
+		}
 		acc[r.check] ^= r.acc
 		done += int64(r.n)
 		if progress != nil {
 			progress(done, total)
 		}
 	}
+	g.Wait()
 	sums := make([]uint64, len(checks))
 	for i, c := range checks {
 		whole := c.span.Len &^ 7

@@ -1,5 +1,10 @@
 // Package mmapfile maps a whole file read-only into memory, so that model weights and reference
 // tensors can be read in place as byte slices without copying them.
+//
+// A mapping is only as good as the file under it: when the file is truncated, replaced or its
+// drive goes away while it is mapped, reading the mapping faults (SIGBUS). fault.go turns such a
+// fault into a *FaultError on the goroutine that hit it, and Group carries it (and any other
+// panic) from worker goroutines back to their caller.
 package mmapfile
 
 import (
@@ -13,6 +18,9 @@ type File struct {
 	Path  string
 	data  []byte
 	owned bool // data came from mmap (false for an empty file)
+	// kind and remedy describe the file in a FaultError ("model file", "reconnect the drive or
+	// choose the model again"); Describe sets them.
+	kind, remedy string
 }
 
 // Open maps path read-only. An empty file maps to an empty slice.
@@ -40,7 +48,9 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mapping %s (%d bytes): %w", path, size, err)
 	}
-	return &File{Path: path, data: data, owned: true}, nil
+	m := &File{Path: path, data: data, owned: true}
+	register(m)
+	return m, nil
 }
 
 // Bytes is the file's content, backed by the mapping. Do not write to it.
@@ -54,6 +64,7 @@ func (m *File) Close() error {
 	if m == nil || !m.owned {
 		return nil
 	}
+	unregister(m)
 	m.owned = false
 	d := m.data
 	m.data = nil

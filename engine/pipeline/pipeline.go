@@ -43,6 +43,7 @@ type Options struct {
 
 // Pipeline is one model bound to one backend, ready to run requests one at a time.
 type Pipeline struct {
+	model    ModelFile
 	be       ml.Backend   // the cancellable wrapper every network is bound to
 	guard    *cancellable // its context switch
 	inner    ml.Backend
@@ -72,7 +73,7 @@ func New(m ModelFile, be ml.Backend, opts Options) (*Pipeline, error) {
 	if m == nil || be == nil {
 		return nil, errors.New("pipeline: New needs an open model file and a backend")
 	}
-	p := &Pipeline{inner: be, proc: qwen3vl.DefaultImageProcessorConfig()}
+	p := &Pipeline{model: m, inner: be, proc: qwen3vl.DefaultImageProcessorConfig()}
 	p.be, p.guard = wrapBackend(be)
 	if opts.ImageProcessor != nil {
 		p.proc = *opts.ImageProcessor

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	"runtime/debug"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"easel/engine/ml"
+	"easel/engine/mmapfile"
 	"easel/engine/qwen3vl"
 	"easel/engine/vae"
 )
@@ -62,10 +64,25 @@ func (p *Pipeline) Run(ctx context.Context, req Request, events chan<- Event) (*
 	defer p.mu.Unlock()
 	p.guard.begin(ctx)
 	defer p.guard.end()
+	defer mmapfile.Guard()() // a read of a vanished model file faults into an error, see generateSafely
 
 	r := &run{p: p, em: em, start: time.Now(), timings0: p.inner.Timings().Snapshot(), steps: set.steps, device0: p.deviceTime()}
 	res, err := r.generateSafely(ctx, &req, set)
 	if err != nil {
+		var fault *mmapfile.FaultError
+		if !errors.As(err, &fault) {
+			// A device reading the mapping (Metal) does not fault on this goroutine: it fails.
+			// If the file changed under it, that is the reason to report.
+			if c, ok := p.model.(interface{ Changed() error }); ok {
+				if changed := c.Changed(); changed != nil && errors.As(changed, &fault) {
+					err = fault
+				}
+			}
+		}
+		if fault != nil {
+			// The message is whole (the file, what happened, what to do); the stage is context.
+			return nil, &ModelFileError{Stage: r.where(), Fault: fault}
+		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("pipeline: cancelled while %s: %w", r.where(), ctx.Err())
 		}
@@ -73,6 +90,21 @@ func (p *Pipeline) Run(ctx context.Context, req Request, events chan<- Event) (*
 	}
 	return res, nil
 }
+
+// ModelFileError is a run stopped because the model file changed or became unreadable while it
+// was mapped (a drive unplugged, the file truncated or replaced). Its message is the fault's:
+// the file, its size then and now, and what to do. errors.As finds the *mmapfile.FaultError.
+type ModelFileError struct {
+	Stage string // where the run was ("denoising (step 3 of 20)")
+	Fault *mmapfile.FaultError
+}
+
+func (e *ModelFileError) Error() string {
+	return fmt.Sprintf("stopped while %s: %v", e.Stage, e.Fault)
+}
+
+// Unwrap is the fault.
+func (e *ModelFileError) Unwrap() error { return e.Fault }
 
 // run is the state of one Run: the current stage and the clocks behind the events.
 type run struct {
@@ -143,12 +175,21 @@ func (r *run) notice(s string) {
 }
 
 // generateSafely is generate with a panic in any network turned into an error, so a bug there
-// fails one image instead of the app.
+// fails one image instead of the app, and a fault reading the model file's mapping (Run guards
+// this goroutine, mmapfile.Group the backend's workers) into its *mmapfile.FaultError.
 func (r *run) generateSafely(ctx context.Context, req *Request, set settings) (res *Result, err error) {
 	defer func() {
-		if v := recover(); v != nil {
-			res, err = nil, fmt.Errorf("internal error (a bug; please report it with this message): %v\n%s", v, debug.Stack())
+		v := recover()
+		if v == nil {
+			return
 		}
+		if fault, ok := mmapfile.AsFault(v); ok {
+			// The model file went away under its mapping (on this goroutine or a backend worker's).
+			// The unwinding released what the run held (the programs, the backend's scratch).
+			res, err = nil, fault
+			return
+		}
+		res, err = nil, fmt.Errorf("internal error (a bug; please report it with this message): %v\n%s", v, debug.Stack())
 	}()
 	return r.generate(ctx, req, set)
 }

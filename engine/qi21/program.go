@@ -38,13 +38,19 @@ func (m *Model) Prefill(ctx context.Context, lay *Layout, text, condLatents []fl
 	}
 	m.live++
 	m.mu.Unlock()
+	kept := false
+	defer func() { // also when prefill panics (the model file faulted): the slot is free again
+		if !kept {
+			m.mu.Lock()
+			m.live--
+			m.mu.Unlock()
+		}
+	}()
 	prog, err := m.prefill(ctx, lay, text, condLatents)
 	if err != nil {
-		m.mu.Lock()
-		m.live--
-		m.mu.Unlock()
 		return nil, fmt.Errorf("qi21.Prefill: %w", err)
 	}
+	kept = true
 	return prog, nil
 }
 

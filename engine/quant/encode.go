@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"sync"
+
+	"easel/engine/mmapfile"
 )
 
 // RowSource fills dst with rows r0..r1 of the matrix being encoded, row-major, (r1−r0)·cols
@@ -218,13 +219,13 @@ func parallelBlocks(c0, c1 int, fn func(worker, r0, r1 int)) {
 		fn(0, c0, c1)
 		return
 	}
-	var wg sync.WaitGroup
+	var g mmapfile.Group // a panic in a block comes back to the caller
 	for b := range n {
 		r0 := c0 + b*encodeBlockRows
 		r1 := min(r0+encodeBlockRows, c1)
-		wg.Go(func() { fn(b, r0, r1) })
+		g.Go(func() { fn(b, r0, r1) })
 	}
-	wg.Wait()
+	g.Wait()
 }
 
 // viewAs2D is the [rows, cols] view of a shape: the first dimension against the rest.

@@ -4,7 +4,8 @@ import (
 	"image"
 	"math"
 	"runtime"
-	"sync"
+
+	"easel/engine/mmapfile"
 )
 
 // The reference resizes condition images with Pillow (Image.resize, LANCZOS, reducing_gap=None);
@@ -247,18 +248,16 @@ func parallelRows(n int, row func(y int)) {
 		}
 		return
 	}
-	var wg sync.WaitGroup
+	var g mmapfile.Group // a panic in a band comes back to the caller
 	for w := 0; w < workers; w++ {
 		lo, hi := n*w/workers, n*(w+1)/workers
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() {
 			for y := lo; y < hi; y++ {
 				row(y)
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	g.Wait()
 }
 
 // packedNRGBA is a copy of img whose rows are contiguous and whose origin is (0, 0).

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"easel/engine/ml"
+	"easel/engine/mmapfile"
 	"easel/engine/quant"
 )
 
@@ -137,7 +138,8 @@ func (b *Backend) linearPipelined(outs []*Tensor, x *Tensor, ws []*quant.Tensor,
 	}
 	ready := make(chan weightTile, 2)
 	stop := make(chan struct{})
-	go func() {
+	var decoder mmapfile.Group // a fault in the decoder comes back to this goroutine at Wait
+	decoder.Go(func() {
 		defer close(ready)
 		for i, w := range ws {
 			for r0 := 0; r0 < w.Rows(); r0 += b.tileRows {
@@ -155,7 +157,7 @@ func (b *Backend) linearPipelined(outs []*Tensor, x *Tensor, ws []*quant.Tensor,
 				}
 			}
 		}
-	}()
+	})
 	var failed error
 	for t := range ready {
 		if failed == nil && t.err != nil {
@@ -168,6 +170,7 @@ func (b *Backend) linearPipelined(outs []*Tensor, x *Tensor, ws []*quant.Tensor,
 		}
 		free <- t.buf
 	}
+	decoder.Wait() // before counting the buffers: a decoder that faulted still holds one
 	for range 2 {
 		putScratch(<-free)
 	}

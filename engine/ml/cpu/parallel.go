@@ -2,9 +2,14 @@ package cpu
 
 import (
 	"runtime"
-	"sync"
 	"sync/atomic"
+
+	"easel/engine/mmapfile"
 )
+
+// The worker goroutines here read the model file's mapping (weights dequantized tile by tile):
+// they run in a mmapfile.Group, so a fault there (the file went away) or any panic comes back to
+// the caller's goroutine, where the pipeline turns it into the job's error.
 
 // parallelRows runs fn over [0, n) split into one contiguous range per core (at least minChunk
 // items each), and waits. Row ops use it; it is never called while a BLAS call is running.
@@ -23,16 +28,12 @@ func parallelRows(n, minChunk int, fn func(lo, hi int)) {
 		return
 	}
 	chunk := (n + workers - 1) / workers
-	var wg sync.WaitGroup
+	var g mmapfile.Group
 	for lo := 0; lo < n; lo += chunk {
 		hi := min(lo+chunk, n)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(lo, hi)
-		}()
+		g.Go(func() { fn(lo, hi) })
 	}
-	wg.Wait()
+	g.Wait()
 }
 
 // forTiles runs fn(worker, i) for every i in [0, count). When one sgemm call uses one core
@@ -47,11 +48,9 @@ func forTiles(count int, fn func(worker, i int)) {
 		return
 	}
 	var next atomic.Int64
-	var wg sync.WaitGroup
+	var g mmapfile.Group
 	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= count {
@@ -59,9 +58,9 @@ func forTiles(count int, fn func(worker, i int)) {
 				}
 				fn(w, i)
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	g.Wait()
 }
 
 // tileWorkers is how many goroutines forTiles uses for count tiles.
