@@ -18,6 +18,7 @@ import (
 	"easel/app/history"
 	"easel/app/jobs"
 	"easel/app/memplan"
+	"easel/engine/cmf"
 	"easel/engine/mmapfile"
 )
 
@@ -243,7 +244,7 @@ func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 	case jobs.Failed:
 		s.finished(j)
 		s.progress.failed(j)
-		if fault := (*mmapfile.FaultError)(nil); errors.As(j.Err, &fault) {
+		if fault := (*mmapfile.FaultError)(nil); errors.As(j.Err, &fault) && fault.Kind == cmf.KindModelFile {
 			s.modelLost(j, fault)
 		} else {
 			s.say("Job %d failed: %v", j.ID, j.Err)

@@ -31,7 +31,7 @@ func Open(path string) (f *File, err error) {
 	if err != nil {
 		return nil, &Error{Kind: ErrNotCMF, Path: path, Detail: fmt.Sprintf("cannot open: %v", err), Advice: "check the path and that the file is readable", Err: err}
 	}
-	m.Describe("model file", RemedyFileChanged)
+	m.Describe(KindModelFile, RemedyFileChanged)
 	defer func() {
 		if err != nil {
 			m.Close()
@@ -47,8 +47,12 @@ func Open(path string) (f *File, err error) {
 	return f, nil
 }
 
-// RemedyFileChanged is what to do when the model file changes or goes away while it is mapped.
-const RemedyFileChanged = "reconnect the drive or choose the model again"
+// KindModelFile is what a CMF file is to the user (in a *mmapfile.FaultError), and
+// RemedyFileChanged what to do when it changes or goes away while it is mapped.
+const (
+	KindModelFile     = "model file"
+	RemedyFileChanged = "reconnect the drive or choose the model again"
+)
 
 // Changed reports the file as changed under its mapping (a *mmapfile.FaultError) when it is gone
 // or its length is no longer the one it was opened with; nil when it looks the same. A reader

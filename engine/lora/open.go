@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"easel/engine/mmapfile"
 	"easel/engine/safetensors"
 )
 
@@ -25,7 +26,9 @@ type File struct {
 
 // Open reads the LoRA file at path, binds it to layers and hashes it. The file is not kept
 // open: the adapter owns copies of its factors.
-func Open(path string, layers []Layer) (*File, error) {
+func Open(path string, layers []Layer) (_ *File, err error) {
+	defer mmapfile.Recover(&err) // the file changed while it was read: a *mmapfile.FaultError
+	defer mmapfile.Guard()()
 	st, err := safetensors.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("lora: %v: it is not a LoRA file Easel can read (LoRAs are .safetensors)", err)
