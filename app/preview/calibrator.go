@@ -9,6 +9,7 @@ import (
 	"easel/assets/calibration"
 	"easel/engine/cmf"
 	"easel/engine/ml/cpu"
+	"easel/engine/mmapfile"
 	"easel/engine/vae"
 )
 
@@ -88,6 +89,10 @@ func (c *Calibrator) changed() {
 
 // calibrate finds the cached projection for the file's VAE or fits and caches a new one.
 func (c *Calibrator) calibrate(ctx context.Context, path string) (p *Projection, cached bool, err error) {
+	// The VAE reads the model file's mapping: if the file goes away meanwhile, the fault is this
+	// calibration's error (a *mmapfile.FaultError), not the end of the app.
+	defer mmapfile.Recover(&err)
+	defer mmapfile.Guard()()
 	f, err := cmf.Open(path)
 	if err != nil {
 		return nil, false, err
