@@ -10,9 +10,13 @@ import (
 
 // imageActions are the buttons over the canvas that act on the saved image shown there: Show in
 // Finder (Show in folder on Linux) and Copy image. They are off while a preview or an unsaved
-// image is shown.
+// image is shown; Save to… shows instead while the image on the canvas is one that could not be
+// saved (kept_image.go).
 type imageActions struct {
 	reveal, copy *widget.Button
+	// saveTo saves a finished image that could not be saved in the output folder elsewhere; it
+	// shows only while such an image is on the canvas.
+	saveTo *widget.Button
 }
 
 func newImageActions(s *studio) *imageActions {
@@ -20,8 +24,10 @@ func newImageActions(s *studio) *imageActions {
 		reveal: widget.NewButtonWithIcon(s.deps.Desktop.Label(), theme.FolderOpenIcon(), func() { s.revealFile(s.shownPath) }),
 		copy:   widget.NewButtonWithIcon("Copy image", theme.ContentCopyIcon(), func() { s.copyFile(s.shownPath) }),
 	}
+	a.saveTo = widget.NewButtonWithIcon("Save to…", theme.DocumentSaveIcon(), s.saveKeptShown)
 	a.reveal.Disable()
 	a.copy.Disable()
+	a.saveTo.Hide()
 	return a
 }
 
@@ -35,6 +41,7 @@ func (s *studio) setShownFile(path string) {
 			b.Enable()
 		}
 	}
+	s.updateSaveTo()
 }
 
 // revealFile shows a saved image in the Finder or the file manager (off the UI goroutine); a

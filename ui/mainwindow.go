@@ -55,7 +55,7 @@ func (s *studio) build() {
 	s.options = newOptionsPanel(s)
 	s.canvas = newCanvasView()
 	s.actions = newImageActions(s)
-	s.canvas.tools.Objects = []fyne.CanvasObject{s.actions.reveal, s.actions.copy}
+	s.canvas.tools.Objects = []fyne.CanvasObject{s.actions.saveTo, s.actions.reveal, s.actions.copy}
 	s.progress = newProgressView()
 	s.memory = newMemoryPanel(s)
 	s.timing = newTimingPanel()

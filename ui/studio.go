@@ -62,10 +62,14 @@ type studio struct {
 	predictedErr error
 	// lostModel is the offer to choose the model again, while it is shown.
 	lostModel *dialog.ConfirmDialog
+	// kept are finished images that could not be saved, by job, until saved elsewhere;
+	// saveOffer is the offer to choose another folder, while it is shown.
+	kept      map[jobs.ID]keptImage
+	saveOffer *dialog.ConfirmDialog
 }
 
 func newStudio(deps Deps) *studio {
-	s := &studio{deps: deps, draft: compose.NewDraft(deps.Settings), jobDrafts: map[jobs.ID]compose.Draft{}, jobPeaks: map[jobs.ID]int64{}}
+	s := &studio{deps: deps, draft: compose.NewDraft(deps.Settings), jobDrafts: map[jobs.ID]compose.Draft{}, jobPeaks: map[jobs.ID]int64{}, kept: map[jobs.ID]keptImage{}}
 	if s.deps.Do == nil {
 		s.deps.Do = fyne.Do
 	}
@@ -282,7 +286,8 @@ func (s *studio) finished(j jobs.Job) {
 	}
 }
 
-// save writes a finished image to the output folder off the UI goroutine, then lists it.
+// save writes a finished image to the output folder off the UI goroutine, then lists it. An image
+// that cannot be saved there is kept (keep) and another folder offered.
 func (s *studio) save(j jobs.Job) {
 	d, ok := s.jobDrafts[j.ID]
 	delete(s.jobDrafts, j.ID)
@@ -298,7 +303,7 @@ func (s *studio) save(j jobs.Job) {
 		e, err := store.Save(img, set, now)
 		s.deps.Do(func() {
 			if err != nil {
-				s.say("The image was made but could not be saved: %v", err)
+				s.keep(id, keptImage{img: img, set: set, at: now}, err)
 				return
 			}
 			s.history.addSession(e)

@@ -20,8 +20,17 @@ type tempFile interface {
 	Name() string
 }
 
-// createTemp makes the temporary file next to the destination.
-var createTemp = func(dir, pattern string) (tempFile, error) { return os.CreateTemp(dir, pattern) }
+// createTemp makes the temporary file next to the destination (FailWritesAfter replaces it).
+func createTemp(dir, pattern string) (tempFile, error) {
+	if limit := fullDiskAfter.Load(); limit != nil {
+		f, err := os.CreateTemp(dir, pattern)
+		if err != nil {
+			return nil, err
+		}
+		return &fullDiskFile{File: f, limit: *limit}, nil
+	}
+	return os.CreateTemp(dir, pattern)
+}
 
 // WriteFile writes img with s embedded to path atomically: a temporary file in the same folder is
 // written, synced and renamed over path. On any failure the temporary file is removed, path is
@@ -31,7 +40,7 @@ func WriteFile(path string, img image.Image, s *Settings) (err error) {
 	if st, err := os.Stat(dir); err != nil {
 		return writeError(path, err)
 	} else if !st.IsDir() {
-		return fmt.Errorf("cannot save %s: %s is not a folder", path, dir)
+		return fmt.Errorf("cannot save %s: %s is a file, not a folder; choose another folder", path, dir)
 	}
 	f, err := createTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
@@ -82,6 +91,8 @@ func writeError(path string, err error) error {
 		return fmt.Errorf("cannot save %s: the disk is full; free some space or choose another folder (%w)", path, err)
 	case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS):
 		return fmt.Errorf("cannot save %s: Easel may not write to the folder %s; choose another folder or allow writing there (%w)", path, filepath.Dir(path), err)
+	case errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("cannot save %s: part of the folder's path %s is a file, not a folder; choose another folder (%w)", path, filepath.Dir(path), err)
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("cannot save %s: the folder %s does not exist; create it or choose another (%w)", path, filepath.Dir(path), err)
 	}

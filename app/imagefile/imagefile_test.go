@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -120,22 +119,6 @@ func TestParameters(t *testing.T) {
 	}
 }
 
-// failingFile is a real temporary file whose writes fail with ENOSPC after limit bytes.
-type failingFile struct {
-	*os.File
-	limit int
-}
-
-func (f *failingFile) Write(b []byte) (int, error) {
-	if len(b) > f.limit {
-		n, _ := f.File.Write(b[:f.limit])
-		f.limit = 0
-		return n, &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
-	}
-	f.limit -= len(b)
-	return f.File.Write(b)
-}
-
 // TestWriteFailures: a full disk, a missing folder and an unwritable folder give errors that say
 // so, leave no temporary file behind, and never touch an existing file at the destination.
 func TestWriteFailures(t *testing.T) {
@@ -144,15 +127,9 @@ func TestWriteFailures(t *testing.T) {
 	if err := os.WriteFile(path, []byte("the previous image"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	createTemp = func(dir, pattern string) (tempFile, error) {
-		f, err := os.CreateTemp(dir, pattern)
-		if err != nil {
-			return nil, err
-		}
-		return &failingFile{File: f, limit: 100}, nil
-	}
+	restore := FailWritesAfter(100)
 	err := WriteFile(path, testImage(), testSettings("p", ""))
-	createTemp = func(dir, pattern string) (tempFile, error) { return os.CreateTemp(dir, pattern) }
+	restore()
 	if err == nil || !strings.Contains(err.Error(), "disk is full") {
 		t.Errorf("full disk: error %v, want it to say the disk is full", err)
 	}
@@ -166,6 +143,16 @@ func TestWriteFailures(t *testing.T) {
 	missing := filepath.Join(dir, "no such folder", "out.png")
 	if err := WriteFile(missing, testImage(), testSettings("p", "")); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("missing folder: error %v", err)
+	}
+
+	// A folder that cannot be written even by root: its path runs through a regular file.
+	for _, under := range []string{filepath.Join(path, "out.png"), filepath.Join(path, "sub", "out.png")} {
+		if err := WriteFile(under, testImage(), testSettings("p", "")); err == nil || !strings.Contains(err.Error(), "is a file, not a folder; choose another folder") {
+			t.Errorf("folder under a file (%s): error %v", under, err)
+		}
+	}
+	if b, _ := os.ReadFile(path); string(b) != "the previous image" {
+		t.Errorf("folder under a file: the file now holds %q", b)
 	}
 
 	locked := filepath.Join(dir, "locked")
