@@ -239,6 +239,7 @@ func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 		s.finished(j)
 		s.progress.done(j)
 		s.timing.show(j.Result.Timings)
+		s.timing.showDevice(j.Result.StageDeviceTimes)
 		if framed != nil {
 			s.canvas.showFinal(framed, j.Result.Width, j.Result.Height)
 			s.canvasJob = j.ID

@@ -60,3 +60,17 @@ func TestAchievedTFLOPsFromEvents(t *testing.T) {
 		t.Errorf("rateText(20 TFLOP/s) = %q", got)
 	}
 }
+
+// The GPU time per stage shows the stages that ran on a device, and nothing without one.
+func TestDeviceTimePerStage(t *testing.T) {
+	var stages [len(pipeline.Event{}.StageDeviceTimes)]time.Duration
+	if got := deviceStageText(stages); got != "" {
+		t.Errorf("nothing on a device: %q, want empty", got)
+	}
+	stages[pipeline.StagePrefill] = 1200 * time.Millisecond
+	stages[pipeline.StageDenoising] = 10300 * time.Millisecond
+	stages[pipeline.StageDecoding] = 400 * time.Millisecond
+	if got, want := deviceStageText(stages), "GPU time: prefill 1.2 s · denoising 10.3 s · decoding 0.4 s."; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}

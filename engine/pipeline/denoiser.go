@@ -64,10 +64,11 @@ func (d cpuDenoiser) Release(prog Program) {
 	}
 }
 
-// deviceTime is the denoiser's device time so far, 0 when it has none.
+// deviceTime is the device time of the denoiser and the VAE so far, 0 when they have none.
 func (p *Pipeline) deviceTime() time.Duration {
+	t := p.vaeRun.deviceTime()
 	if d, ok := p.den.(deviceTimer); ok {
-		return d.DeviceTime()
+		t += d.DeviceTime()
 	}
-	return 0
+	return t
 }

@@ -58,16 +58,19 @@ type Event struct {
 	LastStepTime time.Duration
 	// Timings is the backend's per-class op time since Run started.
 	Timings [ml.NumClasses]ml.ClassTime
-	// DeviceTime is the denoiser's device time since Run started (the Metal command buffers' GPU
-	// time), 0 when it runs on the backend.
+	// DeviceTime is the device time of the denoiser and the VAE since Run started (the Metal
+	// command buffers' GPU time), 0 when both run on the backend.
 	DeviceTime time.Duration
+	// StageDeviceTimes is that device time per finished stage (indexed by Stage; the current
+	// stage's is counted when it ends).
+	StageDeviceTimes [numStages]time.Duration
 	// Memory is the ledger at the time of the event.
 	Memory Memory
 	// Preview is the step's x0 estimate, on denoising events (nil when dropped).
 	Preview *Preview
-	// Notice, when not empty, is a sentence for the user about where the denoiser runs: the
-	// device at the start of a run, or why a device declined the model or a prompt and the CPU
-	// runs it instead. A notice event repeats the current stage and step; it is not progress.
+	// Notice, when not empty, is a sentence for the user about where the denoiser or the VAE
+	// runs: the device at the start of a run, or why a device declined the model, a prompt, a
+	// decode or an encode and the CPU runs it instead. A notice event repeats the current stage and step; it is not progress.
 	Notice string
 }
 

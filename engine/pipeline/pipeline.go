@@ -14,6 +14,7 @@ import (
 	"easel/engine/sched"
 	"easel/engine/tokenizer"
 	"easel/engine/vae"
+	"easel/engine/vae/vaemetal"
 )
 
 // ModelFile is what a Pipeline is built from: the weights (a quant.Source), the JSON config
@@ -39,6 +40,10 @@ type Options struct {
 	// Denoiser chooses where the DiT runs, given the model loaded on the pipeline's backend
 	// (MetalDenoiser for a Metal device). nil runs it on that backend (CPUDenoiser).
 	Denoiser func(*qi21.Model) (Denoiser, error)
+	// VAE chooses where the autoencoder runs, given the model file, the VAE loaded on the
+	// pipeline's backend and a function for the device's declines (MetalVAE for a Metal
+	// device). nil runs it on that backend.
+	VAE func(m ModelFile, cpu *vae.Model, logf func(string, ...any)) (VAEPlacement, error)
 }
 
 // Pipeline is one model bound to one backend, ready to run requests one at a time.
@@ -52,6 +57,7 @@ type Pipeline struct {
 	dit      *qi21.Model
 	den      Denoiser // runs dit's prefill/step/release
 	vae      *vae.Model
+	vaeRun   *vaeStage // where decodes and encodes run (the device, or vae itself)
 	sched    sched.Config
 	defaults Defaults
 	proc     qwen3vl.ImageProcessorConfig
@@ -129,6 +135,9 @@ func New(m ModelFile, be ml.Backend, opts Options) (*Pipeline, error) {
 	if z := p.vae.Config().ZDim; z != p.dit.Config.InChannels || z != p.dit.Config.OutChannels {
 		return nil, fmt.Errorf("pipeline: the VAE has %d latent channels but the denoiser takes %d and makes %d: the file mixes two models", z, p.dit.Config.InChannels, p.dit.Config.OutChannels)
 	}
+	if err := p.placeVAE(m, opts); err != nil {
+		return nil, err
+	}
 	p.den = CPUDenoiser(p.dit)
 	if opts.Denoiser != nil {
 		if p.den, err = opts.Denoiser(p.dit); err != nil {
@@ -138,11 +147,37 @@ func New(m ModelFile, be ml.Backend, opts Options) (*Pipeline, error) {
 			return nil, errors.New("pipeline: Options.Denoiser gave no denoiser")
 		}
 	}
+	if md, ok := p.den.(*metalDenoiser); ok && p.vaeRun.r.Device() != nil {
+		p.vaeRun.r.Device().SetOtherResident(md.d.Resident)
+	}
 	if e, ok := m.(interface{ Entries() []cmf.Entry }); ok {
 		p.weights = weightsByComponent(e.Entries())
 	}
 	return p, nil
 }
+
+// placeVAE puts the autoencoder where opts.VAE says (its own backend by default).
+func (p *Pipeline) placeVAE(m ModelFile, opts Options) error {
+	p.vaeRun = &vaeStage{}
+	if opts.VAE == nil {
+		r, err := vaemetal.NewRunner(nil, p.vae, nil)
+		p.vaeRun.r = r
+		return err
+	}
+	pl, err := opts.VAE(m, p.vae, p.vaeRun.declined)
+	if err != nil {
+		return fmt.Errorf("pipeline: VAE: %w", err)
+	}
+	if pl.Runner == nil {
+		return errors.New("pipeline: Options.VAE placed the VAE nowhere")
+	}
+	p.vaeRun.r, p.vaeRun.notice = pl.Runner, pl.Notice
+	return nil
+}
+
+// VAENotice is a sentence about where the VAE runs (the device, or why a device declined it), or
+// "" when it runs on the pipeline's backend as usual. Run reports it too.
+func (p *Pipeline) VAENotice() string { return p.vaeRun.notice }
 
 // Defaults are the model's generation defaults (qi21.config_json).
 func (p *Pipeline) Defaults() Defaults { return p.defaults }
@@ -178,4 +213,5 @@ func (p *Pipeline) Close() {
 	if c, ok := p.den.(closer); ok {
 		c.Close()
 	}
+	p.vaeRun.r.Close()
 }

@@ -34,6 +34,10 @@ type Result struct {
 	Resolution int
 	// StageTimes is the wall time spent in each stage, indexed by Stage (StageDone is the total).
 	StageTimes [numStages]time.Duration
+	// StageDeviceTimes is the device (Metal GPU) time of each stage, indexed by Stage: the
+	// denoiser's in prefill and denoising, the VAE's in encoding images and decoding; 0 for the
+	// stages that ran on the backend.
+	StageDeviceTimes [numStages]time.Duration
 	// Timings is the backend's per-class op time over the run.
 	Timings [ml.NumClasses]ml.ClassTime
 	// Memory is the ledger at the end of denoising (both programs still counted).
@@ -114,6 +118,8 @@ type run struct {
 	stage      Stage
 	stageStart time.Time
 	stageTimes [numStages]time.Duration
+	stageDev   [numStages]time.Duration // device time per stage
+	stageDev0  time.Duration            // device time when the current stage began
 	timings0   [ml.NumClasses]ml.ClassTime
 	device0    time.Duration // the denoiser's device time when the run started
 	progs      []Program     // the live programs while denoising
@@ -134,10 +140,12 @@ func (r *run) where() string {
 // enter closes the current stage's clock and announces the next one.
 func (r *run) enter(s Stage) {
 	now := time.Now()
+	dev := r.p.deviceTime()
 	if !r.stageStart.IsZero() {
 		r.stageTimes[r.stage] += now.Sub(r.stageStart)
+		r.stageDev[r.stage] += dev - r.stageDev0
 	}
-	r.stage, r.stageStart = s, now
+	r.stage, r.stageStart, r.stageDev0 = s, now, dev
 	if s == StageDenoising {
 		r.denoise0, r.lastStep = now, now
 	}
@@ -158,7 +166,7 @@ func (r *run) timings() [ml.NumClasses]ml.ClassTime {
 // event is the current state as an Event.
 func (r *run) event() Event {
 	ev := Event{Stage: r.stage, Steps: r.steps, Elapsed: time.Since(r.start), Timings: r.timings(), Memory: r.p.liveLedger(r.progs),
-		DeviceTime: r.p.deviceTime() - r.device0}
+		DeviceTime: r.p.deviceTime() - r.device0, StageDeviceTimes: r.stageDev}
 	if r.stage == StageDenoising && r.stepsDone > 0 {
 		ev.Step = r.stepsDone
 		ev.StepTime = time.Since(r.denoise0) / time.Duration(r.stepsDone)
@@ -172,6 +180,13 @@ func (r *run) notice(s string) {
 	ev := r.event()
 	ev.Notice = s
 	r.em.emit(ev)
+}
+
+// vaeNotices reports the VAE calls the device declined since the last report.
+func (r *run) vaeNotices() {
+	for _, n := range r.p.vaeRun.takeNotices() {
+		r.notice(n)
+	}
 }
 
 // generateSafely is generate with a panic in any network turned into an error, so a bug there
@@ -201,6 +216,9 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 	if n := p.DenoiserNotice(); n != "" {
 		r.notice(n)
 	}
+	if n := p.VAENotice(); n != "" {
+		r.notice(n)
+	}
 	conds, err := p.PrepareImages(req.Images, set.resolution)
 	if err != nil {
 		return nil, err
@@ -220,7 +238,9 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 	var condShapes [][2]int
 	if len(conds) > 0 {
 		r.enter(StageEncodingImages)
-		if condLatents, condShapes, err = p.EncodeConditionImages(ctx, VAEInputs(conds)); err != nil {
+		condLatents, condShapes, err = p.EncodeConditionImages(ctx, VAEInputs(conds))
+		r.vaeNotices()
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -265,6 +285,7 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 
 	r.enter(StageDecoding)
 	decoded, err := p.Decode(ctx, latents, set.h, set.w)
+	r.vaeNotices()
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +299,7 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 		Image: img, Decoded: decoded, Latents: latents,
 		Width: set.width, Height: set.height, Steps: set.steps, CFG: set.cfg, Seed: req.Seed,
 		Sigmas: schedule.Sigmas, Resolution: set.resolution,
-		StageTimes: r.stageTimes, Timings: r.timings(), Memory: memory,
+		StageTimes: r.stageTimes, StageDeviceTimes: r.stageDev, Timings: r.timings(), Memory: memory,
 	}, nil
 }
 

@@ -106,7 +106,7 @@ func (p *Pipeline) EncodePrompt(ctx context.Context, ids []int32, drop int, visi
 // grids (h, w).
 func (p *Pipeline) EncodeConditionImages(ctx context.Context, images []*vae.Image) (latents []float32, shapes [][2]int, err error) {
 	for i, img := range images {
-		_, zn, err := p.vae.Encode(ctx, img)
+		_, zn, _, err := p.vaeRun.r.Encode(ctx, img)
 		if err != nil {
 			return nil, nil, fmt.Errorf("condition image %d: %w", i+1, err)
 		}
@@ -137,7 +137,8 @@ func (p *Pipeline) Schedule(steps int, sigmas []float64, tokens int) (sched.Sche
 
 // Decode turns the final packed latents [h·w, 64] into the image in [−1, 1]: in one piece when
 // that fits the decode budget (exact: the mid-block attention sees the whole image), else in the
-// largest tiles that fit, blended where they overlap.
+// largest tiles that fit, blended where they overlap. The tiling is chosen from the CPU model's
+// plan wherever the VAE runs, so a device decode and its CPU fallback have the same seams.
 func (p *Pipeline) Decode(ctx context.Context, latents []float32, h, w int) (*vae.Image, error) {
 	zn, err := vae.FromTokens(latents, h, w)
 	if err != nil {
@@ -149,10 +150,8 @@ func (p *Pipeline) Decode(ctx context.Context, latents []float32, h, w int) (*va
 			return nil, fmt.Errorf("decoding %d×%d latents: %w", h, w, err)
 		}
 	}
-	if tiling == nil {
-		return p.vae.Decode(ctx, zn)
-	}
-	return p.vae.DecodeTiled(ctx, zn, *tiling)
+	img, _, err := p.vaeRun.r.Decode(ctx, zn, tiling)
+	return img, err
 }
 
 // decodeBudget is the activation memory the VAE decode may take: a quarter of the backend's budget

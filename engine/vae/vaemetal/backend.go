@@ -27,6 +27,7 @@ type Backend struct {
 
 	halfWeights map[uintptr]halfWeight // weights converted to half on the device (not in the arena)
 	pool        map[int][]*storage     // freed activation buffers by byte length
+	all         map[*storage]bool      // every buffer made and not yet released
 	live, held  int64                  // bytes of live tensors; of live and pooled buffers
 	peak        int64                  // largest held
 	budget      int64                  // held above this trims the pool first (0: no limit)
@@ -52,7 +53,7 @@ func newBackend(dev device.Device) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Backend{dev: dev, pipes: p, halfWeights: map[uintptr]halfWeight{}, pool: map[int][]*storage{}}, nil
+	return &Backend{dev: dev, pipes: p, halfWeights: map[uintptr]halfWeight{}, pool: map[int][]*storage{}, all: map[*storage]bool{}}, nil
 }
 
 // pipelines are vae.metal's kernels.
@@ -178,7 +179,9 @@ func (b *Backend) alloc(n int, fresh bool) (*storage, bool, error) {
 	b.live += int64(bytes)
 	b.held += int64(bytes)
 	b.peak = max(b.peak, b.held)
-	return &storage{buf: buf, bytes: bytes}, false, nil
+	st := &storage{buf: buf, bytes: bytes}
+	b.all[st] = true
+	return st, false, nil
 }
 
 // trim waits for the device and releases every pooled buffer.
@@ -189,6 +192,7 @@ func (b *Backend) trim() error {
 	for k, free := range b.pool {
 		for _, st := range free {
 			st.buf.Release()
+			delete(b.all, st)
 			b.held -= int64(st.bytes)
 		}
 		delete(b.pool, k)
@@ -288,14 +292,27 @@ func (b *Backend) Free(x ml.Tensor) {
 	b.pool[t.st.bytes] = append(b.pool[t.st.bytes], t.st)
 }
 
-// Release waits for the device and frees every buffer the backend made (not the arena).
-func (b *Backend) Release() {
-	_ = b.trim()
+// Release waits for the device and frees the pooled activation buffers and the converted
+// weights (live tensors, such as the model's biases, and the arena stay).
+func (b *Backend) Release() error {
+	err := b.trim()
 	for k, w := range b.halfWeights {
 		w.buf.Release()
 		delete(b.halfWeights, k)
 	}
 	b.weightBytes = 0
+	return err
+}
+
+// close releases every buffer, live ones included: the backend is unusable afterwards.
+func (b *Backend) close() {
+	_ = b.Release()
+	for st := range b.all {
+		st.freed = true
+		st.buf.Release()
+	}
+	b.all = map[*storage]bool{}
+	b.live, b.held = 0, 0
 }
 
 // weight returns where the kernels read w as half [out, in·k·k]: its payload in the arena when

@@ -15,7 +15,7 @@ import (
 // Runner then decodes and encodes on the CPU, and the result is the CPU's, bit for bit.
 func TestEmuVAEForcedDeclineGivesTheCPUResult(t *testing.T) {
 	_, probe, _ := models(t, device.Limits{})
-	resident := probe.ResidentBytes()
+	resident := probe.ResidentBytes() + probe.WeightBytes()
 	cpuModel, gpu, _ := models(t, device.Limits{MaxBufferLength: 1 << 30, RecommendedMaxWorkingSetSize: resident + 1024})
 	var reasons []string
 	r, err := NewRunner(gpu, cpuModel, func(format string, args ...any) {

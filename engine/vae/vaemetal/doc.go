@@ -9,11 +9,14 @@
 // f16 weights read in place from the model file's mapping) and the attention GEMMs stage their
 // operands as half and accumulate in float. Norms, softmax and element-wise ops are float.
 //
-// Memory: the weights are a no-copy arena over the mapping (engine/ml/metal's); activations come
-// from a pool of device buffers. Before each decode or encode VAE checks the planned peak
-// (engine/vae's dry run plus the attention's score buffer) against the device's working set and
-// its largest buffer, and returns a *metal.Declined error when the work does not fit; Runner then
-// runs the CPU model instead, whose result is then exactly today's CPU result.
+// Memory: the weights are a no-copy arena over the mapping (engine/ml/metal's), made for each
+// call and released after it with every activation buffer, so between calls the VAE holds only
+// its biases and gains and the denoiser has the device to itself. Activations come from a pool
+// of device buffers. Before each decode or encode VAE checks the planned peak (engine/vae's dry
+// run plus the attention's score buffer), the weights and what the denoiser holds against the
+// device's working set, and returns a *metal.Declined error when the work does not fit (or when
+// a buffer would pass the device's largest); Runner then runs the CPU model instead, whose
+// result is exactly today's CPU result.
 //
 // Ops are encoded into command buffers as they are called; a buffer is committed every
 // cbDispatches dispatches (short enough for the GPU watchdog) and at every Download, which waits.

@@ -27,8 +27,15 @@ func NewRunner(gpu *VAE, cpu *vae.Model, logf func(format string, args ...any)) 
 	return &Runner{gpu: gpu, cpu: cpu, logf: logf}, nil
 }
 
-// OnDevice reports whether a device VAE is present (it may still decline a call).
-func (r *Runner) OnDevice() bool { return r.gpu != nil }
+// Device is the device VAE, or nil when everything runs on the CPU.
+func (r *Runner) Device() *VAE { return r.gpu }
+
+// Close frees the device VAE's memory.
+func (r *Runner) Close() {
+	if r.gpu != nil {
+		r.gpu.Close()
+	}
+}
 
 // declined reports err as a decline (and logs it) when it is one.
 func (r *Runner) declined(err error) bool {

@@ -14,14 +14,20 @@ import (
 )
 
 // VAE is engine/vae's model bound to a Metal device. Its methods may not be called concurrently.
+//
+// Only the biases and gains stay on the device between calls: the weight arena (no-copy buffers
+// over the mapping) is made for each call and released after it, with every activation buffer,
+// so the VAE is resident only while it runs and the denoiser's memory is what it leaves.
 type VAE struct {
-	b     *Backend
-	m     *vae.Model
-	arena *metal.WeightArena
+	b          *Backend
+	m          *vae.Model
+	arenaPlan  *metal.WeightArenaPlan // nil when no weight lies in the mapping
+	arenaBytes int64
 
-	resident   int64 // weights (arena, converted copies) and the uploaded biases and gains
+	vectors    int64 // the uploaded biases and gains
 	maxBuffer  int64
 	workingSet int64
+	others     func() int64 // device memory other networks hold (the denoiser's), or nil
 }
 
 // recordingSource remembers every tensor the model binds, so their payloads can be placed.
@@ -53,7 +59,7 @@ func New(dev device.Device, src quant.Source, mapping []byte) (*VAE, error) {
 	v.maxBuffer, v.workingSet = metal.DeviceLimits(dev)
 	rec := &recordingSource{Source: src}
 	if v.m, err = vae.Load(b, rec); err != nil {
-		b.Release()
+		b.close()
 		return nil, err
 	}
 	var tensors [][]byte
@@ -65,31 +71,25 @@ func New(dev device.Device, src quant.Source, mapping []byte) (*VAE, error) {
 		}
 	}
 	if len(tensors) > 0 {
-		plan, err := metal.PlanWeightArena(mapping, tensors, names, v.maxBuffer)
-		if err != nil {
-			b.Release()
+		if v.arenaPlan, err = metal.PlanWeightArena(mapping, tensors, names, v.maxBuffer); err != nil {
+			b.close()
 			return nil, err
 		}
-		var total int64
-		for _, c := range plan.Chunks() {
-			total += c
+		for _, c := range v.arenaPlan.Chunks() {
+			v.arenaBytes += c
 		}
-		if need := total + b.live; need > v.workingSet {
-			b.Release()
-			return nil, metal.Decline("the VAE's weights need %s of GPU memory, more than this GPU's recommended working set (%s)", metal.FormatBytes(need), metal.FormatBytes(v.workingSet))
-		}
-		if v.arena, err = plan.Build(dev); err != nil {
-			b.Release()
-			return nil, err
-		}
-		b.arena = v.arena
 	}
-	v.resident = b.live
-	if v.arena != nil {
-		v.resident += v.arena.Bytes()
+	v.vectors = b.live
+	if need := v.vectors + v.arenaBytes; need > v.workingSet {
+		b.close()
+		return nil, metal.Decline("the VAE's weights need %s of GPU memory, more than this GPU's recommended working set (%s)", metal.FormatBytes(need), metal.FormatBytes(v.workingSet))
 	}
 	return v, nil
 }
+
+// SetOtherResident tells the VAE how much device memory other networks hold when it runs (the
+// Metal denoiser's weights), so its plan counts them against the working set.
+func (v *VAE) SetOtherResident(f func() int64) { v.others = f }
 
 // inside reports whether b is a slice of mapping.
 func inside(mapping, b []byte) bool {
@@ -110,17 +110,14 @@ func (v *VAE) DeviceName() string { return v.b.dev.Name() }
 // DeviceTime is the GPU time of every decode and encode so far.
 func (v *VAE) DeviceTime() time.Duration { return v.b.DeviceTime() }
 
-// ResidentBytes is the device memory the VAE holds between calls: weights, biases and gains.
-func (v *VAE) ResidentBytes() int64 { return v.resident + v.b.weightBytes }
+// ResidentBytes is the device memory the VAE holds between calls: its biases and gains.
+func (v *VAE) ResidentBytes() int64 { return v.vectors }
+
+// WeightBytes is the device memory of the weight arena while a call runs.
+func (v *VAE) WeightBytes() int64 { return v.arenaBytes }
 
 // Close frees the device memory (the mapping stays the caller's).
-func (v *VAE) Close() {
-	v.b.Release()
-	if v.arena != nil {
-		v.arena.Release()
-		v.arena = nil
-	}
-}
+func (v *VAE) Close() { v.b.close() }
 
 // PlanDecode is the device memory a decode of an h×w latent grid needs beyond ResidentBytes: the
 // dry run's peak activations plus the attention's score buffer.
@@ -146,23 +143,44 @@ func (v *VAE) PlanEncode(H, W int) (int64, error) {
 	return p.PeakActivationBytes + AttentionScratchBytes((H/s)*(W/s)), nil
 }
 
-// fit declines work whose planned activations do not fit beside the resident weights.
+// fit declines work whose planned activations do not fit beside the weights and what other
+// networks hold.
 func (v *VAE) fit(what string, need int64) error {
-	if total := v.ResidentBytes() + need; total > v.workingSet {
-		return metal.Decline("%s needs %s of GPU memory (%s of weights, %s of activations), more than this GPU's recommended working set (%s)",
-			what, metal.FormatBytes(total), metal.FormatBytes(v.ResidentBytes()), metal.FormatBytes(need), metal.FormatBytes(v.workingSet))
+	var others int64
+	if v.others != nil {
+		others = v.others()
+	}
+	weights := v.vectors + v.arenaBytes
+	if total := weights + need + others; total > v.workingSet {
+		held := ""
+		if others > 0 {
+			held = ", " + metal.FormatBytes(others) + " held by the denoiser"
+		}
+		return metal.Decline("%s needs %s of GPU memory (%s of weights, %s of activations%s), more than this GPU's recommended working set (%s)",
+			what, metal.FormatBytes(total), metal.FormatBytes(weights), metal.FormatBytes(need), held, metal.FormatBytes(v.workingSet))
 	}
 	return nil
 }
 
-// run runs one call with the activation budget the plan allowed, then frees every activation
-// buffer, so between calls only the weights stay on the device. A decline that happens on the
-// way (a buffer past the largest one) is returned as the *metal.Declined it is.
+// run makes the weight arena, runs one call with the activation budget the plan allowed, then
+// frees the activation buffers, the converted weights and the arena. A decline that happens on
+// the way (a buffer past the largest one) is returned as the *metal.Declined it is.
 func (v *VAE) run(need int64, call func() error) error {
-	v.b.budget = max(need, v.workingSet-v.ResidentBytes())
+	if v.arenaPlan != nil {
+		arena, err := v.arenaPlan.Build(v.b.dev)
+		if err != nil {
+			return err
+		}
+		v.b.arena = arena
+		defer func() {
+			v.b.arena = nil
+			arena.Release()
+		}()
+	}
+	v.b.budget = v.vectors + need
 	v.b.declined = nil
 	err := call()
-	if serr := v.b.trim(); serr != nil && err == nil {
+	if serr := v.b.Release(); serr != nil && err == nil {
 		err = serr
 	}
 	if err != nil && v.b.declined != nil {

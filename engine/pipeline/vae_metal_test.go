@@ -1,0 +1,140 @@
+package pipeline
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"easel/engine/cmf"
+	"easel/engine/vae/vaemetal"
+	"easel/internal/golden"
+	"easel/kernels/device"
+)
+
+// The whole pipeline on the emulated device: the DiT through the Metal denoiser and the VAE
+// (condition-image encodes and the final decode) through vaemetal, against the CPU pipeline over
+// the same q8 file and against the reference, with the DiT-only bounds of metal_test.go. The VAE's
+// half-staged convolutions add ~5e-4 relative per decode and ~9e-4 per encode (vaemetal's
+// tests); over the three pipeline_* cases (docs/METAL.md, "The VAE on Metal") the all-Metal run
+// measured max |Δ| vs CPU 7.4e-5…2.8e-4 (latents) and 1.3e-4…2.1e-4 (image), vs the reference
+// 1.3e-3…2.5e-3 (latents, the CPU q8 run's own 1.2e-3…2.5e-3) and 1.8e-4…3.5e-4 (image).
+const (
+	allMetalVsCPUBound = metalVsCPUBound
+	allMetalVsRefBound = metalVsRefBound
+)
+
+// onMetalAll is Options running the DiT and the VAE on dev.
+func onMetalAll(dev device.Device) func(*cmf.File) Options {
+	return func(f *cmf.File) Options {
+		o := onMetal(dev)(f)
+		o.VAE = MetalVAE(dev, f.Bytes())
+		return o
+	}
+}
+
+func TestEmuGoldenPipelineAllOnMetal(t *testing.T) {
+	dev := emuDevice(t, 0, 0)
+	onCPU, onDev := q8Pipeline(t, nil), q8Pipeline(t, onMetalAll(dev))
+	if n := onDev.VAENotice(); !strings.HasPrefix(n, "the VAE runs on Metal") {
+		t.Fatalf("the pipeline does not say the VAE runs on Metal: %q", n)
+	}
+	for _, c := range pipelineCases(t) {
+		t.Run(c.Name, func(t *testing.T) {
+			dev0 := onDev.vaeRun.deviceTime()
+			cpuSteps, cpuImg := stagedRun(t, onCPU, c)
+			devSteps, devImg := stagedRun(t, onDev, c)
+			if onDev.vaeRun.deviceTime() <= dev0 {
+				t.Errorf("the VAE reported no device time: it did not run on the device")
+			}
+			want, sshape := c.float32s(t, "steps_latents")
+			per := sshape[2] * sshape[3]
+			var vsCPU, vsRef, cpuVsRef float64
+			for i := range devSteps {
+				ref := want[i*per : (i+1)*per]
+				vsCPU = max(vsCPU, maxAbs(t, "latents", devSteps[i], cpuSteps[i]))
+				vsRef = max(vsRef, maxAbs(t, "latents", devSteps[i], ref))
+				cpuVsRef = max(cpuVsRef, maxAbs(t, "latents", cpuSteps[i], ref))
+			}
+			imgWant, _ := c.float32s(t, "image_np")
+			iCPU, iRef, iCPURef := maxAbs(t, "image", devImg, cpuImg), maxAbs(t, "image", devImg, imgWant), maxAbs(t, "image", cpuImg, imgWant)
+			t.Logf("%d steps, CFG %g: latents max |Δ| all-Metal vs CPU %.3g, vs reference %.3g (CPU q8 vs reference %.3g); image all-Metal vs CPU %.3g, vs reference %.3g (CPU q8 vs reference %.3g)",
+				c.steps, c.cfg, vsCPU, vsRef, cpuVsRef, iCPU, iRef, iCPURef)
+			if !(vsCPU <= allMetalVsCPUBound) || !(iCPU <= allMetalVsCPUBound) {
+				t.Errorf("all-Metal vs CPU over the same file: latents %.3g, image %.3g; want ≤ %g", vsCPU, iCPU, allMetalVsCPUBound)
+			}
+			if !(vsRef <= allMetalVsRefBound) || !(iRef <= allMetalVsRefBound) {
+				t.Errorf("all-Metal vs the reference: latents %.3g, image %.3g; want ≤ %g", vsRef, iRef, allMetalVsRefBound)
+			}
+		})
+	}
+}
+
+// TestEmuMetalVAEDeclineFallsBackToCPU runs the editing case (condition images are encoded, the
+// result decoded) with only the VAE on a device: once on a device too small for its weights (the
+// VAE is declined at New), once on one with room for the weights but not for any decode or
+// encode (each call is declined). Both say why and give the CPU pipeline's result exactly; a
+// device with room runs the decode there and reports its GPU time in the decoding stage.
+func TestEmuMetalVAEDeclineFallsBackToCPU(t *testing.T) {
+	c := caseNamed(t, "pipeline_ti2i_two")
+	req := caseRequest(t, c)
+	want, err := q8Pipeline(t, nil).Run(t.Context(), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := cmf.Open(q8Model.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	probe, err := vaemetal.New(emuDevice(t, 0, 0), f, f.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	weights := probe.ResidentBytes() + probe.WeightBytes()
+	probe.Close()
+
+	for _, tc := range []struct {
+		name       string
+		workingSet int64
+		notice     string // a notice that must appear
+		onDevice   bool
+	}{
+		{"no room for the weights", 64 << 10, "Metal declined the VAE: the VAE's weights need", false},
+		{"no room for a call", weights + 1024, "Metal declined the VAE: decoding", false},
+		{"room", 8 << 30, "the VAE runs on Metal", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dev := emuDevice(t, 1<<30, tc.workingSet)
+			p := q8Pipeline(t, func(f *cmf.File) Options { return Options{VAE: MetalVAE(dev, f.Bytes())} })
+			events := make(chan Event, 1024)
+			got, err := p.Run(t.Context(), req, events)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var notices []string
+			for ev := range events {
+				if ev.Notice != "" {
+					notices = append(notices, ev.Notice)
+				}
+			}
+			t.Logf("notices %q; device time per stage %v", notices, got.StageDeviceTimes)
+			if !slices.ContainsFunc(notices, func(n string) bool { return strings.HasPrefix(n, tc.notice) }) {
+				t.Errorf("no notice starting %q", tc.notice)
+			}
+			decodeDev := got.StageDeviceTimes[StageDecoding]
+			if !tc.onDevice {
+				if decodeDev != 0 || !slices.Equal(got.Image.Pix, want.Image.Pix) || !slices.Equal(got.Latents, want.Latents) {
+					t.Errorf("declined: decode device time %v, image equal %v, latents equal %v; want 0 and the CPU's result exactly",
+						decodeDev, slices.Equal(got.Image.Pix, want.Image.Pix), slices.Equal(got.Latents, want.Latents))
+				}
+				return
+			}
+			if decodeDev <= 0 || got.StageDeviceTimes[StageEncodingImages] <= 0 {
+				t.Errorf("on the device: no GPU time in the decoding (%v) or image-encoding (%v) stage", decodeDev, got.StageDeviceTimes[StageEncodingImages])
+			}
+			if e := golden.MaxAbsErr(imageHWC(got.Decoded), imageHWC(want.Decoded)); e == 0 || e > allMetalVsCPUBound {
+				t.Errorf("on the device: decoded image max |Δ| %.3g from the CPU's, want in (0, %g]", e, allMetalVsCPUBound)
+			}
+		})
+	}
+}
