@@ -35,7 +35,7 @@ func TestChoose(t *testing.T) {
 		{"empty means auto", mac, "", true, []string{"Metal (Apple M2 Max)"}, false},
 		{"metal on Apple silicon", mac, settings.BackendMetal, true, []string{"Metal (Apple M2 Max)", "setting asks"}, false},
 		{"cpu on Apple silicon", mac, settings.BackendCPU, false, []string{"CPU", "setting asks"}, false},
-		{"auto on Linux", linux, settings.BackendAuto, false, []string{"runs on the CPU because Metal needs a Mac with Apple silicon: this is linux/amd64"}, false},
+		{"auto on Linux", linux, settings.BackendAuto, false, []string{"run on the CPU because Metal needs a Mac with Apple silicon: this is linux/amd64"}, false},
 		{"metal on Linux", linux, settings.BackendMetal, false, []string{"Metal needs a Mac with Apple silicon: this is linux/amd64", "choose the cpu or auto backend"}, true},
 		{"cpu on Linux", linux, settings.BackendCPU, false, []string{"CPU"}, false},
 		{"auto on an Intel Mac", intel, settings.BackendAuto, false, []string{"Intel processor"}, false},
@@ -71,8 +71,12 @@ func TestChoose(t *testing.T) {
 					t.Errorf("reason %q does not say %q", ch.Reason, w)
 				}
 			}
-			if got := ch.Options(&cmf.File{}).Denoiser != nil; got != c.metal {
+			opts := ch.Options(&cmf.File{})
+			if got := opts.Denoiser != nil; got != c.metal {
 				t.Errorf("pipeline options set a denoiser: %v, want %v", got, c.metal)
+			}
+			if got := opts.VAE != nil; got != c.metal {
+				t.Errorf("pipeline options place the VAE: %v, want %v", got, c.metal)
 			}
 		})
 	}
