@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/jobs"
+	"easel/app/settings"
 	"easel/engine/cmf"
 	"easel/engine/mmapfile"
 	"easel/engine/pipeline"
@@ -32,6 +34,7 @@ func TestModelFileGoneOffersToChooseItAgain(t *testing.T) {
 	const path = "/Volumes/External/qwen-image-2.1.cmf"
 	fault := &mmapfile.FaultError{Path: path, Kind: "model file", Remedy: cmf.RemedyFileChanged, Size: 13e9, Now: -1, NowErr: os.ErrNotExist}
 	h := newHarnessWith(t, 64e9, func(h *harness, d *Deps) {
+		d.Store = &settings.Store{Path: filepath.Join(h.dir, "settings.json")}
 		d.Generator = jobs.GeneratorFunc(func(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
 			close(events)
 			return nil, &pipeline.ModelFileError{Stage: "denoising (step 3 of 20)", Fault: fault}
@@ -63,9 +66,26 @@ func TestModelFileGoneOffersToChooseItAgain(t *testing.T) {
 	}
 	chooser := h.w.Canvas().Overlays().Top()
 	if chooser == nil || chooser == offer || buttonIn(chooser, "Open") == nil {
-		t.Error("choosing did not open the model file chooser")
+		t.Fatal("choosing did not open the model file chooser")
 	}
 	if h.s.queue.Pending() != 0 || len(h.s.queue.Jobs()) != 1 || h.s.queue.Jobs()[0].State != jobs.Failed {
 		t.Errorf("queue after the failure: %+v", h.s.queue.Jobs())
+	}
+
+	// The next job fails the same way; this time the settings dialog (ui/setup) is chosen.
+	h.w.Canvas().Overlays().Remove(chooser)
+	test.Tap(h.s.generateBtn)
+	h.pump("the second job's failure", func() bool { return h.s.lostModel != nil })
+	offer = h.w.Canvas().Overlays().Top()
+	inSettings := buttonIn(offer, "Settings…")
+	if inSettings == nil {
+		t.Fatal("the dialog has no Settings… button")
+	}
+	test.Tap(inSettings)
+	if form := h.w.Canvas().Overlays().Top(); form == nil || !strings.Contains(test.RenderObjectToMarkup(form), "Model file") {
+		t.Error("Settings… did not open the settings dialog with the model file")
+	}
+	if js := h.s.queue.Jobs(); len(js) != 2 || js[1].State != jobs.Failed {
+		t.Errorf("queue after the second failure: %+v", js)
 	}
 }

@@ -61,7 +61,7 @@ type studio struct {
 	prediction   memplan.Prediction
 	predictedErr error
 	// lostModel is the offer to choose the model again, while it is shown.
-	lostModel *dialog.ConfirmDialog
+	lostModel *dialog.CustomDialog
 	// kept are finished images that could not be saved, by job, until saved elsewhere;
 	// saveOffer is the offer to choose another folder, while it is shown.
 	kept      map[jobs.ID]keptImage
