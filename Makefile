@@ -5,7 +5,7 @@ GO      ?= go
 BIN     ?= easel
 GOFILES  = $(shell find . -name '*.go' -not -path './testdata/*' -not -path './.git/*')
 
-.PHONY: run build test deps deps-test fmt-check vet darwin-check unit bench clean app dmg linux-package screenshot
+.PHONY: run build test deps deps-test fmt-check vet darwin-check unit golden-variant bench clean app dmg linux-package screenshot
 
 run: deps build
 	./$(BIN)
@@ -35,6 +35,11 @@ darwin-check:
 # The Metal emulator tests must run here, never skip (kernels/emu.RequiredEnv).
 unit:
 	EASEL_REQUIRE_EMULATOR=1 $(GO) test ./...
+
+# Every test that reads reference cases, against folders built from the public cases (cases
+# dropped and renamed, no debug/): EASEL_GOLDEN_DIR must work on any folder in the format.
+golden-variant: deps-test
+	@bash tools/goldenvariant.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./engine/...

@@ -53,21 +53,6 @@ func tinyCMF(t *testing.T) string {
 	return tinyFile
 }
 
-// referenceCase opens a pipeline_* case and its metadata.
-func referenceCase(t *testing.T, name string) (*golden.Case, map[string]any) {
-	t.Helper()
-	path, err := golden.Path(name + ".safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := golden.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c, c.Meta
-}
-
 // nrgbaBytes is a decoded PNG's pixels as non-premultiplied RGBA bytes.
 func nrgbaBytes(img image.Image) []uint8 {
 	b := img.Bounds()
@@ -81,34 +66,73 @@ func nrgbaBytes(img image.Image) []uint8 {
 	return out
 }
 
-// TestGenerateReproducesReference runs `easel generate` with pipeline_t2i's prompt, size, steps
-// and seed on the tiny model converted from the reference snapshot: the saved PNG's pixels are
-// the reference image_np at 8 bits (numpy's rounding; one code off only within 1e-3 of a tie), and
-// the PNG carries the prompt and the settings.
+// TestGenerateReproducesReference runs `easel generate` for every pipeline case with the case's
+// prompt, negative prompt, CFG, steps, size (or resolution and condition PNGs) and seed, all read
+// from the case's metadata, on the tiny model converted from the reference snapshot (the model
+// file carries the snapshot's image-processor settings, so the command line alone reproduces the
+// reference): the saved PNG's pixels are the reference image_np at 8 bits (numpy's rounding; one
+// code off only within 1e-3 of a tie), and the PNG carries the prompt and the settings.
 func TestGenerateReproducesReference(t *testing.T) {
 	model := tinyCMF(t)
-	c, meta := referenceCase(t, "pipeline_t2i")
-	prompt := meta["prompt"].(string)
-	out := filepath.Join(t.TempDir(), "capybara.png")
-	size := fmt.Sprintf("%vx%v", meta["width"], meta["height"])
-	code, stdout, stderr := run("generate", "--model", model, "--prompt", prompt, "--size", size,
-		"--steps", fmt.Sprint(meta["steps"]), "--seed", "11", "--out", out)
-	if code != ExitOK {
-		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
-	}
-	if !strings.Contains(stdout, out) {
-		t.Errorf("stdout %q does not name the saved file", stdout)
-	}
-	assertReferencePixels(t, out, c)
-	m, err := imagefile.ReadFile(out)
+	paths, err := golden.Cases("pipeline")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Settings == nil || m.Settings.Prompt != prompt || m.Settings.Seed != 11 || m.Settings.Model != filepath.Base(model) || len(m.Settings.ModelHash) != 64 {
-		t.Errorf("embedded settings %+v", m.Settings)
+	if len(paths) == 0 {
+		t.Fatal("no pipeline_* reference cases in the golden directory")
 	}
-	if !strings.HasPrefix(m.Parameters, prompt+"\nSteps: 4, Sampler: Euler, CFG scale: 1, Seed: 11, Size: 96x64, Model hash: ") {
-		t.Errorf("parameters chunk %q", m.Parameters)
+	dir, err := golden.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range paths {
+		c, err := golden.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		t.Run(c.Name, func(t *testing.T) {
+			spec, err := c.Pipeline()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(t.TempDir(), c.Name+".png")
+			args := []string{"generate", "--model", model, "--prompt", spec.Prompt, "--cfg", fmt.Sprint(spec.CFG),
+				"--steps", fmt.Sprint(spec.Steps), "--resolution", fmt.Sprint(spec.Resolution), "--seed", fmt.Sprint(spec.Seed), "--out", out}
+			if spec.HasNegative {
+				args = append(args, "--negative", spec.Negative)
+			}
+			if spec.Width != 0 {
+				args = append(args, "--size", fmt.Sprintf("%dx%d", spec.Width, spec.Height))
+			}
+			for _, f := range spec.CondImages {
+				args = append(args, "--image", filepath.Join(dir, f))
+			}
+			code, stdout, stderr := run(args...)
+			if code != ExitOK {
+				t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+			}
+			if !strings.Contains(stdout, out) {
+				t.Errorf("stdout %q does not name the saved file", stdout)
+			}
+			assertReferencePixels(t, out, c)
+			m, err := imagefile.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, w := spec.Target()
+			s := m.Settings
+			if s == nil || s.Prompt != spec.Prompt || s.NegativePrompt != negativeUsed(spec.Negative, spec.CFG) || s.Seed != spec.Seed ||
+				s.Steps != spec.Steps || s.CFG != spec.CFG || s.Width != 16*w || s.Height != 16*h || len(s.Images) != len(spec.CondImages) ||
+				s.Model != filepath.Base(model) || len(s.ModelHash) != 64 {
+				t.Errorf("embedded settings %+v, want those of the case %+v", s, spec)
+			}
+			p := imagefile.ParseParameters(m.Parameters)
+			if !strings.HasPrefix(m.Parameters, spec.Prompt+"\n") || p.Steps != spec.Steps || p.CFG != spec.CFG || !p.HasSeed ||
+				p.Seed != spec.Seed || p.Width != 16*w || p.Height != 16*h || p.Sampler != "Euler" {
+				t.Errorf("parameters chunk %q reads as %+v", m.Parameters, p)
+			}
+		})
 	}
 }
 
@@ -145,29 +169,6 @@ func assertReferencePixels(t *testing.T, path string, c *golden.Case) {
 		}
 	}
 	t.Logf("%d of %d bytes equal the reference's 8-bit rounding", exact, len(want))
-}
-
-// TestGenerateEditsLikeReference runs `easel generate` with pipeline_ti2i_two's two condition
-// PNGs, prompt, negative prompt, CFG, steps, resolution and seed: the model file carries the tiny
-// snapshot's image-processor settings, so the command line alone reproduces the reference image.
-func TestGenerateEditsLikeReference(t *testing.T) {
-	model := tinyCMF(t)
-	c, meta := referenceCase(t, "pipeline_ti2i_two")
-	args := []string{"generate", "--model", model, "--prompt", meta["prompt"].(string),
-		"--negative", meta["neg"].(string), "--cfg", fmt.Sprint(meta["cfg"]), "--steps", fmt.Sprint(meta["steps"]),
-		"--resolution", fmt.Sprint(meta["res"]), "--seed", "11"}
-	dir, err := golden.Dir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range meta["cond_images"].([]any) {
-		args = append(args, "--image", filepath.Join(dir, f.(string)))
-	}
-	out := filepath.Join(t.TempDir(), "edit.png")
-	if code, stdout, stderr := run(append(args, "--out", out)...); code != ExitOK {
-		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
-	}
-	assertReferencePixels(t, out, c)
 }
 
 // TestGenerateJSON: --json prints one JSON object per line: every stage, every step with its

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"image"
 	"math"
 	"slices"
@@ -15,22 +16,10 @@ import (
 	"easel/engine/quant"
 )
 
-// caseNamed picks one reference case.
-func caseNamed(t *testing.T, name string) *pipelineCase {
-	t.Helper()
-	for _, c := range pipelineCases(t) {
-		if c.Name == name {
-			return c
-		}
-	}
-	t.Skipf("no %s case in the golden directory", name)
-	return nil
-}
-
 // TestRunDeterministic: the same request twice gives the same bytes (image and latents).
 func TestRunDeterministic(t *testing.T) {
 	p := newTinyPipeline(t, nil)
-	c := caseNamed(t, "pipeline_ti2i_two")
+	c := conditionedCase(t)
 	a, err := p.Run(t.Context(), caseRequest(t, c), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +42,7 @@ func TestRunDeterministic(t *testing.T) {
 // older ones still queued were dropped) rendered by the preview hook, and a closed channel.
 func TestRunEventsNeverBlock(t *testing.T) {
 	p := newTinyPipeline(t, nil)
-	c := caseNamed(t, "pipeline_t2i_cfg")
+	c := cfgCase(t)
 	req := caseRequest(t, c)
 	h, w := c.target()
 	var rendered [][2]int
@@ -97,7 +86,11 @@ func TestRunEventsNeverBlock(t *testing.T) {
 	if !slices.Equal(stages, wantStages) {
 		t.Errorf("stages %v, want %v", stages, wantStages)
 	}
-	if want := []int{1, 2, 3}; !slices.Equal(steps, want) {
+	var want []int
+	for i := range c.steps {
+		want = append(want, i+1)
+	}
+	if !slices.Equal(steps, want) {
 		t.Errorf("step events %v, want %v", steps, want)
 	}
 	if len(previews) != 1 || len(rendered) != 1 || rendered[0] != [2]int{h, w} || previews[0].Image == nil {
@@ -171,12 +164,12 @@ func opsOf(s [ml.NumClasses]ml.ClassTime) int {
 	return n
 }
 
-// TestRunCancel cancels a CFG run with condition images in each stage: Run returns an error that
+// TestRunCancel cancels a run with condition images (CFG when a case has both) in each stage: Run returns an error that
 // is context.Canceled and names the stage, no backend op starts after the cancel, and the same
 // pipeline then runs the request to the reference's image (the two programs were released, or
 // the next prefill would be refused).
 func TestRunCancel(t *testing.T) {
-	c := caseNamed(t, "pipeline_ti2i_two")
+	c := conditionedCase(t)
 	be := &cancelAt{Backend: cpu.New(), counts: map[string]int{}}
 	p := newTinyPipeline(t, be)
 	// Count a whole run's linear layers and convolutions first.
@@ -193,7 +186,7 @@ func TestRunCancel(t *testing.T) {
 	}{
 		{"linear", 2, "encoding prompt"},
 		{"conv", 3, "encoding images"},
-		{"linear", linears - 1, "denoising (step 3 of 3)"},
+		{"linear", linears - 1, fmt.Sprintf("denoising (step %d of %d)", c.steps, c.steps)},
 		{"conv", convs - 1, "decoding"},
 	} {
 		ctx, cancel := context.WithCancel(t.Context())
@@ -314,7 +307,7 @@ func (p *panicky) Attention(dst, q, k, v, prefixK, prefixV ml.Tensor, spec ml.At
 func TestRunSurvivesAPanic(t *testing.T) {
 	be := &panicky{Backend: cpu.New()}
 	p := newTinyPipeline(t, be)
-	c := caseNamed(t, "pipeline_t2i_cfg")
+	c := cfgCase(t)
 	be.armed = true
 	_, err := p.Run(t.Context(), caseRequest(t, c), nil)
 	if err == nil || !strings.Contains(err.Error(), "internal error") || !strings.Contains(err.Error(), "encoding prompt") {

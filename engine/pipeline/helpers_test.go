@@ -81,7 +81,8 @@ func newTinyPipeline(t testing.TB, be ml.Backend) *Pipeline {
 	return p
 }
 
-// pipelineCase is one pipeline_* reference case with its metadata decoded.
+// pipelineCase is one pipeline_* reference case with its metadata decoded: every setting comes
+// from the case (golden.Pipeline), none from the public set.
 type pipelineCase struct {
 	*golden.Case
 	prompt, neg   string
@@ -109,50 +110,61 @@ func pipelineCases(t *testing.T) []*pipelineCase {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
-		pc, err := decodeCase(c)
+		spec, err := c.Pipeline()
 		if err != nil {
-			t.Fatalf("%s: %v", c.Name, err)
+			t.Fatal(err)
 		}
-		out = append(out, pc)
+		out = append(out, &pipelineCase{Case: c, prompt: spec.Prompt, neg: spec.Negative, cfg: spec.CFG,
+			steps: spec.Steps, res: spec.Resolution, width: spec.Width, height: spec.Height,
+			shapes: spec.Shapes, condFiles: spec.CondImages, seed: spec.Seed})
 	}
 	return out
 }
 
-func decodeCase(c *golden.Case) (*pipelineCase, error) {
-	pc := &pipelineCase{Case: c, seed: 11}
-	m := c.Meta
-	var ok bool
-	if pc.prompt, ok = m["prompt"].(string); !ok {
-		return nil, fmt.Errorf("no prompt in the metadata")
+// pickCase is the case a test needs, chosen by what it holds, never by name or position: among
+// the cases for which keep is true, the first under better (nil: the first in name order). A
+// folder without such a case skips the test, saying what it lacks.
+func pickCase(t *testing.T, what string, keep func(*pipelineCase) bool, better func(a, b *pipelineCase) bool) *pipelineCase {
+	t.Helper()
+	var best *pipelineCase
+	for _, c := range pipelineCases(t) {
+		if keep(c) && (best == nil || (better != nil && better(c, best))) {
+			best = c
+		}
 	}
-	pc.neg, _ = m["neg"].(string)
-	num := func(k string) (int, bool) { v, ok := m[k].(float64); return int(v), ok }
-	if pc.cfg, ok = m["cfg"].(float64); !ok {
-		return nil, fmt.Errorf("no cfg in the metadata")
+	if best == nil {
+		t.Skipf("no pipeline case in the golden directory has %s", what)
 	}
-	if pc.steps, ok = num("steps"); !ok {
-		return nil, fmt.Errorf("no steps in the metadata")
-	}
-	if pc.res, ok = num("res"); !ok {
-		return nil, fmt.Errorf("no res in the metadata")
-	}
-	pc.width, _ = num("width")
-	pc.height, _ = num("height")
-	batch, _ := m["img_shapes"].([]any)
-	if len(batch) == 0 {
-		return nil, fmt.Errorf("no img_shapes in the metadata")
-	}
-	for _, s := range batch[0].([]any) {
-		v := s.([]any)
-		pc.shapes = append(pc.shapes, [2]int{int(v[1].(float64)), int(v[2].(float64))})
-	}
-	for _, n := range asSlice(m["cond_images"]) {
-		pc.condFiles = append(pc.condFiles, n.(string))
-	}
-	return pc, nil
+	t.Logf("case %s: %s (%d condition images, CFG %g, %d steps, seed %d)", best.Name, what, len(best.condFiles), best.cfg, best.steps, best.seed)
+	return best
 }
 
-func asSlice(v any) []any { s, _ := v.([]any); return s }
+// cfgCase is the cheapest case with CFG (two programs): fewest condition images, then the
+// smallest target.
+func cfgCase(t *testing.T) *pipelineCase {
+	t.Helper()
+	return pickCase(t, "CFG (two programs)", func(c *pipelineCase) bool { return c.cfg > 1 && c.steps >= 2 },
+		func(a, b *pipelineCase) bool {
+			if len(a.condFiles) != len(b.condFiles) {
+				return len(a.condFiles) < len(b.condFiles)
+			}
+			ah, aw := a.target()
+			bh, bw := b.target()
+			return ah*aw < bh*bw
+		})
+}
+
+// conditionedCase is the case with the most condition images (CFG preferred among equals).
+func conditionedCase(t *testing.T) *pipelineCase {
+	t.Helper()
+	return pickCase(t, "condition images", func(c *pipelineCase) bool { return len(c.condFiles) > 0 },
+		func(a, b *pipelineCase) bool {
+			if len(a.condFiles) != len(b.condFiles) {
+				return len(a.condFiles) > len(b.condFiles)
+			}
+			return a.cfg > 1 && b.cfg <= 1
+		})
+}
 
 // target is the output's latent grid.
 func (c *pipelineCase) target() (h, w int) {

@@ -190,7 +190,7 @@ func TestEmuGoldenPipelineOnMetal(t *testing.T) {
 // ledger counts float32 K/V, and the result is the CPU pipeline's exactly. A device with room
 // keeps the prompt: half K/V in the ledger, the device's working set as the budget.
 func TestEmuMetalDeclineFallsBackToCPU(t *testing.T) {
-	c := caseNamed(t, "pipeline_t2i_cfg")
+	c := cfgCase(t)
 	req := caseRequest(t, c)
 	want, err := q8Pipeline(t, nil).Run(t.Context(), req, nil)
 	if err != nil {
@@ -316,7 +316,7 @@ func TestEmuMetalDeclinedModelRunsOnCPU(t *testing.T) {
 // released; a leaked one would leave no room for the next prompt pair).
 func TestEmuMetalCancelReleasesPrograms(t *testing.T) {
 	p := q8Pipeline(t, onMetal(emuDevice(t, 0, 0)))
-	req := caseRequest(t, caseNamed(t, "pipeline_t2i_cfg"))
+	req := caseRequest(t, cfgCase(t))
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	events := make(chan Event, 1024)

@@ -50,7 +50,7 @@ func TestGoldenPipelineRun(t *testing.T) {
 // reproduce the reference exactly as the seed and the step count do.
 func TestRunInjectedNoiseAndSigmas(t *testing.T) {
 	p := newTinyPipeline(t, nil)
-	c := caseNamed(t, "pipeline_t2i_cfg")
+	c := cfgCase(t)
 	req := caseRequest(t, c)
 	req.Seed, req.Noise = 12345, c.recordedNoise(t)
 	req.Steps, req.Sigmas = 0, make([]float64, c.steps)
@@ -119,7 +119,7 @@ func (smallDevice) DeviceBudget() int64 { return 1 << 20 }
 func TestRunRefusesWhatDoesNotFit(t *testing.T) {
 	be := smallDevice{cpu.New()}
 	p := newTinyPipeline(t, be)
-	c := caseNamed(t, "pipeline_t2i_cfg")
+	c := cfgCase(t)
 	before := opsOf(be.Timings().Snapshot()) // binding the weights uploaded the small vectors
 	_, err := p.Run(t.Context(), caseRequest(t, c), nil)
 	if !errors.Is(err, ErrMemory) || !strings.Contains(err.Error(), "smaller size") {

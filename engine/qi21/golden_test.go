@@ -41,14 +41,12 @@ func loadDiTCase(t *testing.T, path string) *ditCase {
 	for i, b := range mt.Data {
 		mask[i] = b != 0
 	}
-	var shapes [][2]int
-	for _, s := range c.Meta["img_shapes"].([]any) {
-		hw := s.([]any)
-		shapes = append(shapes, [2]int{int(hw[1].(float64)), int(hw[2].(float64))})
+	spec, err := c.DiT()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, s := range c.Meta["sigmas"].([]any) {
-		dc.sigmas = append(dc.sigmas, float32(s.(float64)))
-	}
+	dc.sigmas = spec.Sigmas
+	shapes := spec.Shapes
 	if dc.layout, err = NewLayout(mask, shapes); err != nil {
 		t.Fatal(err)
 	}

@@ -8,38 +8,46 @@ import (
 )
 
 // TestRopeTableMatchesReference compares the layout's RoPE positions, turned into the cos/sin
-// table, with the reference's complex table pos_embed (one row per joint token) of dit_ti2i_two.
+// table, with the reference's complex table pos_embed (one row per joint token) of every debug
+// dit case present (debug/ is optional; in the public set: dit_ti2i_two at σ 0.61).
 func TestRopeTableMatchesReference(t *testing.T) {
-	dbgPath, err := golden.Path("debug/debug_dit_ti2i_two_sigma0.61.safetensors")
+	paths, err := golden.DebugCases("dit")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dbg, err := golden.Load(dbgPath)
-	if err != nil {
-		t.Fatal(err)
+	if len(paths) == 0 {
+		t.Skip("no debug/debug_dit_* stages in the golden directory: nothing to compare the RoPE table with")
 	}
-	defer dbg.Close()
-	casePath, err := golden.Path("dit_ti2i_two.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dc := loadDiTCase(t, casePath)
-	c, err := ParseConfig([]byte(`{"num_attention_heads":2,"attention_head_dim":128,"num_layers":2,"in_channels":64,"context_in_dim":32,"mlp_ratio":3,"axes_dims_rope":[16,56,56]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cos, sin, err := ml.RopeTable(dc.layout.Positions, c.AxesDims, ropeTheta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, got := range map[string][]float32{"pos_embed.real": cos, "pos_embed.imag": sin} {
-		want, _, err := dbg.Float32s(name)
+	m := loadModel(t, 0)
+	for _, p := range paths {
+		dbg, err := golden.Load(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e := golden.MaxAbsErr(got, want); e > 1e-6 {
-			t.Errorf("%s: max abs error %.3g", name, e)
+		t.Cleanup(func() { dbg.Close() })
+		ref, err := dbg.LoadSubject()
+		if err != nil {
+			t.Fatal(err)
 		}
+		path := ref.Path
+		ref.Close()
+		t.Run(dbg.Name, func(t *testing.T) {
+			dc := loadDiTCase(t, path)
+			t.Logf("debug stages %s of case %s", dbg.Name, dc.name)
+			cos, sin, err := ml.RopeTable(dc.layout.Positions, m.Config.AxesDims, ropeTheta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, got := range map[string][]float32{"pos_embed.real": cos, "pos_embed.imag": sin} {
+				want, _, err := dbg.Float32s(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if e := golden.MaxAbsErr(got, want); e > 1e-6 {
+					t.Errorf("%s: max abs error %.3g", name, e)
+				}
+			}
+		})
 	}
 }
 

@@ -2,6 +2,8 @@ package qwen3vl
 
 import (
 	"context"
+	"fmt"
+	"regexp"
 	"sort"
 	"testing"
 
@@ -13,21 +15,39 @@ import (
 // (~1e-5), with headroom for the stages that sum a few of them.
 const stageTolerance = 1e-5
 
-// TestGoldenStages compares every stage the reference hooked (debug_textenc_ti2i_two: the vision
-// tower's patch embedding, blocks, DeepStack mergers and merger; the token embeddings; each
-// language-model layer; the final pre-norm state) with the encoder's own, on the same inputs.
+// TestGoldenStages compares every stage the reference hooked in each debug text-encoder case
+// present (debug/ is optional; in the public set debug_textenc_ti2i_two: the vision tower's patch
+// embedding, blocks, DeepStack mergers and merger; the token embeddings; each language-model
+// layer; the final pre-norm state) with the encoder's own, on the same inputs: the prompt of the
+// pipeline case its metadata names (te0_, or te1_ when it says so).
 func TestGoldenStages(t *testing.T) {
-	path, err := golden.Path("debug/debug_textenc_ti2i_two.safetensors")
+	paths, err := golden.DebugCases("textenc")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dbg := loadCase(t, path)
-	// The debug stages are those of this pipeline case's positive prompt.
-	pipePath, err := golden.Path("pipeline_ti2i_two.safetensors")
+	if len(paths) == 0 {
+		t.Skip("no debug/debug_textenc_* stages in the golden directory")
+	}
+	for _, path := range paths {
+		dbg := loadCase(t, path)
+		t.Run(dbg.Name, func(t *testing.T) { compareTextEncStages(t, dbg) })
+	}
+}
+
+// debugPrompt matches which prompt of the pipeline case a debug case hooked: "(te0_* inputs)".
+var debugPrompt = regexp.MustCompile(`\b(te[01])_`)
+
+func compareTextEncStages(t *testing.T, dbg *golden.Case) {
+	pipe, err := dbg.LoadSubject()
 	if err != nil {
 		t.Fatal(err)
 	}
-	pipe := loadCase(t, pipePath)
+	t.Cleanup(func() { pipe.Close() })
+	prefix := "te0_"
+	if m := debugPrompt.FindStringSubmatch(fmt.Sprint(dbg.Meta["case"])); m != nil {
+		prefix = m[1] + "_"
+	}
+	t.Logf("stages of case %s, %s inputs", pipe.Name, prefix)
 	enc := newTinyEncoder(t)
 	vc, _ := enc.VisionConfig()
 
@@ -42,7 +62,7 @@ func TestGoldenStages(t *testing.T) {
 		got[stage] = append(got[stage], v...)
 	}
 	enc.lm.tap, enc.vision.tap = tap, tap
-	last, err := enc.Encode(context.Background(), int32s(t, pipe, "te0_input_ids"), visionInputs(t, pipe, "te0_", vc.PatchValues()))
+	last, err := enc.Encode(context.Background(), int32s(t, pipe, prefix+"input_ids"), visionInputs(t, pipe, prefix, vc.PatchValues()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,6 @@ package seed
 import (
 	"fmt"
 	"math"
-	"regexp"
-	"strconv"
 	"testing"
 
 	"easel/internal/golden"
@@ -78,9 +76,6 @@ func TestGoldenRandn(t *testing.T) {
 	}
 }
 
-// seedNote matches the pipeline cases' "seed_note": generator=torch.Generator('cpu').manual_seed(11).
-var seedNote = regexp.MustCompile(`manual_seed\((\d+)\)`)
-
 // TestGoldenPipelineNoise: in every pipeline case, the target rows of the first transformer
 // input (the last h·w rows of dit0_hidden_states, after the condition latents) are the packed
 // noise of the case's seed.
@@ -99,14 +94,9 @@ func TestGoldenPipelineNoise(t *testing.T) {
 		}
 		t.Run(c.Name, func(t *testing.T) {
 			defer c.Close()
-			note, _ := c.Meta["seed_note"].(string)
-			m := seedNote.FindStringSubmatch(note)
-			if m == nil {
-				t.Fatalf("seed_note %q names no manual_seed", note)
-			}
-			seed, err := strconv.ParseUint(m[1], 10, 64)
+			seed, err := golden.Seed(c.Meta) // the manual_seed(N) the case's seed_note names
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("%s: %v", c.Name, err)
 			}
 			h, w := targetGrid(t, c.Meta)
 			hidden, shape, err := c.Float32s("dit0_hidden_states")

@@ -6,9 +6,9 @@ import (
 	"easel/engine/convert"
 )
 
-// BenchmarkEmuStep is one denoiser step of the tiny model (dit_ti2i_one: 33 prefix rows, 24
-// target rows, 2 blocks, q4tp weights) on the emulated device. Emulator time on the CPU, not a
-// GPU figure.
+// BenchmarkEmuStep is one denoiser step of the tiny model (the smallest dit case with a condition
+// image — dit_ti2i_one in the public set: 33 prefix rows, 24 target rows —, 2 blocks, q4tp
+// weights) on the emulated device. Emulator time on the CPU, not a GPU figure.
 func BenchmarkEmuStep(b *testing.B) {
 	dev := emuDevice(b)
 	m, f := tinyModel(b, convert.ProfileCortiq)
@@ -18,7 +18,15 @@ func BenchmarkEmuStep(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer d.Close()
-	dc := loadDiTCases(b)[1]
+	dc := pickDiT(b, "the fewest condition images, at least one", func(a, c *ditCase) bool {
+		if (a.conditions() > 0) != (c.conditions() > 0) {
+			return a.conditions() > 0
+		}
+		if a.conditions() != c.conditions() {
+			return a.conditions() < c.conditions()
+		}
+		return a.layout.PrefixLen < c.layout.PrefixLen
+	})
 	lay := dc.layout
 	in := m.Config.InChannels
 	prog, err := d.Prefill(b.Context(), lay, dc.text, dc.latents[:lay.CondLatents()*in])

@@ -56,7 +56,7 @@ func wantDeclined(t *testing.T, err error, words ...string) {
 func TestEmuDeclinesWhatDoesNotFit(t *testing.T) {
 	m, f := tinyModel(t, convert.ProfileQ8)
 	k := Knobs{Guards: DefaultGuards}
-	dc := loadDiTCases(t)[1] // dit_ti2i_one: a condition image in the prefix
+	dc := mostConditions(t) // condition images in the prefix when the folder has them
 	lay := dc.layout
 	cond := dc.latents[:lay.CondLatents()*m.Config.InChannels]
 
@@ -127,7 +127,7 @@ func TestEmuDeclinesWhatDoesNotFit(t *testing.T) {
 func TestEmuSplitArenaGivesTheSameResult(t *testing.T) {
 	m, f := tinyModel(t, convert.ProfileQ8)
 	k := Knobs{Guards: DefaultGuards}
-	dc := loadDiTCases(t)[0]
+	dc := fewestConditions(t)
 	lay := dc.layout
 	in := m.Config.InChannels
 	cond, target := dc.latents[:lay.CondLatents()*in], dc.latents[lay.CondLatents()*in:]

@@ -19,7 +19,7 @@ import (
 func TestEmuProfilingAndAmax(t *testing.T) {
 	dev := emuDevice(t)
 	m, f := tinyModel(t, convert.ProfileCortiq)
-	dc := loadDiTCases(t)[1]
+	dc := fewestConditions(t)
 	lay := dc.layout
 	in := m.Config.InChannels
 	cond, target := dc.latents[:lay.CondLatents()*in], dc.latents[lay.CondLatents()*in:]
@@ -37,7 +37,7 @@ func TestEmuProfilingAndAmax(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := d.Step(t.Context(), prog, target, dc.sigmas[1])
+		out, err := d.Step(t.Context(), prog, target, dc.midSigma())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestEmuProgramLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	dc := loadDiTCases(t)[0]
+	dc := fewestConditions(t)
 	lay := dc.layout
 	in := m.Config.InChannels
 	cond, target := dc.latents[:lay.CondLatents()*in], dc.latents[lay.CondLatents()*in:]
@@ -126,7 +126,7 @@ func TestEmuProgramLifecycle(t *testing.T) {
 func TestEmuFiberOrderDoesNotMatter(t *testing.T) {
 	emuDevice(t) // skips without clang
 	m, f := tinyModel(t, convert.ProfileQ8)
-	dc := loadDiTCases(t)[2]
+	dc := mostConditions(t)
 	lay := dc.layout
 	in := m.Config.InChannels
 	cond, target := dc.latents[:lay.CondLatents()*in], dc.latents[lay.CondLatents()*in:]
@@ -145,7 +145,7 @@ func TestEmuFiberOrderDoesNotMatter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := d.Step(t.Context(), prog, target, dc.sigmas[1])
+		out, err := d.Step(t.Context(), prog, target, dc.midSigma())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -122,14 +122,12 @@ func loadDiTCases(t testing.TB) []*ditCase {
 		for i, b := range mt.Data {
 			mask[i] = b != 0
 		}
-		var shapes [][2]int
-		for _, s := range c.Meta["img_shapes"].([]any) {
-			hw := s.([]any)
-			shapes = append(shapes, [2]int{int(hw[1].(float64)), int(hw[2].(float64))})
+		spec, err := c.DiT()
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, s := range c.Meta["sigmas"].([]any) {
-			dc.sigmas = append(dc.sigmas, float32(s.(float64)))
-		}
+		dc.sigmas = spec.Sigmas
+		shapes := spec.Shapes
 		if dc.layout, err = qi21.NewLayout(mask, shapes); err != nil {
 			t.Fatal(err)
 		}
@@ -137,6 +135,53 @@ func loadDiTCases(t testing.TB) []*ditCase {
 	}
 	return out
 }
+
+// conditions is the number of condition images in the case's prefix.
+func (dc *ditCase) conditions() int { return len(dc.layout.ImageShapes) - 1 }
+
+// pickDiT is the case a test needs, chosen by what it holds, never by position: the first (in name
+// order) that better ranks highest. The public set has three cases, another folder may have one.
+func pickDiT(t testing.TB, what string, better func(a, b *ditCase) bool) *ditCase {
+	t.Helper()
+	cases := loadDiTCases(t)
+	best := cases[0]
+	for _, dc := range cases[1:] {
+		if better(dc, best) {
+			best = dc
+		}
+	}
+	t.Logf("case %s: %s (%d condition images, prefix %d rows, target %d rows)", best.name, what, best.conditions(), best.layout.PrefixLen, best.layout.T)
+	return best
+}
+
+// mostConditions is the dit case with the most condition images (the longest prefix among equals).
+func mostConditions(t testing.TB) *ditCase {
+	t.Helper()
+	return pickDiT(t, "the most condition images", func(a, b *ditCase) bool {
+		if a.conditions() != b.conditions() {
+			return a.conditions() > b.conditions()
+		}
+		return a.layout.PrefixLen > b.layout.PrefixLen
+	})
+}
+
+// fewestConditions is the dit case with the fewest condition images (the shortest prefix among
+// equals): the cheapest.
+func fewestConditions(t testing.TB) *ditCase {
+	t.Helper()
+	return pickDiT(t, "the fewest condition images", func(a, b *ditCase) bool {
+		if a.conditions() != b.conditions() {
+			return a.conditions() < b.conditions()
+		}
+		return a.layout.PrefixLen < b.layout.PrefixLen
+	})
+}
+
+// midSigma is a σ from the middle of the case's list.
+func (dc *ditCase) midSigma() float32 { return dc.sigmas[len(dc.sigmas)/2] }
+
+// lastSigma is the case's last (smallest) σ.
+func (dc *ditCase) lastSigma() float32 { return dc.sigmas[len(dc.sigmas)-1] }
 
 func (dc *ditCase) want(t testing.TB, name string) []float32 {
 	t.Helper()

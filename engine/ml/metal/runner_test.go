@@ -13,7 +13,7 @@ import (
 func TestEmuRunnerFallsBackOnDecline(t *testing.T) {
 	m, f := tinyModel(t, convert.ProfileCortiq)
 	k := Knobs{Guards: DefaultGuards}
-	dc := loadDiTCases(t)[2]
+	dc := mostConditions(t)
 	lay := dc.layout
 	in := m.Config.InChannels
 	cond, target := dc.latents[:lay.CondLatents()*in], dc.latents[lay.CondLatents()*in:]
@@ -21,7 +21,7 @@ func TestEmuRunnerFallsBackOnDecline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := m.Step(t.Context(), ref, target, dc.sigmas[2])
+	want, err := m.Step(t.Context(), ref, target, dc.lastSigma())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestEmuRunnerFallsBackOnDecline(t *testing.T) {
 		if p.OnDevice() != room || (len(declines) > 0) == room {
 			t.Fatalf("room %v: on device %v after %d declines", room, p.OnDevice(), len(declines))
 		}
-		got, err := r.Step(t.Context(), p, target, dc.sigmas[2])
+		got, err := r.Step(t.Context(), p, target, dc.lastSigma())
 		if err != nil {
 			t.Fatal(err)
 		}
