@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"image/png"
 	"io/fs"
 	"os"
@@ -132,11 +131,10 @@ func maxLevelDiff(a, b []uint8) int {
 // weights; the image records the LoRA, and --from restores it from beside the image.
 func TestGenerateLoRAEqualsMergedModel(t *testing.T) {
 	model := tinyCMF(t)
-	_, meta := referenceCase(t, "pipeline_t2i")
 	dir := t.TempDir()
 	loraPath, deltas := writeRandomLoRA(t, dir)
-	args := []string{"generate", "--prompt", meta["prompt"].(string), "--size", fmt.Sprintf("%vx%v", meta["width"], meta["height"]),
-		"--steps", fmt.Sprint(meta["steps"]), "--seed", "5"}
+	// Any request will do: the test compares two runs, not the reference.
+	args := []string{"generate", "--prompt", "A capybara wearing a wizard hat, oil painting", "--size", "96x64", "--steps", "4", "--seed", "5"}
 	withLoRA := filepath.Join(dir, "with-lora.png")
 	if code, _, stderr := run(append(args, "--model", model, "--lora", loraPath+":1", "--out", withLoRA)...); code != ExitOK {
 		t.Fatalf("--lora: exit %d: %s", code, stderr)
