@@ -69,13 +69,13 @@ func TestEmuGoldenPipelineAllOnMetal(t *testing.T) {
 	}
 }
 
-// TestEmuMetalVAEDeclineFallsBackToCPU runs the editing case (condition images are encoded, the
-// result decoded) with only the VAE on a device: once on a device too small for its weights (the
-// VAE is declined at New), once on one with room for the weights but not for any decode or
-// encode (each call is declined). Both say why and give the CPU pipeline's result exactly; a
+// TestEmuMetalVAEDeclineFallsBackToCPU runs an editing case (the one with the most condition
+// images: they are encoded, the result decoded) with only the VAE on a device: once on a device
+// too small for its weights (the VAE is declined at New), once on one with room for the weights
+// but not for any decode or encode (each call is declined). Both say why and give the CPU pipeline's result exactly; a
 // device with room runs the decode there and reports its GPU time in the decoding stage.
 func TestEmuMetalVAEDeclineFallsBackToCPU(t *testing.T) {
-	c := caseNamed(t, "pipeline_ti2i_two")
+	c := conditionedCase(t)
 	req := caseRequest(t, c)
 	want, err := q8Pipeline(t, nil).Run(t.Context(), req, nil)
 	if err != nil {
