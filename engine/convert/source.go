@@ -37,7 +37,10 @@ func (r *rowReader) rows(r0, r1 int, dst []float32) error {
 	}
 	b := r.buf[:n*size]
 	off := r.s.offsets[r.t.Name] + int64(r0*r.cols*size)
-	if _, err := r.s.file.ReadAt(b, off); err != nil {
+	if n, err := r.s.file.ReadAt(b, off); err != nil {
+		if err == io.EOF {
+			return shrunk(r.s, r.t, off+int64(n)-r.s.offsets[r.t.Name])
+		}
 		return fmt.Errorf("%s: reading tensor %q: %v", r.s.rel, r.t.Name, err)
 	}
 	dst = dst[:n]
@@ -65,6 +68,9 @@ func (r *rowReader) rows(r0, r1 int, dst []float32) error {
 type rawReader struct {
 	ctx   context.Context
 	r     *io.SectionReader
+	s     *shard
+	t     *safetensors.Tensor
+	read  int64
 	meter *meter
 }
 
@@ -73,10 +79,21 @@ func (r *rawReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	n, err := r.r.Read(p)
+	r.read += int64(n)
 	r.meter.add(int64(n))
+	if err == io.EOF && r.read < r.r.Size() {
+		err = shrunk(r.s, r.t, r.read)
+	}
 	return n, err
 }
 
 func newRawReader(ctx context.Context, s *shard, t *safetensors.Tensor, m *meter) *rawReader {
-	return &rawReader{ctx: ctx, r: io.NewSectionReader(s.file, s.offsets[t.Name], int64(len(t.Data))), meter: m}
+	return &rawReader{ctx: ctx, r: io.NewSectionReader(s.file, s.offsets[t.Name], int64(len(t.Data))), s: s, t: t, meter: m}
+}
+
+// shrunk is the error for a shard file that ended inside a tensor its header (read when the
+// conversion started) says it holds in full: the file changed, or its drive went away, meanwhile.
+func shrunk(s *shard, t *safetensors.Tensor, got int64) error {
+	return fmt.Errorf("the snapshot file %s ended %d bytes into tensor %q, which its header says holds %d: the file changed or its drive went away during the conversion; reconnect the drive (or download the snapshot again), then convert again",
+		s.file.Name(), got, t.Name, len(t.Data))
 }
