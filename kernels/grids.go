@@ -52,3 +52,11 @@ func FinalGrid(rows int) (groups, threads device.Size) { return size1(rows), siz
 
 // AmaxGrid is qi_amax's dispatch (any number of groups works; 256 keeps a GPU busy).
 func AmaxGrid() (groups, threads device.Size) { return size1(256), size1(256) }
+
+// LoraGrid is qi_lora_down_*'s and qi_lora_up*'s dispatch for n rows of m output columns.
+func LoraGrid(n, m int) (groups, threads device.Size) {
+	return device.Size{Width: ceilDiv(m, 64), Height: n, Depth: 1}, size1(64)
+}
+
+// LoraLNScaleGrid is qi_lora_lnscale's dispatch for n rows.
+func LoraLNScaleGrid(n int) (groups, threads device.Size) { return size1(ceilDiv(n, 64)), size1(64) }

@@ -16,6 +16,8 @@
 //	embed.metal      qi_embed      img_in: latent tokens to the f32 stream
 //	final.metal      qi_final      LayerNorm · (1 + scale) and proj_out to the velocity
 //	amax.metal       qi_amax       largest |half| of a site, for the guards' diagnostics
+//	lora.metal       qi_lora_*     LoRA terms of a linear layer: down (x·Aᵀ ⊙ s), up (y += t·Bᵀ),
+//	                               and proj_out's normalized input
 //	vae.metal        vae_*         the autoencoder: implicit-GEMM convolution, attention GEMMs and
 //	                               softmax, channel RMS norm, element-wise ops, upsampling, transpose
 //
@@ -69,5 +71,6 @@ var Libraries = []Library{
 	{"embed.metal", []string{"qi_embed"}},
 	{"final.metal", []string{"qi_final"}},
 	{"amax.metal", []string{"qi_amax"}},
+	{"lora.metal", []string{"qi_lora_down_h", "qi_lora_down_f", "qi_lora_up", "qi_lora_up_h", "qi_lora_lnscale"}},
 	{"vae.metal", []string{"vae_conv", "vae_mm", "vae_softmax", "vae_chnorm", "vae_elt", "vae_upsample", "vae_transpose"}},
 }

@@ -97,3 +97,19 @@ type FinalParams struct {
 	Eps  float32 `msl:"eps"`  // LayerNorm epsilon
 	Pad0 uint32  `msl:"pad0"`
 }
+
+// LoraParams is struct LoraParams of lora.metal (qi_lora_*).
+type LoraParams struct {
+	N       uint32  `msl:"n"`        // rows
+	M       uint32  `msl:"m"`        // output columns (down: rank; up: the layer's outputs)
+	K       uint32  `msl:"k"`        // reduction length (down: inputs; up: rank; lnscale: width)
+	Ldx     uint32  `msl:"ldx"`      // elements between rows of x
+	Ldy     uint32  `msl:"ldy"`      // elements between rows of y
+	XOff    uint32  `msl:"x_off"`    // element offset of x (lnscale: first row)
+	YOff    uint32  `msl:"y_off"`    // element offset of y
+	HasBias uint32  `msl:"has_bias"` // up: 1 adds bias
+	Mul     float32 `msl:"mul"`      // up: scale of the added term
+	Eps     float32 `msl:"eps"`      // lnscale: LayerNorm epsilon
+	BiasMul float32 `msl:"bias_mul"` // up: scale of the bias
+	Pad1    uint32  `msl:"pad1"`
+}

@@ -27,6 +27,7 @@ func TestEmuParamLayouts(t *testing.T) {
 		{"kvcopy.metal", "KvParams", reflect.TypeFor[kernels.KvParams]()},
 		{"embed.metal", "EmbedParams", reflect.TypeFor[kernels.EmbedParams]()},
 		{"final.metal", "FinalParams", reflect.TypeFor[kernels.FinalParams]()},
+		{"lora.metal", "LoraParams", reflect.TypeFor[kernels.LoraParams]()},
 		{"vae.metal", "ConvParams", reflect.TypeFor[kernels.ConvParams]()},
 		{"vae.metal", "MatParams", reflect.TypeFor[kernels.MatParams]()},
 		{"vae.metal", "SoftmaxParams", reflect.TypeFor[kernels.SoftmaxParams]()},

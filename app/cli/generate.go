@@ -76,6 +76,8 @@ const generateUsage = `usage: easel generate --model M.cmf --prompt TEXT [flags]
                       backend setting, auto without one)
   --lora FILE[:S]     apply a LoRA (.safetensors) at strength S (default 1; 0 = off, negative
                       inverts it); repeat for several, applied together
+  --lora-preset       use the sampling preset of the first LoRA that has one (its steps, CFG and
+                      schedule, e.g. 8 steps on the Turbo grid) for what is not given
   --json              print one JSON event per line on stdout instead of a progress line
   --verbose           say on stderr which backend runs the denoiser and why
   --from IMAGE.png    make an image Easel saved again: its prompt, negative prompt, size, steps,
@@ -113,7 +115,7 @@ type generateArgs struct {
 	loras                                            stringList // --lora FILE[:STRENGTH]
 	resolution, steps                                int
 	cfg                                              float64
-	json, verbose                                    bool
+	json, verbose, loraPreset                        bool
 }
 
 func parseGenerateArgs(args []string) (*generateArgs, error) {
@@ -125,6 +127,7 @@ func parseGenerateArgs(args []string) (*generateArgs, error) {
 	f.StringVar(&g.negative, "negative", "", "")
 	f.Var(&g.images, "image", "")
 	f.Var(&g.loras, "lora", "")
+	f.BoolVar(&g.loraPreset, "lora-preset", false, "")
 	f.StringVar(&g.size, "size", "", "")
 	f.StringVar(&g.aspect, "aspect", "", "")
 	f.IntVar(&g.resolution, "resolution", 0, "")
@@ -299,6 +302,19 @@ func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
 		return nil, f
 	}
 	req.LoRAs = loralib.ForModel(applied)
+	if pr := loralib.FirstPreset(applied); pr != nil {
+		if g.loraPreset {
+			steps, cfg, sigmas, scheduler := loralib.PresetSettings(pr, p.SchedulerConfig())
+			if !g.set["steps"] {
+				req.Steps, req.Sigmas, req.Scheduler = steps, sigmas, scheduler
+			}
+			if !g.set["cfg"] {
+				req.CFG = cfg
+			}
+		} else {
+			fmt.Fprintf(out.stderr, "easel generate: note: a LoRA suggests %s; add --lora-preset to use it\n", pr.Describe())
+		}
+	}
 
 	loaded := time.Since(loadStart)
 

@@ -42,16 +42,15 @@ func writeRandomLoRA(t *testing.T, dir string) (string, map[string]loratest.Delt
 	return path, deltas
 }
 
-// mergedCMF copies the tiny snapshot with the deltas merged into its transformer's weights
-// (kept in f32) and converts it with the f16 profile (which keeps f32 weights f32).
-func mergedCMF(t *testing.T, deltas map[string]loratest.Delta) string {
+// convertedCopy copies the tiny snapshot, letting edit rewrite any file (by its slash-separated
+// relative path), and converts the copy with the f16 profile (which keeps f32 weights f32).
+func convertedCopy(t *testing.T, edit func(rel string, b []byte) []byte) string {
 	t.Helper()
 	snap, err := golden.ModelSnapshot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dst := filepath.Join(t.TempDir(), "merged-snapshot")
-	dit := filepath.Join("transformer", "diffusion_pytorch_model.safetensors")
+	dst := filepath.Join(t.TempDir(), "snapshot")
 	err = filepath.WalkDir(snap, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -60,48 +59,57 @@ func mergedCMF(t *testing.T, deltas map[string]loratest.Delta) string {
 		if d.IsDir() {
 			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
 		}
-		if rel == dit {
-			return nil
-		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+		return os.WriteFile(filepath.Join(dst, rel), edit(filepath.ToSlash(rel), b), 0o644)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := safetensors.Open(filepath.Join(snap, dit))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	var out []*safetensors.Tensor
-	for _, name := range st.Names() {
-		tt := st.Tensor(name)
-		d, ok := deltas[strings.TrimSuffix(name, ".weight")]
-		if !ok {
-			out = append(out, tt)
-			continue
-		}
-		w, err := tt.Float32s()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range w {
-			w[i] += d.W[i]
-		}
-		out = append(out, safetensors.F32Tensor(name, tt.Shape, w))
-	}
-	if err := safetensors.WriteFile(filepath.Join(dst, dit), out, st.Metadata); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "merged.cmf")
+	path := filepath.Join(t.TempDir(), "copy.cmf")
 	if _, err := convert.Convert(context.Background(), dst, path, convert.Options{Profile: convert.ProfileF16}); err != nil {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// mergedCMF is the tiny model with the deltas merged into its transformer's weights (kept in
+// f32).
+func mergedCMF(t *testing.T, deltas map[string]loratest.Delta) string {
+	t.Helper()
+	return convertedCopy(t, func(rel string, b []byte) []byte {
+		if rel != "transformer/diffusion_pytorch_model.safetensors" {
+			return b
+		}
+		st, err := safetensors.Parse(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []*safetensors.Tensor
+		for _, name := range st.Names() {
+			tt := st.Tensor(name)
+			d, ok := deltas[strings.TrimSuffix(name, ".weight")]
+			if !ok {
+				out = append(out, tt)
+				continue
+			}
+			w, err := tt.Float32s()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range w {
+				w[i] += d.W[i]
+			}
+			out = append(out, safetensors.F32Tensor(name, tt.Shape, w))
+		}
+		merged, err := safetensors.Encode(out, st.Metadata)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return merged
+	})
 }
 
 func pngPixels(t *testing.T, path string) []uint8 {

@@ -18,6 +18,7 @@ import (
 	"easel/app/imagefile"
 	"easel/engine/lora"
 	"easel/engine/qi21"
+	"easel/engine/sched"
 )
 
 // MaxStrength bounds a strength's magnitude: far beyond any useful value (the window's slider
@@ -176,4 +177,35 @@ func fileSHA256(path string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// PresetSettings turns a LoRA's preset into a request's sampling settings over the model's
+// scheduler configuration base: its steps and CFG, and for "turbo" the fixed grid under
+// TurboConfig, for "lightning" base with dynamic exponential shifting and no terminal stretch.
+func PresetSettings(p *lora.Preset, base sched.Config) (steps int, cfg float64, sigmas []float64, scheduler *sched.Config) {
+	steps, cfg = p.Steps, p.CFG
+	switch p.Schedule {
+	case "turbo":
+		c := sched.TurboConfig()
+		sigmas = p.Sigmas
+		if sigmas == nil {
+			sigmas = sched.TurboSampleSigmas()
+		}
+		steps, scheduler = 0, &c
+	case "lightning":
+		c := base
+		c.UseDynamicShifting, c.TimeShiftType, c.ShiftTerminal = true, "exponential", 0
+		scheduler = &c
+	}
+	return steps, cfg, sigmas, scheduler
+}
+
+// FirstPreset is the preset of the first LoRA that has one, or nil.
+func FirstPreset(as []Applied) *lora.Preset {
+	for _, a := range as {
+		if a.File.Preset != nil && a.Strength != 0 {
+			return a.File.Preset
+		}
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"easel/engine/cmf"
+	"easel/engine/sched"
 	"easel/internal/serdejson"
 )
 
@@ -28,6 +29,11 @@ type snapshotConfigs struct {
 	processor                      []byte // processor/processor_config.json when the snapshot has one
 	textConfig, visionConfig       map[string]any
 	ditInChannels                  any
+	// sampleSigmas is a distilled checkpoint's fixed grid (qi21-spec §5.5): model_index.json's
+	// sample_sigmas, or the Turbo grid when the scheduler is configured for a fixed grid (no
+	// dynamic shifting, shift 1, no terminal stretch) and the index lacks the list. nil for the
+	// base model.
+	sampleSigmas []float64
 }
 
 // readConfigs reads and checks model_index.json and the component configs.
@@ -35,7 +41,8 @@ func readConfigs(root string) (*snapshotConfigs, error) {
 	var index struct {
 		Class string `json:"_class_name"`
 	}
-	if _, err := readJSON(root, "model_index.json", &index); err != nil {
+	indexRaw, err := readJSON(root, "model_index.json", &index)
+	if err != nil {
 		return nil, fmt.Errorf("%s is not a Hugging Face pipeline snapshot: %w", root, err)
 	}
 	if index.Class != pipelineClass {
@@ -46,7 +53,6 @@ func readConfigs(root string) (*snapshotConfigs, error) {
 		Class      string      `json:"_class_name"`
 		InChannels json.Number `json:"in_channels"`
 	}
-	var err error
 	if c.dit, err = readJSON(root, filepath.Join("transformer", "config.json"), &dit); err != nil {
 		return nil, err
 	}
@@ -75,6 +81,9 @@ func readConfigs(root string) (*snapshotConfigs, error) {
 	if c.scheduler, err = readJSON(root, filepath.Join("scheduler", "scheduler_config.json"), nil); err != nil {
 		return nil, err
 	}
+	if c.sampleSigmas, err = fixedGrid(indexRaw, c.scheduler); err != nil {
+		return nil, err
+	}
 	if c.tokenizer, err = readJSON(root, filepath.Join("processor", "tokenizer.json"), nil); err != nil {
 		return nil, err
 	}
@@ -97,13 +106,41 @@ func readConfigs(root string) (*snapshotConfigs, error) {
 // layout; readers that do not know it ignore it). It must match qwen3vl.ImageProcessorTensor.
 const processorBlob = "qi21.processor_json"
 
-// defaults are the pipeline defaults stored as qi21.config_json.
+// fixedGrid is a distilled checkpoint's sigma grid, or nil for the step-count schedule.
+func fixedGrid(index, scheduler []byte) ([]float64, error) {
+	sigmas, err := sched.SampleSigmas(index)
+	if err != nil {
+		return nil, fmt.Errorf("model_index.json: %v", err)
+	}
+	if sigmas != nil {
+		return sigmas, nil
+	}
+	cfg, err := sched.ParseConfig(scheduler)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler/scheduler_config.json: %v", err)
+	}
+	if t := sched.TurboConfig(); !cfg.UseDynamicShifting && cfg.Shift == t.Shift && cfg.ShiftTerminal == 0 {
+		return sched.TurboSampleSigmas(), nil
+	}
+	return nil, nil
+}
+
+// defaults are the pipeline defaults stored as qi21.config_json: the published ones, or for a
+// distilled checkpoint its grid's step count, CFG off and the grid itself.
 func (c *snapshotConfigs) defaults() map[string]any {
-	return map[string]any{
+	d := map[string]any{
 		"steps": 40, "height": 1024, "width": 1024, "cfg": 1.0, "output_resolution": 1024,
 		"system_prompt": "Comprehend and analyze the provided prompt.",
 		"vae_scale":     16, "latent_channels": c.ditInChannels,
 	}
+	if c.sampleSigmas != nil {
+		grid := make([]any, len(c.sampleSigmas))
+		for i, v := range c.sampleSigmas {
+			grid[i] = v
+		}
+		d["steps"], d["sample_sigmas"] = len(c.sampleSigmas), grid
+	}
+	return d
 }
 
 // blobs are the config tensors in cortiq's order; vis.config_json only with the vision tower.

@@ -223,3 +223,26 @@ func TestPartialMatchIsReported(t *testing.T) {
 		t.Errorf("matched %d; warning %q", a.Report.Matched, w)
 	}
 }
+
+func TestPresets(t *testing.T) {
+	p, err := lora.PresetFor(map[string]string{lora.PresetMetadataKey: `{"name":"Turbo","schedule":"turbo","steps":8,"cfg":1}`}, "")
+	if err != nil || p == nil || p.Steps != 8 || p.Schedule != "turbo" || p.Source != "metadata" {
+		t.Fatalf("metadata preset %+v, %v", p, err)
+	}
+	if p, err = lora.PresetFor(map[string]string{lora.PresetMetadataKey: `{"schedule":"turbo","sigmas":[1,0.5,0.25]}`}, ""); err != nil || p.Steps != 3 || p.CFG != 1 {
+		t.Fatalf("grid preset %+v, %v", p, err)
+	}
+	for _, bad := range []string{`{"schedule":"karras","steps":4}`, `{"steps":0}`, `{"schedule":"turbo","sigmas":[0.5,0.9]}`, `nope`} {
+		if _, err := lora.PresetFor(map[string]string{lora.PresetMetadataKey: bad}, ""); err == nil {
+			t.Errorf("%s: accepted", bad)
+		}
+	}
+	lora.KnownPresets["abc"] = lora.Preset{Name: "Lightning", Steps: 4, CFG: 1, Schedule: "lightning"}
+	defer delete(lora.KnownPresets, "abc")
+	if p, err = lora.PresetFor(nil, "ABC"); err != nil || p == nil || p.Steps != 4 || p.Source != "known file" {
+		t.Fatalf("known preset %+v, %v", p, err)
+	}
+	if p, err = lora.PresetFor(nil, "def"); p != nil || err != nil {
+		t.Errorf("unknown file: %+v, %v", p, err)
+	}
+}

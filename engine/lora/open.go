@@ -22,6 +22,8 @@ type File struct {
 	// ShortHash is A1111's "Lora hashes" value: the first 12 hex digits of the SHA-256 of the
 	// tensor bytes after the header (the AddNet/kohya hash, lora.md §5).
 	ShortHash string
+	// Preset is the sampling the file says it was made for (PresetFor), or nil.
+	Preset *Preset
 }
 
 // Open reads the LoRA file at path, binds it to layers and hashes it. The file is not kept
@@ -39,8 +41,12 @@ func Open(path string, layers []Layer) (_ *File, err error) {
 		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
 	whole, short := Hashes(st.Bytes())
+	preset, err := PresetFor(st.Metadata, whole)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
 	base := filepath.Base(path)
-	return &File{Adapter: a, Path: path, Name: base[:len(base)-len(filepath.Ext(base))], SHA256: whole, ShortHash: short}, nil
+	return &File{Adapter: a, Path: path, Name: base[:len(base)-len(filepath.Ext(base))], SHA256: whole, ShortHash: short, Preset: preset}, nil
 }
 
 // Hashes returns the SHA-256 of a safetensors image (hex) and A1111's short hash of its tensor

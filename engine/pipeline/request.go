@@ -71,6 +71,11 @@ type Request struct {
 	// replaces the step-count schedule; Steps is then len(Sigmas).
 	Sigmas []float64
 
+	// Scheduler, when not nil, replaces the model's scheduler configuration for this request (a
+	// few-step LoRA's schedule: Lightning's no-terminal-stretch shift, or TurboConfig with a grid
+	// in Sigmas).
+	Scheduler *sched.Config
+
 	// LoRAs are the adapters the denoiser applies, with their strengths (none: the model as is).
 	// Bind them with LoRALayers.
 	LoRAs []qi21.LoRA
@@ -200,7 +205,7 @@ func (p *Pipeline) resolve(r *Request) (settings, error) {
 	if !(s.cfg >= 0) || math.IsInf(s.cfg, 0) || s.cfg > 100 {
 		return s, fmt.Errorf("%w: CFG scale %g: choose between 1 (off) and 100", ErrSettings, r.CFG)
 	}
-	if s.schedule, err = p.Schedule(s.steps, s.sigmas, s.h*s.w); err != nil {
+	if s.schedule, err = p.scheduleFor(r.Scheduler, s.steps, s.sigmas, s.h*s.w); err != nil {
 		return s, fmt.Errorf("%w: %v", ErrSettings, err)
 	}
 	if r.Noise != nil && len(r.Noise) != s.h*s.w*p.dit.Config.InChannels {

@@ -129,11 +129,26 @@ func (p *Pipeline) Noise(s uint64, h, w int) ([]float32, error) {
 // Schedule is the sigma grid for steps on a target of tokens latent tokens, or for a fixed grid
 // when sigmas is not nil.
 func (p *Pipeline) Schedule(steps int, sigmas []float64, tokens int) (sched.Schedule, error) {
-	if sigmas != nil {
-		return p.sched.ScheduleFromSigmas(sigmas, tokens)
-	}
-	return p.sched.Schedule(steps, tokens)
+	return p.scheduleFor(nil, steps, sigmas, tokens)
 }
+
+// scheduleFor is Schedule under a request's scheduler configuration (nil: the model's).
+func (p *Pipeline) scheduleFor(cfg *sched.Config, steps int, sigmas []float64, tokens int) (sched.Schedule, error) {
+	c := p.sched
+	if cfg != nil {
+		if err := cfg.Validate(); err != nil {
+			return sched.Schedule{}, err
+		}
+		c = *cfg
+	}
+	if sigmas != nil {
+		return c.ScheduleFromSigmas(sigmas, tokens)
+	}
+	return c.Schedule(steps, tokens)
+}
+
+// SchedulerConfig is the model's scheduler configuration.
+func (p *Pipeline) SchedulerConfig() sched.Config { return p.sched }
 
 // Decode turns the final packed latents [h·w, 64] into the image in [−1, 1]: in one piece when
 // that fits the decode budget (exact: the mid-block attention sees the whole image), else in the

@@ -95,6 +95,7 @@ func (m *Model) SetLoRAs(ls []LoRA) error {
 		m.loraLayers = layers
 	}
 	m.loras = append([]LoRA(nil), ls...)
+	m.loraVersion++
 	return m.uploadStrengths()
 }
 
@@ -329,4 +330,52 @@ func (m *Model) addLoRA(e *errs, y, x ml.Tensor, w *quant.Tensor) {
 	if tmp != nil {
 		e.be.Free(tmp)
 	}
+}
+
+// LoRATerm is what the LoRAs add to one linear layer's output, for a backend that runs the
+// layer itself (the Metal denoiser): y += (x·Aᵀ ⊙ Scales)·Bᵀ + Σ strength·(x·Δᵀ + Δb).
+type LoRATerm struct {
+	A, B    *quant.Tensor // concatenated factors [R, in], [out, R]; nil without factors
+	Scales  []float32     // [R]: strength·alpha/rank per rank column
+	Patches []LoRAPatchTerm
+}
+
+// LoRAPatchTerm is one exact patch at its strength (never 0).
+type LoRAPatchTerm struct {
+	Weight   *quant.Tensor // [out, in] or nil
+	Bias     []float32     // [out] or nil
+	Strength float32
+}
+
+// LoRATerms are the terms of every layer a LoRA changes (at a non-zero strength), by layer name,
+// and a version that changes whenever SetLoRAs changes them.
+func (m *Model) LoRATerms() (map[string]LoRATerm, uint64) {
+	m.stepMu.Lock()
+	defer m.stepMu.Unlock()
+	names := map[*quant.Tensor]string{}
+	for n, w := range m.weightsByLayer() {
+		names[w] = n
+	}
+	out := map[string]LoRATerm{}
+	for w, l := range m.loraLayers {
+		var t LoRATerm
+		if l.scales != nil {
+			t.A, t.B = l.a, l.b
+			for _, s := range l.segs {
+				k := m.loras[s.lora].Strength * s.scale
+				for range s.rank {
+					t.Scales = append(t.Scales, k)
+				}
+			}
+		}
+		for _, p := range l.patches {
+			if p.strength != 0 {
+				t.Patches = append(t.Patches, LoRAPatchTerm{Weight: p.w, Bias: p.bias, Strength: p.strength})
+			}
+		}
+		if t.A != nil || len(t.Patches) > 0 {
+			out[names[w]] = t
+		}
+	}
+	return out, m.loraVersion
 }

@@ -27,8 +27,9 @@ type Model struct {
 	stepRows    int
 
 	// LoRAs (lora.go): the set, and what each adapted weight adds, by weight.
-	loras      []LoRA
-	loraLayers map[*quant.Tensor]*layerLoRA
+	loras       []LoRA
+	loraLayers  map[*quant.Tensor]*layerLoRA
+	loraVersion uint64 // counts SetLoRAs calls
 }
 
 // MaxPrograms is how many programs live at once: the positive and the negative prompt.

@@ -44,7 +44,8 @@ type Delta struct {
 }
 
 // Random builds a LoRA file for layers in format f with ranks 1..maxRank (varying per layer),
-// values of about magnitude `size`, and returns its tensors and the dense deltas they stand for.
+// factor values of about magnitude size (patch values of about size², like a factor product),
+// and returns its tensors and the dense deltas they stand for.
 func Random(layers []lora.Layer, f Format, maxRank int, size float32, seed uint64) ([]*safetensors.Tensor, map[string]Delta) {
 	rng := rand.New(rand.NewPCG(seed, 0x10a))
 	randn := func(n int, s float32) []float32 {
@@ -67,10 +68,10 @@ func Random(layers []lora.Layer, f Format, maxRank int, size float32, seed uint6
 		}
 		switch f {
 		case Diff, DiffBias:
-			d := Delta{W: randn(l.Out*l.In, size)}
+			d := Delta{W: randn(l.Out*l.In, size*size)}
 			tensors = append(tensors, safetensors.F32Tensor("diffusion_model."+l.Name+".diff", []int{l.Out, l.In}, d.W))
 			if f == DiffBias && i%2 == 0 {
-				d.Bias = randn(l.Out, size)
+				d.Bias = randn(l.Out, size*size)
 				tensors = append(tensors, safetensors.F32Tensor("diffusion_model."+l.Name+".diff_b", []int{l.Out}, d.Bias))
 			}
 			deltas[l.Name] = d

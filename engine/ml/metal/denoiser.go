@@ -25,6 +25,7 @@ type Denoiser struct {
 	imgIn, projOut  int           // byte offsets in aux
 	blocks          []blockWeights
 	maxBuffer, wset int64
+	lora            *deviceLoRA // the model's LoRA terms on the device (lora.go), or nil
 
 	mu       sync.Mutex
 	resident int64 // device memory held: weights, aux, live programs
@@ -172,6 +173,8 @@ func (d *Denoiser) Timings() *ml.Timings { return &d.timings }
 func (d *Denoiser) Close() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.lora.release()
+	d.lora = nil
 	if d.arena != nil {
 		d.arena.release()
 		d.aux.Release()

@@ -41,6 +41,12 @@ type encoder struct {
 	rec  *recorder
 	d    *Denoiser
 	amax device.Buffer // uint slots, one per amaxSites entry; nil when off
+
+	// LoRA (lora.go): the down projection's scratch, those it outgrew, and a failure to make one.
+	loraT    device.Buffer
+	loraTLen int
+	loraOld  []device.Buffer
+	loraErr  error
 }
 
 func groups(w, h, z int) device.Size { return device.Size{Width: w, Height: h, Depth: z} }
@@ -140,6 +146,10 @@ func (e *encoder) blocks(p *pass) {
 		blk := &e.d.blocks[l]
 		// q | k | v into the panel, stored ·2^-qkv
 		e.gemm(blk, []int{wQ, wK, wV}, a.xn, []int{0, 0, 0}, D, a.panel, []int{0, D, 2 * D}, 3*D, n, true, pow2(g.Attn-g.QKV))
+		for i, w := range []int{wQ, wK, wV} {
+			e.lora(blockLayer(l, w), loraIO{x: a.xn, xHalf: true, ldx: D, y: a.panel, yHalf: true, yOff: i * D, ldy: 3 * D, n: n,
+				mul: pow2(g.Attn - g.QKV), biasMul: pow2(-g.QKV)})
+		}
 		e.recordAmax(a.panel, n*3*D, 1)
 		{
 			// RMSNorm is scale-free but for eps, which scales with the stored values' square.
@@ -186,9 +196,13 @@ func (e *encoder) blocks(p *pass) {
 		}
 		e.recordAmax(a.attn, n*D, 2)
 		e.gemm(blk, []int{wO}, a.attn, []int{0}, D, a.y, []int{0}, D, n, false, pow2(g.AO))
+		e.lora(blockLayer(l, wO), loraIO{x: a.attn, xHalf: true, ldx: D, y: a.y, ldy: D, n: n, mul: pow2(g.AO), biasMul: 1})
 		e.rowOp(a, n, p.mods, D, 2*D, pow2(-g.FFN))
 		e.recordAmax(a.xn, n*D, 3)
 		e.gemm(blk, []int{wGate, wUp}, a.xn, []int{0, 0}, D, a.gu, []int{0, gl}, F, n, false, pow2(g.FFN))
+		for i, w := range []int{wGate, wUp} {
+			e.lora(blockLayer(l, w), loraIO{x: a.xn, xHalf: true, ldx: D, y: a.gu, yOff: i * gl, ldy: F, n: n, mul: pow2(g.FFN), biasMul: 1})
+		}
 		{
 			prm := kernels.SwigluParams{N4: uint32(n * F / 4), UOff: uint32(gl), OScale: pow2(-g.Hid)}
 			enc := e.rec.encoder(ml.ClassAct)
@@ -200,6 +214,7 @@ func (e *encoder) blocks(p *pass) {
 		}
 		e.recordAmax(a.hid, n*F, 4)
 		e.gemm(blk, []int{wDown}, a.hid, []int{0}, F, a.y, []int{0}, D, n, false, pow2(g.Hid))
+		e.lora(blockLayer(l, wDown), loraIO{x: a.hid, xHalf: true, ldx: F, y: a.y, ldy: D, n: n, mul: pow2(g.Hid), biasMul: 1})
 		if l+1 < len(e.d.blocks) {
 			e.rowOp(a, n, p.mods, 3*D, 0, pow2(-g.Attn))
 			e.recordAmax(a.xn, n*D, 0)
@@ -223,10 +238,12 @@ func (e *encoder) embed(xtok, x device.Buffer, n int) {
 	enc.SetBuffer(x, 0, 2)
 	enc.SetBytes(device.StructBytes(&prm), 3)
 	enc.Dispatch(groups(ceilDiv(D, 256), n, 1), threads(256, 1))
+	e.lora("img_in", loraIO{x: xtok, ldx: e.d.cfg.InChannels, y: x, ldy: D, n: n, mul: 1, biasMul: 1})
 }
 
-// final is out = proj_out(LN(x)·fs) over n rows.
-func (e *encoder) final(x, fs device.Buffer, fsOff int, out device.Buffer, n int) {
+// final is out = proj_out(LN(x)·fs) over n rows. With a LoRA on proj_out, h (float [n][D], free
+// at this point) receives LN(x)·fs for the LoRA's input.
+func (e *encoder) final(x, fs device.Buffer, fsOff int, out, h device.Buffer, n int) {
 	c := e.d.cfg
 	prm := kernels.FinalParams{H: uint32(c.Hidden()), Eps: c.Eps}
 	enc := e.rec.encoder(ml.ClassNorm)
@@ -237,4 +254,17 @@ func (e *encoder) final(x, fs device.Buffer, fsOff int, out device.Buffer, n int
 	enc.SetBuffer(out, 0, 3)
 	enc.SetBytes(device.StructBytes(&prm), 4)
 	enc.Dispatch(groups(n, 1, 1), threads(256, 1))
+	if e.hasLoRA("proj_out") {
+		D := c.Hidden()
+		lp := kernels.LoraParams{N: uint32(n), K: uint32(D), Eps: c.Eps}
+		enc := e.rec.encoder(ml.ClassNorm)
+		enc.SetPipeline(e.d.pipes.loraLNScale)
+		enc.SetBuffer(x, 0, 0)
+		enc.SetBuffer(fs, fsOff, 1)
+		enc.SetBuffer(h, 0, 2)
+		enc.SetBytes(device.StructBytes(&lp), 3)
+		g, th := kernels.LoraLNScaleGrid(n)
+		enc.Dispatch(g, th)
+		e.lora("proj_out", loraIO{x: h, ldx: D, y: out, ldy: c.OutChannels, n: n, mul: 1, biasMul: 1})
+	}
 }

@@ -11,6 +11,7 @@ import (
 // pipelines are the compiled kernels of the denoiser.
 type pipelines struct {
 	mmQ4TP, mmQ8, flash, qkrope, rowop, swiglu, embed, final, kvcopy, amax, probe device.Pipeline
+	loraDownH, loraDownF, loraUp, loraUpH, loraLNScale                            device.Pipeline
 }
 
 // buildPipelines compiles the embedded .metal files and looks every kernel up.
@@ -50,6 +51,11 @@ func buildPipelines(dev device.Device) (*pipelines, error) {
 		{&p.kvcopy, "kvcopy.metal", "qi_kvcopy"},
 		{&p.amax, "amax.metal", "qi_amax"},
 		{&p.probe, "fragprobe.metal", "qi_fragprobe"},
+		{&p.loraDownH, "lora.metal", "qi_lora_down_h"},
+		{&p.loraDownF, "lora.metal", "qi_lora_down_f"},
+		{&p.loraUp, "lora.metal", "qi_lora_up"},
+		{&p.loraUpH, "lora.metal", "qi_lora_up_h"},
+		{&p.loraLNScale, "lora.metal", "qi_lora_lnscale"},
 	} {
 		var err error
 		if *k.dst, err = get(k.file, k.fn); err != nil {

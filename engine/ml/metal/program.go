@@ -71,9 +71,6 @@ func (d *Denoiser) Prefill(ctx context.Context, lay *qi21.Layout, text, condLate
 	if lp < 1 || n < 1 {
 		return nil, decline("the layout has %d prefix and %d target rows; the device path needs both", lp, n)
 	}
-	if d.model.HasLoRA() {
-		return nil, decline("LoRAs are applied by the CPU denoiser only for now")
-	}
 	plan := programPlan(c, lp, n)
 	d.mu.Lock()
 	if d.arena == nil {
@@ -83,6 +80,10 @@ func (d *Denoiser) Prefill(ctx context.Context, lay *qi21.Layout, text, condLate
 	if d.live >= qi21.MaxPrograms {
 		d.mu.Unlock()
 		return nil, fmt.Errorf("metal.Prefill: %d programs are already live (positive and negative prompt); release one first", d.live)
+	}
+	if err := d.syncLoRA(); err != nil {
+		d.mu.Unlock()
+		return nil, err
 	}
 	if err := plan.fit(fmt.Sprintf("a prompt of %d prefix and %d target rows", lp, n), d.resident, d.maxBuffer, d.wset); err != nil {
 		d.mu.Unlock()
@@ -201,7 +202,7 @@ func (d *Denoiser) Step(ctx context.Context, p *Program, x []float32, sigma floa
 	e.recordAmax(p.a.xn, n*D, 0)
 	e.blocks(&pass{a: p.a, rows: n, ropeCos: p.ropeCos, ropeSin: p.ropeSin, ropeSinOff: p.ropeSinOff,
 		mods: p.mods, pkv: p.pkv, prefix: p.prefix})
-	e.final(p.a.x, p.mods, 4*4*D, p.out, n)
+	e.final(p.a.x, p.mods, 4*4*D, p.out, p.a.y, n)
 	if err := d.finishPass(e, "step"); err != nil {
 		return nil, fmt.Errorf("metal.Step: %w", err)
 	}
@@ -245,6 +246,14 @@ func (d *Denoiser) newEncoder(ctx context.Context) *encoder {
 // diagnostics, and logs them when asked.
 func (d *Denoiser) finishPass(e *encoder, what string) error {
 	st, err := e.rec.finish()
+	for _, b := range append(e.loraOld, e.loraT) {
+		if b != nil {
+			b.Release()
+		}
+	}
+	if err == nil {
+		err = e.loraErr
+	}
 	if e.amax != nil {
 		for _, bits := range device.View[uint32](e.amax) {
 			st.Amax = append(st.Amax, math.Float32frombits(bits))
