@@ -18,8 +18,11 @@
 //	amax.metal       qi_amax       largest |half| of a site, for the guards' diagnostics
 //	lora.metal       qi_lora_*     LoRA terms of a linear layer: down (x·Aᵀ ⊙ s), up (y += t·Bᵀ),
 //	                               and proj_out's normalized input
-//	vae.metal        vae_*         the autoencoder: implicit-GEMM convolution, attention GEMMs and
-//	                               softmax, channel RMS norm, element-wise ops, upsampling, transpose
+//	vae.metal        vae_*         the autoencoder's: implicit-GEMM convolution, channel RMS norm,
+//	                               element-wise ops, nearest upsampling, transpose
+//	ops.metal        ops_*         the text encoder's and vision tower's: linear layers (f16, q8),
+//	                               batched GEMMs and masked softmax for attention, row norms, q/k
+//	                               norm + rotary embedding
 //
 // Each file documents its buffers, parameter struct and dispatch shape at the top. The Go side of
 // those contracts lives here too: params.go mirrors the parameter structs (checked field by field
@@ -72,5 +75,6 @@ var Libraries = []Library{
 	{"final.metal", []string{"qi_final"}},
 	{"amax.metal", []string{"qi_amax"}},
 	{"lora.metal", []string{"qi_lora_down_h", "qi_lora_down_f", "qi_lora_up", "qi_lora_up_h", "qi_lora_lnscale"}},
-	{"vae.metal", []string{"vae_conv", "vae_mm", "vae_softmax", "vae_chnorm", "vae_elt", "vae_upsample", "vae_transpose"}},
+	{"vae.metal", []string{"vae_conv", "vae_chnorm", "vae_elt", "vae_upsample", "vae_transpose"}},
+	{"ops.metal", []string{"ops_linear", "ops_mm", "ops_softmax", "ops_rownorm", "ops_headrope"}},
 }

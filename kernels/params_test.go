@@ -29,12 +29,15 @@ func TestEmuParamLayouts(t *testing.T) {
 		{"final.metal", "FinalParams", reflect.TypeFor[kernels.FinalParams]()},
 		{"lora.metal", "LoraParams", reflect.TypeFor[kernels.LoraParams]()},
 		{"vae.metal", "ConvParams", reflect.TypeFor[kernels.ConvParams]()},
-		{"vae.metal", "MatParams", reflect.TypeFor[kernels.MatParams]()},
-		{"vae.metal", "SoftmaxParams", reflect.TypeFor[kernels.SoftmaxParams]()},
 		{"vae.metal", "NormParams", reflect.TypeFor[kernels.NormParams]()},
 		{"vae.metal", "EltParams", reflect.TypeFor[kernels.EltParams]()},
 		{"vae.metal", "UpParams", reflect.TypeFor[kernels.UpParams]()},
 		{"vae.metal", "TransposeParams", reflect.TypeFor[kernels.TransposeParams]()},
+		{"ops.metal", "LinearParams", reflect.TypeFor[kernels.LinearParams]()},
+		{"ops.metal", "BatchParams", reflect.TypeFor[kernels.BatchParams]()},
+		{"ops.metal", "SoftParams", reflect.TypeFor[kernels.SoftParams]()},
+		{"ops.metal", "RowNormParams", reflect.TypeFor[kernels.RowNormParams]()},
+		{"ops.metal", "HeadParams", reflect.TypeFor[kernels.HeadParams]()},
 	}
 	// One library: every file (their names do not collide), then the probes.
 	var src []byte

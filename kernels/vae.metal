@@ -1,23 +1,19 @@
 // The Qwen-Image-2.1 autoencoder's kernels (engine/vae/vaemetal runs the decoder and the encoder
-// with them). Activations are float32, channel-first [C, H, W]; the GEMMs stage their operands as
-// half in threadgroup memory and accumulate in float with simdgroup 8×8 multiply-accumulates.
+// with them through engine/ml/metalops; the mid-block attention uses ops.metal's). Activations are
+// float32, channel-first [C, H, W]; the convolution stages its operands as half in threadgroup
+// memory and accumulates in float with simdgroup 8×8 multiply-accumulates.
 //
 //   vae_conv     2-D convolution as an implicit GEMM: y[o, p] = bias[o] + Σ_k W[o, k] · X[k, p]
 //                with W [oc, ic·kh·kw] half (the f16 weight read in place) and X the im2col of x
 //                gathered on the fly (zero padding, stride 1 or 2).
 //                Dispatch: (⌈oh·ow/64⌉, ⌈oc/64⌉) × 128 threads.
 //                Buffers: 0 W (half), 1 x (float), 2 y (float), 3 bias (float), 4 ConvParams.
-//   vae_mm       C[m, n] = alpha · Σ_k A[m, k] · B(k, n), A float row-major, B float row-major
-//                [k, n] (trans_b 0) or [n, k] (trans_b 1): the mid-block attention's scores and
-//                weighted sum. Dispatch: (⌈n/64⌉, ⌈m/64⌉) × 128 threads.
-//                Buffers: 0 A, 1 B, 2 C, 3 MatParams.
-//   vae_softmax  softmax of each row of a float matrix in place. Dispatch: rows × 256 threads.
-//                Buffers: 0 S, 1 SoftmaxParams.
 //   vae_chnorm   the VAE's channel RMS norm: y[c, p] = x[c, p] / sqrt(mean_c x[·, p]² + eps) ·
 //                gamma[c]. Dispatch: ⌈pixels/256⌉ × 256 threads.
 //                Buffers: 0 x, 1 gamma, 2 y, 3 NormParams.
 //   vae_elt      element-wise ops on float: SiLU, a + b, a ⊙ b (b of n elements or one row of bn
-//                broadcast), s·a, copy, zero fill. Dispatch: ⌈n/256⌉ × 256 threads.
+//                broadcast), s·a, copy, zero fill, GELU-tanh, SiLU(a) ⊙ b (engine/ml/metalops
+//                uses it for every network). Dispatch: ⌈n/256⌉ × 256 threads.
 //                Buffers: 0 a, 1 b, 2 y, 3 EltParams.
 //   vae_upsample nearest ×f: y[c, y, x] = x[c, y/f, x/f]. Dispatch: ⌈c·f²·h·w/256⌉ × 256.
 //                Buffers: 0 x, 1 y, 2 UpParams.
@@ -45,24 +41,6 @@ struct ConvParams {
     uint pad0;
 };
 
-struct MatParams {
-    uint m;        // rows of A and C
-    uint n;        // columns of C
-    uint k;        // reduction length
-    uint lda;      // elements between rows of A
-    uint ldb;      // elements between rows of B
-    uint ldc;      // elements between rows of C
-    uint trans_b;  // 0: B is [k, n]; 1: B is [n, k]
-    float alpha;   // scale of every output
-};
-
-struct SoftmaxParams {
-    uint n;    // row length
-    uint ld;   // elements between rows
-    uint pad0;
-    uint pad1;
-};
-
 struct NormParams {
     uint c;      // channels
     uint pixels; // H·W
@@ -73,7 +51,7 @@ struct NormParams {
 struct EltParams {
     uint n;     // elements of a and y
     uint bn;    // elements of b (n, or one row that repeats)
-    uint op;    // 0 SiLU(a), 1 a + b, 2 a ⊙ b, 3 s·a, 4 copy a, 5 zero
+    uint op;    // 0 SiLU(a), 1 a + b, 2 a ⊙ b, 3 s·a, 4 copy a, 5 zero, 6 GELU-tanh(a), 7 SiLU(a) ⊙ b
     float s;    // scale of op 3
 };
 
@@ -202,120 +180,6 @@ kernel void vae_conv(device const half* wt [[buffer(0)]],
     }
 }
 
-kernel void vae_mm(device const float* a [[buffer(0)]],
-                   device const float* b [[buffer(1)]],
-                   device float* c [[buffer(2)]],
-                   constant MatParams& p [[buffer(3)]],
-                   uint3 tg [[threadgroup_position_in_grid]],
-                   ushort tid [[thread_index_in_threadgroup]],
-                   ushort sg [[simdgroup_index_in_threadgroup]],
-                   ushort lane [[thread_index_in_simdgroup]])
-{
-    threadgroup half as[VT_M * VT_LD];
-    threadgroup half bs[VT_N * VT_LD];
-    const uint n0 = tg.x * VT_N;
-    const uint m0 = tg.y * VT_M;
-    const uint r = tid / 2;
-    const uint cc = (tid % 2) * 16;
-
-    simdgroup_float8x8 acc[4][4];
-    for (uint i = 0; i < 4; ++i) {
-        for (uint j = 0; j < 4; ++j) {
-            acc[i][j] = make_filled_simdgroup_matrix<float, 8>(0.0f);
-        }
-    }
-    for (uint k0 = 0; k0 < p.k; k0 += VT_K) {
-        const uint am = m0 + r;
-        for (uint i = 0; i < 16; ++i) {
-            const uint kx = k0 + cc + i;
-            as[r * VT_LD + cc + i] = (am < p.m && kx < p.k) ? half(a[am * p.lda + kx]) : half(0.0f);
-        }
-        if (p.trans_b != 0) {
-            // bs[j][k] = B[n0 + j][k]: rows of B are contiguous in k.
-            const uint bn = n0 + r;
-            for (uint i = 0; i < 16; ++i) {
-                const uint kx = k0 + cc + i;
-                bs[r * VT_LD + cc + i] = (bn < p.n && kx < p.k) ? half(b[bn * p.ldb + kx]) : half(0.0f);
-            }
-        } else {
-            // bs[j][k] = B[k][n0 + j]: thread reads column j = tid % 64, consecutive threads
-            // consecutive columns.
-            const uint j = tid % 64;
-            const uint kb = (tid / 64) * 16;
-            const uint bn = n0 + j;
-            for (uint i = 0; i < 16; ++i) {
-                const uint kx = k0 + kb + i;
-                bs[j * VT_LD + kb + i] = (bn < p.n && kx < p.k) ? half(b[kx * p.ldb + bn]) : half(0.0f);
-            }
-        }
-        threadgroup_barrier(mem_flags::mem_threadgroup);
-        vt_mac(acc, as, bs, sg);
-        threadgroup_barrier(mem_flags::mem_threadgroup);
-    }
-
-    const uint sm = 32 * (sg / 2);
-    const uint sn = 32 * (sg % 2);
-    const uint fr = 4 * ((lane >> 4) & 1) + ((lane >> 1) & 3);
-    const uint fc = 4 * ((lane >> 3) & 1) + 2 * (lane & 1);
-    for (uint i = 0; i < 4; ++i) {
-        const uint mm = m0 + sm + 8 * i + fr;
-        if (mm >= p.m) {
-            continue;
-        }
-        for (uint j = 0; j < 4; ++j) {
-            for (uint e = 0; e < 2; ++e) {
-                const uint nn = n0 + sn + 8 * j + fc + e;
-                if (nn < p.n) {
-                    c[mm * p.ldc + nn] = acc[i][j].thread_elements()[e] * p.alpha;
-                }
-            }
-        }
-    }
-}
-
-// Threadgroup-wide reduction of 256 threads (8 simdgroups): max (is_max) or sum.
-static float vt_reduce(float v, threadgroup float* part, ushort tid, ushort sg, ushort lane, bool is_max)
-{
-    v = is_max ? simd_max(v) : simd_sum(v);
-    if (lane == 0) {
-        part[sg] = v;
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    float t = part[0];
-    for (uint i = 1; i < 8; ++i) {
-        t = is_max ? max(t, part[i]) : t + part[i];
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    return t;
-}
-
-kernel void vae_softmax(device float* s [[buffer(0)]],
-                        constant SoftmaxParams& p [[buffer(1)]],
-                        uint row [[threadgroup_position_in_grid]],
-                        ushort tid [[thread_index_in_threadgroup]],
-                        ushort sg [[simdgroup_index_in_threadgroup]],
-                        ushort lane [[thread_index_in_simdgroup]])
-{
-    threadgroup float part[8];
-    device float* r = s + row * p.ld;
-    float m = -INFINITY;
-    for (uint i = tid; i < p.n; i += 256) {
-        m = max(m, r[i]);
-    }
-    m = vt_reduce(m, part, tid, sg, lane, true);
-    float sum = 0.0f;
-    for (uint i = tid; i < p.n; i += 256) {
-        const float e = exp(r[i] - m);
-        r[i] = e;
-        sum += e;
-    }
-    sum = vt_reduce(sum, part, tid, sg, lane, false);
-    const float inv = 1.0f / sum;
-    for (uint i = tid; i < p.n; i += 256) {
-        r[i] *= inv;
-    }
-}
-
 kernel void vae_chnorm(device const float* x [[buffer(0)]],
                        device const float* gamma [[buffer(1)]],
                        device float* y [[buffer(2)]],
@@ -363,6 +227,16 @@ kernel void vae_elt(device const float* a [[buffer(0)]],
     case 4:
         y[gid] = a[gid];
         break;
+    case 6: {
+        const float v = a[gid];
+        y[gid] = 0.5f * v * (1.0f + precise::tanh(0.7978845608f * (v + 0.044715f * v * v * v)));
+        break;
+    }
+    case 7: {
+        const float v = a[gid];
+        y[gid] = v / (1.0f + exp(-v)) * b[gid % p.bn];
+        break;
+    }
     default:
         y[gid] = 0.0f;
         break;

@@ -1,6 +1,6 @@
 // Package vaemetal runs Qwen-Image-2.1's autoencoder (engine/vae) on a Metal device: the decoder,
-// tiled or in one piece, and the encoder. The network is engine/vae's own code, bound to Backend,
-// a device implementation of the ops the VAE uses (convolution, channel RMS norm, SiLU, nearest
+// tiled or in one piece, and the encoder. The network is engine/vae's own code, bound to
+// engine/ml/metalops's device implementation of the ops the VAE uses (convolution, channel RMS norm, SiLU, nearest
 // upsampling, the mid-block attention, additions, transposes) over the kernels of
 // kernels/vae.metal. So the layer order, the residual shortcuts and the tiling with its blended
 // seams are exactly the CPU path's; only the arithmetic moves to the device.
@@ -18,6 +18,5 @@
 // a buffer would pass the device's largest); Runner then runs the CPU model instead, whose
 // result is exactly today's CPU result.
 //
-// Ops are encoded into command buffers as they are called; a buffer is committed every
-// cbDispatches dispatches (short enough for the GPU watchdog) and at every Download, which waits.
+// The ops are encoded into command buffers as they are called (engine/ml/metalops).
 package vaemetal

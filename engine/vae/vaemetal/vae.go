@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"easel/engine/ml/metal"
+	"easel/engine/ml/metalops"
 	"easel/engine/quant"
 	"easel/engine/vae"
 	"easel/kernels/device"
@@ -19,7 +20,7 @@ import (
 // over the mapping) is made for each call and released after it, with every activation buffer,
 // so the VAE is resident only while it runs and the denoiser's memory is what it leaves.
 type VAE struct {
-	b          *Backend
+	b          *metalops.Backend
 	m          *vae.Model
 	arenaPlan  *metal.WeightArenaPlan // nil when no weight lies in the mapping
 	arenaBytes int64
@@ -51,7 +52,7 @@ func New(dev device.Device, src quant.Source, mapping []byte) (*VAE, error) {
 	if dev == nil || src == nil {
 		return nil, errors.New("vaemetal: New needs a device and a model file")
 	}
-	b, err := newBackend(dev)
+	b, err := metalops.New(dev)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +60,7 @@ func New(dev device.Device, src quant.Source, mapping []byte) (*VAE, error) {
 	v.maxBuffer, v.workingSet = metal.DeviceLimits(dev)
 	rec := &recordingSource{Source: src}
 	if v.m, err = vae.Load(b, rec); err != nil {
-		b.close()
+		b.Close()
 		return nil, err
 	}
 	var tensors [][]byte
@@ -72,16 +73,16 @@ func New(dev device.Device, src quant.Source, mapping []byte) (*VAE, error) {
 	}
 	if len(tensors) > 0 {
 		if v.arenaPlan, err = metal.PlanWeightArena(mapping, tensors, names, v.maxBuffer); err != nil {
-			b.close()
+			b.Close()
 			return nil, err
 		}
 		for _, c := range v.arenaPlan.Chunks() {
 			v.arenaBytes += c
 		}
 	}
-	v.vectors = b.live
+	v.vectors = b.LiveBytes()
 	if need := v.vectors + v.arenaBytes; need > v.workingSet {
-		b.close()
+		b.Close()
 		return nil, metal.Decline("the VAE's weights need %s of GPU memory, more than this GPU's recommended working set (%s)", metal.FormatBytes(need), metal.FormatBytes(v.workingSet))
 	}
 	return v, nil
@@ -105,7 +106,7 @@ func inside(mapping, b []byte) bool {
 func (v *VAE) Model() *vae.Model { return v.m }
 
 // DeviceName names the device.
-func (v *VAE) DeviceName() string { return v.b.dev.Name() }
+func (v *VAE) DeviceName() string { return v.b.Device().Name() }
 
 // DeviceTime is the GPU time of every decode and encode so far.
 func (v *VAE) DeviceTime() time.Duration { return v.b.DeviceTime() }
@@ -117,7 +118,7 @@ func (v *VAE) ResidentBytes() int64 { return v.vectors }
 func (v *VAE) WeightBytes() int64 { return v.arenaBytes }
 
 // Close frees the device memory (the mapping stays the caller's).
-func (v *VAE) Close() { v.b.close() }
+func (v *VAE) Close() { v.b.Close() }
 
 // PlanDecode is the device memory a decode of an h×w latent grid needs beyond ResidentBytes: the
 // dry run's peak activations plus the attention's score buffer.
@@ -130,7 +131,7 @@ func (v *VAE) PlanDecode(h, w int, tiling *vae.Tiling) (int64, error) {
 	if tiling != nil {
 		th, tw = min(h, tiling.Tile), min(w, tiling.Tile)
 	}
-	return p.PeakActivationBytes + AttentionScratchBytes(th*tw), nil
+	return p.PeakActivationBytes + metalops.AttentionScratchBytes(th*tw, th*tw, 1), nil
 }
 
 // PlanEncode is the device memory an encode of an H×W image needs beyond ResidentBytes.
@@ -140,7 +141,7 @@ func (v *VAE) PlanEncode(H, W int) (int64, error) {
 		return 0, err
 	}
 	s := v.m.Config().Scale()
-	return p.PeakActivationBytes + AttentionScratchBytes((H/s)*(W/s)), nil
+	return p.PeakActivationBytes + metalops.AttentionScratchBytes((H/s)*(W/s), (H/s)*(W/s), 1), nil
 }
 
 // fit declines work whose planned activations do not fit beside the weights and what other
@@ -167,24 +168,24 @@ func (v *VAE) fit(what string, need int64) error {
 // the way (a buffer past the largest one) is returned as the *metal.Declined it is.
 func (v *VAE) run(need int64, call func() error) error {
 	if v.arenaPlan != nil {
-		arena, err := v.arenaPlan.Build(v.b.dev)
+		arena, err := v.arenaPlan.Build(v.b.Device())
 		if err != nil {
 			return err
 		}
-		v.b.arena = arena
+		v.b.SetArena(arena)
 		defer func() {
-			v.b.arena = nil
+			v.b.SetArena(nil)
 			arena.Release()
 		}()
 	}
-	v.b.budget = v.vectors + need
-	v.b.declined = nil
+	v.b.SetBudget(v.vectors + need)
+	v.b.TakeDecline()
 	err := call()
 	if serr := v.b.Release(); serr != nil && err == nil {
 		err = serr
 	}
-	if err != nil && v.b.declined != nil {
-		return v.b.declined // the op's error wraps it as text
+	if d := v.b.TakeDecline(); err != nil && d != nil {
+		return d // the op's error wraps it as text
 	}
 	return err
 }

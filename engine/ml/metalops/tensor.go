@@ -1,4 +1,4 @@
-package vaemetal
+package metalops
 
 import (
 	"fmt"
@@ -43,11 +43,11 @@ func (b *Backend) own(op string, x ml.Tensor) (*tensor, error) {
 	t, ok := x.(*tensor)
 	switch {
 	case x == nil || (ok && t == nil):
-		return nil, fmt.Errorf("vaemetal %s: a tensor is nil", op)
+		return nil, fmt.Errorf("metalops %s: a tensor is nil", op)
 	case !ok:
-		return nil, fmt.Errorf("vaemetal %s: a %T is not a tensor of this backend", op, x)
+		return nil, fmt.Errorf("metalops %s: a %T is not a tensor of this backend", op, x)
 	case t.st.freed:
-		return nil, fmt.Errorf("vaemetal %s: a tensor was used after Free", op)
+		return nil, fmt.Errorf("metalops %s: a tensor was used after Free", op)
 	}
 	return t, nil
 }
@@ -55,7 +55,7 @@ func (b *Backend) own(op string, x ml.Tensor) (*tensor, error) {
 // dims returns x's shape as [C, H, W].
 func chw(op string, t *tensor) (c, h, w int, err error) {
 	if len(t.shape) != 3 {
-		return 0, 0, 0, fmt.Errorf("vaemetal %s: shape %v, want [C, H, W]", op, t.shape)
+		return 0, 0, 0, fmt.Errorf("metalops %s: shape %v, want [C, H, W]", op, t.shape)
 	}
 	return t.shape[0], t.shape[1], t.shape[2], nil
 }

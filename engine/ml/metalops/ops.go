@@ -1,4 +1,4 @@
-package vaemetal
+package metalops
 
 import (
 	"fmt"
@@ -60,7 +60,7 @@ func (b *Backend) binary(name string, op uint32, dst, a, c ml.Tensor) error {
 	}
 	last := x.shape[len(x.shape)-1]
 	if d.n() != x.n() || (y.n() != x.n() && y.n() != last) {
-		return fmt.Errorf("vaemetal %s: shapes %v, %v into %v: the second operand needs the first's size or one row of %d", name, x.shape, y.shape, d.shape, last)
+		return fmt.Errorf("metalops %s: shapes %v, %v into %v: the second operand needs the first's size or one row of %d", name, x.shape, y.shape, d.shape, last)
 	}
 	return b.elt(op, x, y, d, 0)
 }
@@ -76,7 +76,7 @@ func (b *Backend) unary(name string, op uint32, dst, x ml.Tensor, s float32) err
 		return err
 	}
 	if d.n() != a.n() {
-		return fmt.Errorf("vaemetal %s: %v into %v: the element counts differ", name, a.shape, d.shape)
+		return fmt.Errorf("metalops %s: %v into %v: the element counts differ", name, a.shape, d.shape)
 	}
 	return b.elt(op, a, nil, d, s)
 }
@@ -111,7 +111,7 @@ func (b *Backend) Transpose(dst, x ml.Tensor) error {
 		return err
 	}
 	if len(a.shape) != 2 || len(d.shape) != 2 || d.shape[0] != a.shape[1] || d.shape[1] != a.shape[0] {
-		return fmt.Errorf("vaemetal Transpose: %v into %v, want [R, C] into [C, R]", a.shape, d.shape)
+		return fmt.Errorf("metalops Transpose: %v into %v, want [R, C] into [C, R]", a.shape, d.shape)
 	}
 	prm := kernels.TransposeParams{Rows: uint32(a.shape[0]), Cols: uint32(a.shape[1])}
 	g, t := kernels.TransposeGrid(a.shape[0], a.shape[1])
@@ -137,7 +137,7 @@ func (b *Backend) UpsampleNearest(dst, x ml.Tensor, factor int) error {
 		return err
 	}
 	if factor < 1 || len(d.shape) != 3 || d.shape[0] != c || d.shape[1] != factor*h || d.shape[2] != factor*w {
-		return fmt.Errorf("vaemetal UpsampleNearest: %v ×%d into %v", a.shape, factor, d.shape)
+		return fmt.Errorf("metalops UpsampleNearest: %v ×%d into %v", a.shape, factor, d.shape)
 	}
 	prm := kernels.UpParams{C: uint32(c), H: uint32(h), W: uint32(w), F: uint32(factor)}
 	g, t := kernels.ElementGrid(d.n())
@@ -167,7 +167,7 @@ func (b *Backend) ChannelRMSNorm(dst, x, gamma ml.Tensor, eps float32) error {
 		return err
 	}
 	if d.n() != a.n() || g.n() != c {
-		return fmt.Errorf("vaemetal ChannelRMSNorm: x %v, gamma %v into %v", a.shape, g.shape, d.shape)
+		return fmt.Errorf("metalops ChannelRMSNorm: x %v, gamma %v into %v", a.shape, g.shape, d.shape)
 	}
 	prm := kernels.NormParams{C: uint32(c), Pixels: uint32(h * w), Eps: eps}
 	gr, t := kernels.ElementGrid(h * w)
@@ -198,16 +198,16 @@ func (b *Backend) Conv2D(dst, x ml.Tensor, w *quant.Tensor, bias ml.Tensor, spec
 		if w != nil {
 			s = w.Shape
 		}
-		return fmt.Errorf("vaemetal Conv2D: weight %v for %d input channels; want [out, %d, k, k]", s, ic, ic)
+		return fmt.Errorf("metalops Conv2D: weight %v for %d input channels; want [out, %d, k, k]", s, ic, ic)
 	}
 	oc, k := w.Shape[0], w.Shape[2]
 	if spec.Stride < 1 || spec.PadTop < 0 || spec.PadLeft < 0 || spec.PadBottom < 0 || spec.PadRight < 0 {
-		return fmt.Errorf("vaemetal Conv2D: stride %d and padding %+v", spec.Stride, spec)
+		return fmt.Errorf("metalops Conv2D: stride %d and padding %+v", spec.Stride, spec)
 	}
 	oh := (h+spec.PadTop+spec.PadBottom-k)/spec.Stride + 1
 	ow := (wd+spec.PadLeft+spec.PadRight-k)/spec.Stride + 1
 	if len(d.shape) != 3 || d.shape[0] != oc || d.shape[1] != oh || d.shape[2] != ow {
-		return fmt.Errorf("vaemetal Conv2D: output %v, want [%d, %d, %d]", d.shape, oc, oh, ow)
+		return fmt.Errorf("metalops Conv2D: output %v, want [%d, %d, %d]", d.shape, oc, oh, ow)
 	}
 	var bt *tensor
 	if bias != nil {
@@ -215,7 +215,7 @@ func (b *Backend) Conv2D(dst, x ml.Tensor, w *quant.Tensor, bias ml.Tensor, spec
 			return err
 		}
 		if bt.n() != oc {
-			return fmt.Errorf("vaemetal Conv2D: bias of %d values for %d outputs", bt.n(), oc)
+			return fmt.Errorf("metalops Conv2D: bias of %d values for %d outputs", bt.n(), oc)
 		}
 	}
 	wbuf, woff, err := b.weight(w)
@@ -240,111 +240,5 @@ func (b *Backend) Conv2D(dst, x ml.Tensor, w *quant.Tensor, bias ml.Tensor, spec
 		return 4
 	})
 }
-
-// scoreBytes caps the attention's score buffer: queries are taken in chunks of rows so that
-// rows × keys float32 scores stay below it.
-const scoreBytes = 64 << 20
-
-// scoreRows is how many query rows one attention chunk takes over n keys: a multiple of 64.
-func scoreRows(n int) int {
-	r := scoreBytes / 4 / max(n, 1) / 64 * 64
-	return max(64, min(r, (n+63)/64*64))
-}
-
-// AttentionScratchBytes is the score buffer Attention allocates for n tokens.
-func AttentionScratchBytes(n int) int64 { return 4 * int64(min(scoreRows(n), n)) * int64(n) }
-
-// Attention is single-head softmax(q·kᵀ·scale)·v over all keys (the VAE's mid block): the scores
-// of a chunk of query rows, their softmax, then their weighted sum, chunk by chunk.
-func (b *Backend) Attention(dst, q, k, v, prefixK, prefixV ml.Tensor, spec ml.AttnSpec) error {
-	if prefixK != nil || prefixV != nil || spec.Visible != nil || spec.Heads != 1 || spec.KVHeads != 1 {
-		return fmt.Errorf("vaemetal Attention: only one head over its own keys without a mask (the VAE's mid block); got %+v with a prefix %v", spec, prefixK != nil)
-	}
-	d, err := b.own("Attention", dst)
-	if err != nil {
-		return err
-	}
-	var qkv [3]*tensor
-	for i, x := range []ml.Tensor{q, k, v} {
-		if qkv[i], err = b.own("Attention", x); err != nil {
-			return err
-		}
-	}
-	c := spec.HeadDim
-	n := qkv[0].n() / max(c, 1)
-	for _, t := range append(qkv[:], d) {
-		if c < 1 || t.n() != n*c || t.shape[len(t.shape)-1] != c {
-			return fmt.Errorf("vaemetal Attention: q, k, v and dst must be [%d, %d]; got %v", n, c, t.shape)
-		}
-	}
-	rows := min(scoreRows(n), n)
-	s, err := b.New(rows, n)
-	if err != nil {
-		return err
-	}
-	defer b.Free(s)
-	st := s.(*tensor)
-	for r0 := 0; r0 < n; r0 += rows {
-		m := min(rows, n-r0)
-		qc := &tensor{st: qkv[0].st, off: qkv[0].off + r0*c, shape: []int{m, c}, view: true}
-		oc := &tensor{st: d.st, off: d.off + r0*c, shape: []int{m, c}, view: true}
-		if err := b.matmul(qc, qkv[1], st, m, n, c, true, spec.Scale); err != nil {
-			return err
-		}
-		prm := kernels.SoftmaxParams{N: uint32(n), Ld: uint32(n)}
-		g, t := kernels.SoftmaxGrid(m)
-		if err := dispatch(b, b.pipes.softmax, &prm, g, t, func(enc device.Encoder) int {
-			st.bind(enc, 0)
-			return 1
-		}); err != nil {
-			return err
-		}
-		if err := b.matmul(st, qkv[2], oc, m, c, n, false, 1); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// matmul encodes vae_mm: out[m, n] = alpha · a[m, k] · (B [k, n], or Bᵀ of B [n, k] when transB),
-// every operand densely packed.
-func (b *Backend) matmul(a, bm, out *tensor, m, n, k int, transB bool, alpha float32) error {
-	prm := kernels.MatParams{M: uint32(m), N: uint32(n), K: uint32(k), Lda: uint32(k), Ldb: uint32(n), Ldc: uint32(n), Alpha: alpha}
-	if transB {
-		prm.TransB, prm.Ldb = 1, uint32(k)
-	}
-	g, t := kernels.MatGrid(m, n)
-	return dispatch(b, b.pipes.mm, &prm, g, t, func(enc device.Encoder) int {
-		a.bind(enc, 0)
-		bm.bind(enc, 1)
-		out.bind(enc, 2)
-		return 3
-	})
-}
-
-// The ops below are not the VAE's; the backend does not run them.
-
-func unsupported(op string) error {
-	return fmt.Errorf("vaemetal: %s is not an op of the VAE; this backend runs only the autoencoder", op)
-}
-
-func (b *Backend) Linear(dst, x ml.Tensor, w *quant.Tensor) error { return unsupported("Linear") }
-func (b *Backend) LinearBatch(dst []ml.Tensor, x ml.Tensor, w []*quant.Tensor) error {
-	return unsupported("LinearBatch")
-}
-func (b *Backend) GatedResidualModNorm(x, y, gate, dst, scale ml.Tensor, eps float32) error {
-	return unsupported("GatedResidualModNorm")
-}
-func (b *Backend) RMSNorm(dst, x, w ml.Tensor, eps float32, zeroCentred bool) error {
-	return unsupported("RMSNorm over rows")
-}
-func (b *Backend) LayerNorm(dst, x, w, bias ml.Tensor, eps float32) error {
-	return unsupported("LayerNorm")
-}
-func (b *Backend) HeadNormRoPE(x ml.Tensor, heads, headDim int, w ml.Tensor, eps float32, rope *ml.Rope) error {
-	return unsupported("HeadNormRoPE")
-}
-func (b *Backend) GELUTanh(dst, x ml.Tensor) error      { return unsupported("GELUTanh") }
-func (b *Backend) SwiGLU(dst, gate, up ml.Tensor) error { return unsupported("SwiGLU") }
 
 var _ ml.Backend = (*Backend)(nil)

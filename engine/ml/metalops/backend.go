@@ -1,4 +1,4 @@
-package vaemetal
+package metalops
 
 import (
 	"fmt"
@@ -14,25 +14,26 @@ import (
 )
 
 // cbDispatches is how many dispatches a command buffer holds before it is committed: a few
-// residual blocks' worth, well inside the GPU watchdog at the published sizes.
+// layers' worth, well inside the GPU watchdog at the published sizes.
 const cbDispatches = 64
 
-// Backend is the device side of the VAE: the ml.Backend ops engine/vae calls (plus
-// vae.ChannelNormer), encoded as kernels of kernels/vae.metal. Other ops return an error. It is
+// Backend is the ml.Backend op set (plus vae.ChannelNormer's channel RMS norm) on a device. It is
 // not safe for concurrent use.
 type Backend struct {
 	dev   device.Device
 	pipes *pipelines
 	arena *metal.WeightArena // nil until the VAE's weights are placed
 
-	halfWeights map[uintptr]halfWeight // weights converted to half on the device (not in the arena)
-	pool        map[int][]*storage     // freed activation buffers by byte length
-	all         map[*storage]bool      // every buffer made and not yet released
-	live, held  int64                  // bytes of live tensors; of live and pooled buffers
-	peak        int64                  // largest held
-	budget      int64                  // held above this trims the pool first (0: no limit)
-	declined    error                  // the first *metal.Declined of the call in progress
-	weightBytes int64                  // converted weights
+	halfWeights map[uintptr]halfWeight   // weights converted to half on the device (not in the arena)
+	linear      map[uintptr]linearWeight // linear-layer weights by payload
+	extra       []device.Buffer          // side buffers of linear weights (q8 scales, copied codes)
+	pool        map[int][]*storage       // freed activation buffers by byte length
+	all         map[*storage]bool        // every buffer made and not yet released
+	live, held  int64                    // bytes of live tensors; of live and pooled buffers
+	peak        int64                    // largest held
+	budget      int64                    // held above this trims the pool first (0: no limit)
+	declined    error                    // the first *metal.Declined of the call in progress
+	weightBytes int64                    // converted weights
 
 	cb         device.CommandBuffer
 	enc        device.Encoder
@@ -47,39 +48,51 @@ type halfWeight struct {
 	off int
 }
 
-// newBackend compiles vae.metal on dev.
-func newBackend(dev device.Device) (*Backend, error) {
+// New compiles the kernels on dev.
+func New(dev device.Device) (*Backend, error) {
 	p, err := buildPipelines(dev)
 	if err != nil {
 		return nil, err
 	}
-	return &Backend{dev: dev, pipes: p, halfWeights: map[uintptr]halfWeight{}, pool: map[int][]*storage{}, all: map[*storage]bool{}}, nil
+	return &Backend{dev: dev, pipes: p, halfWeights: map[uintptr]halfWeight{}, linear: map[uintptr]linearWeight{}, pool: map[int][]*storage{}, all: map[*storage]bool{}}, nil
 }
 
-// pipelines are vae.metal's kernels.
+// pipelines are the kernels of vae.metal and ops.metal.
 type pipelines struct {
-	conv, mm, softmax, chnorm, elt, upsample, transpose device.Pipeline
+	conv, chnorm, elt, upsample, transpose device.Pipeline
+	linear, mm, softmax, rownorm, headrope device.Pipeline
 }
 
 func buildPipelines(dev device.Device) (*pipelines, error) {
-	src, err := kernels.Source("vae.metal")
-	if err != nil {
-		return nil, err
-	}
-	lib, err := dev.NewLibrary("vae.metal", src)
-	if err != nil {
-		return nil, fmt.Errorf("vaemetal: compiling vae.metal on %s: %w", dev.Name(), err)
-	}
 	p := &pipelines{}
-	for _, k := range []struct {
-		dst *device.Pipeline
-		fn  string
+	for _, lib := range []struct {
+		file    string
+		kernels []struct {
+			dst *device.Pipeline
+			fn  string
+		}
 	}{
-		{&p.conv, "vae_conv"}, {&p.mm, "vae_mm"}, {&p.softmax, "vae_softmax"}, {&p.chnorm, "vae_chnorm"},
-		{&p.elt, "vae_elt"}, {&p.upsample, "vae_upsample"}, {&p.transpose, "vae_transpose"},
+		{"vae.metal", []struct {
+			dst *device.Pipeline
+			fn  string
+		}{{&p.conv, "vae_conv"}, {&p.chnorm, "vae_chnorm"}, {&p.elt, "vae_elt"}, {&p.upsample, "vae_upsample"}, {&p.transpose, "vae_transpose"}}},
+		{"ops.metal", []struct {
+			dst *device.Pipeline
+			fn  string
+		}{{&p.linear, "ops_linear"}, {&p.mm, "ops_mm"}, {&p.softmax, "ops_softmax"}, {&p.rownorm, "ops_rownorm"}, {&p.headrope, "ops_headrope"}}},
 	} {
-		if *k.dst, err = dev.Pipeline(lib, k.fn); err != nil {
-			return nil, fmt.Errorf("vaemetal: pipeline %s of vae.metal: %w", k.fn, err)
+		src, err := kernels.Source(lib.file)
+		if err != nil {
+			return nil, err
+		}
+		l, err := dev.NewLibrary(lib.file, src)
+		if err != nil {
+			return nil, fmt.Errorf("metalops: compiling %s on %s: %w", lib.file, dev.Name(), err)
+		}
+		for _, k := range lib.kernels {
+			if *k.dst, err = dev.Pipeline(l, k.fn); err != nil {
+				return nil, fmt.Errorf("metalops: pipeline %s of %s: %w", k.fn, lib.file, err)
+			}
 		}
 	}
 	return p, nil
@@ -89,6 +102,7 @@ func buildPipelines(dev device.Device) (*pipelines, error) {
 func (b *Backend) Name() string { return "metal-vae (" + b.dev.Name() + ")" }
 
 // Timings is empty: the device's time is DeviceTime, per command buffer, not per op.
+// (Ops are asynchronous; their time is known only per command buffer.)
 func (b *Backend) Timings() *ml.Timings { return &b.timings }
 
 // DeviceTime is the GPU time of every command buffer waited for so far (wall-clock CPU time on
@@ -103,7 +117,7 @@ func (b *Backend) encoder() (device.Encoder, error) {
 	if b.cb == nil {
 		cb, err := b.dev.NewCommandBuffer()
 		if err != nil {
-			return nil, fmt.Errorf("vaemetal: new command buffer: %w", err)
+			return nil, fmt.Errorf("metalops: new command buffer: %w", err)
 		}
 		b.cb, b.enc = cb, cb.ComputeEncoder()
 	}
@@ -135,7 +149,7 @@ func (b *Backend) sync() error {
 	var err error
 	for _, cb := range b.pending {
 		if werr := cb.Wait(); werr != nil && err == nil {
-			err = fmt.Errorf("vaemetal: a command buffer failed: %w", werr)
+			err = fmt.Errorf("metalops: a command buffer failed: %w", werr)
 		}
 		b.gpu += cb.GPUDuration()
 	}
@@ -173,7 +187,7 @@ func (b *Backend) alloc(n int, fresh bool) (*storage, bool, error) {
 			return nil, false, serr
 		}
 		if buf, err = b.dev.NewBuffer(bytes); err != nil {
-			return nil, false, fmt.Errorf("vaemetal: a %s activation buffer: %w", metal.FormatBytes(int64(bytes)), err)
+			return nil, false, fmt.Errorf("metalops: a %s activation buffer: %w", metal.FormatBytes(int64(bytes)), err)
 		}
 	}
 	b.live += int64(bytes)
@@ -221,17 +235,17 @@ func (b *Backend) New(shape ...int) (ml.Tensor, error) {
 
 func checkShape(op string, shape []int) error {
 	if len(shape) == 0 {
-		return fmt.Errorf("vaemetal %s: an empty shape", op)
+		return fmt.Errorf("metalops %s: an empty shape", op)
 	}
 	n := int64(1)
 	for _, d := range shape {
 		if d <= 0 {
-			return fmt.Errorf("vaemetal %s: shape %v has a dimension ≤ 0", op, shape)
+			return fmt.Errorf("metalops %s: shape %v has a dimension ≤ 0", op, shape)
 		}
 		n *= int64(d)
 	}
 	if n > math.MaxUint32/4 {
-		return fmt.Errorf("vaemetal %s: shape %v has more elements than the kernels index (2³⁰)", op, shape)
+		return fmt.Errorf("metalops %s: shape %v has more elements than the kernels index (2³⁰)", op, shape)
 	}
 	return nil
 }
@@ -242,7 +256,7 @@ func (b *Backend) Upload(data []float32, shape ...int) (ml.Tensor, error) {
 		return nil, err
 	}
 	if len(data) != count(shape) {
-		return nil, fmt.Errorf("vaemetal Upload: %d values for shape %v", len(data), shape)
+		return nil, fmt.Errorf("metalops Upload: %d values for shape %v", len(data), shape)
 	}
 	st, _, err := b.alloc(len(data), true)
 	if err != nil {
@@ -276,7 +290,7 @@ func (b *Backend) Slice(x ml.Tensor, offset int, shape ...int) (ml.Tensor, error
 		return nil, err
 	}
 	if offset < 0 || t.off+offset+count(shape) > t.st.bytes/4 {
-		return nil, fmt.Errorf("vaemetal Slice: %v at element %d runs past the %d elements of the storage", shape, offset, t.st.bytes/4)
+		return nil, fmt.Errorf("metalops Slice: %v at element %d runs past the %d elements of the storage", shape, offset, t.st.bytes/4)
 	}
 	return &tensor{st: t.st, off: t.off + offset, shape: append([]int(nil), shape...), view: true}, nil
 }
@@ -300,12 +314,40 @@ func (b *Backend) Release() error {
 		w.buf.Release()
 		delete(b.halfWeights, k)
 	}
+	for _, x := range b.extra {
+		x.Release()
+	}
+	b.extra = nil
+	b.linear = map[uintptr]linearWeight{}
 	b.weightBytes = 0
 	return err
 }
 
-// close releases every buffer, live ones included: the backend is unusable afterwards.
-func (b *Backend) close() {
+// Device is the device the backend encodes for.
+func (b *Backend) Device() device.Device { return b.dev }
+
+// SetArena makes the kernels read weights placed in a (nil: none) in place.
+func (b *Backend) SetArena(a *metal.WeightArena) { b.arena = a }
+
+// SetBudget makes the backend give its pooled buffers back before holding more than budget bytes
+// of tensors (0: no limit).
+func (b *Backend) SetBudget(budget int64) { b.budget = budget }
+
+// LiveBytes is the bytes of the tensors allocated and not freed.
+func (b *Backend) LiveBytes() int64 { return b.live }
+
+// ConvertedBytes is the device memory of the weights converted to half or float side buffers.
+func (b *Backend) ConvertedBytes() int64 { return b.weightBytes }
+
+// TakeDecline returns and clears the *metal.Declined an allocation met since the last call, or nil.
+func (b *Backend) TakeDecline() error {
+	d := b.declined
+	b.declined = nil
+	return d
+}
+
+// Close releases every buffer, live ones included: the backend is unusable afterwards.
+func (b *Backend) Close() {
 	_ = b.Release()
 	for st := range b.all {
 		st.freed = true
@@ -330,11 +372,11 @@ func (b *Backend) weight(w *quant.Tensor) (device.Buffer, int, error) {
 	}
 	v, err := quant.Dequantize(w)
 	if err != nil {
-		return nil, 0, fmt.Errorf("vaemetal: decoding %s: %w", w.Name, err)
+		return nil, 0, fmt.Errorf("metalops: decoding %s: %w", w.Name, err)
 	}
 	buf, err := b.dev.NewBuffer(2 * max(len(v), 2))
 	if err != nil {
-		return nil, 0, fmt.Errorf("vaemetal: a buffer for %s: %w", w.Name, err)
+		return nil, 0, fmt.Errorf("metalops: a buffer for %s: %w", w.Name, err)
 	}
 	h := device.View[uint16](buf)
 	for i, x := range v {
