@@ -18,6 +18,7 @@ import (
 var benchmarks = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"dit-cpu":   benchDiTCPU,
 	"dit-metal": benchDiTMetal,
+	"pipeline":  benchPipeline,
 }
 
 func init() {

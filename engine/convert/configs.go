@@ -41,20 +41,58 @@ func readConfigs(root string) (*snapshotConfigs, error) {
 	var index struct {
 		Class string `json:"_class_name"`
 	}
-	indexRaw, err := readJSON(root, "model_index.json", &index)
-	if err != nil {
+	var files configFiles
+	var err error
+	if files.index, err = readJSON(root, "model_index.json", &index); err != nil {
 		return nil, fmt.Errorf("%s is not a Hugging Face pipeline snapshot: %w", root, err)
 	}
 	if index.Class != pipelineClass {
 		return nil, fmt.Errorf("%s is a %q snapshot, not Qwen-Image-2.1 (%s): choose the Qwen-Image-2.1 folder", root, index.Class, pipelineClass)
 	}
-	var c snapshotConfigs
+	if files.dit, err = readJSON(root, filepath.Join("transformer", "config.json"), new(map[string]any)); err != nil {
+		return nil, err
+	}
+	if files.textEncoder, err = readJSON(root, filepath.Join("text_encoder", "config.json"), nil); err != nil {
+		return nil, err
+	}
+	if files.vae, err = readJSON(root, filepath.Join("vae", "config.json"), nil); err != nil {
+		return nil, err
+	}
+	if files.scheduler, err = readJSON(root, filepath.Join("scheduler", "scheduler_config.json"), nil); err != nil {
+		return nil, err
+	}
+	if files.tokenizer, err = readJSON(root, filepath.Join("processor", "tokenizer.json"), nil); err != nil {
+		return nil, err
+	}
+	// The image-processor settings decide the size condition images are encoded at. Optional:
+	// without them the stock Qwen3-VL settings apply.
+	for _, name := range []string{"processor_config.json", "preprocessor_config.json"} {
+		raw, err := readJSON(root, filepath.Join("processor", name), new(map[string]any))
+		if err == nil {
+			files.processor = raw
+			break
+		}
+		if !errors.Is(err, errMissingFile) {
+			return nil, err
+		}
+	}
+	return files.parse()
+}
+
+// configFiles are the raw bytes of a snapshot's small files.
+type configFiles struct {
+	index, dit, textEncoder, vae, scheduler, tokenizer, processor []byte
+}
+
+// parse checks the component configs and keeps what the container carries.
+func (f configFiles) parse() (*snapshotConfigs, error) {
+	c := snapshotConfigs{dit: f.dit, vae: f.vae, scheduler: f.scheduler, tokenizer: f.tokenizer, processor: f.processor}
 	var dit struct {
 		Class      string      `json:"_class_name"`
 		InChannels json.Number `json:"in_channels"`
 	}
-	if c.dit, err = readJSON(root, filepath.Join("transformer", "config.json"), &dit); err != nil {
-		return nil, err
+	if err := json.Unmarshal(f.dit, &dit); err != nil {
+		return nil, fmt.Errorf("transformer/config.json is not valid JSON: %v; %s", err, redownload)
 	}
 	if dit.Class != "QwenImage21Transformer2DModel" {
 		return nil, fmt.Errorf("transformer/config.json describes a %q, not QwenImage21Transformer2DModel", dit.Class)
@@ -62,11 +100,7 @@ func readConfigs(root string) (*snapshotConfigs, error) {
 	if dit.InChannels != "" {
 		c.ditInChannels = dit.InChannels
 	}
-	teRaw, err := readJSON(root, filepath.Join("text_encoder", "config.json"), nil)
-	if err != nil {
-		return nil, err
-	}
-	te, err := serdejson.Parse(teRaw)
+	te, err := serdejson.Parse(f.textEncoder)
 	if err != nil {
 		return nil, fmt.Errorf("text_encoder/config.json: %v", err)
 	}
@@ -75,29 +109,8 @@ func readConfigs(root string) (*snapshotConfigs, error) {
 		return nil, fmt.Errorf("text_encoder/config.json has no text_config object: it is not a Qwen3-VL text encoder")
 	}
 	c.visionConfig, _ = teObj["vision_config"].(map[string]any)
-	if c.vae, err = readJSON(root, filepath.Join("vae", "config.json"), nil); err != nil {
+	if c.sampleSigmas, err = fixedGrid(f.index, c.scheduler); err != nil {
 		return nil, err
-	}
-	if c.scheduler, err = readJSON(root, filepath.Join("scheduler", "scheduler_config.json"), nil); err != nil {
-		return nil, err
-	}
-	if c.sampleSigmas, err = fixedGrid(indexRaw, c.scheduler); err != nil {
-		return nil, err
-	}
-	if c.tokenizer, err = readJSON(root, filepath.Join("processor", "tokenizer.json"), nil); err != nil {
-		return nil, err
-	}
-	// The image-processor settings decide the size condition images are encoded at. Optional:
-	// without them the stock Qwen3-VL settings apply.
-	for _, name := range []string{"processor_config.json", "preprocessor_config.json"} {
-		raw, err := readJSON(root, filepath.Join("processor", name), new(map[string]any))
-		if err == nil {
-			c.processor = raw
-			break
-		}
-		if !errors.Is(err, errMissingFile) {
-			return nil, err
-		}
 	}
 	return &c, nil
 }
