@@ -222,12 +222,12 @@ func TestEscapeCancelsTheRunningJob(t *testing.T) {
 // When the prediction does not fit the budget, Generate is disabled, the panel says so and
 // offers the largest size that fits; taking it enables Generate.
 func TestGenerateDisabledWhenMemoryDoesNotFit(t *testing.T) {
-	h := newHarness(t, 16e9)
+	h := newHarness(t, 10e9)
 	h.s.options.sizeSelect.SetSelected("16:9")
 	h.s.options.scaleRadio.SetSelected("2K")
 	h.s.options.cfg.SetValue(4)
 	if !h.s.generateBtn.Disabled() {
-		t.Fatal("Generate is enabled for 2K 16:9 with CFG on a 16 GB budget")
+		t.Fatal("Generate is enabled for 2K 16:9 with CFG on a 10 GB budget")
 	}
 	if v := h.s.memory.verdict.Text; !strings.Contains(v, "Does not fit") || !strings.Contains(v, "largest size") {
 		t.Errorf("verdict %q", v)

@@ -98,7 +98,12 @@ func (p *memoryPanel) showPrediction(pr memplan.Prediction, plan memplan.Plan, g
 	p.title.SetText(title)
 	bars := weightBars(g.Weights)
 	bars = append(bars, kvBars(pr.PrefixKV)...)
-	bars = append(bars, bar{"Activations", pr.Activations, false}, bar{"VAE activations", pr.VAE, false}, bar{"Peak", pr.Peak, !pr.Fits()})
+	bars = append(bars, bar{"Activations", pr.Activations, false}, bar{"VAE activations", pr.VAE, false})
+	peak := "Peak"
+	if s := pr.Largest(); s.Name != "" {
+		peak = "Peak (" + s.Name + " running)"
+	}
+	bars = append(bars, bar{peak, pr.Peak, !pr.Fits()})
 	p.setBars(bars, pr.Budget)
 	p.useSize.Hide()
 	budget := p.budgetName(pr.Budget)
@@ -147,8 +152,11 @@ func (p *memoryPanel) showLedger(m pipeline.Memory, j jobs.Job, predictedPeak in
 	bars := weightBars(m.Weights)
 	bars = append(bars, kvBars(m.PrefixKV)...)
 	bars = append(bars, bar{"Activations (estimate)", m.Activations, false})
+	if predictedPeak > 0 {
+		bars = append(bars, bar{"Predicted peak", predictedPeak, false})
+	}
 	if m.PeakRSS > 0 {
-		bars = append(bars, bar{"Peak resident", m.PeakRSS, m.DeviceBudget > 0 && m.PeakRSS > m.DeviceBudget})
+		bars = append(bars, bar{"Peak resident (measured)", m.PeakRSS, m.DeviceBudget > 0 && m.PeakRSS > m.DeviceBudget})
 	}
 	p.setBars(bars, m.DeviceBudget)
 	p.useSize.Hide()

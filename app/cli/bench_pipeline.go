@@ -32,7 +32,7 @@ const benchPipelineUsage = `usage: easel bench pipeline (--model M.cmf | --synth
   --tokenizer FILE   tokenizer.json for writing the synthetic model (default: the tiny reference
                      snapshot's, found from the current folder up: run from the repository)
   --size WxH         output size (default 256x256)
-  --steps N          denoising steps (default 1)
+  --steps N          denoising steps (default 1, which runs the fixed sigma grid [0.5])
   --image FILE       a condition image; repeat for more
   --resolution N     the output resolution condition images are sized for (default: the model's)
   --cfg S            true-CFG scale (above 1 runs the negative prompt too)
@@ -118,6 +118,12 @@ func benchPipeline(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	req := pipeline.Request{Prompt: *prompt, NegativePrompt: "blurry", Width: w, Height: h, Steps: *steps, CFG: *cfg, Resolution: *resolution, Seed: 42}
+	if *steps == 1 {
+		// The step-count schedule needs two steps to stretch to its terminal sigma; one step
+		// takes the fixed grid [0.5], which the scheduler shifts and stretches like any other
+		// (one denoiser call: what a memory and timing run needs).
+		req.Sigmas = []float64{0.5}
+	}
 	for _, p := range images {
 		img, err := imageio.Load(p)
 		if err != nil {

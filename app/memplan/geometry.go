@@ -14,25 +14,34 @@ type Geometry struct {
 	Layers, Hidden, MLPHidden int // the denoiser (published: 32 blocks, 4096 wide, SwiGLU 12288)
 	// Weights are the bytes each network maps ("dit", "te", "vis", "vae", "other").
 	Weights []pipeline.ComponentBytes
+	// TextEmbedding is the bytes of the text encoder's token embedding (te.embed_tokens), of
+	// which a prompt reads only its own rows.
+	TextEmbedding int64
 	// Estimated says the weights are the published model's expected sizes, not a file's.
 	Estimated bool
 }
 
-// PublishedGeometry is Qwen-Image-2.1 as Easel's default .cmf holds it (spec §6.1, §11): the DiT
-// at q4tp (7.1 G parameters, ≈ 4.0 GB), the text encoder's language model at q8_2f (≈ 8.0 GB),
-// the vision tower at q8_2f (≈ 0.6 GB), the VAE at f16 (≈ 0.7 GB). Used until a model is chosen.
+// PublishedGeometry is Qwen-Image-2.1 as Easel's default .cmf holds it (spec §6.1, §11): the
+// byte counts of the full-size synthetic model (every published tensor at its shape, in the
+// cortiq profile's codecs): the DiT at q4tp (7.1 G parameters, 3.90 GB), the text encoder's
+// language model at q8_2f with its q8_row embedding (7.58 GB, 0.62 GB of it the embedding),
+// the vision tower at q8_2f (0.59 GB), the VAE at f16 (0.66 GB). Used until a model is chosen.
 func PublishedGeometry() Geometry {
 	return Geometry{
 		Layers: 32, Hidden: 4096, MLPHidden: 12288,
 		Weights: []pipeline.ComponentBytes{
-			{Name: "dit", Bytes: 4_000_000_000},
-			{Name: "te", Bytes: 8_000_000_000},
-			{Name: "vis", Bytes: 600_000_000},
-			{Name: "vae", Bytes: 680_000_000},
+			{Name: "dit", Bytes: 3_903_000_000},
+			{Name: "te", Bytes: 7_576_000_000},
+			{Name: "vis", Bytes: 588_600_000},
+			{Name: "vae", Bytes: 662_200_000},
 		},
-		Estimated: true,
+		TextEmbedding: 622_600_000,
+		Estimated:     true,
 	}
 }
+
+// textEmbeddingTensor is the text encoder's token embedding.
+const textEmbeddingTensor = "te.embed_tokens.weight"
 
 // WeightsOf sums a model file's tensors by network, as the pipeline's ledger does.
 func WeightsOf(entries []cmf.Entry) []pipeline.ComponentBytes {
@@ -82,5 +91,9 @@ func GeometryOf(path string) (Geometry, error) {
 	if err != nil {
 		return Geometry{}, fmt.Errorf("%s: %w", path, err)
 	}
-	return Geometry{Layers: c.Layers, Hidden: c.Hidden(), MLPHidden: c.MLPHidden(), Weights: WeightsOf(f.Entries())}, nil
+	g := Geometry{Layers: c.Layers, Hidden: c.Hidden(), MLPHidden: c.MLPHidden(), Weights: WeightsOf(f.Entries())}
+	if e, ok := f.Entry(textEmbeddingTensor); ok {
+		g.TextEmbedding = int64(e.Size)
+	}
+	return g, nil
 }

@@ -12,25 +12,60 @@ type Plan struct {
 	Conditions    [][2]int // each condition image's encoded size (width, height), in pixels
 	PromptBytes   int      // the prompt's length (text rows are estimated from it)
 	CFG           bool     // two programs (positive and negative prompt)
+	// KVBytesPerValue is the size of one cached key or value where the denoiser runs: 4 on the
+	// CPU (float32; the default when 0), 2 on the Metal device (half).
+	KVBytesPerValue int
 }
 
-// Prediction is the predicted peak, by component.
+// Stage is one network's turn: what is resident while it runs.
+type Stage struct {
+	Name     string // "text encoder", "VAE encoder", "denoiser", "VAE decoder"
+	Weights  int64  // the network's weights touched in the file mapping
+	Working  int64  // its working set (activations, with the Go heap's headroom on the CPU)
+	Crossing int64  // what outlives the stage it was made in (prefix K/V, latents)
+}
+
+// Total is the stage's resident bytes beyond the process itself.
+func (s Stage) Total() int64 { return s.Weights + s.Working + s.Crossing }
+
+// Prediction is the predicted peak, by component and by stage.
 type Prediction struct {
-	Weights     int64   // all networks' mapped weights
+	Weights     int64   // all networks' mapped weights (the file's payload)
 	PrefixKV    []int64 // per program, positive first
 	Activations int64   // the denoiser's largest float32 working set
 	VAE         int64   // the VAE's activation peak (decode tile, or a condition-image encode)
-	Peak        int64   // weights + prefix K/V + the larger of the two activation sets
-	Budget      int64
+	// Stages are the networks in the order they run. Only the running network's weights are
+	// resident (the pipeline releases a network's pages when it finishes), so the peak is the
+	// largest stage plus the process, never the sum of the networks.
+	Stages []Stage
+	Peak   int64 // Process + the largest stage
+	Budget int64
 }
 
-// The counting rules (engine/pipeline/memory.go, docs/BENCHMARKS.md §VAE).
+// The counting rules (engine/pipeline/memory.go, docs/BENCHMARKS.md §VAE and §pipeline).
 const (
 	attentionScoreBudget = 16 << 20 // the CPU backend's score scratch per attention call
 	vaeFloatsPerLatent2  = 203_000  // the decoder's live floats per latent² of tile at its peak
 	vaeTile              = 32       // vae.DefaultTiling's tile side in latents
 	templateRows         = 40       // the prompt template's text rows around the prompt
 	bytesPerTextToken    = 4        // BPE averages about four bytes of English per token
+	// Process is what the process keeps resident whatever runs: the program and its libraries,
+	// the Go runtime, the tokenizer and the small uploaded norm vectors. Measured with easel
+	// bench pipeline on Linux: 240 MB resident at the end of each stage once its network's
+	// pages are released (docs/BENCHMARKS.md).
+	Process = 250_000_000
+	// heapHeadroom is the Go heap's growth over what is live before it collects (GOGC = 100):
+	// working sets allocated on the CPU count twice.
+	heapHeadroom = 2
+	// textFloatsPerRow is the text encoder's live floats per prompt row (Qwen3-VL-8B: the residual
+	// stream, its norm, q, the attention output and o_proj's output at 4096, k and v at 1024, the
+	// gate, up and down products at 12288), and textScratch the dequantization tiles (256 rows of
+	// the widest projection, 12288, per core, two cores counted).
+	textFloatsPerRow = 5*4096 + 2*1024 + 3*12288
+	textScratch      = 2 * 256 * 12288 * 4
+	// visionFloatsPerPatch is the vision tower's live floats per 16×16 patch (hidden 1152 six
+	// times, the MLP's 4304 twice).
+	visionFloatsPerPatch = 6*1152 + 2*4304
 	// Reserve is the share of the budget kept for the system and other apps: a plan fits when
 	// its peak stays under (1 − Reserve) of the budget.
 	Reserve = 0.10
@@ -42,16 +77,24 @@ func TextRows(promptBytes int) int { return templateRows + promptBytes/bytesPerT
 // Predict counts a plan against a model geometry and a budget.
 func Predict(g Geometry, p Plan, budget int64) Prediction {
 	var out Prediction
+	weights := map[string]int64{}
 	for _, w := range g.Weights {
 		out.Weights += w.Bytes
+		weights[w.Name] += w.Bytes
 	}
 	prefix := TextRows(p.PromptBytes)
-	vae := decodePeak(p.Width/16, p.Height/16)
+	var encode int64
+	patches := 0
 	for _, c := range p.Conditions {
 		prefix += (c[0] / 16) * (c[1] / 16)
-		vae = max(vae, encodePeak(c[0]/16, c[1]/16))
+		patches += (c[0] / 16) * (c[1] / 16) * 4
+		encode = max(encode, encodePeak(c[0]/16, c[1]/16))
 	}
-	kv := int64(prefix) * int64(g.Layers) * 2 * int64(g.Hidden) * 4
+	elem := int64(p.KVBytesPerValue)
+	if elem <= 0 {
+		elem = 4
+	}
+	kv := int64(prefix) * int64(g.Layers) * 2 * int64(g.Hidden) * elem
 	out.PrefixKV = []int64{kv}
 	if p.CFG {
 		out.PrefixKV = append(out.PrefixKV, kv) // the negative prompt is shorter; counted alike
@@ -59,10 +102,41 @@ func Predict(g Geometry, p Plan, budget int64) Prediction {
 	target := (p.Width / 16) * (p.Height / 16)
 	rows := max(prefix, target)
 	out.Activations = int64(rows)*int64(6*g.Hidden+2*g.MLPHidden)*4 + attentionScoreBudget
-	out.VAE = vae
-	out.Peak = out.Weights + out.KVBytes() + max(out.Activations, out.VAE)
+	decode := decodePeak(p.Height/16, p.Width/16, budget)
+	out.VAE = max(decode, encode)
+	latents := int64(target) * 64 * 4 * 3 // noise, latents and the step's velocity
+
+	// The text encoder reads every projection of every layer but only the prompt's rows of the
+	// token embedding; the vision tower runs only for condition images.
+	te := weights["te"] - g.TextEmbedding
+	textWorking := int64(prefix)*textFloatsPerRow*4 + textScratch + attentionScoreBudget
+	if len(p.Conditions) > 0 {
+		te += weights["vis"]
+		textWorking = max(textWorking, int64(patches)*visionFloatsPerPatch*4+attentionScoreBudget)
+	}
+	out.Stages = append(out.Stages, Stage{Name: "text encoder", Weights: te, Working: heapHeadroom * textWorking})
+	if len(p.Conditions) > 0 {
+		out.Stages = append(out.Stages, Stage{Name: "VAE encoder", Weights: weights["vae"], Working: heapHeadroom * encode})
+	}
+	out.Stages = append(out.Stages,
+		Stage{Name: "denoiser", Weights: weights["dit"], Working: heapHeadroom * out.Activations, Crossing: out.KVBytes() + latents},
+		Stage{Name: "VAE decoder", Weights: weights["vae"], Working: heapHeadroom * decode, Crossing: latents})
+	for _, s := range out.Stages {
+		out.Peak = max(out.Peak, Process+s.Total())
+	}
 	out.Budget = budget
 	return out
+}
+
+// Largest is the stage that sets the peak.
+func (p Prediction) Largest() Stage {
+	var best Stage
+	for _, s := range p.Stages {
+		if s.Total() > best.Total() {
+			best = s
+		}
+	}
+	return best
 }
 
 // KVBytes is the sum of the programs' caches.
@@ -80,8 +154,13 @@ func (p Prediction) Usable() int64 { return int64(float64(p.Budget) * (1 - Reser
 // Fits reports whether the peak stays within the usable budget (an unknown budget fits).
 func (p Prediction) Fits() bool { return p.Budget <= 0 || p.Peak <= p.Usable() }
 
-// decodePeak is the tiled decoder's activation bytes for an h×w latent grid.
-func decodePeak(h, w int) int64 {
+// decodePeak is the decoder's activation bytes for an h×w latent grid, chosen as the pipeline
+// does: in one piece when that fits a quarter of the budget, else in tiles.
+func decodePeak(h, w int, budget int64) int64 {
+	whole := int64(vaeFloatsPerLatent2) * int64(h) * int64(w) * 4
+	if budget <= 0 || whole <= budget/4 {
+		return whole
+	}
 	return int64(vaeFloatsPerLatent2) * int64(min(h, vaeTile)) * int64(min(w, vaeTile)) * 4
 }
 

@@ -1,8 +1,10 @@
 package cmf
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"easel/engine/mmapfile"
@@ -248,4 +250,51 @@ func (f *File) Vocab() []byte {
 		return nil
 	}
 	return f.data[f.env.Vocab.Off:f.env.Vocab.End():f.env.Vocab.End()]
+}
+
+// Prefetch asks the system to read the payloads of every tensor whose name starts with one of
+// the prefixes ("dit.", "vae.", …) into memory ahead of use. Advisory: errors are ignored.
+func (f *File) Prefetch(prefixes ...string) { f.advise(mmapfile.WillNeed, prefixes) }
+
+// Release drops the payloads of every tensor whose name starts with one of the prefixes from the
+// process's resident memory (the network has finished; its weights are read again from the file,
+// or the page cache, if it runs again). Advisory: errors are ignored.
+func (f *File) Release(prefixes ...string) { f.advise(mmapfile.DontNeed, prefixes) }
+
+// advise applies a to the payload ranges of the tensors under the prefixes, merging neighbours.
+func (f *File) advise(a mmapfile.Advice, prefixes []string) {
+	if f.mapping == nil {
+		return
+	}
+	base := int64(f.env.Data.Off)
+	var start, end int64 = -1, -1
+	flush := func() {
+		if start >= 0 {
+			f.mapping.Advise(start, end-start, a)
+		}
+		start, end = -1, -1
+	}
+	for _, e := range f.sortedByOffset() {
+		match := false
+		for _, p := range prefixes {
+			match = match || strings.HasPrefix(e.Name, p)
+		}
+		if !match {
+			flush()
+			continue
+		}
+		off := base + int64(e.Offset)
+		if start < 0 {
+			start = off
+		}
+		end = off + int64(e.Size)
+	}
+	flush()
+}
+
+// sortedByOffset is the directory in payload order.
+func (f *File) sortedByOffset() []Entry {
+	out := slices.Clone(f.entries)
+	slices.SortFunc(out, func(a, b Entry) int { return cmp.Compare(a.Offset, b.Offset) })
+	return out
 }

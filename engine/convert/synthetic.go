@@ -142,6 +142,9 @@ func writeSynthetic(ctx context.Context, w *cmf.Writer, header cmf.Header, j *jo
 	m.state.TensorsTotal = len(j.blobs) + len(j.items)
 	for _, it := range j.items {
 		m.state.BytesTotal += 4 * countElements(it.shape)
+		if it.dtype == quant.Q8_2F {
+			m.state.BytesTotal += 4 * countElements(it.shape) // its column field takes a first pass
+		}
 	}
 	for _, b := range j.blobs {
 		if err := w.AddTensor(b.name, quant.U8, []int{len(b.data)}, b.data); err != nil {

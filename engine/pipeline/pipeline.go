@@ -65,6 +65,9 @@ type Pipeline struct {
 	padID    int32
 	vision   bool
 	weights  []ComponentBytes
+	// residency prefetches and releases networks' weights in the file mapping (nil: the model
+	// file cannot).
+	residency residency
 
 	mu sync.Mutex // one Run at a time
 }
@@ -150,6 +153,7 @@ func New(m ModelFile, be ml.Backend, opts Options) (*Pipeline, error) {
 	if md, ok := p.den.(*metalDenoiser); ok && p.vaeRun.r.Device() != nil {
 		p.vaeRun.r.Device().SetOtherResident(md.d.Resident)
 	}
+	p.residency, _ = m.(residency)
 	if e, ok := m.(interface{ Entries() []cmf.Entry }); ok {
 		p.weights = weightsByComponent(e.Entries())
 	}

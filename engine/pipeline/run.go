@@ -213,6 +213,7 @@ func (r *run) generateSafely(ctx context.Context, req *Request, set settings) (r
 func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result, error) {
 	p := r.p
 	r.enter(StageEncodingPrompt)
+	p.prefetch(denoiserWeights)
 	if n := p.DenoiserNotice(); n != "" {
 		r.notice(n)
 	}
@@ -234,10 +235,12 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 			return nil, fmt.Errorf("negative prompt: %w", err)
 		}
 	}
+	p.release(textEncoderWeights, visionWeights)
 	var condLatents []float32
 	var condShapes [][2]int
 	if len(conds) > 0 {
 		r.enter(StageEncodingImages)
+		p.prefetch(vaeWeights)
 		condLatents, condShapes, err = p.EncodeConditionImages(ctx, VAEInputs(conds))
 		r.vaeNotices()
 		if err != nil {
@@ -282,8 +285,10 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 		return nil, err
 	}
 	r.progs = nil
+	p.releaseDenoiser()
 
 	r.enter(StageDecoding)
+	p.prefetch(vaeWeights)
 	decoded, err := p.Decode(ctx, latents, set.h, set.w)
 	r.vaeNotices()
 	if err != nil {
