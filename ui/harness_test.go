@@ -174,6 +174,16 @@ func (g *scriptedGen) Run(ctx context.Context, req pipeline.Request, events chan
 		if req.Preview != nil {
 			ev.Preview.Image = req.Preview(x0, h, w)
 		}
+		if req.SharpPreview {
+			// A real decode of step 2 arrives with step 3; one decode of 0.1 s, every 2 steps.
+			ev.Sharp = &pipeline.SharpStats{Every: 2, Downsample: 4}
+			if i >= 3 {
+				ev.Sharp.Decodes, ev.Sharp.Time, ev.Sharp.Last = 1, 100*time.Millisecond, 100*time.Millisecond
+			}
+			if i == 3 {
+				ev.Preview.Sharp = &pipeline.SharpImage{Image: image.NewNRGBA(image.Rect(0, 0, req.Width/4, req.Height/4)), Step: 2, Downsample: 4}
+			}
+		}
 		events <- ev
 	}
 	select {

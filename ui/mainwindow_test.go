@@ -14,6 +14,7 @@ import (
 	"easel/app"
 	"easel/app/compose"
 	"easel/app/jobs"
+	"easel/app/settings"
 	"easel/engine/convert"
 	"easel/internal/golden"
 )
@@ -321,4 +322,33 @@ func TestNoVisionTowerRefusesConditionImages(t *testing.T) {
 	if h.s.generateBtn.Disabled() || h.s.blocked.Visible() {
 		t.Errorf("after removing the image Generate is still off: %q", h.s.blocked.Text)
 	}
+}
+
+// With the Sharp preview setting the request asks for it; a real decode replaces the fast
+// previews on the canvas until the final image, and the timing panel shows its cost as its own
+// class.
+func TestSharpPreviewInTheWindow(t *testing.T) {
+	h := newHarness(t, 64e9)
+	h.s.deps.Settings.Preview = settings.PreviewSharp
+	test.Type(h.s.prompt.prompt, "a harbour at noon")
+	test.Tap(h.s.generateBtn)
+	if req := <-h.gen.started; !req.SharpPreview {
+		t.Fatal("the request does not ask for the sharp preview")
+	}
+	h.pump("job running", func() bool { return h.s.current == 1 })
+	for range 3 {
+		h.gen.step <- struct{}{}
+	}
+	h.pump("the sharp preview", func() bool { return strings.Contains(h.s.canvas.caption.Text, "Sharp preview: step 2") })
+	sharp := h.s.canvas.current
+	if got := h.s.timing.sharpText; !strings.Contains(got, "1 decodes at 1/4") || !strings.Contains(got, "every 2 steps") || !strings.Contains(got, "1.7 %") {
+		t.Errorf("timing panel's sharp preview row %q", got)
+	}
+	h.gen.step <- struct{}{}
+	h.pump("step 4", func() bool { return strings.Contains(h.s.progress.stage.Text, "Step 4 of 4") })
+	if h.s.canvas.current != sharp {
+		t.Error("a fast preview replaced the sharp one")
+	}
+	h.gen.release <- struct{}{}
+	h.pump("the final image", func() bool { return h.s.canvas.isFinal })
 }

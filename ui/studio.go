@@ -18,6 +18,7 @@ import (
 	"easel/app/history"
 	"easel/app/jobs"
 	"easel/app/memplan"
+	"easel/app/settings"
 	"easel/engine/cmf"
 	"easel/engine/mmapfile"
 )
@@ -42,6 +43,9 @@ type studio struct {
 	// shown); canvasJob is the job whose picture is on the canvas (0 for a file).
 	shownPath string
 	canvasJob jobs.ID
+	// sharpJob is the job whose sharp preview is on the canvas: its fast previews no longer
+	// replace it (only a newer sharp one or the final image do).
+	sharpJob jobs.ID
 
 	prompt     *promptPanel
 	conditions *conditionsPanel
@@ -172,6 +176,7 @@ func (s *studio) generate() {
 	} else if s.deps.Projection != nil {
 		req.Preview = s.deps.Projection.Image
 	}
+	req.SharpPreview = s.deps.Settings.Preview == settings.PreviewSharp
 	id, err := s.queue.Submit(req, jobLabel(s.draft.Prompt, seed))
 	if err != nil {
 		s.say("%v", err)
@@ -202,9 +207,12 @@ func (s *studio) cancelCurrent() {
 }
 
 // frameUpdate is the picture an update puts on the canvas, already over the checkerboard: the
-// step's preview or the final image; nil for none.
+// step's sharp preview (a real decode) when it carries one, else its fast preview, or the final
+// image; nil for none.
 func frameUpdate(u jobs.Update) image.Image {
 	switch {
+	case u.Event != nil && u.Event.Preview != nil && u.Event.Preview.Sharp != nil:
+		return frameFinal(u.Event.Preview.Sharp.Image)
 	case u.Event != nil && u.Event.Preview != nil && u.Event.Preview.Image != nil:
 		return framePreview(u.Event.Preview.Image)
 	case u.Event == nil && u.Job.State == jobs.Done && u.Job.Result != nil && u.Job.Result.Image != nil:
@@ -225,7 +233,12 @@ func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 			// Where the denoiser runs changed from what was asked (Metal declined: the CPU took over).
 			s.say("Job %d: %s", j.ID, u.Event.Notice)
 		}
-		if framed != nil {
+		if sharp := u.Event.Preview; sharp != nil && sharp.Sharp != nil && framed != nil {
+			s.canvas.showPreview(framed, j.Request.Width, j.Request.Height,
+				fmt.Sprintf("Sharp preview: step %d through the real decoder at 1/%d size", sharp.Sharp.Step, sharp.Sharp.Downsample))
+			s.canvasJob, s.sharpJob = j.ID, j.ID
+			s.setShownFile("")
+		} else if framed != nil && s.sharpJob != j.ID {
 			s.canvas.showPreview(framed, j.Request.Width, j.Request.Height, s.previewNote())
 			s.canvasJob = j.ID
 			s.setShownFile("")

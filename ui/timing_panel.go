@@ -35,7 +35,11 @@ type timingPanel struct {
 	kernels, prevKernels time.Duration
 	flops, prevFlops     float64
 	stepRate             string
-	box                  fyne.CanvasObject
+	// sharp is the sharp preview's own class: its real VAE decodes run on a backend of their
+	// own, beside the denoiser, so they are not in the kernel classes above.
+	sharp     *meter
+	sharpText string
+	box       fyne.CanvasObject
 }
 
 func newTimingPanel() *timingPanel {
@@ -53,6 +57,10 @@ func newTimingPanel() *timingPanel {
 		p.bars[c].set(0, "—", false)
 		rows = append(rows, container.NewGridWithColumns(2, widget.NewLabel(ml.Class(c).String()), p.bars[c]))
 	}
+	p.sharp = newMeter()
+	p.sharpText = "off"
+	p.sharp.set(0, p.sharpText, false)
+	rows = append(rows, container.NewGridWithColumns(2, widget.NewLabel("sharp preview"), p.sharp))
 	p.steps = newStepChart()
 	p.stepText = widget.NewLabel(p.steps.Summary())
 	p.stepText.Wrapping = fyne.TextWrapWord
@@ -68,6 +76,8 @@ func (p *timingPanel) startRun() {
 	p.steps.set(nil)
 	p.stepText.SetText(p.steps.Summary())
 	p.device.SetText("")
+	p.sharpText = "off"
+	p.sharp.set(0, p.sharpText, false)
 }
 
 // showDevice renders the run's GPU time per stage so far (the denoiser's and the VAE's on Metal).
@@ -90,6 +100,22 @@ func deviceStageText(stages [len(pipeline.Event{}.StageDeviceTimes)]time.Duratio
 	return "GPU time: " + strings.Join(parts, " · ") + "."
 }
 
+// showSharp renders the sharp preview's cost: its decodes, their time, how often it decodes,
+// and its share of the denoising time so far (the budget is pipeline.SharpBudget).
+func (p *timingPanel) showSharp(ev pipeline.Event) {
+	s := ev.Sharp
+	if s == nil || ev.Step == 0 {
+		return
+	}
+	denoising := ev.StepTime * time.Duration(ev.Step)
+	share := 0.0
+	if denoising > 0 {
+		share = s.Time.Seconds() / denoising.Seconds()
+	}
+	p.sharpText = fmt.Sprintf("%d decodes at 1/%d · %.1f s · every %d steps · %.1f %% of step time", s.Decodes, s.Downsample, s.Time.Seconds(), s.Every, share*100)
+	p.sharp.set(share, p.sharpText, share > pipeline.SharpBudget)
+}
+
 // observe takes a running job's event: a finished step adds its wall time (the time since the
 // previous step, or since denoising started) and its achieved rate (the flops and kernel time
 // added since the previous event). Call it after show with the same event.
@@ -99,6 +125,7 @@ func (p *timingPanel) observe(ev pipeline.Event) {
 	if ev.Stage != pipeline.StageDenoising {
 		return
 	}
+	p.showSharp(ev)
 	if ev.Step > len(p.stepTimes) && ev.Step > 0 {
 		p.stepTimes = append(p.stepTimes, ev.Elapsed-p.lastElapsed)
 		p.steps.set(p.stepTimes)

@@ -61,6 +61,7 @@ func TestBadFilesAreReportedNotReplaced(t *testing.T) {
 	for name, body := range map[string]string{
 		"not json":     `{"steps": `,
 		"bad backend":  `{"backend": "cuda"}`,
+		"bad preview":  `{"preview": "blurry"}`,
 		"odd size":     `{"width": 1000}`,
 		"zero steps":   `{"steps": 0}`,
 		"huge cfg":     `{"cfg": 99}`,

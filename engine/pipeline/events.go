@@ -68,6 +68,8 @@ type Event struct {
 	Memory Memory
 	// Preview is the step's x0 estimate, on denoising events (nil when dropped).
 	Preview *Preview
+	// Sharp is the sharp preview's cost so far, on denoising events of a run that asked for it.
+	Sharp *SharpStats
 	// Notice, when not empty, is a sentence for the user about where the denoiser or the VAE
 	// runs: the device at the start of a run, or why a device declined the model, a prompt, a
 	// decode or an encode and the CPU runs it instead. A notice event repeats the current stage and step; it is not progress.
@@ -82,6 +84,9 @@ type Preview struct {
 	H, W int
 	// Image is Request.Preview's rendering of X0, or nil without one.
 	Image image.Image
+	// Sharp, when not nil, is a real decode of an earlier step's x0 that finished since the last
+	// event (Request.SharpPreview).
+	Sharp *SharpImage
 }
 
 // emitter is the delivery side of the events channel (see Event): an unbounded queue drained by
@@ -113,6 +118,9 @@ func (e *emitter) emit(ev Event) {
 	e.mu.Lock()
 	if ev.Preview != nil {
 		for i := range e.queue {
+			if q := e.queue[i].Preview; q != nil && q.Sharp != nil && ev.Preview.Sharp == nil {
+				ev.Preview.Sharp = q.Sharp // a real decode is kept until a newer one replaces it
+			}
 			e.queue[i].Preview = nil
 		}
 	}

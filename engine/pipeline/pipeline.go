@@ -69,6 +69,12 @@ type Pipeline struct {
 	// file cannot).
 	residency residency
 
+	// The sharp preview's VAE, bound on first use (sharpModel).
+	sharpOnce  sync.Once
+	sharpVAE   *vae.Model
+	sharpGuard *cancellable
+	sharpErr   error
+
 	mu sync.Mutex // one Run at a time
 }
 

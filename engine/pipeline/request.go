@@ -82,6 +82,10 @@ type Request struct {
 
 	// Preview, when not nil, renders each step's x0 estimate into Event.Preview.Image.
 	Preview PreviewFunc
+	// SharpPreview also decodes some steps' x0 estimates through the real VAE decoder, at reduced
+	// resolution, on a goroutine of its own that the denoiser never waits for; they arrive in
+	// Event.Preview.Sharp, its costs in Event.Sharp (see SharpBudget). Needs an events channel.
+	SharpPreview bool
 }
 
 // ParseAspect reads an aspect ratio written "W:H" (16:9), "WxH" or as one number (1.5).

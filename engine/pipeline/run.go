@@ -255,6 +255,17 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 		}
 	}
 
+	var sharp *sharpDecoder
+	if req.SharpPreview && r.em.out != nil {
+		m, guard, err := p.sharpModel()
+		if err != nil {
+			r.notice(fmt.Sprintf("No sharp preview: %v", err))
+		} else {
+			sharp = newSharpDecoder(m, guard, set.h, set.w)
+			defer sharp.close()
+		}
+	}
+
 	r.enter(StagePrefill)
 	if err := p.dit.SetLoRAs(req.LoRAs); err != nil {
 		return nil, err
@@ -277,6 +288,11 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 			if r.em.out != nil {
 				ev.Preview = &Preview{X0: slices.Clone(s.X0), H: set.h, W: set.w}
 			}
+			if sharp != nil {
+				img, stats := sharp.take()
+				ev.Preview.Sharp, ev.Sharp = img, &stats
+				sharp.offer(r.stepsDone, s.X0, ev.StepTime)
+			}
 			memory = ev.Memory
 			r.em.emit(ev)
 		},
@@ -286,6 +302,9 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 	}
 	r.progs = nil
 	p.releaseDenoiser()
+	if sharp != nil {
+		sharp.close() // the final decode replaces any sharp preview still running
+	}
 
 	r.enter(StageDecoding)
 	p.prefetch(vaeWeights)

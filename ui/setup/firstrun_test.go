@@ -244,7 +244,11 @@ func TestSettingsFormChecksAndKeepsValues(t *testing.T) {
 	if f.backend.Selected != backendLabels[0].label {
 		t.Errorf("backend shown %q for %q", f.backend.Selected, base.Backend)
 	}
+	if f.preview.Selected != previewLabels[0].label {
+		t.Errorf("preview shown %q for %q", f.preview.Selected, base.Preview)
+	}
 	f.backend.SetSelected("CPU")
+	f.preview.SetSelected(previewLabels[1].label)
 	f.width.SetText("768")
 	f.steps.SetText("twenty")
 	if _, err := f.settings(); err == nil || !strings.Contains(err.Error(), "steps") {
@@ -255,8 +259,8 @@ func TestSettingsFormChecksAndKeepsValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Backend != settings.BackendCPU || s.Width != 768 || s.Steps != 20 || s.CFG != 4 {
-		t.Errorf("settings %+v; want cpu, width 768, 20 steps, CFG kept at 4", s)
+	if s.Backend != settings.BackendCPU || s.Preview != settings.PreviewSharp || s.Width != 768 || s.Steps != 20 || s.CFG != 4 {
+		t.Errorf("settings %+v; want cpu, sharp preview, width 768, 20 steps, CFG kept at 4", s)
 	}
 	f.model.SetText(filepath.Join(t.TempDir(), "missing.cmf"))
 	if _, err := f.settings(); err == nil {

@@ -25,11 +25,20 @@ var backendLabels = []struct {
 	{settings.BackendCPU, "CPU"},
 }
 
+// previewLabels are the preview modes as the dialog lists them.
+var previewLabels = []struct {
+	mode  settings.PreviewMode
+	label string
+}{
+	{settings.PreviewFast, "Fast (colours from the latents, every step)"},
+	{settings.PreviewSharp, "Sharp (the real decoder at reduced size, every few steps)"},
+}
+
 // settingsForm is the settings dialog's fields.
 type settingsForm struct {
 	base                                settings.Settings // what the file held: keys not shown stay as they were
 	model, output, width, height, steps *widget.Entry
-	backend                             *widget.Select
+	backend, preview                    *widget.Select
 }
 
 func newSettingsForm(s settings.Settings) *settingsForm {
@@ -54,6 +63,17 @@ func newSettingsForm(s settings.Settings) *settingsForm {
 			f.backend.SetSelected(b.label)
 		}
 	}
+	labels = nil
+	for _, p := range previewLabels {
+		labels = append(labels, p.label)
+	}
+	f.preview = widget.NewSelect(labels, nil)
+	f.preview.SetSelected(previewLabels[0].label)
+	for _, p := range previewLabels {
+		if p.mode == s.Preview {
+			f.preview.SetSelected(p.label)
+		}
+	}
 	return f
 }
 
@@ -66,6 +86,11 @@ func (f *settingsForm) settings() (settings.Settings, error) {
 	for _, b := range backendLabels {
 		if b.label == f.backend.Selected {
 			s.Backend = b.backend
+		}
+	}
+	for _, p := range previewLabels {
+		if p.label == f.preview.Selected {
+			s.Preview = p.mode
 		}
 	}
 	for _, n := range []struct {
@@ -90,8 +115,8 @@ func (f *settingsForm) settings() (settings.Settings, error) {
 	return s, nil
 }
 
-// ShowSettings opens the settings dialog over w: the model file, the backend, the output folder,
-// the default size and steps. Saving checks the values (and a newly chosen model file) and writes
+// ShowSettings opens the settings dialog over w: the model file, the backend, the preview mode,
+// the output folder, the default size and steps. Saving checks the values (and a newly chosen model file) and writes
 // them; onSaved, when not nil, gets the saved settings. A settings file that cannot be read is
 // reported with an offer to reset it to the defaults.
 func ShowSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Settings)) {
@@ -138,6 +163,7 @@ func showSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Se
 	items := []*widget.FormItem{
 		widget.NewFormItem("Model file", container.NewBorder(nil, nil, nil, pickModel, f.model)),
 		widget.NewFormItem("Backend", f.backend),
+		widget.NewFormItem("Preview", f.preview),
 		widget.NewFormItem("Images go to", container.NewBorder(nil, nil, nil, pickOutput, f.output)),
 		widget.NewFormItem("Default size", container.NewGridWithColumns(3, f.width, widget.NewLabel("×"), f.height)),
 		widget.NewFormItem("Default steps", f.steps),
