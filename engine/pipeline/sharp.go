@@ -11,8 +11,11 @@ import (
 	"easel/engine/vae"
 )
 
-// SharpBudget is the share of the step time the sharp preview may cost: it decodes every k-th
-// step with k = ⌈decode time / (SharpBudget · step time)⌉, both measured during the run.
+// SharpBudget is the share of the denoising time the sharp preview may cost. After step n it
+// starts a decode only when the decode time spent so far plus the expected one stay within
+// SharpBudget · n · (mean step time): in steady state one step in k = ⌈decode / (SharpBudget ·
+// step)⌉, both times measured during the run. Before the first decode is measured, the expected
+// time is the decode's counted FLOPs at the rate the run's CPU work achieved so far.
 const SharpBudget = 0.05
 
 // SharpStats are the sharp preview's costs so far in a run, for the timing panel (its own class:
@@ -20,9 +23,10 @@ const SharpBudget = 0.05
 type SharpStats struct {
 	// Decodes finished and Superseded (cancelled because a newer step's arrived first).
 	Decodes, Superseded int
-	// Time is the wall time of the finished decodes; Last that of the latest one.
+	// Time is the wall time spent decoding (superseded decodes included); Last is the latest
+	// finished decode's.
 	Time, Last time.Duration
-	// Every is the current k: one step in Every is decoded.
+	// Every is the current k: about one step in Every is decoded.
 	Every int
 	// Downsample is the factor the latents are averaged down by before decoding (1, 2 or 4).
 	Downsample int
@@ -61,7 +65,8 @@ type sharpDecoder struct {
 	cancel   context.CancelFunc // of the decode in flight
 	ready    *SharpImage        // finished, not yet handed to an event
 	stats    SharpStats
-	lastStep int // the step last offered for decoding
+	flops    float64 // one decode's counted work, for the first estimate
+	busy     bool    // a decode is queued or running
 	closed   bool
 	wake     chan struct{}
 	done     chan struct{}
@@ -90,22 +95,37 @@ func newSharpDecoder(m *vae.Model, guard *cancellable, h, w int) *sharpDecoder {
 	d := &sharpDecoder{model: m, guard: guard, factor: sharpDownsample(h, w), h: h, w: w,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	d.stats.Every, d.stats.Downsample = 1, d.factor
+	if plan, err := m.PlanDecode(ceilDiv(h, d.factor), ceilDiv(w, d.factor), nil); err == nil {
+		d.flops = plan.ConvFLOPs
+	}
 	go d.loop()
 	return d
 }
 
-// offer is called after every step (1-based) with its x0 and the step time so far: when the step
-// is due it is queued for decoding, superseding a decode still running or waiting.
-func (d *sharpDecoder) offer(step int, x0 []float32, stepTime time.Duration) {
+// offer is called after every step n (1-based) with its x0, the mean step time so far and the
+// FLOP rate the run's CPU work has achieved (for the first estimate): when the budget allows a
+// decode (SharpBudget) the step is queued, superseding a decode still running or waiting.
+func (d *sharpDecoder) offer(step int, x0 []float32, stepTime time.Duration, cpuRate float64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.stats.Last > 0 && stepTime > 0 {
-		d.stats.Every = max(1, int(math.Ceil(d.stats.Last.Seconds()/(SharpBudget*stepTime.Seconds()))))
+	expect := d.stats.Last.Seconds()
+	if expect == 0 {
+		if cpuRate <= 0 || d.flops <= 0 {
+			return // nothing to estimate the cost from yet
+		}
+		expect = d.flops / cpuRate
 	}
-	if d.closed || (d.lastStep > 0 && step-d.lastStep < d.stats.Every) {
+	if stepTime > 0 {
+		d.stats.Every = max(1, int(math.Ceil(expect/(SharpBudget*stepTime.Seconds()))))
+	}
+	spent := d.stats.Time.Seconds()
+	if d.busy {
+		spent += expect
+	}
+	if d.closed || spent+expect > SharpBudget*float64(step)*stepTime.Seconds() {
 		return
 	}
-	d.lastStep = step
+	d.busy = true
 	if d.cancel != nil {
 		d.cancel() // the decode in flight is stale now
 	}
@@ -170,11 +190,12 @@ func (d *sharpDecoder) loop() {
 
 		d.mu.Lock()
 		d.cancel = nil
+		d.stats.Time += took
+		d.busy = d.pending != nil
 		switch {
 		case err == nil:
 			d.ready = &SharpImage{Image: img, Step: job.step, Downsample: d.factor}
 			d.stats.Decodes++
-			d.stats.Time += took
 			d.stats.Last = took
 		case ctx.Err() != nil:
 			d.stats.Superseded++
