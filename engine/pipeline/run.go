@@ -291,7 +291,7 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 			if sharp != nil {
 				img, stats := sharp.take()
 				ev.Preview.Sharp, ev.Sharp = img, &stats
-				sharp.offer(r.stepsDone, s.X0, ev.StepTime, cpuRate(ev.Timings))
+				sharp.offer(r.stepsDone, s.X0, ev.StepTime)
 			}
 			memory = ev.Memory
 			r.em.emit(ev)
@@ -336,15 +336,3 @@ func (r *run) encode(ctx context.Context, text string, conds []*qwen3vl.Conditio
 	return r.p.EncodePrompt(ctx, prompt.IDs, prompt.Drop, vision)
 }
 
-// cpuRate is the FLOP rate the run's backend work achieved so far (0 before any counted work).
-func cpuRate(t [ml.NumClasses]ml.ClassTime) float64 {
-	var flops, secs float64
-	for _, c := range t {
-		flops += c.Flops
-		secs += c.Time.Seconds()
-	}
-	if flops <= 0 || secs <= 0 {
-		return 0
-	}
-	return flops / secs
-}

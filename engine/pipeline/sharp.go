@@ -15,7 +15,9 @@ import (
 // starts a decode only when the decode time spent so far plus the expected one stay within
 // SharpBudget · n · (mean step time): in steady state one step in k = ⌈decode / (SharpBudget ·
 // step)⌉, both times measured during the run. Before the first decode is measured, the expected
-// time is the decode's counted FLOPs at the rate the run's CPU work achieved so far.
+// time is the decode's counted FLOPs at the rate of a probe: a decode of a 2×2 grid, timed when
+// the run starts (small decodes use the cores worse, so the estimate errs long; the probe's time
+// counts as spent).
 const SharpBudget = 0.05
 
 // SharpStats are the sharp preview's costs so far in a run, for the timing panel (its own class:
@@ -66,6 +68,8 @@ type sharpDecoder struct {
 	ready    *SharpImage        // finished, not yet handed to an event
 	stats    SharpStats
 	flops    float64 // one decode's counted work, for the first estimate
+	perFlop  float64 // seconds per counted FLOP from the probe (0 until it ran)
+	probed   chan struct{} // closed once the probe has run
 	busy     bool    // a decode is queued or running
 	closed   bool
 	wake     chan struct{}
@@ -93,7 +97,7 @@ func (p *Pipeline) sharpModel() (*vae.Model, *cancellable, error) {
 // newSharpDecoder starts the decoding goroutine for an h×w latent grid.
 func newSharpDecoder(m *vae.Model, guard *cancellable, h, w int) *sharpDecoder {
 	d := &sharpDecoder{model: m, guard: guard, factor: sharpDownsample(h, w), h: h, w: w,
-		wake: make(chan struct{}, 1), done: make(chan struct{})}
+		wake: make(chan struct{}, 1), done: make(chan struct{}), probed: make(chan struct{})}
 	d.stats.Every, d.stats.Downsample = 1, d.factor
 	if plan, err := m.PlanDecode(ceilDiv(h, d.factor), ceilDiv(w, d.factor), nil); err == nil {
 		d.flops = plan.ConvFLOPs
@@ -102,18 +106,18 @@ func newSharpDecoder(m *vae.Model, guard *cancellable, h, w int) *sharpDecoder {
 	return d
 }
 
-// offer is called after every step n (1-based) with its x0, the mean step time so far and the
-// FLOP rate the run's CPU work has achieved (for the first estimate): when the budget allows a
-// decode (SharpBudget) the step is queued, superseding a decode still running or waiting.
-func (d *sharpDecoder) offer(step int, x0 []float32, stepTime time.Duration, cpuRate float64) {
+// offer is called after every step n (1-based) with its x0 and the mean step time so far: when
+// the budget allows a decode (SharpBudget) the step is queued, superseding a decode still
+// running or waiting.
+func (d *sharpDecoder) offer(step int, x0 []float32, stepTime time.Duration) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	expect := d.stats.Last.Seconds()
 	if expect == 0 {
-		if cpuRate <= 0 || d.flops <= 0 {
-			return // nothing to estimate the cost from yet
+		if d.perFlop <= 0 || d.flops <= 0 {
+			return // the probe has not run yet: nothing to estimate the cost from
 		}
-		expect = d.flops / cpuRate
+		expect = d.flops * d.perFlop
 	}
 	if stepTime > 0 {
 		d.stats.Every = max(1, int(math.Ceil(expect/(SharpBudget*stepTime.Seconds()))))
@@ -164,8 +168,38 @@ func (d *sharpDecoder) close() {
 	<-d.done
 }
 
+// probe times a decode of a 2×2 grid of zero latents and keeps its seconds per FLOP.
+func (d *sharpDecoder) probe() {
+	defer close(d.probed)
+	plan, err := d.model.PlanDecode(2, 2, nil)
+	if err != nil || plan.ConvFLOPs <= 0 {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		cancel()
+		return
+	}
+	d.cancel = cancel
+	d.mu.Unlock()
+	start := time.Now()
+	_, err = d.decode(ctx, make([]float32, 2*2*d.model.Config().ZDim), 2, 2)
+	took := time.Since(start)
+	cancel()
+	d.mu.Lock()
+	d.cancel = nil
+	d.stats.Time += took
+	if err == nil {
+		d.perFlop = took.Seconds() / plan.ConvFLOPs
+	}
+	d.mu.Unlock()
+}
+
 func (d *sharpDecoder) loop() {
 	defer close(d.done)
+	d.probe()
 	hs, ws := ceilDiv(d.h, d.factor), ceilDiv(d.w, d.factor)
 	for range d.wake {
 		d.mu.Lock()

@@ -61,8 +61,12 @@ func TestSharpDecoderDecodesTheLatestStep(t *testing.T) {
 		return v
 	}
 	first, second := x0(), x0()
-	d.offer(1, first, time.Hour, 1e9)
-	d.offer(2, second, time.Hour, 1e9) // supersedes step 1, running or waiting
+	<-d.probed
+	if s := d.stats; s.Time <= 0 || d.perFlop <= 0 {
+		t.Fatalf("after the probe: %+v, %g s per FLOP", s, d.perFlop)
+	}
+	d.offer(1, first, time.Hour)
+	d.offer(2, second, time.Hour) // supersedes step 1, running or waiting
 	for step := range settled {
 		if step == 2 {
 			break
@@ -96,17 +100,9 @@ func TestSharpDecoderDecodesTheLatestStep(t *testing.T) {
 		}
 	}
 
-	// Before any decode, nothing to estimate from (no CPU rate yet) means no decode.
-	d2 := newSharpDecoder(m, guard, h, w)
-	d2.offer(1, first, time.Hour, 0)
-	if d2.pending != nil || d2.busy {
-		t.Error("a decode was queued with no way to estimate its cost")
-	}
-	d2.close()
-
 	// A step as long as one decode: k = 1/SharpBudget = 20, and the budget spent on the decodes
 	// so far keeps step 3 from being decoded.
-	d.offer(3, x0(), stats.Last, 1e9)
+	d.offer(3, x0(), stats.Last)
 	d.mu.Lock()
 	pending, every := d.pending, d.stats.Every
 	d.mu.Unlock()
