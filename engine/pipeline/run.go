@@ -335,4 +335,3 @@ func (r *run) encode(ctx context.Context, text string, conds []*qwen3vl.Conditio
 	}
 	return r.p.EncodePrompt(ctx, prompt.IDs, prompt.Drop, vision)
 }
-

@@ -62,18 +62,18 @@ type sharpDecoder struct {
 	factor int
 	h, w   int
 
-	mu       sync.Mutex
-	pending  *sharpJob
-	cancel   context.CancelFunc // of the decode in flight
-	ready    *SharpImage        // finished, not yet handed to an event
-	stats    SharpStats
-	flops    float64 // one decode's counted work, for the first estimate
-	perFlop  float64 // seconds per counted FLOP from the probe (0 until it ran)
-	probed   chan struct{} // closed once the probe has run
-	busy     bool    // a decode is queued or running
-	closed   bool
-	wake     chan struct{}
-	done     chan struct{}
+	mu      sync.Mutex
+	pending *sharpJob
+	cancel  context.CancelFunc // of the decode in flight
+	ready   *SharpImage        // finished, not yet handed to an event
+	stats   SharpStats
+	flops   float64       // one decode's counted work, for the first estimate
+	perFlop float64       // seconds per counted FLOP from the probe (0 until it ran)
+	probed  chan struct{} // closed once the probe has run
+	busy    bool          // a decode is queued or running
+	closed  bool
+	wake    chan struct{}
+	done    chan struct{}
 	// settled, when set (tests), is called after each decode finishes or is cancelled, with the
 	// step it was for.
 	settled func(step int)
