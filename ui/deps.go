@@ -16,6 +16,12 @@ type Deps struct {
 	Settings settings.Settings
 	// Store persists settings changed in the window (backend, model); nil keeps them in memory.
 	Store *settings.Store
+	// LoRAStore persists the LoRA list (nil keeps it in memory); LoRAs is the list the window
+	// opens with; LoRADir is the LoRA folder (where Add LoRA… starts, and where restoring an
+	// image looks for its LoRAs).
+	LoRAStore *settings.LoRAStore
+	LoRAs     []settings.LoRA
+	LoRADir   string
 	// SettingsErr is a problem reading the settings, shown once in the window.
 	SettingsErr error
 	Generator   jobs.Generator

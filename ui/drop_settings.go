@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"easel/app/compose"
@@ -22,8 +23,13 @@ func (s *studio) dropFiles(paths []string) {
 			md      *imagefile.Metadata
 			ignored []string // further PNGs with settings: only one can be restored
 			images  []string
+			loras   []string // .safetensors files: LoRAs
 		)
 		for _, p := range paths {
+			if strings.EqualFold(filepath.Ext(p), ".safetensors") {
+				loras = append(loras, p)
+				continue
+			}
 			if m := settingsIn(p); m != nil {
 				if from == "" {
 					from, md = p, m
@@ -42,6 +48,9 @@ func (s *studio) dropFiles(paths []string) {
 				if len(ignored) > 0 {
 					lines = append(lines, fmt.Sprintf("%s also carry settings and were left out: drop one at a time to restore its settings.", strings.Join(ignored, ", ")))
 				}
+			}
+			if len(loras) > 0 {
+				lines = append(lines, s.addLoRAs(loras))
 			}
 			lines = append(lines, s.addLoaded(loaded)...)
 			if len(lines) > 0 {
@@ -68,6 +77,7 @@ func settingsIn(path string) *imagefile.Metadata {
 
 // restoreDropped restores a dropped PNG's settings, shows it, and returns the message.
 func (s *studio) restoreDropped(path string, md *imagefile.Metadata) string {
+	s.draft.LoRADirs = s.loraDirs(path)
 	note, _ := s.draft.RestoreFile(md)
 	s.draftRestored()
 	s.showFile(path)

@@ -97,6 +97,9 @@ func (p *memoryPanel) showPrediction(pr memplan.Prediction, plan memplan.Plan, g
 	}
 	p.title.SetText(title)
 	bars := weightBars(g.Weights)
+	if pr.LoRA > 0 {
+		bars = append(bars, bar{"LoRAs", pr.LoRA, false})
+	}
 	bars = append(bars, kvBars(pr.PrefixKV)...)
 	bars = append(bars, bar{"Activations", pr.Activations, false}, bar{"VAE activations", pr.VAE, false})
 	peak := "Peak"

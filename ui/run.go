@@ -3,6 +3,8 @@
 package ui
 
 import (
+	"os"
+
 	fyneapp "fyne.io/fyne/v2/app"
 
 	"easel/app"
@@ -39,6 +41,16 @@ func DefaultDeps() Deps {
 	} else {
 		d.Store = st
 		d.Settings, d.SettingsErr = st.Load()
+	}
+	if st, err := settings.DefaultLoRAStore(); err == nil {
+		d.LoRAStore = st
+		if d.LoRAs, err = st.Load(); err != nil && d.SettingsErr == nil {
+			d.SettingsErr = err
+		}
+	}
+	if dir, err := settings.LoRADir(); err == nil {
+		d.LoRADir = dir
+		os.MkdirAll(dir, 0o755)
 	}
 	d.Generator = &jobs.ModelGenerator{Path: d.Settings.Model, Backend: d.Settings.Backend}
 	d.Geometry = memplan.PublishedGeometry()

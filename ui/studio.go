@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -49,6 +50,7 @@ type studio struct {
 
 	prompt     *promptPanel
 	conditions *conditionsPanel
+	loras      *lorasPanel
 	options    *optionsPanel
 	canvas     *canvasView
 	progress   *progressView
@@ -185,6 +187,7 @@ func (s *studio) generate() {
 	s.quiet()
 	d := s.draft
 	d.Conditions = append([]compose.Condition(nil), s.draft.Conditions...)
+	d.LoRAs = append([]compose.LoRA(nil), s.draft.LoRAs...)
 	d.Seed = seed
 	s.jobDrafts[id] = d
 	s.jobPeaks[id] = s.prediction.Peak
@@ -343,6 +346,7 @@ func (s *studio) restore(e history.Entry) {
 	if e.Settings == nil {
 		s.say("%s has no Easel settings in it (made by another tool?); only the image is shown.", shortPath(e.Path))
 	} else {
+		s.draft.LoRADirs = s.loraDirs(e.Path)
 		note := s.draft.Restore(e.Settings)
 		s.draftRestored()
 		if note != "" {
@@ -358,7 +362,19 @@ func (s *studio) restore(e history.Entry) {
 func (s *studio) draftRestored() {
 	s.prompt.load(&s.draft)
 	s.options.load(&s.draft)
+	s.loras.refresh()
+	s.persistLoRAs()
 	s.draftChanged()
+}
+
+// loraDirs are where restoring the image at path looks for its LoRAs: the LoRA folder, then the
+// image's folder.
+func (s *studio) loraDirs(path string) []string {
+	var dirs []string
+	if s.deps.LoRADir != "" {
+		dirs = append(dirs, s.deps.LoRADir)
+	}
+	return append(dirs, filepath.Dir(path))
 }
 
 // showFile puts an image file on the canvas, read off the UI goroutine (nothing when it cannot be

@@ -652,7 +652,7 @@ func applyFrom(g *generateArgs, out *generateOutput) *failure {
 		if d, err := settings.LoRADir(); err == nil {
 			dirs = append(dirs, d)
 		}
-		found, missing := loralib.Find(s.LoRAs, dirs)
+		found, missing := loralib.Find(s.LoRAs, nil, dirs)
 		if len(missing) > 0 {
 			return fail(ExitLoRA, "--from %s: %s (or pass them with --lora)", g.from, loralib.MissingSentence(missing, dirs))
 		}

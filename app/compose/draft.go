@@ -3,11 +3,13 @@ package compose
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"easel/app"
 	"easel/app/imagefile"
 	"easel/app/memplan"
 	"easel/app/settings"
+	"easel/engine/lora"
 	"easel/engine/pipeline"
 	"easel/engine/qwen3vl"
 )
@@ -29,6 +31,13 @@ type Draft struct {
 	Seed       uint64
 	Backend    settings.Backend
 	Model      string
+	// LoRAs is the LoRA list (the enabled ones are applied); LoRADirs are the folders restoring an
+	// image looks for its LoRA files in, by SHA-256 (the LoRA folder; the image's own is added).
+	LoRAs    []LoRA
+	LoRADirs []string
+	// Preset is the few-step LoRA preset the artist chose to use (its schedule goes into the
+	// request while the steps and CFG are still the preset's), or nil.
+	Preset *lora.Preset
 }
 
 // NewDraft starts from the persisted settings: their default size (as a preset when it is one,
@@ -93,6 +102,8 @@ func (d *Draft) Request(seed uint64) (pipeline.Request, error) {
 	for _, c := range d.Conditions {
 		r.Images = append(r.Images, c.Image)
 	}
+	r.LoRAFiles = d.loraFiles()
+	d.applyPreset(&r)
 	return r, nil
 }
 
@@ -102,7 +113,7 @@ func (d *Draft) Plan() (memplan.Plan, error) {
 	if err != nil {
 		return memplan.Plan{}, err
 	}
-	p := memplan.Plan{Width: w, Height: h, PromptBytes: len(d.PromptText()), CFG: d.Guided()}
+	p := memplan.Plan{Width: w, Height: h, PromptBytes: len(d.PromptText()), CFG: d.Guided(), LoRABytes: d.loraBytes()}
 	for _, c := range d.Conditions {
 		p.Conditions = append(p.Conditions, [2]int{c.EncodedW, c.EncodedH})
 	}
@@ -120,6 +131,7 @@ func (d *Draft) FileSettings(res *pipeline.Result) *imagefile.Settings {
 	for _, c := range d.Conditions {
 		s.Images = append(s.Images, imagefile.ImageRef{Name: c.Name, SHA256: c.SHA256})
 	}
+	s.LoRAs = loraRefs(res.LoRAs)
 	return s
 }
 
@@ -136,6 +148,7 @@ func (d *Draft) Restore(s *imagefile.Settings) (note string) {
 	d.Steps, d.CFG = s.Steps, s.CFG
 	d.Seed, d.RandomSeed = s.Seed, false
 	d.setSize(s.Width, s.Height)
+	loraNote := d.restoreLoRAs(s.LoRAs)
 	if n := len(s.Images); n > 0 {
 		names := ""
 		for i, im := range s.Images {
@@ -144,9 +157,9 @@ func (d *Draft) Restore(s *imagefile.Settings) (note string) {
 			}
 			names += im.Name
 		}
-		return fmt.Sprintf("This image was made with %d condition image(s) (%s): add them again to remake it.", n, names)
+		return strings.TrimSpace(fmt.Sprintf("This image was made with %d condition image(s) (%s): add them again to remake it.\n%s", n, names, loraNote))
 	}
-	return ""
+	return loraNote
 }
 
 // setSize chooses w×h: as a preset when it is one, else as a custom size.

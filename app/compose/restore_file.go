@@ -67,6 +67,13 @@ func (d *Draft) restoreParameters(p imagefile.ForeignParameters) string {
 			notes = append(notes, fmt.Sprintf("its size %d×%d became %d×%d (sides of %d–%d pixels in multiples of %d)", p.Width, p.Height, w, h, MinSide, MaxSide, SizeMultiple))
 		}
 	}
+	if len(p.LoRAs) > 0 {
+		var names []string
+		for _, l := range p.LoRAs {
+			names = append(names, fmt.Sprintf("%s at %g", l.Name, l.Strength))
+		}
+		notes = append(notes, fmt.Sprintf("it names LoRAs (%s) but not their files' full hashes: add them with Add LoRA… and set their strengths", strings.Join(names, ", ")))
+	}
 	if p.Sampler != "" && p.Sampler != "Euler" {
 		notes = append(notes, fmt.Sprintf("its sampler %q is not Easel's (Easel samples with Euler)", p.Sampler))
 	}

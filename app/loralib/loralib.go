@@ -111,21 +111,23 @@ func Refs(as []Applied) []imagefile.LoRARef {
 	return out
 }
 
-// Find looks for the LoRA files refs name, in dirs (in order): first a file of the recorded
-// name, then any .safetensors file, each accepted only if its SHA-256 is the recorded one.
-// found[i] is the path of refs[i], or "" when it is missing.
-func Find(refs []imagefile.LoRARef, dirs []string) (found []string, missing []imagefile.LoRARef) {
+// Find looks for the LoRA files refs name: among known (files already listed, e.g. the window's
+// LoRA list), then in dirs (in order) a file of the recorded name, then any .safetensors file;
+// each is accepted only if its SHA-256 is the recorded one. found[i] is the path of refs[i], or
+// "" when it is missing.
+func Find(refs []imagefile.LoRARef, known, dirs []string) (found []string, missing []imagefile.LoRARef) {
 	found = make([]string, len(refs))
-	hashes := map[string]string{} // path → sha256, computed once
-	hash := func(path string) string {
-		if h, ok := hashes[path]; ok {
-			return h
-		}
-		h, _ := fileSHA256(path)
-		hashes[path] = h
-		return h
-	}
+	hash := fileHash
 	for i, r := range refs {
+		for _, p := range known {
+			if hash(p) == r.SHA256 {
+				found[i] = p
+				break
+			}
+		}
+		if found[i] != "" {
+			continue
+		}
 		for _, d := range dirs {
 			if p := filepath.Join(d, filepath.Base(r.Name)); hash(p) == r.SHA256 {
 				found[i] = p
@@ -165,6 +167,40 @@ func MissingSentence(missing []imagefile.LoRARef, dirs []string) string {
 	}
 	return fmt.Sprintf("the image was made with LoRAs that are not in %s: %s; put them there to restore them", strings.Join(dirs, " or "), strings.Join(names, ", "))
 }
+
+// fileHash is a file's SHA-256, remembered while its size and modification time stay the same
+// ("" when it cannot be read).
+func fileHash(path string) string {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	key := hashKey{path, st.Size(), st.ModTime().UnixNano()}
+	hashCache.Lock()
+	h, ok := hashCache.m[key]
+	hashCache.Unlock()
+	if ok {
+		return h
+	}
+	h, err = fileSHA256(path)
+	if err != nil {
+		return ""
+	}
+	hashCache.Lock()
+	hashCache.m[key] = h
+	hashCache.Unlock()
+	return h
+}
+
+type hashKey struct {
+	path          string
+	size, modTime int64
+}
+
+var hashCache = struct {
+	sync.Mutex
+	m map[hashKey]string
+}{m: map[hashKey]string{}}
 
 func fileSHA256(path string) (string, error) {
 	f, err := os.Open(path)

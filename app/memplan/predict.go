@@ -15,6 +15,7 @@ type Plan struct {
 	// KVBytesPerValue is the size of one cached key or value where the denoiser runs: 4 on the
 	// CPU (float32; the default when 0), 2 on the Metal device (half).
 	KVBytesPerValue int
+	LoRABytes       int64 // the enabled LoRAs' factors, held in memory beside the mapped weights
 }
 
 // Stage is one network's turn: what is resident while it runs.
@@ -31,6 +32,7 @@ func (s Stage) Total() int64 { return s.Weights + s.Working + s.Crossing }
 // Prediction is the predicted peak, by component and by stage.
 type Prediction struct {
 	Weights     int64   // all networks' mapped weights (the file's payload)
+	LoRA        int64   // the enabled LoRAs' factors, resident in every stage
 	PrefixKV    []int64 // per program, positive first
 	Activations int64   // the denoiser's largest float32 working set
 	VAE         int64   // the VAE's activation peak (decode tile, or a condition-image encode)
@@ -38,7 +40,7 @@ type Prediction struct {
 	// resident (the pipeline releases a network's pages when it finishes), so the peak is the
 	// largest stage plus the process, never the sum of the networks.
 	Stages []Stage
-	Peak   int64 // Process + the largest stage
+	Peak   int64 // Process + LoRAs + the largest stage
 	Budget int64
 }
 
@@ -121,8 +123,9 @@ func Predict(g Geometry, p Plan, budget int64) Prediction {
 	out.Stages = append(out.Stages,
 		Stage{Name: "denoiser", Weights: weights["dit"], Working: heapHeadroom * out.Activations, Crossing: out.KVBytes() + latents},
 		Stage{Name: "VAE decoder", Weights: weights["vae"], Working: heapHeadroom * decode, Crossing: latents})
+	out.LoRA = p.LoRABytes
 	for _, s := range out.Stages {
-		out.Peak = max(out.Peak, Process+s.Total())
+		out.Peak = max(out.Peak, Process+out.LoRA+s.Total())
 	}
 	out.Budget = budget
 	return out

@@ -68,6 +68,7 @@ type Pipeline struct {
 	// residency prefetches and releases networks' weights in the file mapping (nil: the model
 	// file cannot).
 	residency residency
+	loras     loraCache // LoRA files loaded for requests (loras.go)
 
 	// The sharp preview's VAE, bound on first use (sharpModel).
 	sharpOnce  sync.Once

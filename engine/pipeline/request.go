@@ -79,6 +79,9 @@ type Request struct {
 	// LoRAs are the adapters the denoiser applies, with their strengths (none: the model as is).
 	// Bind them with LoRALayers.
 	LoRAs []qi21.LoRA
+	// LoRAFiles are LoRAs the pipeline loads itself (kept loaded between runs), applied after
+	// LoRAs; Result.LoRAs reports them.
+	LoRAFiles []LoRAFile
 
 	// Preview, when not nil, renders each step's x0 estimate into Event.Preview.Image.
 	Preview PreviewFunc

@@ -42,6 +42,8 @@ type Result struct {
 	Timings [ml.NumClasses]ml.ClassTime
 	// Memory is the ledger at the end of denoising (both programs still counted).
 	Memory Memory
+	// LoRAs are the request's LoRAFiles as applied.
+	LoRAs []LoRAUsed
 }
 
 // Run makes one image. Events (see Event for the delivery policy) go to events, which Run
@@ -212,6 +214,10 @@ func (r *run) generateSafely(ctx context.Context, req *Request, set settings) (r
 // generate is Run after the request is checked.
 func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result, error) {
 	p := r.p
+	loras, used, err := p.requestLoRAs(req)
+	if err != nil {
+		return nil, err
+	}
 	r.enter(StageEncodingPrompt)
 	p.prefetch(denoiserWeights)
 	if n := p.DenoiserNotice(); n != "" {
@@ -267,7 +273,7 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 	}
 
 	r.enter(StagePrefill)
-	if err := p.dit.SetLoRAs(req.LoRAs); err != nil {
+	if err := p.dit.SetLoRAs(loras); err != nil {
 		return nil, err
 	}
 	var memory Memory
@@ -323,7 +329,7 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 		Image: img, Decoded: decoded, Latents: latents,
 		Width: set.width, Height: set.height, Steps: set.steps, CFG: set.cfg, Seed: req.Seed,
 		Sigmas: schedule.Sigmas, Resolution: set.resolution,
-		StageTimes: r.stageTimes, StageDeviceTimes: r.stageDev, Timings: r.timings(), Memory: memory,
+		StageTimes: r.stageTimes, StageDeviceTimes: r.stageDev, Timings: r.timings(), Memory: memory, LoRAs: used,
 	}, nil
 }
 

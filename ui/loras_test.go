@@ -1,0 +1,131 @@
+package ui
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/test"
+
+	"easel/app/jobs"
+	"easel/app/memplan"
+	"easel/app/settings"
+	"easel/engine/convert"
+	"easel/engine/lora/loratest"
+	"easel/engine/qi21"
+	"easel/engine/safetensors"
+	"easel/internal/golden"
+)
+
+// TestLoRAThroughTheWindow runs the real generator on the tiny model: a LoRA dropped on the
+// window joins the list (and the memory prediction), its strength is changed with the slider
+// (saved in the LoRA list file), the image made with it records it; after the list is changed,
+// dropping that image back restores the LoRA at its strength, and a missing LoRA file is named.
+func TestLoRAThroughTheWindow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("converts and runs the tiny model")
+	}
+	snap, err := golden.ModelSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(t.TempDir(), "tiny.cmf")
+	if _, err := convert.Convert(context.Background(), snap, model, convert.Options{Profile: convert.ProfileF16, NoVision: true}); err != nil {
+		t.Fatal(err)
+	}
+	js, err := os.ReadFile(filepath.Join(snap, "transformer", "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := qi21.ParseConfig(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loraDir := t.TempDir()
+	tensors, _ := loratest.Random(qi21.LinearLayers(cfg), loratest.Kohya, 4, 0.08, 3)
+	loraPath := filepath.Join(t.TempDir(), "ink-style.safetensors") // dropped from elsewhere
+	if err := safetensors.WriteFile(loraPath, tensors, nil); err != nil {
+		t.Fatal(err)
+	}
+	gen := &jobs.ModelGenerator{Path: model}
+	t.Cleanup(func() { gen.Close() })
+	store := &settings.LoRAStore{Path: filepath.Join(t.TempDir(), "loras.json")}
+	h := newHarnessWith(t, 64e9, func(h *harness, d *Deps) {
+		d.Generator = gen
+		d.Settings.Model = model
+		d.LoRAStore, d.LoRADir = store, loraDir
+		g, err := memplan.GeometryOf(model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Geometry = g
+	})
+
+	peakBefore := h.s.prediction.Peak
+	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(loraPath)})
+	h.pump("the LoRA to join the list", func() bool { return len(h.s.draft.LoRAs) == 1 })
+	if l := h.s.draft.LoRAs[0]; l.Path != loraPath || !l.Enabled || l.Strength != 1 || len(h.s.draft.Conditions) != 0 {
+		t.Fatalf("after the drop: %+v, %d condition images", l, len(h.s.draft.Conditions))
+	}
+	if !strings.Contains(h.s.message.Text, "LoRA added: ink-style.safetensors") {
+		t.Errorf("message %q", h.s.message.Text)
+	}
+	if st, _ := os.Stat(loraPath); h.s.prediction.Peak != peakBefore+st.Size() {
+		t.Errorf("predicted peak %d, want %d + the LoRA's %d bytes", h.s.prediction.Peak, peakBefore, st.Size())
+	}
+	h.s.loras.rows[0].strength.SetValue(0.5)
+	if h.s.draft.LoRAs[0].Strength != 0.5 || h.s.loras.rows[0].value.Text != "0.50" {
+		t.Fatalf("strength %v, label %q after the slider moved", h.s.draft.LoRAs[0].Strength, h.s.loras.rows[0].value.Text)
+	}
+	if saved, err := store.Load(); err != nil || len(saved) != 1 || saved[0].Strength != 0.5 {
+		t.Fatalf("saved LoRA list %+v, %v", saved, err)
+	}
+
+	h.s.options.sizeSelect.SetSelected(sizeCustomLabel)
+	h.s.options.customW.SetText("256")
+	h.s.options.customH.SetText("256")
+	h.s.options.steps.SetText("2")
+	test.Type(h.s.prompt.prompt, "a heron")
+	test.Tap(h.s.generateBtn)
+	h.pump("the image to be saved", func() bool { return len(h.s.history.entries) == 1 })
+	e := h.s.history.entries[0]
+	if e.Settings == nil || len(e.Settings.LoRAs) != 1 || e.Settings.LoRAs[0].Name != "ink-style.safetensors" || e.Settings.LoRAs[0].Strength != 0.5 || len(e.Settings.LoRAs[0].SHA256) != 64 {
+		t.Fatalf("the saved image records LoRAs %+v", e.Settings)
+	}
+
+	// Change the list, then restore from the image: the LoRA comes back on, at 0.5.
+	h.s.loras.rows[0].strength.SetValue(1.5)
+	h.s.loras.rows[0].enabled.SetChecked(false)
+	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(e.Path)})
+	h.pump("the restore", func() bool { return strings.Contains(h.s.message.Text, "Settings restored") })
+	if l := h.s.draft.LoRAs; len(l) != 1 || !l[0].Enabled || l[0].Strength != 0.5 || h.s.loras.rows[0].strength.Value != 0.5 || !h.s.loras.rows[0].enabled.Checked {
+		t.Errorf("after the restore the list is %+v", l)
+	}
+
+	// With the file gone (from its folder, the LoRA folder and the image's), the message names it.
+	if err := os.Rename(loraPath, loraPath+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(e.Path)})
+	h.pump("the second restore", func() bool { return strings.Contains(h.s.message.Text, "not found") })
+	if !strings.Contains(h.s.message.Text, "ink-style.safetensors") || !strings.Contains(h.s.message.Text, loraDir) {
+		t.Errorf("message %q does not name the missing LoRA and where it was looked for", h.s.message.Text)
+	}
+	// The LoRA in the LoRA folder is found by its content, whatever its name.
+	if err := os.Rename(loraPath+".moved", filepath.Join(loraDir, "renamed.safetensors")); err != nil {
+		t.Fatal(err)
+	}
+	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(e.Path)})
+	h.pump("the third restore", func() bool {
+		for _, l := range h.s.draft.LoRAs {
+			if l.Enabled && filepath.Base(l.Path) == "renamed.safetensors" {
+				return true
+			}
+		}
+		return false
+	})
+}
