@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 
 	"easel/engine/ml/cpu"
@@ -60,6 +61,19 @@ type ditCPUReport struct {
 	RatioToSgemm map[string]float64 `json:"ratio_to_sgemm"`
 	CPURatio     map[string]float64 `json:"cpu_time_ratio_to_sgemm"`
 	GoalRatio    float64            `json:"goal_ratio"`
+	LoRA         []loraBench        `json:"lora,omitempty"`
+}
+
+// loraBench is one codec's block with a LoRA of one rank on all seven projections, against the
+// same block without it, measured in the same run.
+type loraBench struct {
+	Codec      string  `json:"codec"`
+	Rank       int     `json:"rank"`
+	MedianMS   float64 `json:"median_ms"`
+	CPUMS      float64 `json:"median_cpu_ms"`
+	Ratio      float64 `json:"ratio_to_block"`
+	CPURatio   float64 `json:"cpu_ratio_to_block"`
+	FlopsRatio float64 `json:"flop_ratio_to_block"` // (block + LoRA FLOPs) / block FLOPs
 }
 
 // benchDiTCPU times one block of the real geometry on the CPU backend against cblas sgemm.
@@ -71,6 +85,7 @@ func benchDiTCPU(args []string, stdout, stderr io.Writer) int {
 	rows := fs.Int("rows", 1024, "target rows")
 	prefix := fs.Int("prefix", 256, "cached prefix rows")
 	codecs := fs.String("codecs", "q4tp,q8_2f", "weight codecs to measure, comma-separated")
+	loraRanks := fs.String("lora-rank", "", "also measure the block with a LoRA of each of these ranks (comma-separated, e.g. 64,178) on all seven projections")
 	if err := fs.Parse(args); err != nil {
 		return ExitUsage
 	}
@@ -109,6 +124,35 @@ func benchDiTCPU(args []string, stdout, stderr io.Writer) int {
 			return ExitFailure
 		}
 		rep.Blocks = append(rep.Blocks, r)
+		if *loraRanks != "" {
+			for _, rs := range strings.Split(*loraRanks, ",") {
+				rank, err := strconv.Atoi(strings.TrimSpace(rs))
+				if err != nil || rank < 1 {
+					fmt.Fprintf(stderr, "easel bench dit-cpu: --lora-rank %q: give whole ranks of at least 1, like 64,178\n", *loraRanks)
+					return ExitUsage
+				}
+				a, err := qi21.RandomBlockLoRA(cfg, rank)
+				if err == nil {
+					err = m.SetLoRAs([]qi21.LoRA{{Adapter: a, Strength: 1}})
+				}
+				if err != nil {
+					fmt.Fprintf(stderr, "easel bench dit-cpu: a rank-%d LoRA: %v\n", rank, err)
+					return ExitFailure
+				}
+				lr, err := m.BenchBlock(*rows, *prefix, *reps, cpu.ProcessCPUTime)
+				m.SetLoRAs(nil)
+				if err != nil {
+					fmt.Fprintf(stderr, "easel bench dit-cpu: the %v block with a rank-%d LoRA: %v\n", d, rank, err)
+					return ExitFailure
+				}
+				lb := loraBench{Codec: r.Codec, Rank: rank, MedianMS: lr.MedianMS, CPUMS: lr.CPUMS, Ratio: lr.Median.Seconds() / r.Median.Seconds(),
+					FlopsRatio: 1 + qi21.BlockLoRAFlops(cfg, *rows, rank)/(r.GemmFlops+r.AttnFlops)}
+				if r.CPU > 0 {
+					lb.CPURatio = lr.CPU.Seconds() / r.CPU.Seconds()
+				}
+				rep.LoRA = append(rep.LoRA, lb)
+			}
+		}
 		sgemmFlops := 2.0 * 1024 * 4096 * 4096
 		rep.RatioToSgemm[r.Codec] = r.Median.Seconds() / ((r.GemmFlops + r.AttnFlops) / (rate * 1e9))
 		if sg.CPU > 0 {
@@ -135,6 +179,10 @@ func benchDiTCPU(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "%-6s %.1f ms per block (%.1f ms CPU), %.1f GFLOP/s (%.1f GFLOP); %.2f× its FLOPs at the sgemm rate, %.2f× in CPU time (goal ≤ %.1f×); ms by class: %s\n",
 			r.Codec, r.MedianMS, r.CPUMS, r.GFLOPs, (r.GemmFlops+r.AttnFlops)/1e9, rep.RatioToSgemm[r.Codec], rep.CPURatio[r.Codec], rep.GoalRatio, strings.Join(classes, " · "))
+	}
+	for _, l := range rep.LoRA {
+		fmt.Fprintf(stdout, "%-6s + rank-%d LoRA on all 7 projections: %.1f ms (%.1f ms CPU), %.3f× the block (%.3f× in CPU time); FLOPs %.3f× the block's\n",
+			l.Codec, l.Rank, l.MedianMS, l.CPUMS, l.Ratio, l.CPURatio, l.FlopsRatio)
 	}
 	return ExitOK
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"image/png"
 	"io/fs"
 	"os"
@@ -246,5 +247,24 @@ func TestInspectLoRA(t *testing.T) {
 	// Against the published geometry the tiny model's LoRA is the wrong size.
 	if code, _, stderr := run("inspect", path); code == ExitOK || !strings.Contains(stderr, "another size") {
 		t.Errorf("tiny LoRA against the published model: exit %d, %q", code, stderr)
+	}
+}
+
+// TestBenchDiTCPULoRA: `easel bench dit-cpu --lora-rank` reports each rank's block against the
+// block without it (the figures themselves go to docs/BENCHMARKS.md, never into a test).
+func TestBenchDiTCPULoRA(t *testing.T) {
+	code, out, stderr := run("bench", "dit-cpu", "--rows", "4", "--prefix", "2", "--reps", "1", "--codecs", "q8_2f", "--lora-rank", "2,3", "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep ditCPUReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.LoRA) != 2 || rep.LoRA[0].Rank != 2 || rep.LoRA[1].Rank != 3 || !(rep.LoRA[0].Ratio > 0) || !(rep.LoRA[1].FlopsRatio > rep.LoRA[0].FlopsRatio) {
+		t.Errorf("LoRA entries %+v", rep.LoRA)
+	}
+	if code, _, _ := run("bench", "dit-cpu", "--rows", "4", "--reps", "1", "--lora-rank", "x"); code != ExitUsage {
+		t.Errorf("--lora-rank x: exit %d", code)
 	}
 }

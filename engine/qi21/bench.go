@@ -5,8 +5,10 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
+	"easel/engine/lora"
 	"easel/engine/ml"
 	"easel/engine/quant"
 )
@@ -171,4 +173,37 @@ func median(d []time.Duration) time.Duration {
 	s := append([]time.Duration(nil), d...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[len(s)/2]
+}
+
+// RandomBlockLoRA is a LoRA of the given rank on every projection of block 0 of geometry c, with
+// bf16 factors (as published LoRAs store them) of random values, for benchmarks.
+func RandomBlockLoRA(c Config, rank int) (*lora.Adapter, error) {
+	if rank < 1 {
+		return nil, fmt.Errorf("qi21 bench: LoRA rank %d: choose at least 1", rank)
+	}
+	a := &lora.Adapter{}
+	one := c
+	one.Layers = 1
+	for i, l := range LinearLayers(one) {
+		if !strings.HasPrefix(l.Name, "transformer_blocks.0.") {
+			continue
+		}
+		A, err := randomWeight(l.Name+".lora_A", quant.BF16, rank, l.In, uint64(100+i))
+		if err != nil {
+			return nil, err
+		}
+		B, err := randomWeight(l.Name+".lora_B", quant.BF16, l.Out, rank, uint64(200+i))
+		if err != nil {
+			return nil, err
+		}
+		a.Factors = append(a.Factors, lora.Factor{Layer: l.Name, A: A, B: B, Rank: rank, Scale: 1})
+	}
+	return a, nil
+}
+
+// BlockLoRAFlops is the work a rank-r LoRA on all seven projections adds to one block over n
+// rows: 2·n·r·(in + out) per projection.
+func BlockLoRAFlops(c Config, n, r int) float64 {
+	D, F := float64(c.Hidden()), float64(c.MLPHidden())
+	return 2 * float64(n) * float64(r) * (4*2*D + 3*(D+F))
 }

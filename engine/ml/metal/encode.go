@@ -47,6 +47,8 @@ type encoder struct {
 	loraTLen int
 	loraOld  []device.Buffer
 	loraErr  error
+	// loraFlops counts the LoRA dispatches' work (PassStats.LoRAFlops).
+	loraFlops float64
 }
 
 func groups(w, h, z int) device.Size { return device.Size{Width: w, Height: h, Depth: z} }

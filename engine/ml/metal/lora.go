@@ -272,6 +272,7 @@ func (e *encoder) lora(name string, io loraIO) {
 		enc.SetBytes(device.StructBytes(&prm), 4)
 		g, th = kernels.LoraGrid(io.n, l.out)
 		enc.Dispatch(g, th)
+		e.loraFlops += 2 * float64(io.n) * float64(l.rank) * float64(l.in+l.out)
 		return
 	}
 	if bias != nil { // a bias patch alone: the up kernel over rank 0

@@ -1,6 +1,8 @@
 package metal
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"easel/engine/convert"
@@ -89,5 +91,51 @@ func TestEmuLoRAMatchesCPU(t *testing.T) {
 	}
 	if err := m.SetLoRAs(nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestEmuLoRAFlopsCounted: a step's counted LoRA work is 2·rows·rank·(in + out) over the layers
+// the device runs (qi21.BlockLoRAFlops per block), so the published-geometry figures in
+// docs/BENCHMARKS.md follow from the same count.
+func TestEmuLoRAFlopsCounted(t *testing.T) {
+	dev := emuDevice(t)
+	dc := loadDiTCases(t)[0]
+	m, f := tinyModel(t, convert.ProfileCortiq)
+	k := Knobs{Guards: DefaultGuards}
+	d, err := New(dev, m, f.Bytes(), Options{Knobs: &k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	const rank = 5
+	a := &lora.Adapter{}
+	for l := range m.Config.Layers {
+		one, err := qi21.RandomBlockLoRA(m.Config, rank)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fc := range one.Factors {
+			fc.Layer = strings.Replace(fc.Layer, "transformer_blocks.0.", fmt.Sprintf("transformer_blocks.%d.", l), 1)
+			a.Factors = append(a.Factors, fc)
+		}
+	}
+	if err := m.SetLoRAs([]qi21.LoRA{{Adapter: a, Strength: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	defer m.SetLoRAs(nil)
+	lay, in := dc.layout, m.Config.InChannels
+	prog, err := d.Prefill(t.Context(), lay, dc.text, dc.latents[:lay.CondLatents()*in])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Release(prog)
+	if got, want := d.LastPass().LoRAFlops, float64(m.Config.Layers)*qi21.BlockLoRAFlops(m.Config, lay.PrefixLen, rank); got != want {
+		t.Errorf("prefill: counted %v LoRA FLOPs, want %v", got, want)
+	}
+	if _, err := d.Step(t.Context(), prog, dc.latents[lay.CondLatents()*in:], dc.sigmas[0]); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := d.LastPass().LoRAFlops, float64(m.Config.Layers)*qi21.BlockLoRAFlops(m.Config, lay.T, rank); got != want {
+		t.Errorf("step: counted %v LoRA FLOPs, want %v", got, want)
 	}
 }

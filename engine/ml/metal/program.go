@@ -246,6 +246,7 @@ func (d *Denoiser) newEncoder(ctx context.Context) *encoder {
 // diagnostics, and logs them when asked.
 func (d *Denoiser) finishPass(e *encoder, what string) error {
 	st, err := e.rec.finish()
+	st.LoRAFlops = e.loraFlops
 	for _, b := range append(e.loraOld, e.loraT) {
 		if b != nil {
 			b.Release()

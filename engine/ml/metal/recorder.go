@@ -83,6 +83,9 @@ type PassStats struct {
 	CommandBuffers int                          // how many there were
 	ByClass        [ml.NumClasses]time.Duration // profiling mode only
 	Amax           []float32                    // EASEL_METAL_AMAX=1 only: stored |max| per half site
+	// LoRAFlops is the floating-point work of the LoRA dispatches encoded (down and up
+	// projections: 2·rows·rank·(in + out) per adapted layer).
+	LoRAFlops float64
 }
 
 // finish commits what is open, waits for every buffer and sums their GPU times.
