@@ -1,0 +1,276 @@
+package qwen3vlmetal
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"easel/engine/cmf"
+	"easel/engine/convert"
+	"easel/engine/ml/cpu"
+	"easel/engine/ml/metal"
+	"easel/engine/qwen3vl"
+	"easel/internal/golden"
+	"easel/kernels/device"
+	"easel/kernels/emu"
+)
+
+// Bound of the emulated device against the CPU encoder over the same q8 file, relative error of
+// the last hidden state ‖metal − cpu‖ / ‖cpu‖. The device stages every linear layer's input and
+// the attention's q, k, probabilities and v as half (unit roundoff 4.9e-4) where the CPU
+// dequantizes the same q8 weights to float; norms, softmax and RoPE are float. Measured on the
+// tiny reference model (docs/METAL.md, "The text encoder on Metal"): text-only prompts 2.6e-5 and
+// 2.7e-5, the prompt with two condition images (vision tower, DeepStack) 5.6e-5 — small because
+// the residual stream, which stays float, dominates the tiny model's hidden state. The bound is
+// about five times the largest; the published model's 36 layers will add more (only a Mac run
+// against the CPU on the real file can say how much).
+const parityBound = 3e-4
+
+func emuDevice(t testing.TB, limits device.Limits) device.Device {
+	t.Helper()
+	d, err := emu.NewDevice(emu.Options{Limits: limits})
+	if errors.Is(err, emu.ErrNoCompiler) {
+		t.Skipf("Metal emulator unavailable: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+var converted struct {
+	sync.Mutex
+	dir, path string
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if converted.dir != "" {
+		os.RemoveAll(converted.dir)
+	}
+	os.Exit(code)
+}
+
+// tinyFile converts the tiny reference snapshot once with the q8 profile (te.* and vis.* q8_2f,
+// vision tower included) and maps it.
+func tinyFile(t testing.TB) *cmf.File {
+	t.Helper()
+	converted.Lock()
+	defer converted.Unlock()
+	if converted.path == "" {
+		snap, err := golden.ModelSnapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if converted.dir, err = os.MkdirTemp("", "easel-qwen3vlmetal-test-"); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(converted.dir, "q8.cmf")
+		if _, err := convert.Convert(context.Background(), snap, path, convert.Options{Profile: convert.ProfileQ8}); err != nil {
+			t.Fatal(err)
+		}
+		converted.path = path
+	}
+	f, err := cmf.Open(converted.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func encoders(t testing.TB, limits device.Limits) (*qwen3vl.Encoder, *Encoder) {
+	t.Helper()
+	f := tinyFile(t)
+	cpuEnc, err := qwen3vl.NewEncoder(cpu.New(), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpu, err := New(emuDevice(t, limits), f, f.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(gpu.Close)
+	return cpuEnc, gpu
+}
+
+func load(t *testing.T, path string) *golden.Case {
+	t.Helper()
+	c, err := golden.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func ids(t *testing.T, c *golden.Case, name, mask string) []int32 {
+	t.Helper()
+	v, _, err := c.Int64s(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m []int64
+	if mask != "" && c.Has(mask) {
+		if m, _, err = c.Int64s(mask); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out []int32
+	for i, x := range v {
+		if m == nil || m[i] == 1 {
+			out = append(out, int32(x))
+		}
+	}
+	return out
+}
+
+// visionInputs splits a case's pixel_values by its image_grid_thw.
+func visionInputs(t *testing.T, c *golden.Case, prefix string, patchValues int) []qwen3vl.VisionInput {
+	t.Helper()
+	if !c.Has(prefix + "image_grid_thw") {
+		return nil
+	}
+	grid, _, err := c.Int64s(prefix + "image_grid_thw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pixels, _, err := c.Float32s(prefix + "pixel_values")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []qwen3vl.VisionInput
+	off := 0
+	for i := 0; i+3 <= len(grid); i += 3 {
+		g := [3]int{int(grid[i]), int(grid[i+1]), int(grid[i+2])}
+		n := g[0] * g[1] * g[2] * patchValues
+		out = append(out, qwen3vl.VisionInput{Pixels: pixels[off : off+n], Grid: g})
+		off += n
+	}
+	return out
+}
+
+func check(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	rel := golden.RelErr(got, want)
+	t.Logf("%s: relative error %.3e, max abs %.3e", what, rel, golden.MaxAbsErr(got, want))
+	if rel == 0 {
+		t.Errorf("%s: identical to the CPU result: did the device run at all?", what)
+	}
+	if !(rel <= parityBound) {
+		t.Errorf("%s: relative error %.3e exceeds %.0e", what, rel, parityBound)
+	}
+}
+
+// The language model on every textenc case.
+func TestEmuTextEncoderMatchesCPU(t *testing.T) {
+	paths, err := golden.Cases("textenc")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no textenc_* cases: %v", err)
+	}
+	cpuEnc, gpu := encoders(t, device.Limits{})
+	for _, p := range paths {
+		c := load(t, p)
+		t.Run(c.Name, func(t *testing.T) {
+			tok := ids(t, c, "input_ids", "")
+			want, err := cpuEnc.Encode(t.Context(), tok, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := gpu.Encode(t.Context(), tok, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, "last hidden state", got, want)
+		})
+	}
+}
+
+// The vision tower and the language model with DeepStack on every pipeline case's prompts that
+// carry condition images.
+func TestEmuTextEncoderWithImagesMatchesCPU(t *testing.T) {
+	paths, err := golden.Cases("pipeline")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no pipeline_* cases: %v", err)
+	}
+	cpuEnc, gpu := encoders(t, device.Limits{})
+	vc, ok := cpuEnc.VisionConfig()
+	if !ok {
+		t.Fatal("the converted model has no vision tower")
+	}
+	ran := 0
+	for _, p := range paths {
+		c := load(t, p)
+		images := visionInputs(t, c, "te0_", vc.PatchValues())
+		if len(images) == 0 {
+			continue
+		}
+		ran++
+		t.Run(c.Name, func(t *testing.T) {
+			tok := ids(t, c, "te0_input_ids", "te0_attention_mask")
+			want, err := cpuEnc.Encode(t.Context(), tok, images)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := gpu.Encode(t.Context(), tok, images)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, "last hidden state with images", got, want)
+		})
+	}
+	if ran == 0 {
+		t.Fatal("no pipeline case has condition images")
+	}
+}
+
+// A device with room for the weights but not for a prompt declines it; the Runner encodes on the
+// CPU and the result is the CPU's bit for bit. A device too small for the weights declines New.
+func TestEmuTextEncoderDeclines(t *testing.T) {
+	_, probe := encoders(t, device.Limits{})
+	weights := probe.ResidentBytes() + probe.WeightBytes()
+	f := tinyFile(t)
+	if _, err := New(emuDevice(t, device.Limits{MaxBufferLength: 1 << 30, RecommendedMaxWorkingSetSize: weights / 2}), f, f.Bytes()); !isDeclined(err) || !strings.Contains(err.Error(), "recommended working set") {
+		t.Errorf("a device without room for the weights: %v, want a decline naming the working set", err)
+	}
+	cpuEnc, gpu := encoders(t, device.Limits{MaxBufferLength: 1 << 30, RecommendedMaxWorkingSetSize: weights + 1024})
+	var logged []string
+	r, err := NewRunner(gpu, cpuEnc, func(format string, args ...any) { logged = append(logged, format) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, _ := golden.Cases("textenc")
+	for _, p := range paths {
+		c := load(t, p)
+		tok := ids(t, c, "input_ids", "")
+		_, err := gpu.Encode(t.Context(), tok, nil)
+		t.Log(err)
+		if !isDeclined(err) {
+			t.Fatalf("%s: %v, want a decline", c.Name, err)
+		}
+		want, err := cpuEnc.Encode(t.Context(), tok, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, onDevice, err := r.Encode(t.Context(), tok, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if onDevice || !slices.Equal(got, want) {
+			t.Errorf("%s: the declined prompt ran on the device (%v) or differs from the CPU encoder", c.Name, onDevice)
+		}
+	}
+	if len(logged) != len(paths) {
+		t.Errorf("%d declines logged for %d prompts", len(logged), len(paths))
+	}
+}
+
+func isDeclined(err error) bool {
+	var d *metal.Declined
+	return errors.As(err, &d)
+}
