@@ -11,18 +11,17 @@ import (
 	"easel/kernels/device"
 )
 
-// Choice is where the denoiser and the VAE run. The text encoder runs on the CPU backend either
-// way.
+// Choice is where the text encoder, the denoiser and the VAE run.
 type Choice struct {
 	// Asked is the setting the choice was made from.
 	Asked settings.Backend
-	// Device is the Metal device the denoiser and the VAE run on, or nil for the CPU.
+	// Device is the Metal device the networks run on, or nil for the CPU.
 	Device device.Device
 	// Reason is a sentence for the user: what runs where, and why.
 	Reason string
 }
 
-// Metal reports whether the denoiser and the VAE run on a Metal device.
+// Metal reports whether the networks run on a Metal device.
 func (c *Choice) Metal() bool { return c.Device != nil }
 
 // Name is the backend as an image's metadata records it: "metal" or "cpu".
@@ -33,15 +32,16 @@ func (c *Choice) Name() string {
 	return "cpu"
 }
 
-// Options are the pipeline options that run the denoiser and the VAE where the choice says,
+// Options are the pipeline options that run the networks where the choice says,
 // reading the weights in place from f's mapping on a Metal device.
 func (c *Choice) Options(f *cmf.File) pipeline.Options {
 	if !c.Metal() {
 		return pipeline.Options{}
 	}
 	return pipeline.Options{
-		Denoiser: pipeline.MetalDenoiser(c.Device, f.Bytes(), metal.Options{}),
-		VAE:      pipeline.MetalVAE(c.Device, f.Bytes()),
+		Denoiser:    pipeline.MetalDenoiser(c.Device, f.Bytes(), metal.Options{}),
+		VAE:         pipeline.MetalVAE(c.Device, f.Bytes()),
+		TextEncoder: pipeline.MetalTextEncoder(c.Device, f.Bytes()),
 	}
 }
 
@@ -61,19 +61,19 @@ func Choose(want settings.Backend) (*Choice, error) { return host.choose(want) }
 func (pl platform) choose(want settings.Backend) (*Choice, error) {
 	switch want {
 	case settings.BackendCPU:
-		return &Choice{Asked: want, Reason: "the denoiser and the VAE run on the CPU, as the backend setting asks"}, nil
+		return &Choice{Asked: want, Reason: "the text encoder, the denoiser and the VAE run on the CPU, as the backend setting asks"}, nil
 	case settings.BackendAuto, "":
 		dev, why := pl.metalDevice()
 		if dev == nil {
-			return &Choice{Asked: settings.BackendAuto, Reason: "the denoiser and the VAE run on the CPU because " + why}, nil
+			return &Choice{Asked: settings.BackendAuto, Reason: "the text encoder, the denoiser and the VAE run on the CPU because " + why}, nil
 		}
-		return &Choice{Asked: settings.BackendAuto, Device: dev, Reason: "the denoiser and the VAE run on Metal (" + dev.Name() + "), chosen automatically"}, nil
+		return &Choice{Asked: settings.BackendAuto, Device: dev, Reason: "the text encoder, the denoiser and the VAE run on Metal (" + dev.Name() + "), chosen automatically"}, nil
 	case settings.BackendMetal:
 		dev, why := pl.metalDevice()
 		if dev == nil {
 			return nil, fmt.Errorf("%s; choose the cpu or auto backend", why)
 		}
-		return &Choice{Asked: want, Device: dev, Reason: "the denoiser and the VAE run on Metal (" + dev.Name() + "), as the backend setting asks"}, nil
+		return &Choice{Asked: want, Device: dev, Reason: "the text encoder, the denoiser and the VAE run on Metal (" + dev.Name() + "), as the backend setting asks"}, nil
 	}
 	return nil, fmt.Errorf("backend %q is not one of auto, metal, cpu", want)
 }

@@ -78,6 +78,9 @@ func TestChoose(t *testing.T) {
 			if got := opts.VAE != nil; got != c.metal {
 				t.Errorf("pipeline options place the VAE: %v, want %v", got, c.metal)
 			}
+			if got := opts.TextEncoder != nil; got != c.metal {
+				t.Errorf("pipeline options place the text encoder: %v, want %v", got, c.metal)
+			}
 		})
 	}
 }

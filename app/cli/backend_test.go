@@ -50,7 +50,7 @@ func TestGenerateBackend(t *testing.T) {
 		t.Errorf("auto: first event %v, want the backend event saying the CPU runs the denoiser and why", ev)
 	}
 	_, _, stderr = run("generate", "--model", missing, "--out", out, "--verbose")
-	if !strings.Contains(stderr, "backend auto: the denoiser and the VAE run on the CPU because Metal needs a Mac with Apple silicon") {
+	if !strings.Contains(stderr, "backend auto: the text encoder, the denoiser and the VAE run on the CPU because Metal needs a Mac with Apple silicon") {
 		t.Errorf("--verbose: stderr %q does not say which backend and why", stderr)
 	}
 

@@ -16,8 +16,8 @@ import (
 
 // ModelGenerator is the real Generator: it opens the model file and builds the pipeline on the
 // first run (so the window opens at once), then reuses it. Backend is the artist's setting: the
-// denoiser and the VAE run on Metal when app/backend chooses it (with the pipeline's decline →
-// CPU fallback, reported in the events' Notice), the text encoder on the CPU backend.
+// text encoder, the denoiser and the VAE run on Metal when app/backend chooses it (with the
+// pipeline's decline → CPU fallback, reported in the events' Notice).
 type ModelGenerator struct {
 	Path    string
 	Backend settings.Backend // "" means auto

@@ -64,9 +64,10 @@ func (d cpuDenoiser) Release(prog Program) {
 	}
 }
 
-// deviceTime is the device time of the denoiser and the VAE so far, 0 when they have none.
+// deviceTime is the device time of the denoiser, the text encoder and the VAE so far, 0 when they
+// have none.
 func (p *Pipeline) deviceTime() time.Duration {
-	t := p.vaeRun.deviceTime()
+	t := p.vaeRun.deviceTime() + p.textRun.deviceTime()
 	if d, ok := p.den.(deviceTimer); ok {
 		t += d.DeviceTime()
 	}

@@ -58,8 +58,8 @@ type Event struct {
 	LastStepTime time.Duration
 	// Timings is the backend's per-class op time since Run started.
 	Timings [ml.NumClasses]ml.ClassTime
-	// DeviceTime is the device time of the denoiser and the VAE since Run started (the Metal
-	// command buffers' GPU time), 0 when both run on the backend.
+	// DeviceTime is the device time of the text encoder, the denoiser and the VAE since Run
+	// started (the Metal command buffers' GPU time), 0 when all run on the backend.
 	DeviceTime time.Duration
 	// StageDeviceTimes is that device time per finished stage (indexed by Stage; the current
 	// stage's is counted when it ends).
@@ -70,9 +70,9 @@ type Event struct {
 	Preview *Preview
 	// Sharp is the sharp preview's cost so far, on denoising events of a run that asked for it.
 	Sharp *SharpStats
-	// Notice, when not empty, is a sentence for the user about where the denoiser or the VAE
-	// runs: the device at the start of a run, or why a device declined the model, a prompt, a
-	// decode or an encode and the CPU runs it instead. A notice event repeats the current stage and step; it is not progress.
+	// Notice, when not empty, is a sentence for the user about where the text encoder, the
+	// denoiser or the VAE runs: the device at the start of a run, or why a device declined a
+	// model, a prompt, a decode or an encode and the CPU runs it instead. A notice event repeats the current stage and step; it is not progress.
 	Notice string
 }
 

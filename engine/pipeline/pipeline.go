@@ -11,6 +11,7 @@ import (
 	"easel/engine/qi21"
 	"easel/engine/quant"
 	"easel/engine/qwen3vl"
+	"easel/engine/qwen3vl/qwen3vlmetal"
 	"easel/engine/sched"
 	"easel/engine/tokenizer"
 	"easel/engine/vae"
@@ -44,6 +45,10 @@ type Options struct {
 	// pipeline's backend and a function for the device's declines (MetalVAE for a Metal
 	// device). nil runs it on that backend.
 	VAE func(m ModelFile, cpu *vae.Model, logf func(string, ...any)) (VAEPlacement, error)
+	// TextEncoder chooses where the text encoder and the vision tower run, given the model file,
+	// the encoder loaded on the pipeline's backend and a function for the device's declines
+	// (MetalTextEncoder for a Metal device). nil runs it on that backend.
+	TextEncoder func(m ModelFile, cpu *qwen3vl.Encoder, logf func(string, ...any)) (TextEncoderPlacement, error)
 }
 
 // Pipeline is one model bound to one backend, ready to run requests one at a time.
@@ -57,7 +62,8 @@ type Pipeline struct {
 	dit      *qi21.Model
 	den      Denoiser // runs dit's prefill/step/release
 	vae      *vae.Model
-	vaeRun   *vaeStage // where decodes and encodes run (the device, or vae itself)
+	vaeRun   *vaeStage  // where decodes and encodes run (the device, or vae itself)
+	textRun  *textStage // where prompts are encoded (the device, or enc itself)
 	sched    sched.Config
 	defaults Defaults
 	proc     qwen3vl.ImageProcessorConfig
@@ -148,6 +154,9 @@ func New(m ModelFile, be ml.Backend, opts Options) (*Pipeline, error) {
 	if err := p.placeVAE(m, opts); err != nil {
 		return nil, err
 	}
+	if err := p.placeTextEncoder(m, opts); err != nil {
+		return nil, err
+	}
 	p.den = CPUDenoiser(p.dit)
 	if opts.Denoiser != nil {
 		if p.den, err = opts.Denoiser(p.dit); err != nil {
@@ -157,8 +166,13 @@ func New(m ModelFile, be ml.Backend, opts Options) (*Pipeline, error) {
 			return nil, errors.New("pipeline: Options.Denoiser gave no denoiser")
 		}
 	}
-	if md, ok := p.den.(*metalDenoiser); ok && p.vaeRun.r.Device() != nil {
-		p.vaeRun.r.Device().SetOtherResident(md.d.Resident)
+	if md, ok := p.den.(*metalDenoiser); ok {
+		if v := p.vaeRun.r.Device(); v != nil {
+			v.SetOtherResident(md.d.Resident)
+		}
+		if e := p.textRun.r.Device(); e != nil {
+			e.SetOtherResident(md.d.Resident)
+		}
 	}
 	p.residency, _ = m.(residency)
 	if e, ok := m.(interface{ Entries() []cmf.Entry }); ok {
@@ -185,6 +199,29 @@ func (p *Pipeline) placeVAE(m ModelFile, opts Options) error {
 	p.vaeRun.r, p.vaeRun.notice = pl.Runner, pl.Notice
 	return nil
 }
+
+// placeTextEncoder puts the text encoder where opts.TextEncoder says (its own backend by default).
+func (p *Pipeline) placeTextEncoder(m ModelFile, opts Options) error {
+	p.textRun = &textStage{}
+	if opts.TextEncoder == nil {
+		r, err := qwen3vlmetal.NewRunner(nil, p.enc, nil)
+		p.textRun.r = r
+		return err
+	}
+	pl, err := opts.TextEncoder(m, p.enc, p.textRun.declined)
+	if err != nil {
+		return fmt.Errorf("pipeline: text encoder: %w", err)
+	}
+	if pl.Runner == nil {
+		return errors.New("pipeline: Options.TextEncoder placed the encoder nowhere")
+	}
+	p.textRun.r, p.textRun.notice = pl.Runner, pl.Notice
+	return nil
+}
+
+// TextEncoderNotice is a sentence about where the text encoder runs, or "" when it runs on the
+// pipeline's backend as usual. Run reports it too.
+func (p *Pipeline) TextEncoderNotice() string { return p.textRun.notice }
 
 // VAENotice is a sentence about where the VAE runs (the device, or why a device declined it), or
 // "" when it runs on the pipeline's backend as usual. Run reports it too.
@@ -225,4 +262,5 @@ func (p *Pipeline) Close() {
 		c.Close()
 	}
 	p.vaeRun.r.Close()
+	p.textRun.r.Close()
 }

@@ -34,9 +34,9 @@ type Result struct {
 	Resolution int
 	// StageTimes is the wall time spent in each stage, indexed by Stage (StageDone is the total).
 	StageTimes [numStages]time.Duration
-	// StageDeviceTimes is the device (Metal GPU) time of each stage, indexed by Stage: the
-	// denoiser's in prefill and denoising, the VAE's in encoding images and decoding; 0 for the
-	// stages that ran on the backend.
+	// StageDeviceTimes is the device (Metal GPU) time of each stage, indexed by Stage: the text
+	// encoder's in encoding the prompt, the denoiser's in prefill and denoising, the VAE's in
+	// encoding images and decoding; 0 for the stages that ran on the backend.
 	StageDeviceTimes [numStages]time.Duration
 	// Timings is the backend's per-class op time over the run.
 	Timings [ml.NumClasses]ml.ClassTime
@@ -191,6 +191,13 @@ func (r *run) vaeNotices() {
 	}
 }
 
+// textNotices reports the prompts the device declined since the last report.
+func (r *run) textNotices() {
+	for _, n := range r.p.textRun.takeNotices() {
+		r.notice(n)
+	}
+}
+
 // generateSafely is generate with a panic in any network turned into an error, so a bug there
 // fails one image instead of the app, and a fault reading the model file's mapping (Run guards
 // this goroutine, mmapfile.Group the backend's workers) into its *mmapfile.FaultError.
@@ -221,6 +228,9 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 	r.enter(StageEncodingPrompt)
 	p.prefetch(denoiserWeights)
 	if n := p.DenoiserNotice(); n != "" {
+		r.notice(n)
+	}
+	if n := p.TextEncoderNotice(); n != "" {
 		r.notice(n)
 	}
 	if n := p.VAENotice(); n != "" {
@@ -339,5 +349,7 @@ func (r *run) encode(ctx context.Context, text string, conds []*qwen3vl.Conditio
 	if err != nil {
 		return nil, err
 	}
-	return r.p.EncodePrompt(ctx, prompt.IDs, prompt.Drop, vision)
+	c, err := r.p.EncodePrompt(ctx, prompt.IDs, prompt.Drop, vision)
+	r.textNotices()
+	return c, err
 }

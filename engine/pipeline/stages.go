@@ -86,7 +86,7 @@ func (p *Pipeline) EncodePrompt(ctx context.Context, ids []int32, drop int, visi
 	if len(vision) > 0 && !p.vision {
 		return nil, fmt.Errorf("%w: this model file has no vision tower", ErrImages)
 	}
-	hidden, err := p.enc.Encode(ctx, ids, vision)
+	hidden, _, err := p.textRun.r.Encode(ctx, ids, vision)
 	if err != nil {
 		return nil, err
 	}

@@ -6,28 +6,29 @@ import (
 	"testing"
 
 	"easel/engine/cmf"
+	"easel/engine/qwen3vl/qwen3vlmetal"
 	"easel/engine/vae/vaemetal"
 	"easel/internal/golden"
 	"easel/kernels/device"
 )
 
-// The whole pipeline on the emulated device: the DiT through the Metal denoiser and the VAE
-// (condition-image encodes and the final decode) through vaemetal, against the CPU pipeline over
-// the same q8 file and against the reference, with the DiT-only bounds of metal_test.go. The VAE's
-// half-staged convolutions add ~5e-4 relative per decode and ~9e-4 per encode (vaemetal's
-// tests); over the three pipeline_* cases (docs/METAL.md, "The VAE on Metal") the all-Metal run
-// measured max |Δ| vs CPU 7.4e-5…2.8e-4 (latents) and 1.3e-4…2.1e-4 (image), vs the reference
-// 1.3e-3…2.5e-3 (latents, the CPU q8 run's own 1.2e-3…2.5e-3) and 1.8e-4…3.5e-4 (image).
+// The whole pipeline on the emulated device: the text encoder and vision tower through
+// qwen3vlmetal, the DiT through the Metal denoiser and the VAE (condition-image encodes and the
+// final decode) through vaemetal, against the CPU pipeline over the same q8 file and against the
+// reference, with the DiT-only bounds of metal_test.go. The VAE's half-staged convolutions add
+// ~5e-4 relative per decode and ~9e-4 per encode, the text encoder ~6e-5 (their packages' tests).
+// Measured over the three pipeline_* cases: see docs/METAL.md, "The whole pipeline on Metal".
 const (
 	allMetalVsCPUBound = metalVsCPUBound
 	allMetalVsRefBound = metalVsRefBound
 )
 
-// onMetalAll is Options running the DiT and the VAE on dev.
+// onMetalAll is Options running the text encoder, the DiT and the VAE on dev.
 func onMetalAll(dev device.Device) func(*cmf.File) Options {
 	return func(f *cmf.File) Options {
 		o := onMetal(dev)(f)
 		o.VAE = MetalVAE(dev, f.Bytes())
+		o.TextEncoder = MetalTextEncoder(dev, f.Bytes())
 		return o
 	}
 }
@@ -38,13 +39,16 @@ func TestEmuGoldenPipelineAllOnMetal(t *testing.T) {
 	if n := onDev.VAENotice(); !strings.HasPrefix(n, "the VAE runs on Metal") {
 		t.Fatalf("the pipeline does not say the VAE runs on Metal: %q", n)
 	}
+	if n := onDev.TextEncoderNotice(); !strings.HasPrefix(n, "the text encoder runs on Metal") {
+		t.Fatalf("the pipeline does not say the text encoder runs on Metal: %q", n)
+	}
 	for _, c := range pipelineCases(t) {
 		t.Run(c.Name, func(t *testing.T) {
-			dev0 := onDev.vaeRun.deviceTime()
+			vae0, text0 := onDev.vaeRun.deviceTime(), onDev.textRun.deviceTime()
 			cpuSteps, cpuImg := stagedRun(t, onCPU, c)
 			devSteps, devImg := stagedRun(t, onDev, c)
-			if onDev.vaeRun.deviceTime() <= dev0 {
-				t.Errorf("the VAE reported no device time: it did not run on the device")
+			if onDev.vaeRun.deviceTime() <= vae0 || onDev.textRun.deviceTime() <= text0 {
+				t.Errorf("the VAE or the text encoder reported no device time: it did not run on the device")
 			}
 			want, sshape := c.float32s(t, "steps_latents")
 			per := sshape[2] * sshape[3]
@@ -134,6 +138,72 @@ func TestEmuMetalVAEDeclineFallsBackToCPU(t *testing.T) {
 			}
 			if e := golden.MaxAbsErr(imageHWC(got.Decoded), imageHWC(want.Decoded)); e == 0 || e > allMetalVsCPUBound {
 				t.Errorf("on the device: decoded image max |Δ| %.3g from the CPU's, want in (0, %g]", e, allMetalVsCPUBound)
+			}
+		})
+	}
+}
+
+// TestEmuMetalTextEncoderDeclineFallsBackToCPU: with only the text encoder on a device too small
+// for its weights, or with room for the weights but not for a prompt, the run says why and gives
+// the CPU pipeline's result exactly; with room, the prompt-encoding stage reports GPU time.
+func TestEmuMetalTextEncoderDeclineFallsBackToCPU(t *testing.T) {
+	c := cfgCase(t)
+	req := caseRequest(t, c)
+	want, err := q8Pipeline(t, nil).Run(t.Context(), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := cmf.Open(q8Model.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	probe, err := qwen3vlmetal.New(emuDevice(t, 0, 0), f, f.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	weights := probe.ResidentBytes() + probe.WeightBytes()
+	probe.Close()
+	for _, tc := range []struct {
+		name       string
+		workingSet int64
+		notice     string
+		onDevice   bool
+	}{
+		{"no room for the weights", weights / 2, "Metal declined the text encoder: the text encoder's weights need", false},
+		{"no room for a prompt", weights + 1024, "Metal declined the text encoder: encoding a prompt", false},
+		{"room", 8 << 30, "the text encoder runs on Metal", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dev := emuDevice(t, 1<<30, tc.workingSet)
+			p := q8Pipeline(t, func(f *cmf.File) Options { return Options{TextEncoder: MetalTextEncoder(dev, f.Bytes())} })
+			events := make(chan Event, 1024)
+			got, err := p.Run(t.Context(), req, events)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var notices []string
+			for ev := range events {
+				if ev.Notice != "" {
+					notices = append(notices, ev.Notice)
+				}
+			}
+			t.Logf("notices %q; device time per stage %v", notices, got.StageDeviceTimes)
+			if !slices.ContainsFunc(notices, func(n string) bool { return strings.HasPrefix(n, tc.notice) }) {
+				t.Errorf("no notice starting %q", tc.notice)
+			}
+			encDev := got.StageDeviceTimes[StageEncodingPrompt]
+			if !tc.onDevice {
+				if encDev != 0 || !slices.Equal(got.Latents, want.Latents) || !slices.Equal(got.Image.Pix, want.Image.Pix) {
+					t.Errorf("declined: prompt device time %v, latents equal %v; want 0 and the CPU's result exactly", encDev, slices.Equal(got.Latents, want.Latents))
+				}
+				return
+			}
+			if encDev <= 0 {
+				t.Error("on the device: no GPU time in the prompt-encoding stage")
+			}
+			if e := golden.MaxAbsErr(got.Latents, want.Latents); e == 0 || e > allMetalVsCPUBound {
+				t.Errorf("on the device: final latents max |Δ| %.3g from the CPU's, want in (0, %g]", e, allMetalVsCPUBound)
 			}
 		})
 	}

@@ -88,7 +88,9 @@ func New(dev device.Device, src quant.Source, mapping []byte) (*Encoder, error) 
 }
 
 // isEmbedding reports the token embedding table, which the encoder reads row by row on the host.
-func isEmbedding(name string) bool { return name == "te.model.embed_tokens.weight" || name == "te.embed_tokens.weight" }
+func isEmbedding(name string) bool {
+	return name == "te.model.embed_tokens.weight" || name == "te.embed_tokens.weight"
+}
 
 // inside reports whether b is a slice of mapping.
 func inside(mapping, b []byte) bool {
