@@ -110,9 +110,6 @@ func (s *studio) draftChanged() {
 	plan, err := s.draft.Plan()
 	s.predictedErr = err
 	if err == nil {
-		if hasMetal && s.draft.Backend != "cpu" {
-			plan.KVBytesPerValue = 2 // the Metal denoiser keeps K/V in half
-		}
 		s.prediction = memplan.Predict(s.deps.Geometry, plan, s.deps.Budget)
 		if s.current == 0 {
 			s.memory.showPrediction(s.prediction, plan, s.deps.Geometry)

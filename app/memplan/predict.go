@@ -12,8 +12,8 @@ type Plan struct {
 	Conditions    [][2]int // each condition image's encoded size (width, height), in pixels
 	PromptBytes   int      // the prompt's length (text rows are estimated from it)
 	CFG           bool     // two programs (positive and negative prompt)
-	// KVBytesPerValue is the size of one cached key or value where the denoiser runs: 4 on the
-	// CPU (float32; the default when 0), 2 on the Metal device (half).
+	// KVBytesPerValue is the size of one cached key or value: 2 (half, the default when 0: the
+	// CPU and the Metal denoiser both keep the cache in half), 4 for a float32 cache.
 	KVBytesPerValue int
 	LoRABytes       int64 // the enabled LoRAs' factors, held in memory beside the mapped weights
 }
@@ -33,7 +33,7 @@ func (s Stage) Total() int64 { return s.Weights + s.Working + s.Crossing }
 type Prediction struct {
 	Weights     int64   // all networks' mapped weights (the file's payload)
 	LoRA        int64   // the enabled LoRAs' factors, resident in every stage
-	PrefixKV    []int64 // per program, positive first
+	PrefixKV    []int64 // per program, positive first (half precision unless the plan says otherwise)
 	Activations int64   // the denoiser's largest float32 working set
 	VAE         int64   // the VAE's activation peak (decode tile, or a condition-image encode)
 	// Stages are the networks in the order they run. Only the running network's weights are
@@ -94,7 +94,7 @@ func Predict(g Geometry, p Plan, budget int64) Prediction {
 	}
 	elem := int64(p.KVBytesPerValue)
 	if elem <= 0 {
-		elem = 4
+		elem = 2
 	}
 	kv := int64(prefix) * int64(g.Layers) * 2 * int64(g.Hidden) * elem
 	out.PrefixKV = []int64{kv}

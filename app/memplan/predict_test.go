@@ -7,7 +7,7 @@ import (
 )
 
 // The prefix K/V and activation counts follow the pipeline's rules: prefix × layers × 2 × hidden
-// float32 per program, and rows × (6·hidden + 2·MLP) float32 plus the score scratch.
+// half values per program, and rows × (6·hidden + 2·MLP) float32 plus the score scratch.
 func TestPredictCountsLikeThePipelineLedger(t *testing.T) {
 	g := PublishedGeometry()
 	cases := []struct {
@@ -25,7 +25,7 @@ func TestPredictCountsLikeThePipelineLedger(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := Predict(g, c.plan, 64e9)
-			wantKV := int64(c.prefix) * 32 * 2 * 4096 * 4
+			wantKV := int64(c.prefix) * 32 * 2 * 4096 * 2
 			if len(p.PrefixKV) != c.programs {
 				t.Fatalf("%d programs, want %d", len(p.PrefixKV), c.programs)
 			}
@@ -129,10 +129,10 @@ func TestStagesHoldOneNetworkEach(t *testing.T) {
 	if fmt.Sprint(names) != "[text encoder VAE encoder denoiser VAE decoder]" {
 		t.Errorf("stages %v", names)
 	}
-	// The Metal device keeps K/V in half: half the cache.
-	cpu := Predict(g, Plan{Width: 1024, Height: 1024, Conditions: [][2]int{{1024, 1024}}}, 24e9)
-	metal := Predict(g, Plan{Width: 1024, Height: 1024, Conditions: [][2]int{{1024, 1024}}, KVBytesPerValue: 2}, 24e9)
-	if 2*metal.KVBytes() != cpu.KVBytes() {
-		t.Errorf("half K/V %d, float32 %d", metal.KVBytes(), cpu.KVBytes())
+	// The cache is half by default: half a float32 one.
+	half := Predict(g, Plan{Width: 1024, Height: 1024, Conditions: [][2]int{{1024, 1024}}}, 24e9)
+	full := Predict(g, Plan{Width: 1024, Height: 1024, Conditions: [][2]int{{1024, 1024}}, KVBytesPerValue: 4}, 24e9)
+	if 2*half.KVBytes() != full.KVBytes() {
+		t.Errorf("half K/V %d, float32 %d", half.KVBytes(), full.KVBytes())
 	}
 }

@@ -58,6 +58,9 @@ func (d cpuDenoiser) Step(ctx context.Context, prog Program, x []float32, sigma 
 	return d.m.Step(ctx, p, x, sigma)
 }
 
+// KVElementBytes is the model's cache element size (half unless FloatKV).
+func (d cpuDenoiser) KVElementBytes() int { return d.m.KVElementBytes() }
+
 func (d cpuDenoiser) Release(prog Program) {
 	if p, ok := prog.(*qi21.Program); ok {
 		d.m.Release(p)

@@ -31,7 +31,7 @@ func MetalDenoiser(dev device.Device, mapping []byte, opts metal.Options) func(*
 		if err != nil {
 			return nil, fmt.Errorf("the Metal denoiser on %s: %w", dev.Name(), err)
 		}
-		md := &metalDenoiser{d: d}
+		md := &metalDenoiser{d: d, cpu: m}
 		if md.r, err = metal.NewRunner(d, m, md.declined); err != nil {
 			d.Close()
 			return nil, err
@@ -57,8 +57,9 @@ func (f *fallbackDenoiser) Notice() string { return f.notice }
 
 // metalDenoiser adapts a metal.Runner to Denoiser.
 type metalDenoiser struct {
-	d *metal.Denoiser
-	r *metal.Runner
+	d   *metal.Denoiser
+	r   *metal.Runner
+	cpu *qi21.Model // the model a declined prompt runs on
 
 	mu      sync.Mutex
 	pending []string // declines of the prefill in progress
@@ -74,15 +75,16 @@ func (md *metalDenoiser) declined(format string, args ...any) {
 type metalProgram struct {
 	*metal.RunnerProgram
 	d      *metal.Denoiser
+	cpu    *qi21.Model
 	notice string
 }
 
-// KVElementBytes is half on the device, float32 after a fallback to the CPU.
+// KVElementBytes is half on the device, the CPU model's after a fallback to it.
 func (p *metalProgram) KVElementBytes() int {
 	if p.OnDevice() {
 		return 2
 	}
-	return 4
+	return p.cpu.KVElementBytes()
 }
 
 func (p *metalProgram) Notice() string { return p.notice }
@@ -104,7 +106,7 @@ func (md *metalDenoiser) Prefill(ctx context.Context, lay *qi21.Layout, text, co
 	if err != nil {
 		return nil, err
 	}
-	prog := &metalProgram{RunnerProgram: p, d: md.d}
+	prog := &metalProgram{RunnerProgram: p, d: md.d, cpu: md.cpu}
 	md.mu.Lock()
 	if len(md.pending) > 0 {
 		prog.notice = "Metal declined a prompt: " + reason(md.pending[len(md.pending)-1]) + "; the CPU runs it instead"

@@ -46,7 +46,12 @@ type pass struct {
 	prefixV []ml.Tensor
 	keepK   []ml.Tensor // per layer destinations for this pass's K and V, or nil
 	keepV   []ml.Tensor
-	s       *scratch
+	// keepHalf keeps this pass's K and V in half instead (Prefill), and prefixHalf is the cached
+	// prefix in half (Step), widened one layer at a time into widen.
+	keepHalf   *halfCache
+	prefixHalf *halfCache
+	widen      []float32
+	s          *scratch
 }
 
 // rowOp applies the gated residual x += tanh(gate)·y (when y is given) and the modulated
@@ -86,9 +91,17 @@ func (m *Model) block(e *errs, l int, p *pass) {
 		e.do(e.be.Copy(p.keepK[l], s.k))
 		e.do(e.be.Copy(p.keepV[l], s.v))
 	}
+	if p.keepHalf != nil {
+		p.keepHalf.store(e, l, s.k, s.v)
+	}
 	var pk, pv ml.Tensor
 	if p.prefixK != nil {
 		pk, pv = p.prefixK[l], p.prefixV[l]
+	}
+	if p.prefixHalf != nil {
+		pk, pv = p.prefixHalf.load(e, l, p.widen)
+		defer e.be.Free(pk)
+		defer e.be.Free(pv)
 	}
 	spec := ml.AttnSpec{Heads: c.Heads, KVHeads: c.Heads, HeadDim: c.HeadDim, Scale: float32(1 / math.Sqrt(float64(c.HeadDim))), Visible: p.visible}
 	e.do(e.be.Attention(s.attn, s.q, s.k, s.v, pk, pv, spec))

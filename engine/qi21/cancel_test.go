@@ -35,9 +35,9 @@ func TestCancelStopsPrefillAndStep(t *testing.T) {
 	if _, err := m.Forward(cancelled, lay, text, make([]float32, lay.Latents*c.InChannels), 0.5); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Forward under a cancelled context: %v", err)
 	}
-	// 2 layers × K and V × 2 prefix rows × 256 wide × 4 bytes
-	if got := progs[0].CacheBytes(); got != 2*2*2*256*4 {
-		t.Errorf("CacheBytes %d, want %d", got, 2*2*2*256*4)
+	// 2 layers × K and V × 2 prefix rows × 256 wide × 2 bytes (half)
+	if got := progs[0].CacheBytes(); got != 2*2*2*256*2 {
+		t.Errorf("CacheBytes %d, want %d", got, 2*2*2*256*2)
 	}
 	for _, p := range progs {
 		m.Release(p)

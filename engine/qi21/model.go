@@ -25,11 +25,24 @@ type Model struct {
 	stepMu      sync.Mutex
 	stepScratch *scratch
 	stepRows    int
+	widen       []float32 // one layer's prefix K or V widened from half, for a step
+
+	// FloatKV keeps programs' prefix K/V in float32 instead of half (halfkv.go): the reference
+	// path of the parity tests. Set it before the first Prefill.
+	FloatKV bool
 
 	// LoRAs (lora.go): the set, and what each adapted weight adds, by weight.
 	loras       []LoRA
 	loraLayers  map[*quant.Tensor]*layerLoRA
 	loraVersion uint64 // counts SetLoRAs calls
+}
+
+// KVElementBytes is the size of one cached key or value of new programs: 2, or 4 under FloatKV.
+func (m *Model) KVElementBytes() int {
+	if m.FloatKV {
+		return 4
+	}
+	return 2
 }
 
 // MaxPrograms is how many programs live at once: the positive and the negative prompt.

@@ -12,7 +12,8 @@ import (
 type Program struct {
 	model  *Model
 	layout *Layout
-	k, v   []ml.Tensor // per layer [PrefixLen, D]
+	k, v   []ml.Tensor // per layer [PrefixLen, D], float32 (Model.FloatKV)
+	half   *halfCache  // the same in half precision (the default)
 	rope   *ml.Rope    // the target rows' tables
 	closed bool
 }
@@ -57,23 +58,29 @@ func (m *Model) Prefill(ctx context.Context, lay *Layout, text, condLatents []fl
 func (m *Model) prefill(ctx context.Context, lay *Layout, text, condLatents []float32) (*Program, error) {
 	e := &errs{be: withContext(m.be, ctx)}
 	D, lp := m.Config.Hidden(), lay.PrefixLen
-	prog := &Program{model: m, layout: lay, k: make([]ml.Tensor, len(m.Blocks)), v: make([]ml.Tensor, len(m.Blocks))}
-	for l := range m.Blocks {
-		prog.k[l], prog.v[l] = e.new(lp, D), e.new(lp, D)
+	prog := &Program{model: m, layout: lay}
+	if m.FloatKV {
+		prog.k, prog.v = make([]ml.Tensor, len(m.Blocks)), make([]ml.Tensor, len(m.Blocks))
+		for l := range m.Blocks {
+			prog.k[l], prog.v[l] = e.new(lp, D), e.new(lp, D)
+		}
+	} else {
+		prog.half = newHalfCache(len(m.Blocks), lp, D)
 	}
 	if lp > 0 {
 		vis, err := ml.BlockCausalVisibility(lay.ImageIDs[:lp])
 		e.do(err)
 		s := newScratch(e, m.Config, lp)
 		p := &pass{
-			x:       m.joint(e, lay, text, condLatents, 0, 0, lp),
-			rows:    lp,
-			groups:  []group{{0, lp, m.modulationAt(e, 0)}},
-			rope:    m.ropeFor(e, lay.Positions[:lp]),
-			visible: vis,
-			keepK:   prog.k,
-			keepV:   prog.v,
-			s:       s,
+			x:        m.joint(e, lay, text, condLatents, 0, 0, lp),
+			rows:     lp,
+			groups:   []group{{0, lp, m.modulationAt(e, 0)}},
+			rope:     m.ropeFor(e, lay.Positions[:lp]),
+			visible:  vis,
+			keepK:    prog.k,
+			keepV:    prog.v,
+			keepHalf: prog.half,
+			s:        s,
 		}
 		m.run(e, p)
 		s.free(e.be)
@@ -122,8 +129,14 @@ func (m *Model) Step(ctx context.Context, prog *Program, x []float32, sigma floa
 		prefixK: prog.k,
 		prefixV: prog.v,
 	}
+	if prog.half != nil {
+		if n := lay.PrefixLen * m.Config.Hidden(); len(m.widen) < n {
+			m.widen = make([]float32, n)
+		}
+		p.prefixHalf, p.widen = prog.half, m.widen
+	}
 	if lay.PrefixLen == 0 {
-		p.prefixK, p.prefixV = nil, nil
+		p.prefixK, p.prefixV, p.prefixHalf = nil, nil, nil
 	}
 	m.run(e, p)
 	out := m.output(e, p)
@@ -154,6 +167,9 @@ func (m *Model) Release(prog *Program) {
 		m.stepScratch.free(m.be)
 		m.stepScratch = nil
 	}
+	if last {
+		m.widen = nil
+	}
 }
 
 func (p *Program) free() {
@@ -163,14 +179,21 @@ func (p *Program) free() {
 		be.Free(p.k[l])
 		be.Free(p.v[l])
 	}
+	p.half = nil
 }
 
 // CacheBytes is the size of the program's prefix K/V cache (every layer's keys and values of the
-// prefix rows, float32 on the CPU backend): for the memory ledger.
+// prefix rows, in half unless Model.FloatKV): for the memory ledger.
 func (p *Program) CacheBytes() int64 {
+	if p.half != nil {
+		return p.half.bytes()
+	}
 	c := p.model.Config
-	return int64(c.Layers) * 2 * int64(p.layout.PrefixLen) * int64(c.Hidden()) * 4
+	return int64(c.Layers) * 2 * int64(p.layout.PrefixLen) * int64(c.Hidden()) * int64(p.KVElementBytes())
 }
+
+// KVElementBytes is the size of one cached key or value: 2 (half), or 4 under Model.FloatKV.
+func (p *Program) KVElementBytes() int { return p.model.KVElementBytes() }
 
 // ActivationBytes is the size of the target-row activations a step uses (float32). The model's
 // programs share one set: steps run one at a time.
