@@ -8,13 +8,27 @@ import (
 )
 
 // dryBackend runs a network without arithmetic: tensors have shapes but no data, and the backend
-// records the peak of live tensor bytes and the convolutions' floating-point work. It lets Plan
-// measure the published geometry (1152-wide stages) exactly, without its weights and in
-// milliseconds. Ops the VAE never calls return an error.
+// records the peak of live tensor bytes, the convolutions' and the attention's floating-point
+// work, and the bytes each op touches once (weights at 2 bytes, as the f16 file holds them;
+// activations at 4). It lets Plan measure the published geometry (1152-wide stages) exactly,
+// without its weights and in milliseconds. Ops the VAE never calls return an error.
 type dryBackend struct {
 	live, peak int64
 	convFlops  float64
+	attnFlops  float64
+	convBytes  float64 // convolutions: f16 weights, input and output
+	otherBytes float64 // everything else: norms, activations, additions, copies, attention
 	timings    ml.Timings
+}
+
+// touch counts the float32 bytes of tensors an op reads or writes once.
+func (b *dryBackend) touch(ts ...ml.Tensor) error {
+	for _, t := range ts {
+		if t != nil {
+			b.otherBytes += 4 * float64(elements(t.Shape()))
+		}
+	}
+	return nil
 }
 
 var _ ml.Backend = (*dryBackend)(nil)
@@ -74,19 +88,26 @@ func (b *dryBackend) Conv2D(dst, x ml.Tensor, w *quant.Tensor, bias ml.Tensor, s
 		return fmt.Errorf("dry run: conv %q %v from %v into %v", w.Name, w.Shape, x.Shape(), dst.Shape())
 	}
 	b.convFlops += 2 * float64(elements(w.Shape)) * float64(dst.Shape()[1]*dst.Shape()[2])
+	b.convBytes += 2*float64(elements(w.Shape)) + 4*float64(elements(x.Shape())+elements(dst.Shape()))
 	return nil
 }
 
-func (b *dryBackend) UpsampleNearest(dst, x ml.Tensor, factor int) error               { return nil }
-func (b *dryBackend) RMSNorm(dst, x, w ml.Tensor, eps float32, zeroCentred bool) error { return nil }
-func (b *dryBackend) Transpose(dst, x ml.Tensor) error                                 { return nil }
-func (b *dryBackend) SiLU(dst, x ml.Tensor) error                                      { return nil }
-func (b *dryBackend) Add(dst, a, c ml.Tensor) error                                    { return nil }
-func (b *dryBackend) Mul(dst, a, c ml.Tensor) error                                    { return nil }
-func (b *dryBackend) Copy(dst, src ml.Tensor) error                                    { return nil }
-func (b *dryBackend) Scale(dst, x ml.Tensor, s float32) error                          { return nil }
+func (b *dryBackend) UpsampleNearest(dst, x ml.Tensor, factor int) error { return b.touch(dst, x) }
+func (b *dryBackend) RMSNorm(dst, x, w ml.Tensor, eps float32, zeroCentred bool) error {
+	return b.touch(dst, x)
+}
+func (b *dryBackend) Transpose(dst, x ml.Tensor) error        { return b.touch(dst, x) }
+func (b *dryBackend) SiLU(dst, x ml.Tensor) error             { return b.touch(dst, x) }
+func (b *dryBackend) Add(dst, a, c ml.Tensor) error           { return b.touch(dst, a, c) }
+func (b *dryBackend) Mul(dst, a, c ml.Tensor) error           { return b.touch(dst, a, c) }
+func (b *dryBackend) Copy(dst, src ml.Tensor) error           { return b.touch(dst, src) }
+func (b *dryBackend) Scale(dst, x ml.Tensor, s float32) error { return b.touch(dst, x) }
+
+// Attention counts QKᵀ and PV over every key (the mid block's single head sees every pixel).
 func (b *dryBackend) Attention(dst, q, k, v, prefixK, prefixV ml.Tensor, spec ml.AttnSpec) error {
-	return nil
+	n, m := elements(q.Shape())/int64(spec.Heads*spec.HeadDim), elements(k.Shape())/int64(spec.KVHeads*spec.HeadDim)
+	b.attnFlops += 4 * float64(n) * float64(m) * float64(spec.Heads*spec.HeadDim)
+	return b.touch(dst, q, k, v)
 }
 
 var errDryOp = fmt.Errorf("dry run: the VAE does not use this op")
@@ -108,4 +129,6 @@ func (b *dryBackend) SwiGLU(dst, gate, up ml.Tensor) error { return errDryOp }
 // dryNormBackend is dryBackend with the ChannelNormer fast path (no transposed scratch).
 type dryNormBackend struct{ *dryBackend }
 
-func (b dryNormBackend) ChannelRMSNorm(dst, x, gamma ml.Tensor, eps float32) error { return nil }
+func (b dryNormBackend) ChannelRMSNorm(dst, x, gamma ml.Tensor, eps float32) error {
+	return b.touch(dst, x)
+}

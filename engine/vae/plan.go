@@ -17,6 +17,18 @@ import (
 type Plan struct {
 	PeakActivationBytes int64
 	ConvFLOPs           float64
+	// AttnFLOPs is the mid-block attention's (QKᵀ and PV over every key).
+	AttnFLOPs float64
+	// ConvBytes and OtherBytes are the bytes the convolutions (f16 weights, float input and
+	// output) and the other ops touch, each tensor once per op: the memory traffic if caches
+	// catch the reuse inside an op.
+	ConvBytes, OtherBytes float64
+}
+
+// PlanDecodeTiledFor is PlanDecodeFor in tiles: tools/metalplan plans the published decoder's
+// tiled decodes with it.
+func PlanDecodeTiledFor(cfg *Config, h, w int, tiling Tiling) (Plan, error) {
+	return planDecode(cfg, true, h, w, &tiling)
 }
 
 // PlanDecode is the cost of Decode (tiling nil) or DecodeTiled of an h×w latent grid on this
@@ -60,7 +72,7 @@ func planDecode(cfg *Config, fastNorm bool, h, w int, tiling *Tiling) (Plan, err
 	if err != nil {
 		return Plan{}, fmt.Errorf("vae plan: %v", err)
 	}
-	return Plan{PeakActivationBytes: dry.peak - base, ConvFLOPs: dry.convFlops}, nil
+	return dry.plan(base), nil
 }
 
 func planEncode(cfg *Config, fastNorm bool, H, W int) (Plan, error) {
@@ -72,7 +84,12 @@ func planEncode(cfg *Config, fastNorm bool, H, W int) (Plan, error) {
 	if _, _, err := m.Encode(context.Background(), img); err != nil {
 		return Plan{}, fmt.Errorf("vae plan: %v", err)
 	}
-	return Plan{PeakActivationBytes: dry.peak - base, ConvFLOPs: dry.convFlops}, nil
+	return dry.plan(base), nil
+}
+
+// plan is what the dry run counted, above base bytes of resident tensors.
+func (b *dryBackend) plan(base int64) Plan {
+	return Plan{PeakActivationBytes: b.peak - base, ConvFLOPs: b.convFlops, AttnFLOPs: b.attnFlops, ConvBytes: b.convBytes, OtherBytes: b.otherBytes}
 }
 
 // geometrySource serves every vae.* tensor of a geometry with its shape: conv weights without a

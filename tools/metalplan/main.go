@@ -1,6 +1,7 @@
 // Command metalplan prints the per-step work of the Metal denoiser (engine/ml/metal) at the
 // published Qwen-Image-2.1 geometry: floating-point operations and bytes moved per kernel class,
-// and the step time that peak rates predict for Apple GPUs. docs/METAL.md is its output with
+// and the step time that peak rates predict for Apple GPUs; then the same for the text encoder,
+// the vision tower and the VAE on Metal (stages.go). docs/METAL.md is its output with
 // the formulas and sources written out; every time it prints is an estimate from published
 // peaks, not a measurement.
 //
@@ -308,6 +309,7 @@ func run(w io.Writer, prefix int) {
 			breakdown(w, c, wt, scens, ch, ch.peakHi, aEff)
 		}
 	}
+	runStages(w, aEff)
 }
 
 // breakdown prints each class's estimated seconds per step on one chip at its given peak.

@@ -74,3 +74,35 @@ func TestOutputNamesEveryChipAndScenario(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherStagesWork holds the text encoder's GEMM work to 2 FLOPs per q8 weight per token (the
+// language model's 36 layers hold 6.95 billion weights besides the embeddings), and checks that
+// the VAE estimate on an M1 Max lands near qwen-image-cplus's measured 1024² decode (2.20 s,
+// peers.md), within 35 %: the dry run's convolution count and the GEMM fraction together.
+func TestOtherStagesWork(t *testing.T) {
+	tc, _ := publishedEncoder()
+	lm := textStage(tc, 100)
+	if perToken := lm.gemm / 100 / 2; math.Abs(perToken-6.945e9) > 0.01e9 {
+		t.Errorf("language model: %.4g weights per token's GEMMs, want ≈ 6.945e9", perToken)
+	}
+	var decode stage
+	for _, s := range vaeStages() {
+		if strings.Contains(s.name, "1024² in one piece") {
+			decode = s
+		}
+	}
+	if decode.gemm == 0 {
+		t.Fatal("no 1024² one-piece decode among the VAE stages")
+	}
+	var m1max chip
+	for _, ch := range chips {
+		if strings.HasPrefix(ch.name, "M1 Max") {
+			m1max = ch
+		}
+	}
+	est := stageTime(decode, m1max.peakHi, m1max.bw, attnEff(qi21.PublishedConfig()))
+	t.Logf("VAE decode 1024² on M1 Max: %.3g TFLOP, estimate %.2f s (qwen-image-cplus measured 2.20 s)", decode.gemm/1e12, est)
+	if est < 2.20/1.35 || est > 2.20*1.35 {
+		t.Errorf("VAE decode 1024² on M1 Max estimated %.2f s, more than 35 %% from the measured 2.20 s", est)
+	}
+}
