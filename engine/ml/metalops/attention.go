@@ -9,8 +9,8 @@ import (
 )
 
 // scoreBytes caps the attention's score buffer: queries are taken in chunks of rows so that
-// heads × rows × keys float32 scores stay below it.
-const scoreBytes = 64 << 20
+// heads × rows × keys float32 scores stay below it. A variable so tests can force several chunks.
+var scoreBytes = 64 << 20
 
 // scoreRows is how many query rows one attention chunk takes over keys keys and heads heads: a
 // multiple of 64, at least 64, at most n rounded up.
