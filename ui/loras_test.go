@@ -15,9 +15,11 @@ import (
 	"easel/app/memplan"
 	"easel/app/settings"
 	"easel/engine/convert"
+	"easel/engine/lora"
 	"easel/engine/lora/loratest"
 	"easel/engine/qi21"
 	"easel/engine/safetensors"
+	"easel/engine/sched"
 	"easel/internal/golden"
 )
 
@@ -128,4 +130,36 @@ func TestLoRAThroughTheWindow(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// TestLoRAPresetOffer: enabling a LoRA whose metadata carries a Turbo preset offers its settings;
+// using them sets 8 steps and CFG 1 and the request runs on the Turbo grid; changing the steps by
+// hand leaves the preset.
+func TestLoRAPresetOffer(t *testing.T) {
+	h := newHarness(t, 64e9)
+	path := filepath.Join(h.dir, "turbo.safetensors") // read for its metadata only: the scripted generator loads no LoRA
+	if err := safetensors.WriteFile(path, []*safetensors.Tensor{safetensors.F32Tensor("transformer.img_in.lora_A.weight", []int{1, 64}, make([]float32, 64))},
+		map[string]string{lora.PresetMetadataKey: `{"name":"Turbo","schedule":"turbo","steps":8,"cfg":1}`}); err != nil {
+		t.Fatal(err)
+	}
+	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(path)})
+	h.pump("the preset offer", func() bool { return h.s.loras.offer.Visible() })
+	if !strings.Contains(h.s.loras.offer.Text, "Turbo: 8 steps, CFG 1") {
+		t.Fatalf("offer %q", h.s.loras.offer.Text)
+	}
+	test.Tap(h.s.loras.offer)
+	if h.s.options.steps.Text != "8" || h.s.draft.CFG != 1 || !strings.HasPrefix(h.s.loras.offer.Text, "Using") {
+		t.Fatalf("after using the preset: steps %q, CFG %v, offer %q", h.s.options.steps.Text, h.s.draft.CFG, h.s.loras.offer.Text)
+	}
+	req, err := h.s.draft.Request(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if grid := sched.TurboSampleSigmas(); len(req.Sigmas) != len(grid) || req.Scheduler == nil || req.Steps != 0 || len(req.LoRAFiles) != 1 {
+		t.Errorf("request with the preset: sigmas %v, scheduler %v, steps %d, LoRA files %v", req.Sigmas, req.Scheduler, req.Steps, req.LoRAFiles)
+	}
+	h.s.options.steps.SetText("12")
+	if req, _ := h.s.draft.Request(1); req.Sigmas != nil || req.Steps != 12 {
+		t.Errorf("after changing the steps: sigmas %v, steps %d", req.Sigmas, req.Steps)
+	}
 }

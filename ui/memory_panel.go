@@ -26,7 +26,7 @@ type memoryPanel struct {
 }
 
 // componentNames are the ledger's network names as the panel says them.
-var componentNames = map[string]string{"dit": "Denoiser weights", "te": "Text encoder weights", "vis": "Vision weights", "vae": "VAE weights", "other": "Other weights"}
+var componentNames = map[string]string{"dit": "Denoiser weights", "te": "Text encoder weights", "vis": "Vision weights", "vae": "VAE weights", "other": "Other weights", "lora": "LoRA weights"}
 
 func newMemoryPanel(s *studio) *memoryPanel {
 	p := &memoryPanel{s: s, title: heading("Memory"), rows: container.NewVBox(), verdict: widget.NewLabel("")}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"easel/engine/lora"
@@ -63,18 +64,22 @@ func (p *Pipeline) LoadLoRA(path string) (*lora.File, error) {
 	return f, nil
 }
 
-// requestLoRAs is the request's LoRAs for the denoiser: LoRAs, then LoRAFiles loaded; and what
-// the files were, for the result.
-func (p *Pipeline) requestLoRAs(r *Request) ([]qi21.LoRA, []LoRAUsed, error) {
+// requestLoRAs is the request's LoRAs for the denoiser: LoRAs, then LoRAFiles loaded; what the
+// files were, for the result; and a sentence for each file that matched only partly.
+func (p *Pipeline) requestLoRAs(r *Request) ([]qi21.LoRA, []LoRAUsed, []string, error) {
 	ls := append([]qi21.LoRA(nil), r.LoRAs...)
 	var used []LoRAUsed
+	var notes []string
 	for _, lf := range r.LoRAFiles {
 		f, err := p.LoadLoRA(lf.Path)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
+		}
+		if w := f.Report.Warning(); w != "" {
+			notes = append(notes, fmt.Sprintf("LoRA %s: %s", filepath.Base(lf.Path), w))
 		}
 		ls = append(ls, qi21.LoRA{Adapter: f.Adapter, Strength: float32(lf.Strength)})
 		used = append(used, LoRAUsed{Path: lf.Path, SHA256: f.SHA256, ShortHash: f.ShortHash, Strength: lf.Strength, Preset: f.Preset})
 	}
-	return ls, used, nil
+	return ls, used, notes, nil
 }

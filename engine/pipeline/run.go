@@ -221,11 +221,14 @@ func (r *run) generateSafely(ctx context.Context, req *Request, set settings) (r
 // generate is Run after the request is checked.
 func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result, error) {
 	p := r.p
-	loras, used, err := p.requestLoRAs(req)
+	loras, used, loraNotes, err := p.requestLoRAs(req)
 	if err != nil {
 		return nil, err
 	}
 	r.enter(StageEncodingPrompt)
+	for _, n := range loraNotes {
+		r.notice(n)
+	}
 	p.prefetch(denoiserWeights)
 	if n := p.DenoiserNotice(); n != "" {
 		r.notice(n)

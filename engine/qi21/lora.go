@@ -79,12 +79,16 @@ func (m *Model) SetLoRAs(ls []LoRA) error {
 	if live > 0 {
 		return fmt.Errorf("qi21.SetLoRAs: %d programs are live and were prefilled with the previous LoRAs; release them first", live)
 	}
-	same := len(ls) == len(m.loras)
+	same, unchanged := len(ls) == len(m.loras), len(ls) == len(m.loras)
 	for i := range ls {
 		if ls[i].Adapter == nil {
 			return fmt.Errorf("qi21.SetLoRAs: LoRA %d has no adapter", i)
 		}
 		same = same && ls[i].Adapter == m.loras[i].Adapter
+		unchanged = same && unchanged && ls[i].Strength == m.loras[i].Strength
+	}
+	if unchanged {
+		return nil // the version stays: a device keeps what it uploaded
 	}
 	if !same {
 		layers, err := m.buildLoRALayers(ls)

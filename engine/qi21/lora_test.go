@@ -354,3 +354,27 @@ func TestSetLoRAsRefusals(t *testing.T) {
 		t.Errorf("LinearLayers: %s layers, want %s", b.String(), want)
 	}
 }
+
+// TestSetLoRAsVersion: setting the same LoRAs at the same strengths again changes nothing (a
+// device keeps its upload); a new strength or a new set gives a new version.
+func TestSetLoRAsVersion(t *testing.T) {
+	m := loadModel(t, 0)
+	a, _ := randomAdapter(t, m.Config, loratest.PEFT, 61)
+	if err := m.SetLoRAs([]LoRA{{a, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	_, v1 := m.LoRATerms()
+	m.SetLoRAs([]LoRA{{a, 1}})
+	if _, v := m.LoRATerms(); v != v1 {
+		t.Errorf("the same LoRAs again: version %d → %d", v1, v)
+	}
+	m.SetLoRAs([]LoRA{{a, 0.5}})
+	terms, v2 := m.LoRATerms()
+	if v2 == v1 || terms["transformer_blocks.0.attn.to_q"].Scales[0] != 0.5 {
+		t.Errorf("new strength: version %d → %d, to_q scale %v", v1, v2, terms["transformer_blocks.0.attn.to_q"].Scales)
+	}
+	m.SetLoRAs([]LoRA{{a, 0}})
+	if terms, _ := m.LoRATerms(); len(terms) != 0 || m.HasLoRA() {
+		t.Errorf("strength 0: %d layers with terms, HasLoRA %v", len(terms), m.HasLoRA())
+	}
+}

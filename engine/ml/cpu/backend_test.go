@@ -112,6 +112,35 @@ func TestLinearMatchesDefinition(t *testing.T) {
 	})
 }
 
+// TestLinearSkinnyWeightSplitsRows: a weight of fewer rows than one tile (a LoRA's down factor)
+// over many input rows, where each tile's input rows are split between cores: the same result as
+// the definition, every row written.
+func TestLinearSkinnyWeightSplitsRows(t *testing.T) {
+	inBothModes(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(5, 6))
+		b := New()
+		for _, c := range []struct{ n, in, out int }{{4*splitMinRows + 5, 96, 7}, {2 * splitMinRows, 64, 1}, {splitMinRows, 32, 3}} {
+			x := randSlice(rng, c.n*c.in)
+			w, exact := weight(t, "a", quant.BF16, randSlice(rng, c.out*c.in), c.out, c.in)
+			dst, _ := b.New(c.n, c.out)
+			if err := b.Linear(dst, upload(t, b, x, c.n, c.in), w); err != nil {
+				t.Fatal(err)
+			}
+			want := make([]float64, c.n*c.out)
+			for i := 0; i < c.n; i++ {
+				for o := 0; o < c.out; o++ {
+					for k := 0; k < c.in; k++ {
+						want[i*c.out+o] += float64(x[i*c.in+k]) * float64(exact[o*c.in+k])
+					}
+				}
+			}
+			if e := relErr(download(t, b, dst), want); e > 1e-6 {
+				t.Errorf("%d×%d by %d rows: relative error %.3g", c.out, c.in, c.n, e)
+			}
+		}
+	})
+}
+
 func TestLinearRejectsMismatchedShapes(t *testing.T) {
 	b := New()
 	w, _ := weight(t, "w", quant.F32, make([]float32, 6), 2, 3)

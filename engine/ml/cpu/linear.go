@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 
 	"easel/engine/ml"
@@ -82,15 +83,28 @@ func (b *Backend) linearParallelDequantize(outs []*Tensor, x *Tensor, ws []*quan
 }
 
 // linearTiles gives every core its own tiles: each goroutine dequantizes a tile into its own
-// scratch and multiplies it with a single-threaded sgemm.
+// scratch and multiplies it with a single-threaded sgemm. When there are fewer tiles than cores
+// (a LoRA's down factor has only its rank's rows) and many input rows, each tile's input rows are
+// split between cores too, each dequantizing the (small) tile for itself.
 func (b *Backend) linearTiles(outs []*Tensor, x *Tensor, ws []*quant.Tensor, maxIn int) error {
 	n, in := x.rows(), x.cols()
-	type tile struct{ w, r0, r1 int }
+	type tile struct{ w, r0, r1, n0, n1 int }
 	var tiles []tile
 	for i, w := range ws {
 		for r0 := 0; r0 < w.Rows(); r0 += b.tileRows {
-			tiles = append(tiles, tile{i, r0, min(r0+b.tileRows, w.Rows())})
+			tiles = append(tiles, tile{i, r0, min(r0+b.tileRows, w.Rows()), 0, n})
 		}
+	}
+	if cores := runtime.GOMAXPROCS(0); len(tiles) < cores && n >= 2*splitMinRows {
+		parts := min((cores+len(tiles)-1)/len(tiles), n/splitMinRows)
+		var split []tile
+		for _, t := range tiles {
+			for p := 0; p < parts; p++ {
+				t.n0, t.n1 = n*p/parts, n*(p+1)/parts
+				split = append(split, t)
+			}
+		}
+		tiles = split
 	}
 	workers := tileWorkers(len(tiles))
 	scratch := make([][]float32, workers)
@@ -108,7 +122,7 @@ func (b *Backend) linearTiles(outs []*Tensor, x *Tensor, ws []*quant.Tensor, max
 			return
 		}
 		rows := ws[t.w].Rows()
-		sgemm(true, n, t.r1-t.r0, in, 1, x.data, in, scratch[w], in, 0, outs[t.w].data[t.r0:], rows)
+		sgemm(true, t.n1-t.n0, t.r1-t.r0, in, 1, x.data[t.n0*in:], in, scratch[w], in, 0, outs[t.w].data[t.n0*rows+t.r0:], rows)
 	})
 	for w := range scratch {
 		putScratch(scratch[w])
@@ -120,6 +134,9 @@ func (b *Backend) linearTiles(outs []*Tensor, x *Tensor, ws []*quant.Tensor, max
 	}
 	return nil
 }
+
+// splitMinRows is the fewest input rows a split tile multiplies.
+const splitMinRows = 64
 
 // weightTile is one dequantized tile in flight between the decoding goroutine and the GEMM.
 type weightTile struct {
