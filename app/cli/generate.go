@@ -71,7 +71,7 @@ const generateUsage = `usage: easel generate --model M.cmf --prompt TEXT [flags]
   --cfg S             true-CFG scale (default: the model's, 1 = off)
   --seed N            the noise seed (default: a random one, written into the image)
   --out FILE.png      where to save (default: easel-SEED.png); never left half-written
-  --backend B         where the denoiser runs: auto (Metal on a Mac with Apple silicon, else the
+  --backend B         where the networks run: auto (Metal on a Mac with Apple silicon, else the
                       CPU), metal (fail where Metal cannot run) or cpu (default: the app's
                       backend setting, auto without one)
   --lora FILE[:S]     apply a LoRA (.safetensors) at strength S (default 1; 0 = off, negative
@@ -193,6 +193,8 @@ type savedImage struct {
 	Seed          uint64             `json:"seed"`
 	Elapsed       time.Duration      `json:"-"`
 	StageTimes    map[string]float64 `json:"stage_s"`
+	// StageDeviceTimes is each stage's Metal GPU time (empty on the CPU backend).
+	StageDeviceTimes map[string]float64 `json:"stage_device_s,omitempty"`
 }
 
 // generate does the work of easel generate.
@@ -366,7 +368,16 @@ func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
 			stages[pipeline.Stage(s).String()] = d.Seconds()
 		}
 	}
-	return &savedImage{Path: outPath, Width: res.Width, Height: res.Height, Seed: res.Seed, Elapsed: time.Since(loadStart), StageTimes: stages}, nil
+	var device map[string]float64
+	for s, d := range res.StageDeviceTimes {
+		if d > 0 {
+			if device == nil {
+				device = map[string]float64{}
+			}
+			device[pipeline.Stage(s).String()] = d.Seconds()
+		}
+	}
+	return &savedImage{Path: outPath, Width: res.Width, Height: res.Height, Seed: res.Seed, Elapsed: time.Since(loadStart), StageTimes: stages, StageDeviceTimes: device}, nil
 }
 
 // newPipeline is pipeline.New with a fault reading the model file's mapping (the tokenizer, the
@@ -496,6 +507,7 @@ type jsonEvent struct {
 	Path           string                   `json:"path,omitempty"`
 	Seed           *uint64                  `json:"seed,omitempty"`
 	StageTimes     map[string]float64       `json:"stage_s,omitempty"`
+	StageDevice    map[string]float64       `json:"stage_device_s,omitempty"`
 	Backend        string                   `json:"backend,omitempty"`
 	Notice         string                   `json:"notice,omitempty"`
 	Error          string                   `json:"error,omitempty"`
@@ -595,7 +607,7 @@ func (o *generateOutput) failed(f *failure) {
 
 func (o *generateOutput) saved(s *savedImage) {
 	if o.json {
-		o.enc.Encode(jsonEvent{Stage: "saved", Path: s.Path, Seed: &s.Seed, Elapsed: s.Elapsed.Seconds(), StageTimes: s.StageTimes})
+		o.enc.Encode(jsonEvent{Stage: "saved", Path: s.Path, Seed: &s.Seed, Elapsed: s.Elapsed.Seconds(), StageTimes: s.StageTimes, StageDevice: s.StageDeviceTimes})
 		return
 	}
 	fmt.Fprintf(o.stdout, "%s: %d×%d, seed %d, %.1f s\n", s.Path, s.Width, s.Height, s.Seed, s.Elapsed.Seconds())
