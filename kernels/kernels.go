@@ -75,6 +75,6 @@ var Libraries = []Library{
 	{"final.metal", []string{"qi_final"}},
 	{"amax.metal", []string{"qi_amax"}},
 	{"lora.metal", []string{"qi_lora_down_h", "qi_lora_down_f", "qi_lora_up", "qi_lora_up_h", "qi_lora_lnscale"}},
-	{"vae.metal", []string{"vae_conv", "vae_chnorm", "vae_elt", "vae_upsample", "vae_transpose"}},
+	{"vae.metal", []string{"vae_amax", "vae_conv", "vae_chnorm", "vae_elt", "vae_upsample", "vae_transpose"}},
 	{"ops.metal", []string{"ops_linear", "ops_mm", "ops_softmax", "ops_rownorm", "ops_headrope"}},
 }

@@ -7,7 +7,9 @@
 //                place), or int8 codes staged as half(q · col[k]) with the row scale rs[o] applied
 //                in the float epilogue (q8_2f; q8_row with col = 1): the q8 GEMM of gemm.metal,
 //                with every edge masked. Dispatch: (⌈n/64⌉, ⌈out/64⌉) × 128 threads.
-//                Buffers: 0 W, 1 x, 2 y, 3 col (float), 4 rs (float), 5 LinearParams.
+//                Buffers: 0 W, 1 x, 2 y, 3 col (float), 4 rs (float), 5 LinearParams, 6 amax of x
+//                (float bits from vae.metal's vae_amax; read when guard is set: x is staged as
+//                half(x · s), s = 2^−⌈log2(amax / 16384)⌉ when amax > 16384, and y divided by s).
 //   ops_mm       batched C_z = alpha · A_z · B_z (Bᵀ when trans_b): slice z reads A at z·a_z, B at
 //                (z / group)·b_z and writes C at z·c_z (elements), each with its leading dimension
 //                (attention: one slice per head, group = heads per key/value head).
@@ -34,7 +36,7 @@ struct LinearParams {
     uint ldx;    // elements between rows of x
     uint ldy;    // elements between rows of y
     uint q8;     // 0: W half; 1: W int8 codes with col and rs
-    uint pad0;
+    uint guard;  // 1: stage x · s, s the power of two that keeps it in half (amax buffer)
     uint pad1;
 };
 
@@ -128,6 +130,7 @@ kernel void ops_linear(device const uchar* w [[buffer(0)]],
                        device const float* col [[buffer(3)]],
                        device const float* rs [[buffer(4)]],
                        constant LinearParams& p [[buffer(5)]],
+                       device const uint* amax [[buffer(6)]],
                        uint3 tg [[threadgroup_position_in_grid]],
                        ushort tid [[thread_index_in_threadgroup]],
                        ushort sg [[simdgroup_index_in_threadgroup]],
@@ -141,6 +144,11 @@ kernel void ops_linear(device const uchar* w [[buffer(0)]],
     const uint c = (tid % 2) * 16;
     device const half* wh = (device const half*)w;
     device const char* wq = (device const char*)w;
+    float gs = 1.0f;
+    if (p.guard != 0) {
+        const float m = as_type<float>(amax[0]);
+        gs = m > 16384.0f ? exp2(-ceil(log2(m / 16384.0f))) : 1.0f;
+    }
 
     simdgroup_float8x8 acc[4][4];
     ot_zero(acc);
@@ -150,7 +158,7 @@ kernel void ops_linear(device const uchar* w [[buffer(0)]],
         for (uint i = 0; i < 16; ++i) {
             const uint k = k0 + c + i;
             const bool kin = k < p.in;
-            xs[r * OT_LD + c + i] = (t < p.n && kin) ? half(x[t * p.ldx + k]) : half(0.0f);
+            xs[r * OT_LD + c + i] = (t < p.n && kin) ? half(x[t * p.ldx + k] * gs) : half(0.0f);
             half wv = half(0.0f);
             if (o < p.out && kin) {
                 wv = p.q8 != 0 ? half(float(wq[o * p.in + k]) * col[k]) : wh[o * p.in + k];
@@ -166,6 +174,7 @@ kernel void ops_linear(device const uchar* w [[buffer(0)]],
     const uint sn = 32 * (sg % 2);
     const uint fr = 4 * ((lane >> 4) & 1) + ((lane >> 1) & 3);
     const uint fc = 4 * ((lane >> 3) & 1) + 2 * (lane & 1);
+    const float inv = 1.0f / gs;
     for (uint i = 0; i < 4; ++i) {
         const uint t = t0 + sm + 8 * i + fr;
         if (t >= p.n) {
@@ -175,7 +184,7 @@ kernel void ops_linear(device const uchar* w [[buffer(0)]],
             for (uint e = 0; e < 2; ++e) {
                 const uint o = o0 + sn + 8 * j + fc + e;
                 if (o < p.out) {
-                    float v = acc[i][j].thread_elements()[e];
+                    float v = acc[i][j].thread_elements()[e] * inv;
                     if (p.q8 != 0) {
                         v *= rs[o];
                     }

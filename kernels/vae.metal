@@ -7,7 +7,8 @@
 //                with W [oc, ic·kh·kw] half (the f16 weight read in place) and X the im2col of x
 //                gathered on the fly (zero padding, stride 1 or 2).
 //                Dispatch: (⌈oh·ow/64⌉, ⌈oc/64⌉) × 128 threads.
-//                Buffers: 0 W (half), 1 x (float), 2 y (float), 3 bias (float), 4 ConvParams.
+//                Buffers: 0 W (half), 1 x (float), 2 y (float), 3 bias (float), 4 ConvParams,
+//                5 amax of x (float bits, from vae_amax; read when guard is set).
 //   vae_chnorm   the VAE's channel RMS norm: y[c, p] = x[c, p] / sqrt(mean_c x[·, p]² + eps) ·
 //                gamma[c]. Dispatch: ⌈pixels/256⌉ × 256 threads.
 //                Buffers: 0 x, 1 gamma, 2 y, 3 NormParams.
@@ -19,6 +20,14 @@
 //                Buffers: 0 x, 1 y, 2 UpParams.
 //   vae_transpose y[c, r] = x[r, c] for x [rows, cols]. Dispatch: (⌈cols/32⌉, ⌈rows/32⌉) × (32, 8).
 //                Buffers: 0 x, 1 y, 2 TransposeParams.
+//   vae_amax     the largest |x| of n floats, folded into amax[0] as float bits by an atomic max
+//                (non-negative floats order like their bits); zero it first. Any grid of 256-thread
+//                groups. Buffers: 0 x, 1 amax (uint), 2 n (uint).
+//
+// The guard: half holds at most 65504, and the convolution's input is not always normalized
+// (the residual stream feeds the upsamplers and the shortcuts). With guard set, x is staged as
+// half(x · s) with s = 2^−⌈log2(amax / 16384)⌉ when amax > 16384 (else 1) and the accumulator is
+// divided by s: exact powers of two, so inputs that fit are staged exactly as without it.
 //
 // Bounds: every size is free (edges are masked); element counts must fit in 32 bits.
 // The GEMM epilogues address thread_elements() by the fragment layout qi_fragprobe verifies.
@@ -38,7 +47,7 @@ struct ConvParams {
     uint pad_top;   // zero rows above
     uint pad_left;  // zero columns to the left
     uint has_bias;  // 1: add bias[o]
-    uint pad0;
+    uint guard;     // 1: scale x by the power of two guard_scale(amax) while staging it
 };
 
 struct NormParams {
@@ -97,11 +106,39 @@ static void vt_mac(simdgroup_float8x8 acc[4][4], threadgroup const half* as, thr
     }
 }
 
+// guard_scale is the power of two that brings amax (float bits) to at most 16384, or 1.
+static float guard_scale(device const uint* amax, uint on)
+{
+    if (on == 0) {
+        return 1.0f;
+    }
+    const float m = as_type<float>(amax[0]);
+    return m > 16384.0f ? exp2(-ceil(log2(m / 16384.0f))) : 1.0f;
+}
+
+kernel void vae_amax(device const float* x [[buffer(0)]],
+                     device atomic_uint* amax [[buffer(1)]],
+                     constant uint& n [[buffer(2)]],
+                     uint gid [[thread_position_in_grid]],
+                     uint threads [[threads_per_grid]],
+                     ushort lane [[thread_index_in_simdgroup]])
+{
+    float m = 0.0f;
+    for (uint i = gid; i < n; i += threads) {
+        m = max(m, fabs(x[i]));
+    }
+    m = simd_max(m);
+    if (lane == 0) {
+        atomic_fetch_max_explicit(&amax[0], as_type<uint>(m), memory_order_relaxed);
+    }
+}
+
 kernel void vae_conv(device const half* wt [[buffer(0)]],
                      device const float* x [[buffer(1)]],
                      device float* y [[buffer(2)]],
                      device const float* bias [[buffer(3)]],
                      constant ConvParams& p [[buffer(4)]],
+                     device const uint* amax [[buffer(5)]],
                      uint3 tg [[threadgroup_position_in_grid]],
                      ushort tid [[thread_index_in_threadgroup]],
                      ushort sg [[simdgroup_index_in_threadgroup]],
@@ -127,6 +164,7 @@ kernel void vae_conv(device const half* wt [[buffer(0)]],
     const uint wr = tid / 2;
     const uint wc = (tid % 2) * 16;
     const uint o = o0 + wr;
+    const float gs = guard_scale(amax, p.guard);
 
     simdgroup_float8x8 acc[4][4];
     for (uint i = 0; i < 4; ++i) {
@@ -151,7 +189,7 @@ kernel void vae_conv(device const half* wt [[buffer(0)]],
                     v = x[(c * p.h + uint(iy)) * p.w + uint(ix)];
                 }
             }
-            xs[(tid % 64) * VT_LD + kc + i] = half(v);
+            xs[(tid % 64) * VT_LD + kc + i] = half(v * gs);
         }
         threadgroup_barrier(mem_flags::mem_threadgroup);
         vt_mac(acc, ws, xs, sg);
@@ -169,11 +207,12 @@ kernel void vae_conv(device const half* wt [[buffer(0)]],
             continue;
         }
         const float b = p.has_bias != 0 ? bias[oo] : 0.0f;
+        const float inv = 1.0f / gs;
         for (uint j = 0; j < 4; ++j) {
             for (uint e = 0; e < 2; ++e) {
                 const uint pp = p0 + sn + 8 * j + fc + e;
                 if (pp < npix) {
-                    y[oo * npix + pp] = acc[i][j].thread_elements()[e] + b;
+                    y[oo * npix + pp] = acc[i][j].thread_elements()[e] * inv + b;
                 }
             }
         }

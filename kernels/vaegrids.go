@@ -35,3 +35,8 @@ func RowGrid(rows int) (groups, threads device.Size) { return size1(rows), size1
 func HeadGrid(rows, heads int) (groups, threads device.Size) {
 	return size1(ceilDiv(rows*heads, 64)), size1(64)
 }
+
+// FloatAmaxGrid is vae_amax's dispatch over n floats: up to 256 groups of 256 threads striding over them.
+func FloatAmaxGrid(n int) (groups, threads device.Size) {
+	return size1(max(1, min(256, ceilDiv(n, 256)))), size1(256)
+}

@@ -15,7 +15,7 @@ type ConvParams struct {
 	PadTop  uint32 `msl:"pad_top"`  // zero rows above
 	PadLeft uint32 `msl:"pad_left"` // zero columns to the left
 	HasBias uint32 `msl:"has_bias"` // 1: add bias[o]
-	Pad0    uint32 `msl:"pad0"`
+	Guard   uint32 `msl:"guard"`    // 1: stage x under the power-of-two guard of its amax
 }
 
 // NormParams is struct NormParams of vae.metal (vae_chnorm).
@@ -66,14 +66,14 @@ type TransposeParams struct {
 
 // LinearParams is struct LinearParams of ops.metal (ops_linear).
 type LinearParams struct {
-	N    uint32 `msl:"n"`   // token rows of x and y
-	Out  uint32 `msl:"out"` // output features
-	In   uint32 `msl:"in"`  // reduction length
-	Ldx  uint32 `msl:"ldx"` // elements between rows of x
-	Ldy  uint32 `msl:"ldy"` // elements between rows of y
-	Q8   uint32 `msl:"q8"`  // 0: W half; 1: int8 codes with col and rs
-	Pad0 uint32 `msl:"pad0"`
-	Pad1 uint32 `msl:"pad1"`
+	N     uint32 `msl:"n"`     // token rows of x and y
+	Out   uint32 `msl:"out"`   // output features
+	In    uint32 `msl:"in"`    // reduction length
+	Ldx   uint32 `msl:"ldx"`   // elements between rows of x
+	Ldy   uint32 `msl:"ldy"`   // elements between rows of y
+	Q8    uint32 `msl:"q8"`    // 0: W half; 1: int8 codes with col and rs
+	Guard uint32 `msl:"guard"` // 1: stage x under the power-of-two guard of its amax
+	Pad1  uint32 `msl:"pad1"`
 }
 
 // BatchParams is struct BatchParams of ops.metal (ops_mm).

@@ -27,6 +27,7 @@ type Backend struct {
 	halfWeights map[uintptr]halfWeight   // weights converted to half on the device (not in the arena)
 	linear      map[uintptr]linearWeight // linear-layer weights by payload
 	extra       []device.Buffer          // side buffers of linear weights (q8 scales, copied codes)
+	amaxSlot    *tensor                  // one float slot for the half guard's amax (serial dispatches share it)
 	pool        map[int][]*storage       // freed activation buffers by byte length
 	all         map[*storage]bool        // every buffer made and not yet released
 	live, held  int64                    // bytes of live tensors; of live and pooled buffers
@@ -54,12 +55,16 @@ func New(dev device.Device) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Backend{dev: dev, pipes: p, halfWeights: map[uintptr]halfWeight{}, linear: map[uintptr]linearWeight{}, pool: map[int][]*storage{}, all: map[*storage]bool{}}, nil
+	slot, err := dev.NewBuffer(16)
+	if err != nil {
+		return nil, fmt.Errorf("metalops: the guard's amax slot: %w", err)
+	}
+	return &Backend{amaxSlot: &tensor{st: &storage{buf: slot, bytes: 16}, shape: []int{1}, view: true},dev: dev, pipes: p, halfWeights: map[uintptr]halfWeight{}, linear: map[uintptr]linearWeight{}, pool: map[int][]*storage{}, all: map[*storage]bool{}}, nil
 }
 
 // pipelines are the kernels of vae.metal and ops.metal.
 type pipelines struct {
-	conv, chnorm, elt, upsample, transpose device.Pipeline
+	amax, conv, chnorm, elt, upsample, transpose device.Pipeline
 	linear, mm, softmax, rownorm, headrope device.Pipeline
 }
 
@@ -75,7 +80,7 @@ func buildPipelines(dev device.Device) (*pipelines, error) {
 		{"vae.metal", []struct {
 			dst *device.Pipeline
 			fn  string
-		}{{&p.conv, "vae_conv"}, {&p.chnorm, "vae_chnorm"}, {&p.elt, "vae_elt"}, {&p.upsample, "vae_upsample"}, {&p.transpose, "vae_transpose"}}},
+		}{{&p.amax, "vae_amax"}, {&p.conv, "vae_conv"}, {&p.chnorm, "vae_chnorm"}, {&p.elt, "vae_elt"}, {&p.upsample, "vae_upsample"}, {&p.transpose, "vae_transpose"}}},
 		{"ops.metal", []struct {
 			dst *device.Pipeline
 			fn  string
@@ -355,6 +360,32 @@ func (b *Backend) Close() {
 	}
 	b.all = map[*storage]bool{}
 	b.live, b.held = 0, 0
+	if b.amaxSlot != nil {
+		b.amaxSlot.st.buf.Release()
+		b.amaxSlot = nil
+	}
+}
+
+// guard encodes the largest |x| into the amax slot, which the next convolution or linear layer
+// reads to choose its power-of-two staging scale (kernels/vae.metal, "The guard"). Dispatches run
+// in order, so one slot serves every op.
+func (b *Backend) guard(x *tensor) error {
+	if err := b.elt(kernels.EltZero, b.amaxSlot, nil, b.amaxSlot, 0); err != nil {
+		return err
+	}
+	n := uint32(x.n())
+	g, t := kernels.FloatAmaxGrid(x.n())
+	enc, err := b.encoder()
+	if err != nil {
+		return err
+	}
+	enc.SetPipeline(b.pipes.amax)
+	x.bind(enc, 0)
+	b.amaxSlot.bind(enc, 1)
+	enc.SetBytes(device.StructBytes(&n), 2)
+	enc.Dispatch(g, t)
+	b.dispatched()
+	return nil
 }
 
 // weight returns where the kernels read w as half [out, in·k·k]: its payload in the arena when

@@ -222,8 +222,11 @@ func (b *Backend) Conv2D(dst, x ml.Tensor, w *quant.Tensor, bias ml.Tensor, spec
 	if err != nil {
 		return err
 	}
+	if err := b.guard(a); err != nil {
+		return err
+	}
 	prm := kernels.ConvParams{IC: uint32(ic), H: uint32(h), W: uint32(wd), OC: uint32(oc), OH: uint32(oh), OW: uint32(ow),
-		K: uint32(k), Stride: uint32(spec.Stride), PadTop: uint32(spec.PadTop), PadLeft: uint32(spec.PadLeft)}
+		K: uint32(k), Stride: uint32(spec.Stride), PadTop: uint32(spec.PadTop), PadLeft: uint32(spec.PadLeft), Guard: 1}
 	if bt != nil {
 		prm.HasBias = 1
 	}
@@ -237,6 +240,7 @@ func (b *Backend) Conv2D(dst, x ml.Tensor, w *quant.Tensor, bias ml.Tensor, spec
 		} else {
 			d.bind(enc, 3)
 		}
+		b.amaxSlot.bind(enc, 5)
 		return 4
 	})
 }

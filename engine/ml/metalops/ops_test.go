@@ -219,3 +219,49 @@ func TestEmuNormsRopeActivationsMatchCPU(t *testing.T) {
 		compare(t, op.name, b, c, y, yc, floatBound)
 	}
 }
+
+// Inputs past half's range (65504) go through the power-of-two guard: a linear layer and a
+// convolution over values of ±1e6 match the CPU as closely as ordinary ones, where staging them
+// unguarded would give infinities.
+func TestEmuGuardKeepsLargeInputsFinite(t *testing.T) {
+	b, c := pair(t)
+	r := rand.New(rand.NewPCG(7, 8))
+	const n, in, out = 20, 64, 70
+	x, xc := both(t, b, c, random(r, n*in, 1e6), n, in)
+	payload, err := quant.Encode(quant.F16, []int{out, in}, random(r, out*in, 0.1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &quant.Tensor{Name: "w", DType: quant.F16, Shape: []int{out, in}, Data: payload}
+	y, _ := b.New(n, out)
+	yc, _ := c.New(n, out)
+	if err := b.Linear(y, x, w); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Linear(yc, xc, w); err != nil {
+		t.Fatal(err)
+	}
+	compare(t, "Linear of ±1e6 inputs", b, c, y, yc, halfBound)
+
+	const ch, h, wd, oc = 5, 9, 11, 7
+	img, imgc := both(t, b, c, random(r, ch*h*wd, 1e6), ch, h, wd)
+	kp, err := quant.Encode(quant.F16, []int{oc, ch, 3, 3}, random(r, oc*ch*9, 0.1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kw := &quant.Tensor{Name: "k", DType: quant.F16, Shape: []int{oc, ch, 3, 3}, Data: kp}
+	bias, biasc := both(t, b, c, random(r, oc, 1), oc)
+	for _, spec := range []ml.ConvSpec{ml.SamePad(1), {Stride: 2, PadBottom: 1, PadRight: 1}} {
+		oh := (h+spec.PadTop+spec.PadBottom-3)/spec.Stride + 1
+		ow := (wd+spec.PadLeft+spec.PadRight-3)/spec.Stride + 1
+		z, _ := b.New(oc, oh, ow)
+		zc, _ := c.New(oc, oh, ow)
+		if err := b.Conv2D(z, img, kw, bias, spec); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Conv2D(zc, imgc, kw, biasc, spec); err != nil {
+			t.Fatal(err)
+		}
+		compare(t, "Conv2D of ±1e6 inputs", b, c, z, zc, halfBound)
+	}
+}

@@ -104,7 +104,10 @@ func (b *Backend) Linear(dst, x ml.Tensor, w *quant.Tensor) error {
 		return err
 	}
 	n := a.n() / in
-	prm := kernels.LinearParams{N: uint32(n), Out: uint32(out), In: uint32(in), Ldx: uint32(in), Ldy: uint32(out)}
+	if err := b.guard(a); err != nil {
+		return err
+	}
+	prm := kernels.LinearParams{N: uint32(n), Out: uint32(out), In: uint32(in), Ldx: uint32(in), Ldy: uint32(out), Guard: 1}
 	if lw.q8 {
 		prm.Q8 = 1
 	}
@@ -120,6 +123,7 @@ func (b *Backend) Linear(dst, x ml.Tensor, w *quant.Tensor) error {
 			a.bind(enc, 3)
 			a.bind(enc, 4)
 		}
+		b.amaxSlot.bind(enc, 6)
 		return 5
 	})
 }
