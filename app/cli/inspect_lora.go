@@ -60,6 +60,9 @@ func describeLoRA(b *strings.Builder, f *lora.File, against string) {
 	fmt.Fprintf(b, "  tensors       %d matched of %d\n", r.Matched, r.Tensors)
 	fmt.Fprintf(b, "  layers        %d adapted\n", len(r.Layers))
 	fmt.Fprintf(b, "  in memory     %s\n", sizeText(uint64(f.Bytes())))
+	if f.Preset != nil {
+		fmt.Fprintf(b, "  preset        %s (from its %s)\n", f.Preset.Describe(), f.Preset.Source)
+	}
 	if len(r.Ranks) > 0 {
 		var ranks []int
 		for k := range r.Ranks {
