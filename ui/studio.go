@@ -110,6 +110,7 @@ func (s *studio) draftChanged() {
 	plan, err := s.draft.Plan()
 	s.predictedErr = err
 	if err == nil {
+		plan.Metal = hasMetal && s.draft.Backend != "cpu"
 		s.prediction = memplan.Predict(s.deps.Geometry, plan, s.deps.Budget)
 		if s.current == 0 {
 			s.memory.showPrediction(s.prediction, plan, s.deps.Geometry)

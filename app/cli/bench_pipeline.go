@@ -38,6 +38,7 @@ const benchPipelineUsage = `usage: easel bench pipeline (--model M.cmf | --synth
   --cfg S            true-CFG scale (above 1 runs the negative prompt too)
   --prompt TEXT      the prompt (default: a short one)
   --out FILE.png     where to save the image (default: a temporary file, removed afterwards)
+  --predict-only     print the planner's predictions (here, and for a 16 GB Mac) without running
   --json             print one JSON object
 
 Reports each stage's seconds, the resident memory at the end of each stage and its high-water
@@ -70,9 +71,13 @@ type pipelineReport struct {
 	Predicted      int64                 `json:"predicted_peak_bytes"`
 	PredictedParts memplan.Prediction    `json:"prediction"`
 	PeakRatio      float64               `json:"peak_over_predicted"`
-	OutputFinite   bool                  `json:"output_finite"`
-	OutputRMS      float64               `json:"output_rms"`
-	Seconds        float64               `json:"total_seconds"`
+	// Mac16 is the planner's prediction for the same request on a 16 GB Mac with the denoiser on
+	// Metal (half K/V, device buffers per program, the GPU working set three quarters of memory).
+	Mac16        memplan.Prediction `json:"mac16_prediction"`
+	Mac16Fits    bool               `json:"mac16_fits"`
+	OutputFinite bool               `json:"output_finite"`
+	OutputRMS    float64            `json:"output_rms"`
+	Seconds      float64            `json:"total_seconds"`
 }
 
 func benchPipeline(args []string, stdout, stderr io.Writer) int {
@@ -88,6 +93,7 @@ func benchPipeline(args []string, stdout, stderr io.Writer) int {
 	prompt := fs.String("prompt", "a lighthouse on a cliff at dusk, oil painting", "")
 	outPath := fs.String("out", "", "")
 	asJSON := fs.Bool("json", false, "")
+	predictOnly := fs.Bool("predict-only", false, "")
 	var images stringList
 	fs.Var(&images, "image", "")
 	if err := fs.Parse(args); err != nil {
@@ -132,7 +138,7 @@ func benchPipeline(args []string, stdout, stderr io.Writer) int {
 		}
 		req.Images = append(req.Images, img)
 	}
-	rep, err := runPipelineBench(ctx, path, req, *outPath)
+	rep, err := runPipelineBench(ctx, path, req, *outPath, *predictOnly)
 	if err != nil {
 		fmt.Fprintf(stderr, "easel bench pipeline: %v\n", err)
 		if ctx.Err() != nil {
@@ -149,6 +155,12 @@ func benchPipeline(args []string, stdout, stderr io.Writer) int {
 		}
 		return ExitOK
 	}
+	if *predictOnly {
+		fmt.Fprintf(stdout, "predicted peak here %s (while the %s runs); on a 16 GB Mac with the denoiser on Metal %s (while the %s runs), %s of the %s GPU working set usable: fits %v\n",
+			memplan.GB(rep.Predicted), rep.PredictedParts.Largest().Name, memplan.GB(rep.Mac16.Peak), rep.Mac16.Largest().Name,
+			memplan.GB(rep.Mac16.Usable()), memplan.GB(mac16WorkingSet), rep.Mac16Fits)
+		return ExitOK
+	}
 	fmt.Fprintf(stdout, "pipeline: %s, %d×%d, %d steps, CFG %g, %d condition images, backend %s\n", rep.Model, rep.Width, rep.Height, rep.Steps, rep.CFG, rep.Images, rep.Backend)
 	fmt.Fprintf(stdout, "%-20s %9s %12s %12s %12s %12s\n", "stage", "seconds", "RSS end", "RSS max", "file end", "file max")
 	for _, s := range rep.StageDetail {
@@ -156,6 +168,8 @@ func benchPipeline(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "peak RSS %s, predicted peak %s (measured/predicted %.2f); output finite %v, RMS %.3f\n",
 		memplan.GB(rep.PeakRSS), memplan.GB(rep.Predicted), rep.PeakRatio, rep.OutputFinite, rep.OutputRMS)
+	fmt.Fprintf(stdout, "a 16 GB Mac (denoiser on Metal): predicted peak %s while the %s runs, %s of the %s GPU working set usable: fits %v\n",
+		memplan.GB(rep.Mac16.Peak), rep.Mac16.Largest().Name, memplan.GB(rep.Mac16.Usable()), memplan.GB(mac16WorkingSet), rep.Mac16Fits)
 	return ExitOK
 }
 
@@ -190,6 +204,10 @@ func ensureSyntheticModel(ctx context.Context, tokenizerPath string, stderr io.W
 	}
 	return path, nil
 }
+
+// mac16WorkingSet is a 16 GB Mac's GPU working set as memplan estimates it (three quarters of
+// unified memory, Metal's recommendedMaxWorkingSetSize on such machines).
+const mac16WorkingSet = 16 << 30 / 4 * 3
 
 // referenceTokenizer is where the repository keeps the real Qwen tokenizer.
 const referenceTokenizer = "testdata/golden/tiny-qwen-image-2.1/processor/tokenizer.json"
@@ -283,7 +301,7 @@ func (s *residentSampler) finish() []pipelineStageReport {
 
 // runPipelineBench loads the model, runs one request as the app does and saves the image,
 // measuring each stage.
-func runPipelineBench(ctx context.Context, path string, req pipeline.Request, outPath string) (*pipelineReport, error) {
+func runPipelineBench(ctx context.Context, path string, req pipeline.Request, outPath string, predictOnly bool) (*pipelineReport, error) {
 	sampler := newResidentSampler("load")
 	t0 := time.Now()
 	f, err := cmf.Open(path)
@@ -320,6 +338,14 @@ func runPipelineBench(ctx context.Context, path string, req pipeline.Request, ou
 		plan.Conditions = append(plan.Conditions, [2]int{cw, ch})
 	}
 	pred := memplan.Predict(geom, plan, memplan.DeviceBudget(settings.BackendCPU))
+	macPlan := plan
+	macPlan.Metal = true
+	mac := memplan.Predict(geom, macPlan, mac16WorkingSet)
+	if predictOnly {
+		sampler.finish()
+		return &pipelineReport{Backend: be.Name(), Model: path, Width: req.Width, Height: req.Height, Steps: req.Steps, CFG: req.CFG,
+			Images: len(req.Images), Predicted: pred.Peak, PredictedParts: pred, Mac16: mac, Mac16Fits: mac.Fits()}, nil
+	}
 
 	events := make(chan pipeline.Event, 64)
 	consumed := make(chan struct{})
@@ -365,7 +391,7 @@ func runPipelineBench(ctx context.Context, path string, req pipeline.Request, ou
 	rep := &pipelineReport{
 		Backend: be.Name(), Model: path, Width: result.Width, Height: result.Height, Steps: result.Steps, CFG: result.CFG,
 		Images: len(req.Images), Stages: stages, StageDetail: detail, PeakRSS: memplan.PeakResident(),
-		Predicted: pred.Peak, PredictedParts: pred,
+		Predicted: pred.Peak, PredictedParts: pred, Mac16: mac, Mac16Fits: mac.Fits(),
 	}
 	if pred.Peak > 0 {
 		rep.PeakRatio = float64(rep.PeakRSS) / float64(pred.Peak)

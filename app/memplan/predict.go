@@ -1,6 +1,8 @@
 package memplan
 
 import (
+	"easel/engine/ml/metal"
+	"easel/engine/qi21"
 	"fmt"
 
 	"easel/engine/qwen3vl"
@@ -15,7 +17,10 @@ type Plan struct {
 	// KVBytesPerValue is the size of one cached key or value: 2 (half, the default when 0: the
 	// CPU and the Metal denoiser both keep the cache in half), 4 for a float32 cache.
 	KVBytesPerValue int
-	LoRABytes       int64 // the enabled LoRAs' factors, held in memory beside the mapped weights
+	// Metal says the denoiser runs on the Metal device: each program holds its own activation
+	// buffers there (metal.ProgramActivationBytes) instead of sharing float32 ones on the Go heap.
+	Metal     bool
+	LoRABytes int64 // the enabled LoRAs' factors, held in memory beside the mapped weights
 }
 
 // Stage is one network's turn: what is resident while it runs.
@@ -34,7 +39,7 @@ type Prediction struct {
 	Weights     int64   // all networks' mapped weights (the file's payload)
 	LoRA        int64   // the enabled LoRAs' factors, resident in every stage
 	PrefixKV    []int64 // per program, positive first (half precision unless the plan says otherwise)
-	Activations int64   // the denoiser's largest float32 working set
+	Activations int64   // the denoiser's working set: its largest float32 activations (CPU) or its programs' device buffers (Metal)
 	VAE         int64   // the VAE's activation peak (decode tile, or a condition-image encode)
 	// Stages are the networks in the order they run. Only the running network's weights are
 	// resident (the pipeline releases a network's pages when it finishes), so the peak is the
@@ -85,11 +90,13 @@ func Predict(g Geometry, p Plan, budget int64) Prediction {
 		weights[w.Name] += w.Bytes
 	}
 	prefix := TextRows(p.PromptBytes)
+	textRows := prefix // the text encoder's rows: the text and a quarter token per patch
 	var encode int64
 	patches := 0
 	for _, c := range p.Conditions {
-		prefix += (c[0] / 16) * (c[1] / 16)
-		patches += (c[0] / 16) * (c[1] / 16) * 4
+		prefix += (c[0] / 16) * (c[1] / 16)  // one latent per 16×16 pixels
+		patches += (c[0] / 16) * (c[1] / 16) // one vision patch per 16×16 pixels
+		textRows += (c[0] / 32) * (c[1] / 32)
 		encode = max(encode, encodePeak(c[0]/16, c[1]/16))
 	}
 	elem := int64(p.KVBytesPerValue)
@@ -108,10 +115,18 @@ func Predict(g Geometry, p Plan, budget int64) Prediction {
 	out.VAE = max(decode, encode)
 	latents := int64(target) * 64 * 4 * 3 // noise, latents and the step's velocity
 
+	denoiserWorking := heapHeadroom * out.Activations
+	if p.Metal {
+		c := qi21.PublishedConfig()
+		c.Layers, c.Heads, c.MLPRatio = g.Layers, g.Hidden/c.HeadDim, float64(g.MLPHidden)/float64(max(g.Hidden, 1))
+		out.Activations = int64(len(out.PrefixKV)) * metal.ProgramActivationBytes(c, prefix, target)
+		denoiserWorking = out.Activations
+	}
+
 	// The text encoder reads every projection of every layer but only the prompt's rows of the
 	// token embedding; the vision tower runs only for condition images.
 	te := weights["te"] - g.TextEmbedding
-	textWorking := int64(prefix)*textFloatsPerRow*4 + textScratch + attentionScoreBudget
+	textWorking := int64(textRows)*textFloatsPerRow*4 + textScratch + attentionScoreBudget
 	if len(p.Conditions) > 0 {
 		te += weights["vis"]
 		textWorking = max(textWorking, int64(patches)*visionFloatsPerPatch*4+attentionScoreBudget)
@@ -121,7 +136,7 @@ func Predict(g Geometry, p Plan, budget int64) Prediction {
 		out.Stages = append(out.Stages, Stage{Name: "VAE encoder", Weights: weights["vae"], Working: heapHeadroom * encode})
 	}
 	out.Stages = append(out.Stages,
-		Stage{Name: "denoiser", Weights: weights["dit"], Working: heapHeadroom * out.Activations, Crossing: out.KVBytes() + latents},
+		Stage{Name: "denoiser", Weights: weights["dit"], Working: denoiserWorking, Crossing: out.KVBytes() + latents},
 		Stage{Name: "VAE decoder", Weights: weights["vae"], Working: heapHeadroom * decode, Crossing: latents})
 	out.LoRA = p.LoRABytes
 	for _, s := range out.Stages {

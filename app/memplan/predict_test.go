@@ -2,6 +2,9 @@ package memplan
 
 import (
 	"fmt"
+
+	"easel/engine/ml/metal"
+	"easel/engine/qi21"
 	"math"
 	"testing"
 )
@@ -134,5 +137,23 @@ func TestStagesHoldOneNetworkEach(t *testing.T) {
 	full := Predict(g, Plan{Width: 1024, Height: 1024, Conditions: [][2]int{{1024, 1024}}, KVBytesPerValue: 4}, 24e9)
 	if 2*half.KVBytes() != full.KVBytes() {
 		t.Errorf("half K/V %d, float32 %d", half.KVBytes(), full.KVBytes())
+	}
+}
+
+// On the Metal device each program holds its own buffers: two under CFG, without the Go heap's
+// headroom.
+func TestMetalPlanCountsDeviceBuffersPerProgram(t *testing.T) {
+	g := PublishedGeometry()
+	plan := Plan{Width: 1024, Height: 1024, CFG: true, Metal: true}
+	p := Predict(g, plan, 12e9)
+	c := qi21.PublishedConfig()
+	per := metal.ProgramActivationBytes(c, TextRows(0), 64*64)
+	if p.Activations != 2*per {
+		t.Errorf("Metal activations %d, want two programs' device buffers %d", p.Activations, 2*per)
+	}
+	for _, s := range p.Stages {
+		if s.Name == "denoiser" && s.Working != 2*per {
+			t.Errorf("denoiser stage working set %d, want %d", s.Working, 2*per)
+		}
 	}
 }

@@ -104,3 +104,10 @@ func programPlan(c qi21.Config, prefix, target int) memoryPlan {
 	plan[bufPrefixMods] = plannedBuffer{"the prefix modulation", 4 * D * 4}
 	return plan
 }
+
+// ProgramActivationBytes is what one program of prefix and target rows holds on the device
+// besides its prefix K/V (Denoiser.ActivationBytes without a device): for planning before a run.
+func ProgramActivationBytes(c qi21.Config, prefix, target int) int64 {
+	plan := programPlan(c, prefix, target)
+	return plan.total() - plan[bufKV].bytes
+}
