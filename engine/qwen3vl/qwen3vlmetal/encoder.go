@@ -168,19 +168,40 @@ func (e *Encoder) fit(what string, need int64) error {
 }
 
 // Encode is qwen3vl.Encoder.Encode on the device.
-func (e *Encoder) Encode(ctx context.Context, ids []int32, images []qwen3vl.VisionInput) ([]float32, error) {
+func (e *Encoder) Encode(ctx context.Context, ids []int32, images []qwen3vl.VisionInput) (out []float32, err error) {
 	need := e.PlanEncode(len(ids), images)
 	what := fmt.Sprintf("encoding a prompt of %d tokens", len(ids))
 	if len(images) > 0 {
 		what += fmt.Sprintf(" with %d condition images", len(images))
 	}
+	err = e.run(what, need, func() (err error) {
+		out, err = e.enc.Encode(ctx, ids, images)
+		return err
+	})
+	return out, err
+}
+
+// EncodeImage is qwen3vl.Encoder.EncodeImage (the vision tower alone) on the device.
+func (e *Encoder) EncodeImage(ctx context.Context, img qwen3vl.VisionInput) (embeds []float32, deepstack [][]float32, err error) {
+	need := e.PlanEncode(0, []qwen3vl.VisionInput{img})
+	err = e.run("encoding a condition image", need, func() (err error) {
+		embeds, deepstack, err = e.enc.EncodeImage(ctx, img)
+		return err
+	})
+	return embeds, deepstack, err
+}
+
+// run checks the plan, makes the weight arena, runs call with the planned budget, then frees the
+// activation buffers, the converted weights and the arena. A decline met on the way (a buffer
+// past the largest one) is returned as the *metal.Declined it is.
+func (e *Encoder) run(what string, need int64, call func() error) error {
 	if err := e.fit(what, need); err != nil {
-		return nil, err
+		return err
 	}
 	if e.arenaPlan != nil {
 		arena, err := e.arenaPlan.Build(e.b.Device())
 		if err != nil {
-			return nil, err
+			return err
 		}
 		e.b.SetArena(arena)
 		defer func() {
@@ -190,12 +211,12 @@ func (e *Encoder) Encode(ctx context.Context, ids []int32, images []qwen3vl.Visi
 	}
 	e.b.SetBudget(e.vectors + need)
 	e.b.TakeDecline()
-	out, err := e.enc.Encode(ctx, ids, images)
+	err := call()
 	if serr := e.b.Release(); serr != nil && err == nil {
 		err = serr
 	}
 	if d := e.b.TakeDecline(); err != nil && d != nil {
-		return nil, d // the op's error wraps it as text
+		return d // the op's error wraps it as text
 	}
-	return out, err
+	return err
 }
