@@ -8,8 +8,9 @@ import (
 	"easel/engine/safetensors"
 )
 
-// FuzzBind feeds arbitrary bytes through the safetensors parser and the binder: either an
-// error or an adapter whose every factor and patch has the shape of the layer it names.
+// FuzzBind feeds arbitrary bytes through the safetensors parser, the preset reader and the
+// binder: either an error or an adapter whose every factor and patch has the shape of the layer
+// it names, and a preset within its ranges.
 func FuzzBind(f *testing.F) {
 	layers := testLayers()
 	for i, format := range loratest.Formats {
@@ -23,6 +24,9 @@ func FuzzBind(f *testing.F) {
 	small, _ := safetensors.Encode([]*safetensors.Tensor{factor("lora_unet_img_in.lora_down.weight", 1, 4), factor("lora_unet_img_in.lora_up.weight", 8, 1),
 		{Name: "lora_unet_img_in.alpha", DType: "BF16", Shape: []int{}, Data: []byte{0x80, 0x3f}}}, map[string]string{"lora_adapter_metadata": `{"lora_alpha":1}`})
 	f.Add(small)
+	preset, _ := safetensors.Encode([]*safetensors.Tensor{factor("transformer.img_in.lora_A.weight", 1, 4), factor("transformer.img_in.lora_B.weight", 8, 1)},
+		map[string]string{lora.PresetMetadataKey: `{"name":"Turbo","schedule":"turbo","sigmas":[1,0.9,0.5]}`})
+	f.Add(preset)
 	shapes := map[string][2]int{}
 	for _, l := range layers {
 		shapes[l.Name] = [2]int{l.Out, l.In}
@@ -31,6 +35,9 @@ func FuzzBind(f *testing.F) {
 		file, err := safetensors.Parse(b)
 		if err != nil {
 			return
+		}
+		if p, err := lora.PresetFor(file.Metadata, ""); err == nil && p != nil && (p.Steps < 1 || p.Steps > 200) {
+			t.Fatalf("preset accepted with %d steps", p.Steps)
 		}
 		a, err := lora.Bind(file, layers)
 		if err != nil {
