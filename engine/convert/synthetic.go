@@ -51,20 +51,13 @@ func WriteSynthetic(ctx context.Context, out string, opts SyntheticOptions) (*Re
 	if len(opts.Tokenizer) == 0 {
 		return nil, errors.New("the synthetic model needs the Qwen tokenizer (processor/tokenizer.json): give its bytes")
 	}
-	files := opts.Configs
-	if files == nil {
-		files = PublishedConfigs()
-	}
 	if opts.Profile == "" {
 		opts.Profile = ProfileCortiq
 	}
 	if _, err := ParseProfile(string(opts.Profile)); err != nil {
 		return nil, err
 	}
-	configs, err := configFiles{
-		index: files["model_index.json"], dit: files["transformer/config.json"], textEncoder: files["text_encoder/config.json"], vae: files["vae/config.json"],
-		scheduler: files["scheduler/scheduler_config.json"], tokenizer: opts.Tokenizer, processor: files["processor/processor_config.json"],
-	}.parse()
+	files, configs, err := opts.configs()
 	if err != nil {
 		return nil, err
 	}
@@ -105,6 +98,20 @@ func WriteSynthetic(ctx context.Context, out string, opts SyntheticOptions) (*Re
 	}
 	res.Path, res.FileBytes, res.Skipped, res.Elapsed = out, st.Size(), j.skipped, time.Since(start)
 	return res, nil
+}
+
+// configs are the snapshot files the options name (the published ones by default), parsed.
+func (opts SyntheticOptions) configs() (map[string][]byte, *snapshotConfigs, error) {
+	files := opts.Configs
+	if files == nil {
+		files = PublishedConfigs()
+	}
+	c, err := configFiles{
+		index: files["model_index.json"], dit: files["transformer/config.json"], textEncoder: files["text_encoder/config.json"],
+		vae: files["vae/config.json"], scheduler: files["scheduler/scheduler_config.json"], tokenizer: opts.Tokenizer,
+		processor: files["processor/processor_config.json"],
+	}.parse()
+	return files, c, err
 }
 
 // syntheticComponents are the three components as shards that list tensors without data, in

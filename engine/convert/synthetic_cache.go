@@ -44,12 +44,7 @@ func EnsureSynthetic(ctx context.Context, path string, opts SyntheticOptions) (w
 
 // syntheticTensorCount is how many tensors WriteSynthetic writes for opts, config blobs included.
 func syntheticTensorCount(opts SyntheticOptions) (int, error) {
-	files := opts.Configs
-	if files == nil {
-		files = PublishedConfigs()
-	}
-	c, err := configFiles{index: files["model_index.json"], dit: files["transformer/config.json"], textEncoder: files["text_encoder/config.json"], vae: files["vae/config.json"],
-		scheduler: files["scheduler/scheduler_config.json"], tokenizer: opts.Tokenizer, processor: files["processor/processor_config.json"]}.parse()
+	files, c, err := opts.configs()
 	if err != nil {
 		return 0, err
 	}

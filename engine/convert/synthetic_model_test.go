@@ -113,3 +113,40 @@ func TestSyntheticMatchesAConversion(t *testing.T) {
 		t.Error("two synthetic files from the same seed differ")
 	}
 }
+
+// EnsureSynthetic writes the model once, keeps a complete one, and replaces a damaged one.
+func TestEnsureSyntheticKeepsACompleteFileAndReplacesADamagedOne(t *testing.T) {
+	dir := tinySnapshot(t)
+	configs := map[string][]byte{}
+	for _, rel := range []string{"model_index.json", "transformer/config.json", "text_encoder/config.json", "vae/config.json", "scheduler/scheduler_config.json", "processor/processor_config.json"} {
+		b, err := os.ReadFile(filepath.Join(dir, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		configs[rel] = b
+	}
+	tok, err := os.ReadFile(filepath.Join(dir, "processor", "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := SyntheticOptions{Configs: configs, Tokenizer: tok}
+	path := filepath.Join(t.TempDir(), "synthetic.cmf")
+	for i, want := range []bool{true, false} {
+		wrote, err := EnsureSynthetic(context.Background(), path, opts)
+		if err != nil || wrote != want {
+			t.Fatalf("call %d: wrote %v, %v; want wrote %v", i+1, wrote, err, want)
+		}
+	}
+	st, _ := os.Stat(path)
+	if err := os.Truncate(path, st.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	if wrote, err := EnsureSynthetic(context.Background(), path, opts); err != nil || !wrote {
+		t.Fatalf("after truncating the file: wrote %v, %v; want it written again", wrote, err)
+	}
+	f, err := cmf.Open(path)
+	if err != nil {
+		t.Fatalf("the rewritten file does not open: %v", err)
+	}
+	f.Close()
+}
