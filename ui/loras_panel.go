@@ -14,6 +14,7 @@ import (
 
 	"easel/app/settings"
 	"easel/engine/lora"
+	"easel/engine/mmapfile"
 	"easel/engine/safetensors"
 )
 
@@ -129,15 +130,7 @@ func (p *lorasPanel) refreshOffer() {
 func (p *lorasPanel) readPreset(path string) {
 	p.preset[path] = nil
 	go func() {
-		var pr *lora.Preset
-		if st, err := safetensors.Open(path); err == nil {
-			sum := ""
-			if _, ok := st.Metadata[lora.PresetMetadataKey]; !ok && len(lora.KnownPresets) > 0 {
-				sum, _ = lora.Hashes(st.Bytes())
-			}
-			pr, _ = lora.PresetFor(st.Metadata, sum)
-			st.Close()
-		}
+		pr, _ := presetOf(path)
 		p.s.deps.Do(func() {
 			p.preset[path] = pr
 			if pr != nil {
@@ -145,6 +138,23 @@ func (p *lorasPanel) readPreset(path string) {
 			}
 		})
 	}()
+}
+
+// presetOf reads a LoRA file's preset; a fault in its mapping (the file changed or went away
+// while it was read) is an error, not the end of the app.
+func presetOf(path string) (pr *lora.Preset, err error) {
+	defer mmapfile.Recover(&err)
+	defer mmapfile.Guard()()
+	st, err := safetensors.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	sum := ""
+	if _, ok := st.Metadata[lora.PresetMetadataKey]; !ok && len(lora.KnownPresets) > 0 {
+		sum, _ = lora.Hashes(st.Bytes())
+	}
+	return lora.PresetFor(st.Metadata, sum)
 }
 
 // pickLoRA opens a file dialog for a .safetensors LoRA, starting in the LoRA folder.
