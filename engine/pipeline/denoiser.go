@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"easel/engine/ml"
 	"easel/engine/qi21"
 )
 
@@ -65,6 +66,27 @@ func (d cpuDenoiser) Release(prog Program) {
 	if p, ok := prog.(*qi21.Program); ok {
 		d.m.Release(p)
 	}
+}
+
+// classTimes is the per-class time so far: the backend's, plus the device text encoder's and
+// VAE's (their GPU time per class, kept only in profiling mode).
+func (p *Pipeline) classTimes() [ml.NumClasses]ml.ClassTime {
+	t := p.inner.Timings().Snapshot()
+	var devs []*ml.Timings
+	if v := p.vaeRun.r.Device(); v != nil {
+		devs = append(devs, v.Timings())
+	}
+	if e := p.textRun.r.Device(); e != nil {
+		devs = append(devs, e.Timings())
+	}
+	for _, d := range devs {
+		for c, x := range d.Snapshot() {
+			t[c].Time += x.Time
+			t[c].Ops += x.Ops
+			t[c].Flops += x.Flops
+		}
+	}
+	return t
 }
 
 // deviceTime is the device time of the denoiser, the text encoder and the VAE so far, 0 when they

@@ -56,7 +56,8 @@ type Event struct {
 	// LastStepTime is the wall time of the step just finished, so a panel can show the step
 	// times over the run (thermal throttling shows there, not in the mean).
 	LastStepTime time.Duration
-	// Timings is the backend's per-class op time since Run started.
+	// Timings is the backend's per-class op time since Run started, plus the Metal text
+	// encoder's and VAE's GPU time per class in profiling mode (EASEL_METAL_PROF=1).
 	Timings [ml.NumClasses]ml.ClassTime
 	// DeviceTime is the device time of the text encoder, the denoiser and the VAE since Run
 	// started (the Metal command buffers' GPU time), 0 when all run on the backend.

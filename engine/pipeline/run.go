@@ -38,7 +38,8 @@ type Result struct {
 	// encoder's in encoding the prompt, the denoiser's in prefill and denoising, the VAE's in
 	// encoding images and decoding; 0 for the stages that ran on the backend.
 	StageDeviceTimes [numStages]time.Duration
-	// Timings is the backend's per-class op time over the run.
+	// Timings is the backend's per-class op time over the run, plus the Metal text encoder's and
+	// VAE's GPU time per class in profiling mode (EASEL_METAL_PROF=1).
 	Timings [ml.NumClasses]ml.ClassTime
 	// Memory is the ledger at the end of denoising (both programs still counted).
 	Memory Memory
@@ -72,7 +73,7 @@ func (p *Pipeline) Run(ctx context.Context, req Request, events chan<- Event) (*
 	defer p.guard.end()
 	defer mmapfile.Guard()() // a read of a vanished model file faults into an error, see generateSafely
 
-	r := &run{p: p, em: em, start: time.Now(), timings0: p.inner.Timings().Snapshot(), steps: set.steps, device0: p.deviceTime()}
+	r := &run{p: p, em: em, start: time.Now(), timings0: p.classTimes(), steps: set.steps, device0: p.deviceTime()}
 	res, err := r.generateSafely(ctx, &req, set)
 	if err != nil {
 		var fault *mmapfile.FaultError
@@ -156,7 +157,7 @@ func (r *run) enter(s Stage) {
 
 // timings is the per-class time since the run started.
 func (r *run) timings() [ml.NumClasses]ml.ClassTime {
-	t := r.p.inner.Timings().Snapshot()
+	t := r.p.classTimes()
 	for c := range t {
 		t[c].Time -= r.timings0[c].Time
 		t[c].Ops -= r.timings0[c].Ops

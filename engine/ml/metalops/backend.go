@@ -39,7 +39,9 @@ type Backend struct {
 	cb         device.CommandBuffer
 	enc        device.Encoder
 	dispatches int
-	pending    []device.CommandBuffer
+	pending    []pendingBuffer
+	class      ml.Class      // of the open command buffer's ops
+	profile    bool          // one command buffer per run of one class (SetProfile)
 	gpu        time.Duration // GPU time of every waited command buffer
 	timings    ml.Timings
 }
@@ -59,13 +61,13 @@ func New(dev device.Device) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metalops: the guard's amax slot: %w", err)
 	}
-	return &Backend{amaxSlot: &tensor{st: &storage{buf: slot, bytes: 16}, shape: []int{1}, view: true},dev: dev, pipes: p, halfWeights: map[uintptr]halfWeight{}, linear: map[uintptr]linearWeight{}, pool: map[int][]*storage{}, all: map[*storage]bool{}}, nil
+	return &Backend{amaxSlot: &tensor{st: &storage{buf: slot, bytes: 16}, shape: []int{1}, view: true}, dev: dev, pipes: p, halfWeights: map[uintptr]halfWeight{}, linear: map[uintptr]linearWeight{}, pool: map[int][]*storage{}, all: map[*storage]bool{}}, nil
 }
 
 // pipelines are the kernels of vae.metal and ops.metal.
 type pipelines struct {
 	amax, conv, chnorm, elt, upsample, transpose device.Pipeline
-	linear, mm, softmax, rownorm, headrope device.Pipeline
+	linear, mm, softmax, rownorm, headrope       device.Pipeline
 }
 
 func buildPipelines(dev device.Device) (*pipelines, error) {
@@ -106,8 +108,8 @@ func buildPipelines(dev device.Device) (*pipelines, error) {
 // Name identifies the backend in reports.
 func (b *Backend) Name() string { return "metal-vae (" + b.dev.Name() + ")" }
 
-// Timings is empty: the device's time is DeviceTime, per command buffer, not per op.
-// (Ops are asynchronous; their time is known only per command buffer.)
+// Timings is the GPU time per op class in profiling mode (SetProfile), else empty: ops are
+// asynchronous, so their time is known only per command buffer (DeviceTime).
 func (b *Backend) Timings() *ml.Timings { return &b.timings }
 
 // DeviceTime is the GPU time of every command buffer waited for so far (wall-clock CPU time on
@@ -117,8 +119,14 @@ func (b *Backend) DeviceTime() time.Duration { return b.gpu }
 // PeakBytes is the most activation memory the backend has held at once (live and pooled).
 func (b *Backend) PeakBytes() int64 { return b.peak }
 
-// encoder returns the open compute encoder, starting a command buffer when none is open.
-func (b *Backend) encoder() (device.Encoder, error) {
+// encoder returns the open compute encoder for an op of class c, starting a command buffer when
+// none is open; in profiling mode a change of class starts a new one, so each buffer's GPU time
+// belongs to one class.
+func (b *Backend) encoder(c ml.Class) (device.Encoder, error) {
+	if b.profile && b.cb != nil && c != b.class {
+		b.commit()
+	}
+	b.class = c
 	if b.cb == nil {
 		cb, err := b.dev.NewCommandBuffer()
 		if err != nil {
@@ -144,7 +152,7 @@ func (b *Backend) commit() {
 	}
 	b.enc.End()
 	b.cb.Commit()
-	b.pending = append(b.pending, b.cb)
+	b.pending = append(b.pending, pendingBuffer{b.cb, b.class})
 	b.cb, b.enc, b.dispatches = nil, nil, 0
 }
 
@@ -152,11 +160,15 @@ func (b *Backend) commit() {
 func (b *Backend) sync() error {
 	b.commit()
 	var err error
-	for _, cb := range b.pending {
-		if werr := cb.Wait(); werr != nil && err == nil {
+	for _, p := range b.pending {
+		if werr := p.cb.Wait(); werr != nil && err == nil {
 			err = fmt.Errorf("metalops: a command buffer failed: %w", werr)
 		}
-		b.gpu += cb.GPUDuration()
+		d := p.cb.GPUDuration()
+		b.gpu += d
+		if b.profile {
+			b.timings.Add(p.class, d, 0)
+		}
 	}
 	b.pending = nil
 	return err
@@ -328,6 +340,19 @@ func (b *Backend) Release() error {
 	return err
 }
 
+// pendingBuffer is a committed command buffer and the class of its ops (profiling mode).
+type pendingBuffer struct {
+	cb    device.CommandBuffer
+	class ml.Class
+}
+
+// SetProfile turns the profiling mode on or off (EASEL_METAL_PROF): a command buffer per run of
+// ops of one class, so Timings holds GPU time per class. Slower: for measuring.
+func (b *Backend) SetProfile(on bool) {
+	b.commit()
+	b.profile = on
+}
+
 // Device is the device the backend encodes for.
 func (b *Backend) Device() device.Device { return b.dev }
 
@@ -369,13 +394,20 @@ func (b *Backend) Close() {
 // guard encodes the largest |x| into the amax slot, which the next convolution or linear layer
 // reads to choose its power-of-two staging scale (kernels/vae.metal, "The guard"). Dispatches run
 // in order, so one slot serves every op.
-func (b *Backend) guard(x *tensor) error {
-	if err := b.elt(kernels.EltZero, b.amaxSlot, nil, b.amaxSlot, 0); err != nil {
+func (b *Backend) guard(x *tensor, class ml.Class) error {
+	zero := kernels.EltParams{N: 1, BN: 1, Op: kernels.EltZero}
+	g, t := kernels.ElementGrid(1)
+	if err := dispatch(b, b.pipes.elt, class, &zero, g, t, func(enc device.Encoder) int {
+		for i := range 3 {
+			b.amaxSlot.bind(enc, i)
+		}
+		return 3
+	}); err != nil {
 		return err
 	}
 	n := uint32(x.n())
-	g, t := kernels.FloatAmaxGrid(x.n())
-	enc, err := b.encoder()
+	g, t = kernels.FloatAmaxGrid(x.n())
+	enc, err := b.encoder(class)
 	if err != nil {
 		return err
 	}

@@ -9,10 +9,10 @@ import (
 	"easel/kernels/device"
 )
 
-// dispatch encodes one kernel: pipeline p, the given tensors at buffer indices 0.., the params
+// dispatch encodes one kernel of an op of class (the profiling mode's timing class): pipeline p, the given tensors at buffer indices 0.., the params
 // struct at the next index, then the grid.
-func dispatch[P any](b *Backend, p device.Pipeline, params *P, groups, threads device.Size, bind func(enc device.Encoder) int) error {
-	enc, err := b.encoder()
+func dispatch[P any](b *Backend, p device.Pipeline, class ml.Class, params *P, groups, threads device.Size, bind func(enc device.Encoder) int) error {
+	enc, err := b.encoder(class)
 	if err != nil {
 		return err
 	}
@@ -32,7 +32,11 @@ func (b *Backend) elt(op uint32, a, c, y *tensor, s float32) error {
 		prm.BN = uint32(c.n())
 	}
 	g, t := kernels.ElementGrid(n)
-	return dispatch(b, b.pipes.elt, &prm, g, t, func(enc device.Encoder) int {
+	class := ml.ClassAct
+	if op == kernels.EltCopy || op == kernels.EltZero {
+		class = ml.ClassCopy
+	}
+	return dispatch(b, b.pipes.elt, class, &prm, g, t, func(enc device.Encoder) int {
 		a.bind(enc, 0)
 		if c != nil {
 			c.bind(enc, 1)
@@ -115,7 +119,7 @@ func (b *Backend) Transpose(dst, x ml.Tensor) error {
 	}
 	prm := kernels.TransposeParams{Rows: uint32(a.shape[0]), Cols: uint32(a.shape[1])}
 	g, t := kernels.TransposeGrid(a.shape[0], a.shape[1])
-	return dispatch(b, b.pipes.transpose, &prm, g, t, func(enc device.Encoder) int {
+	return dispatch(b, b.pipes.transpose, ml.ClassCopy, &prm, g, t, func(enc device.Encoder) int {
 		a.bind(enc, 0)
 		d.bind(enc, 1)
 		return 2
@@ -141,7 +145,7 @@ func (b *Backend) UpsampleNearest(dst, x ml.Tensor, factor int) error {
 	}
 	prm := kernels.UpParams{C: uint32(c), H: uint32(h), W: uint32(w), F: uint32(factor)}
 	g, t := kernels.ElementGrid(d.n())
-	return dispatch(b, b.pipes.upsample, &prm, g, t, func(enc device.Encoder) int {
+	return dispatch(b, b.pipes.upsample, ml.ClassConv, &prm, g, t, func(enc device.Encoder) int {
 		a.bind(enc, 0)
 		d.bind(enc, 1)
 		return 2
@@ -171,7 +175,7 @@ func (b *Backend) ChannelRMSNorm(dst, x, gamma ml.Tensor, eps float32) error {
 	}
 	prm := kernels.NormParams{C: uint32(c), Pixels: uint32(h * w), Eps: eps}
 	gr, t := kernels.ElementGrid(h * w)
-	return dispatch(b, b.pipes.chnorm, &prm, gr, t, func(enc device.Encoder) int {
+	return dispatch(b, b.pipes.chnorm, ml.ClassNorm, &prm, gr, t, func(enc device.Encoder) int {
 		a.bind(enc, 0)
 		g.bind(enc, 1)
 		d.bind(enc, 2)
@@ -222,7 +226,7 @@ func (b *Backend) Conv2D(dst, x ml.Tensor, w *quant.Tensor, bias ml.Tensor, spec
 	if err != nil {
 		return err
 	}
-	if err := b.guard(a); err != nil {
+	if err := b.guard(a, ml.ClassConv); err != nil {
 		return err
 	}
 	prm := kernels.ConvParams{IC: uint32(ic), H: uint32(h), W: uint32(wd), OC: uint32(oc), OH: uint32(oh), OW: uint32(ow),
@@ -231,7 +235,7 @@ func (b *Backend) Conv2D(dst, x ml.Tensor, w *quant.Tensor, bias ml.Tensor, spec
 		prm.HasBias = 1
 	}
 	g, t := kernels.ConvGrid(oh*ow, oc)
-	return dispatch(b, b.pipes.conv, &prm, g, t, func(enc device.Encoder) int {
+	return dispatch(b, b.pipes.conv, ml.ClassConv, &prm, g, t, func(enc device.Encoder) int {
 		enc.SetBuffer(wbuf, woff, 0)
 		a.bind(enc, 1)
 		d.bind(enc, 2)

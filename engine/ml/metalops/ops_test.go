@@ -265,3 +265,49 @@ func TestEmuGuardKeepsLargeInputsFinite(t *testing.T) {
 		compare(t, "Conv2D of ±1e6 inputs", b, c, z, zc, halfBound)
 	}
 }
+
+// In profiling mode every run of one class's ops gets its own command buffer and its GPU time
+// goes to that class; the results are the same bits as without it, and without it no class is
+// timed.
+func TestEmuProfilingTimesEachClass(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const n, in, out = 30, 40, 50
+	xs := random(r, n*in, 1)
+	payload, err := quant.Encode(quant.Q8_2F, []int{out, in}, random(r, out*in, 0.1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &quant.Tensor{Name: "w", DType: quant.Q8_2F, Shape: []int{out, in}, Data: payload}
+	var results [2][]float32
+	for i, profile := range []bool{false, true} {
+		b, _ := pair(t)
+		b.SetProfile(profile)
+		x, err := b.Upload(xs, n, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, _ := b.New(n, out)
+		z, _ := b.New(n, out)
+		if err := b.Linear(y, x, w); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.RMSNorm(z, y, nil, 1e-6, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Attention(y, z, z, z, nil, nil, ml.AttnSpec{Heads: 1, KVHeads: 1, HeadDim: out, Scale: 0.1}); err != nil {
+			t.Fatal(err)
+		}
+		if results[i], err = b.Download(y); err != nil {
+			t.Fatal(err)
+		}
+		tm := b.Timings().Snapshot()
+		for _, c := range []ml.Class{ml.ClassGemm, ml.ClassNorm, ml.ClassAttn} {
+			if timed := tm[c].Time > 0 && tm[c].Ops > 0; timed != profile {
+				t.Errorf("profiling %v: class %s timed %v (%v over %d command buffers)", profile, c, timed, tm[c].Time, tm[c].Ops)
+			}
+		}
+	}
+	if golden.RelErr(results[1], results[0]) != 0 {
+		t.Error("profiling changed the results")
+	}
+}

@@ -104,7 +104,7 @@ func (b *Backend) Linear(dst, x ml.Tensor, w *quant.Tensor) error {
 		return err
 	}
 	n := a.n() / in
-	if err := b.guard(a); err != nil {
+	if err := b.guard(a, ml.ClassGemm); err != nil {
 		return err
 	}
 	prm := kernels.LinearParams{N: uint32(n), Out: uint32(out), In: uint32(in), Ldx: uint32(in), Ldy: uint32(out), Guard: 1}
@@ -112,7 +112,7 @@ func (b *Backend) Linear(dst, x ml.Tensor, w *quant.Tensor) error {
 		prm.Q8 = 1
 	}
 	g, t := kernels.LinearGrid(n, out)
-	return dispatch(b, b.pipes.linear, &prm, g, t, func(enc device.Encoder) int {
+	return dispatch(b, b.pipes.linear, ml.ClassGemm, &prm, g, t, func(enc device.Encoder) int {
 		enc.SetBuffer(lw.buf, lw.off, 0)
 		a.bind(enc, 1)
 		d.bind(enc, 2)
@@ -176,7 +176,7 @@ func (b *Backend) rowNorm(op string, dst, x, w, bias ml.Tensor, prm kernels.RowN
 	}
 	prm.Cols = uint32(cols)
 	g, t := kernels.RowGrid(a.n() / cols)
-	return dispatch(b, b.pipes.rownorm, &prm, g, t, func(enc device.Encoder) int {
+	return dispatch(b, b.pipes.rownorm, ml.ClassNorm, &prm, g, t, func(enc device.Encoder) int {
 		a.bind(enc, 0)
 		for i, o := range []*tensor{wt, bt} {
 			if o != nil {
@@ -246,7 +246,7 @@ func (b *Backend) HeadNormRoPE(x ml.Tensor, heads, headDim int, w ml.Tensor, eps
 		prm.HasRope = 1
 	}
 	g, t := kernels.HeadGrid(rows, heads)
-	return dispatch(b, b.pipes.headrope, &prm, g, t, func(enc device.Encoder) int {
+	return dispatch(b, b.pipes.headrope, ml.ClassRope, &prm, g, t, func(enc device.Encoder) int {
 		a.bind(enc, 0)
 		for i, o := range []*tensor{wt, ct, st} {
 			if o != nil {

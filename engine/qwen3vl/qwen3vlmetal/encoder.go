@@ -7,6 +7,7 @@ import (
 	"time"
 	"unsafe"
 
+	"easel/engine/ml"
 	"easel/engine/ml/metal"
 	"easel/engine/ml/metalops"
 	"easel/engine/quant"
@@ -50,10 +51,15 @@ func New(dev device.Device, src quant.Source, mapping []byte) (*Encoder, error) 
 	if dev == nil || src == nil {
 		return nil, errors.New("qwen3vlmetal: New needs a device and a model file")
 	}
+	knobs, err := metal.KnobsFromEnv()
+	if err != nil {
+		return nil, err
+	}
 	b, err := metalops.New(dev)
 	if err != nil {
 		return nil, err
 	}
+	b.SetProfile(knobs.Profile)
 	e := &Encoder{b: b}
 	e.maxBuffer, e.workingSet = metal.DeviceLimits(dev)
 	rec := &recordingSource{Source: src}
@@ -110,6 +116,9 @@ func (e *Encoder) Model() *qwen3vl.Encoder { return e.enc }
 
 // DeviceName names the device.
 func (e *Encoder) DeviceName() string { return e.b.Device().Name() }
+
+// Timings is the GPU time per op class in profiling mode (EASEL_METAL_PROF=1), else empty.
+func (e *Encoder) Timings() *ml.Timings { return e.b.Timings() }
 
 // DeviceTime is the GPU time of every Encode so far.
 func (e *Encoder) DeviceTime() time.Duration { return e.b.DeviceTime() }

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unsafe"
 
+	"easel/engine/ml"
 	"easel/engine/ml/metal"
 	"easel/engine/ml/metalops"
 	"easel/engine/quant"
@@ -52,10 +53,15 @@ func New(dev device.Device, src quant.Source, mapping []byte) (*VAE, error) {
 	if dev == nil || src == nil {
 		return nil, errors.New("vaemetal: New needs a device and a model file")
 	}
+	knobs, err := metal.KnobsFromEnv()
+	if err != nil {
+		return nil, err
+	}
 	b, err := metalops.New(dev)
 	if err != nil {
 		return nil, err
 	}
+	b.SetProfile(knobs.Profile)
 	v := &VAE{b: b}
 	v.maxBuffer, v.workingSet = metal.DeviceLimits(dev)
 	rec := &recordingSource{Source: src}
@@ -107,6 +113,9 @@ func (v *VAE) Model() *vae.Model { return v.m }
 
 // DeviceName names the device.
 func (v *VAE) DeviceName() string { return v.b.Device().Name() }
+
+// Timings is the GPU time per op class in profiling mode (EASEL_METAL_PROF=1), else empty.
+func (v *VAE) Timings() *ml.Timings { return v.b.Timings() }
 
 // DeviceTime is the GPU time of every decode and encode so far.
 func (v *VAE) DeviceTime() time.Duration { return v.b.DeviceTime() }
