@@ -22,7 +22,7 @@ const cbDispatches = 64
 type Backend struct {
 	dev   device.Device
 	pipes *pipelines
-	arena *metal.WeightArena // nil until the VAE's weights are placed
+	arena *metal.WeightArena // the weights read in place while a call runs (nil: none)
 
 	halfWeights map[uintptr]halfWeight   // weights converted to half on the device (not in the arena)
 	linear      map[uintptr]linearWeight // linear-layer weights by payload
@@ -61,7 +61,15 @@ func New(dev device.Device) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metalops: the guard's amax slot: %w", err)
 	}
-	return &Backend{amaxSlot: &tensor{st: &storage{buf: slot, bytes: 16}, shape: []int{1}, view: true}, dev: dev, pipes: p, halfWeights: map[uintptr]halfWeight{}, linear: map[uintptr]linearWeight{}, pool: map[int][]*storage{}, all: map[*storage]bool{}}, nil
+	return &Backend{
+		dev:         dev,
+		pipes:       p,
+		amaxSlot:    &tensor{st: &storage{buf: slot, bytes: 16}, shape: []int{1}, view: true},
+		halfWeights: map[uintptr]halfWeight{},
+		linear:      map[uintptr]linearWeight{},
+		pool:        map[int][]*storage{},
+		all:         map[*storage]bool{},
+	}, nil
 }
 
 // pipelines are the kernels of vae.metal and ops.metal.
@@ -70,23 +78,20 @@ type pipelines struct {
 	linear, mm, softmax, rownorm, headrope       device.Pipeline
 }
 
+// kernel is one pipeline to look up: where it goes and its function name.
+type kernel struct {
+	dst *device.Pipeline
+	fn  string
+}
+
 func buildPipelines(dev device.Device) (*pipelines, error) {
 	p := &pipelines{}
 	for _, lib := range []struct {
 		file    string
-		kernels []struct {
-			dst *device.Pipeline
-			fn  string
-		}
+		kernels []kernel
 	}{
-		{"vae.metal", []struct {
-			dst *device.Pipeline
-			fn  string
-		}{{&p.amax, "vae_amax"}, {&p.conv, "vae_conv"}, {&p.chnorm, "vae_chnorm"}, {&p.elt, "vae_elt"}, {&p.upsample, "vae_upsample"}, {&p.transpose, "vae_transpose"}}},
-		{"ops.metal", []struct {
-			dst *device.Pipeline
-			fn  string
-		}{{&p.linear, "ops_linear"}, {&p.mm, "ops_mm"}, {&p.softmax, "ops_softmax"}, {&p.rownorm, "ops_rownorm"}, {&p.headrope, "ops_headrope"}}},
+		{"vae.metal", []kernel{{&p.amax, "vae_amax"}, {&p.conv, "vae_conv"}, {&p.chnorm, "vae_chnorm"}, {&p.elt, "vae_elt"}, {&p.upsample, "vae_upsample"}, {&p.transpose, "vae_transpose"}}},
+		{"ops.metal", []kernel{{&p.linear, "ops_linear"}, {&p.mm, "ops_mm"}, {&p.softmax, "ops_softmax"}, {&p.rownorm, "ops_rownorm"}, {&p.headrope, "ops_headrope"}}},
 	} {
 		src, err := kernels.Source(lib.file)
 		if err != nil {
@@ -106,7 +111,7 @@ func buildPipelines(dev device.Device) (*pipelines, error) {
 }
 
 // Name identifies the backend in reports.
-func (b *Backend) Name() string { return "metal-vae (" + b.dev.Name() + ")" }
+func (b *Backend) Name() string { return "metalops (" + b.dev.Name() + ")" }
 
 // Timings is the GPU time per op class in profiling mode (SetProfile), else empty: ops are
 // asynchronous, so their time is known only per command buffer (DeviceTime).
