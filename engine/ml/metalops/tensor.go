@@ -52,7 +52,7 @@ func (b *Backend) own(op string, x ml.Tensor) (*tensor, error) {
 	return t, nil
 }
 
-// dims returns x's shape as [C, H, W].
+// chw returns t's shape as [C, H, W].
 func chw(op string, t *tensor) (c, h, w int, err error) {
 	if len(t.shape) != 3 {
 		return 0, 0, 0, fmt.Errorf("metalops %s: shape %v, want [C, H, W]", op, t.shape)
