@@ -28,7 +28,7 @@ type Stage struct {
 	Name     string // "text encoder", "VAE encoder", "denoiser", "VAE decoder"
 	Weights  int64  // the network's weights touched in the file mapping
 	Working  int64  // its working set (activations, with the Go heap's headroom on the CPU)
-	Crossing int64  // what outlives the stage it was made in (prefix K/V, latents)
+	Crossing int64  // what outlives the stage it was made in (prefix K/V, latents; on the CPU with the heap's headroom)
 }
 
 // Total is the stage's resident bytes beyond the process itself.
@@ -115,12 +115,16 @@ func Predict(g Geometry, p Plan, budget int64) Prediction {
 	out.VAE = max(decode, encode)
 	latents := int64(target) * 64 * 4 * 3 // noise, latents and the step's velocity
 
+	// On the CPU the prefix cache lives on the Go heap beside the activations, and a prefill
+	// makes a layer's float32 K and V for every one it keeps: the heap's headroom covers both.
 	denoiserWorking := heapHeadroom * out.Activations
+	kvResident := heapHeadroom * out.KVBytes()
 	if p.Metal {
 		c := qi21.PublishedConfig()
 		c.Layers, c.Heads, c.MLPRatio = g.Layers, g.Hidden/c.HeadDim, float64(g.MLPHidden)/float64(max(g.Hidden, 1))
 		out.Activations = int64(len(out.PrefixKV)) * metal.ProgramActivationBytes(c, prefix, target)
 		denoiserWorking = out.Activations
+		kvResident = out.KVBytes() // device buffers
 	}
 
 	// The text encoder reads every projection of every layer but only the prompt's rows of the
@@ -136,7 +140,7 @@ func Predict(g Geometry, p Plan, budget int64) Prediction {
 		out.Stages = append(out.Stages, Stage{Name: "VAE encoder", Weights: weights["vae"], Working: heapHeadroom * encode})
 	}
 	out.Stages = append(out.Stages,
-		Stage{Name: "denoiser", Weights: weights["dit"], Working: denoiserWorking, Crossing: out.KVBytes() + latents},
+		Stage{Name: "denoiser", Weights: weights["dit"], Working: denoiserWorking, Crossing: kvResident + latents},
 		Stage{Name: "VAE decoder", Weights: weights["vae"], Working: heapHeadroom * decode, Crossing: latents})
 	out.LoRA = p.LoRABytes
 	for _, s := range out.Stages {
