@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"easel/kernels/device"
@@ -21,6 +22,9 @@ type Device struct {
 	mu      sync.Mutex
 	objects map[string]*sharedObject // by shared-object path
 	run     sync.Mutex               // one command buffer at a time: function constants are process globals
+
+	live      atomic.Int64 // buffers made and not yet released
+	liveBytes atomic.Int64 // their lengths
 }
 
 var _ device.Device = (*Device)(nil)
@@ -71,8 +75,9 @@ func (d *Device) NewBuffer(length int) (device.Buffer, error) {
 	if p == nil {
 		return nil, fmt.Errorf("emu: out of memory mapping a %d-byte buffer", length)
 	}
-	b := &Buffer{mem: p, n: length, mapping: mapping}
+	b := &Buffer{dev: d, mem: p, n: length, mapping: mapping}
 	b.cleanup = runtime.AddCleanup(b, guardedMemory.unmap, mapping)
+	d.count(b)
 	return b, nil
 }
 
@@ -90,9 +95,24 @@ func (d *Device) NewBufferNoCopy(mem []byte) (device.Buffer, error) {
 	if err := d.checkLength(len(mem)); err != nil {
 		return nil, err
 	}
-	b := &Buffer{mem: unsafe.Pointer(&mem[0]), n: len(mem), borrowed: true}
+	b := &Buffer{dev: d, mem: unsafe.Pointer(&mem[0]), n: len(mem), borrowed: true}
 	b.pinner.Pin(&mem[0]) // no-op for memory outside the Go heap (a file mapping)
+	d.count(b)
 	return b, nil
+}
+
+// count adds a new buffer to the live count.
+func (d *Device) count(b *Buffer) {
+	d.live.Add(1)
+	d.liveBytes.Add(int64(b.n))
+}
+
+// LiveBuffers is the number of buffers made (NewBuffer, NewBufferNoCopy) and not yet released,
+// and their total length: what a leak check compares with the idle value. A buffer dropped
+// without Release stays counted (its memory is unmapped by the garbage collector, but the caller
+// forgot it).
+func (d *Device) LiveBuffers() (buffers int, bytes int64) {
+	return int(d.live.Load()), d.liveBytes.Load()
 }
 
 // NewLibrary compiles the MSL source (file name name) with clang, or reuses the cached build.
@@ -132,6 +152,7 @@ func (d *Device) NewCommandBuffer() (device.CommandBuffer, error) {
 
 // Buffer is emulated device memory (C memory, so kernels can hold pointers into it).
 type Buffer struct {
+	dev      *Device
 	mem      unsafe.Pointer
 	n        int
 	mapping  guardedMemory // NewBuffer: the memory and its guard page
@@ -153,6 +174,10 @@ func (b *Buffer) Bytes() []byte {
 
 // Release frees the memory, or for a no-copy buffer lets go of the caller's memory.
 func (b *Buffer) Release() {
+	if b.mem != nil {
+		b.dev.live.Add(-1)
+		b.dev.liveBytes.Add(-int64(b.n))
+	}
 	switch {
 	case b.mem == nil:
 	case b.borrowed:

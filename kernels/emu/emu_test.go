@@ -514,3 +514,37 @@ func TestRequiredEmulatorIsNotSkippable(t *testing.T) {
 		t.Fatalf("with the requirement: %v, want an error that is not the skip signal", err)
 	}
 }
+
+// TestEmuLiveBuffersCountsWhatIsNotReleased: every buffer made counts until its first Release.
+func TestEmuLiveBuffersCountsWhatIsNotReleased(t *testing.T) {
+	d := testDevice(t, Forward).(*Device)
+	if n, b := d.LiveBuffers(); n != 0 || b != 0 {
+		t.Fatalf("a new device has %d live buffers (%d bytes)", n, b)
+	}
+	a, err := d.NewBuffer(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := os.Getpagesize()
+	mapped, err := syscall.Mmap(-1, 0, page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(mapped)
+	nc, err := d.NewBufferNoCopy(mapped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, b := d.LiveBuffers(); n != 2 || b != int64(100+page) {
+		t.Errorf("two buffers: %d live (%d bytes), want 2 (%d)", n, b, 100+page)
+	}
+	a.Release()
+	a.Release() // a second Release is harmless and not counted twice
+	if n, b := d.LiveBuffers(); n != 1 || b != int64(page) {
+		t.Errorf("after releasing one: %d live (%d bytes), want 1 (%d)", n, b, page)
+	}
+	nc.Release()
+	if n, b := d.LiveBuffers(); n != 0 || b != 0 {
+		t.Errorf("after releasing both: %d live (%d bytes)", n, b)
+	}
+}
