@@ -9,6 +9,13 @@ import (
 	"easel/engine/pipeline"
 )
 
+// KeepFinished is how many finished jobs (done, failed or cancelled) the queue keeps, newest
+// first; older ones are forgotten, with their requests (condition images), results (image, decoded
+// planes, latents) and last events, so a long session's memory does not grow with every image.
+// The listener got each job's final snapshot when it finished; what outlives the session is in the
+// history on disk.
+const KeepFinished = 16
+
 // ErrClosed is returned by Submit after Close.
 var ErrClosed = errors.New("the generation queue is closed (the window is closing)")
 
@@ -86,6 +93,7 @@ func (q *Queue) Cancel(id ID) bool {
 	}
 	e.job.State = Cancelled
 	e.job.Err = fmt.Errorf("job %d was cancelled before it started: %w", id, context.Canceled)
+	q.forgetOldFinished()
 	q.report(e, nil)
 	return true
 }
@@ -145,6 +153,30 @@ func (q *Queue) Close() {
 	q.stopBase()
 	close(q.quit)
 	<-q.done
+}
+
+// forgetOldFinished drops finished jobs past the newest KeepFinished; q.mu is held.
+func (q *Queue) forgetOldFinished() {
+	finished := 0
+	for _, e := range q.jobs {
+		if e.job.State.Finished() {
+			finished++
+		}
+	}
+	if finished <= KeepFinished {
+		return
+	}
+	drop := finished - KeepFinished
+	kept := q.jobs[:0]
+	for _, e := range q.jobs {
+		if drop > 0 && e.job.State.Finished() {
+			drop--
+			continue
+		}
+		kept = append(kept, e)
+	}
+	clear(q.jobs[len(kept):]) // let the dropped entries go
+	q.jobs = kept
 }
 
 // find is the entry with id; q.mu is held.

@@ -235,3 +235,37 @@ func TestCloseStopsEverythingAndLeavesNoGeneration(t *testing.T) {
 		t.Error("the worker goroutine is still alive after Close")
 	}
 }
+
+// The queue keeps the newest KeepFinished finished jobs and forgets older ones (their images and
+// condition images with them); jobs still queued or running are always kept.
+func TestQueueForgetsOldFinishedJobs(t *testing.T) {
+	gen := GeneratorFunc(func(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
+		close(events)
+		return &pipeline.Result{Width: 64, Height: 64, Seed: req.Seed}, nil
+	})
+	rec := newRecorder()
+	q := New(gen, rec.notify)
+	defer q.Close()
+	total := KeepFinished + 5
+	var last ID
+	for i := range total {
+		id, err := q.Submit(pipeline.Request{Prompt: "x", Seed: uint64(i)}, "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j := <-rec.finished; j.ID != id || j.State != Done || j.Result == nil {
+			t.Fatalf("job %d: %v %v", id, j.State, j.Err)
+		}
+		last = id
+	}
+	cancelled := submit(t, q, "cancelled while queued") // may start at once; either way it finishes
+	q.Cancel(cancelled)
+	<-rec.finished
+	all := q.Jobs()
+	if len(all) != KeepFinished {
+		t.Fatalf("%d jobs kept after %d finished, want %d", len(all), total+1, KeepFinished)
+	}
+	if all[len(all)-1].ID != cancelled || all[len(all)-2].ID != last || all[0].ID != cancelled-KeepFinished+1 {
+		t.Errorf("kept jobs %d…%d, want the newest %d (%d…%d)", all[0].ID, all[len(all)-1].ID, KeepFinished, cancelled-KeepFinished+1, cancelled)
+	}
+}

@@ -141,5 +141,6 @@ func (q *Queue) run(ctx context.Context, e *entry) {
 	default:
 		e.job.State, e.job.Err = Failed, fmt.Errorf("job %d: the generator returned neither an image nor an error", e.job.ID)
 	}
+	q.forgetOldFinished()
 	q.report(e, nil)
 }
