@@ -34,9 +34,9 @@ import (
 //
 //	go test ./app/jobs -run Soak -soak.jobs=200 -v   # the full run on both (docs/BENCHMARKS.md)
 //
-// By default the CPU test runs 200 jobs (about 15 s of CPU) and the emulator test 40 (each job
+// By default the CPU test runs 200 jobs (about 15 s of CPU) and the emulator test 32 (each job
 // runs the Metal kernels on the CPU: about a second and a half of CPU per tiny job).
-var soakJobs = flag.Int("soak.jobs", 0, "jobs in each soak test (0: 200 on the CPU, 40 on the Metal emulator); at least the warm-up plus one round of the mix")
+var soakJobs = flag.Int("soak.jobs", 0, "jobs in each soak test (0: 200 on the CPU, 32 on the Metal emulator); at least the warm-up plus one round of the mix")
 
 // The job mix repeats every len(soakMix) jobs; KeepFinished is a multiple of it, so the finished
 // jobs the queue keeps (with their images) hold the same sizes after warm-up as at the end, and any
@@ -308,7 +308,7 @@ func TestSoakEmuMetal(t *testing.T) {
 	}
 	idle, idleBytes := counter.LiveBuffers()
 	t.Logf("idle: %d live device buffers (%.2f MB: the weights)", idle, float64(idleBytes)/(1<<20))
-	soak(t, 40, GeneratorFunc(p.Run), counter, func(i int, j Job) {
+	soak(t, 32, GeneratorFunc(p.Run), counter, func(i int, j Job) {
 		if n, b := counter.LiveBuffers(); n != idle || b != idleBytes {
 			t.Fatalf("after job %d (%v): %d live device buffers (%d bytes), idle is %d (%d bytes)", i, j.State, n, b, idle, idleBytes)
 		}
