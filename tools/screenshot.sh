@@ -3,6 +3,7 @@
 # captures the screen mid-run into docs/screenshot.png (the picture the README shows).
 # Needs: xvfb, xdotool, imagemagick (`import`) — installed here when missing and run as root.
 #   make screenshot            # or: bash tools/screenshot.sh [OUT.png] [SECONDS_INTO_THE_RUN]
+# EASEL_PREVIEW=sharp, EASEL_SIZE=512 and EASEL_STEPS=100 change the settings the window starts with.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-docs/screenshot.png}
@@ -34,10 +35,11 @@ go build -o "$work/easel" .
 "$work/easel" convert testdata/golden/tiny-qwen-image-2.1 "$work/tiny.cmf" --profile f16 >/dev/null
 
 # A fresh settings folder: the tiny model, 40 steps at 1024² (long enough to catch mid-run).
+size=${EASEL_SIZE:-1024}
 mkdir -p "$work/config/Easel" "$work/out"
 cat > "$work/config/Easel/settings.json" <<JSON
 {"model": "$work/tiny.cmf", "backend": "cpu", "output_folder": "$work/out",
- "width": 1024, "height": 1024, "steps": 40, "cfg": 1}
+ "width": $size, "height": $size, "steps": ${EASEL_STEPS:-40}, "cfg": 1, "preview": "${EASEL_PREVIEW:-fast}"}
 JSON
 
 display=:$((90 + RANDOM % 9))

@@ -31,7 +31,10 @@ type previewReport struct {
 	Every      int     `json:"sharp_every_k_steps"`
 	Downsample int     `json:"sharp_downsample"`
 	CostShare  float64 `json:"sharp_cost_share_of_step_time"`
-	DecodeGF   float64 `json:"sharp_decode_gflop_this_model"`
+	// RunMedians are each run's median step time in ms, in the order run (off, on, off, on, …):
+	// the spread between runs of the same kind is the machine's noise.
+	RunMedians []float64 `json:"run_median_ms"`
+	DecodeGF   float64   `json:"sharp_decode_gflop_this_model"`
 	PublishGF  float64 `json:"sharp_decode_gflop_published_vae"`
 }
 
@@ -69,7 +72,16 @@ func benchPreview(args []string, stdout, stderr io.Writer) int {
 
 	rep := previewReport{Model: *model, Size: *size, Steps: *steps, Runs: *runs, Cores: runtime.NumCPU()}
 	var off, on, decodes []time.Duration
+	med := func(d []time.Duration) float64 {
+		if len(d) == 0 {
+			return 0
+		}
+		s := slices.Clone(d)
+		slices.Sort(s)
+		return float64(s[len(s)/2]) / 1e6
+	}
 	for i := range 2 * *runs {
+		var this []time.Duration
 		sharp := i%2 == 1
 		req := pipeline.Request{Prompt: "a lighthouse on a cliff at dusk", Width: *size, Height: *size, Steps: *steps, Seed: uint64(i / 2), SharpPreview: sharp}
 		events := make(chan pipeline.Event, 256)
@@ -84,6 +96,7 @@ func benchPreview(args []string, stdout, stderr io.Writer) int {
 					stop()
 				}
 				if ev.Stage == pipeline.StageDenoising && ev.Step > 0 {
+					this = append(this, ev.LastStepTime)
 					if sharp {
 						on = append(on, ev.LastStepTime)
 						if ev.Sharp != nil {
@@ -106,19 +119,12 @@ func benchPreview(args []string, stdout, stderr io.Writer) int {
 			return ExitFailure
 		}
 		stop()
+		rep.RunMedians = append(rep.RunMedians, med(this))
 		if last != nil {
 			rep.Decodes += last.Decodes
 			rep.Superseded += last.Superseded
 			rep.Every, rep.Downsample = last.Every, last.Downsample
 		}
-	}
-	med := func(d []time.Duration) float64 {
-		if len(d) == 0 {
-			return 0
-		}
-		s := slices.Clone(d)
-		slices.Sort(s)
-		return float64(s[len(s)/2]) / 1e6
 	}
 	rep.StepOffMS, rep.StepOnMS, rep.DecodeMS = med(off), med(on), med(decodes)
 	if rep.StepOffMS > 0 {
@@ -145,6 +151,7 @@ func benchPreview(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "preview: %s, %d², %d steps, %d runs each way alternated, %d cores\n", *model, *size, *steps, *runs, rep.Cores)
 	fmt.Fprintf(stdout, "step time (median): previews fast only %.1f ms, sharp on %.1f ms: ratio %.3f\n", rep.StepOffMS, rep.StepOnMS, rep.Ratio)
+	fmt.Fprintf(stdout, "per-run medians, ms (off, on, off, on, …): %.1f\n", rep.RunMedians)
 	fmt.Fprintf(stdout, "sharp: %d decodes (%d superseded) at 1/%d (%d×%d latents), %.1f ms each (median), every %d steps: %.1f %% of the step time\n",
 		rep.Decodes, rep.Superseded, rep.Downsample, hs, hs, rep.DecodeMS, rep.Every, 100*rep.CostShare)
 	fmt.Fprintf(stdout, "decode work: %.2f GFLOP with this model's VAE, %.0f GFLOP with the published VAE at the same size\n", rep.DecodeGF, rep.PublishGF)
