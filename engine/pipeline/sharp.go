@@ -15,9 +15,10 @@ import (
 // starts a decode only when the decode time spent so far plus the expected one stay within
 // SharpBudget · n · (mean step time): in steady state one step in k = ⌈decode / (SharpBudget ·
 // step)⌉, both times measured during the run. Before the first decode is measured, the expected
-// time is the decode's counted FLOPs at the rate of a probe: a decode of a 2×2 grid, timed when
-// the run starts (small decodes use the cores worse, so the estimate errs long; the probe's time
-// counts as spent).
+// time comes from two probes timed when the run starts, decodes of a 1×1 and a 2×2 grid: a fixed
+// cost plus a cost per counted FLOP, extrapolated to the real decode's FLOPs (a small decode is
+// mostly fixed cost, so one probe alone overstates a large one many times). The probes' time
+// counts as spent.
 const SharpBudget = 0.05
 
 // SharpStats are the sharp preview's costs so far in a run, for the timing panel (its own class:
@@ -62,18 +63,18 @@ type sharpDecoder struct {
 	factor int
 	h, w   int
 
-	mu      sync.Mutex
-	pending *sharpJob
-	cancel  context.CancelFunc // of the decode in flight
-	ready   *SharpImage        // finished, not yet handed to an event
-	stats   SharpStats
-	flops   float64       // one decode's counted work, for the first estimate
-	perFlop float64       // seconds per counted FLOP from the probe (0 until it ran)
-	probed  chan struct{} // closed once the probe has run
-	busy    bool          // a decode is queued or running
-	closed  bool
-	wake    chan struct{}
-	done    chan struct{}
+	mu       sync.Mutex
+	pending  *sharpJob
+	cancel   context.CancelFunc // of the decode in flight
+	ready    *SharpImage        // finished, not yet handed to an event
+	stats    SharpStats
+	flops    float64       // one decode's counted work, for the first estimate
+	estimate float64       // seconds the first decode is expected to take, from the probes (0 until they ran)
+	probed   chan struct{} // closed once the probe has run
+	busy     bool          // a decode is queued or running
+	closed   bool
+	wake     chan struct{}
+	done     chan struct{}
 	// settled, when set (tests), is called after each decode finishes or is cancelled, with the
 	// step it was for.
 	settled func(step int)
@@ -114,10 +115,10 @@ func (d *sharpDecoder) offer(step int, x0 []float32, stepTime time.Duration) {
 	defer d.mu.Unlock()
 	expect := d.stats.Last.Seconds()
 	if expect == 0 {
-		if d.perFlop <= 0 || d.flops <= 0 {
-			return // the probe has not run yet: nothing to estimate the cost from
+		if d.estimate <= 0 {
+			return // the probes have not run yet: nothing to estimate the cost from
 		}
-		expect = d.flops * d.perFlop
+		expect = d.estimate
 	}
 	if stepTime > 0 {
 		d.stats.Every = max(1, int(math.Ceil(expect/(SharpBudget*stepTime.Seconds()))))
@@ -168,32 +169,45 @@ func (d *sharpDecoder) close() {
 	<-d.done
 }
 
-// probe times a decode of a 2×2 grid of zero latents and keeps its seconds per FLOP.
+// probe times decodes of 1×1 and 2×2 grids of zero latents and sets the estimate for the real
+// decode: the line through the two (time against counted FLOPs), or the 2×2 decode's time per
+// FLOP when timing noise makes that line fall.
 func (d *sharpDecoder) probe() {
 	defer close(d.probed)
-	plan, err := d.model.PlanDecode(2, 2, nil)
-	if err != nil || plan.ConvFLOPs <= 0 {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	d.mu.Lock()
-	if d.closed {
+	var secs, flops [2]float64
+	for i, n := range []int{1, 2} {
+		plan, err := d.model.PlanDecode(n, n, nil)
+		if err != nil || plan.ConvFLOPs <= 0 {
+			return
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		d.mu.Lock()
+		if d.closed {
+			d.mu.Unlock()
+			cancel()
+			return
+		}
+		d.cancel = cancel
 		d.mu.Unlock()
+		start := time.Now()
+		_, err = d.decode(ctx, make([]float32, n*n*d.model.Config().ZDim), n, n)
+		took := time.Since(start)
 		cancel()
-		return
+		d.mu.Lock()
+		d.cancel = nil
+		d.stats.Time += took
+		d.mu.Unlock()
+		if err != nil {
+			return
+		}
+		secs[i], flops[i] = took.Seconds(), plan.ConvFLOPs
 	}
-	d.cancel = cancel
-	d.mu.Unlock()
-	start := time.Now()
-	_, err = d.decode(ctx, make([]float32, 2*2*d.model.Config().ZDim), 2, 2)
-	took := time.Since(start)
-	cancel()
+	est := secs[1] / flops[1] * d.flops
+	if slope := (secs[1] - secs[0]) / (flops[1] - flops[0]); slope > 0 && flops[1] > flops[0] {
+		est = secs[1] + slope*(d.flops-flops[1])
+	}
 	d.mu.Lock()
-	d.cancel = nil
-	d.stats.Time += took
-	if err == nil {
-		d.perFlop = took.Seconds() / plan.ConvFLOPs
-	}
+	d.estimate = max(est, secs[1])
 	d.mu.Unlock()
 }
 

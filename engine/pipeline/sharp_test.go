@@ -62,8 +62,8 @@ func TestSharpDecoderDecodesTheLatestStep(t *testing.T) {
 	}
 	first, second := x0(), x0()
 	<-d.probed
-	if s := d.stats; s.Time <= 0 || d.perFlop <= 0 {
-		t.Fatalf("after the probe: %+v, %g s per FLOP", s, d.perFlop)
+	if s := d.stats; s.Time <= 0 || d.estimate <= 0 {
+		t.Fatalf("after the probes: %+v, first decode expected to take %g s", s, d.estimate)
 	}
 	d.offer(1, first, time.Hour)
 	d.offer(2, second, time.Hour) // supersedes step 1, running or waiting
@@ -82,6 +82,7 @@ func TestSharpDecoderDecodesTheLatestStep(t *testing.T) {
 	if stats.Decodes+stats.Superseded != 2 || stats.Decodes < 1 || stats.Last <= 0 {
 		t.Errorf("stats %+v after two offers", stats)
 	}
+	t.Logf("the probes expected a decode of %v; it took %v", time.Duration(d.estimate*float64(time.Second)), stats.Last)
 	zn, err := vae.FromTokens(downsampleTokens(second, h, w, 2), h/2, w/2)
 	if err != nil {
 		t.Fatal(err)
