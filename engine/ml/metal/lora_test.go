@@ -99,7 +99,7 @@ func TestEmuLoRAMatchesCPU(t *testing.T) {
 // docs/BENCHMARKS.md follow from the same count.
 func TestEmuLoRAFlopsCounted(t *testing.T) {
 	dev := emuDevice(t)
-	dc := loadDiTCases(t)[0]
+	dc := fewestConditions(t)
 	m, f := tinyModel(t, convert.ProfileCortiq)
 	k := Knobs{Guards: DefaultGuards}
 	d, err := New(dev, m, f.Bytes(), Options{Knobs: &k})
