@@ -196,6 +196,9 @@ func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 	if h.s.queue.Pending() != 0 || !h.s.cancelBtn.Disabled() {
 		t.Error("queue not empty or Cancel still enabled after everything ended")
 	}
+	if len(h.s.jobDrafts) != 0 {
+		t.Errorf("%d job drafts kept after every job ended (the cancelled one's too)", len(h.s.jobDrafts))
+	}
 	// Clicking the history image restores its settings into the controls.
 	test.Type(h.s.prompt.prompt, " and more")
 	h.s.restore(e)
@@ -217,6 +220,9 @@ func TestEscapeCancelsTheRunningJob(t *testing.T) {
 	})
 	if !strings.Contains(h.s.progress.stage.Text, "cancelled") {
 		t.Errorf("stage %q", h.s.progress.stage.Text)
+	}
+	if len(h.s.jobDrafts) != 0 {
+		t.Errorf("the cancelled job's draft is still kept")
 	}
 }
 

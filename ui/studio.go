@@ -292,9 +292,14 @@ func (s *studio) previewNote() string {
 	return "Preview: the model's current guess, projected from the latents"
 }
 
-// finished clears the running job when j was it.
+// finished clears the running job when j was it, and forgets the draft of a job that made no
+// image (a done job's draft goes with its image to save), so a long session of cancelled or
+// failed jobs does not keep their condition images.
 func (s *studio) finished(j jobs.Job) {
 	delete(s.jobPeaks, j.ID)
+	if j.State != jobs.Done {
+		delete(s.jobDrafts, j.ID)
+	}
 	if s.current == j.ID {
 		s.current = 0
 		if s.predictedErr == nil {
