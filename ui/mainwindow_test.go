@@ -356,5 +356,5 @@ func TestSharpPreviewInTheWindow(t *testing.T) {
 		t.Error("a fast preview replaced the sharp one")
 	}
 	h.gen.release <- struct{}{}
-	h.pump("the final image", func() bool { return h.s.canvas.isFinal })
+	h.pump("the final image, saved", func() bool { return h.s.canvas.isFinal && len(h.s.history.entries) == 1 })
 }
