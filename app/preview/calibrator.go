@@ -28,6 +28,7 @@ const (
 // and renders previews with whatever is ready: the model's projection once it exists, Neutral
 // before. Its methods may be called from any goroutine.
 type Calibrator struct {
+	// Cache keeps calibrations between launches; with no Dir every Start calibrates.
 	Cache Cache
 	// OnChange, when set, is called after the status changes (on the calibrator's goroutine).
 	OnChange func()
@@ -102,8 +103,10 @@ func (c *Calibrator) calibrate(ctx context.Context, path string) (p *Projection,
 	if err != nil {
 		return nil, false, err
 	}
-	if p, found, err := c.Cache.Load(key); err == nil && found {
-		return p, true, nil
+	if c.Cache.Dir != "" {
+		if p, found, err := c.Cache.Load(key); err == nil && found {
+			return p, true, nil
+		}
 	}
 	m, err := vae.Load(cpu.New(), f)
 	if err != nil {
