@@ -35,7 +35,7 @@ type previewReport struct {
 	// the spread between runs of the same kind is the machine's noise.
 	RunMedians []float64 `json:"run_median_ms"`
 	DecodeGF   float64   `json:"sharp_decode_gflop_this_model"`
-	PublishGF  float64 `json:"sharp_decode_gflop_published_vae"`
+	PublishGF  float64   `json:"sharp_decode_gflop_published_vae"`
 }
 
 func init() { benchmarks["preview"] = benchPreview }
