@@ -405,7 +405,7 @@ func finiteRMS(v []float32) (bool, float64) {
 	var ss float64
 	for _, x := range v {
 		f := float64(x)
-		if f != f || f > 1e30 || f < -1e30 {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return false, 0
 		}
 		ss += f * f
