@@ -13,8 +13,8 @@ type Memory struct {
 	// Weights are the bytes each network maps from the model file (read in place, not copied).
 	Weights []ComponentBytes
 	// PrefixKV is each live program's cached prefix keys and values, in bytes (positive prompt
-	// first; two under CFG), at the element size where the program lives (float32 on the CPU,
-	// half on the Metal device).
+	// first; two under CFG), at the element size where the program lives (half on the CPU and
+	// on the Metal device; float32 for a CPU model with qi21.Model.FloatKV).
 	PrefixKV []int64
 	// Activations estimates the denoiser's working set from the shapes, not a measurement: on the
 	// CPU the largest float32 activations of a prefill or a step (programs share them); on a
@@ -46,8 +46,8 @@ func prefixKVBytes(c qi21.Config, lay *qi21.Layout, elem int) int64 {
 }
 
 // kvElementBytes is the size of one cached value of a new program: what the denoiser reports
-// through KVElementBytes() int (2 for the Metal denoiser's half cache), else what the backend
-// reports, else 4 (float32, the CPU backend).
+// through KVElementBytes() int (2 for the CPU model's and the Metal denoiser's half caches), else
+// what the backend reports, else 4 (float32).
 func (p *Pipeline) kvElementBytes() int {
 	if k, ok := p.den.(kvElementer); ok && k.KVElementBytes() > 0 {
 		return k.KVElementBytes()
@@ -59,7 +59,7 @@ func (p *Pipeline) kvElementBytes() int {
 }
 
 // programKVElementBytes is one live program's element size: its own report (a program the
-// device declined lives on the CPU in float32), else the denoiser's.
+// device declined lives in the CPU model's cache), else the denoiser's.
 func (p *Pipeline) programKVElementBytes(prog Program) int {
 	if k, ok := prog.(kvElementer); ok && k.KVElementBytes() > 0 {
 		return k.KVElementBytes()
