@@ -385,12 +385,16 @@ func runPipelineBench(ctx context.Context, path string, req pipeline.Request, ou
 			stages[s.String()] = d.Seconds()
 		}
 	}
+	// The kernel's high-water mark (getrusage) and /proc's VmRSS read the same counters at
+	// different moments and can disagree by a few pages; the peak is the higher of every reading.
+	peak := memplan.PeakResident()
 	for i := range detail {
 		detail[i].Seconds = stages[detail[i].Name]
+		peak = max(peak, detail[i].RSSMaxBytes)
 	}
 	rep := &pipelineReport{
 		Backend: be.Name(), Model: path, Width: result.Width, Height: result.Height, Steps: result.Steps, CFG: result.CFG,
-		Images: len(req.Images), Stages: stages, StageDetail: detail, PeakRSS: memplan.PeakResident(),
+		Images: len(req.Images), Stages: stages, StageDetail: detail, PeakRSS: peak,
 		Predicted: pred.Peak, PredictedParts: pred, Mac16: mac, Mac16Fits: mac.Fits(),
 	}
 	if pred.Peak > 0 {

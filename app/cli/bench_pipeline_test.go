@@ -19,8 +19,10 @@ func TestBenchPipelineReportsStagesPeakAndPrediction(t *testing.T) {
 		Predicted int64              `json:"predicted_peak_bytes"`
 		Backend   string             `json:"backend"`
 		Detail    []struct {
-			Name   string `json:"name"`
-			RSSMax int64  `json:"rss_max_bytes"`
+			Name    string `json:"name"`
+			RSSEnd  int64  `json:"rss_end_bytes"`
+			RSSMax  int64  `json:"rss_max_bytes"`
+			FileMax int64  `json:"file_max_bytes"`
 		} `json:"stage_detail"`
 		Finite bool `json:"output_finite"`
 	}
@@ -35,9 +37,12 @@ func TestBenchPipelineReportsStagesPeakAndPrediction(t *testing.T) {
 	if rep.Peak <= 0 || rep.Predicted <= 0 || rep.Backend == "" || !rep.Finite {
 		t.Errorf("peak %d, predicted %d, backend %q, finite %v", rep.Peak, rep.Predicted, rep.Backend, rep.Finite)
 	}
+	if len(rep.Detail) < 5 {
+		t.Errorf("stage detail for %d stages, want every stage: %+v", len(rep.Detail), rep.Detail)
+	}
 	for _, d := range rep.Detail {
-		if d.RSSMax > rep.Peak {
-			t.Errorf("stage %s resident %d above the process's peak %d", d.Name, d.RSSMax, rep.Peak)
+		if d.RSSMax <= 0 || d.RSSEnd > d.RSSMax || d.FileMax > d.RSSMax {
+			t.Errorf("stage %s: resident at end %d, highest %d, of it the file %d", d.Name, d.RSSEnd, d.RSSMax, d.FileMax)
 		}
 	}
 	if code, _, _ := run("bench", "pipeline", "--size", "64x64"); code != ExitUsage {
