@@ -3,8 +3,11 @@ package jobs
 import (
 	"context"
 	"errors"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"easel/engine/pipeline"
 )
@@ -267,5 +270,39 @@ func TestQueueForgetsOldFinishedJobs(t *testing.T) {
 	}
 	if all[len(all)-1].ID != cancelled || all[len(all)-2].ID != last || all[0].ID != cancelled-KeepFinished+1 {
 		t.Errorf("kept jobs %d…%d, want the newest %d (%d…%d)", all[0].ID, all[len(all)-1].ID, KeepFinished, cancelled-KeepFinished+1, cancelled)
+	}
+}
+
+// A generator that panics without closing its event channel fails its job with the panic as a
+// bug report, keeps the events it sent, lets the next job run, and leaves no goroutine behind.
+func TestPanickingGeneratorFailsOneJobAndLeavesNothingRunning(t *testing.T) {
+	before := runtime.NumGoroutine()
+	rec := newRecorder()
+	q := New(GeneratorFunc(func(ctx context.Context, req pipeline.Request, ev chan<- pipeline.Event) (*pipeline.Result, error) {
+		if req.Prompt == "bad" {
+			ev <- pipeline.Event{Stage: pipeline.StageDenoising, Step: 1, Steps: 2}
+			panic("index out of range in a generator")
+		}
+		close(ev)
+		return &pipeline.Result{}, nil
+	}), rec.notify)
+	bad := submit(t, q, "bad")
+	submit(t, q, "good")
+	if j := <-rec.finished; j.State != Failed || j.Err == nil || !strings.Contains(j.Err.Error(), "index out of range in a generator") {
+		t.Fatalf("panicking job %v (%v), want failed naming the panic", j.State, j.Err)
+	}
+	if j := <-rec.finished; j.State != Done {
+		t.Fatalf("job after the panic %v (%v), want done", j.State, j.Err)
+	}
+	if got := rec.stepsOf(bad); len(got) != 1 || got[0] != 1 {
+		t.Errorf("events of the panicking job %v, want its one step", got)
+	}
+	q.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines after Close, %d before the queue: something still waits on the panicked run", n, before)
 	}
 }

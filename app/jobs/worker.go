@@ -87,6 +87,21 @@ type panicked struct{ error }
 
 func (p *panicked) Unwrap() error { return p.error }
 
+// forwardBuffered reports the events already on the channel, without waiting for more.
+func (q *Queue) forwardBuffered(e *entry, events <-chan pipeline.Event) {
+	for {
+		select {
+		case ev, open := <-events:
+			if !open {
+				return
+			}
+			q.forward(e, ev)
+		default:
+			return
+		}
+	}
+}
+
 // run generates one job, forwarding its events, and records how it ended.
 func (q *Queue) run(ctx context.Context, e *entry) {
 	events := make(chan pipeline.Event, 8)
@@ -112,14 +127,11 @@ func (q *Queue) run(ctx context.Context, e *entry) {
 			q.forward(e, ev)
 		case out = <-ended:
 			// The generator returned; its last events may still be on their way (the pipeline's
-			// channel closes after Run returns). One that panicked may never close it: then
-			// nothing more is reported.
+			// channel closes after Run returns). One that panicked may never close it: what it
+			// sent before is reported, and nothing waits for a close that may never come.
 			received = true
 			if out.panicked {
-				go func() {
-					for range events {
-					}
-				}()
+				q.forwardBuffered(e, events)
 				continue
 			}
 			for ev := range events {
