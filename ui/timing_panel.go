@@ -45,7 +45,7 @@ type timingPanel struct {
 func newTimingPanel() *timingPanel {
 	title := "CPU time by kernel class"
 	if hasMetal {
-		title = "GPU time by kernel class"
+		title = "Time by kernel class" // the device or the CPU: the run says which
 	}
 	p := &timingPanel{title: heading(title), total: widget.NewLabel("No run yet."), device: widget.NewLabel("")}
 	p.total.Wrapping = fyne.TextWrapWord
@@ -100,6 +100,26 @@ func deviceStageText(stages [len(pipeline.Event{}.StageDeviceTimes)]time.Duratio
 	return "GPU time: " + strings.Join(parts, " · ") + "."
 }
 
+// classTitle names where the per-class times come from: the denoiser's backend. It ran on the
+// device when its prefill or its steps have GPU time; it runs on the CPU when its prefill ended
+// without any (a declined denoiser, or the CPU backend). "" while that is not known yet.
+func classTitle(ev pipeline.Event) string {
+	dev := ev.StageDeviceTimes
+	var finished time.Duration
+	for _, d := range dev {
+		finished += d
+	}
+	denoiserNow := ev.Stage == pipeline.StagePrefill || ev.Stage == pipeline.StageDenoising
+	switch {
+	case dev[pipeline.StagePrefill] > 0 || dev[pipeline.StageDenoising] > 0,
+		denoiserNow && ev.DeviceTime > finished:
+		return "GPU time by kernel class"
+	case ev.Stage > pipeline.StagePrefill:
+		return "CPU time by kernel class"
+	}
+	return ""
+}
+
 // showSharp renders the sharp preview's cost: its decodes, their time, how often it decodes,
 // and its share of the denoising time so far (the budget is pipeline.SharpBudget).
 func (p *timingPanel) showSharp(ev pipeline.Event) {
@@ -122,6 +142,9 @@ func (p *timingPanel) showSharp(ev pipeline.Event) {
 func (p *timingPanel) observe(ev pipeline.Event) {
 	defer func() { p.prevKernels, p.prevFlops = p.kernels, p.flops }()
 	p.showDevice(ev.StageDeviceTimes)
+	if t := classTitle(ev); t != "" && t != p.title.Text {
+		p.title.SetText(t)
+	}
 	if ev.Stage != pipeline.StageDenoising {
 		return
 	}

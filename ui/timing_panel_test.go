@@ -74,3 +74,32 @@ func TestDeviceTimePerStage(t *testing.T) {
 		t.Errorf("%q, want %q", got, want)
 	}
 }
+
+// The per-class panel's title says where the denoiser's kernels ran, from the run's events: the
+// GPU once its prefill or steps have device time, the CPU once its prefill ended without any
+// (whatever the text encoder did before it), unknown before.
+func TestClassTitleFollowsWhereTheDenoiserRan(t *testing.T) {
+	var dev [len(pipeline.Event{}.StageDeviceTimes)]time.Duration
+	dev[pipeline.StageEncodingPrompt] = time.Second // the text encoder on the device
+	onDeviceNow := dev
+	for _, c := range []struct {
+		name string
+		ev   pipeline.Event
+		want string
+	}{
+		{"text encoder on the device, denoiser not started", pipeline.Event{Stage: pipeline.StageEncodingPrompt, DeviceTime: time.Second}, ""},
+		{"prefill running on the device", pipeline.Event{Stage: pipeline.StagePrefill, DeviceTime: 3 * time.Second, StageDeviceTimes: onDeviceNow}, "GPU time by kernel class"},
+		{"prefill running on the CPU after a device text encoder", pipeline.Event{Stage: pipeline.StagePrefill, DeviceTime: time.Second, StageDeviceTimes: dev}, ""},
+		{"steps on the CPU after a device text encoder", pipeline.Event{Stage: pipeline.StageDenoising, Step: 1, DeviceTime: time.Second, StageDeviceTimes: dev}, "CPU time by kernel class"},
+		{"CPU backend", pipeline.Event{Stage: pipeline.StageDecoding}, "CPU time by kernel class"},
+		{"steps on the device", pipeline.Event{Stage: pipeline.StageDecoding, StageDeviceTimes: func() [len(dev)]time.Duration {
+			d := dev
+			d[pipeline.StagePrefill], d[pipeline.StageDenoising] = time.Second, 9*time.Second
+			return d
+		}()}, "GPU time by kernel class"},
+	} {
+		if got := classTitle(c.ev); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
