@@ -179,7 +179,18 @@ var tileCandidates = []int{64, 48, 40, 32, 24, 16, 12, 8}
 // piece, exact and cheapest) when that fits, else the largest candidate tiling that fits. It
 // returns the chosen plan, or an error naming the smallest need when nothing fits.
 func (m *Model) ChooseTiling(h, w int, budget int64) (*Tiling, Plan, error) {
-	plan, err := m.PlanDecode(h, w, nil)
+	_, fast := m.b.(ChannelNormer)
+	return chooseTiling(m.cfg, fast, h, w, budget)
+}
+
+// ChooseTilingFor is ChooseTiling for a model of geometry cfg on a backend with the channel norm
+// (the CPU's): the choice the pipeline makes, from the config alone (app/memplan predicts with it).
+func ChooseTilingFor(cfg *Config, h, w int, budget int64) (*Tiling, Plan, error) {
+	return chooseTiling(cfg, true, h, w, budget)
+}
+
+func chooseTiling(cfg *Config, fast bool, h, w int, budget int64) (*Tiling, Plan, error) {
+	plan, err := planDecode(cfg, fast, h, w, nil)
 	if err != nil || plan.PeakActivationBytes <= budget {
 		return nil, plan, err
 	}
@@ -188,7 +199,7 @@ func (m *Model) ChooseTiling(h, w int, budget int64) (*Tiling, Plan, error) {
 			continue
 		}
 		t := &Tiling{Tile: side, Overlap: max(4, side/4)}
-		if plan, err = m.PlanDecode(h, w, t); err != nil {
+		if plan, err = planDecode(cfg, fast, h, w, t); err != nil {
 			return nil, Plan{}, err
 		}
 		if plan.PeakActivationBytes <= budget {

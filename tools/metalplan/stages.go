@@ -1,12 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
-	"easel/engine/convert"
 	"easel/engine/qwen3vl"
 	"easel/engine/vae"
 )
@@ -25,21 +23,7 @@ type stage struct {
 }
 
 // publishedEncoder reads Qwen3-VL-8B's text and vision configs from the published snapshot files.
-func publishedEncoder() (qwen3vl.TextConfig, qwen3vl.VisionConfig) {
-	var whole map[string]json.RawMessage
-	if err := json.Unmarshal(convert.PublishedConfigs()["text_encoder/config.json"], &whole); err != nil {
-		panic(err)
-	}
-	tc, err := qwen3vl.ParseTextConfig(whole["text_config"])
-	if err != nil {
-		panic(err)
-	}
-	vc, err := qwen3vl.ParseVisionConfig(whole["vision_config"])
-	if err != nil {
-		panic(err)
-	}
-	return tc, vc
-}
+func publishedEncoder() (qwen3vl.TextConfig, qwen3vl.VisionConfig) { return qwen3vl.PublishedConfigs() }
 
 // q8Bytes is a q8_2f payload: int8 codes, a half row scale and a half column field.
 func q8Bytes(rows, cols int) float64 { return float64(rows*cols + 2*rows + 2*cols) }

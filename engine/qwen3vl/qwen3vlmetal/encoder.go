@@ -132,19 +132,35 @@ func (e *Encoder) WeightBytes() int64 { return e.arenaBytes }
 // Close frees the device memory (the mapping stays the caller's).
 func (e *Encoder) Close() { e.b.Close() }
 
-// PlanEncode estimates the device memory an Encode of tokens tokens needs beyond the weights: the
-// language model's activations (the residual stream, normalized rows, q, k, v, the attention
-// output, gate and up, the RoPE tables) and its score buffer, or the vision tower's for the
-// largest image's patches, whichever is larger (the tower runs first, its outputs stay).
+// PlanEncode estimates the device memory an Encode of tokens tokens needs beyond the weights:
+// PlanEncodeFor at this encoder's geometry and the images' patch grids.
 func (e *Encoder) PlanEncode(tokens int, images []qwen3vl.VisionInput) int64 {
-	c := e.enc.TextConfig()
-	qw, kvw := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	var vc *qwen3vl.VisionConfig
+	if c, ok := e.enc.VisionConfig(); ok {
+		vc = &c
+	}
+	grids := make([][3]int, len(images))
+	for i, img := range images {
+		grids[i] = img.Grid
+	}
+	return PlanEncodeFor(e.enc.TextConfig(), vc, tokens, grids)
+}
+
+// PlanEncodeFor is the device memory, beyond the weights, of encoding tokens prompt tokens with
+// condition images of the given patch grids (image_grid_thw) on an encoder of geometry tc and vc
+// (nil: no vision tower), from the configs alone: the language model's activations (the residual
+// stream, normalized rows, q, k, v, the attention output, gate and up, the RoPE tables) and its
+// score buffer, or the vision tower's for the largest image's patches, whichever is larger (the
+// tower runs first), plus the merged outputs the tower keeps for the language model. Encode's
+// check and app/memplan's prediction both count with it.
+func PlanEncodeFor(tc qwen3vl.TextConfig, vc *qwen3vl.VisionConfig, tokens int, grids [][3]int) int64 {
+	qw, kvw := tc.Heads*tc.HeadDim, tc.KVHeads*tc.HeadDim
 	n := int64(tokens)
-	lm := n*int64(2*c.Hidden+2*qw+2*kvw+2*c.Intermediate+c.HeadDim)*4 + metalops.AttentionScratchBytes(tokens, tokens, c.Heads)
+	lm := n*int64(2*tc.Hidden+2*qw+2*kvw+2*tc.Intermediate+tc.HeadDim)*4 + metalops.AttentionScratchBytes(tokens, tokens, tc.Heads)
 	var vis, kept int64
-	if vc, ok := e.enc.VisionConfig(); ok {
-		for _, img := range images {
-			p := img.Grid[0] * img.Grid[1] * img.Grid[2]
+	if vc != nil {
+		for _, g := range grids {
+			p := g[0] * g[1] * g[2]
 			pp := int64(p)
 			// patches in, the stream, its norm, the qkv panel and its transpose, the attention
 			// output, the MLP hidden layer, the rotary tables; the merged outputs it keeps.

@@ -15,6 +15,9 @@ import (
 	"easel/kernels/device"
 )
 
+// The device backend has the channel norm's fast path, which PlanDecodeFor's dry run assumes.
+var _ vae.ChannelNormer = (*metalops.Backend)(nil)
+
 // VAE is engine/vae's model bound to a Metal device. Its methods may not be called concurrently.
 //
 // Only the biases and gains stay on the device between calls: the weight arena (no-copy buffers
@@ -129,27 +132,44 @@ func (v *VAE) WeightBytes() int64 { return v.arenaBytes }
 // Close frees the device memory (the mapping stays the caller's).
 func (v *VAE) Close() { v.b.Close() }
 
-// PlanDecode is the device memory a decode of an h×w latent grid needs beyond ResidentBytes: the
-// dry run's peak activations plus the attention's score buffer.
+// PlanDecode is the device memory a decode of an h×w latent grid needs beyond ResidentBytes:
+// PlanDecodeFor at this model's geometry.
 func (v *VAE) PlanDecode(h, w int, tiling *vae.Tiling) (int64, error) {
-	p, err := v.m.PlanDecode(h, w, tiling)
+	return PlanDecodeFor(v.m.Config(), h, w, tiling)
+}
+
+// PlanEncode is the device memory an encode of an H×W image needs beyond ResidentBytes:
+// PlanEncodeFor at this model's geometry.
+func (v *VAE) PlanEncode(H, W int) (int64, error) { return PlanEncodeFor(v.m.Config(), H, W) }
+
+// PlanDecodeFor is the device memory, beyond the biases and gains, of decoding an h×w latent grid
+// (in one piece when tiling is nil, else in its tiles) with a VAE of geometry cfg, from the config
+// alone: engine/vae's dry run of the decode with the device's channel norm, plus the attention's
+// score buffer for one tile. Decode's check and app/memplan's prediction both count with it.
+func PlanDecodeFor(cfg *vae.Config, h, w int, tiling *vae.Tiling) (int64, error) {
+	var p vae.Plan
+	var err error
+	th, tw := h, w
+	if tiling == nil {
+		p, err = vae.PlanDecodeFor(cfg, h, w)
+	} else {
+		p, err = vae.PlanDecodeTiledFor(cfg, h, w, *tiling)
+		th, tw = min(h, tiling.Tile), min(w, tiling.Tile)
+	}
 	if err != nil {
 		return 0, err
-	}
-	th, tw := h, w
-	if tiling != nil {
-		th, tw = min(h, tiling.Tile), min(w, tiling.Tile)
 	}
 	return p.PeakActivationBytes + metalops.AttentionScratchBytes(th*tw, th*tw, 1), nil
 }
 
-// PlanEncode is the device memory an encode of an H×W image needs beyond ResidentBytes.
-func (v *VAE) PlanEncode(H, W int) (int64, error) {
-	p, err := v.m.PlanEncode(H, W)
+// PlanEncodeFor is the device memory, beyond the biases and gains, of encoding an H×W image with
+// a VAE of geometry cfg: the dry run's peak plus the mid block's score buffer.
+func PlanEncodeFor(cfg *vae.Config, H, W int) (int64, error) {
+	p, err := vae.PlanEncodeFor(cfg, H, W)
 	if err != nil {
 		return 0, err
 	}
-	s := v.m.Config().Scale()
+	s := cfg.Scale()
 	return p.PeakActivationBytes + metalops.AttentionScratchBytes((H/s)*(W/s), (H/s)*(W/s), 1), nil
 }
 
