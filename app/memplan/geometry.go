@@ -5,8 +5,11 @@ import (
 	"strings"
 
 	"easel/engine/cmf"
+	"easel/engine/mmapfile"
 	"easel/engine/pipeline"
 	"easel/engine/qi21"
+	"easel/engine/qwen3vl"
+	"easel/engine/vae"
 )
 
 // Geometry is what the prediction needs to know about the model.
@@ -19,6 +22,11 @@ type Geometry struct {
 	TextEmbedding int64
 	// Estimated says the weights are the published model's expected sizes, not a file's.
 	Estimated bool
+	// Text, Vision and VAE are the other networks' geometry, which the Metal plan counts their
+	// device buffers from; nil means the published model's (PublishedGeometry leaves them nil).
+	Text   *qwen3vl.TextConfig
+	Vision *qwen3vl.VisionConfig
+	VAE    *vae.Config
 }
 
 // PublishedGeometry is Qwen-Image-2.1 as Easel's default .cmf holds it (spec §6.1, §11): the
@@ -76,13 +84,23 @@ func (g Geometry) HasVision() bool {
 	return false
 }
 
-// GeometryOf reads a model file's denoiser config and weight sizes.
+// GeometryOf reads a model file's configs and weight sizes.
 func GeometryOf(path string) (Geometry, error) {
 	f, err := cmf.Open(path)
 	if err != nil {
 		return Geometry{}, err
 	}
 	defer f.Close()
+	return GeometryOfFile(f)
+}
+
+// GeometryOfFile reads an open model file's denoiser config, the text encoder's, vision tower's
+// and VAE's configs when it has them, and its weight sizes. A file that changes or goes away
+// under its mapping meanwhile gives its *mmapfile.FaultError, not a crash.
+func GeometryOfFile(f *cmf.File) (g Geometry, err error) {
+	defer mmapfile.Recover(&err)
+	defer mmapfile.Guard()()
+	path := f.Path()
 	js, err := f.ConfigJSON(qi21.ConfigTensor)
 	if err != nil {
 		return Geometry{}, fmt.Errorf("%s: %w", path, err)
@@ -91,9 +109,36 @@ func GeometryOf(path string) (Geometry, error) {
 	if err != nil {
 		return Geometry{}, fmt.Errorf("%s: %w", path, err)
 	}
-	g := Geometry{Layers: c.Layers, Hidden: c.Hidden(), MLPHidden: c.MLPHidden(), Weights: WeightsOf(f.Entries())}
+	g = Geometry{Layers: c.Layers, Hidden: c.Hidden(), MLPHidden: c.MLPHidden(), Weights: WeightsOf(f.Entries())}
 	if e, ok := f.Entry(textEmbeddingTensor); ok {
 		g.TextEmbedding = int64(e.Size)
 	}
+	if js, err := f.ConfigJSON(textConfigTensor); err == nil {
+		tc, err := qwen3vl.ParseTextConfig(js)
+		if err != nil {
+			return Geometry{}, fmt.Errorf("%s: %w", path, err)
+		}
+		g.Text = &tc
+	}
+	if js, err := f.ConfigJSON(visionConfigTensor); err == nil {
+		vc, err := qwen3vl.ParseVisionConfig(js)
+		if err != nil {
+			return Geometry{}, fmt.Errorf("%s: %w", path, err)
+		}
+		g.Vision = &vc
+	}
+	if js, err := f.ConfigJSON(vae.ConfigTensor); err == nil {
+		vcfg, err := vae.ParseConfig(js)
+		if err != nil {
+			return Geometry{}, fmt.Errorf("%s: %w", path, err)
+		}
+		g.VAE = vcfg
+	}
 	return g, nil
 }
+
+// The other networks' config blobs in a model file (absent ones leave the published geometry).
+const (
+	textConfigTensor   = "te.config_json"
+	visionConfigTensor = "vis.config_json"
+)
