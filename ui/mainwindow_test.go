@@ -14,6 +14,7 @@ import (
 	"easel/app"
 	"easel/app/compose"
 	"easel/app/jobs"
+	"easel/app/memplan"
 	"easel/app/settings"
 	"easel/engine/convert"
 	"easel/internal/golden"
@@ -357,4 +358,32 @@ func TestSharpPreviewInTheWindow(t *testing.T) {
 	}
 	h.gen.release <- struct{}{}
 	h.pump("the final image, saved", func() bool { return h.s.canvas.isFinal && len(h.s.history.entries) == 1 })
+}
+
+// Choosing the sharp preview in the settings re-predicts memory with its decodes in the
+// denoiser's stage (a second VAE beside the denoiser), and choosing the fast one takes them out.
+func TestSharpPreviewSettingJoinsThePrediction(t *testing.T) {
+	h := newHarness(t, 64e9)
+	denoiser := func() memplan.Stage {
+		for _, st := range h.s.prediction.Stages {
+			if st.Name == "denoiser" {
+				return st
+			}
+		}
+		t.Fatal("no denoiser stage in the prediction")
+		return memplan.Stage{}
+	}
+	fast := denoiser()
+	ns := h.s.deps.Settings
+	ns.Preview = settings.PreviewSharp
+	h.s.settingsSaved(ns)
+	sharp := denoiser()
+	if sharp.Weights <= fast.Weights || sharp.Working <= fast.Working {
+		t.Errorf("denoiser stage with the sharp preview %+v, without %+v: want the VAE's weights and decode added", sharp, fast)
+	}
+	ns.Preview = settings.PreviewFast
+	h.s.settingsSaved(ns)
+	if got := denoiser(); got != fast {
+		t.Errorf("back to the fast preview the denoiser stage is %+v, want %+v", got, fast)
+	}
 }

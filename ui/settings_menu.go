@@ -37,6 +37,9 @@ func (s *studio) settingsSaved(ns settings.Settings) {
 		// The selector's change handler records the choice (setBackend).
 		s.options.backend.SetSelected(map[settings.Backend]string{settings.BackendAuto: "Auto", settings.BackendMetal: "Metal", settings.BackendCPU: "CPU"}[ns.Backend])
 	}
+	if ns.Preview != old.Preview {
+		s.draftChanged() // the sharp preview's decodes join the denoiser's stage in the prediction
+	}
 	if ns.OutputFolder != old.OutputFolder {
 		s.deps.History = history.New(ns.OutputFolder)
 		s.say("New images go to %s.", shortPath(ns.OutputFolder))

@@ -104,13 +104,22 @@ func (s *studio) quiet() {
 	s.message.Hide()
 }
 
+// memoryPlan is the draft's memory plan as a run of it would go: on Metal unless the backend is
+// the CPU, with the sharp preview's decodes when the preview setting asks for them (as Generate
+// sets the request's SharpPreview).
+func (s *studio) memoryPlan() (memplan.Plan, error) {
+	plan, err := s.draft.Plan()
+	plan.Metal = hasMetal && s.draft.Backend != "cpu"
+	plan.SharpPreview = s.deps.Settings.Preview == settings.PreviewSharp
+	return plan, err
+}
+
 // draftChanged re-predicts memory and updates whatever depends on the draft.
 func (s *studio) draftChanged() {
 	s.options.refreshSize()
-	plan, err := s.draft.Plan()
+	plan, err := s.memoryPlan()
 	s.predictedErr = err
 	if err == nil {
-		plan.Metal = hasMetal && s.draft.Backend != "cpu"
 		s.prediction = memplan.Predict(s.deps.Geometry, plan, s.deps.Budget)
 		if s.current == 0 {
 			s.memory.showPrediction(s.prediction, plan, s.deps.Geometry)
@@ -303,7 +312,7 @@ func (s *studio) finished(j jobs.Job) {
 	if s.current == j.ID {
 		s.current = 0
 		if s.predictedErr == nil {
-			plan, _ := s.draft.Plan()
+			plan, _ := s.memoryPlan()
 			s.memory.showPrediction(s.prediction, plan, s.deps.Geometry)
 		}
 	}

@@ -71,8 +71,9 @@ type pipelineReport struct {
 	Predicted      int64                 `json:"predicted_peak_bytes"`
 	PredictedParts memplan.Prediction    `json:"prediction"`
 	PeakRatio      float64               `json:"peak_over_predicted"`
-	// Mac16 is the planner's prediction for the same request on a 16 GB Mac with the denoiser on
-	// Metal (half K/V, device buffers per program, the GPU working set three quarters of memory).
+	// Mac16 is the planner's prediction for the same request on a 16 GB Mac with every network on
+	// Metal (half K/V, the denoiser's device buffers per program, the other networks' device
+	// plans, the GPU working set three quarters of memory).
 	Mac16        memplan.Prediction `json:"mac16_prediction"`
 	Mac16Fits    bool               `json:"mac16_fits"`
 	OutputFinite bool               `json:"output_finite"`
@@ -156,7 +157,7 @@ func benchPipeline(args []string, stdout, stderr io.Writer) int {
 		return ExitOK
 	}
 	if *predictOnly {
-		fmt.Fprintf(stdout, "predicted peak here %s (while the %s runs); on a 16 GB Mac with the denoiser on Metal %s (while the %s runs), %s of the %s GPU working set usable: fits %v\n",
+		fmt.Fprintf(stdout, "predicted peak here %s (while the %s runs); on a 16 GB Mac with the networks on Metal %s (while the %s runs), %s of the %s GPU working set usable: fits %v\n",
 			memplan.GB(rep.Predicted), rep.PredictedParts.Largest().Name, memplan.GB(rep.Mac16.Peak), rep.Mac16.Largest().Name,
 			memplan.GB(rep.Mac16.Usable()), memplan.GB(mac16WorkingSet), rep.Mac16Fits)
 		return ExitOK
@@ -168,7 +169,7 @@ func benchPipeline(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "peak RSS %s, predicted peak %s (measured/predicted %.2f); output finite %v, RMS %.3f\n",
 		memplan.GB(rep.PeakRSS), memplan.GB(rep.Predicted), rep.PeakRatio, rep.OutputFinite, rep.OutputRMS)
-	fmt.Fprintf(stdout, "a 16 GB Mac (denoiser on Metal): predicted peak %s while the %s runs, %s of the %s GPU working set usable: fits %v\n",
+	fmt.Fprintf(stdout, "a 16 GB Mac (networks on Metal): predicted peak %s while the %s runs, %s of the %s GPU working set usable: fits %v\n",
 		memplan.GB(rep.Mac16.Peak), rep.Mac16.Largest().Name, memplan.GB(rep.Mac16.Usable()), memplan.GB(mac16WorkingSet), rep.Mac16Fits)
 	return ExitOK
 }
@@ -208,6 +209,27 @@ func ensureSyntheticModel(ctx context.Context, tokenizerPath string, stderr io.W
 // mac16WorkingSet is a 16 GB Mac's GPU working set as memplan estimates it (three quarters of
 // unified memory, Metal's recommendedMaxWorkingSetSize on such machines).
 const mac16WorkingSet = 16 << 30 / 4 * 3
+
+// benchPlan is the memory plan of a request, its condition images sized for resolution res.
+func benchPlan(req pipeline.Request, res int) (memplan.Plan, error) {
+	plan := memplan.Plan{Width: req.Width, Height: req.Height, PromptBytes: len(req.Prompt), CFG: req.CFG > 1}
+	for _, img := range req.Images {
+		cw, ch, err := qwen3vl.ConditionSize(img.Rect.Dx(), img.Rect.Dy(), res)
+		if err != nil {
+			return memplan.Plan{}, err
+		}
+		plan.Conditions = append(plan.Conditions, [2]int{cw, ch})
+	}
+	return plan, nil
+}
+
+// mac16Prediction is the planner's prediction for a plan on a 16 GB Mac with every network on
+// Metal: the denoiser's device buffers per program, the text encoder's, vision tower's and VAE's
+// device plans, one network resident at a time.
+func mac16Prediction(g memplan.Geometry, plan memplan.Plan) memplan.Prediction {
+	plan.Metal = true
+	return memplan.Predict(g, plan, mac16WorkingSet)
+}
 
 // referenceTokenizer is where the repository keeps the real Qwen tokenizer.
 const referenceTokenizer = "testdata/golden/tiny-qwen-image-2.1/processor/tokenizer.json"
@@ -328,19 +350,13 @@ func runPipelineBench(ctx context.Context, path string, req pipeline.Request, ou
 	if res == 0 {
 		res = p.Defaults().OutputResolution
 	}
-	plan := memplan.Plan{Width: req.Width, Height: req.Height, PromptBytes: len(req.Prompt), CFG: req.CFG > 1}
-	for _, img := range req.Images {
-		cw, ch, err := qwen3vl.ConditionSize(img.Rect.Dx(), img.Rect.Dy(), res)
-		if err != nil {
-			sampler.finish()
-			return nil, err
-		}
-		plan.Conditions = append(plan.Conditions, [2]int{cw, ch})
+	plan, err := benchPlan(req, res)
+	if err != nil {
+		sampler.finish()
+		return nil, err
 	}
 	pred := memplan.Predict(geom, plan, memplan.DeviceBudget(settings.BackendCPU))
-	macPlan := plan
-	macPlan.Metal = true
-	mac := memplan.Predict(geom, macPlan, mac16WorkingSet)
+	mac := mac16Prediction(geom, plan)
 	if predictOnly {
 		sampler.finish()
 		return &pipelineReport{Backend: be.Name(), Model: path, Width: req.Width, Height: req.Height, Steps: req.Steps, CFG: req.CFG,

@@ -2,7 +2,11 @@ package cli
 
 import (
 	"encoding/json"
+	"image"
 	"testing"
+
+	"easel/app/memplan"
+	"easel/engine/pipeline"
 )
 
 // easel bench pipeline runs the whole pipeline on a model file and reports every stage's time
@@ -47,5 +51,28 @@ func TestBenchPipelineReportsStagesPeakAndPrediction(t *testing.T) {
 	}
 	if code, _, _ := run("bench", "pipeline", "--size", "64x64"); code != ExitUsage {
 		t.Errorf("neither --model nor --synthetic: exit %d, want %d", code, ExitUsage)
+	}
+}
+
+// A 16 GB Mac with every network on Metal still fits the heaviest everyday request: 1024² with
+// one 1024² condition image and CFG, as easel bench pipeline --predict-only plans it for the
+// full-size model (the published geometry is the synthetic file's byte counts).
+func TestMac16FitsA1024EditWithCFG(t *testing.T) {
+	req := pipeline.Request{Prompt: "a lighthouse on a cliff at dusk, oil painting", NegativePrompt: "blurry",
+		Width: 1024, Height: 1024, CFG: 4, Images: []*image.NRGBA{image.NewNRGBA(image.Rect(0, 0, 1024, 1024))}}
+	plan, err := benchPlan(req, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Conditions) != 1 || plan.Conditions[0] != [2]int{1024, 1024} || !plan.CFG {
+		t.Fatalf("plan %+v: want one 1024² condition image and CFG", plan)
+	}
+	mac := mac16Prediction(memplan.PublishedGeometry(), plan)
+	for _, s := range mac.Stages {
+		t.Logf("%-12s weights %s, working %s, crossing %s: %s", s.Name, memplan.GB(s.Weights), memplan.GB(s.Working), memplan.GB(s.Crossing), memplan.GB(memplan.Process+s.Total()))
+	}
+	t.Logf("16 GB Mac: peak %s while the %s runs, %s usable", memplan.GB(mac.Peak), mac.Largest().Name, memplan.GB(mac.Usable()))
+	if !mac.Fits() {
+		t.Errorf("a 16 GB Mac does not fit 1024² + one 1024² condition image + CFG: %s", mac.Explain())
 	}
 }

@@ -1,10 +1,10 @@
 package memplan
 
 import (
-	"easel/engine/ml/metal"
-	"easel/engine/qi21"
 	"fmt"
 
+	"easel/engine/ml/metal"
+	"easel/engine/qi21"
 	"easel/engine/qwen3vl"
 )
 
@@ -17,17 +17,24 @@ type Plan struct {
 	// KVBytesPerValue is the size of one cached key or value: 2 (half, the default when 0: the
 	// CPU and the Metal denoiser both keep the cache in half), 4 for a float32 cache.
 	KVBytesPerValue int
-	// Metal says the denoiser runs on the Metal device: each program holds its own activation
-	// buffers there (metal.ProgramActivationBytes) instead of sharing float32 ones on the Go heap.
-	Metal     bool
-	LoRABytes int64 // the enabled LoRAs' factors, held in memory beside the mapped weights
+	// Metal says the networks run on the Metal device (app/backend's choice): the denoiser's
+	// programs each hold their own activation buffers there (metal.ProgramActivationBytes), and
+	// the text encoder with its vision tower and the VAE hold the buffers their device plans
+	// count (qwen3vlmetal.PlanEncodeFor, vaemetal.PlanDecodeFor and PlanEncodeFor), instead of
+	// float32 working sets on the Go heap with its headroom.
+	Metal bool
+	// SharpPreview says the sharp preview is on: while the denoiser runs, a second VAE on its
+	// own CPU backend decodes reduced x0 estimates (engine/pipeline/sharp.go), so its weights and
+	// its decode's activations are resident in the denoiser's stage.
+	SharpPreview bool
+	LoRABytes    int64 // the enabled LoRAs' factors, held in memory beside the mapped weights
 }
 
 // Stage is one network's turn: what is resident while it runs.
 type Stage struct {
 	Name     string // "text encoder", "VAE encoder", "denoiser", "VAE decoder"
 	Weights  int64  // the network's weights touched in the file mapping
-	Working  int64  // its working set (activations, with the Go heap's headroom on the CPU)
+	Working  int64  // its working set (activations, with the Go heap's headroom on the CPU; device buffers on Metal)
 	Crossing int64  // what outlives the stage it was made in (prefix K/V, latents; on the CPU with the heap's headroom)
 }
 
@@ -40,10 +47,13 @@ type Prediction struct {
 	LoRA        int64   // the enabled LoRAs' factors, resident in every stage
 	PrefixKV    []int64 // per program, positive first (half precision unless the plan says otherwise)
 	Activations int64   // the denoiser's working set: its largest float32 activations (CPU) or its programs' device buffers (Metal)
-	VAE         int64   // the VAE's activation peak (decode tile, or a condition-image encode)
-	// Stages are the networks in the order they run. Only the running network's weights are
-	// resident (the pipeline releases a network's pages when it finishes), so the peak is the
-	// largest stage plus the process, never the sum of the networks.
+	VAE         int64   // the VAE's activation peak (decode tile, or a condition-image encode; device buffers on Metal)
+	// Stages are the networks in the order they run. Only one network is resident at a time —
+	// the running one's weights (the pipeline releases a network's pages when it finishes; on
+	// Metal each of the text encoder's and the VAE's calls builds its weight arena over the
+	// mapping and its buffers, and frees both when it returns) — so the peak is the largest stage
+	// plus the process, never the sum of the networks. The one exception is the sharp preview's
+	// VAE, which decodes beside the denoiser when Plan.SharpPreview is on.
 	Stages []Stage
 	Peak   int64 // Process + LoRAs + the largest stage
 	Budget int64
@@ -130,18 +140,36 @@ func Predict(g Geometry, p Plan, budget int64) Prediction {
 	// The text encoder reads every projection of every layer but only the prompt's rows of the
 	// token embedding; the vision tower runs only for condition images.
 	te := weights["te"] - g.TextEmbedding
-	textWorking := int64(textRows)*textFloatsPerRow*4 + textScratch + attentionScoreBudget
+	textWorking := heapHeadroom * (int64(textRows)*textFloatsPerRow*4 + textScratch + attentionScoreBudget)
 	if len(p.Conditions) > 0 {
 		te += weights["vis"]
-		textWorking = max(textWorking, int64(patches)*visionFloatsPerPatch*4+attentionScoreBudget)
+		textWorking = max(textWorking, heapHeadroom*(int64(patches)*visionFloatsPerPatch*4+attentionScoreBudget))
 	}
-	out.Stages = append(out.Stages, Stage{Name: "text encoder", Weights: te, Working: heapHeadroom * textWorking})
+	encodeWorking, decodeWorking := heapHeadroom*encode, heapHeadroom*decode
+	if p.Metal {
+		// On the device: the buffers each network's own check counts (no Go heap, no headroom),
+		// with the weights read in place from the mapping as on the CPU.
+		dev := metalWorkingSets(g, p, textRows, budget)
+		textWorking, encodeWorking, decodeWorking = dev.text, dev.encode, dev.decode
+		out.VAE = max(dev.decode, dev.encode)
+	}
+	if p.SharpPreview {
+		denoiserWorking += sharpWorking(g, p)
+	}
+	denoiserWeights := weights["dit"]
+	if p.SharpPreview {
+		denoiserWeights += weights["vae"] // the sharp preview's VAE reads its weights beside the denoiser's
+	}
+
+	// One network at a time: each stage holds its own weights and working set, plus what it
+	// hands on (the prefix K/V and latents).
+	out.Stages = append(out.Stages, Stage{Name: "text encoder", Weights: te, Working: textWorking})
 	if len(p.Conditions) > 0 {
-		out.Stages = append(out.Stages, Stage{Name: "VAE encoder", Weights: weights["vae"], Working: heapHeadroom * encode})
+		out.Stages = append(out.Stages, Stage{Name: "VAE encoder", Weights: weights["vae"], Working: encodeWorking})
 	}
 	out.Stages = append(out.Stages,
-		Stage{Name: "denoiser", Weights: weights["dit"], Working: denoiserWorking, Crossing: kvResident + latents},
-		Stage{Name: "VAE decoder", Weights: weights["vae"], Working: heapHeadroom * decode, Crossing: latents})
+		Stage{Name: "denoiser", Weights: denoiserWeights, Working: denoiserWorking, Crossing: kvResident + latents},
+		Stage{Name: "VAE decoder", Weights: weights["vae"], Working: decodeWorking, Crossing: latents})
 	out.LoRA = p.LoRABytes
 	for _, s := range out.Stages {
 		out.Peak = max(out.Peak, Process+out.LoRA+s.Total())

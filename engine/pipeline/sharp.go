@@ -54,6 +54,13 @@ func sharpDownsample(h, w int) int {
 	return 1
 }
 
+// SharpGrid is the latent grid a sharp preview of an h×w grid decodes (in one piece, on its own
+// CPU VAE, while the denoiser runs): app/memplan counts that decode in the denoiser's stage.
+func SharpGrid(h, w int) (sh, sw int) {
+	f := sharpDownsample(h, w)
+	return ceilDiv(h, f), ceilDiv(w, f)
+}
+
 // sharpDecoder owns a VAE of its own (on its own CPU backend, so it never waits for the pipeline's
 // and its time stays out of the run's timings) and a goroutine that decodes the latest offered
 // x0. The denoiser's goroutine only copies and hands over latents.
