@@ -75,4 +75,23 @@ func TestMac16FitsA1024EditWithCFG(t *testing.T) {
 	if !mac.Fits() {
 		t.Errorf("a 16 GB Mac does not fit 1024² + one 1024² condition image + CFG: %s", mac.Explain())
 	}
+	// The device's own check before each text-encoder or VAE call also counts the denoiser's
+	// weight arena, which stays allocated over the mapping for the pipeline's life: those calls
+	// must still pass it, or the planner's "fits" would come with a decline to the CPU.
+	var dit int64
+	for _, s := range mac.Stages {
+		if s.Name == "denoiser" {
+			dit = s.Weights
+		}
+	}
+	for _, s := range mac.Stages {
+		if s.Name == "denoiser" {
+			continue
+		}
+		held := s.Weights + s.Working + dit
+		t.Logf("%-12s device check: %s with the denoiser's weights, of the %s working set", s.Name, memplan.GB(held), memplan.GB(mac16WorkingSet))
+		if held > mac16WorkingSet {
+			t.Errorf("the %s's device check would decline: %s with the denoiser's weights, more than the %s working set", s.Name, memplan.GB(held), memplan.GB(mac16WorkingSet))
+		}
+	}
 }
