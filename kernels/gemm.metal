@@ -20,10 +20,13 @@
 //          9,10,11 q8 column field col[k] (float, all 1 for q8_row) of slice 0,1,2
 //          6 x (half), 7 y (float or half), 8 MmParams.
 // Requirements: rows % 64 == 0, k % 32 == 0, 4-byte aligned payloads; n is free (edges masked).
-// The epilogue addresses thread_elements() by the fragment layout that qi_fragprobe verifies.
+// The tile geometry, the multiply-accumulate, the q8 staging and row scale and the fragment layout
+// the epilogue addresses (the one qi_fragprobe verifies) are gemmtile.h's, shared with ops.metal's
+// ops_linear (the text encoder's q8 GEMMs) and vae.metal's vae_conv.
 #include <metal_stdlib>
 #include <metal_simdgroup_matrix>
 using namespace metal;
+#include "gemmtile.h"
 
 struct MmParams {
     uint n;            // token rows of x and y
@@ -42,12 +45,9 @@ struct MmParams {
     uint y_off[4];     // per z slice: element offset of y
 };
 
-constant constexpr uint MM_TM = 64;          // tokens per threadgroup
-constant constexpr uint MM_TN = 64;          // outputs per threadgroup
-constant constexpr uint MM_TK = 32;          // reduction step (one q4tp tile)
-constant constexpr uint MM_LD = MM_TK + 8;   // padded row of the staged tiles, in halves
+// A threadgroup is one gemmtile.h tile: TILE_M tokens × TILE_N outputs; TILE_K is one q4tp tile.
 
-// Stages x[t0 .. t0+64) × [k0, k0+32) as half into xs[64][MM_LD]; rows past n are zero.
+// Stages x[t0 .. t0+64) × [k0, k0+32) as half into xs[64][TILE_LD]; rows past n are zero.
 // Thread tid copies 16 consecutive elements of row tid/2.
 static void mm_stage_x(threadgroup half* xs, device const half* x, uint ldx, uint n, uint t0, uint k0, ushort tid)
 {
@@ -55,19 +55,19 @@ static void mm_stage_x(threadgroup half* xs, device const half* x, uint ldx, uin
     const uint c = (tid % 2) * 16;
     const uint t = t0 + r;
     for (uint i = 0; i < 16; ++i) {
-        xs[r * MM_LD + c + i] = t < n ? x[t * ldx + k0 + c + i] : half(0.0f);
+        xs[r * TILE_LD + c + i] = t < n ? x[t * ldx + k0 + c + i] : half(0.0f);
     }
 }
 
-// Stages W[o0 .. o0+64) × [k0, k0+32) from q4tp as half into ws[64][MM_LD]. Thread tid decodes
+// Stages W[o0 .. o0+64) × [k0, k0+32) from q4tp as half into ws[64][TILE_LD]. Thread tid decodes
 // bytes 8·(tid%2) .. +8 of row o0 + tid/2's tile k0/32: byte b holds weight 2b in its low nibble
 // and 2b+1 in its high nibble, value (nibble − 8) · 2^(lo + code·step).
 static void mm_stage_q4tp(threadgroup half* ws, device const uchar* w, constant MmParams& p, uint o0, uint k0, ushort tid)
 {
     const uint r = tid / 2;
     const uint o = o0 + r;
-    const uint g = k0 / MM_TK;
-    const uint gpr = p.k / MM_TK;
+    const uint g = k0 / TILE_K;
+    const uint gpr = p.k / TILE_K;
     device const half* prm = (device const half*)(w + p.params_off);
     device const uchar* codes = w + p.codes_off + o * p.code_stride;
     const uint bit = 5 * g;
@@ -80,22 +80,11 @@ static void mm_stage_q4tp(threadgroup half* ws, device const uchar* w, constant 
     const uint code = (v >> sh) & 31;
     const float scale = exp2(float(prm[2 * o]) + float(code) * float(prm[2 * o + 1]));
     device const uchar* nib = w + (o * gpr + g) * 16 + (tid % 2) * 8;
-    threadgroup half* dst = ws + r * MM_LD + (tid % 2) * 16;
+    threadgroup half* dst = ws + r * TILE_LD + (tid % 2) * 16;
     for (uint i = 0; i < 8; ++i) {
         const uchar q = nib[i];
         dst[2 * i] = half((float(q & 15) - 8.0f) * scale);
         dst[2 * i + 1] = half((float(q >> 4) - 8.0f) * scale);
-    }
-}
-
-// Stages W[o0 .. o0+64) × [k0, k0+32) from int8 codes as half(q · col[k]) into ws.
-static void mm_stage_q8(threadgroup half* ws, device const char* w, device const float* col, uint kdim, uint o0, uint k0, ushort tid)
-{
-    const uint r = tid / 2;
-    const uint c = (tid % 2) * 16;
-    device const char* src = w + (o0 + r) * kdim + k0 + c;
-    for (uint i = 0; i < 16; ++i) {
-        ws[r * MM_LD + c + i] = half(float(src[i]) * col[k0 + c + i]);
     }
 }
 
@@ -106,49 +95,31 @@ static void mm_body(device const uchar* w, device const float* rs, device const 
                     threadgroup half* xs, threadgroup half* ws,
                     uint3 tg, ushort tid, ushort sg, ushort lane)
 {
-    const uint t0 = tg.x * MM_TM;
-    const uint o0 = tg.y * MM_TN;
+    const uint t0 = tg.x * TILE_M;
+    const uint o0 = tg.y * TILE_N;
     const uint z = tg.z;
     x += p.x_off[z];
-    const uint sm = 32 * (sg / 2);
-    const uint sn = 32 * (sg % 2);
 
     simdgroup_float8x8 acc[4][4];
-    for (uint i = 0; i < 4; ++i) {
-        for (uint j = 0; j < 4; ++j) {
-            acc[i][j] = make_filled_simdgroup_matrix<float, 8>(0.0f);
-        }
-    }
-    for (uint k0 = 0; k0 < p.k; k0 += MM_TK) {
+    tile_zero(acc);
+    for (uint k0 = 0; k0 < p.k; k0 += TILE_K) {
         mm_stage_x(xs, x, p.ldx, p.n, t0, k0, tid);
         if (Q8) {
-            mm_stage_q8(ws, (device const char*)w, col, p.k, o0, k0, tid);
+            // rows % 64 == 0 and k % 32 == 0: every staged row and k exists.
+            tile_stage_q8<false>(ws, (device const char*)w, col, p.rows, p.k, o0, k0, tid);
         } else {
             mm_stage_q4tp(ws, w, p, o0, k0, tid);
         }
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        for (uint kk = 0; kk < MM_TK; kk += 8) {
-            simdgroup_half8x8 a[4];
-            simdgroup_half8x8 b[4];
-            for (uint i = 0; i < 4; ++i) {
-                simdgroup_load(a[i], xs + (sm + 8 * i) * MM_LD + kk, MM_LD);
-            }
-            for (uint j = 0; j < 4; ++j) {
-                // b[j][kk'][o'] = W[o0 + sn + 8j + o'][k0 + kk + kk'], i.e. Wᵀ: a transposed load of ws.
-                simdgroup_load(b[j], ws + (sn + 8 * j) * MM_LD + kk, MM_LD, ulong2(0, 0), true);
-            }
-            for (uint i = 0; i < 4; ++i) {
-                for (uint j = 0; j < 4; ++j) {
-                    simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);
-                }
-            }
-        }
+        tile_mac(acc, xs, ws, sg);
         threadgroup_barrier(mem_flags::mem_threadgroup);
     }
 
     // Epilogue: lane holds fragment elements (r, c) and (r, c + 1).
-    const uint fr = 4 * ((lane >> 4) & 1) + ((lane >> 1) & 3);
-    const uint fc = 4 * ((lane >> 3) & 1) + 2 * (lane & 1);
+    const uint sm = tile_sg_row(sg);
+    const uint sn = tile_sg_col(sg);
+    const uint fr = tile_lane_row(lane);
+    const uint fc = tile_lane_col(lane);
     for (uint i = 0; i < 4; ++i) {
         const uint t = t0 + sm + 8 * i + fr;
         if (t >= p.n) {
@@ -159,7 +130,7 @@ static void mm_body(device const uchar* w, device const float* rs, device const 
                 const uint o = o0 + sn + 8 * j + fc + e;
                 float v = acc[i][j].thread_elements()[e] * p.mul;
                 if (Q8) {
-                    v *= rs[o];
+                    v = tile_q8_out(v, rs, o);
                 }
                 const uint at = p.y_off[z] + t * p.ldy + o;
                 if (p.epi == 1) {
@@ -183,8 +154,8 @@ kernel void qi_mm_q4tp(device const uchar* w0 [[buffer(0)]],
                        ushort sg [[simdgroup_index_in_threadgroup]],
                        ushort lane [[thread_index_in_simdgroup]])
 {
-    threadgroup half xs[MM_TM * MM_LD];
-    threadgroup half ws[MM_TN * MM_LD];
+    threadgroup half xs[TILE_M * TILE_LD];
+    threadgroup half ws[TILE_N * TILE_LD];
     device const uchar* w = tg.z == 0 ? w0 : (tg.z == 1 ? w1 : w2);
     mm_body<false>(w, (device const float*)w, (device const float*)w, x, y, p, xs, ws, tg, tid, sg, lane);
 }
@@ -206,8 +177,8 @@ kernel void qi_mm_q8(device const uchar* w0 [[buffer(0)]],
                      ushort sg [[simdgroup_index_in_threadgroup]],
                      ushort lane [[thread_index_in_simdgroup]])
 {
-    threadgroup half xs[MM_TM * MM_LD];
-    threadgroup half ws[MM_TN * MM_LD];
+    threadgroup half xs[TILE_M * TILE_LD];
+    threadgroup half ws[TILE_N * TILE_LD];
     const uint z = tg.z;
     device const uchar* w = z == 0 ? w0 : (z == 1 ? w1 : w2);
     device const float* rs = z == 0 ? rs0 : (z == 1 ? rs1 : rs2);

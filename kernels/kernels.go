@@ -2,8 +2,16 @@
 // embedded so the app compiles them at run time with newLibraryWithSource, and so tests can run
 // the very same files under the CPU emulator in kernels/emu.
 //
-// Each .metal file is a standalone library (no #include of sibling files: Metal compiles source
-// strings without a file system):
+// Each .metal file is one library. Metal compiles source strings without a file system, so a
+// sibling file cannot be #included by the compiler; instead Source pastes the one shared
+// fragment, gemmtile.h, where a file says #include "gemmtile.h" (between #line directives, so
+// diagnostics name the right file and line), and the device and the emulator both compile the
+// pasted text:
+//
+//	gemmtile.h                     the half-tile GEMM core of gemm.metal, ops.metal and vae.metal:
+//	                               64×64×32 tile geometry, the simdgroup 8×8 multiply-accumulate,
+//	                               fragment layout, q8 and f16 weight staging, q8 row scale, half
+//	                               guard (one copy: TestSharedTileHasNoSecondCopy)
 //
 //	fragprobe.metal  qi_fragprobe  the simdgroup 8×8 fragment-layout probe
 //	gemm.metal       qi_mm_q4tp    y = x·Wᵀ, W in q4tp dequantized to half while staged
@@ -37,21 +45,37 @@ import (
 	"io/fs"
 )
 
-//go:embed *.metal
+//go:embed *.metal *.h
 var sources embed.FS
 
-// Source returns the MSL text of the named file, e.g. "gemm.metal".
+// Source returns the MSL text of the named library file, e.g. "gemm.metal", as the compiler gets
+// it: with every shared fragment it includes pasted in (see the package comment).
 func Source(name string) ([]byte, error) {
+	b, err := File(name)
+	if err != nil {
+		return nil, err
+	}
+	return pasteFragments(name, b)
+}
+
+// File returns the embedded text of a .metal file or shared fragment exactly as stored.
+func File(name string) ([]byte, error) {
 	b, err := sources.ReadFile(name)
 	if err != nil {
-		return nil, fmt.Errorf("kernels: no embedded source %q (have %v)", name, Names())
+		return nil, fmt.Errorf("kernels: no embedded source %q (have %v and fragments %v)", name, Names(), Fragments())
 	}
 	return b, nil
 }
 
-// Names lists the embedded .metal files.
+// Names lists the embedded .metal files (the libraries).
 func Names() []string {
 	names, _ := fs.Glob(sources, "*.metal")
+	return names
+}
+
+// Fragments lists the embedded shared fragments (.h), which only Source's pasting uses.
+func Fragments() []string {
+	names, _ := fs.Glob(sources, "*.h")
 	return names
 }
 

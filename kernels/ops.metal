@@ -1,12 +1,14 @@
 // The transformer ops of engine/ml/metalops (the Qwen3-VL text encoder and vision tower run on
 // them through engine/qwen3vl/qwen3vlmetal). Tensors are float32, row-major; the matrix products
 // stage their operands as half in threadgroup memory and accumulate in float with simdgroup 8×8
-// multiply-accumulates (the tiling of vae.metal's GEMMs).
+// multiply-accumulates: gemmtile.h's tile, multiply-accumulate and fragment layout, shared with
+// gemm.metal (the denoiser's) and vae.metal.
 //
 //   ops_linear   y[t, o] = Σ_k x[t, k] · W[o, k] with W half [out, in] (an f16 weight read in
 //                place), or int8 codes staged as half(q · col[k]) with the row scale rs[o] applied
-//                in the float epilogue (q8_2f; q8_row with col = 1): the q8 GEMM of gemm.metal,
-//                with every edge masked. Dispatch: (⌈n/64⌉, ⌈out/64⌉) × 128 threads.
+//                in the float epilogue (q8_2f; q8_row with col = 1): gemmtile.h's q8 staging and row
+//                scale, the ones gemm.metal's qi_mm_q8 uses, with every edge masked.
+//                Dispatch: (⌈n/64⌉, ⌈out/64⌉) × 128 threads.
 //                Buffers: 0 W, 1 x, 2 y, 3 col (float), 4 rs (float), 5 LinearParams, 6 amax of x
 //                (float bits from vae.metal's vae_amax; read when guard is set: x is staged as
 //                half(x · s), s = 2^−⌈log2(amax / 16384)⌉ when amax > 16384, and y divided by s).
@@ -28,6 +30,7 @@
 #include <metal_stdlib>
 #include <metal_simdgroup_matrix>
 using namespace metal;
+#include "gemmtile.h"
 
 struct LinearParams {
     uint n;      // token rows of x and y
@@ -88,42 +91,6 @@ struct HeadParams {
     uint pad0;
 };
 
-constant constexpr uint OT_M = 64;
-constant constexpr uint OT_N = 64;
-constant constexpr uint OT_K = 32;
-constant constexpr uint OT_LD = OT_K + 8;
-
-// as[64][OT_LD]: rows of the output × k; bs[64][OT_LD]: columns of the output × k.
-static void ot_mac(simdgroup_float8x8 acc[4][4], threadgroup const half* as, threadgroup const half* bs, ushort sg)
-{
-    const uint sm = 32 * (sg / 2);
-    const uint sn = 32 * (sg % 2);
-    for (uint kk = 0; kk < OT_K; kk += 8) {
-        simdgroup_half8x8 a[4];
-        simdgroup_half8x8 b[4];
-        for (uint i = 0; i < 4; ++i) {
-            simdgroup_load(a[i], as + (sm + 8 * i) * OT_LD + kk, OT_LD);
-        }
-        for (uint j = 0; j < 4; ++j) {
-            simdgroup_load(b[j], bs + (sn + 8 * j) * OT_LD + kk, OT_LD, ulong2(0, 0), true);
-        }
-        for (uint i = 0; i < 4; ++i) {
-            for (uint j = 0; j < 4; ++j) {
-                simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);
-            }
-        }
-    }
-}
-
-static void ot_zero(simdgroup_float8x8 acc[4][4])
-{
-    for (uint i = 0; i < 4; ++i) {
-        for (uint j = 0; j < 4; ++j) {
-            acc[i][j] = make_filled_simdgroup_matrix<float, 8>(0.0f);
-        }
-    }
-}
-
 kernel void ops_linear(device const uchar* w [[buffer(0)]],
                        device const float* x [[buffer(1)]],
                        device float* y [[buffer(2)]],
@@ -136,44 +103,36 @@ kernel void ops_linear(device const uchar* w [[buffer(0)]],
                        ushort sg [[simdgroup_index_in_threadgroup]],
                        ushort lane [[thread_index_in_simdgroup]])
 {
-    threadgroup half xs[OT_M * OT_LD];
-    threadgroup half ws[OT_N * OT_LD];
-    const uint t0 = tg.x * OT_M;
-    const uint o0 = tg.y * OT_N;
+    threadgroup half xs[TILE_M * TILE_LD];
+    threadgroup half ws[TILE_N * TILE_LD];
+    const uint t0 = tg.x * TILE_M;
+    const uint o0 = tg.y * TILE_N;
     const uint r = tid / 2;
     const uint c = (tid % 2) * 16;
-    device const half* wh = (device const half*)w;
-    device const char* wq = (device const char*)w;
-    float gs = 1.0f;
-    if (p.guard != 0) {
-        const float m = as_type<float>(amax[0]);
-        gs = m > 16384.0f ? exp2(-ceil(log2(m / 16384.0f))) : 1.0f;
-    }
+    const float gs = tile_guard_scale(amax, p.guard);
 
     simdgroup_float8x8 acc[4][4];
-    ot_zero(acc);
-    for (uint k0 = 0; k0 < p.in; k0 += OT_K) {
+    tile_zero(acc);
+    for (uint k0 = 0; k0 < p.in; k0 += TILE_K) {
         const uint t = t0 + r;
-        const uint o = o0 + r;
         for (uint i = 0; i < 16; ++i) {
             const uint k = k0 + c + i;
-            const bool kin = k < p.in;
-            xs[r * OT_LD + c + i] = (t < p.n && kin) ? half(x[t * p.ldx + k] * gs) : half(0.0f);
-            half wv = half(0.0f);
-            if (o < p.out && kin) {
-                wv = p.q8 != 0 ? half(float(wq[o * p.in + k]) * col[k]) : wh[o * p.in + k];
-            }
-            ws[r * OT_LD + c + i] = wv;
+            xs[r * TILE_LD + c + i] = (t < p.n && k < p.in) ? half(x[t * p.ldx + k] * gs) : half(0.0f);
+        }
+        if (p.q8 != 0) {
+            tile_stage_q8<true>(ws, (device const char*)w, col, p.out, p.in, o0, k0, tid);
+        } else {
+            tile_stage_half(ws, (device const half*)w, p.out, p.in, o0, k0, tid);
         }
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        ot_mac(acc, xs, ws, sg);
+        tile_mac(acc, xs, ws, sg);
         threadgroup_barrier(mem_flags::mem_threadgroup);
     }
 
-    const uint sm = 32 * (sg / 2);
-    const uint sn = 32 * (sg % 2);
-    const uint fr = 4 * ((lane >> 4) & 1) + ((lane >> 1) & 3);
-    const uint fc = 4 * ((lane >> 3) & 1) + 2 * (lane & 1);
+    const uint sm = tile_sg_row(sg);
+    const uint sn = tile_sg_col(sg);
+    const uint fr = tile_lane_row(lane);
+    const uint fc = tile_lane_col(lane);
     const float inv = 1.0f / gs;
     for (uint i = 0; i < 4; ++i) {
         const uint t = t0 + sm + 8 * i + fr;
@@ -186,7 +145,7 @@ kernel void ops_linear(device const uchar* w [[buffer(0)]],
                 if (o < p.out) {
                     float v = acc[i][j].thread_elements()[e] * inv;
                     if (p.q8 != 0) {
-                        v *= rs[o];
+                        v = tile_q8_out(v, rs, o);
                     }
                     y[t * p.ldy + o] = v;
                 }
@@ -204,10 +163,10 @@ kernel void ops_mm(device const float* a [[buffer(0)]],
                    ushort sg [[simdgroup_index_in_threadgroup]],
                    ushort lane [[thread_index_in_simdgroup]])
 {
-    threadgroup half as[OT_M * OT_LD];
-    threadgroup half bs[OT_N * OT_LD];
-    const uint n0 = tg.x * OT_N;
-    const uint m0 = tg.y * OT_M;
+    threadgroup half as[TILE_M * TILE_LD];
+    threadgroup half bs[TILE_N * TILE_LD];
+    const uint n0 = tg.x * TILE_N;
+    const uint m0 = tg.y * TILE_M;
     const uint z = tg.z;
     a += z * p.a_z;
     b += (z / p.group) * p.b_z;
@@ -216,18 +175,18 @@ kernel void ops_mm(device const float* a [[buffer(0)]],
     const uint cc = (tid % 2) * 16;
 
     simdgroup_float8x8 acc[4][4];
-    ot_zero(acc);
-    for (uint k0 = 0; k0 < p.k; k0 += OT_K) {
+    tile_zero(acc);
+    for (uint k0 = 0; k0 < p.k; k0 += TILE_K) {
         const uint am = m0 + r;
         for (uint i = 0; i < 16; ++i) {
             const uint kx = k0 + cc + i;
-            as[r * OT_LD + cc + i] = (am < p.m && kx < p.k) ? half(a[am * p.lda + kx]) : half(0.0f);
+            as[r * TILE_LD + cc + i] = (am < p.m && kx < p.k) ? half(a[am * p.lda + kx]) : half(0.0f);
         }
         if (p.trans_b != 0) {
             const uint bn = n0 + r;
             for (uint i = 0; i < 16; ++i) {
                 const uint kx = k0 + cc + i;
-                bs[r * OT_LD + cc + i] = (bn < p.n && kx < p.k) ? half(b[bn * p.ldb + kx]) : half(0.0f);
+                bs[r * TILE_LD + cc + i] = (bn < p.n && kx < p.k) ? half(b[bn * p.ldb + kx]) : half(0.0f);
             }
         } else {
             const uint j = tid % 64;
@@ -235,18 +194,18 @@ kernel void ops_mm(device const float* a [[buffer(0)]],
             const uint bn = n0 + j;
             for (uint i = 0; i < 16; ++i) {
                 const uint kx = k0 + kb + i;
-                bs[j * OT_LD + kb + i] = (bn < p.n && kx < p.k) ? half(b[kx * p.ldb + bn]) : half(0.0f);
+                bs[j * TILE_LD + kb + i] = (bn < p.n && kx < p.k) ? half(b[kx * p.ldb + bn]) : half(0.0f);
             }
         }
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        ot_mac(acc, as, bs, sg);
+        tile_mac(acc, as, bs, sg);
         threadgroup_barrier(mem_flags::mem_threadgroup);
     }
 
-    const uint sm = 32 * (sg / 2);
-    const uint sn = 32 * (sg % 2);
-    const uint fr = 4 * ((lane >> 4) & 1) + ((lane >> 1) & 3);
-    const uint fc = 4 * ((lane >> 3) & 1) + 2 * (lane & 1);
+    const uint sm = tile_sg_row(sg);
+    const uint sn = tile_sg_col(sg);
+    const uint fr = tile_lane_row(lane);
+    const uint fc = tile_lane_col(lane);
     for (uint i = 0; i < 4; ++i) {
         const uint mm = m0 + sm + 8 * i + fr;
         if (mm >= p.m) {

@@ -1,7 +1,8 @@
 // The Qwen-Image-2.1 autoencoder's kernels (engine/vae/vaemetal runs the decoder and the encoder
 // with them through engine/ml/metalops; the mid-block attention uses ops.metal's). Activations are
 // float32, channel-first [C, H, W]; the convolution stages its operands as half in threadgroup
-// memory and accumulates in float with simdgroup 8×8 multiply-accumulates.
+// memory and accumulates in float with simdgroup 8×8 multiply-accumulates (gemmtile.h's tile,
+// shared with gemm.metal and ops.metal).
 //
 //   vae_conv     2-D convolution as an implicit GEMM: y[o, p] = bias[o] + Σ_k W[o, k] · X[k, p]
 //                with W [oc, ic·kh·kw] half (the f16 weight read in place) and X the im2col of x
@@ -27,13 +28,15 @@
 // The guard: half holds at most 65504, and the convolution's input is not always normalized
 // (the residual stream feeds the upsamplers and the shortcuts). With guard set, x is staged as
 // half(x · s) with s = 2^−⌈log2(amax / 16384)⌉ when amax > 16384 (else 1) and the accumulator is
-// divided by s: exact powers of two, so inputs that fit are staged exactly as without it.
+// divided by s: exact powers of two, so inputs that fit are staged exactly as without it
+// (gemmtile.h's tile_guard_scale, which ops.metal's ops_linear uses too).
 //
 // Bounds: every size is free (edges are masked); element counts must fit in 32 bits.
 // The GEMM epilogues address thread_elements() by the fragment layout qi_fragprobe verifies.
 #include <metal_stdlib>
 #include <metal_simdgroup_matrix>
 using namespace metal;
+#include "gemmtile.h"
 
 struct ConvParams {
     uint ic;        // input channels
@@ -47,7 +50,7 @@ struct ConvParams {
     uint pad_top;   // zero rows above
     uint pad_left;  // zero columns to the left
     uint has_bias;  // 1: add bias[o]
-    uint guard;     // 1: scale x by the power of two guard_scale(amax) while staging it
+    uint guard;     // 1: scale x by the power of two tile_guard_scale(amax) while staging it
 };
 
 struct NormParams {
@@ -78,44 +81,6 @@ struct TransposeParams {
     uint pad1;
 };
 
-constant constexpr uint VT_M = 64;          // A rows (outputs o, or C rows) per threadgroup
-constant constexpr uint VT_N = 64;          // pixels (or C columns) per threadgroup
-constant constexpr uint VT_K = 32;          // reduction step
-constant constexpr uint VT_LD = VT_K + 8;   // padded row of the staged tiles, in halves
-
-// The shared multiply: as[64][VT_LD] holds A rows × k, bs[64][VT_LD] holds the 64 output columns
-// × k (Bᵀ); simdgroup sg accumulates rows 32·(sg/2).. × columns 32·(sg%2).. as 4×4 fragments.
-static void vt_mac(simdgroup_float8x8 acc[4][4], threadgroup const half* as, threadgroup const half* bs, ushort sg)
-{
-    const uint sm = 32 * (sg / 2);
-    const uint sn = 32 * (sg % 2);
-    for (uint kk = 0; kk < VT_K; kk += 8) {
-        simdgroup_half8x8 a[4];
-        simdgroup_half8x8 b[4];
-        for (uint i = 0; i < 4; ++i) {
-            simdgroup_load(a[i], as + (sm + 8 * i) * VT_LD + kk, VT_LD);
-        }
-        for (uint j = 0; j < 4; ++j) {
-            simdgroup_load(b[j], bs + (sn + 8 * j) * VT_LD + kk, VT_LD, ulong2(0, 0), true);
-        }
-        for (uint i = 0; i < 4; ++i) {
-            for (uint j = 0; j < 4; ++j) {
-                simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);
-            }
-        }
-    }
-}
-
-// guard_scale is the power of two that brings amax (float bits) to at most 16384, or 1.
-static float guard_scale(device const uint* amax, uint on)
-{
-    if (on == 0) {
-        return 1.0f;
-    }
-    const float m = as_type<float>(amax[0]);
-    return m > 16384.0f ? exp2(-ceil(log2(m / 16384.0f))) : 1.0f;
-}
-
 kernel void vae_amax(device const float* x [[buffer(0)]],
                      device atomic_uint* amax [[buffer(1)]],
                      constant uint& n [[buffer(2)]],
@@ -144,13 +109,13 @@ kernel void vae_conv(device const half* wt [[buffer(0)]],
                      ushort sg [[simdgroup_index_in_threadgroup]],
                      ushort lane [[thread_index_in_simdgroup]])
 {
-    threadgroup half ws[VT_M * VT_LD];
-    threadgroup half xs[VT_N * VT_LD];
+    threadgroup half ws[TILE_M * TILE_LD];
+    threadgroup half xs[TILE_N * TILE_LD];
     const uint npix = p.oh * p.ow;
     const uint kk2 = p.k * p.k;
     const uint kdim = p.ic * kk2;
-    const uint p0 = tg.x * VT_N;
-    const uint o0 = tg.y * VT_M;
+    const uint p0 = tg.x * TILE_N;
+    const uint o0 = tg.y * TILE_M;
 
     // The pixel this thread gathers for: consecutive threads read neighbouring pixels.
     const uint px = p0 + tid % 64;
@@ -160,23 +125,12 @@ kernel void vae_conv(device const half* wt [[buffer(0)]],
     const int ox = pin ? int(px % p.ow) : 0;
     const int iy0 = oy * int(p.stride) - int(p.pad_top);
     const int ix0 = ox * int(p.stride) - int(p.pad_left);
-    // The weight row this thread stages.
-    const uint wr = tid / 2;
-    const uint wc = (tid % 2) * 16;
-    const uint o = o0 + wr;
-    const float gs = guard_scale(amax, p.guard);
+    const float gs = tile_guard_scale(amax, p.guard);
 
     simdgroup_float8x8 acc[4][4];
-    for (uint i = 0; i < 4; ++i) {
-        for (uint j = 0; j < 4; ++j) {
-            acc[i][j] = make_filled_simdgroup_matrix<float, 8>(0.0f);
-        }
-    }
-    for (uint k0 = 0; k0 < kdim; k0 += VT_K) {
-        for (uint i = 0; i < 16; ++i) {
-            const uint kx = k0 + wc + i;
-            ws[wr * VT_LD + wc + i] = (o < p.oc && kx < kdim) ? wt[o * kdim + kx] : half(0.0f);
-        }
+    tile_zero(acc);
+    for (uint k0 = 0; k0 < kdim; k0 += TILE_K) {
+        tile_stage_half(ws, wt, p.oc, kdim, o0, k0, tid);
         for (uint i = 0; i < 16; ++i) {
             const uint kx = k0 + kc + i;
             float v = 0.0f;
@@ -189,18 +143,18 @@ kernel void vae_conv(device const half* wt [[buffer(0)]],
                     v = x[(c * p.h + uint(iy)) * p.w + uint(ix)];
                 }
             }
-            xs[(tid % 64) * VT_LD + kc + i] = half(v * gs);
+            xs[(tid % 64) * TILE_LD + kc + i] = half(v * gs);
         }
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        vt_mac(acc, ws, xs, sg);
+        tile_mac(acc, ws, xs, sg);
         threadgroup_barrier(mem_flags::mem_threadgroup);
     }
 
     // Epilogue: lane holds fragment elements (r, c) and (r, c + 1); rows are outputs, columns pixels.
-    const uint sm = 32 * (sg / 2);
-    const uint sn = 32 * (sg % 2);
-    const uint fr = 4 * ((lane >> 4) & 1) + ((lane >> 1) & 3);
-    const uint fc = 4 * ((lane >> 3) & 1) + 2 * (lane & 1);
+    const uint sm = tile_sg_row(sg);
+    const uint sn = tile_sg_col(sg);
+    const uint fr = tile_lane_row(lane);
+    const uint fc = tile_lane_col(lane);
     for (uint i = 0; i < 4; ++i) {
         const uint oo = o0 + sm + 8 * i + fr;
         if (oo >= p.oc) {
