@@ -226,6 +226,16 @@ func LargestFitting(g Geometry, p Plan, budget int64) (width, height int, ok boo
 	}
 	ratio := float64(p.Width) / float64(p.Height)
 	area := float64(p.Width) * float64(p.Height)
+	// The weights, the prompt's and the condition images' stages do not shrink with the output:
+	// when the smallest size does not fit, none does (and the Metal plan's VAE dry runs for every
+	// size in between are skipped).
+	if w, h := qwen3vl.CalculateDimensions(256*256, ratio); w >= 32 && h >= 32 {
+		q := p
+		q.Width, q.Height = w, h
+		if !Predict(g, q, budget).Fits() {
+			return 0, 0, false
+		}
+	}
 	for area >= 256*256 {
 		w, h := qwen3vl.CalculateDimensions(area, ratio)
 		if w >= 32 && h >= 32 && (w < p.Width || h < p.Height) {

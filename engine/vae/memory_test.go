@@ -158,3 +158,28 @@ func TestChooseTilingPrefersOnePieceAndKeepsTheBudget(t *testing.T) {
 		t.Error("a 1 kB budget was met")
 	}
 }
+
+// A tiled plan decodes every tile DecodeTiled decodes: its convolution work is the tiles' count
+// times one tile's.
+func TestTiledPlanCountsEveryTile(t *testing.T) {
+	cfg := publishedConfig(t)
+	tiling := Tiling{Tile: 8, Overlap: 4}
+	for _, g := range [][2]int{{8, 8}, {12, 20}, {19, 9}} {
+		ys, th := tiling.spans(g[0])
+		xs, tw := tiling.spans(g[1])
+		one, err := PlanDecodeFor(cfg, th, tw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tiled, err := PlanDecodeTiledFor(cfg, g[0], g[1], tiling)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := float64(len(ys) * len(xs)); tiled.ConvFLOPs != n*one.ConvFLOPs {
+			t.Errorf("%d×%d in %v: %.4g conv FLOPs, want %v tiles × %.4g", g[0], g[1], tiling, tiled.ConvFLOPs, n, one.ConvFLOPs)
+		}
+		if tiled.PeakActivationBytes != one.PeakActivationBytes {
+			t.Errorf("%d×%d in %v: peak %d, want one tile's %d", g[0], g[1], tiling, tiled.PeakActivationBytes, one.PeakActivationBytes)
+		}
+	}
+}

@@ -67,12 +67,26 @@ func planDecode(cfg *Config, fastNorm bool, h, w int, tiling *Tiling) (Plan, err
 	if tiling == nil {
 		_, err = m.Decode(context.Background(), zn)
 	} else {
-		_, err = m.DecodeTiled(context.Background(), zn, *tiling)
+		err = m.decodeTilesOnly(context.Background(), zn, *tiling)
 	}
 	if err != nil {
 		return Plan{}, fmt.Errorf("vae plan: %v", err)
 	}
 	return dry.plan(base), nil
+}
+
+// decodeTilesOnly is DecodeTiled's work on the backend — every tile's decode, in its order —
+// without the blend on the host, which a plan does not count (and which was most of a dry run's
+// time at 2048²).
+func (m *Model) decodeTilesOnly(ctx context.Context, zn *Latents, t Tiling) error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	z, err := m.Denormalize(zn)
+	if err != nil {
+		return err
+	}
+	return eachTile(ctx, z, t, m.decodeRaw, nil)
 }
 
 func planEncode(cfg *Config, fastNorm bool, H, W int) (Plan, error) {

@@ -70,25 +70,43 @@ func blendTiles(ctx context.Context, z *Latents, t Tiling, scale, channels int, 
 	out := &Image{C: channels, H: scale * z.H, W: scale * z.W}
 	out.Pix = make([]float32, out.C*out.H*out.W)
 	weightSum := make([]float32, out.H*out.W)
-	for iy, y0 := range ys {
-		wy := blendRamp(ys, iy, th, scale)
-		for ix, x0 := range xs {
-			wx := blendRamp(xs, ix, tw, scale)
-			tile, err := decode(ctx, z.crop(y0, x0, th, tw))
-			if err != nil {
-				return nil, fmt.Errorf("tile at latent (%d, %d) of %d×%d: %w", y0, x0, z.H, z.W, err)
-			}
-			if tile.C != channels || tile.H != scale*th || tile.W != scale*tw {
-				return nil, fmt.Errorf("tile at latent (%d, %d) decoded to %d×%d×%d, want %d×%d×%d", y0, x0, tile.C, tile.H, tile.W, channels, scale*th, scale*tw)
-			}
-			accumulate(out, weightSum, tile, scale*y0, scale*x0, wy, wx)
+	err := eachTile(ctx, z, t, decode, func(tile *Image, iy, ix int) error {
+		if tile.C != channels || tile.H != scale*th || tile.W != scale*tw {
+			return fmt.Errorf("tile at latent (%d, %d) of %d×%d decoded to %d×%d×%d, want %d×%d×%d", ys[iy], xs[ix], z.H, z.W, tile.C, tile.H, tile.W, channels, scale*th, scale*tw)
 		}
+		accumulate(out, weightSum, tile, scale*ys[iy], scale*xs[ix], blendRamp(ys, iy, th, scale), blendRamp(xs, ix, tw, scale))
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	plane := out.H * out.W
 	for i := range out.Pix {
 		out.Pix[i] /= weightSum[i%plane]
 	}
 	return out, nil
+}
+
+// eachTile decodes z's tiles in order (rows of tiles, top to bottom) and hands each decoded tile
+// with its row and column index to use (nil: decode only, as a plan's dry run does: the blend
+// touches only host memory, which a plan does not count).
+func eachTile(ctx context.Context, z *Latents, t Tiling, decode func(context.Context, *Latents) (*Image, error), use func(tile *Image, iy, ix int) error) error {
+	ys, th := t.spans(z.H)
+	xs, tw := t.spans(z.W)
+	for iy, y0 := range ys {
+		for ix, x0 := range xs {
+			tile, err := decode(ctx, z.crop(y0, x0, th, tw))
+			if err != nil {
+				return fmt.Errorf("tile at latent (%d, %d) of %d×%d: %w", y0, x0, z.H, z.W, err)
+			}
+			if use != nil {
+				if err := use(tile, iy, ix); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // crop copies the h×w window at (y0, x0) of every channel.
