@@ -77,3 +77,14 @@ func BenchmarkRealWidthConv(b *testing.B) {
 	}
 	b.ReportMetric(2*float64(C*C*9*S*S)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
+
+// BenchmarkPlanDecodeTiled2048 is the dry run app/memplan's Metal plan and the pipeline's tiling
+// choice make for a 2048² decode of the published geometry in 64² tiles.
+func BenchmarkPlanDecodeTiled2048(b *testing.B) {
+	cfg := PublishedConfig()
+	for b.Loop() {
+		if _, err := PlanDecodeTiledFor(cfg, 128, 128, Tiling{Tile: 64, Overlap: 16}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
