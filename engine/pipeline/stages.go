@@ -169,9 +169,9 @@ func (p *Pipeline) Decode(ctx context.Context, latents []float32, h, w int) (*va
 	return img, err
 }
 
-// decodeBudget is the activation memory the VAE decode may take: a quarter of the backend's budget
-// (the VAE runs on the backend even when the denoiser runs on a device),
-// leaving the rest to the mapped weights, the system and the user's other apps. On a 16 GB Mac a
+// decodeBudget is the activation memory the VAE decode may take: a quarter of the op backend's
+// budget (physical memory for the CPU backend), wherever the decode then runs, so that a device decode and its CPU
+// fallback choose the same tiles and so the same seams; leaving the rest to the mapped weights, the system and the user's other apps. On a 16 GB Mac a
 // 1024² image decodes in one piece (3.2 GB with the published decoder) and a 2048² one in tiles.
 func (p *Pipeline) decodeBudget() int64 {
 	return p.backendBudget() / 4
