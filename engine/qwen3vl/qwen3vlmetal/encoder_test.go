@@ -3,6 +3,8 @@ package qwen3vlmetal
 import (
 	"context"
 	"errors"
+	"image"
+	"image/color"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +18,7 @@ import (
 	"easel/engine/ml/cpu"
 	"easel/engine/ml/metal"
 	"easel/engine/qwen3vl"
+	"easel/engine/tokenizer"
 	"easel/internal/golden"
 	"easel/kernels/device"
 	"easel/kernels/emu"
@@ -205,41 +208,86 @@ func TestEmuTextEncoderMatchesCPU(t *testing.T) {
 }
 
 // The vision tower and the language model with DeepStack on every pipeline case's prompts that
-// carry condition images.
+// carry condition images (a folder without any gets a prepared picture of its own: imagePrompts).
 func TestEmuTextEncoderWithImagesMatchesCPU(t *testing.T) {
-	paths, err := golden.Cases("pipeline")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no pipeline_* cases: %v", err)
-	}
 	cpuEnc, gpu := encoders(t, device.Limits{})
-	vc, ok := cpuEnc.VisionConfig()
-	if !ok {
-		t.Fatal("the converted model has no vision tower")
-	}
-	ran := 0
-	for _, p := range paths {
-		c := load(t, p)
-		images := visionInputs(t, c, "te0_", vc.PatchValues())
-		if len(images) == 0 {
-			continue
-		}
-		ran++
-		t.Run(c.Name, func(t *testing.T) {
-			tok := ids(t, c, "te0_input_ids", "te0_attention_mask")
-			want, err := cpuEnc.Encode(t.Context(), tok, images)
+	for _, c := range imagePrompts(t, cpuEnc) {
+		t.Run(c.name, func(t *testing.T) {
+			want, err := cpuEnc.Encode(t.Context(), c.ids, c.images)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := gpu.Encode(t.Context(), tok, images)
+			got, err := gpu.Encode(t.Context(), c.ids, c.images)
 			if err != nil {
 				t.Fatal(err)
 			}
 			check(t, "last hidden state with images", got, want)
 		})
 	}
-	if ran == 0 {
-		t.Skip("no pipeline case in the golden directory has condition images (the vision tower's input)")
+}
+
+// imagePrompt is one prompt with condition images, as the text encoder takes it.
+type imagePrompt struct {
+	name   string
+	ids    []int32
+	images []qwen3vl.VisionInput
+}
+
+// imagePrompts are the pipeline cases' first prompts that carry condition images. When the golden
+// folder has none, it is one prompt made here as the pipeline makes it: a procedural 160×96
+// picture prepared for a 256² output with the model file's image processor, in the template with
+// the model's own tokenizer, so the vision tower and DeepStack are compared on every folder.
+func imagePrompts(t *testing.T, cpuEnc *qwen3vl.Encoder) []imagePrompt {
+	t.Helper()
+	paths, err := golden.Cases("pipeline")
+	if err != nil {
+		t.Fatal(err)
 	}
+	vc, ok := cpuEnc.VisionConfig()
+	if !ok {
+		t.Fatal("the converted model has no vision tower")
+	}
+	var out []imagePrompt
+	for _, p := range paths {
+		c := load(t, p)
+		if images := visionInputs(t, c, "te0_", vc.PatchValues()); len(images) > 0 {
+			out = append(out, imagePrompt{c.Name, ids(t, c, "te0_input_ids", "te0_attention_mask"), images})
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	t.Log("no pipeline case in the golden folder has condition images: comparing on a prepared picture")
+	f := tinyFile(t)
+	proc := qwen3vl.DefaultImageProcessorConfig()
+	if js, err := f.ConfigJSON(qwen3vl.ImageProcessorTensor); err == nil {
+		if proc, err = qwen3vl.ParseImageProcessorConfig(js, qwen3vl.ImageProcessorTensor); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tok, err := tokenizer.Load(f.Vocab())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pic := image.NewNRGBA(image.Rect(0, 0, 160, 96))
+	for y := range 96 {
+		for x := range 160 {
+			pic.SetNRGBA(x, y, color.NRGBA{uint8(x * 255 / 159), uint8(y * 255 / 95), uint8((x*7 + y*13) % 256), 255})
+		}
+	}
+	cond, err := qwen3vl.PrepareConditionImage(pic, 256, proc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pads, err := qwen3vl.ImagePadCount(cond.GridTHW, proc.MergeSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt, err := qwen3vl.BuildPrompt(tok, "the same cube, in blue", []int{pads})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []imagePrompt{{"prepared picture", prompt.IDs, []qwen3vl.VisionInput{{Pixels: cond.PixelValues, Grid: cond.GridTHW}}}}
 }
 
 // A device with room for the weights but not for a prompt declines it; the Runner encodes on the
@@ -289,22 +337,12 @@ func isDeclined(err error) bool {
 }
 
 // The vision tower alone (patch embedding, blocks with the 2-D rotary, the main merger and the
-// DeepStack mergers) on every condition image of every pipeline case, device against CPU.
+// DeepStack mergers) on every condition image of every pipeline case (or imagePrompts' prepared
+// picture), device against CPU.
 func TestEmuVisionTowerMatchesCPU(t *testing.T) {
-	paths, err := golden.Cases("pipeline")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no pipeline_* cases: %v", err)
-	}
 	cpuEnc, gpu := encoders(t, device.Limits{})
-	vc, ok := cpuEnc.VisionConfig()
-	if !ok {
-		t.Fatal("the converted model has no vision tower")
-	}
-	ran := 0
-	for _, p := range paths {
-		c := load(t, p)
-		for i, img := range visionInputs(t, c, "te0_", vc.PatchValues()) {
-			ran++
+	for _, c := range imagePrompts(t, cpuEnc) {
+		for i, img := range c.images {
 			wantE, wantD, err := cpuEnc.EncodeImage(t.Context(), img)
 			if err != nil {
 				t.Fatal(err)
@@ -313,16 +351,13 @@ func TestEmuVisionTowerMatchesCPU(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkWithin(t, c.Name+" image "+strconv.Itoa(i+1)+" merger", gotE, wantE, visionBound)
+			checkWithin(t, c.name+" image "+strconv.Itoa(i+1)+" merger", gotE, wantE, visionBound)
 			if len(gotD) != len(wantD) {
 				t.Fatalf("%d DeepStack outputs, the CPU has %d", len(gotD), len(wantD))
 			}
 			for j := range gotD {
-				checkWithin(t, c.Name+" image "+strconv.Itoa(i+1)+" DeepStack merger "+strconv.Itoa(j), gotD[j], wantD[j], visionBound)
+				checkWithin(t, c.name+" image "+strconv.Itoa(i+1)+" DeepStack merger "+strconv.Itoa(j), gotD[j], wantD[j], visionBound)
 			}
 		}
-	}
-	if ran == 0 {
-		t.Skip("no pipeline case in the golden directory has condition images (the vision tower's input)")
 	}
 }
