@@ -25,6 +25,8 @@ type Device struct {
 
 	live      atomic.Int64 // buffers made and not yet released
 	liveBytes atomic.Int64 // their lengths
+	// the live buffers made by NewBufferNoCopy (a weight arena over a file mapping), and their lengths
+	liveNoCopy, liveNoCopyBytes atomic.Int64
 }
 
 var _ device.Device = (*Device)(nil)
@@ -98,6 +100,8 @@ func (d *Device) NewBufferNoCopy(mem []byte) (device.Buffer, error) {
 	b := &Buffer{dev: d, mem: unsafe.Pointer(&mem[0]), n: len(mem), borrowed: true}
 	b.pinner.Pin(&mem[0]) // no-op for memory outside the Go heap (a file mapping)
 	d.count(b)
+	d.liveNoCopy.Add(1)
+	d.liveNoCopyBytes.Add(int64(b.n))
 	return b, nil
 }
 
@@ -113,6 +117,12 @@ func (d *Device) count(b *Buffer) {
 // forgot it).
 func (d *Device) LiveBuffers() (buffers int, bytes int64) {
 	return int(d.live.Load()), d.liveBytes.Load()
+}
+
+// LiveNoCopyBuffers is the part of LiveBuffers made by NewBufferNoCopy: the caller's memory
+// wrapped in place (a network's weight arena over the model file's mapping).
+func (d *Device) LiveNoCopyBuffers() (buffers int, bytes int64) {
+	return int(d.liveNoCopy.Load()), d.liveNoCopyBytes.Load()
 }
 
 // NewLibrary compiles the MSL source (file name name) with clang, or reuses the cached build.
@@ -181,6 +191,8 @@ func (b *Buffer) Release() {
 	switch {
 	case b.mem == nil:
 	case b.borrowed:
+		b.dev.liveNoCopy.Add(-1)
+		b.dev.liveNoCopyBytes.Add(-int64(b.n))
 		b.pinner.Unpin()
 	default:
 		b.cleanup.Stop()

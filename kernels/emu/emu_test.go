@@ -515,7 +515,8 @@ func TestRequiredEmulatorIsNotSkippable(t *testing.T) {
 	}
 }
 
-// TestEmuLiveBuffersCountsWhatIsNotReleased: every buffer made counts until its first Release.
+// TestEmuLiveBuffersCountsWhatIsNotReleased: every buffer made counts until its first Release;
+// LiveNoCopyBuffers counts the no-copy ones alone.
 func TestEmuLiveBuffersCountsWhatIsNotReleased(t *testing.T) {
 	d := testDevice(t, Forward).(*Device)
 	if n, b := d.LiveBuffers(); n != 0 || b != 0 {
@@ -538,13 +539,23 @@ func TestEmuLiveBuffersCountsWhatIsNotReleased(t *testing.T) {
 	if n, b := d.LiveBuffers(); n != 2 || b != int64(100+page) {
 		t.Errorf("two buffers: %d live (%d bytes), want 2 (%d)", n, b, 100+page)
 	}
+	if n, b := d.LiveNoCopyBuffers(); n != 1 || b != int64(page) {
+		t.Errorf("one no-copy buffer: %d live (%d bytes), want 1 (%d)", n, b, page)
+	}
 	a.Release()
 	a.Release() // a second Release is harmless and not counted twice
 	if n, b := d.LiveBuffers(); n != 1 || b != int64(page) {
 		t.Errorf("after releasing one: %d live (%d bytes), want 1 (%d)", n, b, page)
 	}
+	if n, b := d.LiveNoCopyBuffers(); n != 1 || b != int64(page) {
+		t.Errorf("after releasing the copied one: %d live no-copy (%d bytes), want 1 (%d)", n, b, page)
+	}
+	nc.Release()
 	nc.Release()
 	if n, b := d.LiveBuffers(); n != 0 || b != 0 {
 		t.Errorf("after releasing both: %d live (%d bytes)", n, b)
+	}
+	if n, b := d.LiveNoCopyBuffers(); n != 0 || b != 0 {
+		t.Errorf("after releasing both: %d live no-copy (%d bytes)", n, b)
 	}
 }

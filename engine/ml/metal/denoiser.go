@@ -20,6 +20,9 @@ type Denoiser struct {
 	knobs Knobs
 	pipes *pipelines
 
+	// weights is the arena's plan over the mapping; arena its no-copy buffers while held (nil
+	// between runs: acquireWeights makes it, ReleaseWeights drops it)
+	weights         *arenaPlan
 	arena           *weightArena
 	aux             device.Buffer // aux floats: q8 side planes, norms, img_in, proj_out
 	imgIn, projOut  int           // byte offsets in aux
@@ -28,7 +31,8 @@ type Denoiser struct {
 	lora            *deviceLoRA // the model's LoRA terms on the device (lora.go), or nil
 
 	mu       sync.Mutex
-	resident int64 // device memory held: weights, aux, live programs
+	closed   bool
+	resident int64 // device memory held: the arena while held, aux, LoRAs, live programs
 	live     int
 	last     PassStats
 	// deviceTime is the device time of every pass so far
@@ -48,7 +52,8 @@ type Options struct {
 // New prepares m for dev: checks the geometry, compiles the kernels, checks the fragment layout,
 // plans the weight arena over mapping (the model file's whole mapping, e.g. (*cmf.File).Bytes())
 // and checks it against the device's limits before creating it. A *Declined error means the CPU
-// path should run the model.
+// path should run the model. The new denoiser holds its arena; ReleaseWeights drops it between
+// runs and the next Prefill makes it again.
 func New(dev device.Device, m *qi21.Model, mapping []byte, opts Options) (*Denoiser, error) {
 	if dev == nil || m == nil {
 		return nil, fmt.Errorf("metal: New needs a device and a model")
@@ -127,20 +132,68 @@ func (d *Denoiser) place(mapping []byte, blocks []blockWeights, aux *auxBuilder)
 		return fmt.Errorf("metal: auxiliary weight buffer (%s): %w", gb(auxBytes), err)
 	}
 	copy(device.View[float32](d.aux), aux.f)
-	if d.arena, err = ap.build(dev); err != nil {
+	d.weights, d.blocks, d.resident = ap, blocks, auxBytes
+	if err := d.acquireWeights(); err != nil {
 		d.aux.Release()
 		return err
 	}
-	for l := range blocks {
-		for i := range blocks[l].w {
-			w := &blocks[l].w[i]
-			s, _ := d.arena.slot(w.data)
-			w.buf, w.off = d.arena.chunks[s.chunk], s.off
+	return nil
+}
+
+// acquireWeights makes the weight arena when it is not held (no-copy buffers over the mapping:
+// nothing is copied) and binds every projection to its chunk and offset. Called under d.mu, or
+// before the denoiser is shared.
+func (d *Denoiser) acquireWeights() error {
+	if d.arena != nil {
+		return nil
+	}
+	a, err := d.weights.build(d.dev)
+	if err != nil {
+		return err
+	}
+	for l := range d.blocks {
+		for i := range d.blocks[l].w {
+			w := &d.blocks[l].w[i]
+			s, ok := a.slot(w.data)
+			if !ok {
+				a.release()
+				return fmt.Errorf("metal: %s is not in the weight arena's plan (a bug)", w.name)
+			}
+			w.buf, w.off = a.chunks[s.chunk], s.off
 		}
 	}
-	d.blocks = blocks
-	d.resident = plan.total()
+	d.arena = a
+	d.resident += a.bytes
 	return nil
+}
+
+// ReleaseWeights drops the weight arena (the no-copy buffers over the model file's mapping; the
+// mapping itself is the caller's) so the device holds only the small auxiliary weights and the
+// LoRAs until the next Prefill makes it again. It keeps the arena while a program is live (its
+// steps read the weights) and reports whether the arena is released.
+func (d *Denoiser) ReleaseWeights() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.live > 0 {
+		return false
+	}
+	d.dropWeights()
+	return true
+}
+
+// dropWeights releases the arena, if held, and unbinds the projections. Called under d.mu.
+func (d *Denoiser) dropWeights() {
+	if d.arena == nil {
+		return
+	}
+	d.resident -= d.arena.bytes
+	d.arena.release()
+	d.arena = nil
+	for l := range d.blocks {
+		for i := range d.blocks[l].w {
+			d.blocks[l].w[i].buf, d.blocks[l].w[i].off = nil, 0
+		}
+	}
 }
 
 // checkGeometry declines the geometries the kernels do not handle.
@@ -173,13 +226,15 @@ func (d *Denoiser) Timings() *ml.Timings { return &d.timings }
 func (d *Denoiser) Close() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.closed {
+		return
+	}
+	d.closed = true
 	d.lora.release()
 	d.lora = nil
-	if d.arena != nil {
-		d.arena.release()
-		d.aux.Release()
-		d.arena = nil
-	}
+	d.dropWeights()
+	d.aux.Release()
+	d.resident = 0
 }
 
 // LastPass is the cost of the most recent prefill or step.
@@ -204,7 +259,8 @@ func (d *Denoiser) DeviceName() string { return d.dev.Name() }
 // KVElementBytes is the size of one cached key or value on the device: half precision.
 func (d *Denoiser) KVElementBytes() int { return 2 }
 
-// Resident is the device memory the denoiser holds now: its weights and its live programs.
+// Resident is the device memory the denoiser holds now: the weight arena while it is held (from
+// a Prefill until ReleaseWeights), the auxiliary weights, the LoRAs and the live programs.
 func (d *Denoiser) Resident() int64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()

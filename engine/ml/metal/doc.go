@@ -13,7 +13,9 @@
 // K/V on the device; Step runs the target rows against [cached prefix, target].
 //
 // Weights are read in place: one arena of no-copy buffers over the model file's mapping, split
-// page-aligned at the device's largest buffer, q4tp and q8 payloads bound at their offsets. Activations are half behind power-of-two guards (Guards, EASEL_METAL_*_SHIFT), the
+// page-aligned at the device's largest buffer, q4tp and q8 payloads bound at their offsets. The
+// arena is held only while the denoiser runs: ReleaseWeights drops it between runs (the small
+// auxiliary float buffer and the LoRA factors stay) and the next Prefill makes it again. Activations are half behind power-of-two guards (Guards, EASEL_METAL_*_SHIFT), the
 // residual stream f32. Before allocating, every buffer is checked against the device's largest
 // buffer and the total against its recommended working set; when the work does not fit, the
 // denoiser declines with a *Declined error and the caller runs the CPU path instead.

@@ -111,3 +111,27 @@ func ProgramActivationBytes(c qi21.Config, prefix, target int) int64 {
 	plan := programPlan(c, prefix, target)
 	return plan.total() - plan[bufKV].bytes
 }
+
+// AuxiliaryBytes is the device memory a denoiser of geometry c holds between its runs, once
+// ReleaseWeights has dropped the weight arena, without LoRAs: the auxiliary float buffer (the q/k
+// norm weights, img_in and proj_out in float with their zero biases and, for 8-bit block
+// projections, their row scales and column fields), laid out as New lays it out. For planning
+// before a run; q8 says the block projections are q8_2f or q8_row rather than q4tp.
+func AuxiliaryBytes(c qi21.Config, q8 bool) int64 {
+	n := 0
+	add := func(k int) { n = (n+3)/4*4 + k } // auxBuilder.add's 16-byte alignment
+	D, F := c.Hidden(), c.MLPHidden()
+	for range c.Layers {
+		if q8 {
+			for _, rc := range [7][2]int{{D, D}, {D, D}, {D, D}, {D, D}, {F, D}, {F, D}, {D, F}} {
+				add(rc[0])
+				add(rc[1])
+			}
+		}
+		add(c.HeadDim)
+		add(c.HeadDim)
+	}
+	add(D*c.InChannels + D)
+	add(c.OutChannels*D + c.OutChannels)
+	return int64(4 * max(n, 4))
+}

@@ -54,8 +54,9 @@ func alloc(dev device.Device, plan memoryPlan) ([]device.Buffer, error) {
 
 // Prefill runs the prefix (text rows from text [L, context], condition images from condLatents
 // [CondLatents, in]) through every block at t = 0 under block-causal visibility and keeps each
-// layer's K and V on the device. Before allocating it checks the program's buffers against the
-// device's limits; a *Declined error means the caller should prefill on the CPU instead.
+// layer's K and V on the device. It makes the weight arena again when ReleaseWeights dropped it.
+// Before allocating the program it checks its buffers against the device's limits; a *Declined
+// error means the caller should prefill on the CPU instead.
 func (d *Denoiser) Prefill(ctx context.Context, lay *qi21.Layout, text, condLatents []float32) (*Program, error) {
 	c := d.cfg
 	if lay == nil {
@@ -73,13 +74,17 @@ func (d *Denoiser) Prefill(ctx context.Context, lay *qi21.Layout, text, condLate
 	}
 	plan := programPlan(c, lp, n)
 	d.mu.Lock()
-	if d.arena == nil {
+	if d.closed {
 		d.mu.Unlock()
 		return nil, fmt.Errorf("metal.Prefill: the denoiser is closed")
 	}
 	if d.live >= qi21.MaxPrograms {
 		d.mu.Unlock()
 		return nil, fmt.Errorf("metal.Prefill: %d programs are already live (positive and negative prompt); release one first", d.live)
+	}
+	if err := d.acquireWeights(); err != nil {
+		d.mu.Unlock()
+		return nil, fmt.Errorf("metal.Prefill: %w", err)
 	}
 	if err := d.syncLoRA(); err != nil {
 		d.mu.Unlock()
@@ -176,7 +181,7 @@ func (d *Denoiser) Step(ctx context.Context, p *Program, x []float32, sigma floa
 		return nil, fmt.Errorf("metal.Step: the program was released")
 	}
 	d.mu.Lock()
-	closed := d.arena == nil
+	closed := d.closed
 	d.mu.Unlock()
 	if closed {
 		return nil, fmt.Errorf("metal.Step: the denoiser is closed")
