@@ -276,7 +276,9 @@ func TestSoakCPU(t *testing.T) {
 
 // TestSoakEmuMetal: the same jobs with the denoiser on the emulated Metal device (the kernels the
 // Mac runs, on the CPU); after every job the device holds exactly the buffers it held idle (the
-// weights), so no job leaves a program, a K/V cache or an activation buffer behind.
+// denoiser's auxiliary weights) and wraps no byte of the mapping (the weight arena each run makes
+// is released after its last step), so no job leaves a program, a K/V cache, an activation
+// buffer or its weights behind.
 func TestSoakEmuMetal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs dozens of generations on the Metal emulator")
@@ -306,11 +308,18 @@ func TestSoakEmuMetal(t *testing.T) {
 	if n := p.DenoiserNotice(); !strings.Contains(n, "Metal") || strings.Contains(n, "declined") {
 		t.Fatalf("the denoiser does not run on the emulated device: %q", n)
 	}
+	wrapped, ok := dev.(interface{ LiveNoCopyBuffers() (int, int64) })
+	if !ok {
+		t.Fatalf("the emulated device %T does not count its no-copy buffers", dev)
+	}
 	idle, idleBytes := counter.LiveBuffers()
-	t.Logf("idle: %d live device buffers (%.2f MB: the weights)", idle, float64(idleBytes)/(1<<20))
+	t.Logf("idle: %d live device buffers (%.2f MB: the denoiser's auxiliary weights)", idle, float64(idleBytes)/(1<<20))
 	soak(t, 32, GeneratorFunc(p.Run), counter, func(i int, j Job) {
 		if n, b := counter.LiveBuffers(); n != idle || b != idleBytes {
 			t.Fatalf("after job %d (%v): %d live device buffers (%d bytes), idle is %d (%d bytes)", i, j.State, n, b, idle, idleBytes)
+		}
+		if n, b := wrapped.LiveNoCopyBuffers(); n != 0 || b != 0 {
+			t.Fatalf("after job %d (%v): the device still wraps %d bytes of the mapping in %d buffers", i, j.State, b, n)
 		}
 	})
 }

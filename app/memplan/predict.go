@@ -51,7 +51,8 @@ type Prediction struct {
 	// Stages are the networks in the order they run. Only one network is resident at a time —
 	// the running one's weights (the pipeline releases a network's pages when it finishes; on
 	// Metal each of the text encoder's and the VAE's calls builds its weight arena over the
-	// mapping and its buffers, and frees both when it returns) — so the peak is the largest stage
+	// mapping and its buffers, and frees both when it returns, and the denoiser holds its arena
+	// from a run's first prefill until its programs are released) — so the peak is the largest stage
 	// plus the process, never the sum of the networks. The one exception is the sharp preview's
 	// VAE, which decodes beside the denoiser when Plan.SharpPreview is on.
 	Stages []Stage

@@ -62,7 +62,8 @@ func (in *DenoiseInput) layout(c *Conditioning) (*qi21.Layout, error) {
 
 // Denoise prefills one program per prompt and walks the schedule with Euler steps (spec §5.3,
 // §6.12), combining the two velocities under CFG as v = v_neg + s·(v_cond − v_neg) (spec §7).
-// It returns the final packed latents. The programs are released on every path.
+// It returns the final packed latents. The programs are released on every path, and then a
+// device's buffers over the denoiser's weights (weightReleaser).
 func (p *Pipeline) Denoise(ctx context.Context, in DenoiseInput, hooks DenoiseHooks) ([]float32, error) {
 	if in.Positive == nil {
 		return nil, errors.New("denoise: no prompt conditioning")
@@ -86,6 +87,7 @@ func (p *Pipeline) Denoise(ctx context.Context, in DenoiseInput, hooks DenoiseHo
 		for _, prog := range progs {
 			p.den.Release(prog)
 		}
+		p.releaseDeviceWeights()
 	}()
 	for i, c := range conds {
 		lay, err := in.layout(c)

@@ -18,6 +18,10 @@ import (
 // CPU model when the device declines it, and the prompt's steps follow it. mapping is the model
 // file's whole mapping ((*cmf.File).Bytes()), which the device reads the weights from in place.
 //
+// The device holds the denoiser's weight arena (no-copy buffers over the mapping) only while it
+// runs: from a prefill until Denoise has released its programs (weightReleaser), so the text
+// encoder and the VAE run beside its small auxiliary weights alone.
+//
 // When the device declines the whole model (too little memory, a codec the kernels do not read)
 // the DiT runs on the CPU and the denoiser's Notice says why; a decline of one prompt is the
 // program's Notice, which Run reports as an event. Other failures are errors.
@@ -36,6 +40,10 @@ func MetalDenoiser(dev device.Device, mapping []byte, opts metal.Options) func(*
 			d.Close()
 			return nil, err
 		}
+		// New made the weight arena (so a device that cannot wrap the mapping fails here); the
+		// first prefill makes it again, and nothing of the denoiser's but its small auxiliary
+		// weights is on the device before then.
+		d.ReleaseWeights()
 		return md, nil
 	}
 }
@@ -129,6 +137,11 @@ func (md *metalDenoiser) Release(prog Program) {
 		md.r.Release(p.RunnerProgram)
 	}
 }
+
+// ReleaseWeights drops the denoiser's weight arena on the device between runs (the next prefill
+// makes it again) unless a program is live, and reports whether the device holds none of the
+// denoiser's weights read in place from the mapping.
+func (md *metalDenoiser) ReleaseWeights() bool { return md.d.ReleaseWeights() }
 
 func (md *metalDenoiser) ActivationBytes(prefix, target int) int64 {
 	return md.d.ActivationBytes(prefix, target)

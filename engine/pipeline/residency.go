@@ -5,8 +5,9 @@ import "runtime/debug"
 // Staged residency: only the network that is running keeps its weights resident. A model file
 // that can (cmf.File) is told to read the denoiser's weights ahead while the text encoder runs,
 // to drop the text encoder's and the vision tower's pages once the prompts are encoded, and the
-// denoiser's once the last step is done (unless a device reads them in place), so the peak is the
-// largest network plus what crosses stages (prefix K/V, latents), never the sum of the networks.
+// denoiser's once the last step is done (a device that read them in place, the Metal denoiser,
+// has released its buffers over them by then), so the peak is the largest network plus what
+// crosses stages (prefix K/V, latents), never the sum of the networks.
 
 // residency is a ModelFile whose mapped weights can be prefetched and released by name prefix.
 type residency interface {
@@ -37,10 +38,26 @@ func (p *Pipeline) release(prefixes ...string) {
 	debug.FreeOSMemory()
 }
 
-// releaseDenoiser drops the denoiser's pages after the last step, unless a device maps them
-// (the Metal denoiser wraps the mapping in a buffer the GPU reads).
+// weightReleaser is a Denoiser whose device reads the weights in place from the mapping (the
+// Metal denoiser's no-copy buffers) only while it runs: ReleaseWeights drops those buffers unless
+// a program is live and reports whether the device holds none of them.
+type weightReleaser interface {
+	ReleaseWeights() bool
+}
+
+// releaseDeviceWeights drops the denoiser's buffers over the mapping, if it has any; Denoise
+// calls it once its programs are released, on every path.
+func (p *Pipeline) releaseDeviceWeights() bool {
+	if r, ok := p.den.(weightReleaser); ok {
+		return r.ReleaseWeights()
+	}
+	return true
+}
+
+// releaseDenoiser drops the denoiser's device buffers over the mapping and then its pages after
+// the last step. A device still reading them (a program live elsewhere) keeps the pages.
 func (p *Pipeline) releaseDenoiser() {
-	if p.DenoiserDevice() != "" {
+	if !p.releaseDeviceWeights() {
 		debug.FreeOSMemory()
 		return
 	}
