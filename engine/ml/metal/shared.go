@@ -15,6 +15,12 @@ func FormatBytes(n int64) string { return gb(n) }
 // the device reports as zero or less is taken as none.
 func DeviceLimits(dev device.Device) (maxBuffer, workingSet int64) { return limitsOf(dev) }
 
+// InMapping reports whether b is a slice of mapping (a payload a weight arena can wrap in place).
+func InMapping(mapping, b []byte) bool {
+	_, ok := offsetIn(mapping, b)
+	return ok
+}
+
 // WeightArenaPlan is the layout of a weight arena before any buffer exists, so its size can be
 // checked against the device's limits first.
 type WeightArenaPlan struct{ p *arenaPlan }

@@ -4,11 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
-	"unsafe"
 
-	"easel/engine/ml"
-	"easel/engine/ml/metal"
 	"easel/engine/ml/metalops"
 	"easel/engine/quant"
 	"easel/engine/qwen3vl"
@@ -16,31 +12,11 @@ import (
 )
 
 // Encoder is engine/qwen3vl's encoder bound to a Metal device. Its methods may not be called
-// concurrently.
+// concurrently. It is a metalops.Network: between calls only the norms' gains and biases stay on
+// the device.
 type Encoder struct {
-	b          *metalops.Backend
-	enc        *qwen3vl.Encoder
-	arenaPlan  *metal.WeightArenaPlan // nil when no weight lies in the mapping
-	arenaBytes int64
-
-	vectors    int64 // the uploaded norms' gains and biases
-	maxBuffer  int64
-	workingSet int64
-	others     func() int64 // device memory other networks hold (the denoiser's), or nil
-}
-
-// recordingSource remembers every tensor the encoder binds, so their payloads can be placed.
-type recordingSource struct {
-	quant.Source
-	seen []*quant.Tensor
-}
-
-func (r *recordingSource) Tensor(name string) (*quant.Tensor, error) {
-	t, err := r.Source.Tensor(name)
-	if err == nil && t != nil && t.DType != quant.U8 {
-		r.seen = append(r.seen, t)
-	}
-	return t, err
+	*metalops.Network
+	enc *qwen3vl.Encoder
 }
 
 // New loads the text encoder (and the vision tower when src has one) onto dev: the q8 and f16
@@ -51,44 +27,20 @@ func New(dev device.Device, src quant.Source, mapping []byte) (*Encoder, error) 
 	if dev == nil || src == nil {
 		return nil, errors.New("qwen3vlmetal: New needs a device and a model file")
 	}
-	knobs, err := metal.KnobsFromEnv()
+	net, err := metalops.NewNetwork(dev, "the text encoder")
 	if err != nil {
 		return nil, err
 	}
-	b, err := metalops.New(dev)
+	e := &Encoder{Network: net}
+	if e.enc, err = qwen3vl.NewEncoder(net.Backend(), net.Source(src)); err == nil {
+		err = net.Place(mapping, func(t *quant.Tensor) bool {
+			placed := t.DType == quant.F16 || t.DType == quant.Q8_2F || t.DType == quant.Q8Row
+			return placed && t.Rows() > 1 && !isEmbedding(t.Name)
+		})
+	}
 	if err != nil {
+		net.Close()
 		return nil, err
-	}
-	b.SetProfile(knobs.Profile)
-	e := &Encoder{b: b}
-	e.maxBuffer, e.workingSet = metal.DeviceLimits(dev)
-	rec := &recordingSource{Source: src}
-	if e.enc, err = qwen3vl.NewEncoder(b, rec); err != nil {
-		b.Close()
-		return nil, err
-	}
-	var tensors [][]byte
-	var names []string
-	for _, t := range rec.seen {
-		placed := t.DType == quant.F16 || t.DType == quant.Q8_2F || t.DType == quant.Q8Row
-		if placed && inside(mapping, t.Data) && t.Rows() > 1 && !isEmbedding(t.Name) {
-			tensors = append(tensors, t.Data)
-			names = append(names, t.Name)
-		}
-	}
-	if len(tensors) > 0 {
-		if e.arenaPlan, err = metal.PlanWeightArena(mapping, tensors, names, e.maxBuffer); err != nil {
-			b.Close()
-			return nil, err
-		}
-		for _, c := range e.arenaPlan.Chunks() {
-			e.arenaBytes += c
-		}
-	}
-	e.vectors = b.LiveBytes()
-	if need := e.vectors + e.arenaBytes; need > e.workingSet {
-		b.Close()
-		return nil, metal.Decline("the text encoder's weights need %s of GPU memory, more than this GPU's recommended working set (%s)", metal.FormatBytes(need), metal.FormatBytes(e.workingSet))
 	}
 	return e, nil
 }
@@ -98,39 +50,8 @@ func isEmbedding(name string) bool {
 	return name == "te.model.embed_tokens.weight" || name == "te.embed_tokens.weight"
 }
 
-// inside reports whether b is a slice of mapping.
-func inside(mapping, b []byte) bool {
-	if len(mapping) == 0 || len(b) == 0 {
-		return false
-	}
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(mapping)))
-	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	return p >= base && p+uintptr(len(b)) <= base+uintptr(len(mapping))
-}
-
-// SetOtherResident tells the encoder how much device memory other networks hold when it runs.
-func (e *Encoder) SetOtherResident(f func() int64) { e.others = f }
-
 // Model is the engine/qwen3vl encoder bound to the device backend.
 func (e *Encoder) Model() *qwen3vl.Encoder { return e.enc }
-
-// DeviceName names the device.
-func (e *Encoder) DeviceName() string { return e.b.Device().Name() }
-
-// Timings is the GPU time per op class in profiling mode (EASEL_METAL_PROF=1), else empty.
-func (e *Encoder) Timings() *ml.Timings { return e.b.Timings() }
-
-// DeviceTime is the GPU time of every Encode so far.
-func (e *Encoder) DeviceTime() time.Duration { return e.b.DeviceTime() }
-
-// ResidentBytes is the device memory the encoder holds between calls: gains and biases.
-func (e *Encoder) ResidentBytes() int64 { return e.vectors }
-
-// WeightBytes is the device memory of the weight arena while an Encode runs.
-func (e *Encoder) WeightBytes() int64 { return e.arenaBytes }
-
-// Close frees the device memory (the mapping stays the caller's).
-func (e *Encoder) Close() { e.b.Close() }
 
 // PlanEncode estimates the device memory an Encode of tokens tokens needs beyond the weights:
 // PlanEncodeFor at this encoder's geometry and the images' patch grids.
@@ -173,25 +94,6 @@ func PlanEncodeFor(tc qwen3vl.TextConfig, vc *qwen3vl.VisionConfig, tokens int, 
 	return max(lm, vis) + kept
 }
 
-// fit declines work whose planned activations do not fit beside the weights and what other
-// networks hold.
-func (e *Encoder) fit(what string, need int64) error {
-	var others int64
-	if e.others != nil {
-		others = e.others()
-	}
-	weights := e.vectors + e.arenaBytes
-	if total := weights + need + others; total > e.workingSet {
-		held := ""
-		if others > 0 {
-			held = ", " + metal.FormatBytes(others) + " held by the denoiser"
-		}
-		return metal.Decline("%s needs %s of GPU memory (%s of weights, %s of activations%s), more than this GPU's recommended working set (%s)",
-			what, metal.FormatBytes(total), metal.FormatBytes(weights), metal.FormatBytes(need), held, metal.FormatBytes(e.workingSet))
-	}
-	return nil
-}
-
 // Encode is qwen3vl.Encoder.Encode on the device.
 func (e *Encoder) Encode(ctx context.Context, ids []int32, images []qwen3vl.VisionInput) (out []float32, err error) {
 	need := e.PlanEncode(len(ids), images)
@@ -199,7 +101,7 @@ func (e *Encoder) Encode(ctx context.Context, ids []int32, images []qwen3vl.Visi
 	if len(images) > 0 {
 		what += fmt.Sprintf(" with %d condition images", len(images))
 	}
-	err = e.run(what, need, func() (err error) {
+	err = e.Run(what, need, func() (err error) {
 		out, err = e.enc.Encode(ctx, ids, images)
 		return err
 	})
@@ -209,39 +111,9 @@ func (e *Encoder) Encode(ctx context.Context, ids []int32, images []qwen3vl.Visi
 // EncodeImage is qwen3vl.Encoder.EncodeImage (the vision tower alone) on the device.
 func (e *Encoder) EncodeImage(ctx context.Context, img qwen3vl.VisionInput) (embeds []float32, deepstack [][]float32, err error) {
 	need := e.PlanEncode(0, []qwen3vl.VisionInput{img})
-	err = e.run("encoding a condition image", need, func() (err error) {
+	err = e.Run("encoding a condition image", need, func() (err error) {
 		embeds, deepstack, err = e.enc.EncodeImage(ctx, img)
 		return err
 	})
 	return embeds, deepstack, err
-}
-
-// run checks the plan, makes the weight arena, runs call with the planned budget, then frees the
-// activation buffers, the converted weights and the arena. A decline met on the way (a buffer
-// past the largest one) is returned as the *metal.Declined it is.
-func (e *Encoder) run(what string, need int64, call func() error) error {
-	if err := e.fit(what, need); err != nil {
-		return err
-	}
-	if e.arenaPlan != nil {
-		arena, err := e.arenaPlan.Build(e.b.Device())
-		if err != nil {
-			return err
-		}
-		e.b.SetArena(arena)
-		defer func() {
-			e.b.SetArena(nil)
-			arena.Release()
-		}()
-	}
-	e.b.SetBudget(e.vectors + need)
-	e.b.TakeDecline()
-	err := call()
-	if serr := e.b.Release(); serr != nil && err == nil {
-		err = serr
-	}
-	if d := e.b.TakeDecline(); err != nil && d != nil {
-		return d // the op's error wraps it as text
-	}
-	return err
 }
