@@ -1,25 +1,18 @@
 package kernels_test
 
 import (
-	"errors"
 	"testing"
 
 	"easel/kernels"
 	"easel/kernels/device"
 	"easel/kernels/emu"
+	"easel/kernels/emu/emutest"
 )
 
 // newDevice returns the emulated device, skipping the test only when clang is not installed.
 func newDevice(t testing.TB, order emu.FiberOrder) device.Device {
 	t.Helper()
-	d, err := emu.NewDevice(emu.Options{Order: order})
-	if errors.Is(err, emu.ErrNoCompiler) {
-		t.Skipf("Metal emulator unavailable: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return emutest.Device(t, emu.Options{Order: order})
 }
 
 // pipeline compiles the embedded file and returns the named kernel.

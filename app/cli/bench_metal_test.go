@@ -2,13 +2,13 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"runtime"
 	"strings"
 	"testing"
 
 	"easel/engine/ml/metal"
 	"easel/kernels/emu"
+	"easel/kernels/emu/emutest"
 )
 
 // TestBenchDiTMetal: off Apple silicon, dit-metal refuses without --emulator and says why; with
@@ -20,9 +20,7 @@ func TestBenchDiTMetal(t *testing.T) {
 			t.Errorf("without --emulator: exit %d, stderr %q", code, stderr)
 		}
 	}
-	if _, err := emu.NewDevice(emu.Options{}); errors.Is(err, emu.ErrNoCompiler) {
-		t.Skipf("Metal emulator unavailable: %v", err)
-	}
+	emutest.Device(t, emu.Options{}) // skips without the emulator, as the command would fail
 	args := []string{"bench", "dit-metal", "--emulator", "--heads", "2", "--rows", "16", "--prefix", "8"}
 	code, stdout, stderr := run(append(args, "--json")...)
 	if code != ExitOK {

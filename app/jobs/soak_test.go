@@ -3,7 +3,6 @@ package jobs
 import (
 	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"image"
@@ -26,6 +25,7 @@ import (
 	"easel/engine/pipeline"
 	"easel/internal/golden"
 	"easel/kernels/emu"
+	"easel/kernels/emu/emutest"
 )
 
 // Long sessions: many consecutive jobs in one process, through the real queue and pipeline on the
@@ -283,13 +283,7 @@ func TestSoakEmuMetal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs dozens of generations on the Metal emulator")
 	}
-	dev, err := emu.NewDevice(emu.Options{})
-	if errors.Is(err, emu.ErrNoCompiler) {
-		t.Skipf("Metal emulator unavailable: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	dev := emutest.Device(t, emu.Options{})
 	counter, ok := dev.(liveBuffers)
 	if !ok {
 		t.Fatalf("the emulated device %T does not count its live buffers", dev)

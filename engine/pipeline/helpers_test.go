@@ -1,12 +1,9 @@
 package pipeline
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
-	"sync"
 	"testing"
 
 	"easel/engine/cmf"
@@ -16,50 +13,22 @@ import (
 	"easel/engine/qwen3vl"
 	"easel/engine/vae"
 	"easel/internal/golden"
-)
-
-// The tiny reference model, converted once per test binary with the f16 profile (every weight at
-// the snapshot's own precision: bf16 stays bf16, the VAE's f32 stays f32), so the model runs the
-// reference's exact weights from a real memory-mapped .cmf.
-var (
-	tinyOnce sync.Once
-	tinyPath string
-	tinyDir  string
-	tinyErr  error
+	"easel/internal/tinymodel"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if tinyDir != "" {
-		os.RemoveAll(tinyDir)
-	}
-	if q8Model.dir != "" {
-		os.RemoveAll(q8Model.dir)
-	}
+	tinymodel.RemoveAll()
 	os.Exit(code)
 }
 
-// tinyModel is the converted file's path. The file carries the snapshot's image-processor
-// settings (the tiny model lowers min_pixels), so the pipeline needs no options to match.
+// tinyModel is the tiny reference model converted once per test binary with the f16 profile
+// (every weight at the snapshot's own precision: bf16 stays bf16, the VAE's f32 stays f32), so the
+// model runs the reference's exact weights from a real memory-mapped .cmf. The file carries the
+// snapshot's image-processor settings (the tiny model lowers min_pixels), so the pipeline needs
+// no options to match.
 func tinyModel(t testing.TB) string {
-	t.Helper()
-	tinyOnce.Do(func() {
-		snap, err := golden.ModelSnapshot()
-		if err != nil {
-			tinyErr = err
-			return
-		}
-		if tinyDir, err = os.MkdirTemp("", "easel-pipeline-test-"); err != nil {
-			tinyErr = err
-			return
-		}
-		tinyPath = filepath.Join(tinyDir, "tiny-f16.cmf")
-		_, tinyErr = convert.Convert(context.Background(), snap, tinyPath, convert.Options{Profile: convert.ProfileF16})
-	})
-	if tinyErr != nil {
-		t.Fatalf("converting the tiny reference snapshot: %v", tinyErr)
-	}
-	return tinyPath
+	return tinymodel.Path(t, convert.Options{Profile: convert.ProfileF16})
 }
 
 // newTinyPipeline opens the converted tiny model on be (a new CPU backend when nil).

@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,8 +17,10 @@ import (
 	"easel/engine/qwen3vl"
 	"easel/engine/vae"
 	"easel/internal/golden"
+	"easel/internal/tinymodel"
 	"easel/kernels/device"
 	"easel/kernels/emu"
+	"easel/kernels/emu/emutest"
 )
 
 // The DiT through the Metal denoiser on the emulated device, end to end: half activations behind
@@ -37,32 +36,10 @@ const (
 	metalVsRefBound = 5e-3 // Metal pipeline (q8 file) vs the reference's float32 pipeline: 1.3e-3…2.5e-3
 )
 
-var q8Model struct {
-	sync.Once
-	dir, path string
-	err       error
-}
-
 // q8Pipeline opens the tiny model converted with the q8 profile (vision included), with opts.
 func q8Pipeline(t *testing.T, opts func(*cmf.File) Options) *Pipeline {
 	t.Helper()
-	q8Model.Do(func() {
-		snap, err := golden.ModelSnapshot()
-		if err != nil {
-			q8Model.err = err
-			return
-		}
-		if q8Model.dir, err = os.MkdirTemp("", "easel-pipeline-q8-"); err != nil {
-			q8Model.err = err
-			return
-		}
-		q8Model.path = filepath.Join(q8Model.dir, "tiny-q8.cmf")
-		_, q8Model.err = convert.Convert(context.Background(), snap, q8Model.path, convert.Options{Profile: convert.ProfileQ8})
-	})
-	if q8Model.err != nil {
-		t.Fatalf("converting the tiny snapshot with the q8 profile: %v", q8Model.err)
-	}
-	f, err := cmf.Open(q8Model.path)
+	f, err := cmf.Open(tinymodel.Path(t, convert.Options{Profile: convert.ProfileQ8}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,14 +59,7 @@ func q8Pipeline(t *testing.T, opts func(*cmf.File) Options) *Pipeline {
 // emuDevice is the Metal emulator with the given limits (0: none), skipping only without clang.
 func emuDevice(t *testing.T, maxBuffer, workingSet int64) device.Device {
 	t.Helper()
-	d, err := emu.NewDevice(emu.Options{Limits: device.Limits{MaxBufferLength: maxBuffer, RecommendedMaxWorkingSetSize: workingSet}})
-	if errors.Is(err, emu.ErrNoCompiler) {
-		t.Skipf("Metal emulator unavailable: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return emutest.Device(t, emu.Options{Limits: device.Limits{MaxBufferLength: maxBuffer, RecommendedMaxWorkingSetSize: workingSet}})
 }
 
 // onMetal is Options running the DiT on dev.
@@ -198,7 +168,7 @@ func TestEmuMetalDeclineFallsBackToCPU(t *testing.T) {
 	}
 
 	probe := emuDevice(t, 0, 0)
-	f, err := cmf.Open(q8Model.path)
+	f, err := cmf.Open(tinymodel.Path(t, convert.Options{Profile: convert.ProfileQ8}))
 	if err != nil {
 		t.Fatal(err)
 	}

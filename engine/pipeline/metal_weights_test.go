@@ -9,9 +9,11 @@ import (
 	"testing"
 
 	"easel/engine/cmf"
+	"easel/engine/convert"
 	"easel/engine/ml/cpu"
 	"easel/engine/mmapfile"
 	"easel/engine/qi21"
+	"easel/internal/tinymodel"
 	"easel/kernels/device"
 )
 
@@ -164,8 +166,7 @@ func TestEmuMetalDenoiserReleasesItsWeightsForTheOtherStages(t *testing.T) {
 func TestEmuMetalTruncatedFileBetweenJobs(t *testing.T) {
 	c := cfgCase(t)
 	req := caseRequest(t, c)
-	q8Pipeline(t, nil) // converts the q8 model
-	whole, err := os.ReadFile(q8Model.path)
+	whole, err := os.ReadFile(tinymodel.Path(t, convert.Options{Profile: convert.ProfileQ8}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,11 @@ import (
 	"testing"
 
 	"easel/engine/cmf"
+	"easel/engine/convert"
 	"easel/engine/qwen3vl/qwen3vlmetal"
 	"easel/engine/vae/vaemetal"
 	"easel/internal/golden"
+	"easel/internal/tinymodel"
 	"easel/kernels/device"
 )
 
@@ -85,7 +87,7 @@ func TestEmuMetalVAEDeclineFallsBackToCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := cmf.Open(q8Model.path)
+	f, err := cmf.Open(tinymodel.Path(t, convert.Options{Profile: convert.ProfileQ8}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +155,7 @@ func TestEmuMetalTextEncoderDeclineFallsBackToCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := cmf.Open(q8Model.path)
+	f, err := cmf.Open(tinymodel.Path(t, convert.Options{Profile: convert.ProfileQ8}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,8 @@
 package metal
 
 import (
-	"context"
-	"errors"
 	"math"
 	"os"
-	"path/filepath"
-	"sync"
 	"testing"
 
 	"easel/engine/cmf"
@@ -14,69 +10,29 @@ import (
 	"easel/engine/ml/cpu"
 	"easel/engine/qi21"
 	"easel/internal/golden"
+	"easel/internal/tinymodel"
 	"easel/kernels/device"
 	"easel/kernels/emu"
+	"easel/kernels/emu/emutest"
 )
 
 // emuDevice returns the emulated device, skipping only when clang is not installed.
 func emuDevice(t testing.TB) device.Device {
 	t.Helper()
-	d, err := emu.NewDevice(emu.Options{})
-	if errors.Is(err, emu.ErrNoCompiler) {
-		t.Skipf("Metal emulator unavailable: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return emutest.Device(t, emu.Options{})
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if convertedModels.dir != "" {
-		os.RemoveAll(convertedModels.dir)
-	}
+	tinymodel.RemoveAll()
 	os.Exit(code)
-}
-
-// convertedModels caches the tiny snapshot converted once per profile for the whole test binary.
-var convertedModels struct {
-	sync.Mutex
-	dir   string
-	paths map[convert.Profile]string
 }
 
 // tinyModel converts the tiny snapshot with profile (q8: q8_2f block projections; cortiq: q4tp),
 // maps the .cmf and loads the transformer on the CPU backend.
 func tinyModel(t testing.TB, profile convert.Profile) (*qi21.Model, *cmf.File) {
 	t.Helper()
-	convertedModels.Lock()
-	defer convertedModels.Unlock()
-	if convertedModels.paths == nil {
-		convertedModels.paths = map[convert.Profile]string{}
-	}
-	path, ok := convertedModels.paths[profile]
-	if !ok {
-		snap, err := golden.ModelSnapshot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if convertedModels.dir == "" {
-			if convertedModels.dir, err = os.MkdirTemp("", "easel-metal-test-"); err != nil {
-				t.Fatal(err)
-			}
-		}
-		path = filepath.Join(convertedModels.dir, string(profile)+".cmf")
-		if _, err := convert.Convert(context.Background(), snap, path, convert.Options{Profile: profile, NoVision: true}); err != nil {
-			t.Fatal(err)
-		}
-		convertedModels.paths[profile] = path
-	}
-	f, err := cmf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
+	f := tinymodel.Open(t, convert.Options{Profile: profile, NoVision: true})
 	m, err := qi21.Load(f, cpu.New())
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package metalops
 
 import (
-	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"easel/engine/quant"
 	"easel/internal/golden"
 	"easel/kernels/emu"
+	"easel/kernels/emu/emutest"
 )
 
 // Every op against the CPU backend on random data, at shapes that cross the 64-wide tiles'
@@ -24,13 +24,7 @@ const (
 
 func pair(t *testing.T) (*Backend, *cpu.Backend) {
 	t.Helper()
-	d, err := emu.NewDevice(emu.Options{})
-	if errors.Is(err, emu.ErrNoCompiler) {
-		t.Skipf("Metal emulator unavailable: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := emutest.Device(t, emu.Options{})
 	b, err := New(d)
 	if err != nil {
 		t.Fatal(err)

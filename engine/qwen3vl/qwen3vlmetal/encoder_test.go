@@ -1,16 +1,13 @@
 package qwen3vlmetal
 
 import (
-	"context"
 	"errors"
 	"image"
 	"image/color"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"easel/engine/cmf"
@@ -20,8 +17,10 @@ import (
 	"easel/engine/qwen3vl"
 	"easel/engine/tokenizer"
 	"easel/internal/golden"
+	"easel/internal/tinymodel"
 	"easel/kernels/device"
 	"easel/kernels/emu"
+	"easel/kernels/emu/emutest"
 )
 
 // Bound of the emulated device against the CPU encoder over the same q8 file, relative error of
@@ -44,55 +43,19 @@ const visionBound = 2e-3
 
 func emuDevice(t testing.TB, limits device.Limits) device.Device {
 	t.Helper()
-	d, err := emu.NewDevice(emu.Options{Limits: limits})
-	if errors.Is(err, emu.ErrNoCompiler) {
-		t.Skipf("Metal emulator unavailable: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
-var converted struct {
-	sync.Mutex
-	dir, path string
+	return emutest.Device(t, emu.Options{Limits: limits})
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if converted.dir != "" {
-		os.RemoveAll(converted.dir)
-	}
+	tinymodel.RemoveAll()
 	os.Exit(code)
 }
 
-// tinyFile converts the tiny reference snapshot once with the q8 profile (te.* and vis.* q8_2f,
-// vision tower included) and maps it.
+// tinyFile is the tiny reference snapshot converted once with the q8 profile (te.* and vis.*
+// q8_2f, vision tower included), mapped.
 func tinyFile(t testing.TB) *cmf.File {
-	t.Helper()
-	converted.Lock()
-	defer converted.Unlock()
-	if converted.path == "" {
-		snap, err := golden.ModelSnapshot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if converted.dir, err = os.MkdirTemp("", "easel-qwen3vlmetal-test-"); err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(converted.dir, "q8.cmf")
-		if _, err := convert.Convert(context.Background(), snap, path, convert.Options{Profile: convert.ProfileQ8}); err != nil {
-			t.Fatal(err)
-		}
-		converted.path = path
-	}
-	f, err := cmf.Open(converted.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return f
+	return tinymodel.Open(t, convert.Options{Profile: convert.ProfileQ8})
 }
 
 func encoders(t testing.TB, limits device.Limits) (*qwen3vl.Encoder, *Encoder) {

@@ -1,11 +1,7 @@
 package vaemetal
 
 import (
-	"context"
-	"errors"
 	"os"
-	"path/filepath"
-	"sync"
 	"testing"
 
 	"easel/engine/cmf"
@@ -13,63 +9,29 @@ import (
 	"easel/engine/ml/cpu"
 	"easel/engine/vae"
 	"easel/internal/golden"
+	"easel/internal/tinymodel"
 	"easel/kernels/device"
 	"easel/kernels/emu"
+	"easel/kernels/emu/emutest"
 )
 
 // emuDevice returns the emulated device with the given limits (zero: the emulator's defaults),
 // skipping only when clang is missing and EASEL_REQUIRE_EMULATOR is not set.
 func emuDevice(t testing.TB, limits device.Limits) device.Device {
 	t.Helper()
-	d, err := emu.NewDevice(emu.Options{Limits: limits})
-	if errors.Is(err, emu.ErrNoCompiler) {
-		t.Skipf("Metal emulator unavailable: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
-var converted struct {
-	sync.Mutex
-	dir, path string
+	return emutest.Device(t, emu.Options{Limits: limits})
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if converted.dir != "" {
-		os.RemoveAll(converted.dir)
-	}
+	tinymodel.RemoveAll()
 	os.Exit(code)
 }
 
-// tinyFile converts the tiny reference snapshot once (the VAE's weights become f16, as in every
-// .cmf) and maps it.
+// tinyFile is the tiny reference snapshot converted once (the VAE's weights become f16, as in
+// every .cmf), mapped.
 func tinyFile(t testing.TB) *cmf.File {
-	t.Helper()
-	converted.Lock()
-	defer converted.Unlock()
-	if converted.path == "" {
-		snap, err := golden.ModelSnapshot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if converted.dir, err = os.MkdirTemp("", "easel-vaemetal-test-"); err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(converted.dir, "q8.cmf")
-		if _, err := convert.Convert(context.Background(), snap, path, convert.Options{Profile: convert.ProfileQ8, NoVision: true}); err != nil {
-			t.Fatal(err)
-		}
-		converted.path = path
-	}
-	f, err := cmf.Open(converted.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return f
+	return tinymodel.Open(t, convert.Options{Profile: convert.ProfileQ8, NoVision: true})
 }
 
 // models loads the tiny VAE on the CPU backend and on the emulated device from the same file.
