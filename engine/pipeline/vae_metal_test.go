@@ -112,21 +112,7 @@ func TestEmuMetalVAEDeclineFallsBackToCPU(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dev := emuDevice(t, 1<<30, tc.workingSet)
 			p := q8Pipeline(t, func(f *cmf.File) Options { return Options{VAE: MetalVAE(dev, f.Bytes())} })
-			events := make(chan Event, 1024)
-			got, err := p.Run(t.Context(), req, events)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var notices []string
-			for ev := range events {
-				if ev.Notice != "" {
-					notices = append(notices, ev.Notice)
-				}
-			}
-			t.Logf("notices %q; device time per stage %v", notices, got.StageDeviceTimes)
-			if !slices.ContainsFunc(notices, func(n string) bool { return strings.HasPrefix(n, tc.notice) }) {
-				t.Errorf("no notice starting %q", tc.notice)
-			}
+			got := runExpectingNotice(t, p, req, tc.notice)
 			decodeDev := got.StageDeviceTimes[StageDecoding]
 			if !tc.onDevice {
 				if decodeDev != 0 || !slices.Equal(got.Image.Pix, want.Image.Pix) || !slices.Equal(got.Latents, want.Latents) {
@@ -179,21 +165,7 @@ func TestEmuMetalTextEncoderDeclineFallsBackToCPU(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dev := emuDevice(t, 1<<30, tc.workingSet)
 			p := q8Pipeline(t, func(f *cmf.File) Options { return Options{TextEncoder: MetalTextEncoder(dev, f.Bytes())} })
-			events := make(chan Event, 1024)
-			got, err := p.Run(t.Context(), req, events)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var notices []string
-			for ev := range events {
-				if ev.Notice != "" {
-					notices = append(notices, ev.Notice)
-				}
-			}
-			t.Logf("notices %q; device time per stage %v", notices, got.StageDeviceTimes)
-			if !slices.ContainsFunc(notices, func(n string) bool { return strings.HasPrefix(n, tc.notice) }) {
-				t.Errorf("no notice starting %q", tc.notice)
-			}
+			got := runExpectingNotice(t, p, req, tc.notice)
 			encDev := got.StageDeviceTimes[StageEncodingPrompt]
 			if !tc.onDevice {
 				if encDev != 0 || !slices.Equal(got.Latents, want.Latents) || !slices.Equal(got.Image.Pix, want.Image.Pix) {
@@ -209,4 +181,25 @@ func TestEmuMetalTextEncoderDeclineFallsBackToCPU(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runExpectingNotice runs req on p and fails the test unless a notice event starts with notice.
+func runExpectingNotice(t *testing.T, p *Pipeline, req Request, notice string) *Result {
+	t.Helper()
+	events := make(chan Event, 1024)
+	got, err := p.Run(t.Context(), req, events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notices []string
+	for ev := range events {
+		if ev.Notice != "" {
+			notices = append(notices, ev.Notice)
+		}
+	}
+	t.Logf("notices %q; device time per stage %v", notices, got.StageDeviceTimes)
+	if !slices.ContainsFunc(notices, func(n string) bool { return strings.HasPrefix(n, notice) }) {
+		t.Errorf("no notice starting %q", notice)
+	}
+	return got
 }
