@@ -17,18 +17,7 @@ import (
 // shapes; order is a writer convention) as converting the tiny snapshot, a sound file, and the same bytes twice.
 func TestSyntheticMatchesAConversion(t *testing.T) {
 	dir := tinySnapshot(t)
-	configs := map[string][]byte{}
-	for _, rel := range []string{"model_index.json", "transformer/config.json", "text_encoder/config.json", "vae/config.json", "scheduler/scheduler_config.json", "processor/processor_config.json"} {
-		b, err := os.ReadFile(filepath.Join(dir, rel))
-		if err != nil {
-			t.Fatal(err)
-		}
-		configs[rel] = b
-	}
-	tok, err := os.ReadFile(filepath.Join(dir, "processor", "tokenizer.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	configs, tok := readSnapshotFiles(t, dir)
 	tmp := t.TempDir()
 	converted := filepath.Join(tmp, "converted.cmf")
 	if _, err := Convert(context.Background(), dir, converted, Options{}); err != nil {
@@ -117,18 +106,7 @@ func TestSyntheticMatchesAConversion(t *testing.T) {
 // EnsureSynthetic writes the model once, keeps a complete one, and replaces a damaged one.
 func TestEnsureSyntheticKeepsACompleteFileAndReplacesADamagedOne(t *testing.T) {
 	dir := tinySnapshot(t)
-	configs := map[string][]byte{}
-	for _, rel := range []string{"model_index.json", "transformer/config.json", "text_encoder/config.json", "vae/config.json", "scheduler/scheduler_config.json", "processor/processor_config.json"} {
-		b, err := os.ReadFile(filepath.Join(dir, rel))
-		if err != nil {
-			t.Fatal(err)
-		}
-		configs[rel] = b
-	}
-	tok, err := os.ReadFile(filepath.Join(dir, "processor", "tokenizer.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	configs, tok := readSnapshotFiles(t, dir)
 	opts := SyntheticOptions{Configs: configs, Tokenizer: tok}
 	path := filepath.Join(t.TempDir(), "synthetic.cmf")
 	for i, want := range []bool{true, false} {
@@ -149,4 +127,23 @@ func TestEnsureSyntheticKeepsACompleteFileAndReplacesADamagedOne(t *testing.T) {
 		t.Fatalf("the rewritten file does not open: %v", err)
 	}
 	f.Close()
+}
+
+// readSnapshotFiles reads a snapshot's small config files (by path in the snapshot, as
+// PublishedConfigs gives them) and its tokenizer.json.
+func readSnapshotFiles(t *testing.T, dir string) (configs map[string][]byte, tokenizer []byte) {
+	t.Helper()
+	configs = map[string][]byte{}
+	for rel := range PublishedConfigs() {
+		b, err := os.ReadFile(filepath.Join(dir, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		configs[rel] = b
+	}
+	tokenizer, err := os.ReadFile(filepath.Join(dir, "processor", "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return configs, tokenizer
 }
