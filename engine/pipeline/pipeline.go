@@ -183,7 +183,7 @@ func New(m ModelFile, be ml.Backend, opts Options) (*Pipeline, error) {
 
 // placeVAE puts the autoencoder where opts.VAE says (its own backend by default).
 func (p *Pipeline) placeVAE(m ModelFile, opts Options) error {
-	p.vaeRun = &vaeStage{}
+	p.vaeRun = &vaeStage{declineLog: declineLog{network: "the VAE"}}
 	if opts.VAE == nil {
 		r, err := vaemetal.NewRunner(nil, p.vae, nil)
 		p.vaeRun.r = r
@@ -202,7 +202,7 @@ func (p *Pipeline) placeVAE(m ModelFile, opts Options) error {
 
 // placeTextEncoder puts the text encoder where opts.TextEncoder says (its own backend by default).
 func (p *Pipeline) placeTextEncoder(m ModelFile, opts Options) error {
-	p.textRun = &textStage{}
+	p.textRun = &textStage{declineLog: declineLog{network: "the text encoder"}}
 	if opts.TextEncoder == nil {
 		r, err := qwen3vlmetal.NewRunner(nil, p.enc, nil)
 		p.textRun.r = r

@@ -185,16 +185,9 @@ func (r *run) notice(s string) {
 	r.em.emit(ev)
 }
 
-// vaeNotices reports the VAE calls the device declined since the last report.
-func (r *run) vaeNotices() {
-	for _, n := range r.p.vaeRun.takeNotices() {
-		r.notice(n)
-	}
-}
-
-// textNotices reports the prompts the device declined since the last report.
-func (r *run) textNotices() {
-	for _, n := range r.p.textRun.takeNotices() {
+// declineNotices reports the calls a network's device declined since the last report.
+func (r *run) declineNotices(l *declineLog) {
+	for _, n := range l.takeNotices() {
 		r.notice(n)
 	}
 }
@@ -262,7 +255,7 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 		r.enter(StageEncodingImages)
 		p.prefetch(vaeWeights)
 		condLatents, condShapes, err = p.EncodeConditionImages(ctx, VAEInputs(conds))
-		r.vaeNotices()
+		r.declineNotices(&r.p.vaeRun.declineLog)
 		if err != nil {
 			return nil, err
 		}
@@ -329,7 +322,7 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 	r.enter(StageDecoding)
 	p.prefetch(vaeWeights)
 	decoded, err := p.Decode(ctx, latents, set.h, set.w)
-	r.vaeNotices()
+	r.declineNotices(&r.p.vaeRun.declineLog)
 	if err != nil {
 		return nil, err
 	}
@@ -354,6 +347,6 @@ func (r *run) encode(ctx context.Context, text string, conds []*qwen3vl.Conditio
 		return nil, err
 	}
 	c, err := r.p.EncodePrompt(ctx, prompt.IDs, prompt.Drop, vision)
-	r.textNotices()
+	r.declineNotices(&r.p.textRun.declineLog)
 	return c, err
 }

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"easel/engine/ml/metal"
@@ -47,24 +46,7 @@ func MetalTextEncoder(dev device.Device, mapping []byte) func(m ModelFile, cpu *
 type textStage struct {
 	r      *qwen3vlmetal.Runner
 	notice string
-
-	mu      sync.Mutex
-	pending []string
-}
-
-func (s *textStage) declined(format string, args ...any) {
-	s.mu.Lock()
-	s.pending = append(s.pending, "Metal declined the text encoder: "+reason(fmt.Sprintf(format, args...))+"; the CPU runs it instead")
-	s.mu.Unlock()
-}
-
-// takeNotices returns and clears the declines so far.
-func (s *textStage) takeNotices() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := s.pending
-	s.pending = nil
-	return n
+	declineLog
 }
 
 // deviceTime is the device encoder's GPU time so far (0 without one).

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"easel/engine/ml/metal"
@@ -49,24 +48,7 @@ func MetalVAE(dev device.Device, mapping []byte) func(m ModelFile, cpu *vae.Mode
 type vaeStage struct {
 	r      *vaemetal.Runner
 	notice string
-
-	mu      sync.Mutex
-	pending []string
-}
-
-func (s *vaeStage) declined(format string, args ...any) {
-	s.mu.Lock()
-	s.pending = append(s.pending, "Metal declined the VAE: "+reason(fmt.Sprintf(format, args...))+"; the CPU runs it instead")
-	s.mu.Unlock()
-}
-
-// takeNotices returns and clears the declines so far.
-func (s *vaeStage) takeNotices() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := s.pending
-	s.pending = nil
-	return n
+	declineLog
 }
 
 // deviceTime is the device VAE's GPU time so far (0 without one).
