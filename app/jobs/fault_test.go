@@ -1,10 +1,8 @@
 package jobs
 
 import (
-	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,7 +11,7 @@ import (
 	"easel/engine/mmapfile"
 	"easel/engine/pipeline"
 	"easel/engine/pipeline/pipelinetest"
-	"easel/internal/golden"
+	"easel/internal/tinymodel"
 )
 
 // The model file is truncated while a job runs in the real queue (after step 1, before step 2,
@@ -25,14 +23,7 @@ func TestTruncatedModelFileFailsTheJobAndTheQueueGoesOn(t *testing.T) {
 	if testing.Short() {
 		t.Skip("converts and runs the tiny model")
 	}
-	snap, err := golden.ModelSnapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "tiny.cmf")
-	if _, err := convert.Convert(context.Background(), snap, path, convert.Options{Profile: convert.ProfileCortiq}); err != nil {
-		t.Fatal(err)
-	}
+	path := tinymodel.Copy(t, convert.Options{Profile: convert.ProfileCortiq})
 	whole, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -1,10 +1,8 @@
 package memplan
 
 import (
-	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,21 +10,18 @@ import (
 	"easel/engine/convert"
 	"easel/engine/mmapfile"
 	"easel/engine/qi21"
-	"easel/internal/golden"
+	"easel/internal/tinymodel"
 )
 
-// tinyModel converts the tiny reference snapshot into a fresh file of the test's own.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	tinymodel.RemoveAll()
+	os.Exit(code)
+}
+
+// tinyModel is the tiny reference model converted, in a file of the test's own.
 func tinyModel(t *testing.T) string {
-	t.Helper()
-	snap, err := golden.ModelSnapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "tiny.cmf")
-	if _, err := convert.Convert(context.Background(), snap, path, convert.Options{Profile: convert.ProfileF16}); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return tinymodel.Copy(t, convert.Options{Profile: convert.ProfileF16})
 }
 
 // A model file's geometry carries its own text encoder's, vision tower's and VAE's configs (the

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -166,12 +165,9 @@ func TestEmuMetalDenoiserReleasesItsWeightsForTheOtherStages(t *testing.T) {
 func TestEmuMetalTruncatedFileBetweenJobs(t *testing.T) {
 	c := cfgCase(t)
 	req := caseRequest(t, c)
-	whole, err := os.ReadFile(tinymodel.Path(t, convert.Options{Profile: convert.ProfileQ8}))
+	path := tinymodel.Copy(t, convert.Options{Profile: convert.ProfileQ8})
+	whole, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "tiny-q8.cmf")
-	if err := os.WriteFile(path, whole, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	dev, ok := emuDevice(t, 0, 0).(countingDevice)

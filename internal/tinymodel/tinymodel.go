@@ -68,6 +68,21 @@ func Open(tb testing.TB, opts convert.Options) *cmf.File {
 	return f
 }
 
+// Copy is a copy of Path(tb, opts) in the test's own temporary folder, for a test that changes
+// the file (truncates it, damages it).
+func Copy(tb testing.TB, opts convert.Options) string {
+	tb.Helper()
+	b, err := os.ReadFile(Path(tb, opts))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	path := filepath.Join(tb.TempDir(), "tiny.cmf")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
 // RemoveAll deletes every converted file; call it from TestMain after m.Run.
 func RemoveAll() {
 	converted.Lock()
