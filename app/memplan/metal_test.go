@@ -117,11 +117,11 @@ func TestMetalPlanFollowsTheShapes(t *testing.T) {
 	}
 }
 
-// With the CPU backend the prediction is today's: every working set float32 on the Go heap with
-// its headroom (×2) — the text encoder's rows × (5·4096 + 2·1024 + 3·12288) floats plus two cores'
-// dequantization tiles and the 16 MB score scratch, or the vision tower's patches × (6·1152 +
-// 2·4304) floats; the encoder's 95k and the decoder's 203k floats per latent², the decoder in one
-// piece within a quarter of the budget, else in 32² tiles.
+// With the CPU backend every working set is float32 on the Go heap with its headroom (×2): the
+// text encoder's rows × (5·4096 + 2·1024 + 3·12288) floats plus two cores' dequantization tiles
+// and the 16 MB score scratch, or the vision tower's patches × (6·1152 + 2·4304) floats; the VAE's
+// encode and decode as engine/vae's dry run counts them, the decode in the tiling the pipeline
+// picks against a quarter of the budget.
 func TestCPUPredictionFollowsTheHeapFormula(t *testing.T) {
 	g := PublishedGeometry()
 	for _, c := range []struct {
@@ -133,23 +133,32 @@ func TestCPUPredictionFollowsTheHeapFormula(t *testing.T) {
 		{Plan{Width: 2048, Height: 2048, PromptBytes: 200, Conditions: [][2]int{{512, 512}}}, 16e9},
 	} {
 		p := Predict(g, c.plan, c.budget)
-		rows, patches, latents2 := 40+c.plan.PromptBytes/4, 0, 0
+		rows, patches := 40+c.plan.PromptBytes/4, 0
 		for _, im := range c.plan.Conditions {
 			rows += (im[0] / 32) * (im[1] / 32)
 			patches += (im[0] / 16) * (im[1] / 16)
-			latents2 = max(latents2, (im[0]/16)*(im[1]/16))
 		}
 		const score = 16 << 20
 		text := int64(rows)*(5*4096+2*1024+3*12288)*4 + 2*256*12288*4 + score
 		if len(c.plan.Conditions) > 0 {
 			text = max(text, int64(patches)*(6*1152+2*4304)*4+score)
 		}
-		h, w := c.plan.Height/16, c.plan.Width/16
-		decode := int64(203_000) * int64(h*w) * 4
-		if decode > c.budget/4 {
-			decode = int64(203_000) * int64(min(h, 32)*min(w, 32)) * 4
+		// The VAE: engine/vae's dry runs, the decode in the tiling the pipeline picks against a
+		// quarter of the budget.
+		cfg := vae.PublishedConfig()
+		_, decode, err := vae.ChooseTilingFor(cfg, c.plan.Height/16, c.plan.Width/16, c.budget/4)
+		if err != nil {
+			t.Fatal(err)
 		}
-		want := map[string]int64{"text encoder": 2 * text, "VAE encoder": 2 * int64(latents2) * 95_000 * 4, "VAE decoder": 2 * decode}
+		var encode int64
+		for _, im := range c.plan.Conditions {
+			e, err := vae.PlanEncodeFor(cfg, im[1], im[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			encode = max(encode, e.PeakActivationBytes)
+		}
+		want := map[string]int64{"text encoder": 2 * text, "VAE encoder": 2 * encode, "VAE decoder": 2 * decode.PeakActivationBytes}
 		for _, s := range p.Stages {
 			if v, ok := want[s.Name]; ok && s.Working != v {
 				t.Errorf("%d×%d: %s working set %d, want %d", c.plan.Width, c.plan.Height, s.Name, s.Working, v)
@@ -187,4 +196,35 @@ func TestSharpPreviewJoinsTheDenoiserStage(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A model file's own geometry sets its CPU working sets: the tiny reference model's text encoder
+// and VAE count from its configs, not the published model's, so each stage counts less than half the published one's
+// at the same size.
+func TestCPUPredictionCountsTheOpenedModel(t *testing.T) {
+	g, err := GeometryOf(tinyModel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := Plan{Width: 1024, Height: 1024, PromptBytes: 100, Conditions: [][2]int{{512, 512}}}
+	tiny, pub := Predict(g, plan, 24e9), Predict(PublishedGeometry(), plan, 24e9)
+	tc, vc := g.Text, g.Vision
+	rows := 40 + 100/4 + 16*16
+	text := int64(rows)*int64(3*tc.Hidden+2*tc.Heads*tc.HeadDim+2*tc.KVHeads*tc.HeadDim+3*tc.Intermediate)*4 +
+		int64(2*256*max(tc.Intermediate, tc.Hidden)*4) + 16<<20
+	text = max(text, int64(32*32)*int64(6*vc.Hidden+2*vc.Intermediate)*4+16<<20)
+	_, decode, err := vae.ChooseTilingFor(g.VAE, 1024/g.VAE.Scale(), 1024/g.VAE.Scale(), 6e9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"text encoder": 2 * text, "VAE decoder": 2 * decode.PeakActivationBytes}
+	for i, s := range tiny.Stages {
+		if v, ok := want[s.Name]; ok && s.Working != v {
+			t.Errorf("tiny model: %s working set %d, want %d from its own configs", s.Name, s.Working, v)
+		}
+		if s.Working*2 > pub.Stages[i].Working {
+			t.Errorf("tiny model: %s working set %d, more than half the published model's %d", s.Name, s.Working, pub.Stages[i].Working)
+		}
+	}
+	t.Logf("1024² with a 512² condition image: tiny model %.2f GB, published %.2f GB", float64(tiny.Peak)/1e9, float64(pub.Peak)/1e9)
 }

@@ -63,10 +63,13 @@ type Prediction struct {
 // The counting rules (engine/pipeline/memory.go, docs/BENCHMARKS.md §VAE and §pipeline).
 const (
 	attentionScoreBudget = 16 << 20 // the CPU backend's score scratch per attention call
-	vaeFloatsPerLatent2  = 203_000  // the decoder's live floats per latent² of tile at its peak
-	vaeTile              = 32       // vae.DefaultTiling's tile side in latents
-	templateRows         = 40       // the prompt template's text rows around the prompt
-	bytesPerTextToken    = 4        // BPE averages about four bytes of English per token
+	// vaeFloatsPerLatent2 and vaeTile are the published decoder's live floats per latent² of
+	// tile at its peak (engine/vae's dry run: 202,816) and vae.DefaultTiling's tile side: the
+	// count when a dry run cannot say (a size the VAE refuses).
+	vaeFloatsPerLatent2 = 203_000
+	vaeTile             = 32
+	templateRows        = 40 // the prompt template's text rows around the prompt
+	bytesPerTextToken   = 4  // BPE averages about four bytes of English per token
 	// Process is what the process keeps resident whatever runs: the program and its libraries,
 	// the Go runtime, the tokenizer and the small uploaded norm vectors. Measured with easel
 	// bench pipeline on Linux: 240 MB resident at the end of each stage once its network's
@@ -75,15 +78,6 @@ const (
 	// heapHeadroom is the Go heap's growth over what is live before it collects (GOGC = 100):
 	// working sets allocated on the CPU count twice.
 	heapHeadroom = 2
-	// textFloatsPerRow is the text encoder's live floats per prompt row (Qwen3-VL-8B: the residual
-	// stream, its norm, q, the attention output and o_proj's output at 4096, k and v at 1024, the
-	// gate, up and down products at 12288), and textScratch the dequantization tiles (256 rows of
-	// the widest projection, 12288, per core, two cores counted).
-	textFloatsPerRow = 5*4096 + 2*1024 + 3*12288
-	textScratch      = 2 * 256 * 12288 * 4
-	// visionFloatsPerPatch is the vision tower's live floats per 16×16 patch (hidden 1152 six
-	// times, the MLP's 4304 twice).
-	visionFloatsPerPatch = 6*1152 + 2*4304
 	// Reserve is the share of the budget kept for the system and other apps: a plan fits when
 	// its peak stays under (1 − Reserve) of the budget.
 	Reserve = 0.10
@@ -102,13 +96,11 @@ func Predict(g Geometry, p Plan, budget int64) Prediction {
 	}
 	prefix := TextRows(p.PromptBytes)
 	textRows := prefix // the text encoder's rows: the text and a quarter token per patch
-	var encode int64
 	patches := 0
 	for _, c := range p.Conditions {
 		prefix += (c[0] / 16) * (c[1] / 16)  // one latent per 16×16 pixels
 		patches += (c[0] / 16) * (c[1] / 16) // one vision patch per 16×16 pixels
 		textRows += (c[0] / 32) * (c[1] / 32)
-		encode = max(encode, encodePeak(c[0]/16, c[1]/16))
 	}
 	elem := int64(p.KVBytesPerValue)
 	if elem <= 0 {
@@ -122,8 +114,6 @@ func Predict(g Geometry, p Plan, budget int64) Prediction {
 	target := (p.Width / 16) * (p.Height / 16)
 	rows := max(prefix, target)
 	out.Activations = int64(rows)*int64(6*g.Hidden+2*g.MLPHidden)*4 + attentionScoreBudget
-	decode := decodePeak(p.Height/16, p.Width/16, budget)
-	out.VAE = max(decode, encode)
 	latents := int64(target) * 64 * 4 * 3 // noise, latents and the step's velocity
 
 	// On the CPU the prefix cache lives on the Go heap beside the activations, and a prefill
@@ -141,12 +131,12 @@ func Predict(g Geometry, p Plan, budget int64) Prediction {
 	// The text encoder reads every projection of every layer but only the prompt's rows of the
 	// token embedding; the vision tower runs only for condition images.
 	te := weights["te"] - g.TextEmbedding
-	textWorking := heapHeadroom * (int64(textRows)*textFloatsPerRow*4 + textScratch + attentionScoreBudget)
 	if len(p.Conditions) > 0 {
 		te += weights["vis"]
-		textWorking = max(textWorking, heapHeadroom*(int64(patches)*visionFloatsPerPatch*4+attentionScoreBudget))
 	}
-	encodeWorking, decodeWorking := heapHeadroom*encode, heapHeadroom*decode
+	cpu := cpuWorkingSets(g, p, textRows, patches, budget)
+	textWorking, encodeWorking, decodeWorking := cpu.text, cpu.encode, cpu.decode
+	out.VAE = max(cpu.decode, cpu.encode) / heapHeadroom
 	if p.Metal {
 		// On the device: the buffers each network's own check counts (no Go heap, no headroom),
 		// with the weights read in place from the mapping as on the CPU.
