@@ -2,7 +2,6 @@ package metal
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"easel/engine/qi21"
@@ -53,12 +52,8 @@ func (r *Runner) Prefill(ctx context.Context, lay *qi21.Layout, text, condLatent
 		if err == nil {
 			return &RunnerProgram{gpu: p}, nil
 		}
-		var declined *Declined
-		if !errors.As(err, &declined) {
+		if !LogIfDeclined(err, r.logf) {
 			return nil, err
-		}
-		if r.logf != nil {
-			r.logf("%v", err)
 		}
 	}
 	p, err := r.cpu.Prefill(ctx, lay, text, condLatents)

@@ -43,12 +43,8 @@ func (r *Runner) Encode(ctx context.Context, ids []int32, images []qwen3vl.Visio
 		if err == nil {
 			return hidden, true, nil
 		}
-		var d *metal.Declined
-		if !errors.As(err, &d) {
+		if !metal.LogIfDeclined(err, r.logf) {
 			return nil, false, fmt.Errorf("the text encoder on %s: %w", r.gpu.DeviceName(), err)
-		}
-		if r.logf != nil {
-			r.logf("%v", err)
 		}
 	}
 	hidden, err = r.cpu.Encode(ctx, ids, images)

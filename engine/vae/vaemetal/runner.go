@@ -37,18 +37,6 @@ func (r *Runner) Close() {
 	}
 }
 
-// declined reports err as a decline (and logs it) when it is one.
-func (r *Runner) declined(err error) bool {
-	var d *metal.Declined
-	if !errors.As(err, &d) {
-		return false
-	}
-	if r.logf != nil {
-		r.logf("%v", err)
-	}
-	return true
-}
-
 // Decode decodes in one piece (tiling nil) or in tiles, on the device or, when it declines, on
 // the CPU.
 func (r *Runner) Decode(ctx context.Context, zn *vae.Latents, tiling *vae.Tiling) (img *vae.Image, onDevice bool, err error) {
@@ -61,7 +49,7 @@ func (r *Runner) Decode(ctx context.Context, zn *vae.Latents, tiling *vae.Tiling
 		if err == nil {
 			return img, true, nil
 		}
-		if !r.declined(err) {
+		if !metal.LogIfDeclined(err, r.logf) {
 			return nil, false, fmt.Errorf("the VAE decode on %s: %w", r.gpu.DeviceName(), err)
 		}
 	}
@@ -80,7 +68,7 @@ func (r *Runner) Encode(ctx context.Context, img *vae.Image) (mode, normalized *
 		if err == nil {
 			return mode, normalized, true, nil
 		}
-		if !r.declined(err) {
+		if !metal.LogIfDeclined(err, r.logf) {
 			return nil, nil, false, fmt.Errorf("the VAE encode on %s: %w", r.gpu.DeviceName(), err)
 		}
 	}
