@@ -10,7 +10,7 @@ import "easel/engine/vae"
 // per core, two cores counted) and the attention's score scratch, or the vision tower's per patch
 // (its hidden state six times, its MLP twice) when that is larger; the VAE's are engine/vae's dry
 // run in the tiling the pipeline picks against a quarter of the budget (decodeBudget).
-func cpuWorkingSets(g Geometry, p Plan, textRows, patches int, budget int64) deviceWorkingSets {
+func cpuWorkingSets(g Geometry, p Plan, textRows, patches int, budget int64) workingSets {
 	tc, vc, cfg := g.configs()
 	rowFloats := 3*tc.Hidden + 2*tc.Heads*tc.HeadDim + 2*tc.KVHeads*tc.HeadDim + 3*tc.Intermediate
 	scratch := int64(2 * 256 * max(tc.Intermediate, tc.Hidden) * 4)
@@ -23,7 +23,7 @@ func cpuWorkingSets(g Geometry, p Plan, textRows, patches int, budget int64) dev
 		encode = max(encode, cpuEncode(cfg, c[1], c[0]))
 	}
 	s := cfg.Scale()
-	return deviceWorkingSets{
+	return workingSets{
 		text:   heapHeadroom * text,
 		encode: heapHeadroom * encode,
 		decode: heapHeadroom * cpuDecode(cfg, p.Height/s, p.Width/s, budget),

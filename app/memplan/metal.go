@@ -9,11 +9,11 @@ import (
 	"easel/engine/vae/vaemetal"
 )
 
-// deviceWorkingSets are the Metal plan's working sets of the networks around the denoiser: what
-// each one's own check before a call (qwen3vlmetal.Encoder.Encode, vaemetal.VAE.Decode and
-// Encode) counts as its activations, from the same functions, so the planner and the device's
-// decline never count differently.
-type deviceWorkingSets struct {
+// workingSets are the working sets of the networks around the denoiser, in bytes: on the CPU
+// (cpuWorkingSets) or on the device (metalWorkingSets: what each one's own check before a call,
+// qwen3vlmetal.Encoder.Encode, vaemetal.VAE.Decode and Encode, counts as its activations, from
+// the same functions, so the planner and the device's decline never count differently).
+type workingSets struct {
 	text   int64 // the text encoder with the vision tower, over the positive prompt
 	encode int64 // the VAE encoder, the largest condition image
 	decode int64 // the VAE decoder, in the tiling the pipeline chooses
@@ -22,9 +22,9 @@ type deviceWorkingSets struct {
 // metalWorkingSets counts a plan's text-encoder, VAE-encoder and VAE-decoder stages on the device
 // at the model's geometry (the published one when g does not carry the file's configs). budget
 // is the device's working set (DeviceBudget).
-func metalWorkingSets(g Geometry, p Plan, textRows int, budget int64) deviceWorkingSets {
+func metalWorkingSets(g Geometry, p Plan, textRows int, budget int64) workingSets {
 	tc, vc, vcfg := g.configs()
-	var out deviceWorkingSets
+	var out workingSets
 	grids := make([][3]int, len(p.Conditions))
 	for i, c := range p.Conditions {
 		grids[i] = [3]int{1, c[1] / vc.PatchSize, c[0] / vc.PatchSize} // image_grid_thw: one frame

@@ -134,16 +134,18 @@ func Predict(g Geometry, p Plan, budget int64) Prediction {
 	if len(p.Conditions) > 0 {
 		te += weights["vis"]
 	}
-	cpu := cpuWorkingSets(g, p, textRows, patches, budget)
-	textWorking, encodeWorking, decodeWorking := cpu.text, cpu.encode, cpu.decode
-	out.VAE = max(cpu.decode, cpu.encode) / heapHeadroom
+	// On the CPU float32 on the Go heap with its headroom; on the device the buffers each
+	// network's own check counts (no Go heap, no headroom). The weights are read in place from
+	// the mapping either way.
+	var ws workingSets
 	if p.Metal {
-		// On the device: the buffers each network's own check counts (no Go heap, no headroom),
-		// with the weights read in place from the mapping as on the CPU.
-		dev := metalWorkingSets(g, p, textRows, budget)
-		textWorking, encodeWorking, decodeWorking = dev.text, dev.encode, dev.decode
-		out.VAE = max(dev.decode, dev.encode)
+		ws = metalWorkingSets(g, p, textRows, budget)
+		out.VAE = max(ws.decode, ws.encode)
+	} else {
+		ws = cpuWorkingSets(g, p, textRows, patches, budget)
+		out.VAE = max(ws.decode, ws.encode) / heapHeadroom
 	}
+	textWorking, encodeWorking, decodeWorking := ws.text, ws.encode, ws.decode
 	if p.SharpPreview {
 		denoiserWorking += sharpWorking(g, p)
 	}
