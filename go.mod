@@ -6,6 +6,8 @@ require fyne.io/fyne/v2 v2.8.1
 
 require github.com/progrium/darwinkit v0.5.0
 
+require github.com/disintegration/imaging v1.6.2 // indirect
+
 require (
 	fyne.io/systray v1.12.3-0.20260810170012-af4e8e793ec4 // indirect
 	fyne.io/tools v1.7.4 // indirect
