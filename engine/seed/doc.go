@@ -16,4 +16,7 @@
 // and for half/bfloat16 dtypes, so "the same seed" there means a different image. The
 // scalar path for fewer than 16 elements follows ATen's normal_distribution<double> but has no
 // reference case; the pipeline never draws fewer than 64 values.
+//
+// Variation seeds (variation.go) blend two seeds' noises with AUTOMATIC1111's slerp, so a small
+// strength gives a picture near the seed's own and strength 1 the variation seed's own.
 package seed
