@@ -151,10 +151,10 @@ func presetOf(path string) (pr *lora.Preset, err error) {
 	}
 	defer st.Close()
 	sum := ""
-	if _, ok := st.Metadata[lora.PresetMetadataKey]; !ok && len(lora.KnownPresets) > 0 {
+	if _, ok := st.Metadata[lora.PresetMetadataKey]; !ok && (len(lora.KnownPresets) > 0 || lora.HasPresetFile(path)) {
 		sum, _ = lora.Hashes(st.Bytes())
 	}
-	return lora.PresetFor(st.Metadata, sum)
+	return lora.PresetForFile(path, st.Metadata, sum)
 }
 
 // pickLoRA opens a file dialog for a .safetensors LoRA, starting in the LoRA folder.

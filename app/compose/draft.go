@@ -38,6 +38,8 @@ type Draft struct {
 	// Preset is the few-step LoRA preset the artist chose to use (its schedule goes into the
 	// request while the steps and CFG are still the preset's), or nil.
 	Preset *lora.Preset
+	// Mode is the "Draft / Final" switch (fast.go).
+	Mode DraftMode
 }
 
 // NewDraft starts from the persisted settings: their default size (as a preset when it is one,

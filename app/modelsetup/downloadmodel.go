@@ -49,6 +49,17 @@ func PlanDownload(ctx context.Context, remote *download.Remote, profile convert.
 		p.Bytes += f.Size
 	}
 	p.ModelBytes = EstimateModelBytes(p.Files, profile)
+	if p.LicenseFile, p.License, err = FetchLicense(ctx, remote, all); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// FetchLicense reads the license text of a repository whose files are all (its listing): the
+// first of LICENSE, LICENSE.txt, LICENSE.md and README.md (a model card states its license) that
+// is listed and is text. It returns the file's name and its text, or an error saying where to
+// read the license instead.
+func FetchLicense(ctx context.Context, remote *download.Remote, all []download.File) (file, text string, err error) {
 	listed := map[string]bool{}
 	for _, f := range all {
 		listed[f.Path] = true
@@ -58,21 +69,20 @@ func PlanDownload(ctx context.Context, remote *download.Remote, profile convert.
 		if !listed[name] {
 			continue
 		}
-		text, err := remote.Fetch(ctx, name, 1<<20)
+		b, err := remote.Fetch(ctx, name, 1<<20)
 		if err != nil {
 			fetchErr = err
 			continue
 		}
-		if !utf8.Valid(text) {
+		if !utf8.Valid(b) {
 			continue
 		}
-		p.LicenseFile, p.License = name, string(text)
-		return p, nil
+		return name, string(b), nil
 	}
 	if fetchErr == nil {
 		fetchErr = errors.New("the repository has no LICENSE or README.md")
 	}
-	return nil, fmt.Errorf("cannot show the license of %s (%v): read it on %s/%s before downloading the model yourself",
+	return "", "", fmt.Errorf("cannot show the license of %s (%v): read it on %s/%s before downloading its files yourself",
 		remote.Repo, fetchErr, remote.BaseURL, remote.Repo)
 }
 

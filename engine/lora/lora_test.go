@@ -2,6 +2,8 @@ package lora_test
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -244,5 +246,40 @@ func TestPresets(t *testing.T) {
 	}
 	if p, err = lora.PresetFor(nil, "def"); p != nil || err != nil {
 		t.Errorf("unknown file: %+v, %v", p, err)
+	}
+}
+
+func TestPresetFileBesideALoRAFollowsItsHash(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "turbo.safetensors")
+	want := lora.Preset{Name: "Turbo 8-step", Steps: 8, CFG: 1, Schedule: "default"}
+	if lora.HasPresetFile(path) {
+		t.Fatal("a preset file before any was written")
+	}
+	if err := lora.WritePresetFile(path, "ABCD", want); err != nil {
+		t.Fatal(err)
+	}
+	if !lora.HasPresetFile(path) {
+		t.Fatal("no preset file after writing one")
+	}
+	p, err := lora.PresetForFile(path, nil, "abcd")
+	if err != nil || p == nil || p.Steps != 8 || p.Name != "Turbo 8-step" || p.Source != "preset file" {
+		t.Fatalf("preset file: %+v, %v", p, err)
+	}
+	// Another file under the same name: the preset does not follow it.
+	if p, err = lora.PresetForFile(path, nil, "ef01"); p != nil || err != nil {
+		t.Errorf("a replaced file kept the preset: %+v, %v", p, err)
+	}
+	// The file's own metadata wins.
+	if p, err = lora.PresetForFile(path, map[string]string{lora.PresetMetadataKey: `{"schedule":"lightning","steps":4}`}, "abcd"); err != nil || p.Steps != 4 || p.Source != "metadata" {
+		t.Errorf("metadata preset: %+v, %v", p, err)
+	}
+	if err := os.WriteFile(path+lora.PresetFileSuffix, []byte("nope"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lora.PresetForFile(path, nil, "abcd"); err == nil || !strings.Contains(err.Error(), "preset file") {
+		t.Errorf("a malformed preset file: %v", err)
+	}
+	if err := lora.WritePresetFile(path, "abcd", lora.Preset{Steps: 0}); err == nil {
+		t.Error("a preset of 0 steps was written")
 	}
 }

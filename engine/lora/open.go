@@ -22,7 +22,7 @@ type File struct {
 	// ShortHash is A1111's "Lora hashes" value: the first 12 hex digits of the SHA-256 of the
 	// tensor bytes after the header (the AddNet/kohya hash, lora.md §5).
 	ShortHash string
-	// Preset is the sampling the file says it was made for (PresetFor), or nil.
+	// Preset is the sampling the file says it was made for (PresetForFile), or nil.
 	Preset *Preset
 }
 
@@ -41,7 +41,7 @@ func Open(path string, layers []Layer) (_ *File, err error) {
 		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
 	whole, short := Hashes(st.Bytes())
-	preset, err := PresetFor(st.Metadata, whole)
+	preset, err := PresetForFile(path, st.Metadata, whole)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}

@@ -2,7 +2,11 @@ package lora
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -19,7 +23,7 @@ type Preset struct {
 	// Sigmas is a fixed grid (without the terminal 0) for the "turbo" schedule; nil means the
 	// Turbo grid.
 	Sigmas []float64 `json:"sigmas,omitempty"`
-	// Source says where the preset came from: "metadata" or "known file".
+	// Source says where the preset came from: "metadata", "known file" or "preset file".
 	Source string `json:"-"`
 }
 
@@ -90,4 +94,72 @@ func (p *Preset) Describe() string {
 		s = p.Name + ": " + s
 	}
 	return s
+}
+
+// PresetFileSuffix names the preset file Easel writes beside a LoRA it downloaded
+// ("NAME.safetensors" + ".preset.json"): the sampling its publisher documents, bound to the
+// file's SHA-256 as the hub gave it, so the preset follows that file only.
+const PresetFileSuffix = ".preset.json"
+
+// presetFile is the preset file's content.
+type presetFile struct {
+	SHA256 string `json:"sha256"`
+	Preset Preset `json:"preset"`
+}
+
+// WritePresetFile writes the preset file beside the LoRA at loraPath, for the file whose SHA-256
+// is sha256.
+func WritePresetFile(loraPath, sha256 string, p Preset) error {
+	if err := p.check(); err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(presetFile{SHA256: strings.ToLower(sha256), Preset: p}, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := loraPath + PresetFileSuffix + ".tmp"
+	if err := os.WriteFile(tmp, append(js, '\n'), 0o644); err != nil {
+		return fmt.Errorf("lora: writing the preset beside %s: %v", filepath.Base(loraPath), err)
+	}
+	if err := os.Rename(tmp, loraPath+PresetFileSuffix); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("lora: writing the preset beside %s: %v", filepath.Base(loraPath), err)
+	}
+	return nil
+}
+
+// HasPresetFile reports whether a preset file lies beside the LoRA at loraPath (its hash then
+// decides whether it applies: PresetForFile).
+func HasPresetFile(loraPath string) bool {
+	_, err := os.Stat(loraPath + PresetFileSuffix)
+	return err == nil
+}
+
+// PresetForFile is PresetFor, then the preset file beside loraPath when its recorded SHA-256 is
+// the file's (a file replaced by another keeps no stale preset). A preset file that cannot be
+// read is an error naming it.
+func PresetForFile(loraPath string, meta map[string]string, sha256 string) (*Preset, error) {
+	p, err := PresetFor(meta, sha256)
+	if p != nil || err != nil || sha256 == "" {
+		return p, err
+	}
+	js, err := os.ReadFile(loraPath + PresetFileSuffix)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lora: the preset file beside %s cannot be read: %v", filepath.Base(loraPath), err)
+	}
+	var f presetFile
+	if err := json.Unmarshal(js, &f); err != nil {
+		return nil, fmt.Errorf("lora: %s is not a preset file (%v): delete it or download the LoRA again", filepath.Base(loraPath)+PresetFileSuffix, err)
+	}
+	if !strings.EqualFold(f.SHA256, sha256) {
+		return nil, nil
+	}
+	if err := f.Preset.check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(loraPath)+PresetFileSuffix, err)
+	}
+	f.Preset.Source = "preset file"
+	return &f.Preset, nil
 }
