@@ -54,13 +54,25 @@ func (cb *CommandBuffer) Commit() {
 	}
 	cb.dev.run.Lock()
 	defer cb.dev.run.Unlock()
+	f := cb.dev.faults.begin(cb)
+	if f.err != nil {
+		cb.setErr(f.err)
+		return
+	}
 	start := time.Now()
+	ran := 0
 	for _, e := range cb.encoders {
 		for i, dp := range e.dispatches {
+			if ran == f.stopAfter {
+				cb.setErr(f.stopErr)
+				return
+			}
 			if err := dp.pipeline.lib.so.runKernel(dp.pipeline.function, &dp.launch); err != nil {
 				cb.setErr(fmt.Errorf("emu: dispatch %d (%s): %w", i, dp.pipeline.function, err))
 				return
 			}
+			cb.dev.faults.after(f.fault, &dp)
+			ran++
 		}
 	}
 	cb.gpuTime = time.Since(start)
@@ -94,6 +106,13 @@ func (cb *CommandBuffer) freeOwned() {
 type dispatch struct {
 	pipeline *Pipeline
 	launch   launch
+	bound    [device.MaxBufferIndex + 1]binding // the buffers behind launch.buffers (SetBuffer only)
+}
+
+// binding is a buffer bound at an offset, kept so an injected fault can find a kernel's output.
+type binding struct {
+	buf *Buffer
+	off int
 }
 
 // Encoder records dispatches; bindings carry over from one dispatch to the next.
@@ -101,6 +120,7 @@ type Encoder struct {
 	cb         *CommandBuffer
 	pipeline   *Pipeline
 	bound      launch
+	bindings   [device.MaxBufferIndex + 1]binding
 	dispatches []dispatch
 	ended      bool
 	err        error
@@ -147,6 +167,7 @@ func (e *Encoder) SetBuffer(buf device.Buffer, offset, index int) {
 		e.fail("SetBuffer(index %d) offset %d is outside the %d-byte buffer", index, offset, b.n)
 	default:
 		e.bound.buffers[index] = unsafe.Add(b.mem, offset)
+		e.bindings[index] = binding{b, offset}
 	}
 }
 
@@ -165,6 +186,7 @@ func (e *Encoder) SetBytes(data []byte, index int) {
 		copy(unsafe.Slice((*byte)(p), len(data)), data)
 		e.cb.ownedBytes = append(e.cb.ownedBytes, p)
 		e.bound.buffers[index] = p
+		e.bindings[index] = binding{}
 	}
 }
 
@@ -235,7 +257,7 @@ func (e *Encoder) record(threadgroups, threadsPerGroup device.Size, grid *device
 	}
 	l.workers = e.cb.dev.opts.Workers
 	l.order = e.cb.dev.opts.Order
-	e.dispatches = append(e.dispatches, dispatch{pipeline: e.pipeline, launch: l})
+	e.dispatches = append(e.dispatches, dispatch{pipeline: e.pipeline, launch: l, bound: e.bindings})
 }
 
 // End finishes the pass.

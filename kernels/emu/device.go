@@ -27,6 +27,8 @@ type Device struct {
 	liveBytes atomic.Int64 // their lengths
 	// the live buffers made by NewBufferNoCopy (a weight arena over a file mapping), and their lengths
 	liveNoCopy, liveNoCopyBytes atomic.Int64
+
+	faults faultState // fault_device.go
 }
 
 var _ device.Device = (*Device)(nil)
@@ -47,11 +49,25 @@ func NewDevice(opts Options) (device.Device, error) {
 	if opts.Order < Forward || opts.Order > Shuffled {
 		return nil, fmt.Errorf("emu.Options.Order %d is not Forward, Reverse or Shuffled", opts.Order)
 	}
-	return &Device{opts: opts, cc: cc, objects: map[string]*sharedObject{}}, nil
+	d := &Device{opts: opts, cc: cc, objects: map[string]*sharedObject{}}
+	f := Fault{}
+	if opts.Fault != nil {
+		f = *opts.Fault
+	} else if f, err = FaultFromEnv(); err != nil {
+		return nil, err
+	}
+	d.InjectFault(f)
+	return d, nil
 }
 
-// Name describes the emulator and its compiler.
-func (d *Device) Name() string { return "Metal emulator (kernels/emu, " + d.cc.version + ")" }
+// Name describes the emulator and its compiler, and an injected fault.
+func (d *Device) Name() string {
+	name := "Metal emulator (kernels/emu, " + d.cc.version + ")"
+	if f := d.Fault(); f.Kind != NoFault {
+		name += " with the injected fault " + f.String()
+	}
+	return name
+}
 
 // Limits returns Options.Limits.
 func (d *Device) Limits() device.Limits { return d.opts.Limits }

@@ -23,6 +23,12 @@
 // a simdgroup multiply with inactive lanes, stops the process with a message (a fiber cannot
 // unwind), as the GPU would compute garbage.
 //
+// Faults (fault.go): EASEL_EMU_FAULT=corrupt-gemm|overflow|watchdog|oom, Options.Fault, or
+// (*Device).InjectFault in a test, make the device fail the way a Mac's GPU does — a GEMM kernel
+// computing garbage, a guarded half site overflowing to inf, the watchdog stopping a long command
+// buffer (device.ErrorTimeout), the GPU out of memory (device.ErrorOutOfMemory) — so the Metal
+// path's self-test and recovery run without a Mac.
+//
 // What it cannot tell: timings are not GPU timings; numerics follow IEEE with libm (Metal
 // defaults to fast math); SIMD lanes do not run in lockstep; races that need true concurrency are
 // not reproduced; Apple's compiler may reject code clang accepts (some address-space conversions,
@@ -61,6 +67,9 @@ type Options struct {
 	// Limits are the memory limits the device reports and NewBuffer / NewBufferNoCopy enforce
 	// (default: DefaultLimits), so tests can exercise the backend's "does not fit" path.
 	Limits device.Limits
+	// Fault is injected into the device's work (fault.go); the zero value means the one FaultEnv
+	// asks for, if any. Tests can change it later with (*Device).InjectFault.
+	Fault *Fault
 }
 
 // DefaultLimits are those of a 24 GB M4 (maxBufferLength 13.6 GB per the seed's note; the

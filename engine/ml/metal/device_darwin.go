@@ -197,15 +197,25 @@ func (c *darwinCommandBuffer) Wait() error {
 	c.done = true
 	c.cb.WaitUntilCompleted()
 	if st := c.cb.Status(); st != metal.CommandBufferStatusCompleted {
-		msg := "no error description from Metal"
-		if e := c.cb.Error(); !e.IsNil() {
-			msg = e.LocalizedDescription()
-		}
-		c.err = fmt.Errorf("metal: command buffer ended with status %d: %s", st, msg)
+		c.err = commandBufferError(c.cb, st)
 	}
 	c.gpu = time.Duration(float64(c.cb.GPUEndTime()-c.cb.GPUStartTime()) * float64(time.Second))
 	c.cb.Release()
 	return c.err
+}
+
+// commandBufferError is a failed command buffer's error with its kind (device.KindOfMetalError
+// over the NSError's code and description), so the caller can retry a watchdog stop in shorter
+// buffers, re-plan after an out-of-memory, or report a page fault under the weights.
+func commandBufferError(cb metal.CommandBufferObject, st metal.CommandBufferStatus) error {
+	msg, code := fmt.Sprintf("the command buffer ended with status %d and no error description from Metal", st), 0
+	if e := cb.Error(); !e.IsNil() {
+		msg, code = e.LocalizedDescription(), e.Code()
+		for _, u := range e.UnderlyingErrors() {
+			msg += " (" + u.LocalizedDescription() + ")"
+		}
+	}
+	return &device.CommandBufferError{Kind: device.KindOfMetalError(code, msg), Code: code, Message: msg}
 }
 
 // GPUDuration is GPUEndTime − GPUStartTime, valid after Wait.
