@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"easel/app/desktop"
+	"easel/app/download"
 	"easel/app/history"
 	"easel/app/jobs"
 	"easel/app/memplan"
@@ -49,4 +50,7 @@ type Deps struct {
 	// the test goroutine.
 	Do  func(f func())
 	Now func() time.Time
+	// Hub is where fast-draft LoRAs are downloaded from (the Hugging Face hub, or the mirror
+	// HF_ENDPOINT names, when nil; tests serve a fake hub).
+	Hub *download.Remote
 }

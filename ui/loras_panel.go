@@ -27,6 +27,7 @@ type lorasPanel struct {
 	list   *fyne.Container
 	count  *widget.Label
 	offer  *widget.Button
+	fast   *fastDrafts
 	rows   []*loraRow
 	box    fyne.CanvasObject
 	preset map[string]*lora.Preset // by path, once read (nil: the file has none)
@@ -48,7 +49,8 @@ func newLorasPanel(s *studio) *lorasPanel {
 	hint.Importance = widget.LowImportance
 	p.offer = widget.NewButton("", nil)
 	p.offer.Hide()
-	p.box = container.NewVBox(container.NewBorder(nil, nil, heading("LoRAs"), p.count), add, hint, p.list, p.offer)
+	p.fast = newFastDrafts(s, p.preset)
+	p.box = container.NewVBox(container.NewBorder(nil, nil, heading("LoRAs"), p.count), add, hint, p.list, p.offer, p.fast.box)
 	p.refresh()
 	return p
 }
@@ -101,6 +103,7 @@ func strengthText(v float64) string { return fmt.Sprintf("%.2f", v) }
 // UI goroutine the first time a file is seen.
 func (p *lorasPanel) refreshOffer() {
 	p.offer.Hide()
+	p.fast.refresh()
 	for _, l := range p.s.draft.LoRAs {
 		if !l.Enabled {
 			continue

@@ -50,6 +50,12 @@ type firstRun struct {
 	// conversion or download. Tests act on it (Cancel, Pause) while the job certainly runs.
 	progressed func()
 
+	// loraFolder and loraStore replace the LoRA folder and the LoRA list's store (tests); do runs
+	// a function on the UI goroutine (fyne.Do when nil).
+	loraFolder string
+	loraStore  *settings.LoRAStore
+	doFunc     func(func())
+
 	back     *widget.Button     // the current page's Back button
 	working  context.CancelFunc // stops the running conversion or download; nil when none runs
 	quitting bool               // the window closes once the running job has stopped
@@ -106,6 +112,15 @@ func (fr *firstRun) endWork() bool {
 		return true
 	}
 	return false
+}
+
+// do runs f on the UI goroutine.
+func (fr *firstRun) do(f func()) {
+	if fr.doFunc != nil {
+		fr.doFunc(f)
+		return
+	}
+	fyne.Do(f)
 }
 
 // show replaces the window's page.

@@ -10,6 +10,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/modelsetup"
+	"easel/app/settings"
+	"easel/engine/lora"
 )
 
 // readyPage says the model is set up and hands over to the main window.
@@ -17,6 +19,8 @@ type readyPage struct {
 	model                     *modelsetup.Model
 	status                    *widget.Label
 	startButton, deleteButton *widget.Button
+	// fast offers a few-step LoRA for fast drafts (nil when the LoRA folder is unknown).
+	fast *FastDraftPanel
 }
 
 func (fr *firstRun) showReady(m *modelsetup.Model, snapshot string) {
@@ -45,7 +49,49 @@ func (fr *firstRun) showReady(m *modelsetup.Model, snapshot string) {
 		buttons.Add(p.deleteButton)
 	}
 	items = append(items, buttons)
-	fr.show(container.NewVBox(items...))
+	if dir := fr.loraDir(); dir != "" {
+		p.fast = NewFastDraftPanel(fr.remote, dir, fr.addDraftLoRA, fr.do)
+		p.fast.settled = fr.jobDone
+		items = append(items, widget.NewSeparator(), p.fast.Object())
+	}
+	fr.show(container.NewVScroll(container.NewVBox(items...)))
+}
+
+// loraDir is the LoRA folder fast-draft LoRAs are downloaded to ("" when unknown).
+func (fr *firstRun) loraDir() string {
+	if fr.loraFolder != "" {
+		return fr.loraFolder
+	}
+	dir, err := settings.LoRADir()
+	if err != nil {
+		return ""
+	}
+	return dir
+}
+
+// addDraftLoRA puts a downloaded few-step LoRA in the main window's LoRA list (enabled, strength
+// 1); the main window reads its preset and offers Draft with it.
+func (fr *firstRun) addDraftLoRA(path string, _ *lora.Preset) {
+	st := fr.loraStore
+	if st == nil {
+		var err error
+		if st, err = settings.DefaultLoRAStore(); err != nil {
+			fr.showError(fmt.Errorf("the LoRA was downloaded to %s but could not be added to the LoRA list: %v; add it with Add LoRA…", path, err))
+			return
+		}
+	}
+	ls, err := st.Load()
+	if err == nil {
+		for _, l := range ls {
+			if l.Path == path {
+				return
+			}
+		}
+		err = st.Save(append(ls, settings.LoRA{Path: path, Enabled: true, Strength: 1}))
+	}
+	if err != nil {
+		fr.showError(fmt.Errorf("the LoRA was downloaded to %s but could not be added to the LoRA list: %v; add it with Add LoRA…", path, err))
+	}
 }
 
 // deleteSnapshot removes the downloaded snapshot after asking.

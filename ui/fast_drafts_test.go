@@ -1,0 +1,60 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2/test"
+
+	"easel/app/download/downloadtest"
+	"easel/app/fastdraft"
+)
+
+// TestFastDraftDownloadThenDraftAndFinal: the LoRA panel offers a published few-step LoRA (the
+// license and size first), downloads it into the LoRA folder, and the Draft / Final switch then
+// applies its preset for drafts and the full schedule for the final pass.
+func TestFastDraftDownloadThenDraftAndFinal(t *testing.T) {
+	e := fastdraft.Catalogue[1]
+	hub, err := downloadtest.NewHub("", e.Repo, map[string][]byte{e.File: []byte(strings.Repeat("x", 200_000)), "LICENSE": []byte("Apache-2.0")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote, stop := hub.Start()
+	t.Cleanup(stop)
+	h := newHarnessWith(t, 0, func(h *harness, d *Deps) {
+		d.LoRADir = h.dir
+		d.Hub = remote
+	})
+	s := h.s
+	s.draft.Steps = 40
+	fast := s.loras.fast
+	if fast.mode.Visible() {
+		t.Fatal("the Draft / Final switch shows without a few-step LoRA")
+	}
+	test.Tap(fast.download)
+	p := fast.panel
+	if p == nil {
+		t.Fatal("no download offer")
+	}
+	p.SelectForTest(1)
+	test.Tap(p.AskButton())
+	h.pump("the license and the size", func() bool { return p.Planned() })
+	if !strings.Contains(p.LicenseText(), "Apache-2.0") {
+		t.Fatalf("license %q", p.LicenseText())
+	}
+	p.AcceptForTest()
+	test.Tap(p.StartButton())
+	h.pump("the download", func() bool { return s.draft.Mode.On })
+	if s.draft.Steps != e.Preset.Steps || len(s.draft.LoRAs) != 1 || !s.draft.LoRAs[0].Enabled || !fast.mode.Visible() || fast.mode.Selected != modeDraft {
+		t.Fatalf("after the download: steps %d, LoRAs %+v, switch %q", s.draft.Steps, s.draft.LoRAs, fast.mode.Selected)
+	}
+	fast.mode.SetSelected(modeFinal)
+	if s.draft.Mode.On || s.draft.Steps != 40 || s.draft.LoRAs[0].Enabled {
+		t.Errorf("Final: steps %d, LoRAs %+v", s.draft.Steps, s.draft.LoRAs)
+	}
+	fast.mode.SetSelected(modeDraft)
+	if !s.draft.Mode.On || s.draft.Steps != e.Preset.Steps || !s.draft.LoRAs[0].Enabled {
+		t.Errorf("Draft again: steps %d, LoRAs %+v", s.draft.Steps, s.draft.LoRAs)
+	}
+	fast.dialog.Hide()
+}
