@@ -28,22 +28,7 @@
 using namespace metal;
 #include "gemmtile.h"
 
-struct MmParams {
-    uint n;            // token rows of x and y
-    uint rows;         // output features = rows of W
-    uint k;            // reduction length = columns of W and x
-    uint ldx;          // elements between consecutive rows of x
-    uint ldy;          // elements between consecutive rows of y
-    uint epi;          // 0: float y, 1: half y
-    float mul;         // scale applied to every output
-    uint params_off;   // q4tp: byte offset of the row params plane in the payload
-    uint codes_off;    // q4tp: byte offset of the 5-bit code plane
-    uint code_stride;  // q4tp: bytes per row of the code plane
-    uint pad0;
-    uint pad1;
-    uint x_off[4];     // per z slice: element offset of x
-    uint y_off[4];     // per z slice: element offset of y
-};
+#include "mmparams.h"
 
 // A threadgroup is one gemmtile.h tile: TILE_M tokens × TILE_N outputs; TILE_K is one q4tp tile.
 
@@ -70,14 +55,7 @@ static void mm_stage_q4tp(threadgroup half* ws, device const uchar* w, constant 
     const uint gpr = p.k / TILE_K;
     device const half* prm = (device const half*)(w + p.params_off);
     device const uchar* codes = w + p.codes_off + o * p.code_stride;
-    const uint bit = 5 * g;
-    const uint b = bit >> 3;
-    const uint sh = bit & 7;
-    uint v = codes[b];
-    if (sh > 3) {
-        v |= uint(codes[b + 1]) << 8;
-    }
-    const uint code = (v >> sh) & 31;
+    const uint code = tile_q4_code(codes, g);
     const float scale = exp2(float(prm[2 * o]) + float(code) * float(prm[2 * o + 1]));
     device const uchar* nib = w + (o * gpr + g) * 16 + (tid % 2) * 8;
     threadgroup half* dst = ws + r * TILE_LD + (tid % 2) * 16;

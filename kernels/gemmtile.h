@@ -118,4 +118,166 @@ METAL_FUNC float tile_guard_scale(device const uint* amax, uint on)
     return m > 16384.0f ? exp2(-ceil(log2(m / 16384.0f))) : 1.0f;
 }
 
+// ---- Register-staged loading: the GEMM variants (gemmvar.metal, gemmtensor.metal) ----
+// The baseline kernels load, convert and store a step's operands between two barriers, so the
+// device loads' latency is exposed. The variants split staging in two: tile_*_load reads step
+// k0's raw operands into registers (issued before the previous step's multiply-accumulates, so
+// its latency overlaps them), tile_*_store converts them and writes threadgroup memory with
+// 16-byte stores after the barrier. A threadgroup of T = 2·rows threads stages `rows` rows of x
+// (two threads a row) and the 64-row weight tile (P = T/64 threads a row). The staged values are
+// the baseline's bit for bit: x is copied, q4tp is (nibble − 8)·scale rounded once to half, q8 is
+// half(q · col[k]).
+
+// x: 16 halves of row tid/2 (columns 16·(tid%2)..) as two 16-byte loads; x + row·ldx + k0 must be
+// 16-byte aligned (ldx and the slice's element offset multiples of 8: the host checks). Rows ≥ n
+// are zero.
+struct tile_xregs {
+    uint4 a;
+    uint4 b;
+};
+
+METAL_FUNC tile_xregs tile_x_load(device const half* x, uint ldx, uint n, uint t0, uint k0, ushort tid)
+{
+    tile_xregs r;
+    r.a = uint4(0u);
+    r.b = uint4(0u);
+    const uint t = t0 + tid / 2;
+    if (t < n) {
+        device const uint4* src = (device const uint4*)(x + t * ldx + k0 + (tid % 2) * 16);
+        r.a = src[0];
+        r.b = src[1];
+    }
+    return r;
+}
+
+METAL_FUNC void tile_x_store(threadgroup half* xs, tile_xregs r, ushort tid)
+{
+    threadgroup uint4* dst = (threadgroup uint4*)(xs + (tid / 2) * TILE_LD + (tid % 2) * 16);
+    dst[0] = r.a;
+    dst[1] = r.b;
+}
+
+// q4tp's 5-bit code of tile g from a row's code plane (LSB first, cmf.md §9.3); the second byte
+// is read only when the code spans it, so the read stays inside the row.
+METAL_FUNC uint tile_q4_code(device const uchar* codes, uint g)
+{
+    const uint bit = 5 * g;
+    const uint b = bit >> 3;
+    const uint sh = bit & 7;
+    uint v = codes[b];
+    if (sh > 3) {
+        v |= uint(codes[b + 1]) << 8;
+    }
+    return (v >> sh) & 31;
+}
+
+// q4tp (cmf.md §9.3), hoisted per row: where the thread's nibbles of the row start, the row's code
+// plane, and its f16 params lo and step (read once, not every step).
+struct tile_q4row {
+    device const uchar* nib;
+    device const uchar* codes;
+    float lo;
+    float step;
+};
+
+template <uint T>
+METAL_FUNC tile_q4row tile_q4_row(device const uchar* w, uint params_off, uint codes_off, uint code_stride, uint kdim, uint o0, ushort tid)
+{
+    constexpr uint P = T / TILE_N;
+    const uint o = o0 + tid / P;
+    device const half* prm = (device const half*)(w + params_off);
+    tile_q4row r;
+    r.nib = w + o * (kdim / TILE_K) * 16 + (tid % P) * (16 / P);
+    r.codes = w + codes_off + o * code_stride;
+    r.lo = float(prm[2 * o]);
+    r.step = float(prm[2 * o + 1]);
+    return r;
+}
+
+// One step of q4tp in registers: the thread's 4/P words of nibbles (4-byte loads: payloads are
+// only 4-byte aligned) and the tile's scale 2^(lo + code·step), the 5-bit code read in place.
+template <uint T>
+struct tile_q4regs {
+    uint v[4 / (T / TILE_N)];
+    float scale;
+};
+
+template <uint T>
+METAL_FUNC tile_q4regs<T> tile_q4_load(tile_q4row row, uint k0)
+{
+    constexpr uint NW = 4 / (T / TILE_N);
+    const uint g = k0 / TILE_K;
+    tile_q4regs<T> r;
+    r.scale = exp2(row.lo + float(tile_q4_code(row.codes, g)) * row.step);
+    device const uint* src = (device const uint*)(row.nib + g * 16);
+    for (uint i = 0; i < NW; ++i) {
+        r.v[i] = src[i];
+    }
+    return r;
+}
+
+// Dequantizes with the magic number: 0x6400 | nibble is the half 1024 + nibble, so subtracting
+// 1032 gives nibble − 8 exactly; times the float scale, rounded once to half. Byte j of a word
+// holds weights 2j (low nibble) and 2j + 1 (high nibble).
+template <uint T>
+METAL_FUNC void tile_q4_store(threadgroup half* ws, tile_q4regs<T> r, ushort tid)
+{
+    constexpr uint P = T / TILE_N;
+    constexpr uint NW = 4 / P;
+    threadgroup uint4* dst = (threadgroup uint4*)(ws + (tid / P) * TILE_LD + (tid % P) * (TILE_K / P));
+    for (uint i = 0; i < NW; ++i) {
+        const uint v = r.v[i];
+        uint4 out;
+        for (uint j = 0; j < 4; ++j) {
+            const uint u = 0x64006400u | ((v >> (8 * j)) & 15u) | (((v >> (8 * j + 4)) & 15u) << 16);
+            const half2 n8 = as_type<half2>(u) - half2(1032.0f);
+            out[j] = as_type<uint>(half2(float2(n8) * r.scale));
+        }
+        dst[i] = out;
+    }
+}
+
+// One step of q8 in registers: the thread's TILE_K/P int8 codes of its row (4-byte loads) and
+// their column factors.
+template <uint T>
+struct tile_q8regs {
+    uint v[TILE_K / (T / TILE_N) / 4];
+    float c[TILE_K / (T / TILE_N)];
+};
+
+template <uint T>
+METAL_FUNC tile_q8regs<T> tile_q8_load(device const char* q, device const float* col, uint kdim, uint o0, uint k0, ushort tid)
+{
+    constexpr uint P = T / TILE_N;
+    constexpr uint NB = TILE_K / P;
+    const uint c0 = k0 + (tid % P) * NB;
+    device const uint* src = (device const uint*)(q + (o0 + tid / P) * kdim + c0);
+    tile_q8regs<T> r;
+    for (uint i = 0; i < NB / 4; ++i) {
+        r.v[i] = src[i];
+    }
+    for (uint i = 0; i < NB; ++i) {
+        r.c[i] = col[c0 + i];
+    }
+    return r;
+}
+
+template <uint T>
+METAL_FUNC void tile_q8_store(threadgroup half* ws, tile_q8regs<T> r, ushort tid)
+{
+    constexpr uint P = T / TILE_N;
+    constexpr uint NB = TILE_K / P;
+    threadgroup uint4* dst = (threadgroup uint4*)(ws + (tid / P) * TILE_LD + (tid % P) * NB);
+    for (uint m = 0; m < NB / 8; ++m) {
+        const char4 lo = as_type<char4>(r.v[2 * m]);
+        const char4 hi = as_type<char4>(r.v[2 * m + 1]);
+        uint4 out;
+        for (uint j = 0; j < 2; ++j) {
+            out[j] = as_type<uint>(half2(half(float(lo[2 * j]) * r.c[8 * m + 2 * j]), half(float(lo[2 * j + 1]) * r.c[8 * m + 2 * j + 1])));
+            out[j + 2] = as_type<uint>(half2(half(float(hi[2 * j]) * r.c[8 * m + 4 + 2 * j]), half(float(hi[2 * j + 1]) * r.c[8 * m + 5 + 2 * j])));
+        }
+        dst[m] = out;
+    }
+}
+
 #endif // EASEL_GEMMTILE_H

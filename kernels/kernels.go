@@ -3,19 +3,22 @@
 // the very same files under the CPU emulator in kernels/emu.
 //
 // Each .metal file is one library. Metal compiles source strings without a file system, so a
-// sibling file cannot be #included by the compiler; instead Source pastes the one shared
-// fragment, gemmtile.h, where a file says #include "gemmtile.h" (between #line directives, so
-// diagnostics name the right file and line), and the device and the emulator both compile the
-// pasted text:
+// sibling file cannot be #included by the compiler; instead Source pastes the shared fragments
+// where a file says #include "x.h" (between #line directives, so diagnostics name the right file
+// and line), and the device and the emulator both compile the pasted text:
 //
-//	gemmtile.h                     the half-tile GEMM core of gemm.metal, ops.metal and vae.metal:
-//	                               64×64×32 tile geometry, the simdgroup 8×8 multiply-accumulate,
-//	                               fragment layout, q8 and f16 weight staging, q8 row scale, half
-//	                               guard (one copy: TestSharedTileHasNoSecondCopy)
+//	gemmtile.h                     the half-tile GEMM core of gemm.metal, gemmvar.metal, ops.metal
+//	                               and vae.metal: 64×64×32 tile geometry, the simdgroup 8×8
+//	                               multiply-accumulate, fragment layout, q8 and f16 weight staging,
+//	                               q8 row scale, half guard, and the variants' register-staged
+//	                               loaders (one copy: TestSharedTileHasNoSecondCopy)
+//	mmparams.h                     struct MmParams of the denoiser's GEMMs (baseline and variants)
 //
 //	fragprobe.metal  qi_fragprobe  the simdgroup 8×8 fragment-layout probe
 //	gemm.metal       qi_mm_q4tp    y = x·Wᵀ, W in q4tp dequantized to half while staged
 //	                 qi_mm_q8      y = x·Wᵀ, W in q8_2f / q8_row, int8 × column field staged
+//	gemmvar.metal    qi_mm_*_st…   the GEMM's variants (variants.go, docs/METAL.md §7): staging
+//	                               rewrite, swizzled grid, 128-token tile, specialised epilogue
 //	flash.metal      qi_flash      attention over [prefix K/V | own rows], 32-key blocks, block-causal
 //	qkrope.metal     qi_qkrope     q/k RMSNorm + interleaved RoPE in place, q pre-scaled for exp2
 //	rowop.metal      qi_rowop      gated residual and modulated LayerNorm on the f32 stream
@@ -90,6 +93,8 @@ type Library struct {
 var Libraries = []Library{
 	{"fragprobe.metal", []string{"qi_fragprobe"}},
 	{"gemm.metal", []string{"qi_mm_q4tp", "qi_mm_q8"}},
+	{"gemmvar.metal", []string{"qi_mm_q4tp_st", "qi_mm_q8_st", "qi_mm_q4tp_sw", "qi_mm_q8_sw", "qi_mm_q4tp_w128", "qi_mm_q8_w128",
+		"qi_mm_q4tp_sp_f", "qi_mm_q4tp_sp_h", "qi_mm_q8_sp_f", "qi_mm_q8_sp_h"}},
 	{"flash.metal", []string{"qi_flash"}},
 	{"qkrope.metal", []string{"qi_qkrope"}},
 	{"rowop.metal", []string{"qi_rowop"}},
