@@ -22,20 +22,7 @@
 #include <metal_simdgroup_matrix>
 using namespace metal;
 
-struct FlashParams {
-    uint q_row0;   // panel row of query 0 (and output row of query 0)
-    uint nq;       // queries
-    uint n_pre;    // prefix keys in pkv
-    uint n_own;    // own keys = panel rows 0 .. n_own
-    uint ldp;      // panel row stride in elements (3h)
-    uint h;        // model width (heads · 128)
-    uint ldo;      // output row stride in elements
-    float oscale;  // applied to the output
-    uint use_vis;  // 1: block-causal visibility from vis
-    uint pad0;
-    uint pad1;
-    uint pad2;
-};
+#include "flashparams.h"
 
 constant constexpr uint FA_HD = 128;    // head dimension
 constant constexpr uint FA_BQ = 64;     // queries per threadgroup

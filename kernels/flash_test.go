@@ -1,6 +1,7 @@
 package kernels_test
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -57,14 +58,21 @@ func TestEmuFlashAttention(t *testing.T) {
 			segments: []segment{{25, false}, {40, true}, {25, false}}},
 	}
 	for _, c := range cases {
-		t.Run(fmt.Sprintf("%s/pre%d_own%d_q%d+%d", c.description, c.nPre, c.nOwn, c.qRow0, c.nq), func(t *testing.T) { testFlash(t, c) })
+		t.Run(fmt.Sprintf("%s/pre%d_own%d_q%d+%d", c.description, c.nPre, c.nOwn, c.qRow0, c.nq), func(t *testing.T) {
+			testFlash(t, c, kernels.FlashVariants[0])
+		})
 	}
 }
 
-func testFlash(t *testing.T, c flashCase) {
+// testFlash runs variant v of the attention on c, checks it against a float64 reference within
+// the bound the kernel's arithmetic allows, and returns the output buffer's bytes.
+func testFlash(t *testing.T, c flashCase, v kernels.FlashVariant) []byte {
 	const hd = 128
 	d := newDevice(t, c.order)
-	p := pipeline(t, d, "flash.metal", "qi_flash")
+	p := pipeline(t, d, v.File, v.Function)
+	if err := kernels.FitsPipeline(v.Name, v.Threads, v.ThreadgroupBytes, p.MaxTotalThreadsPerThreadgroup()); err != nil {
+		t.Fatal(err)
+	}
 	rng := rand.New(rand.NewPCG(uint64(c.nOwn), uint64(c.nPre*7+c.nq)))
 	h := c.heads * hd
 	ldp, ldo := 3*h, h+8
@@ -100,7 +108,10 @@ func testFlash(t *testing.T, c flashCase) {
 	if len(vis) > 0 {
 		prm.UseVis = 1
 	}
-	groups, threads := kernels.FlashGrid(c.nq, c.heads)
+	if err := v.Fits(h, ldp, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	groups, threads := v.Grid(c.nq, c.heads)
 	run(t, d, p, groups, threads,
 		binding{index: 0, buf: panelBuf}, binding{index: 1, buf: outBuf}, binding{index: 2, buf: pkvBuf},
 		binding{index: 3, buf: visBuf}, binding{index: 4, bytes: device.StructBytes(&prm)})
@@ -151,7 +162,7 @@ func testFlash(t *testing.T, c flashCase) {
 					absNum[e] += w * math.Abs(v[e])
 				}
 			}
-			blocks := (limit + 31) / 32
+			blocks := (limit + v.KeyBlock - 1) / v.KeyBlock
 			rel := 4*delta*math.Ln2 + math.Ldexp(1, -11) + 4*math.Ldexp(1, -21) + float64(limit+blocks+4)*math.Ldexp(1, -23)
 			for e := 0; e < hd; e++ {
 				ref := float64(c.oscale) * num[e] / l
@@ -175,4 +186,39 @@ func testFlash(t *testing.T, c flashCase) {
 		}
 	}
 	t.Logf("largest error / bound: %.3g", worst)
+	return bytes.Clone(outBuf.Bytes())
+}
+
+// flashCases are the attention geometries every variant is checked on: the baseline's, plus a
+// prefix that ends inside a 64-key block and a step with no prefix.
+func flashCases() []flashCase {
+	return []flashCase{
+		{description: "step", heads: 2, nPre: 45, nOwn: 70, nq: 70, oscale: 0.5, scoreMagnitude: 1},
+		{description: "step-peaky", heads: 1, nPre: 64, nOwn: 8, nq: 8, oscale: 1, scoreMagnitude: 4, order: emu.Shuffled},
+		{description: "prefill", heads: 2, nOwn: 100, nq: 100, oscale: 0.25, scoreMagnitude: 1,
+			segments: []segment{{10, false}, {50, true}, {10, false}, {30, true}}},
+		{description: "prefill-chunk", heads: 1, nOwn: 90, qRow0: 20, nq: 40, oscale: 1, scoreMagnitude: 2, order: emu.Reverse,
+			segments: []segment{{25, false}, {40, true}, {25, false}}},
+		{description: "step-long-prefix", heads: 1, nPre: 150, nOwn: 20, nq: 20, oscale: 1, scoreMagnitude: 2, order: emu.Shuffled},
+		{description: "step-no-prefix", heads: 1, nOwn: 33, nq: 33, oscale: 1, scoreMagnitude: 1},
+	}
+}
+
+// TestEmuFlashVariants checks every attention variant against the float64 reference on each
+// geometry, and the ones that keep the baseline's blocks (KeyBlock 32) against the baseline's
+// output bit for bit.
+func TestEmuFlashVariants(t *testing.T) {
+	for _, c := range flashCases() {
+		t.Run(fmt.Sprintf("%s/pre%d_own%d_q%d+%d", c.description, c.nPre, c.nOwn, c.qRow0, c.nq), func(t *testing.T) {
+			base := testFlash(t, c, kernels.FlashVariants[0])
+			for _, v := range kernels.FlashVariants[1:] {
+				got := testFlash(t, c, v)
+				if v.KeyBlock == kernels.FlashVariants[0].KeyBlock {
+					if i := firstDiff(got, base); i >= 0 {
+						t.Errorf("flash variant %s differs from the baseline first at byte %d (%#x, baseline %#x)", v.Name, i, got[i], base[i])
+					}
+				}
+			}
+		})
+	}
 }

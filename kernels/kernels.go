@@ -13,6 +13,7 @@
 //	                               q8 row scale, half guard, and the variants' register-staged
 //	                               loaders (one copy: TestSharedTileHasNoSecondCopy)
 //	mmparams.h                     struct MmParams of the denoiser's GEMMs (baseline and variants)
+//	flashparams.h                  struct FlashParams of its attention (baseline and variants)
 //
 //	fragprobe.metal  qi_fragprobe  the simdgroup 8×8 fragment-layout probe
 //	gemm.metal       qi_mm_q4tp    y = x·Wᵀ, W in q4tp dequantized to half while staged
@@ -20,6 +21,8 @@
 //	gemmvar.metal    qi_mm_*_st…   the GEMM's variants (variants.go, docs/METAL.md §7): staging
 //	                               rewrite, swizzled grid, 128-token tile, specialised epilogue
 //	flash.metal      qi_flash      attention over [prefix K/V | own rows], 32-key blocks, block-causal
+//	flashvar.metal   qi_flash_st   the attention's variants: staging rewrite with padded rows,
+//	                 qi_flash_k64  64-key blocks
 //	qkrope.metal     qi_qkrope     q/k RMSNorm + interleaved RoPE in place, q pre-scaled for exp2
 //	rowop.metal      qi_rowop      gated residual and modulated LayerNorm on the f32 stream
 //	swiglu.metal     qi_swiglu     SiLU(gate)·up to half
@@ -96,6 +99,7 @@ var Libraries = []Library{
 	{"gemmvar.metal", []string{"qi_mm_q4tp_st", "qi_mm_q8_st", "qi_mm_q4tp_sw", "qi_mm_q8_sw", "qi_mm_q4tp_w128", "qi_mm_q8_w128",
 		"qi_mm_q4tp_sp_f", "qi_mm_q4tp_sp_h", "qi_mm_q8_sp_f", "qi_mm_q8_sp_h"}},
 	{"flash.metal", []string{"qi_flash"}},
+	{"flashvar.metal", []string{"qi_flash_st", "qi_flash_k64"}},
 	{"qkrope.metal", []string{"qi_qkrope"}},
 	{"rowop.metal", []string{"qi_rowop"}},
 	{"swiglu.metal", []string{"qi_swiglu"}},

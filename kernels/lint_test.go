@@ -93,7 +93,7 @@ func significantLines(src string) (lines []string, at []int) {
 func TestSharedTileHasNoSecondCopy(t *testing.T) {
 	const fragment = "gemmtile.h"
 	users := []string{"gemm.metal", "ops.metal", "vae.metal"}
-	ownMMA := map[string]string{"flash.metal": "attention's Q·Kᵀ and P·V fragments"}
+	ownMMA := map[string]string{"flash.metal": "attention's Q·Kᵀ and P·V fragments", "flashvar.metal": "the attention variants' Q·Kᵀ and P·V fragments"}
 
 	frag, err := kernels.File(fragment)
 	if err != nil {

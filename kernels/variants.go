@@ -137,13 +137,20 @@ type FlashVariant struct {
 	Name, File, Function string
 	// KeyBlock is the keys per block; Threads and ThreadgroupBytes as for GemmVariant.
 	KeyBlock, Threads, ThreadgroupBytes int
-	About                               string
+	// Align is the element multiple h and ldp must be (16-byte loads), 1 for none; the panel and
+	// the prefix cache must then also be bound at 16-byte aligned offsets.
+	Align int
+	About string
 }
 
 // FlashVariants lists the baseline first, then the variants of flashvar.metal.
 var FlashVariants = []FlashVariant{
-	{Name: "base", File: "flash.metal", Function: "qi_flash", KeyBlock: 32, Threads: 256, ThreadgroupBytes: 64*128*2 + 8,
+	{Name: "base", File: "flash.metal", Function: "qi_flash", KeyBlock: 32, Threads: 256, ThreadgroupBytes: 64*128*2 + 8, Align: 1,
 		About: "the seed's 32-key blocks, K and V staged together by every thread, unpadded rows"},
+	{Name: "staged", File: "flashvar.metal", Function: "qi_flash_st", KeyBlock: 32, Threads: 256, ThreadgroupBytes: 64*136*2 + 8, Align: 8,
+		About: "per-row source choice, 16-byte loads, rows padded to 136 halves, next block's K and V prefetched into registers"},
+	{Name: "k64", File: "flashvar.metal", Function: "qi_flash_k64", KeyBlock: 64, Threads: 256, ThreadgroupBytes: 64*136*2 + 8, Align: 8,
+		About: "64-key blocks in the same 17 KiB: K staged, V loaded during Q·Kᵀ and staged in K's place"},
 }
 
 // FlashVariantNamed returns the variant called name.
@@ -159,6 +166,20 @@ func FlashVariantNamed(name string) (FlashVariant, bool) {
 // Grid is the dispatch for nq queries over heads heads (64 queries per threadgroup).
 func (v FlashVariant) Grid(nq, heads int) (groups, threads device.Size) {
 	return device.Size{Width: ceilDiv(nq, 64), Height: heads, Depth: 1}, size1(v.Threads)
+}
+
+// Fits reports why the variant cannot run attention over a panel of row stride ldp and model
+// width h whose panel and prefix buffers are bound at byte offsets offs (nil when it can).
+func (v FlashVariant) Fits(h, ldp int, offs ...int) error {
+	if h%v.Align != 0 || ldp%v.Align != 0 {
+		return fmt.Errorf("flash variant %s: h %d and ldp %d must be multiples of %d elements", v.Name, h, ldp, v.Align)
+	}
+	for _, o := range offs {
+		if o%(2*v.Align) != 0 {
+			return fmt.Errorf("flash variant %s: a buffer bound at byte offset %d is not %d-byte aligned", v.Name, o, 2*v.Align)
+		}
+	}
+	return nil
 }
 
 // FitsPipeline reports whether a pipeline whose largest threadgroup is maxThreads can run a
