@@ -26,9 +26,9 @@
 #include <metal_stdlib>
 #include <metal_simdgroup_matrix>
 using namespace metal;
+#include "mmparams.h"
 #include "gemmtile.h"
 
-#include "mmparams.h"
 
 // A threadgroup is one gemmtile.h tile: TILE_M tokens × TILE_N outputs; TILE_K is one q4tp tile.
 

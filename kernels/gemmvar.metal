@@ -25,9 +25,9 @@
 #include <metal_stdlib>
 #include <metal_simdgroup_matrix>
 using namespace metal;
+#include "mmparams.h"
 #include "gemmtile.h"
 
-#include "mmparams.h"
 
 constant constexpr uint MV_SWIZZLE = 8;   // weight tiles per band of the swizzled grid
 
