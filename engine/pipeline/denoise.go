@@ -21,15 +21,23 @@ type DenoiseInput struct {
 	CondShapes  [][2]int
 	// H, W is the target's latent grid.
 	H, W int
-	// Noise is the starting latents, packed [H·W, 64] (not modified).
-	Noise    []float32
+	// Noise is the starting latents, packed [H·W, 64] (not modified); with Init, the noise the
+	// image's latents are mixed with.
+	Noise []float32
+	// Schedule is the part of the schedule the loop walks (sched.Schedule.From for a run that
+	// starts from an image).
 	Schedule sched.Schedule
+	// Init, when not nil, starts the loop from an image's latents noised to the schedule's first
+	// σ, and with a mask keeps what the mask keeps after every step (see InitImage).
+	Init *DenoiseInit
 }
 
 // StepReport describes one finished step to DenoiseHooks.Step.
 type StepReport struct {
-	Index int     // 0-based
-	Sigma float32 // σ the step started from
+	// Index is the step's place among the steps run (0-based) and Steps how many run: a run that
+	// starts from an image skips the schedule's first steps and counts from its first step run.
+	Index, Steps int
+	Sigma        float32 // σ the step started from
 	// Latents are the packed latents after the step, X0 the step's x0 estimate x − σ·v; both are
 	// the loop's own buffers: copy what you keep.
 	Latents, X0 []float32
@@ -111,6 +119,19 @@ func (p *Pipeline) Denoise(ctx context.Context, in DenoiseInput, hooks DenoiseHo
 	}
 
 	x := slices.Clone(in.Noise)
+	var blend *blender
+	if in.Init != nil {
+		if len(in.Init.Latents) != len(in.Noise) {
+			return nil, fmt.Errorf("%w: the image to start from has %d latent values for a %d×%d grid of %d channels", ErrSize, len(in.Init.Latents), in.H, in.W, ch)
+		}
+		if err := sched.Renoise(x, in.Init.Latents, in.Noise, in.Schedule.Sigmas[0]); err != nil {
+			return nil, err
+		}
+		var err error
+		if blend, err = newBlender(in.Init, in.Noise, ch, in.Schedule); err != nil {
+			return nil, err
+		}
+	}
 	x0 := make([]float32, len(x))
 	scale := float32(in.CFG)
 	for i := range in.Schedule.Steps() {
@@ -132,8 +153,13 @@ func (p *Pipeline) Denoise(ctx context.Context, in DenoiseInput, hooks DenoiseHo
 		if err := in.Schedule.Step(i, x, v); err != nil {
 			return nil, err
 		}
+		if blend != nil {
+			if err := blend.apply(x, sigma, in.Schedule.Sigmas[i+1]); err != nil {
+				return nil, err
+			}
+		}
 		if hooks.Step != nil {
-			hooks.Step(StepReport{Index: i, Sigma: sigma, Latents: x, X0: x0})
+			hooks.Step(StepReport{Index: i, Steps: in.Schedule.Steps(), Sigma: sigma, Latents: x, X0: x0})
 		}
 	}
 	return x, nil

@@ -47,10 +47,14 @@ type Request struct {
 	NegativePrompt string
 	// Images are the condition images (0 to MaxImages), in the order the prompt names them.
 	Images []*image.NRGBA
+	// Init, when not nil, is the picture to start from (img2img, inpainting, outpainting) with
+	// its strength and mask; see InitImage. Without Width, Height and Aspect the output size is
+	// the init image's.
+	Init *InitImage
 
 	// Width and Height set the output size in pixels (both or neither); each is floored to a
-	// multiple of 32. When unset: Aspect, else the last condition image's aspect ratio at about
-	// Resolution² pixels, else the model's default size.
+	// multiple of 32. When unset: Aspect, else the init image's size, else the last condition
+	// image's aspect ratio at about Resolution² pixels, else the model's default size.
 	Width, Height int
 	// Aspect is a width/height ratio (ParseAspect reads "16:9"): about Resolution² pixels in that
 	// shape, each side a multiple of 32.
@@ -111,8 +115,9 @@ func ParseAspect(s string) (float64, error) {
 }
 
 // OutputSize is the image size a request produces (spec §2): an explicit size floored to
-// multiples of 32; else calculate_dimensions(Resolution², ratio) for Aspect or the last
-// condition image; else the model's default size.
+// multiples of 32; else calculate_dimensions(Resolution², ratio) for Aspect; else the init
+// image's size floored to multiples of 32; else calculate_dimensions for the last condition
+// image; else the model's default size.
 func (p *Pipeline) OutputSize(r *Request) (width, height int, err error) {
 	res := p.resolution(r)
 	switch {
@@ -126,6 +131,8 @@ func (p *Pipeline) OutputSize(r *Request) (width, height int, err error) {
 			return 0, 0, fmt.Errorf("%w: aspect ratio %g: it must be a positive width/height", ErrSize, r.Aspect)
 		}
 		width, height = qwen3vl.CalculateDimensions(float64(res)*float64(res), r.Aspect)
+	case r.Init != nil && r.Init.Image != nil:
+		width, height = r.Init.Image.Rect.Dx(), r.Init.Image.Rect.Dy()
 	case len(r.Images) > 0:
 		last := r.Images[len(r.Images)-1]
 		if last == nil || last.Rect.Dx() <= 0 || last.Rect.Dy() <= 0 {
@@ -162,7 +169,17 @@ type settings struct {
 	cfg           float64
 	sigmas        []float64 // nil: the step-count schedule
 	resolution    int
-	schedule      sched.Schedule
+	schedule      sched.Schedule // the full schedule of steps steps
+	init          *initPlan      // nil: text-to-image
+}
+
+// stepsRun is the number of steps the run does: all of them, or those left after an init
+// image's strength skips the first.
+func (s settings) stepsRun() int {
+	if s.init != nil {
+		return s.steps - s.init.start
+	}
+	return s.steps
 }
 
 // resolve checks a request and fills in the model's defaults.
@@ -214,6 +231,11 @@ func (p *Pipeline) resolve(r *Request) (settings, error) {
 	}
 	if s.schedule, err = p.scheduleFor(r.Scheduler, s.steps, s.sigmas, s.h*s.w); err != nil {
 		return s, fmt.Errorf("%w: %v", ErrSettings, err)
+	}
+	if r.Init != nil {
+		if s.init, err = resolveInit(r.Init, &s); err != nil {
+			return s, err
+		}
 	}
 	if r.Noise != nil && len(r.Noise) != s.h*s.w*p.dit.Config.InChannels {
 		return s, fmt.Errorf("%w: %d values for a %d×%d latent grid of %d channels (%d values)", ErrNoise, len(r.Noise), s.h, s.w, p.dit.Config.InChannels, s.h*s.w*p.dit.Config.InChannels)

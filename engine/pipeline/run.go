@@ -24,12 +24,16 @@ type Result struct {
 	// Latents are the final packed latents [h·w, 64].
 	Latents []float32
 	// Width, Height are the image size; Steps, CFG, Seed and Sigmas what was actually used
-	// (Sigmas has the terminal 0).
+	// (Steps is the schedule's step count; Sigmas are those walked, with the terminal 0).
 	Width, Height int
 	Steps         int
-	CFG           float64
-	Seed          uint64
-	Sigmas        []float32
+	// StepsRun is the number of steps run: Steps, or fewer when an init image's Strength skipped
+	// the schedule's first steps. Strength is the init image's (0 without one).
+	StepsRun int
+	Strength float64
+	CFG      float64
+	Seed     uint64
+	Sigmas   []float32
 	// Resolution is the output_resolution condition images were sized for.
 	Resolution int
 	// StageTimes is the wall time spent in each stage, indexed by Stage (StageDone is the total).
@@ -73,7 +77,7 @@ func (p *Pipeline) Run(ctx context.Context, req Request, events chan<- Event) (*
 	defer p.guard.end()
 	defer mmapfile.Guard()() // a read of a vanished model file faults into an error, see generateSafely
 
-	r := &run{p: p, em: em, start: time.Now(), timings0: p.classTimes(), steps: set.steps, device0: p.deviceTime()}
+	r := &run{p: p, em: em, start: time.Now(), timings0: p.classTimes(), steps: set.stepsRun(), device0: p.deviceTime()}
 	res, err := r.generateSafely(ctx, &req, set)
 	if err != nil {
 		var fault *mmapfile.FaultError
@@ -251,16 +255,34 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 	p.release(textEncoderWeights, visionWeights)
 	var condLatents []float32
 	var condShapes [][2]int
-	if len(conds) > 0 {
+	var init *DenoiseInit
+	if len(conds) > 0 || set.init != nil {
 		r.enter(StageEncodingImages)
 		p.prefetch(vaeWeights)
-		condLatents, condShapes, err = p.EncodeConditionImages(ctx, VAEInputs(conds))
-		r.declineNotices(&r.p.vaeRun.declineLog)
-		if err != nil {
-			return nil, err
+		if len(conds) > 0 {
+			condLatents, condShapes, err = p.EncodeConditionImages(ctx, VAEInputs(conds))
+			r.declineNotices(&r.p.vaeRun.declineLog)
+			if err != nil {
+				return nil, err
+			}
+		}
+		if set.init != nil {
+			lat, err := p.encodeInit(ctx, set.init.image, set.h, set.w)
+			r.declineNotices(&r.p.vaeRun.declineLog)
+			if err != nil {
+				return nil, err
+			}
+			init = &DenoiseInit{Latents: lat, Mask: set.init.mask}
 		}
 	}
 	schedule := set.schedule
+	var strength float64
+	if set.init != nil {
+		if schedule, err = schedule.From(set.init.start); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrSettings, err)
+		}
+		strength = req.Init.Strength
+	}
 	noise := req.Noise
 	if noise == nil {
 		if noise, err = p.Noise(req.Seed, set.h, set.w); err != nil {
@@ -285,7 +307,7 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 	}
 	var memory Memory
 	in := DenoiseInput{Positive: pos, Negative: neg, CFG: set.cfg, CondLatents: condLatents, CondShapes: condShapes,
-		H: set.h, W: set.w, Noise: noise, Schedule: schedule}
+		H: set.h, W: set.w, Noise: noise, Schedule: schedule, Init: init}
 	latents, err := p.Denoise(ctx, in, DenoiseHooks{
 		Prefilled: func(progs []Program) {
 			r.progs = progs
@@ -334,7 +356,7 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 	r.stageTimes[StageDone] = time.Since(r.start)
 	return &Result{
 		Image: img, Decoded: decoded, Latents: latents,
-		Width: set.width, Height: set.height, Steps: set.steps, CFG: set.cfg, Seed: req.Seed,
+		Width: set.width, Height: set.height, Steps: set.steps, StepsRun: schedule.Steps(), Strength: strength, CFG: set.cfg, Seed: req.Seed,
 		Sigmas: schedule.Sigmas, Resolution: set.resolution,
 		StageTimes: r.stageTimes, StageDeviceTimes: r.stageDev, Timings: r.timings(), Memory: memory, LoRAs: used,
 	}, nil
