@@ -28,7 +28,16 @@ type Plan struct {
 	// its decode's activations are resident in the denoiser's stage.
 	SharpPreview bool
 	LoRABytes    int64 // the enabled LoRAs' factors, held in memory beside the mapped weights
+	// Count is the images of a batch (0 or 1: one). A batch encodes the prompt and prefills once,
+	// then steps and decodes each image in turn while its programs stay: the denoiser's stage
+	// also holds the VAE decoder, and every stage after the first image holds the finished
+	// images (BatchImageBytes each).
+	Count int
 }
+
+// BatchImageBytes is what one finished image of a w×h batch holds until the batch ends: its
+// 8-bit RGBA picture and the decoder's float32 output [4, h, w].
+func BatchImageBytes(w, h int) int64 { return int64(w) * int64(h) * (4 + 16) }
 
 // Stage is one network's turn: what is resident while it runs.
 type Stage struct {
@@ -160,9 +169,21 @@ func Predict(g Geometry, p Plan, budget int64) Prediction {
 	if len(p.Conditions) > 0 {
 		out.Stages = append(out.Stages, Stage{Name: "VAE encoder", Weights: weights["vae"], Working: encodeWorking})
 	}
-	out.Stages = append(out.Stages,
-		Stage{Name: "denoiser", Weights: denoiserWeights, Working: denoiserWorking, Crossing: kvResident + latents},
-		Stage{Name: "VAE decoder", Weights: weights["vae"], Working: decodeWorking, Crossing: latents})
+	den := Stage{Name: "denoiser", Weights: denoiserWeights, Working: denoiserWorking, Crossing: kvResident + latents}
+	dec := Stage{Name: "VAE decoder", Weights: weights["vae"], Working: decodeWorking, Crossing: latents}
+	if p.Count > 1 {
+		// Each image is decoded as it finishes, while the batch's programs (the prefix K/V) stay
+		// for the next: the denoiser and the decoder are resident together.
+		images := int64(p.Count-1) * BatchImageBytes(p.Width, p.Height)
+		den.Name = fmt.Sprintf("denoiser and VAE decoder (a batch of %d)", p.Count)
+		if !p.SharpPreview {
+			den.Weights += weights["vae"]
+		}
+		den.Working += decodeWorking
+		den.Crossing += images
+		dec.Crossing += images
+	}
+	out.Stages = append(out.Stages, den, dec)
 	out.LoRA = p.LoRABytes
 	for _, s := range out.Stages {
 		out.Peak = max(out.Peak, Process+out.LoRA+s.Total())

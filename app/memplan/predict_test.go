@@ -157,3 +157,34 @@ func TestMetalPlanCountsDeviceBuffersPerProgram(t *testing.T) {
 		}
 	}
 }
+
+// A batch holds what it holds at once: the denoiser's stage keeps the VAE decoder beside it
+// (each image is decoded as it finishes, the programs stay for the next) and the finished images;
+// the text encoder's stage is the single image's.
+func TestBatchCountsTheDecoderBesideTheDenoiserAndTheFinishedImages(t *testing.T) {
+	g := PublishedGeometry()
+	var vae int64
+	for _, c := range g.Weights {
+		if c.Name == "vae" {
+			vae += c.Bytes
+		}
+	}
+	for _, metal := range []bool{false, true} {
+		one := Predict(g, Plan{Width: 1024, Height: 1024, Metal: metal}, 24e9)
+		if same := Predict(g, Plan{Width: 1024, Height: 1024, Metal: metal, Count: 1}, 24e9); same.Peak != one.Peak {
+			t.Errorf("metal %v: a batch of 1 predicts %d, one image %d", metal, same.Peak, one.Peak)
+		}
+		four := Predict(g, Plan{Width: 1024, Height: 1024, Metal: metal, Count: 4}, 24e9)
+		d1, d4 := one.Stages[1], four.Stages[1]
+		dec1 := one.Stages[2]
+		if d4.Weights != d1.Weights+vae || d4.Working != d1.Working+dec1.Working {
+			t.Errorf("metal %v: batch denoiser stage %+v; one image's %+v and decoder %+v", metal, d4, d1, dec1)
+		}
+		if got, want := d4.Crossing-d1.Crossing, 3*BatchImageBytes(1024, 1024); got != want {
+			t.Errorf("metal %v: the batch's stage holds %d bytes of finished images, want %d", metal, got, want)
+		}
+		if four.Stages[0] != one.Stages[0] || four.Peak < one.Peak {
+			t.Errorf("metal %v: text encoder %+v vs %+v; peaks %d vs %d", metal, four.Stages[0], one.Stages[0], four.Peak, one.Peak)
+		}
+	}
+}
