@@ -20,6 +20,8 @@
 //	                 qi_mm_q8      y = x·Wᵀ, W in q8_2f / q8_row, int8 × column field staged
 //	gemmvar.metal    qi_mm_*_st…   the GEMM's variants (variants.go, docs/METAL.md §7): staging
 //	                               rewrite, swizzled grid, 128-token tile, specialised epilogue
+//	gemmtensor.metal qi_mm_*_tensor the GEMM through Metal 4 tensor operations (MPP matmul2d), a
+//	                               library of its own, compiled only where the device has the API
 //	flash.metal      qi_flash      attention over [prefix K/V | own rows], 32-key blocks, block-causal
 //	flashvar.metal   qi_flash_st   the attention's variants: staging rewrite with padded rows,
 //	                 qi_flash_k64  64-key blocks
@@ -98,6 +100,7 @@ var Libraries = []Library{
 	{"gemm.metal", []string{"qi_mm_q4tp", "qi_mm_q8"}},
 	{"gemmvar.metal", []string{"qi_mm_q4tp_st", "qi_mm_q8_st", "qi_mm_q4tp_sw", "qi_mm_q8_sw", "qi_mm_q4tp_w128", "qi_mm_q8_w128",
 		"qi_mm_q4tp_sp_f", "qi_mm_q4tp_sp_h", "qi_mm_q8_sp_f", "qi_mm_q8_sp_h"}},
+	{"gemmtensor.metal", []string{"qi_mm_q4tp_tensor", "qi_mm_q8_tensor"}},
 	{"flash.metal", []string{"qi_flash"}},
 	{"flashvar.metal", []string{"qi_flash_st", "qi_flash_k64"}},
 	{"qkrope.metal", []string{"qi_qkrope"}},

@@ -32,6 +32,9 @@ type GemmVariant struct {
 	// MinN is the smallest token count the variant is meant for (0: any); below it the host
 	// uses the baseline. It is a policy, not a correctness limit.
 	MinN int
+	// TensorOps marks a variant whose library needs Metal 4's tensor API (Apple10-family GPU and
+	// macOS 26): the host compiles it only where the device has the API.
+	TensorOps bool
 	// About is one line for the diagnostics and the docs.
 	About string
 }
@@ -56,6 +59,9 @@ var GemmVariants = []GemmVariant{
 	{Name: "spec", File: "gemmvar.metal", Q4TP: "qi_mm_q4tp_sp", Q8: "qi_mm_q8_sp", Spec: true, TileM: 64, Threads: 128,
 		ThreadgroupBytes: tileBytes(64), XAlign: 8, YAlign: 2,
 		About: "staged and swizzled, the epilogue specialised to float or half output with vector stores"},
+	{Name: "tensor", File: "gemmtensor.metal", Q4TP: "qi_mm_q4tp_tensor", Q8: "qi_mm_q8_tensor", TensorOps: true, TileM: 64, Threads: 128,
+		ThreadgroupBytes: 2*64*40*2 + 64*64*4, XAlign: 8, YAlign: 1,
+		About: "Metal 4 tensor operations (MPP matmul2d) over staged half tiles: the neural accelerators of Apple10-family GPUs (M5)"},
 }
 
 // GemmVariantNamed returns the variant called name.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,6 +53,24 @@ func cpuFlags() []string {
 			flags = append(flags, "-mfma")
 		}
 		break
+	}
+	return flags
+}
+
+// tensorHeader marks a file that uses Metal 4's tensor types: its MetalPerformancePrimitives stand-in
+// takes a class-type template argument, as Apple's header does, which needs C++20.
+var tensorHeader = regexp.MustCompile(`(?m)^\s*#\s*include\s*<(metal_tensor|MetalPerformancePrimitives/)`)
+
+// flagsFor returns cxxFlags for source, with -std=c++20 instead of c++17 when it includes the
+// tensor headers (every other file keeps the flags, and so its cached build).
+func flagsFor(source []byte) []string {
+	flags := append([]string{}, cxxFlags...)
+	if tensorHeader.Match(source) {
+		for i, f := range flags {
+			if f == "-std=c++17" {
+				flags[i] = "-std=c++20"
+			}
+		}
 	}
 	return flags
 }
@@ -129,19 +148,23 @@ func (c *compiler) prepareCache() error {
 	if err != nil {
 		return fmt.Errorf("create the emulator cache under %s: %w", os.TempDir(), err)
 	}
-	entries, err := headers.ReadDir("include")
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		data, err := headers.ReadFile("include/" + e.Name())
-		if err == nil {
-			err = os.WriteFile(filepath.Join(staging, e.Name()), data, 0o644)
-		}
+	err = fs.WalkDir(headers, "include", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
-			os.RemoveAll(staging)
-			return fmt.Errorf("write the emulator headers to %s: %w", staging, err)
+			return err
 		}
+		dst := filepath.Join(staging, filepath.FromSlash(strings.TrimPrefix(path, "include")))
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		data, err := headers.ReadFile(path)
+		if err == nil {
+			err = os.WriteFile(dst, data, 0o644)
+		}
+		return err
+	})
+	if err != nil {
+		os.RemoveAll(staging)
+		return fmt.Errorf("write the emulator headers to %s: %w", staging, err)
 	}
 	if err := os.Rename(staging, c.include); err != nil {
 		os.RemoveAll(staging)
@@ -171,8 +194,9 @@ func translationUnit(p prepared) string {
 // the cache already holds it.
 func (c *compiler) build(file string, source []byte) (string, error) {
 	tu := translationUnit(prepare(file, string(source)))
+	flags := flagsFor(source)
 	sum := sha256.New()
-	fmt.Fprintf(sum, "%s\n%s\n%s\n", c.version, strings.Join(cxxFlags, " "), c.include)
+	fmt.Fprintf(sum, "%s\n%s\n%s\n", c.version, strings.Join(flags, " "), c.include)
 	sum.Write([]byte(tu))
 	key := hex.EncodeToString(sum.Sum(nil))[:24]
 	base := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
@@ -194,7 +218,7 @@ func (c *compiler) build(file string, source []byte) (string, error) {
 	}
 	// The translation unit stays next to the library for reading diagnostics and debugging.
 	defer os.Rename(cpp, strings.TrimSuffix(so, ".so")+".cpp")
-	args := append(append([]string{}, cxxFlags...), "-I", c.include, "-o", out, cpp)
+	args := append(append([]string{}, flags...), "-I", c.include, "-o", out, cpp)
 	cmd := exec.Command(c.path, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
