@@ -1,5 +1,5 @@
-// Package kernels holds the Metal Shading Language sources of the Metal backend (engine/ml/metal),
-// embedded so the app compiles them at run time with newLibraryWithSource, and so tests can run
+// Package kernels holds the Metal Shading Language sources of the Metal device paths (engine/qi21/qi21metal,
+// engine/ml/metalops), embedded so the app compiles them at run time with newLibraryWithSource, and so tests can run
 // the very same files under the CPU emulator in kernels/emu.
 //
 // Each .metal file is one library. Metal compiles source strings without a file system, so a

@@ -8,6 +8,7 @@ import (
 	"easel/engine/cmf"
 	"easel/engine/ml/metal"
 	"easel/engine/pipeline"
+	"easel/engine/qi21/qi21metal"
 	"easel/kernels/device"
 )
 
@@ -39,7 +40,7 @@ func (c *Choice) Options(f *cmf.File) pipeline.Options {
 		return pipeline.Options{}
 	}
 	return pipeline.Options{
-		Denoiser:    pipeline.MetalDenoiser(c.Device, f.Bytes(), metal.Options{}),
+		Denoiser:    pipeline.MetalDenoiser(c.Device, f.Bytes(), qi21metal.Options{}),
 		VAE:         pipeline.MetalVAE(c.Device, f.Bytes()),
 		TextEncoder: pipeline.MetalTextEncoder(c.Device, f.Bytes()),
 	}

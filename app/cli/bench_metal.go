@@ -11,8 +11,8 @@ import (
 	"easel/app/backend"
 	"easel/app/settings"
 	"easel/engine/ml/cpu"
-	"easel/engine/ml/metal"
 	"easel/engine/qi21"
+	"easel/engine/qi21/qi21metal"
 	"easel/engine/quant"
 	"easel/kernels/device"
 	"easel/kernels/emu"
@@ -20,11 +20,11 @@ import (
 
 // ditMetalReport is `easel bench dit-metal --json`.
 type ditMetalReport struct {
-	Device   string              `json:"device"`
-	Emulated bool                `json:"emulated"`
-	Timing   string              `json:"timing"` // what the times are: GPU, or the emulator's CPU time
-	Geometry string              `json:"geometry"`
-	Blocks   []*metal.BlockBench `json:"blocks"`
+	Device   string                  `json:"device"`
+	Emulated bool                    `json:"emulated"`
+	Timing   string                  `json:"timing"` // what the times are: GPU, or the emulator's CPU time
+	Geometry string                  `json:"geometry"`
+	Blocks   []*qi21metal.BlockBench `json:"blocks"`
 }
 
 // benchDiTMetal times one block of the real geometry on the Mac's Metal device, or with
@@ -86,7 +86,7 @@ func benchDiTMetal(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "easel bench dit-metal: building a %v block: %v\n", d, err)
 			return ExitFailure
 		}
-		r, err := metal.BenchBlock(dev, m, *rows, *prefix, *reps, cpu.ProcessCPUTime)
+		r, err := qi21metal.BenchBlock(dev, m, *rows, *prefix, *reps, cpu.ProcessCPUTime)
 		if err != nil {
 			fmt.Fprintf(stderr, "easel bench dit-metal: running the %v block: %v\n", d, err)
 			return ExitFailure

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"easel/engine/ml/metal"
+	"easel/engine/qi21/qi21metal"
 	"easel/kernels/emu"
 	"easel/kernels/emu/emutest"
 )
@@ -30,7 +30,7 @@ func TestBenchDiTMetal(t *testing.T) {
 		Device   string
 		Emulated bool
 		Timing   string
-		Blocks   []metal.BlockBench
+		Blocks   []qi21metal.BlockBench
 	}
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("%v: %s", err, stdout)

@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"easel/app/memplan"
-	"easel/engine/ml/metal"
 	"easel/engine/pipeline"
 	"easel/engine/qi21"
+	"easel/engine/qi21/qi21metal"
 )
 
 // easel bench pipeline runs the whole pipeline on a model file and reports every stage's time
@@ -84,7 +84,7 @@ func TestMac16FitsA1024EditWithCFG(t *testing.T) {
 	c := qi21.PublishedConfig()
 	g := memplan.PublishedGeometry()
 	c.Layers, c.Heads, c.MLPRatio = g.Layers, g.Hidden/c.HeadDim, float64(g.MLPHidden)/float64(g.Hidden)
-	between := metal.AuxiliaryBytes(c, false) // the published DiT's block projections are q4tp
+	between := qi21metal.AuxiliaryBytes(c, false) // the published DiT's block projections are q4tp
 	var dit int64
 	for _, s := range mac.Stages {
 		if s.Name == "denoiser" {

@@ -3,8 +3,8 @@ package memplan
 import (
 	"fmt"
 
-	"easel/engine/ml/metal"
 	"easel/engine/qi21"
+	"easel/engine/qi21/qi21metal"
 	"easel/engine/qwen3vl"
 )
 
@@ -18,7 +18,7 @@ type Plan struct {
 	// CPU and the Metal denoiser both keep the cache in half), 4 for a float32 cache.
 	KVBytesPerValue int
 	// Metal says the networks run on the Metal device (app/backend's choice): the denoiser's
-	// programs each hold their own activation buffers there (metal.ProgramActivationBytes), and
+	// programs each hold their own activation buffers there (qi21metal.PlanProgramFor), and
 	// the text encoder with its vision tower and the VAE hold the buffers their device plans
 	// count (qwen3vlmetal.PlanEncodeFor, vaemetal.PlanDecodeFor and PlanEncodeFor), instead of
 	// float32 working sets on the Go heap with its headroom.
@@ -132,7 +132,7 @@ func Predict(g Geometry, p Plan, budget int64) Prediction {
 	if p.Metal {
 		c := qi21.PublishedConfig()
 		c.Layers, c.Heads, c.MLPRatio = g.Layers, g.Hidden/c.HeadDim, float64(g.MLPHidden)/float64(max(g.Hidden, 1))
-		out.Activations = int64(len(out.PrefixKV)) * metal.ProgramActivationBytes(c, prefix, target)
+		out.Activations = int64(len(out.PrefixKV)) * qi21metal.PlanProgramFor(c, prefix, target)
 		denoiserWorking = out.Activations
 		kvResident = out.KVBytes() // device buffers
 	}

@@ -3,8 +3,8 @@ package memplan
 import (
 	"fmt"
 
-	"easel/engine/ml/metal"
 	"easel/engine/qi21"
+	"easel/engine/qi21/qi21metal"
 	"math"
 	"testing"
 )
@@ -147,7 +147,7 @@ func TestMetalPlanCountsDeviceBuffersPerProgram(t *testing.T) {
 	plan := Plan{Width: 1024, Height: 1024, CFG: true, Metal: true}
 	p := Predict(g, plan, 12e9)
 	c := qi21.PublishedConfig()
-	per := metal.ProgramActivationBytes(c, TextRows(0), 64*64)
+	per := qi21metal.PlanProgramFor(c, TextRows(0), 64*64)
 	if p.Activations != 2*per {
 		t.Errorf("Metal activations %d, want two programs' device buffers %d", p.Activations, 2*per)
 	}

@@ -10,7 +10,7 @@ import (
 // Class is the timing class of an op: what a per-class time report groups it under.
 type Class int
 
-// The timing classes of DESIGN §3.
+// The timing classes of docs/ARCHITECTURE.md §3.
 const (
 	ClassGemm Class = iota // quantized linear layers
 	ClassAttn              // attention (scores, softmax, weighted sum)

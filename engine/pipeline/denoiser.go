@@ -8,7 +8,7 @@ import (
 	"easel/engine/qi21"
 )
 
-// Denoiser runs the DiT for a Pipeline: qi21's prefill/step/release contract (DESIGN §4), on the
+// Denoiser runs the DiT for a Pipeline: qi21's prefill/step/release contract (docs/ARCHITECTURE.md §4), on the
 // CPU model itself (the default) or on a device that implements the same contract (the Metal
 // denoiser, see MetalDenoiser). Options.Denoiser chooses it.
 type Denoiser interface {

@@ -10,11 +10,12 @@ import (
 
 	"easel/engine/ml/metal"
 	"easel/engine/qi21"
+	"easel/engine/qi21/qi21metal"
 	"easel/kernels/device"
 )
 
 // MetalDenoiser is an Options.Denoiser that runs the DiT on a Metal device (the Mac's, or the
-// emulator's in tests) through metal.Runner: each prompt is prefilled on the device, or on the
+// emulator's in tests) through qi21metal.Runner: each prompt is prefilled on the device, or on the
 // CPU model when the device declines it, and the prompt's steps follow it. mapping is the model
 // file's whole mapping ((*cmf.File).Bytes()), which the device reads the weights from in place.
 //
@@ -25,9 +26,9 @@ import (
 // When the device declines the whole model (too little memory, a codec the kernels do not read)
 // the DiT runs on the CPU and the denoiser's Notice says why; a decline of one prompt is the
 // program's Notice, which Run reports as an event. Other failures are errors.
-func MetalDenoiser(dev device.Device, mapping []byte, opts metal.Options) func(*qi21.Model) (Denoiser, error) {
+func MetalDenoiser(dev device.Device, mapping []byte, opts qi21metal.Options) func(*qi21.Model) (Denoiser, error) {
 	return func(m *qi21.Model) (Denoiser, error) {
-		d, err := metal.New(dev, m, mapping, opts)
+		d, err := qi21metal.New(dev, m, mapping, opts)
 		var declined *metal.Declined
 		if errors.As(err, &declined) {
 			return &fallbackDenoiser{cpuDenoiser{m}, "Metal declined the denoiser: " + declined.Reason + "; the CPU runs it instead"}, nil
@@ -36,7 +37,7 @@ func MetalDenoiser(dev device.Device, mapping []byte, opts metal.Options) func(*
 			return nil, fmt.Errorf("the Metal denoiser on %s: %w", dev.Name(), err)
 		}
 		md := &metalDenoiser{d: d, cpu: m}
-		if md.r, err = metal.NewRunner(d, m, md.declined); err != nil {
+		if md.r, err = qi21metal.NewRunner(d, m, md.declined); err != nil {
 			d.Close()
 			return nil, err
 		}
@@ -48,7 +49,7 @@ func MetalDenoiser(dev device.Device, mapping []byte, opts metal.Options) func(*
 	}
 }
 
-// reason is the sentence inside a *metal.Declined's message (metal.Runner reports declines as
+// reason is the sentence inside a *metal.Declined's message (qi21metal.Runner reports declines as
 // text).
 func reason(msg string) string {
 	msg = strings.TrimPrefix(msg, "metal: declined: ")
@@ -63,10 +64,10 @@ type fallbackDenoiser struct {
 
 func (f *fallbackDenoiser) Notice() string { return f.notice }
 
-// metalDenoiser adapts a metal.Runner to Denoiser.
+// metalDenoiser adapts a qi21metal.Runner to Denoiser.
 type metalDenoiser struct {
-	d   *metal.Denoiser
-	r   *metal.Runner
+	d   *qi21metal.Denoiser
+	r   *qi21metal.Runner
 	cpu *qi21.Model // the model a declined prompt runs on
 
 	mu      sync.Mutex
@@ -81,8 +82,8 @@ func (md *metalDenoiser) declined(format string, args ...any) {
 
 // metalProgram is a prompt's program on whichever side the runner put it.
 type metalProgram struct {
-	*metal.RunnerProgram
-	d      *metal.Denoiser
+	*qi21metal.RunnerProgram
+	d      *qi21metal.Denoiser
 	cpu    *qi21.Model
 	notice string
 }

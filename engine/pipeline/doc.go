@@ -1,8 +1,8 @@
-// Package pipeline makes one image end to end (DESIGN §4, spec §0.1): it prepares the condition
-// images, builds and encodes the prompt (and the negative prompt under CFG) with Qwen3-VL,
-// encodes the condition images with the VAE, prefills the denoiser's prefix once per prompt,
-// walks the flow-matching schedule from the seed's noise with Euler steps (CFG as spec §7),
-// and decodes the latents to an RGBA image.
+// Package pipeline makes one image end to end (docs/ARCHITECTURE.md §4, docs/reference/qi21-spec.md
+// §0.1): it prepares the condition images, builds and encodes the prompt (and the negative prompt
+// under CFG) with Qwen3-VL, encodes the condition images with the VAE, prefills the denoiser's
+// prefix once per prompt, walks the flow-matching schedule from the seed's noise with Euler steps
+// (CFG as spec §7), and decodes the latents to an RGBA image.
 //
 // A Pipeline is built once from an open model file (New) and runs one request at a time (Run,
 // which blocks: the app calls it from its worker goroutine),

@@ -14,6 +14,7 @@ import (
 	"easel/engine/ml/cpu"
 	"easel/engine/ml/metal"
 	"easel/engine/qi21"
+	"easel/engine/qi21/qi21metal"
 	"easel/engine/qwen3vl"
 	"easel/engine/vae"
 	"easel/internal/golden"
@@ -66,7 +67,7 @@ func emuDevice(t *testing.T, maxBuffer, workingSet int64) device.Device {
 func onMetal(dev device.Device) func(*cmf.File) Options {
 	return func(f *cmf.File) Options {
 		k := metal.Knobs{Guards: metal.DefaultGuards}
-		return Options{Denoiser: MetalDenoiser(dev, f.Bytes(), metal.Options{Knobs: &k})}
+		return Options{Denoiser: MetalDenoiser(dev, f.Bytes(), qi21metal.Options{Knobs: &k})}
 	}
 }
 
@@ -177,7 +178,7 @@ func TestEmuMetalDeclineFallsBackToCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := metal.New(probe, m, f.Bytes(), metal.Options{Knobs: &metal.Knobs{Guards: metal.DefaultGuards}})
+	d, err := qi21metal.New(probe, m, f.Bytes(), qi21metal.Options{Knobs: &metal.Knobs{Guards: metal.DefaultGuards}})
 	if err != nil {
 		t.Fatal(err)
 	}

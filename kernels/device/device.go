@@ -3,7 +3,7 @@
 // wait. It is pure Go with no cgo so that two implementations can satisfy it: the real one over
 // darwinkit (engine/ml/metal, darwin only) and the emulated one in kernels/emu, which compiles the
 // same .metal sources with clang and runs them on the CPU, so CI exercises the backend's encoding
-// and kernels without a Mac (DESIGN.md §3).
+// and kernels without a Mac (docs/ARCHITECTURE.md §3).
 //
 // The interface mirrors Metal's shapes and names so the darwinkit implementation is a thin
 // wrapper: MTLDevice, MTLBuffer (shared storage), MTLLibrary, MTLComputePipelineState,

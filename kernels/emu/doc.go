@@ -1,6 +1,6 @@
 // Package emu runs the project's Metal compute kernels (kernels/*.metal) on the CPU, so tests on
 // Linux exercise the same MSL sources and the same encoding code as the Metal backend on a Mac
-// (DESIGN.md §3). It is the emulated implementation of kernels/device.Device.
+// (docs/ARCHITECTURE.md §3). It is the emulated implementation of kernels/device.Device.
 //
 // How: a token-level pre-pass (prep.go) rewrites a .metal file so that it compiles as C++ against
 // include/metal_stdlib, a stand-in for Apple's header (types, address spaces, SIMD-group

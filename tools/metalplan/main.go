@@ -1,4 +1,4 @@
-// Command metalplan prints the per-step work of the Metal denoiser (engine/ml/metal) at the
+// Command metalplan prints the per-step work of the Metal denoiser (engine/qi21/qi21metal) at the
 // published Qwen-Image-2.1 geometry: floating-point operations and bytes moved per kernel class,
 // and the step time that peak rates predict for Apple GPUs; then the same for the text encoder,
 // the vision tower and the VAE on Metal (stages.go). docs/METAL.md is its output with
@@ -76,7 +76,7 @@ func (w weights) block() float64 { return 4*w.dd + 2*w.fd + w.df }
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // stepClasses is one step's work: n target rows through every block against p cached prefix
-// rows, then the embedding and the final layer, following engine/ml/metal/encode.go. Half
+// rows, then the embedding and the final layer, following engine/qi21/qi21metal/encode.go. Half
 // activations are 2 bytes, float ones 4.
 func stepClasses(c qi21.Config, w weights, n, p int) []class {
 	D, F, L := float64(c.Hidden()), float64(c.MLPHidden()), float64(c.Layers)

@@ -8,10 +8,10 @@ import (
 	"easel/kernels/device"
 )
 
-// weightArena is the model file's mapping as device buffers: page-aligned no-copy chunks of at
+// WeightArena is the model file's mapping as device buffers: page-aligned no-copy chunks of at
 // most the device's largest buffer, each holding whole tensors, so a kernel binds a weight as
 // (chunk, offset) and nothing is copied.
-type weightArena struct {
+type WeightArena struct {
 	chunks []device.Buffer
 	bytes  int64
 	place  map[uintptr]arenaSlot // by the address of a tensor's first byte
@@ -43,7 +43,7 @@ func planChunks(spans []span, maxBuffer int64, name func(i int) string) (chunks 
 	where = make([]int, len(spans))
 	for _, i := range order {
 		s := spans[i]
-		end := alignUp(s.off+s.len, pageSize)
+		end := alignUp(s.off+s.len, PageSize)
 		if n := len(chunks); n > 0 {
 			c := &chunks[n-1]
 			if s.off >= c.off && end-c.off <= maxBuffer {
@@ -52,10 +52,10 @@ func planChunks(spans []span, maxBuffer int64, name func(i int) string) (chunks 
 				continue
 			}
 		}
-		start := alignDown(s.off, pageSize)
+		start := alignDown(s.off, PageSize)
 		if end-start > maxBuffer {
-			size, limit := gbPair(end-start, maxBuffer)
-			return nil, nil, decline("the weight %s needs a buffer of %s, more than this GPU's largest buffer (%s)", name(i), size, limit)
+			size, limit := FormatBytePair(end-start, maxBuffer)
+			return nil, nil, Decline("the weight %s needs a buffer of %s, more than this GPU's largest buffer (%s)", name(i), size, limit)
 		}
 		chunks = append(chunks, span{start, end - start})
 		where[i] = len(chunks) - 1
@@ -76,8 +76,15 @@ func offsetIn(mapping, b []byte) (int64, bool) {
 	return int64(p - base), true
 }
 
-// arenaPlan is the arena's layout before any buffer exists, so its size can be checked first.
-type arenaPlan struct {
+// InMapping reports whether b is a slice of mapping (a payload a weight arena can wrap in place).
+func InMapping(mapping, b []byte) bool {
+	_, ok := offsetIn(mapping, b)
+	return ok
+}
+
+// WeightArenaPlan is the layout of a weight arena before any buffer exists, so its size can be
+// checked against the device's limits first.
+type WeightArenaPlan struct {
 	mapping []byte
 	chunks  []span
 	tensors [][]byte
@@ -85,8 +92,8 @@ type arenaPlan struct {
 	offs    []int64
 }
 
-// bytes is the arena's device memory.
-func (p *arenaPlan) bytes() int64 {
+// Bytes is the device memory the arena will take.
+func (p *WeightArenaPlan) Bytes() int64 {
 	var n int64
 	for _, c := range p.chunks {
 		n += c.len
@@ -94,17 +101,27 @@ func (p *arenaPlan) bytes() int64 {
 	return n
 }
 
-// planArena places every tensor payload (slices of mapping) in chunks of at most maxBuffer bytes.
-func planArena(mapping []byte, tensors [][]byte, names []string, maxBuffer int64) (*arenaPlan, error) {
+// Chunks is the byte length of every chunk, for a memory plan.
+func (p *WeightArenaPlan) Chunks() []int64 {
+	out := make([]int64, len(p.chunks))
+	for i, c := range p.chunks {
+		out[i] = c.len
+	}
+	return out
+}
+
+// PlanWeightArena places tensor payloads (slices of mapping, each 16-byte aligned) in page-aligned
+// chunks of at most maxBuffer bytes. names name the tensors in decline sentences.
+func PlanWeightArena(mapping []byte, tensors [][]byte, names []string, maxBuffer int64) (*WeightArenaPlan, error) {
 	spans := make([]span, len(tensors))
 	offs := make([]int64, len(tensors))
 	for i, t := range tensors {
 		off, ok := offsetIn(mapping, t)
 		if !ok {
-			return nil, decline("the weight %s is not in the model file's mapping, so it cannot be read in place", names[i])
+			return nil, Decline("the weight %s is not in the model file's mapping, so it cannot be read in place", names[i])
 		}
 		if off%16 != 0 {
-			return nil, decline("the weight %s starts at byte %d of the file, not on a 16-byte boundary", names[i], off)
+			return nil, Decline("the weight %s starts at byte %d of the file, not on a 16-byte boundary", names[i], off)
 		}
 		spans[i], offs[i] = span{off, int64(len(t))}, off
 	}
@@ -112,19 +129,19 @@ func planArena(mapping []byte, tensors [][]byte, names []string, maxBuffer int64
 	if err != nil {
 		return nil, err
 	}
-	return &arenaPlan{mapping: mapping, chunks: chunks, tensors: tensors, where: where, offs: offs}, nil
+	return &WeightArenaPlan{mapping: mapping, chunks: chunks, tensors: tensors, where: where, offs: offs}, nil
 }
 
-// build wraps the chunks of the mapping as no-copy buffers.
-func (p *arenaPlan) build(dev device.Device) (*weightArena, error) {
-	a := &weightArena{place: map[uintptr]arenaSlot{}}
+// Build wraps the chunks of the mapping as no-copy buffers of dev.
+func (p *WeightArenaPlan) Build(dev device.Device) (*WeightArena, error) {
+	a := &WeightArena{place: map[uintptr]arenaSlot{}}
 	for i, c := range p.chunks {
 		// The last chunk may run past the mapping's length to the end of its page: memory the
 		// mapping's last page holds, which no tensor occupies and no kernel reads.
 		buf, err := dev.NewBufferNoCopy(unsafe.Slice(&p.mapping[c.off], c.len))
 		if err != nil {
-			a.release()
-			return nil, fmt.Errorf("metal: weight arena chunk %d (%s at byte %d of the file): %w", i, gb(c.len), c.off, err)
+			a.Release()
+			return nil, fmt.Errorf("metal: weight arena chunk %d (%s at byte %d of the file): %w", i, FormatBytes(c.len), c.off, err)
 		}
 		a.chunks = append(a.chunks, buf)
 		a.bytes += c.len
@@ -135,13 +152,23 @@ func (p *arenaPlan) build(dev device.Device) (*weightArena, error) {
 	return a, nil
 }
 
-// slot finds a tensor payload placed by build.
-func (a *weightArena) slot(data []byte) (arenaSlot, bool) {
+// Bind returns the buffer and byte offset of a payload placed by Build.
+func (a *WeightArena) Bind(data []byte) (device.Buffer, int, bool) {
 	s, ok := a.place[uintptr(unsafe.Pointer(unsafe.SliceData(data)))]
-	return s, ok
+	if !ok {
+		return nil, 0, false
+	}
+	return a.chunks[s.chunk], s.off, true
 }
 
-func (a *weightArena) release() {
+// Bytes is the arena's device memory.
+func (a *WeightArena) Bytes() int64 { return a.bytes }
+
+// Chunks is how many buffers the arena is split into.
+func (a *WeightArena) Chunks() int { return len(a.chunks) }
+
+// Release frees the buffers (not the mapping).
+func (a *WeightArena) Release() {
 	for _, c := range a.chunks {
 		c.Release()
 	}

@@ -29,7 +29,7 @@ const languageVersion3_0 = metal.LanguageVersion(3 << 16)
 func SystemDevice() (device.Device, error) {
 	ptr := systemDefaultDevice()
 	if ptr == nil {
-		return nil, decline("this Mac has no Metal device")
+		return nil, Decline("this Mac has no Metal device")
 	}
 	d := &darwinDevice{dev: metal.DeviceObject{Object: objc.ObjectFrom(ptr)}}
 	d.queue = d.dev.NewCommandQueue()
@@ -57,7 +57,7 @@ func (d *darwinDevice) NewBuffer(length int) (device.Buffer, error) {
 	}
 	buf := d.dev.NewBufferWithLengthOptions(uint(max(length, 1)), metal.ResourceStorageModeShared)
 	if buf.IsNil() {
-		return nil, fmt.Errorf("metal: %s could not allocate %s (largest buffer %s)", d.Name(), gb(int64(length)), gb(d.Limits().MaxBufferLength))
+		return nil, fmt.Errorf("metal: %s could not allocate %s (largest buffer %s)", d.Name(), FormatBytes(int64(length)), FormatBytes(d.Limits().MaxBufferLength))
 	}
 	return newDarwinBuffer(buf, length), nil
 }
@@ -72,7 +72,7 @@ func (d *darwinDevice) NewBufferNoCopy(mem []byte) (device.Buffer, error) {
 	buf := d.dev.NewBufferWithBytesNoCopyLengthOptionsDeallocator(unsafe.Pointer(unsafe.SliceData(mem)), uint(len(mem)),
 		metal.ResourceStorageModeShared, func(unsafe.Pointer, uint) {})
 	if buf.IsNil() {
-		return nil, fmt.Errorf("metal: %s could not wrap %s of the file mapping as a buffer (largest buffer %s)", d.Name(), gb(int64(len(mem))), gb(d.Limits().MaxBufferLength))
+		return nil, fmt.Errorf("metal: %s could not wrap %s of the file mapping as a buffer (largest buffer %s)", d.Name(), FormatBytes(int64(len(mem))), FormatBytes(d.Limits().MaxBufferLength))
 	}
 	return newDarwinBuffer(buf, len(mem)), nil
 }

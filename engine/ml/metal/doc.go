@@ -1,30 +1,12 @@
-// Package metal runs the Qwen-Image-2.1 denoiser on a Metal GPU (DESIGN §3): the qi21
-// prefill/step/release contract implemented directly with the fused kernels of package kernels,
-// not op by op. Everything else — the text encoder, the VAE, the host work of the denoiser
-// (txt_in, img_in of the condition images, the timestep modulation, RoPE tables) — stays on an
-// ml.Backend (the CPU reference); the host work is qi21's own (Model.PrefixRows, Modulation,
-// RopeTables), so the device path cannot drift from the CPU path there. BenchBlock times one
-// block of a geometry on a device (easel bench dit-metal).
+// Package metal is the Metal runtime every network's device path shares: the Mac's device
+// (SystemDevice, over darwinkit; only on a Mac, type-checked elsewhere), the device's limits
+// (DeviceLimits), the weight arena that reads a model file's mapping in place as no-copy buffers
+// split at the device's largest buffer (PlanWeightArena, WeightArena), the *Declined error a
+// device path returns when work does not fit or is not handled (then the CPU runs it), and the
+// environment knobs (KnobsFromEnv: profiling, diagnostics, the denoiser's half guards).
 //
-// Per block the encoder issues: row op (gated residual + modulated LayerNorm) → qkv GEMM (z = 3,
-// one fused panel) → q/k RMSNorm + RoPE in place → flash attention over [prefix K/V | own rows]
-// → O GEMM → row op → gate/up GEMM (z = 2) → SwiGLU → down GEMM; a command buffer covers two
-// blocks. Prefill runs the prefix rows once under block-causal visibility and keeps every layer's
-// K/V on the device; Step runs the target rows against [cached prefix, target].
-//
-// Weights are read in place: one arena of no-copy buffers over the model file's mapping, split
-// page-aligned at the device's largest buffer, q4tp and q8 payloads bound at their offsets. The
-// arena is held only while the denoiser runs: ReleaseWeights drops it between runs (the small
-// auxiliary float buffer and the LoRA factors stay) and the next Prefill makes it again. Activations are half behind power-of-two guards (Guards, EASEL_METAL_*_SHIFT), the
-// residual stream f32. Before allocating, every buffer is checked against the device's largest
-// buffer and the total against its recommended working set; when the work does not fit, the
-// denoiser declines with a *Declined error and the caller runs the CPU path instead.
-//
-// The encoding is written against kernels/device, so the same code runs on the darwinkit device
-// (device_darwin.go, only on a Mac) and on the CPU emulator kernels/emu (tests here compare the
-// whole prefill and step with the CPU backend and the reference data).
-//
-// Knobs: EASEL_METAL_PROF=1 (one command buffer per op class, GPU time per class),
-// EASEL_METAL_AMAX=1 (largest stored |value| at each half site, per pass),
-// EASEL_METAL_{ATTN,QKV,AO,FFN,HID}_SHIFT (the guards, 0–14).
+// The networks' own device programs live beside their networks: the denoiser's fused program in
+// engine/qi21/qi21metal, the text encoder's and the VAE's (over engine/ml/metalops, the op set on
+// a device) in engine/qwen3vl/qwen3vlmetal and engine/vae/vaemetal. This package imports none of
+// them and no network.
 package metal

@@ -81,15 +81,3 @@ func knobsFrom(getenv func(string) string) (Knobs, error) {
 	}
 	return k, err
 }
-
-// pow2 is 2^e as a float32.
-func pow2(e int) float32 {
-	f := float32(1)
-	for ; e > 0; e-- {
-		f *= 2
-	}
-	for ; e < 0; e++ {
-		f /= 2
-	}
-	return f
-}

@@ -10,7 +10,7 @@ import (
 )
 
 // Runner decodes and encodes on the device when it accepts the work and on the CPU model when it
-// declines (or when there is no device VAE), as metal.Runner does for the denoiser. A CPU run is
+// declines (or when there is no device VAE), as qi21metal.Runner does for the denoiser. A CPU run is
 // exactly the CPU model's result: the device does not touch it.
 type Runner struct {
 	gpu  *VAE       // nil: everything runs on cpu

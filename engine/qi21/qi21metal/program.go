@@ -1,7 +1,8 @@
-package metal
+package qi21metal
 
 import (
 	"context"
+	"easel/engine/ml/metal"
 	"fmt"
 	"math"
 	"strings"
@@ -45,7 +46,7 @@ func alloc(dev device.Device, plan memoryPlan) ([]device.Buffer, error) {
 			for _, x := range bufs {
 				x.Release()
 			}
-			return nil, fmt.Errorf("metal: allocating %s (%s): %w", b.what, gb(b.bytes), err)
+			return nil, fmt.Errorf("metal: allocating %s (%s): %w", b.what, metal.FormatBytes(b.bytes), err)
 		}
 		bufs = append(bufs, buf)
 	}
@@ -55,36 +56,36 @@ func alloc(dev device.Device, plan memoryPlan) ([]device.Buffer, error) {
 // Prefill runs the prefix (text rows from text [L, context], condition images from condLatents
 // [CondLatents, in]) through every block at t = 0 under block-causal visibility and keeps each
 // layer's K and V on the device. It makes the weight arena again when ReleaseWeights dropped it.
-// Before allocating the program it checks its buffers against the device's limits; a *Declined
+// Before allocating the program it checks its buffers against the device's limits; a *metal.Declined
 // error means the caller should prefill on the CPU instead.
 func (d *Denoiser) Prefill(ctx context.Context, lay *qi21.Layout, text, condLatents []float32) (*Program, error) {
 	c := d.cfg
 	if lay == nil {
-		return nil, fmt.Errorf("metal.Prefill: no layout")
+		return nil, fmt.Errorf("qi21metal.Prefill: no layout")
 	}
 	if len(text) != lay.TextLen*c.ContextDim {
-		return nil, fmt.Errorf("metal.Prefill: %d prompt values for %d rows of %d (the layout's L)", len(text), lay.TextLen, c.ContextDim)
+		return nil, fmt.Errorf("qi21metal.Prefill: %d prompt values for %d rows of %d (the layout's L)", len(text), lay.TextLen, c.ContextDim)
 	}
 	if len(condLatents) != lay.CondLatents()*c.InChannels {
-		return nil, fmt.Errorf("metal.Prefill: %d condition latent values, the layout needs %d rows of %d", len(condLatents), lay.CondLatents(), c.InChannels)
+		return nil, fmt.Errorf("qi21metal.Prefill: %d condition latent values, the layout needs %d rows of %d", len(condLatents), lay.CondLatents(), c.InChannels)
 	}
 	lp, n := lay.PrefixLen, lay.T
 	if lp < 1 || n < 1 {
-		return nil, decline("the layout has %d prefix and %d target rows; the device path needs both", lp, n)
+		return nil, metal.Decline("the layout has %d prefix and %d target rows; the device path needs both", lp, n)
 	}
 	plan := programPlan(c, lp, n)
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
-		return nil, fmt.Errorf("metal.Prefill: the denoiser is closed")
+		return nil, fmt.Errorf("qi21metal.Prefill: the denoiser is closed")
 	}
 	if d.live >= qi21.MaxPrograms {
 		d.mu.Unlock()
-		return nil, fmt.Errorf("metal.Prefill: %d programs are already live (positive and negative prompt); release one first", d.live)
+		return nil, fmt.Errorf("qi21metal.Prefill: %d programs are already live (positive and negative prompt); release one first", d.live)
 	}
 	if err := d.acquireWeights(); err != nil {
 		d.mu.Unlock()
-		return nil, fmt.Errorf("metal.Prefill: %w", err)
+		return nil, fmt.Errorf("qi21metal.Prefill: %w", err)
 	}
 	if err := d.syncLoRA(); err != nil {
 		d.mu.Unlock()
@@ -114,23 +115,23 @@ func (d *Denoiser) prefill(ctx context.Context, lay *qi21.Layout, text, cond []f
 	D, lp, n := c.Hidden(), lay.PrefixLen, lay.T
 	x, err := d.model.PrefixRows(ctx, lay, text, cond)
 	if err != nil {
-		return nil, fmt.Errorf("metal.Prefill: the prefix rows on the host: %w", err)
+		return nil, fmt.Errorf("qi21metal.Prefill: the prefix rows on the host: %w", err)
 	}
 	mods0, _, err := d.model.Modulation(ctx, 0)
 	if err != nil {
-		return nil, fmt.Errorf("metal.Prefill: the host: %w", err)
+		return nil, fmt.Errorf("qi21metal.Prefill: the host: %w", err)
 	}
 	vis, err := ml.BlockCausalVisibility(lay.ImageIDs[:lp])
 	if err != nil {
-		return nil, fmt.Errorf("metal.Prefill: %w", err)
+		return nil, fmt.Errorf("qi21metal.Prefill: %w", err)
 	}
 	pcos, psin, err := d.model.RopeTables(lay.Positions[:lp])
 	if err != nil {
-		return nil, fmt.Errorf("metal.Prefill: %w", err)
+		return nil, fmt.Errorf("qi21metal.Prefill: %w", err)
 	}
 	tcos, tsin, err := d.model.RopeTables(lay.Positions[lp:])
 	if err != nil {
-		return nil, fmt.Errorf("metal.Prefill: %w", err)
+		return nil, fmt.Errorf("qi21metal.Prefill: %w", err)
 	}
 
 	bufs, err := alloc(d.dev, plan)
@@ -166,7 +167,7 @@ func (d *Denoiser) prefill(ctx context.Context, lay *qi21.Layout, text, cond []f
 		mods: prefixMods, pkv: p.pkv, prefix: lp, vis: visible})
 	if err := d.finishPass(e, "prefill"); err != nil {
 		p.release()
-		return nil, fmt.Errorf("metal.Prefill: %w", err)
+		return nil, fmt.Errorf("qi21metal.Prefill: %w", err)
 	}
 	return p, nil
 }
@@ -175,25 +176,25 @@ func (d *Denoiser) prefill(ctx context.Context, lay *qi21.Layout, text, cond []f
 // velocity [T, out].
 func (d *Denoiser) Step(ctx context.Context, p *Program, x []float32, sigma float32) ([]float32, error) {
 	if p == nil || p.d != d {
-		return nil, fmt.Errorf("metal.Step: the program was not prefilled by this denoiser")
+		return nil, fmt.Errorf("qi21metal.Step: the program was not prefilled by this denoiser")
 	}
 	if p.closed {
-		return nil, fmt.Errorf("metal.Step: the program was released")
+		return nil, fmt.Errorf("qi21metal.Step: the program was released")
 	}
 	d.mu.Lock()
 	closed := d.closed
 	d.mu.Unlock()
 	if closed {
-		return nil, fmt.Errorf("metal.Step: the denoiser is closed")
+		return nil, fmt.Errorf("qi21metal.Step: the denoiser is closed")
 	}
 	c := d.cfg
 	D, n := c.Hidden(), p.target
 	if len(x) != n*c.InChannels {
-		return nil, fmt.Errorf("metal.Step: %d latent values, the layout needs %d rows of %d", len(x), n, c.InChannels)
+		return nil, fmt.Errorf("qi21metal.Step: %d latent values, the layout needs %d rows of %d", len(x), n, c.InChannels)
 	}
 	mods, fs, err := d.model.Modulation(ctx, sigma)
 	if err != nil {
-		return nil, fmt.Errorf("metal.Step: the host: %w", err)
+		return nil, fmt.Errorf("qi21metal.Step: the host: %w", err)
 	}
 	mv := device.View[float32](p.mods)
 	copy(mv, mods)
@@ -209,7 +210,7 @@ func (d *Denoiser) Step(ctx context.Context, p *Program, x []float32, sigma floa
 		mods: p.mods, pkv: p.pkv, prefix: p.prefix})
 	e.final(p.a.x, p.mods, 4*4*D, p.out, p.a.y, n)
 	if err := d.finishPass(e, "step"); err != nil {
-		return nil, fmt.Errorf("metal.Step: %w", err)
+		return nil, fmt.Errorf("qi21metal.Step: %w", err)
 	}
 	out := make([]float32, n*c.OutChannels)
 	copy(out, device.View[float32](p.out))
@@ -287,7 +288,7 @@ func (d *Denoiser) finishPass(e *encoder, what string) error {
 }
 
 // describe is one report line.
-func (st PassStats) describe(g Guards) string {
+func (st PassStats) describe(g metal.Guards) string {
 	s := fmt.Sprintf("%.1f ms device time in %d command buffers", ms(st.GPU), st.CommandBuffers)
 	var parts []string
 	for cl, t := range st.ByClass {

@@ -1,6 +1,7 @@
-package metal
+package qi21metal
 
 import (
+	"easel/engine/ml/metal"
 	"fmt"
 	"math"
 
@@ -93,7 +94,7 @@ func checkFragmentLayout(dev device.Device, p *pipelines) error {
 	}
 	for l := 0; l < 32; l++ {
 		if v[4*l] != v[4*l+2] || v[4*l+1] != v[4*l+3] {
-			return decline("this GPU's simdgroup fragment layout differs from the one the kernels assume (lane %d holds %v, %v; expected %v, %v)", l, v[4*l], v[4*l+1], v[4*l+2], v[4*l+3])
+			return metal.Decline("this GPU's simdgroup fragment layout differs from the one the kernels assume (lane %d holds %v, %v; expected %v, %v)", l, v[4*l], v[4*l+1], v[4*l+2], v[4*l+3])
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
-package metal
+package qi21metal
 
 import (
+	"easel/engine/ml/metal"
 	"fmt"
 	"strings"
 
@@ -26,17 +27,17 @@ func (p memoryPlan) total() int64 {
 
 // fit checks the plan before anything is allocated: every buffer against the device's largest
 // buffer, and the plan plus what is already resident against its recommended working set. The
-// error is a *Declined sentence naming the buffer or the totals.
+// error is a *metal.Declined sentence naming the buffer or the totals.
 func (p memoryPlan) fit(what string, resident, maxBuffer, workingSet int64) error {
 	for _, b := range p {
 		if b.bytes > maxBuffer {
-			size, limit := gbPair(b.bytes, maxBuffer)
-			return decline("%s needs a buffer of %s for %s, more than this GPU's largest buffer (%s)", what, size, b.what, limit)
+			size, limit := metal.FormatBytePair(b.bytes, maxBuffer)
+			return metal.Decline("%s needs a buffer of %s for %s, more than this GPU's largest buffer (%s)", what, size, b.what, limit)
 		}
 	}
 	if need := resident + p.total(); need > workingSet {
-		size, limit := gbPair(need, workingSet)
-		return decline("%s needs %s of GPU memory (%s already in use, %s more), more than this GPU's recommended working set (%s)", what, size, gb(resident), gb(p.total()), limit)
+		size, limit := metal.FormatBytePair(need, workingSet)
+		return metal.Decline("%s needs %s of GPU memory (%s already in use, %s more), more than this GPU's recommended working set (%s)", what, size, metal.FormatBytes(resident), metal.FormatBytes(p.total()), limit)
 	}
 	return nil
 }
@@ -44,7 +45,7 @@ func (p memoryPlan) fit(what string, resident, maxBuffer, workingSet int64) erro
 func (p memoryPlan) String() string {
 	var s []string
 	for _, b := range p {
-		s = append(s, fmt.Sprintf("%s %s", b.what, gb(b.bytes)))
+		s = append(s, fmt.Sprintf("%s %s", b.what, metal.FormatBytes(b.bytes)))
 	}
 	return strings.Join(s, ", ")
 }
@@ -105,9 +106,9 @@ func programPlan(c qi21.Config, prefix, target int) memoryPlan {
 	return plan
 }
 
-// ProgramActivationBytes is what one program of prefix and target rows holds on the device
+// PlanProgramFor is what one program of prefix and target rows holds on the device
 // besides its prefix K/V (Denoiser.ActivationBytes without a device): for planning before a run.
-func ProgramActivationBytes(c qi21.Config, prefix, target int) int64 {
+func PlanProgramFor(c qi21.Config, prefix, target int) int64 {
 	plan := programPlan(c, prefix, target)
 	return plan.total() - plan[bufKV].bytes
 }

@@ -1,6 +1,7 @@
-package metal
+package qi21metal
 
 import (
+	"easel/engine/ml/metal"
 	"errors"
 	"strings"
 	"testing"
@@ -38,9 +39,9 @@ func limitedDevice(t *testing.T, maxBuffer, workingSet int64) *countingDevice {
 
 func wantDeclined(t *testing.T, err error, words ...string) {
 	t.Helper()
-	var d *Declined
+	var d *metal.Declined
 	if !errors.As(err, &d) {
-		t.Fatalf("got %v, want a *Declined", err)
+		t.Fatalf("got %v, want a *metal.Declined", err)
 	}
 	for _, w := range words {
 		if !strings.Contains(err.Error(), w) {
@@ -55,7 +56,7 @@ func wantDeclined(t *testing.T, err error, words ...string) {
 // when its K/V buffer or its total does not fit, and nothing is allocated before declining.
 func TestEmuDeclinesWhatDoesNotFit(t *testing.T) {
 	m, f := tinyModel(t, convert.ProfileQ8)
-	k := Knobs{Guards: DefaultGuards}
+	k := metal.Knobs{Guards: metal.DefaultGuards}
 	dc := mostConditions(t) // condition images in the prefix when the folder has them
 	lay := dc.layout
 	cond := dc.latents[:lay.CondLatents()*m.Config.InChannels]
@@ -126,7 +127,7 @@ func TestEmuDeclinesWhatDoesNotFit(t *testing.T) {
 // chunks and checks that prefill and a step give bit-identical velocities to the unsplit arena.
 func TestEmuSplitArenaGivesTheSameResult(t *testing.T) {
 	m, f := tinyModel(t, convert.ProfileQ8)
-	k := Knobs{Guards: DefaultGuards}
+	k := metal.Knobs{Guards: metal.DefaultGuards}
 	dc := fewestConditions(t)
 	lay := dc.layout
 	in := m.Config.InChannels
@@ -141,8 +142,8 @@ func TestEmuSplitArenaGivesTheSameResult(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("largest buffer %d bytes: the weights in %d chunks", maxBuffer, len(d.arena.chunks))
-		if maxBuffer == largest && len(d.arena.chunks) < 2 {
+		t.Logf("largest buffer %d bytes: the weights in %d chunks", maxBuffer, d.arena.Chunks())
+		if maxBuffer == largest && d.arena.Chunks() < 2 {
 			t.Fatalf("a %d-byte limit left the arena in one chunk; the test needs a split", maxBuffer)
 		}
 		prog, err := d.Prefill(t.Context(), lay, dc.text, cond)

@@ -1,7 +1,8 @@
-package metal
+package qi21metal
 
 import (
 	"context"
+	"easel/engine/ml/metal"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -38,18 +39,18 @@ type BlockBench struct {
 // cpuClock, when not nil, reads the process CPU time.
 func BenchBlock(dev device.Device, m *qi21.Model, n, p, reps int, cpuClock func() time.Duration) (*BlockBench, error) {
 	if dev == nil || m == nil || len(m.Blocks) != 1 {
-		return nil, fmt.Errorf("metal.BenchBlock needs a device and a one-block model")
+		return nil, fmt.Errorf("qi21metal.BenchBlock needs a device and a one-block model")
 	}
 	if n < 1 || p < 0 || reps < 1 {
-		return nil, fmt.Errorf("metal.BenchBlock: %d target rows, %d prefix rows, %d repetitions: need at least 1, 0, 1", n, p, reps)
+		return nil, fmt.Errorf("qi21metal.BenchBlock: %d target rows, %d prefix rows, %d repetitions: need at least 1, 0, 1", n, p, reps)
 	}
 	c := m.Config
 	if err := checkGeometry(c); err != nil {
 		return nil, err
 	}
 	mapping := mapBlock(&m.Blocks[0])
-	d := &Denoiser{dev: dev, model: m, cfg: c, knobs: Knobs{Guards: DefaultGuards}}
-	d.maxBuffer, d.wset = limitsOf(dev)
+	d := &Denoiser{dev: dev, model: m, cfg: c, knobs: metal.Knobs{Guards: metal.DefaultGuards}}
+	d.maxBuffer, d.wset = metal.DeviceLimits(dev)
 	aux := &auxBuilder{}
 	blocks, err := describeBlocks(m, aux)
 	if err != nil {
@@ -103,7 +104,7 @@ func BenchBlock(dev device.Device, m *qi21.Model, n, p, reps int, cpuClock func(
 		e.blocks(&pass{a: a, rows: n, ropeCos: bufs[bufTargetRope], ropeSin: bufs[bufTargetRope], ropeSinOff: 4 * n * half,
 			mods: bufs[bufStepMods], pkv: bufs[bufKV], prefix: p})
 		if err := d.finishPass(e, "bench block"); err != nil {
-			return nil, fmt.Errorf("metal.BenchBlock: %w", err)
+			return nil, fmt.Errorf("qi21metal.BenchBlock: %w", err)
 		}
 		wall = append(wall, time.Since(t0))
 		devTime = append(devTime, d.LastPass().GPU)
@@ -128,9 +129,9 @@ func mapBlock(b *qi21.Block) []byte {
 	for _, w := range ws {
 		total += (len((*w).Data) + 15) &^ 15
 	}
-	raw := make([]byte, total+2*pageSize)
-	skip := (pageSize - int(uintptr(unsafe.Pointer(unsafe.SliceData(raw)))%pageSize)) % pageSize
-	mapping := raw[skip : skip+total+pageSize]
+	raw := make([]byte, total+2*metal.PageSize)
+	skip := (metal.PageSize - int(uintptr(unsafe.Pointer(unsafe.SliceData(raw)))%metal.PageSize)) % metal.PageSize
+	mapping := raw[skip : skip+total+metal.PageSize]
 	off := 0
 	for _, w := range ws {
 		t := **w

@@ -1,6 +1,7 @@
-package metal
+package qi21metal
 
 import (
+	"easel/engine/ml/metal"
 	"fmt"
 	"strings"
 	"testing"
@@ -21,7 +22,7 @@ func TestEmuLoRAMatchesCPU(t *testing.T) {
 	dev := emuDevice(t)
 	cases := loadDiTCases(t)
 	m, f := tinyModel(t, convert.ProfileCortiq)
-	k := Knobs{Guards: DefaultGuards}
+	k := metal.Knobs{Guards: metal.DefaultGuards}
 	d, err := New(dev, m, f.Bytes(), Options{Knobs: &k})
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +102,7 @@ func TestEmuLoRAFlopsCounted(t *testing.T) {
 	dev := emuDevice(t)
 	dc := fewestConditions(t)
 	m, f := tinyModel(t, convert.ProfileCortiq)
-	k := Knobs{Guards: DefaultGuards}
+	k := metal.Knobs{Guards: metal.DefaultGuards}
 	d, err := New(dev, m, f.Bytes(), Options{Knobs: &k})
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,8 @@
-package metal
+package qi21metal
 
 import (
 	"context"
+	"easel/engine/ml/metal"
 	"errors"
 	"math"
 	"testing"
@@ -25,7 +26,7 @@ func TestEmuProfilingAndAmax(t *testing.T) {
 	cond, target := dc.latents[:lay.CondLatents()*in], dc.latents[lay.CondLatents()*in:]
 	var outs [][]float32
 	var logged []string
-	for _, k := range []Knobs{{Guards: DefaultGuards}, {Guards: DefaultGuards, Profile: true, Amax: true}} {
+	for _, k := range []metal.Knobs{{Guards: metal.DefaultGuards}, {Guards: metal.DefaultGuards, Profile: true, Amax: true}} {
 		d, err := New(dev, m, f.Bytes(), Options{Knobs: &k, Logf: func(format string, args ...any) {
 			logged = append(logged, format)
 			t.Logf(format, args...)
@@ -82,7 +83,7 @@ func TestEmuProfilingAndAmax(t *testing.T) {
 func TestEmuProgramLifecycle(t *testing.T) {
 	dev := emuDevice(t)
 	m, f := tinyModel(t, convert.ProfileCortiq)
-	k := Knobs{Guards: DefaultGuards}
+	k := metal.Knobs{Guards: metal.DefaultGuards}
 	d, err := New(dev, m, f.Bytes(), Options{Knobs: &k})
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +131,7 @@ func TestEmuFiberOrderDoesNotMatter(t *testing.T) {
 	lay := dc.layout
 	in := m.Config.InChannels
 	cond, target := dc.latents[:lay.CondLatents()*in], dc.latents[lay.CondLatents()*in:]
-	k := Knobs{Guards: DefaultGuards}
+	k := metal.Knobs{Guards: metal.DefaultGuards}
 	var outs [][]float32
 	for _, order := range []emu.FiberOrder{emu.Forward, emu.Shuffled} {
 		dev, err := emu.NewDevice(emu.Options{Order: order})

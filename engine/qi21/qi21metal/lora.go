@@ -1,4 +1,4 @@
-package metal
+package qi21metal
 
 import (
 	"fmt"
@@ -72,7 +72,7 @@ func (d *Denoiser) syncLoRA() error {
 		return nil
 	}
 	if d.live > 0 {
-		return fmt.Errorf("metal.Prefill: the LoRAs changed while %d programs are live; release them first", d.live)
+		return fmt.Errorf("qi21metal.Prefill: the LoRAs changed while %d programs are live; release them first", d.live)
 	}
 	old := d.lora
 	dl := &deviceLoRA{version: version, layers: map[string]*deviceLoRALayer{}}

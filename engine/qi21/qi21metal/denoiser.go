@@ -1,6 +1,7 @@
-package metal
+package qi21metal
 
 import (
+	"easel/engine/ml/metal"
 	"fmt"
 	"sync"
 	"time"
@@ -17,13 +18,13 @@ type Denoiser struct {
 	dev   device.Device
 	model *qi21.Model
 	cfg   qi21.Config
-	knobs Knobs
+	knobs metal.Knobs
 	pipes *pipelines
 
 	// weights is the arena's plan over the mapping; arena its no-copy buffers while held (nil
 	// between runs: acquireWeights makes it, ReleaseWeights drops it)
-	weights         *arenaPlan
-	arena           *weightArena
+	weights         *metal.WeightArenaPlan
+	arena           *metal.WeightArena
 	aux             device.Buffer // aux floats: q8 side planes, norms, img_in, proj_out
 	imgIn, projOut  int           // byte offsets in aux
 	blocks          []blockWeights
@@ -43,15 +44,15 @@ type Denoiser struct {
 
 // Options configure New.
 type Options struct {
-	// Knobs are the guards and diagnostics; the zero value means KnobsFromEnv.
-	Knobs *Knobs
+	// Knobs are the guards and diagnostics; the zero value means metal.KnobsFromEnv.
+	Knobs *metal.Knobs
 	// Logf, when set, receives one line per pass in profiling or amax mode.
 	Logf func(format string, args ...any)
 }
 
 // New prepares m for dev: checks the geometry, compiles the kernels, checks the fragment layout,
 // plans the weight arena over mapping (the model file's whole mapping, e.g. (*cmf.File).Bytes())
-// and checks it against the device's limits before creating it. A *Declined error means the CPU
+// and checks it against the device's limits before creating it. A *metal.Declined error means the CPU
 // path should run the model. The new denoiser holds its arena; ReleaseWeights drops it between
 // runs and the next Prefill makes it again.
 func New(dev device.Device, m *qi21.Model, mapping []byte, opts Options) (*Denoiser, error) {
@@ -66,13 +67,13 @@ func New(dev device.Device, m *qi21.Model, mapping []byte, opts Options) (*Denoi
 	if opts.Knobs != nil {
 		d.knobs = *opts.Knobs
 	} else {
-		k, err := KnobsFromEnv()
+		k, err := metal.KnobsFromEnv()
 		if err != nil {
 			return nil, err
 		}
 		d.knobs = k
 	}
-	d.maxBuffer, d.wset = limitsOf(dev)
+	d.maxBuffer, d.wset = metal.DeviceLimits(dev)
 
 	aux := &auxBuilder{}
 	blocks, err := describeBlocks(m, aux)
@@ -109,14 +110,14 @@ func (d *Denoiser) place(mapping []byte, blocks []blockWeights, aux *auxBuilder)
 			names = append(names, blocks[l].w[i].name)
 		}
 	}
-	ap, err := planArena(mapping, tensors, names, d.maxBuffer)
+	ap, err := metal.PlanWeightArena(mapping, tensors, names, d.maxBuffer)
 	if err != nil {
 		return err
 	}
 	auxBytes := int64(4 * max(len(aux.f), 4))
 	plan := memoryPlan{{"the auxiliary weights", auxBytes}}
-	for i, ch := range ap.chunks {
-		plan = append(plan, plannedBuffer{fmt.Sprintf("weight chunk %d", i), ch.len})
+	for i, n := range ap.Chunks() {
+		plan = append(plan, plannedBuffer{fmt.Sprintf("weight chunk %d", i), n})
 	}
 	if err := plan.fit("the model", 0, d.maxBuffer, d.wset); err != nil {
 		return err
@@ -129,7 +130,7 @@ func (d *Denoiser) place(mapping []byte, blocks []blockWeights, aux *auxBuilder)
 		return err
 	}
 	if d.aux, err = dev.NewBuffer(int(auxBytes)); err != nil {
-		return fmt.Errorf("metal: auxiliary weight buffer (%s): %w", gb(auxBytes), err)
+		return fmt.Errorf("metal: auxiliary weight buffer (%s): %w", metal.FormatBytes(auxBytes), err)
 	}
 	copy(device.View[float32](d.aux), aux.f)
 	d.weights, d.blocks, d.resident = ap, blocks, auxBytes
@@ -147,23 +148,23 @@ func (d *Denoiser) acquireWeights() error {
 	if d.arena != nil {
 		return nil
 	}
-	a, err := d.weights.build(d.dev)
+	a, err := d.weights.Build(d.dev)
 	if err != nil {
 		return err
 	}
 	for l := range d.blocks {
 		for i := range d.blocks[l].w {
 			w := &d.blocks[l].w[i]
-			s, ok := a.slot(w.data)
+			buf, off, ok := a.Bind(w.data)
 			if !ok {
-				a.release()
+				a.Release()
 				return fmt.Errorf("metal: %s is not in the weight arena's plan (a bug)", w.name)
 			}
-			w.buf, w.off = a.chunks[s.chunk], s.off
+			w.buf, w.off = buf, off
 		}
 	}
 	d.arena = a
-	d.resident += a.bytes
+	d.resident += a.Bytes()
 	return nil
 }
 
@@ -186,8 +187,8 @@ func (d *Denoiser) dropWeights() {
 	if d.arena == nil {
 		return
 	}
-	d.resident -= d.arena.bytes
-	d.arena.release()
+	d.resident -= d.arena.Bytes()
+	d.arena.Release()
 	d.arena = nil
 	for l := range d.blocks {
 		for i := range d.blocks[l].w {
@@ -201,20 +202,20 @@ func checkGeometry(c qi21.Config) error {
 	D, F := c.Hidden(), c.MLPHidden()
 	switch {
 	case c.HeadDim != 128:
-		return decline("the transformer has %d-channel heads; the kernels need 128", c.HeadDim)
+		return metal.Decline("the transformer has %d-channel heads; the kernels need 128", c.HeadDim)
 	case D%64 != 0 || D > 4096:
-		return decline("the transformer is %d wide; the kernels need a multiple of 64 up to 4096", D)
+		return metal.Decline("the transformer is %d wide; the kernels need a multiple of 64 up to 4096", D)
 	case F%64 != 0:
-		return decline("the feed-forward layer is %d wide; the kernels need a multiple of 64", F)
+		return metal.Decline("the feed-forward layer is %d wide; the kernels need a multiple of 64", F)
 	case c.InChannels != 64 || c.OutChannels != 64:
-		return decline("the transformer has %d latent channels in and %d out; the kernels need 64", c.InChannels, c.OutChannels)
+		return metal.Decline("the transformer has %d latent channels in and %d out; the kernels need 64", c.InChannels, c.OutChannels)
 	}
 	half := 0
 	for _, a := range c.AxesDims {
 		half += a / 2
 	}
 	if half != c.HeadDim/2 {
-		return decline("the RoPE axes %v cover %d angles; the kernels need %d", c.AxesDims, half, c.HeadDim/2)
+		return metal.Decline("the RoPE axes %v cover %d angles; the kernels need %d", c.AxesDims, half, c.HeadDim/2)
 	}
 	return nil
 }
@@ -247,7 +248,7 @@ func (d *Denoiser) LastPass() PassStats {
 // WorkingSet is the memory the denoiser may use on its device: the device's recommended working
 // set, or 0 when the device reports none.
 func (d *Denoiser) WorkingSet() int64 {
-	if d.wset >= unlimited {
+	if d.wset >= metal.Unlimited {
 		return 0
 	}
 	return d.wset

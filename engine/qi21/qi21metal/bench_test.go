@@ -1,6 +1,7 @@
-package metal
+package qi21metal
 
 import (
+	"easel/engine/ml/metal"
 	"testing"
 
 	"easel/engine/convert"
@@ -12,7 +13,7 @@ import (
 func BenchmarkEmuStep(b *testing.B) {
 	dev := emuDevice(b)
 	m, f := tinyModel(b, convert.ProfileCortiq)
-	k := Knobs{Guards: DefaultGuards}
+	k := metal.Knobs{Guards: metal.DefaultGuards}
 	d, err := New(dev, m, f.Bytes(), Options{Knobs: &k})
 	if err != nil {
 		b.Fatal(err)

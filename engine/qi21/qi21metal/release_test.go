@@ -1,6 +1,7 @@
-package metal
+package qi21metal
 
 import (
+	"easel/engine/ml/metal"
 	"testing"
 
 	"easel/engine/convert"
@@ -17,7 +18,7 @@ func TestEmuReleaseWeightsRebuildsTheArena(t *testing.T) {
 		t.Fatal("the emulated device does not count its buffers")
 	}
 	m, f := tinyModel(t, convert.ProfileCortiq)
-	k := Knobs{Guards: DefaultGuards}
+	k := metal.Knobs{Guards: metal.DefaultGuards}
 	d, err := New(dev, m, f.Bytes(), Options{Knobs: &k})
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +29,7 @@ func TestEmuReleaseWeightsRebuildsTheArena(t *testing.T) {
 	in := m.Config.InChannels
 	cond, target := dc.latents[:lay.CondLatents()*in], dc.latents[lay.CondLatents()*in:]
 
-	arena := d.weights.bytes()
+	arena := d.weights.Bytes()
 	if n, b := dev.LiveNoCopyBuffers(); n == 0 || b != arena {
 		t.Fatalf("a new denoiser wraps %d bytes in %d no-copy buffers, its arena plan %d", b, n, arena)
 	}
@@ -104,7 +105,7 @@ func TestEmuAuxiliaryBytesIsWhatTheDenoiserHoldsBetweenRuns(t *testing.T) {
 			t.Fatal("the emulated device does not count its buffers")
 		}
 		m, f := tinyModel(t, tc.profile)
-		k := Knobs{Guards: DefaultGuards}
+		k := metal.Knobs{Guards: metal.DefaultGuards}
 		d, err := New(dev, m, f.Bytes(), Options{Knobs: &k})
 		if err != nil {
 			t.Fatal(err)

@@ -1,6 +1,7 @@
-package metal
+package qi21metal
 
 import (
+	"easel/engine/ml/metal"
 	"testing"
 
 	"easel/engine/convert"
@@ -12,7 +13,7 @@ import (
 // holds the weights but not the prompt it falls back to the CPU model and matches it exactly.
 func TestEmuRunnerFallsBackOnDecline(t *testing.T) {
 	m, f := tinyModel(t, convert.ProfileCortiq)
-	k := Knobs{Guards: DefaultGuards}
+	k := metal.Knobs{Guards: metal.DefaultGuards}
 	dc := mostConditions(t)
 	lay := dc.layout
 	in := m.Config.InChannels

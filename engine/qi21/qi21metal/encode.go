@@ -1,4 +1,4 @@
-package metal
+package qi21metal
 
 import (
 	"math"

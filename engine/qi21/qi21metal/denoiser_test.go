@@ -1,6 +1,7 @@
-package metal
+package qi21metal
 
 import (
+	"easel/engine/ml/metal"
 	"fmt"
 	"testing"
 	"time"
@@ -24,7 +25,7 @@ func TestEmuDenoiserMatchesCPU(t *testing.T) {
 	for _, profile := range []convert.Profile{convert.ProfileCortiq, convert.ProfileQ8} {
 		t.Run(string(profile), func(t *testing.T) {
 			m, f := tinyModel(t, profile)
-			k := Knobs{Guards: DefaultGuards}
+			k := metal.Knobs{Guards: metal.DefaultGuards}
 			d, err := New(dev, m, f.Bytes(), Options{Knobs: &k})
 			if err != nil {
 				t.Fatal(err)

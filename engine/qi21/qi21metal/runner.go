@@ -1,13 +1,14 @@
-package metal
+package qi21metal
 
 import (
 	"context"
+	"easel/engine/ml/metal"
 	"fmt"
 
 	"easel/engine/qi21"
 )
 
-// Runner is the qi21 prefill/step/release contract with DESIGN §3's fallback: each prompt is
+// Runner is the qi21 prefill/step/release contract with the device path's fallback: each prompt is
 // prefilled on the Metal denoiser when it accepts it and on the CPU model when it declines (or
 // when there is no Metal denoiser), and the prompt's steps follow it.
 type Runner struct {
@@ -20,10 +21,10 @@ type Runner struct {
 // not nil, is told each decline.
 func NewRunner(gpu *Denoiser, cpu *qi21.Model, logf func(format string, args ...any)) (*Runner, error) {
 	if cpu == nil {
-		return nil, fmt.Errorf("metal.NewRunner: no CPU model to fall back on")
+		return nil, fmt.Errorf("qi21metal.NewRunner: no CPU model to fall back on")
 	}
 	if gpu != nil && gpu.model != cpu {
-		return nil, fmt.Errorf("metal.NewRunner: the Metal denoiser was built from another model")
+		return nil, fmt.Errorf("qi21metal.NewRunner: the Metal denoiser was built from another model")
 	}
 	return &Runner{gpu: gpu, cpu: cpu, logf: logf}, nil
 }
@@ -52,7 +53,7 @@ func (r *Runner) Prefill(ctx context.Context, lay *qi21.Layout, text, condLatent
 		if err == nil {
 			return &RunnerProgram{gpu: p}, nil
 		}
-		if !LogIfDeclined(err, r.logf) {
+		if !metal.LogIfDeclined(err, r.logf) {
 			return nil, err
 		}
 	}
@@ -67,7 +68,7 @@ func (r *Runner) Prefill(ctx context.Context, lay *qi21.Layout, text, condLatent
 func (r *Runner) Step(ctx context.Context, p *RunnerProgram, x []float32, sigma float32) ([]float32, error) {
 	switch {
 	case p == nil:
-		return nil, fmt.Errorf("metal.Runner.Step: no program")
+		return nil, fmt.Errorf("qi21metal.Runner.Step: no program")
 	case p.gpu != nil:
 		return r.gpu.Step(ctx, p.gpu, x, sigma)
 	default:

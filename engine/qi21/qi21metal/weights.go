@@ -1,6 +1,7 @@
-package metal
+package qi21metal
 
 import (
+	"easel/engine/ml/metal"
 	"encoding/binary"
 	"fmt"
 
@@ -70,7 +71,7 @@ func halfs(b []byte) []float32 {
 // describeWeight checks a projection's codec and shape and records how the kernels read it.
 func describeWeight(name string, t *quant.Tensor, rows, cols int, aux *auxBuilder) (gemmWeight, error) {
 	if t == nil {
-		return gemmWeight{}, decline("the model has no %s", name)
+		return gemmWeight{}, metal.Decline("the model has no %s", name)
 	}
 	if t.Rows() != rows || t.Cols() != cols {
 		return gemmWeight{}, fmt.Errorf("metal: %s has shape %v, the config calls for [%d %d]", name, t.Shape, rows, cols)
@@ -99,7 +100,7 @@ func describeWeight(name string, t *quant.Tensor, rows, cols int, aux *auxBuilde
 		}
 		g.colOff = aux.add(ones)
 	default:
-		return gemmWeight{}, decline("%s is %v; the Metal kernels read q4tp, q8_2f and q8_row (convert the model with the q8 or cortiq profile)", name, t.DType)
+		return gemmWeight{}, metal.Decline("%s is %v; the Metal kernels read q4tp, q8_2f and q8_row (convert the model with the q8 or cortiq profile)", name, t.DType)
 	}
 	return g, nil
 }
@@ -150,7 +151,7 @@ func describeBlocks(m *qi21.Model, aux *auxBuilder) ([]blockWeights, error) {
 // layout qi_embed and qi_final read: W then b; the DiT's img_in and proj_out have no bias).
 func denseWithBias(name string, t *quant.Tensor) ([]float32, error) {
 	if t == nil {
-		return nil, decline("the model has no %s", name)
+		return nil, metal.Decline("the model has no %s", name)
 	}
 	v, err := quant.Dequantize(t)
 	if err != nil {
