@@ -10,6 +10,7 @@ import (
 	"easel/engine/pipeline"
 	"easel/engine/qi21/qi21metal"
 	"easel/kernels/device"
+	"easel/kernels/emu"
 )
 
 // Choice is where the text encoder, the denoiser and the VAE run.
@@ -46,6 +47,11 @@ func (c *Choice) Options(f *cmf.File) pipeline.Options {
 	}
 }
 
+// Emulator is the command line's backend that runs the whole Metal path on the CPU emulator
+// (kernels/emu): slow, for checking the Metal path and its fault handling (EASEL_EMU_FAULT)
+// without a Mac. It is not a setting the window offers.
+const Emulator settings.Backend = "emulator"
+
 // platform is what the choice depends on, separated so tests can stand in for a Mac.
 type platform struct {
 	goos, goarch string
@@ -69,6 +75,12 @@ func (pl platform) choose(want settings.Backend) (*Choice, error) {
 			return &Choice{Asked: settings.BackendAuto, Reason: "the text encoder, the denoiser and the VAE run on the CPU because " + why}, nil
 		}
 		return &Choice{Asked: settings.BackendAuto, Device: dev, Reason: "the text encoder, the denoiser and the VAE run on Metal (" + dev.Name() + "), chosen automatically"}, nil
+	case Emulator:
+		dev, err := emu.NewDevice(emu.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("the Metal emulator cannot run here (%v); choose the cpu or auto backend", err)
+		}
+		return &Choice{Asked: want, Device: dev, Reason: "the text encoder, the denoiser and the VAE run on the Metal path over " + dev.Name() + " — the CPU runs the Metal kernels, slowly — as --backend emulator asks"}, nil
 	case settings.BackendMetal:
 		dev, why := pl.metalDevice()
 		if dev == nil {
@@ -76,7 +88,7 @@ func (pl platform) choose(want settings.Backend) (*Choice, error) {
 		}
 		return &Choice{Asked: want, Device: dev, Reason: "the text encoder, the denoiser and the VAE run on Metal (" + dev.Name() + "), as the backend setting asks"}, nil
 	}
-	return nil, fmt.Errorf("backend %q is not one of auto, metal, cpu", want)
+	return nil, fmt.Errorf("backend %q is not one of auto, metal, cpu (or emulator, from the command line)", want)
 }
 
 // metalDevice opens the Metal device, or says why there is none.

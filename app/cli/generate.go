@@ -72,8 +72,9 @@ const generateUsage = `usage: easel generate --model M.cmf --prompt TEXT [flags]
   --seed N            the noise seed (default: a random one, written into the image)
   --out FILE.png      where to save (default: easel-SEED.png); never left half-written
   --backend B         where the networks run: auto (Metal on a Mac with Apple silicon, else the
-                      CPU), metal (fail where Metal cannot run) or cpu (default: the app's
-                      backend setting, auto without one)
+                      CPU), metal (fail where Metal cannot run), cpu, or emulator (the whole
+                      Metal path on the CPU emulator: slow; EASEL_EMU_FAULT injects GPU faults)
+                      (default: the app's backend setting, auto without one)
   --lora FILE[:S]     apply a LoRA (.safetensors) at strength S (default 1; 0 = off, negative
                       inverts it); repeat for several, applied together
   --lora-preset       use the sampling preset of the first LoRA that has one (its steps, CFG and
@@ -324,8 +325,12 @@ func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
 	defer stop()
 	events := make(chan pipeline.Event)
 	drained := make(chan struct{})
+	var notices []string
 	go func() {
 		for ev := range events {
+			if ev.Notice != "" {
+				notices = append(notices, ev.Notice)
+			}
 			out.progress(ev)
 		}
 		close(drained)
@@ -362,6 +367,7 @@ func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
 	if err := imagefile.WriteFile(outPath, res.Image, settings); err != nil {
 		return nil, &failure{ExitWrite, err}
 	}
+	recordLastJob(res, backendName, notices, choice.Metal())
 	stages := map[string]float64{"loading model": loaded.Seconds(), "saving": time.Since(saveStart).Seconds()}
 	for s, d := range res.StageTimes {
 		if d > 0 {

@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"easel/app/diagnose"
+	"easel/kernels/emu"
+)
+
+func runDiagnoseJSON(t *testing.T, args ...string) *diagnose.Report {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if code := Run(append([]string{"diagnose", "--json"}, args...), &out, &errb); code != ExitOK {
+		t.Fatalf("easel diagnose --json %v: exit %d: %s", args, code, errb.String())
+	}
+	var r diagnose.Report
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("the report is not JSON: %v\n%s", err, out.String())
+	}
+	return &r
+}
+
+// TestDiagnoseReportsTheCPUPathAndWhy: off a Mac, the report says the networks run on the CPU
+// and why Metal is unavailable, and names the machine without anything personal.
+func TestDiagnoseReportsTheCPUPathAndWhy(t *testing.T) {
+	if runtime.GOOS == "darwin" {
+		t.Skip("on a Mac the report describes its GPU")
+	}
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	r := runDiagnoseJSON(t)
+	if r.Metal.Available || !strings.Contains(r.Metal.Why, "Metal needs a Mac with Apple silicon") {
+		t.Errorf("metal: %+v, want unavailable with the reason", r.Metal)
+	}
+	if !strings.Contains(r.Backend, "run on the CPU") || r.Host.OS != runtime.GOOS || r.Host.Cores < 1 || r.SelfTest != nil {
+		t.Errorf("report: backend %q, host %+v, self-test %v", r.Backend, r.Host, r.SelfTest)
+	}
+}
+
+// TestEmuDiagnoseEmulatorListsEveryKernel: with --emulator the report lists every kernel's
+// self-test result, all passing; the second report comes from the cache, keyed by the model file's
+// name (never its folder).
+func TestEmuDiagnoseEmulatorListsEveryKernel(t *testing.T) {
+	if _, err := emu.NewDevice(emu.Options{}); errors.Is(err, emu.ErrNoCompiler) {
+		t.Skipf("Metal emulator unavailable: %v", err)
+	}
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv(emu.FaultEnv, "")
+	dir := filepath.Join(t.TempDir(), "secret-folder")
+	model := filepath.Join(dir, "m.cmf")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(model, []byte("not really a model"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runDiagnoseJSON(t, "--emulator", "--model", model)
+	if r.SelfTest == nil || r.SelfTestCached || !r.Metal.Emulated {
+		t.Fatalf("first report: self-test %v, cached %v, emulated %v", r.SelfTest, r.SelfTestCached, r.Metal.Emulated)
+	}
+	for _, want := range []string{"ops_linear", "ops_mm", "ops_rownorm", "ops_headrope", "vae_conv", "vae_chnorm", "vae_elt", "vae_upsample", "vae_transpose"} {
+		found := false
+		for _, k := range r.SelfTest.Results {
+			if strings.Contains(k.Kernel, want) {
+				found = true
+				if !k.OK {
+					t.Errorf("%s failed on the emulator: %s", k.Kernel, k.Error)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no self-test result for %s", want)
+		}
+	}
+	if r.SelfTest.Key.Model != "m.cmf" {
+		t.Errorf("the report names the model %q, want only its file name", r.SelfTest.Key.Model)
+	}
+	again := runDiagnoseJSON(t, "--emulator", "--model", model)
+	if !again.SelfTestCached {
+		t.Error("the second report ran the self-test again instead of reading the cache")
+	}
+	var out, errb bytes.Buffer
+	Run([]string{"diagnose", "--emulator", "--model", model}, &out, &errb)
+	if strings.Contains(out.String(), "secret-folder") {
+		t.Error("the text report shows the model's folder")
+	}
+}

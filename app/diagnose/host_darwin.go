@@ -1,0 +1,72 @@
+//go:build darwin
+
+package diagnose
+
+/*
+#include <mach/mach.h>
+#include <mach/task_info.h>
+#include <sys/sysctl.h>
+#include <stdint.h>
+
+static int64_t easelPhysFootprint(int64_t *peak) {
+	task_vm_info_data_t info;
+	mach_msg_type_number_t count = TASK_VM_INFO_COUNT;
+	if (task_info(mach_task_self(), TASK_VM_INFO, (task_info_t)&info, &count) != KERN_SUCCESS) {
+		*peak = -1;
+		return -1;
+	}
+	*peak = (int64_t)info.ledger_phys_footprint_peak;
+	return (int64_t)info.phys_footprint;
+}
+
+static int easelSysctlString(const char *name, char *buf, size_t len) {
+	return sysctlbyname(name, buf, &len, NULL, 0);
+}
+
+static int64_t easelSysctlInt64(const char *name) {
+	int64_t v = 0;
+	size_t len = sizeof(v);
+	if (sysctlbyname(name, &v, &len, NULL, 0) != 0) return -1;
+	return v;
+}
+*/
+import "C"
+
+import (
+	"runtime"
+	"unsafe"
+
+	"github.com/progrium/darwinkit/macos/foundation"
+)
+
+func sysctlString(name string) string {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	buf := make([]byte, 256)
+	if C.easelSysctlString(cname, (*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf))) != 0 {
+		return ""
+	}
+	for i, b := range buf {
+		if b == 0 {
+			return string(buf[:i])
+		}
+	}
+	return string(buf)
+}
+
+// hostInfo reads sysctl, task_info and NSProcessInfo.
+func hostInfo() Host {
+	cname := C.CString("hw.memsize")
+	mem := int64(C.easelSysctlInt64(cname))
+	C.free(unsafe.Pointer(cname))
+	var peak C.int64_t
+	fp := int64(C.easelPhysFootprint(&peak))
+	pi := foundation.ProcessInfo_ProcessInfo()
+	thermal := map[foundation.ProcessInfoThermalState]string{
+		foundation.ProcessInfoThermalStateNominal: "nominal", foundation.ProcessInfoThermalStateFair: "fair",
+		foundation.ProcessInfoThermalStateSerious: "serious", foundation.ProcessInfoThermalStateCritical: "critical",
+	}[pi.ThermalState()]
+	return Host{OS: runtime.GOOS, Arch: runtime.GOARCH, OSBuild: sysctlString("kern.osversion"),
+		OSVersion: pi.OperatingSystemVersionString(), Chip: sysctlString("machdep.cpu.brand_string"),
+		Cores: runtime.NumCPU(), PhysicalMemory: mem, Thermal: thermal, Footprint: fp, PeakFootprint: int64(peak)}
+}
