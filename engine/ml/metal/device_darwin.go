@@ -79,7 +79,7 @@ func (d *darwinDevice) NewBufferNoCopy(mem []byte) (device.Buffer, error) {
 
 func (d *darwinDevice) NewLibrary(name string, source []byte) (device.Library, error) {
 	opts := metal.NewCompileOptions()
-	opts.SetLanguageVersion(languageVersion3_0)
+	opts.SetLanguageVersion(languageVersionFor(source))
 	var nsErr unsafe.Pointer
 	lib := d.dev.NewLibraryWithSourceOptionsError(string(source), opts, unsafe.Pointer(&nsErr))
 	if lib.IsNil() {
