@@ -7,7 +7,10 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"easel/app/maskpaint"
 )
 
 // hasMetal is whether this build can run on the GPU.
@@ -30,10 +33,26 @@ type canvasView struct {
 	showing bool
 	box     fyne.CanvasObject
 	isFinal bool
+	// editor paints the start image's mask; editLayer holds it and the extend arrows over the
+	// image while the start image is shown (editing), hidden otherwise.
+	editor    *maskEditor
+	arrows    [4]*widget.Button
+	editLayer *fyne.Container
+	editing   bool
+	overlayOn bool
 }
 
-func newCanvasView() *canvasView {
-	v := &canvasView{}
+func newCanvasView(maskChanged func(), extend func(side int)) *canvasView {
+	v := &canvasView{overlayOn: true}
+	v.editor = newMaskEditor(maskChanged)
+	icons := [4]fyne.Resource{theme.NavigateBackIcon(), theme.MoveUpIcon(), theme.NavigateNextIcon(), theme.MoveDownIcon()}
+	for side := range v.arrows {
+		v.arrows[side] = widget.NewButtonWithIcon("", icons[side], func() { extend(side) })
+	}
+	arrowLayer := container.NewBorder(container.NewCenter(v.arrows[sideTop]), container.NewCenter(v.arrows[sideBottom]),
+		container.NewCenter(v.arrows[sideLeft]), container.NewCenter(v.arrows[sideRight]))
+	v.editLayer = container.NewStack(v.editor, arrowLayer)
+	v.editLayer.Hide()
 	v.img = canvas.NewImageFromImage(nil)
 	v.img.FillMode = canvas.ImageFillContain
 	v.img.ScaleMode = canvas.ImageScaleSmooth
@@ -45,7 +64,7 @@ func newCanvasView() *canvasView {
 	v.zoom.Horizontal = true
 	v.zoom.Required = true
 	v.zoom.SetSelected("Fit")
-	v.fitted = container.NewStack(v.img)
+	v.fitted = container.NewStack(v.img, v.editLayer)
 	v.actual = container.NewScroll(container.NewCenter())
 	v.holder = container.NewStack(container.NewCenter(v.empty))
 	v.tools = container.NewHBox()
@@ -62,6 +81,7 @@ func frameFinal(img image.Image) image.Image { return overChecker(img, 16) }
 
 // showPreview shows a framed preview at the output's size, with note as its caption.
 func (v *canvasView) showPreview(framed image.Image, w, h int, note string) {
+	v.stopEditing()
 	v.isFinal = false
 	v.caption.SetText(note)
 	v.set(framed, w, h)
@@ -69,6 +89,7 @@ func (v *canvasView) showPreview(framed image.Image, w, h int, note string) {
 
 // showFinal shows a framed decoded image of w×h pixels.
 func (v *canvasView) showFinal(framed image.Image, w, h int) {
+	v.stopEditing()
 	v.isFinal = true
 	v.caption.SetText("")
 	v.set(framed, w, h)
@@ -95,14 +116,42 @@ func (v *canvasView) layoutZoom() {
 	if v.zoom.Selected == "100 %" {
 		v.img.FillMode = canvas.ImageFillStretch
 		v.img.SetMinSize(fyne.NewSize(float32(v.pixelW), float32(v.pixelH)))
-		v.actual.Content = container.NewCenter(v.img)
+		v.actual.Content = container.NewCenter(container.NewStack(v.img, v.editLayer))
 		v.actual.Refresh()
 		v.holder.Objects = []fyne.CanvasObject{v.actual}
 	} else {
 		v.img.FillMode = canvas.ImageFillContain
 		v.img.SetMinSize(fyne.NewSize(0, 0))
-		v.fitted = container.NewStack(v.img)
+		v.fitted = container.NewStack(v.img, v.editLayer)
 		v.holder.Objects = []fyne.CanvasObject{v.fitted}
 	}
 	v.holder.Refresh()
+}
+
+// startEditing shows the start image (framed, w×h) with the mask editor over it and the extend
+// arrows on its edges.
+func (v *canvasView) startEditing(framed image.Image, w, h int, m *maskpaint.Mask, note string) {
+	v.editor.setMask(m)
+	v.editing = true
+	v.isFinal = false
+	v.caption.SetText(note)
+	v.set(framed, w, h)
+	v.editor.img.Hidden = !v.overlayOn
+	v.editLayer.Show()
+}
+
+// stopEditing hides the mask editor and the arrows (a preview or another image is shown).
+func (v *canvasView) stopEditing() {
+	if !v.editing {
+		return
+	}
+	v.editing = false
+	v.editLayer.Hide()
+}
+
+// showOverlay shows or hides the painted mask over the start image (painting goes on either way).
+func (v *canvasView) showOverlay(on bool) {
+	v.overlayOn = on
+	v.editor.img.Hidden = !on
+	v.editor.img.Refresh()
 }

@@ -14,9 +14,10 @@ import (
 )
 
 // dropped is the window's drop handler: a PNG that carries settings restores them (see
-// dropFiles); every other dropped file becomes a condition image, in the order given, until the
+// dropFiles); dropped on the canvas or the start image's slot, the first other image becomes the
+// start image; every other dropped file becomes a condition image, in the order given, until the
 // limit; files that cannot be used get a message, never a crash.
-func (s *studio) dropped(_ fyne.Position, uris []fyne.URI) {
+func (s *studio) dropped(pos fyne.Position, uris []fyne.URI) {
 	var paths []string
 	for _, u := range uris {
 		if u.Scheme() != "file" {
@@ -25,7 +26,7 @@ func (s *studio) dropped(_ fyne.Position, uris []fyne.URI) {
 		}
 		paths = append(paths, u.Path())
 	}
-	s.dropFiles(paths)
+	s.dropFiles(paths, s.droppedOnStart(pos))
 }
 
 // loadedCondition is one image file read for the condition list, or why it could not be.

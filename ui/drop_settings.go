@@ -12,8 +12,9 @@ import (
 // dropFiles reads the dropped files off the UI goroutine. The first PNG that carries settings
 // (Easel's own, or another tool's A1111 "parameters" text) restores them into the controls and is
 // shown on the canvas instead of becoming a condition image; every other file is added as a
-// condition image, as before. One message says what happened.
-func (s *studio) dropFiles(paths []string) {
+// condition image, as before — except, when onStart (dropped on the canvas or the start image's
+// slot), the first of them, which becomes the start image. One message says what happened.
+func (s *studio) dropFiles(paths []string, onStart bool) {
 	if len(paths) == 0 {
 		return
 	}
@@ -40,6 +41,11 @@ func (s *studio) dropFiles(paths []string) {
 			}
 			images = append(images, p)
 		}
+		var start *loadedCondition
+		if onStart && len(images) > 0 {
+			c, err := compose.LoadCondition(images[0])
+			start, images = &loadedCondition{c, err}, images[1:]
+		}
 		loaded := loadConditions(images)
 		s.deps.Do(func() {
 			var lines []string
@@ -47,6 +53,14 @@ func (s *studio) dropFiles(paths []string) {
 				lines = append(lines, s.restoreDropped(from, md))
 				if len(ignored) > 0 {
 					lines = append(lines, fmt.Sprintf("%s also carry settings and were left out: drop one at a time to restore its settings.", strings.Join(ignored, ", ")))
+				}
+			}
+			if start != nil {
+				if start.err != nil {
+					lines = append(lines, start.err.Error())
+				} else {
+					s.setStart(start.c)
+					lines = append(lines, fmt.Sprintf("Starting from %s: paint over what to repaint, or generate to rework the whole image at strength %.2f.", start.c.Name, s.strength))
 				}
 			}
 			if len(loras) > 0 {

@@ -14,6 +14,8 @@ import (
 // saved (kept_image.go).
 type imageActions struct {
 	reveal, copy *widget.Button
+	// refine makes the saved image shown the start image of the next generation.
+	refine *widget.Button
 	// saveTo saves a finished image that could not be saved in the output folder elsewhere; it
 	// shows only while such an image is on the canvas.
 	saveTo *widget.Button
@@ -24,6 +26,8 @@ func newImageActions(s *studio) *imageActions {
 		reveal: widget.NewButtonWithIcon(s.deps.Desktop.Label(), theme.FolderOpenIcon(), func() { s.revealFile(s.shownPath) }),
 		copy:   widget.NewButtonWithIcon("Copy image", theme.ContentCopyIcon(), func() { s.copyFile(s.shownPath) }),
 	}
+	a.refine = widget.NewButtonWithIcon("Refine this", theme.ContentRedoIcon(), func() { s.refine(s.shownPath) })
+	a.refine.Disable()
 	a.saveTo = widget.NewButtonWithIcon("Save to…", theme.DocumentSaveIcon(), s.saveKeptShown)
 	a.reveal.Disable()
 	a.copy.Disable()
@@ -34,7 +38,7 @@ func newImageActions(s *studio) *imageActions {
 // setShownFile records the saved file on the canvas ("" for none) and turns the buttons on or off.
 func (s *studio) setShownFile(path string) {
 	s.shownPath = path
-	for _, b := range []*widget.Button{s.actions.reveal, s.actions.copy} {
+	for _, b := range []*widget.Button{s.actions.reveal, s.actions.copy, s.actions.refine} {
 		if path == "" {
 			b.Disable()
 		} else {
@@ -86,5 +90,6 @@ func (s *studio) entryMenu(e history.Entry) *fyne.Menu {
 		fyne.NewMenuItem("Restore settings", func() { s.restore(e) }),
 		fyne.NewMenuItem(s.deps.Desktop.Label(), func() { s.revealFile(e.Path) }),
 		fyne.NewMenuItem("Copy image", func() { s.copyFile(e.Path) }),
+		fyne.NewMenuItem("Refine this", func() { s.refineEntry(e) }),
 	)
 }

@@ -54,14 +54,15 @@ func (s *studio) build() {
 	s.conditions = newConditionsPanel(s)
 	s.loras = newLorasPanel(s)
 	s.options = newOptionsPanel(s)
-	s.canvas = newCanvasView()
+	s.canvas = newCanvasView(s.maskChanged, s.extendSide)
 	s.actions = newImageActions(s)
-	s.canvas.tools.Objects = []fyne.CanvasObject{s.actions.saveTo, s.actions.reveal, s.actions.copy}
+	s.canvas.tools.Objects = []fyne.CanvasObject{s.actions.saveTo, s.actions.refine, s.actions.reveal, s.actions.copy}
 	s.progress = newProgressView()
 	s.memory = newMemoryPanel(s)
 	s.timing = newTimingPanel()
 	s.queueList = newQueuePanel(s)
 	s.history = newHistoryPanel(s)
+	s.work = newImageWorkPanel(s)
 }
 
 // layout arranges the three columns.
@@ -70,7 +71,7 @@ func (s *studio) layout() fyne.CanvasObject {
 	shortcut.Importance = widget.LowImportance
 	actions := container.NewVBox(container.NewGridWithColumns(2, s.generateBtn, s.cancelBtn), s.blocked, shortcut, s.message)
 	left := container.NewBorder(nil, actions, nil, nil, container.NewVScroll(container.NewVBox(
-		s.prompt.box, widget.NewSeparator(), s.conditions.box, widget.NewSeparator(), s.loras.box, widget.NewSeparator(), s.options.box,
+		s.prompt.box, widget.NewSeparator(), s.conditions.box, widget.NewSeparator(), s.work.box, widget.NewSeparator(), s.loras.box, widget.NewSeparator(), s.options.box,
 	)))
 	middle := container.NewBorder(nil, container.NewVBox(s.progress.box, widget.NewSeparator(), s.queueList.box), nil, nil, s.canvas.box)
 	right := container.NewVScroll(container.NewVBox(s.memory.box, widget.NewSeparator(), s.timing.box, widget.NewSeparator(), s.history.box))

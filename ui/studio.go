@@ -59,6 +59,17 @@ type studio struct {
 	queueList  *queuePanel
 	history    *historyPanel
 	actions    *imageActions
+	work       *imageWorkPanel
+
+	// start is the image the next generation starts from (nil: text to image); strength,
+	// followImage (the output size follows the start image instead of cropping it to the
+	// chosen size), feather (the mask's blur in pixels) and extend (pixels added left, top,
+	// right, bottom) go with it.
+	start       *startImage
+	strength    float64
+	followImage bool
+	feather     int
+	extend      [4]int
 
 	message      *widget.Label // the latest notice (errors and hints), under the controls
 	blocked      *widget.Label // why Generate is off, while it is

@@ -1,0 +1,146 @@
+package ui
+
+import (
+	"fmt"
+	"image"
+
+	"easel/app/compose"
+	"easel/app/maskpaint"
+	"easel/app/memplan"
+)
+
+// Defaults and ranges of the image-work controls.
+const (
+	defaultStrength = 0.6 // diffusers' img2img default
+	minStrength     = 0.05
+	extendStep      = 64 // pixels an extend arrow adds to its side
+	defaultBrush    = 64 // brush diameter in image pixels
+	defaultFeather  = 8  // mask blur in pixels
+)
+
+// startImage is the picture a generation starts from, with the mask painted over it: the window's
+// copy of what the draft sends (the mask keeps its undo history here).
+type startImage struct {
+	c    compose.Condition // the image as loaded (name, pixels, SHA-256)
+	mask *maskpaint.Mask   // at the image's pixel size
+}
+
+// sides of the canvas an extend arrow grows, in the order of the extension's fields.
+const (
+	sideLeft = iota
+	sideTop
+	sideRight
+	sideBottom
+)
+
+var sideNames = [4]string{"left", "top", "right", "bottom"}
+
+// setStart makes c the start image (replacing one there), with an empty mask, and shows it on
+// the canvas for painting.
+func (s *studio) setStart(c compose.Condition) {
+	s.start = &startImage{c: c, mask: maskpaint.New(c.Image.Rect.Dx(), c.Image.Rect.Dy())}
+	s.extend = [4]int{}
+	s.work.refresh()
+	s.showStart()
+	s.draftChanged()
+}
+
+// removeStart drops the start image and its mask: back to text-to-image.
+func (s *studio) removeStart() {
+	if s.start == nil {
+		return
+	}
+	s.start = nil
+	s.extend = [4]int{}
+	s.canvas.stopEditing()
+	s.work.refresh()
+	s.draftChanged()
+	s.say("Back to text to image: the start image and its mask were removed.")
+}
+
+// showStart puts the start image on the canvas with the mask editor over it.
+func (s *studio) showStart() {
+	if s.start == nil {
+		return
+	}
+	img := s.start.c.Image
+	s.canvas.startEditing(frameFinal(img), img.Rect.Dx(), img.Rect.Dy(), s.start.mask,
+		fmt.Sprintf("Start image %s — paint over what to repaint", s.start.c.Name))
+	s.canvasJob = 0
+	s.setShownFile("")
+}
+
+// maskChanged follows a stroke, an invert, a clear or an undo.
+func (s *studio) maskChanged() {
+	s.work.refreshMask()
+}
+
+// outputWithExtend is the size the draft makes with the extension added, and the base size
+// before it.
+func (s *studio) outputWithExtend(ext [4]int) (w, h int, err error) {
+	w, h, err = s.draft.OutputSize()
+	if err != nil {
+		return 0, 0, err
+	}
+	if s.start != nil && s.followImage {
+		b := s.start.c.Image.Rect
+		w, h = compose.Snap(b.Dx()), compose.Snap(b.Dy())
+	}
+	return w + ext[sideLeft] + ext[sideRight], h + ext[sideTop] + ext[sideBottom], nil
+}
+
+// extendSide grows one side of the canvas by extendStep, refusing (and saying why) a size past
+// the model's limit or the memory budget.
+func (s *studio) extendSide(side int) {
+	if s.start == nil {
+		s.say("Extend needs a start image: drop one on the canvas, or use Refine this on an image.")
+		return
+	}
+	next := s.extend
+	next[side] += extendStep
+	w, h, err := s.outputWithExtend(next)
+	if err != nil {
+		s.say("Cannot extend: %v", err)
+		return
+	}
+	if w > compose.MaxSide || h > compose.MaxSide {
+		s.say("Cannot extend the %s side: the image would be %d×%d, and the model makes sides of at most %d pixels.", sideNames[side], w, h, compose.MaxSide)
+		return
+	}
+	if why := s.sizeRefusal(w, h); why != "" {
+		s.say("Cannot extend the %s side to %d×%d: %s.", sideNames[side], w, h, why)
+		return
+	}
+	s.extend = next
+	s.work.refreshExtend()
+	s.draftChanged()
+	s.quiet()
+}
+
+// sizeRefusal says why a run at w×h would not fit the memory budget ("" when it fits).
+func (s *studio) sizeRefusal(w, h int) string {
+	plan, err := s.memoryPlan()
+	if err != nil {
+		return err.Error()
+	}
+	plan.Width, plan.Height = w, h
+	if p := memplan.Predict(s.deps.Geometry, plan, s.deps.Budget); !p.Fits() {
+		return "the run " + p.Explain()
+	}
+	return ""
+}
+
+// resetExtend takes the extension back.
+func (s *studio) resetExtend() {
+	s.extend = [4]int{}
+	s.work.refreshExtend()
+	s.draftChanged()
+}
+
+// startBounds is the start image's size (zero without one).
+func (s *studio) startBounds() image.Rectangle {
+	if s.start == nil {
+		return image.Rectangle{}
+	}
+	return s.start.c.Image.Rect
+}

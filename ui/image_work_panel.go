@@ -1,0 +1,214 @@
+package ui
+
+import (
+	"fmt"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"easel/app/history"
+)
+
+// Choices of how the start image meets the output size.
+const (
+	fitCoverLabel  = "Crop to the size"
+	fitFollowLabel = "Size follows the image"
+)
+
+// Choices of what a stroke does.
+const (
+	brushLabel  = "Brush"
+	eraserLabel = "Eraser"
+)
+
+// imageWorkPanel is the "Work on an image" section: the start image slot with its strength and
+// fit, the mask tools (the painting happens on the canvas), and the canvas extension. It folds
+// away in an accordion so text-to-image keeps a short column.
+type imageWorkPanel struct {
+	s *studio
+
+	slot       *fyne.Container // the start image's row, or the empty slot's hint
+	thumb      *canvas.Image
+	name       *widget.Label
+	size       *widget.Label
+	remove     *widget.Button
+	strength   *widget.Slider
+	strengthV  *widget.Label
+	fit        *widget.RadioGroup
+	tool       *widget.RadioGroup
+	brush      *widget.Slider
+	brushV     *widget.Label
+	feather    *widget.Slider
+	featherV   *widget.Label
+	showMask   *widget.Check
+	undo       *widget.Button
+	maskState  *widget.Label
+	extendInfo *widget.Label
+	resetExt   *widget.Button
+	details    *fyne.Container // everything that needs a start image
+	accordion  *widget.Accordion
+	box        fyne.CanvasObject
+	loading    bool // true while refresh sets widgets, so their callbacks do not echo back
+}
+
+func newImageWorkPanel(s *studio) *imageWorkPanel {
+	p := &imageWorkPanel{s: s}
+	p.thumb = canvas.NewImageFromImage(nil)
+	p.thumb.FillMode = canvas.ImageFillContain
+	p.thumb.SetMinSize(fyne.NewSize(56, 56))
+	p.name = widget.NewLabel("")
+	p.name.Truncation = fyne.TextTruncateEllipsis
+	p.size = widget.NewLabel("")
+	p.size.Importance = widget.LowImportance
+	p.size.Truncation = fyne.TextTruncateEllipsis
+	p.remove = widget.NewButtonWithIcon("", theme.DeleteIcon(), s.removeStart)
+	choose := widget.NewButtonWithIcon("Choose…", theme.FolderOpenIcon(), s.pickStart)
+	paste := widget.NewButtonWithIcon("Paste", theme.ContentPasteIcon(), func() {
+		if !s.pasteStart(s.clipboard()) {
+			s.say("The clipboard holds no image and no image file path.")
+		}
+	})
+	edit := widget.NewButtonWithIcon("Show", theme.VisibilityIcon(), s.showStart)
+	p.slot = container.NewVBox()
+
+	p.strengthV = widget.NewLabel("")
+	p.strength = widget.NewSlider(minStrength, 1)
+	p.strength.Step = 0.05
+	p.strength.OnChanged = func(v float64) {
+		p.strengthV.SetText(fmt.Sprintf("%.2f", v))
+		if !p.loading {
+			s.strength = v
+		}
+	}
+	p.fit = widget.NewRadioGroup([]string{fitCoverLabel, fitFollowLabel}, func(v string) {
+		if !p.loading {
+			s.followImage = v == fitFollowLabel
+			s.draftChanged()
+			p.refreshExtend()
+		}
+	})
+	p.fit.Required = true
+
+	p.tool = widget.NewRadioGroup([]string{brushLabel, eraserLabel}, func(v string) {
+		s.canvas.editor.Erase = v == eraserLabel
+	})
+	p.tool.Horizontal = true
+	p.tool.Required = true
+	p.brushV = widget.NewLabel("")
+	p.brush = widget.NewSlider(4, 512)
+	p.brush.Step = 4
+	p.brush.OnChanged = func(v float64) {
+		p.brushV.SetText(fmt.Sprintf("%.0f px", v))
+		s.canvas.editor.Radius = v / 2
+	}
+	p.featherV = widget.NewLabel("")
+	p.feather = widget.NewSlider(0, 64)
+	p.feather.Step = 2
+	p.feather.OnChanged = func(v float64) {
+		p.featherV.SetText(fmt.Sprintf("%.0f px", v))
+		if !p.loading {
+			s.feather = int(v)
+		}
+	}
+	p.showMask = widget.NewCheck("Show mask", func(on bool) { s.canvas.showOverlay(on) })
+	invert := widget.NewButton("Invert", func() { s.maskEdit(func() { s.start.mask.Invert() }) })
+	clearB := widget.NewButton("Clear", func() { s.maskEdit(func() { s.start.mask.Clear() }) })
+	p.undo = widget.NewButtonWithIcon("Undo", theme.ContentUndoIcon(), func() { s.maskEdit(func() { s.start.mask.Undo() }) })
+	p.maskState = widget.NewLabel("")
+	p.maskState.Importance = widget.LowImportance
+	p.maskState.Wrapping = fyne.TextWrapWord
+	p.extendInfo = widget.NewLabel("")
+	p.extendInfo.Wrapping = fyne.TextWrapWord
+	p.resetExt = widget.NewButton("Reset", s.resetExtend)
+
+	form := widget.NewForm(
+		widget.NewFormItem("Strength", container.NewBorder(nil, nil, nil, p.strengthV, p.strength)),
+		widget.NewFormItem("Fit", p.fit),
+		widget.NewFormItem("Mask", container.NewBorder(nil, nil, nil, p.showMask, p.tool)),
+		widget.NewFormItem("Brush", container.NewBorder(nil, nil, nil, p.brushV, p.brush)),
+		widget.NewFormItem("Feather", container.NewBorder(nil, nil, nil, p.featherV, p.feather)),
+		widget.NewFormItem("", container.NewGridWithColumns(3, invert, clearB, p.undo)),
+		widget.NewFormItem("", p.maskState),
+		widget.NewFormItem("Extend", container.NewBorder(nil, nil, nil, p.resetExt, p.extendInfo)),
+	)
+	p.details = container.NewVBox(form)
+	content := container.NewVBox(p.slot, container.NewGridWithColumns(3, choose, paste, edit), p.details)
+	p.accordion = widget.NewAccordion(widget.NewAccordionItem("Work on an image", content))
+	p.box = p.accordion
+
+	p.loading = true
+	p.strength.SetValue(defaultStrength)
+	p.fit.SetSelected(fitCoverLabel)
+	p.tool.SetSelected(brushLabel)
+	p.brush.SetValue(defaultBrush)
+	p.feather.SetValue(defaultFeather)
+	p.showMask.SetChecked(true)
+	p.loading = false
+	s.strength, s.feather = defaultStrength, defaultFeather
+	p.refresh()
+	return p
+}
+
+// refresh shows the start image (or the empty slot) and what depends on it.
+func (p *imageWorkPanel) refresh() {
+	st := p.s.start
+	if st == nil {
+		hint := widget.NewLabel("Start from an image: drop it on the canvas, paste it, or use Refine this on a result. Without one, Easel makes a new image from the prompt.")
+		hint.Wrapping = fyne.TextWrapWord
+		hint.Importance = widget.LowImportance
+		p.slot.Objects = []fyne.CanvasObject{hint}
+		p.details.Hide()
+	} else {
+		p.thumb.Image = overChecker(history.Thumbnail(st.c.Image, 96), 6)
+		p.thumb.Refresh()
+		p.name.SetText("Start from · " + st.c.Name)
+		b := st.c.Image.Rect
+		p.size.SetText(fmt.Sprintf("%d×%d", b.Dx(), b.Dy()))
+		p.slot.Objects = []fyne.CanvasObject{container.NewBorder(nil, nil, p.thumb, p.remove, container.NewVBox(p.name, p.size))}
+		p.details.Show()
+		p.accordion.Open(0)
+	}
+	p.slot.Refresh()
+	p.refreshMask()
+	p.refreshExtend()
+}
+
+// refreshMask shows what the mask marks and whether Undo has a step.
+func (p *imageWorkPanel) refreshMask() {
+	st := p.s.start
+	if st == nil {
+		return
+	}
+	if st.mask.CanUndo() {
+		p.undo.Enable()
+	} else {
+		p.undo.Disable()
+	}
+	if n := st.mask.Coverage(); n == 0 {
+		p.maskState.SetText("No mask: the whole image is reworked at this strength. Paint on the canvas to repaint only a part.")
+	} else {
+		p.maskState.SetText(fmt.Sprintf("The mask covers %.0f %% of the image: only that part is repainted.", 100*n))
+	}
+}
+
+// refreshExtend shows the extension and the size it makes.
+func (p *imageWorkPanel) refreshExtend() {
+	e := p.s.extend
+	w, h, err := p.s.outputWithExtend(e)
+	switch {
+	case err != nil:
+		p.extendInfo.SetText(err.Error())
+	case e == [4]int{}:
+		p.extendInfo.SetText(fmt.Sprintf("%d×%d; the arrows on the canvas edges add %d px to a side.", w, h, extendStep))
+	default:
+		p.extendInfo.SetText(fmt.Sprintf("%d×%d (left %d, top %d, right %d, bottom %d px new)", w, h, e[sideLeft], e[sideTop], e[sideRight], e[sideBottom]))
+	}
+	if e == [4]int{} {
+		p.resetExt.Disable()
+	} else {
+		p.resetExt.Enable()
+	}
+}

@@ -1,0 +1,142 @@
+package ui
+
+import (
+	"image"
+	"image/color"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/widget"
+
+	"easel/app/maskpaint"
+)
+
+// maskOverlay is the colour painted pixels show in over the start image: a translucent red, as
+// inpainting tools draw it, at this opacity for a fully marked pixel.
+var maskOverlay = color.NRGBA{R: 255, G: 40, B: 80, A: 140}
+
+// maskEditor lies over the start image on the canvas: dragging paints (or erases) the mask with a
+// round brush, a click dabs once. The mask is held at the start image's own pixel size and drawn
+// as a translucent overlay fitted exactly as the image under it (both are fitted to the same box
+// with the same aspect).
+type maskEditor struct {
+	widget.BaseWidget
+	mask    *maskpaint.Mask
+	overlay *image.NRGBA
+	img     *canvas.Image
+	// Radius is the brush's radius in image pixels; Erase makes strokes keep instead of repaint.
+	Radius float64
+	Erase  bool
+	// dragging is true while a stroke is under way (Begin was called).
+	dragging bool
+	// changed is told after each finished stroke, and after each dab.
+	changed func()
+}
+
+func newMaskEditor(changed func()) *maskEditor {
+	e := &maskEditor{Radius: 32, changed: changed}
+	e.img = canvas.NewImageFromImage(nil)
+	e.img.FillMode = canvas.ImageFillContain
+	e.img.ScaleMode = canvas.ImageScaleFastest
+	e.ExtendBaseWidget(e)
+	return e
+}
+
+func (e *maskEditor) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(e.img) }
+
+// setMask shows m (nil: no mask, nothing to paint on).
+func (e *maskEditor) setMask(m *maskpaint.Mask) {
+	e.mask, e.dragging = m, false
+	if m == nil {
+		e.overlay = nil
+		e.img.Image = nil
+		e.img.Refresh()
+		return
+	}
+	w, h := m.Size()
+	e.overlay = image.NewNRGBA(image.Rect(0, 0, w, h))
+	e.redraw(e.overlay.Rect)
+}
+
+// redraw recolours the overlay inside r from the mask and shows it.
+func (e *maskEditor) redraw(r image.Rectangle) {
+	if e.mask == nil {
+		return
+	}
+	g := e.mask.Image()
+	r = r.Intersect(g.Rect)
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		src := g.Pix[g.PixOffset(r.Min.X, y):]
+		dst := e.overlay.Pix[e.overlay.PixOffset(r.Min.X, y):]
+		for x := range r.Dx() {
+			v := uint32(src[x])
+			if v == 0 {
+				dst[4*x+3] = 0
+				continue
+			}
+			dst[4*x+0], dst[4*x+1], dst[4*x+2] = maskOverlay.R, maskOverlay.G, maskOverlay.B
+			dst[4*x+3] = uint8((v*uint32(maskOverlay.A) + 127) / 255)
+		}
+	}
+	e.img.Image = e.overlay
+	e.img.Refresh()
+}
+
+// toMask turns a position in the widget into mask pixels: the overlay (and the image under it)
+// is the mask's size scaled to fit the widget, centred.
+func (e *maskEditor) toMask(p fyne.Position) maskpaint.Point {
+	w, h := e.mask.Size()
+	sz := e.Size()
+	scale := min(sz.Width/float32(w), sz.Height/float32(h))
+	if scale <= 0 {
+		return maskpaint.Point{X: -1e9, Y: -1e9}
+	}
+	ox, oy := (sz.Width-float32(w)*scale)/2, (sz.Height-float32(h)*scale)/2
+	return maskpaint.Point{X: float64((p.X - ox) / scale), Y: float64((p.Y - oy) / scale)}
+}
+
+// Dragged paints from where the pointer was to where it is (Fyne gives the current position
+// and the move since the last event).
+func (e *maskEditor) Dragged(ev *fyne.DragEvent) {
+	if e.mask == nil {
+		return
+	}
+	if !e.dragging {
+		e.mask.Begin()
+		e.dragging = true
+	}
+	from := e.toMask(ev.Position.SubtractXY(ev.Dragged.DX, ev.Dragged.DY))
+	to := e.toMask(ev.Position)
+	e.redraw(e.mask.Stroke(from, to, e.Radius, e.Erase))
+}
+
+// DragEnd finishes the stroke: it is one undo step.
+func (e *maskEditor) DragEnd() {
+	if e.mask == nil || !e.dragging {
+		return
+	}
+	e.mask.End()
+	e.dragging = false
+	if e.changed != nil {
+		e.changed()
+	}
+}
+
+// Tapped dabs the brush once where clicked.
+func (e *maskEditor) Tapped(ev *fyne.PointEvent) {
+	if e.mask == nil {
+		return
+	}
+	p := e.toMask(ev.Position)
+	e.redraw(e.mask.Stroke(p, p, e.Radius, e.Erase))
+	if e.changed != nil {
+		e.changed()
+	}
+}
+
+// refreshAll redraws the whole overlay (after invert, clear, undo or a restored mask).
+func (e *maskEditor) refreshAll() {
+	if e.overlay != nil {
+		e.redraw(e.overlay.Rect)
+	}
+}

@@ -1,0 +1,132 @@
+package ui
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/storage"
+
+	"easel/app/compose"
+	"easel/app/history"
+	"easel/engine/imageio"
+)
+
+// loadStart reads an image file as the start image off the UI goroutine; a file that cannot be
+// used gets the message a condition image would (the same loader and limits).
+func (s *studio) loadStart(path string) {
+	go func() {
+		c, err := compose.LoadCondition(path)
+		s.deps.Do(func() {
+			if err != nil {
+				s.say("%v", err)
+				return
+			}
+			s.setStart(c)
+			s.say("Starting from %s: paint over what to repaint, or generate to rework the whole image at strength %.2f.", c.Name, s.strength)
+		})
+	}()
+}
+
+// refine makes a saved image (a result or a history image) the start image.
+func (s *studio) refine(path string) {
+	if path == "" {
+		return
+	}
+	s.loadStart(path)
+}
+
+// refineEntry is Refine this on a history image.
+func (s *studio) refineEntry(e history.Entry) { s.refine(e.Path) }
+
+// pasteStart makes the clipboard's image the start image: the file copied in the Finder, else
+// the image itself, else the image file its text names (as Paste does for condition images).
+func (s *studio) pasteStart(cb fyne.Clipboard) bool {
+	if s.deps.ClipboardFile != nil {
+		if path := s.deps.ClipboardFile(); path != "" {
+			if st, err := os.Stat(path); err == nil && !st.IsDir() {
+				s.loadStart(path)
+				return true
+			}
+		}
+	}
+	if s.deps.ClipboardImage != nil {
+		if data := s.deps.ClipboardImage(); len(data) > 0 {
+			s.pasted++
+			c, err := compose.NewCondition(fmt.Sprintf("pasted image %d", s.pasted), data)
+			if err != nil {
+				s.say("%v", err)
+				return true
+			}
+			s.setStart(c)
+			return true
+		}
+	}
+	if cb == nil {
+		return false
+	}
+	line := strings.TrimSpace(strings.SplitN(strings.TrimSpace(cb.Content()), "\n", 2)[0])
+	if u, err := storage.ParseURI(line); err == nil && u.Scheme() == "file" && strings.HasPrefix(line, "file://") {
+		line = u.Path()
+	}
+	if line == "" {
+		return false
+	}
+	if st, err := os.Stat(line); err != nil || st.IsDir() {
+		s.say("%q is not an image file: copy an image, or an image file's path (%s).", shortText(line), imageio.Formats)
+		return true
+	}
+	s.loadStart(line)
+	return true
+}
+
+// pickStart opens the file dialog for the start image.
+func (s *studio) pickStart() {
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+		if err != nil {
+			s.say("The file could not be opened: %v", err)
+			return
+		}
+		if r == nil {
+			return
+		}
+		path := r.URI().Path()
+		r.Close()
+		s.loadStart(path)
+	}, s.win)
+	d.SetFilter(storage.NewExtensionFileFilter([]string{".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff"}))
+	d.Show()
+	d.Resize(fyne.NewSize(900, 600))
+}
+
+// maskEdit applies an edit of the whole mask (invert, clear, undo) and shows it.
+func (s *studio) maskEdit(edit func()) {
+	if s.start == nil {
+		return
+	}
+	edit()
+	if !s.canvas.editing {
+		s.showStart()
+	}
+	s.canvas.editor.refreshAll()
+	s.maskChanged()
+}
+
+// droppedOnStart reports whether a drop at pos (window coordinates) landed on the canvas or the
+// start image's slot: such a file becomes the start image instead of a condition image.
+func (s *studio) droppedOnStart(pos fyne.Position) bool {
+	for _, o := range []fyne.CanvasObject{s.canvas.box, s.work.slot} {
+		if o == nil || !o.Visible() {
+			continue
+		}
+		d := fyne.CurrentApp().Driver()
+		at := d.AbsolutePositionForObject(o)
+		sz := o.Size()
+		if pos.X >= at.X && pos.Y >= at.Y && pos.X < at.X+sz.Width && pos.Y < at.Y+sz.Height {
+			return true
+		}
+	}
+	return false
+}
