@@ -96,8 +96,9 @@ func newStudio(deps Deps) *studio {
 	if s.deps.Desktop == nil {
 		s.deps.Desktop = desktop.System()
 	}
+	keep := &keptAreas{}
 	s.queue = jobs.New(deps.Generator, func(u jobs.Update) {
-		framed := frameUpdate(u) // compositing a 2K image takes a while: not on the UI goroutine
+		framed := frameUpdate(u, keep.of(u)) // compositing a 2K image takes a while: not on the UI goroutine
 		s.deps.Do(func() { s.onUpdate(u, framed) })
 	})
 	return s
@@ -229,12 +230,19 @@ func (s *studio) cancelCurrent() {
 
 // frameUpdate is the picture an update puts on the canvas, already over the checkerboard: the
 // step's sharp preview (a real decode) when it carries one, else its fast preview, or the final
-// image; nil for none.
-func frameUpdate(u jobs.Update) image.Image {
+// image; nil for none. With kept (a run that starts from an image through a mask) the previews
+// show the kept area as the original.
+func frameUpdate(u jobs.Update, kept *keptArea) image.Image {
 	switch {
 	case u.Event != nil && u.Event.Preview != nil && u.Event.Preview.Sharp != nil:
+		if kept != nil {
+			return frameFinal(kept.over(u.Event.Preview.Sharp.Image))
+		}
 		return frameFinal(u.Event.Preview.Sharp.Image)
 	case u.Event != nil && u.Event.Preview != nil && u.Event.Preview.Image != nil:
+		if kept != nil {
+			return overChecker(kept.over(upscaleNearest(u.Event.Preview.Image, 4)), 8)
+		}
 		return framePreview(u.Event.Preview.Image)
 	case u.Event == nil && u.Job.State == jobs.Done && u.Job.Result != nil && u.Job.Result.Image != nil:
 		return frameFinal(u.Job.Result.Image)
