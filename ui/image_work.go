@@ -5,6 +5,7 @@ import (
 	"image"
 
 	"easel/app/compose"
+	"easel/app/imagework"
 	"easel/app/maskpaint"
 	"easel/app/memplan"
 )
@@ -82,11 +83,16 @@ func (s *studio) outputWithExtend(ext [4]int) (w, h int, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	if s.start != nil && s.followImage {
-		b := s.start.c.Image.Rect
-		w, h = compose.Snap(b.Dx()), compose.Snap(b.Dy())
+	if s.start == nil {
+		return w, h, nil
 	}
-	return w + ext[sideLeft] + ext[sideRight], h + ext[sideTop] + ext[sideBottom], nil
+	if !s.followImage && ext == [4]int{} {
+		return w, h, nil
+	}
+	// The size follows the (extended) image, as imagework.Prepare sizes it.
+	b := s.start.c.Image.Rect
+	w, h = imagework.SizeFollowing(b.Dx()+ext[sideLeft]+ext[sideRight], b.Dy()+ext[sideTop]+ext[sideBottom], compose.SizeMultiple)
+	return w, h, nil
 }
 
 // extendSide grows one side of the canvas by extendStep, refusing (and saying why) a size past
@@ -119,10 +125,11 @@ func (s *studio) extendSide(side int) {
 
 // sizeRefusal says why a run at w×h would not fit the memory budget ("" when it fits).
 func (s *studio) sizeRefusal(w, h int) string {
-	plan, err := s.memoryPlan()
+	plan, err := s.draft.Plan()
 	if err != nil {
 		return err.Error()
 	}
+	plan.Metal = hasMetal && s.draft.Backend != "cpu"
 	plan.Width, plan.Height = w, h
 	if p := memplan.Predict(s.deps.Geometry, plan, s.deps.Budget); !p.Fits() {
 		return "the run " + p.Explain()

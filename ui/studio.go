@@ -27,10 +27,12 @@ import (
 // studio is the main window's state: the draft, the queue, and the widgets that show them. All
 // its methods run on the UI goroutine; the queue's updates reach it through deps.Do.
 type studio struct {
-	deps  Deps
-	win   fyne.Window
-	draft compose.Draft
-	queue *jobs.Queue
+	deps Deps
+	win  fyne.Window
+	// finisher runs the queue's jobs on deps.Generator, pasting runs from a start image back.
+	finisher *finishing
+	draft    compose.Draft
+	queue    *jobs.Queue
 
 	// jobDrafts remembers what each submitted job was made from (for the PNG's settings).
 	jobDrafts map[jobs.ID]compose.Draft
@@ -97,7 +99,8 @@ func newStudio(deps Deps) *studio {
 		s.deps.Desktop = desktop.System()
 	}
 	keep := &keptAreas{}
-	s.queue = jobs.New(deps.Generator, func(u jobs.Update) {
+	s.finisher = &finishing{Generator: deps.Generator}
+	s.queue = jobs.New(s.finisher, func(u jobs.Update) {
 		framed := frameUpdate(u, keep.of(u)) // compositing a 2K image takes a while: not on the UI goroutine
 		s.deps.Do(func() { s.onUpdate(u, framed) })
 	})
@@ -121,6 +124,9 @@ func (s *studio) quiet() {
 // sets the request's SharpPreview).
 func (s *studio) memoryPlan() (memplan.Plan, error) {
 	plan, err := s.draft.Plan()
+	if err == nil && s.start != nil {
+		plan.Width, plan.Height, err = s.outputWithExtend(s.extend)
+	}
 	plan.Metal = hasMetal && s.draft.Backend != "cpu"
 	plan.SharpPreview = s.deps.Settings.Preview == settings.PreviewSharp
 	return plan, err
@@ -192,6 +198,14 @@ func (s *studio) generate() {
 		s.say("Cannot generate: %v", err)
 		return
 	}
+	prepared, err := s.applyStart(&req)
+	if err != nil {
+		s.say("Cannot generate: %v", err)
+		return
+	}
+	if prepared != nil {
+		s.finisher.expect(req.Init, prepared)
+	}
 	if s.deps.Calibrator != nil {
 		req.Preview = s.deps.Calibrator.Render
 	} else if s.deps.Projection != nil {
@@ -200,6 +214,9 @@ func (s *studio) generate() {
 	req.SharpPreview = s.deps.Settings.Preview == settings.PreviewSharp
 	id, err := s.queue.Submit(req, jobLabel(s.draft.Prompt, seed))
 	if err != nil {
+		if req.Init != nil {
+			s.finisher.forget(req.Init)
+		}
 		s.say("%v", err)
 		return
 	}
