@@ -5,7 +5,7 @@ GO      ?= go
 BIN     ?= easel
 GOFILES  = $(shell find . -name '*.go' -not -path './testdata/*' -not -path './.git/*')
 
-.PHONY: run build test deps deps-test fmt-check vet darwin-check unit golden-variant bench clean app dmg linux-package screenshot
+.PHONY: run build test deps deps-test fmt-check vet darwin-check unit golden-variant bench clean app dmg linux-package screenshot screenshot-inpaint
 
 run: deps build
 	./$(BIN)
@@ -47,6 +47,9 @@ bench:
 # The real window under Xvfb on the tiny model, captured mid-generation (shown in the README).
 screenshot: deps
 	@bash tools/screenshot.sh docs/screenshot.png
+
+screenshot-inpaint: deps
+	@EASEL_SCENE=inpaint bash tools/screenshot.sh docs/screenshots/window-inpaint.png
 
 # Packaging (packaging/package.sh): the .app and .dmg need a Mac; the Linux package builds anywhere.
 app: deps

@@ -4,17 +4,23 @@
 # Needs: xvfb, xdotool, imagemagick (`import`) — installed here when missing and run as root.
 #   make screenshot            # or: bash tools/screenshot.sh [OUT.png] [SECONDS_INTO_THE_RUN]
 # EASEL_PREVIEW=sharp, EASEL_SIZE=512 and EASEL_STEPS=100 change the settings the window starts with.
+# EASEL_SCENE=inpaint (make screenshot-inpaint) pastes a drawn landscape as the start image in
+# "Work on an image" and paints a mask stroke over it on the canvas instead of generating
+# (xclip too is needed then).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-docs/screenshot.png}
 wait_s=${2:-25}
 
-for tool in Xvfb xdotool import; do
+scene=${EASEL_SCENE:-generate}
+tools="Xvfb xdotool import"
+[ "$scene" = inpaint ] && tools="$tools xclip convert"
+for tool in $tools; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends xvfb xdotool imagemagick >/dev/null
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends xvfb xdotool imagemagick xclip >/dev/null
 		else
-			echo "missing $tool: sudo apt-get install -y xvfb xdotool imagemagick" >&2
+			echo "missing $tool: sudo apt-get install -y xvfb xdotool imagemagick xclip" >&2
 			exit 1
 		fi
 	fi
@@ -36,10 +42,12 @@ go build -o "$work/easel" .
 
 # A fresh settings folder: the tiny model, 40 steps at 1024² (long enough to catch mid-run).
 size=${EASEL_SIZE:-1024}
+width=$size height=$size
+if [ "$scene" = inpaint ]; then width=768 height=512; fi
 mkdir -p "$work/config/Easel" "$work/out"
 cat > "$work/config/Easel/settings.json" <<JSON
 {"model": "$work/tiny.cmf", "backend": "cpu", "output_folder": "$work/out",
- "width": $size, "height": $size, "steps": ${EASEL_STEPS:-40}, "cfg": 1, "preview": "${EASEL_PREVIEW:-fast}"}
+ "width": $width, "height": $height, "steps": ${EASEL_STEPS:-40}, "cfg": 1, "preview": "${EASEL_PREVIEW:-fast}"}
 JSON
 
 display=:$((90 + RANDOM % 9))
@@ -54,11 +62,33 @@ export DISPLAY=$display
 win=$(xdotool search --sync --onlyvisible --name '^Easel' | head -n1)
 xdotool windowsize "$win" 1440 900 windowmove "$win" 0 0
 sleep 2
-# Type into the prompt (the first field of the left column) and press Ctrl+Enter to generate.
-xdotool mousemove 200 90 click 1
-xdotool type --delay 15 "A red paper crane on a wooden desk, morning light"
-xdotool key ctrl+Return
-sleep "$wait_s"
+if [ "$scene" = inpaint ]; then
+	# A landscape as the start image (on the clipboard as a PNG), pasted through "Work on an
+	# image", then one brush stroke over the tree on the canvas.
+	convert -size 768x512 gradient:'#7fb2e5'-'#f5d6a0' -fill '#f4a340' -draw 'circle 560,200 560,150' \
+		-fill '#3f6b3a' -draw 'polygon 0,512 0,380 200,320 420,390 620,330 768,370 768,512' \
+		-fill '#2c4a2a' -draw 'polygon 80,512 150,300 220,512' "$work/start.png"
+	xclip -selection clipboard -t image/png -i "$work/start.png"
+	xdotool mousemove 200 90 click 1
+	xdotool type --delay 15 "A red maple tree in autumn"
+	xdotool mousemove 98 472 click 1 # open "Work on an image"
+	sleep 1
+	xdotool mousemove 223 589 click 1 # its Paste
+	sleep 3
+	xdotool mousemove 520 560 mousedown 1
+	for p in "530 530" "545 500" "560 470" "575 500" "590 540" "600 580" "580 595" "550 595" "530 580" "545 540" "565 520" "560 560"; do
+		xdotool mousemove $p
+		sleep 0.1
+	done
+	xdotool mouseup 1
+	sleep 1
+else
+	# Type into the prompt (the first field of the left column) and press Ctrl+Enter to generate.
+	xdotool mousemove 200 90 click 1
+	xdotool type --delay 15 "A red paper crane on a wooden desk, morning light"
+	xdotool key ctrl+Return
+	sleep "$wait_s"
+fi
 import -window root "$out"
 echo "wrote $out"
 if grep -q "Error in Fyne call thread" "$work/app.log"; then

@@ -138,6 +138,7 @@ func (v *canvasView) startEditing(framed image.Image, w, h int, m *maskpaint.Mas
 	v.set(framed, w, h)
 	v.editor.img.Hidden = !v.overlayOn
 	v.editLayer.Show()
+	v.tools.Hide() // they act on saved images; the caption says what is shown instead
 }
 
 // stopEditing hides the mask editor and the arrows (a preview or another image is shown).
@@ -147,6 +148,7 @@ func (v *canvasView) stopEditing() {
 	}
 	v.editing = false
 	v.editLayer.Hide()
+	v.tools.Show()
 }
 
 // showOverlay shows or hides the painted mask over the start image (painting goes on either way).

@@ -66,7 +66,7 @@ func (s *studio) showStart() {
 	}
 	img := s.start.c.Image
 	s.canvas.startEditing(frameFinal(img), img.Rect.Dx(), img.Rect.Dy(), s.start.mask,
-		fmt.Sprintf("Start image %s — paint over what to repaint", s.start.c.Name))
+		fmt.Sprintf("Start image · %s — paint over what to repaint; the arrows extend the canvas", s.start.c.Name))
 	s.canvasJob = 0
 	s.setShownFile("")
 }

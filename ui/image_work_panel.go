@@ -35,6 +35,7 @@ type imageWorkPanel struct {
 	name       *widget.Label
 	size       *widget.Label
 	remove     *widget.Button
+	show       *widget.Button // puts the start image back on the canvas for painting
 	strength   *widget.Slider
 	strengthV  *widget.Label
 	fit        *widget.RadioGroup
@@ -71,7 +72,7 @@ func newImageWorkPanel(s *studio) *imageWorkPanel {
 			s.say("The clipboard holds no image and no image file path.")
 		}
 	})
-	edit := widget.NewButtonWithIcon("Show", theme.VisibilityIcon(), s.showStart)
+	p.show = widget.NewButtonWithIcon("Show", theme.VisibilityIcon(), s.showStart)
 	p.slot = container.NewVBox()
 
 	p.strengthV = widget.NewLabel("")
@@ -135,7 +136,7 @@ func newImageWorkPanel(s *studio) *imageWorkPanel {
 		widget.NewFormItem("Extend", container.NewBorder(nil, nil, nil, p.resetExt, p.extendInfo)),
 	)
 	p.details = container.NewVBox(form)
-	content := container.NewVBox(p.slot, container.NewGridWithColumns(3, choose, paste, edit), p.details)
+	content := container.NewVBox(p.slot, container.NewGridWithColumns(3, choose, paste, p.show), p.details)
 	p.accordion = widget.NewAccordion(widget.NewAccordionItem("Work on an image", content))
 	p.box = p.accordion
 
@@ -161,14 +162,16 @@ func (p *imageWorkPanel) refresh() {
 		hint.Importance = widget.LowImportance
 		p.slot.Objects = []fyne.CanvasObject{hint}
 		p.details.Hide()
+		p.show.Disable()
 	} else {
 		p.thumb.Image = overChecker(history.Thumbnail(st.c.Image, 96), 6)
 		p.thumb.Refresh()
 		p.name.SetText("Start from · " + st.c.Name)
 		b := st.c.Image.Rect
 		p.size.SetText(fmt.Sprintf("%d×%d", b.Dx(), b.Dy()))
-		p.slot.Objects = []fyne.CanvasObject{container.NewBorder(nil, nil, p.thumb, p.remove, container.NewVBox(p.name, p.size))}
+		p.slot.Objects = []fyne.CanvasObject{container.NewBorder(nil, nil, p.thumb, container.NewCenter(p.remove), container.NewVBox(p.name, p.size))}
 		p.details.Show()
+		p.show.Enable()
 		p.accordion.Open(0)
 	}
 	p.slot.Refresh()
