@@ -6,6 +6,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/maskpaint"
@@ -31,6 +32,8 @@ type maskEditor struct {
 	dragging bool
 	// changed is told after each finished stroke, and after each dab.
 	changed func()
+	// ring outlines the brush under the pointer (hidden when the pointer is elsewhere).
+	ring *canvas.Circle
 }
 
 func newMaskEditor(changed func()) *maskEditor {
@@ -38,11 +41,61 @@ func newMaskEditor(changed func()) *maskEditor {
 	e.img = canvas.NewImageFromImage(nil)
 	e.img.FillMode = canvas.ImageFillContain
 	e.img.ScaleMode = canvas.ImageScaleFastest
+	e.ring = canvas.NewCircle(color.Transparent)
+	e.ring.StrokeColor = color.NRGBA{R: 255, G: 255, B: 255, A: 200}
+	e.ring.StrokeWidth = 1.5
+	e.ring.Hide()
 	e.ExtendBaseWidget(e)
 	return e
 }
 
-func (e *maskEditor) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(e.img) }
+func (e *maskEditor) CreateRenderer() fyne.WidgetRenderer {
+	return &maskEditorRenderer{e: e, objects: []fyne.CanvasObject{e.img, e.ring}}
+}
+
+// maskEditorRenderer stretches the overlay over the widget and leaves the brush ring where the
+// pointer put it.
+type maskEditorRenderer struct {
+	e       *maskEditor
+	objects []fyne.CanvasObject
+}
+
+func (r *maskEditorRenderer) Layout(size fyne.Size) {
+	r.e.img.Resize(size)
+	r.e.img.Move(fyne.NewPos(0, 0))
+}
+func (r *maskEditorRenderer) MinSize() fyne.Size           { return fyne.NewSize(0, 0) }
+func (r *maskEditorRenderer) Refresh()                     { r.e.img.Refresh(); r.e.ring.Refresh() }
+func (r *maskEditorRenderer) Objects() []fyne.CanvasObject { return r.objects }
+func (r *maskEditorRenderer) Destroy()                     {}
+
+// scale is how many widget units one mask pixel takes on screen (0 without a mask).
+func (e *maskEditor) scale() float32 {
+	if e.mask == nil {
+		return 0
+	}
+	w, h := e.mask.Size()
+	sz := e.Size()
+	return min(sz.Width/float32(w), sz.Height/float32(h))
+}
+
+// showRing outlines the brush, at its size on screen, around p.
+func (e *maskEditor) showRing(p fyne.Position) {
+	r := float32(e.Radius) * e.scale()
+	if e.mask == nil || r <= 0 {
+		e.ring.Hide()
+		return
+	}
+	e.ring.Move(p.SubtractXY(r, r))
+	e.ring.Resize(fyne.NewSize(2*r, 2*r))
+	e.ring.Show()
+	e.ring.Refresh()
+}
+
+// MouseIn, MouseMoved and MouseOut keep the brush ring under the pointer.
+func (e *maskEditor) MouseIn(ev *desktop.MouseEvent)    { e.showRing(ev.Position) }
+func (e *maskEditor) MouseMoved(ev *desktop.MouseEvent) { e.showRing(ev.Position) }
+func (e *maskEditor) MouseOut()                         { e.ring.Hide(); e.ring.Refresh() }
 
 // setMask shows m (nil: no mask, nothing to paint on).
 func (e *maskEditor) setMask(m *maskpaint.Mask) {
@@ -87,7 +140,7 @@ func (e *maskEditor) redraw(r image.Rectangle) {
 func (e *maskEditor) toMask(p fyne.Position) maskpaint.Point {
 	w, h := e.mask.Size()
 	sz := e.Size()
-	scale := min(sz.Width/float32(w), sz.Height/float32(h))
+	scale := e.scale()
 	if scale <= 0 {
 		return maskpaint.Point{X: -1e9, Y: -1e9}
 	}
@@ -107,6 +160,7 @@ func (e *maskEditor) Dragged(ev *fyne.DragEvent) {
 	}
 	from := e.toMask(ev.Position.SubtractXY(ev.Dragged.DX, ev.Dragged.DY))
 	to := e.toMask(ev.Position)
+	e.showRing(ev.Position)
 	e.redraw(e.mask.Stroke(from, to, e.Radius, e.Erase))
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/test"
 
 	"easel/app/maskpaint"
@@ -97,5 +98,19 @@ func TestMaskEditorEraserAndLetterbox(t *testing.T) {
 	sameMask(t, "after erasing", e.mask.Image(), want.Image())
 	if e.mask.Image().GrayAt(50, 25).Y != maskpaint.Keep || e.mask.Image().GrayAt(50, 17).Y != maskpaint.Repaint {
 		t.Error("the eraser did not clear the band through the dab, or cleared past it")
+	}
+}
+
+// The brush ring follows the pointer at the brush's size on screen and hides when it leaves.
+func TestMaskEditorBrushRing(t *testing.T) {
+	e, _ := editorOn(t, 200, 100, fyne.NewSize(400, 200))
+	e.Radius = 10
+	e.MouseMoved(&desktop.MouseEvent{PointEvent: fyne.PointEvent{Position: fyne.NewPos(100, 50)}})
+	if !e.ring.Visible() || e.ring.Size() != fyne.NewSize(40, 40) || e.ring.Position() != fyne.NewPos(80, 30) {
+		t.Errorf("ring at %v size %v visible %v; want a 40-unit ring around 100,50", e.ring.Position(), e.ring.Size(), e.ring.Visible())
+	}
+	e.MouseOut()
+	if e.ring.Visible() {
+		t.Error("the ring stays after the pointer left")
 	}
 }

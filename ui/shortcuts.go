@@ -8,8 +8,8 @@ import (
 )
 
 // The window's keys: ⌘↩ / Ctrl+Enter generates, ⌘. / Escape cancels, ⌘O adds images, ⌘V (when
-// no text field has the focus) pastes an image. Generate and Cancel are menu items so they work
-// while typing in the prompt.
+// no text field has the focus) pastes an image, ⌘Z (likewise) undoes the last mask step.
+// Generate and Cancel are menu items so they work while typing in the prompt.
 var (
 	generateShortcut = &desktop.CustomShortcut{KeyName: fyne.KeyReturn, Modifier: fyne.KeyModifierShortcutDefault}
 	cancelShortcut   = &desktop.CustomShortcut{KeyName: fyne.KeyPeriod, Modifier: fyne.KeyModifierShortcutDefault}
@@ -45,6 +45,7 @@ func (s *studio) installShortcuts() {
 			s.say("The clipboard holds no image and no image file path.")
 		}
 	})
+	c.AddShortcut(&fyne.ShortcutUndo{}, func(fyne.Shortcut) { s.undoMask() })
 	c.SetOnTypedKey(func(k *fyne.KeyEvent) {
 		if k.Name == fyne.KeyEscape {
 			s.cancelCurrent()

@@ -130,3 +130,11 @@ func (s *studio) droppedOnStart(pos fyne.Position) bool {
 	}
 	return false
 }
+
+// undoMask takes the last mask step back (⌘Z outside text fields).
+func (s *studio) undoMask() {
+	if s.start == nil || !s.start.mask.CanUndo() {
+		return
+	}
+	s.maskEdit(func() { s.start.mask.Undo() })
+}
