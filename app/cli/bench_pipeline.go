@@ -17,11 +17,11 @@ import (
 	"easel/app/memplan"
 	"easel/app/settings"
 	"easel/engine/cmf"
+	"easel/engine/condimage"
 	"easel/engine/convert"
 	"easel/engine/imageio"
 	"easel/engine/ml/cpu"
 	"easel/engine/pipeline"
-	"easel/engine/qwen3vl"
 )
 
 const benchPipelineUsage = `usage: easel bench pipeline (--model M.cmf | --synthetic) --size WxH --steps N [flags]
@@ -214,7 +214,7 @@ const mac16WorkingSet = 16 << 30 / 4 * 3
 func benchPlan(req pipeline.Request, res int) (memplan.Plan, error) {
 	plan := memplan.Plan{Width: req.Width, Height: req.Height, PromptBytes: len(req.Prompt), CFG: req.CFG > 1}
 	for _, img := range req.Images {
-		cw, ch, err := qwen3vl.ConditionSize(img.Rect.Dx(), img.Rect.Dy(), res)
+		cw, ch, err := condimage.ConditionSize(img.Rect.Dx(), img.Rect.Dy(), res)
 		if err != nil {
 			return memplan.Plan{}, err
 		}

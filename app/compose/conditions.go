@@ -8,9 +8,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"easel/engine/condimage"
 	"easel/engine/imageio"
 	"easel/engine/pipeline"
-	"easel/engine/qwen3vl"
 )
 
 // MaxConditions is the model's limit on condition images.
@@ -37,7 +37,7 @@ func NewCondition(name string, data []byte) (Condition, error) {
 	if err != nil {
 		return Condition{}, err
 	}
-	w, h, err := qwen3vl.ConditionSize(img.Rect.Dx(), img.Rect.Dy(), Resolution)
+	w, h, err := condimage.ConditionSize(img.Rect.Dx(), img.Rect.Dy(), Resolution)
 	if err != nil {
 		return Condition{}, fmt.Errorf("%s: %w", name, err)
 	}
@@ -64,7 +64,7 @@ func LoadCondition(path string) (Condition, error) {
 	if err != nil {
 		return Condition{}, fmt.Errorf("cannot read %s: %w", path, err)
 	}
-	w, h, err := qwen3vl.ConditionSize(img.Rect.Dx(), img.Rect.Dy(), Resolution)
+	w, h, err := condimage.ConditionSize(img.Rect.Dx(), img.Rect.Dy(), Resolution)
 	if err != nil {
 		return Condition{}, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}

@@ -9,9 +9,9 @@ import (
 	"easel/app/imagefile"
 	"easel/app/memplan"
 	"easel/app/settings"
+	"easel/engine/condimage"
 	"easel/engine/lora"
 	"easel/engine/pipeline"
-	"easel/engine/qwen3vl"
 )
 
 // Draft is the generation being set up.
@@ -84,7 +84,7 @@ func (d *Draft) OutputSize() (int, int, error) {
 			return 0, 0, fmt.Errorf("“from the last condition image” needs a condition image: add one or choose a preset")
 		}
 		last := d.Conditions[len(d.Conditions)-1].Image.Rect
-		w, h := qwen3vl.CalculateDimensions(float64(Resolution)*float64(Resolution), float64(last.Dx())/float64(last.Dy()))
+		w, h := condimage.CalculateDimensions(float64(Resolution)*float64(Resolution), float64(last.Dx())/float64(last.Dy()))
 		return w / SizeMultiple * SizeMultiple, h / SizeMultiple * SizeMultiple, nil
 	}
 }

@@ -3,7 +3,7 @@ package compose
 import (
 	"fmt"
 
-	"easel/engine/qwen3vl"
+	"easel/engine/condimage"
 )
 
 // Aspect is one official aspect preset (spec §2).
@@ -57,7 +57,7 @@ func PresetSize(a Aspect, s Scale) (int, int) {
 	if s == Scale2K {
 		return a.TwoK[0], a.TwoK[1]
 	}
-	return qwen3vl.CalculateDimensions(1024*1024, float64(a.W)/float64(a.H))
+	return condimage.CalculateDimensions(1024*1024, float64(a.W)/float64(a.H))
 }
 
 // Snap rounds a custom side to the nearest multiple of 32 within [MinSide, MaxSide].

@@ -3,9 +3,9 @@ package memplan
 import (
 	"fmt"
 
+	"easel/engine/condimage"
 	"easel/engine/qi21"
 	"easel/engine/qi21/qi21metal"
-	"easel/engine/qwen3vl"
 )
 
 // Plan is one generation's shape, as the window knows it before a run.
@@ -243,7 +243,7 @@ func LargestFitting(g Geometry, p Plan, budget int64) (width, height int, ok boo
 	// The weights, the prompt's and the condition images' stages do not shrink with the output:
 	// when the smallest size does not fit, none does (and the Metal plan's VAE dry runs for every
 	// size in between are skipped).
-	if w, h := qwen3vl.CalculateDimensions(256*256, ratio); w >= 32 && h >= 32 {
+	if w, h := condimage.CalculateDimensions(256*256, ratio); w >= 32 && h >= 32 {
 		q := p
 		q.Width, q.Height = w, h
 		if !Predict(g, q, budget).Fits() {
@@ -251,7 +251,7 @@ func LargestFitting(g Geometry, p Plan, budget int64) (width, height int, ok boo
 		}
 	}
 	for area >= 256*256 {
-		w, h := qwen3vl.CalculateDimensions(area, ratio)
+		w, h := condimage.CalculateDimensions(area, ratio)
 		if w >= 32 && h >= 32 && (w < p.Width || h < p.Height) {
 			q := p
 			q.Width, q.Height = w, h

@@ -116,7 +116,7 @@ func (f configFiles) parse() (*snapshotConfigs, error) {
 }
 
 // processorBlob holds processor/processor_config.json verbatim (an Easel addition to cortiq's
-// layout; readers that do not know it ignore it). It must match qwen3vl.ImageProcessorTensor.
+// layout; readers that do not know it ignore it). It must match condimage.ImageProcessorTensor.
 const processorBlob = "qi21.processor_json"
 
 // fixedGrid is a distilled checkpoint's sigma grid, or nil for the step-count schedule.

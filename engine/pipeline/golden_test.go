@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"easel/engine/condimage"
 	"easel/engine/imageio"
 	"easel/engine/qwen3vl"
 	"easel/engine/vae"
@@ -127,16 +128,16 @@ func encodeCase(t *testing.T, p *Pipeline, c *pipelineCase, prefix, text string,
 
 // conditionsFor stands in for prepared images with only their patch grids, which is all the
 // prompt builder reads.
-func conditionsFor(t *testing.T, c *pipelineCase, prefix string) []*qwen3vl.ConditionImage {
+func conditionsFor(t *testing.T, c *pipelineCase, prefix string) []*condimage.ConditionImage {
 	t.Helper()
 	name := prefix + "_image_grid_thw"
 	if !c.Has(name) {
 		return nil
 	}
 	grids := c.int32s(t, name)
-	var out []*qwen3vl.ConditionImage
+	var out []*condimage.ConditionImage
 	for i := 0; i+3 <= len(grids); i += 3 {
-		out = append(out, &qwen3vl.ConditionImage{GridTHW: [3]int{int(grids[i]), int(grids[i+1]), int(grids[i+2])}})
+		out = append(out, &condimage.ConditionImage{GridTHW: [3]int{int(grids[i]), int(grids[i+1]), int(grids[i+2])}})
 	}
 	return out
 }

@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"easel/engine/cmf"
+	"easel/engine/condimage"
 	"easel/engine/convert"
 	"easel/engine/ml"
 	"easel/engine/ml/cpu"
-	"easel/engine/qwen3vl"
 	"easel/engine/vae"
 	"easel/internal/golden"
 	"easel/internal/tinymodel"
@@ -224,7 +224,7 @@ func newStockProcessorPipeline(t testing.TB) *Pipeline {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	stock := qwen3vl.DefaultImageProcessorConfig()
+	stock := condimage.DefaultImageProcessorConfig()
 	p, err := New(f, cpu.New(), Options{ImageProcessor: &stock})
 	if err != nil {
 		t.Fatal(err)

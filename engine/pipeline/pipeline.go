@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"easel/engine/cmf"
+	"easel/engine/condimage"
 	"easel/engine/lora"
 	"easel/engine/ml"
 	"easel/engine/qi21"
@@ -31,10 +32,10 @@ type ModelFile interface {
 // Options adjust a Pipeline beyond what the model file says.
 type Options struct {
 	// ImageProcessor replaces the image-processor settings for condition images. nil means the
-	// model file's own (qwen3vl.ImageProcessorTensor, written by easel convert from the snapshot's
-	// processor_config.json), or qwen3vl.DefaultImageProcessorConfig() for files without it
+	// model file's own (condimage.ImageProcessorTensor, written by easel convert from the snapshot's
+	// processor_config.json), or condimage.DefaultImageProcessorConfig() for files without it
 	// (cortiq's).
-	ImageProcessor *qwen3vl.ImageProcessorConfig
+	ImageProcessor *condimage.ImageProcessorConfig
 	// Tiling forces how the VAE decodes. The zero value chooses per image: one piece (exact) when
 	// its planned activations fit a quarter of the device budget, else the largest tiling that does.
 	Tiling vae.Tiling
@@ -66,7 +67,7 @@ type Pipeline struct {
 	textRun  *textStage // where prompts are encoded (the device, or enc itself)
 	sched    sched.Config
 	defaults Defaults
-	proc     qwen3vl.ImageProcessorConfig
+	proc     condimage.ImageProcessorConfig
 	tiling   *vae.Tiling // forced by Options; nil chooses per image
 	padID    int32
 	vision   bool
@@ -95,14 +96,14 @@ func New(m ModelFile, be ml.Backend, opts Options) (*Pipeline, error) {
 	if m == nil || be == nil {
 		return nil, errors.New("pipeline: New needs an open model file and a backend")
 	}
-	p := &Pipeline{model: m, inner: be, proc: qwen3vl.DefaultImageProcessorConfig()}
+	p := &Pipeline{model: m, inner: be, proc: condimage.DefaultImageProcessorConfig()}
 	p.be, p.guard = wrapBackend(be)
 	if opts.ImageProcessor != nil {
 		p.proc = *opts.ImageProcessor
-	} else if js, err := m.ConfigJSON(qwen3vl.ImageProcessorTensor); err == nil {
+	} else if js, err := m.ConfigJSON(condimage.ImageProcessorTensor); err == nil {
 		// Files converted by Easel carry the snapshot's processor settings; cortiq's do not, and
 		// the stock settings apply.
-		if p.proc, err = qwen3vl.ParseImageProcessorConfig(js, qwen3vl.ImageProcessorTensor); err != nil {
+		if p.proc, err = condimage.ParseImageProcessorConfig(js, condimage.ImageProcessorTensor); err != nil {
 			return nil, fmt.Errorf("pipeline: %w", err)
 		}
 	}

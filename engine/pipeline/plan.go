@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"easel/engine/condimage"
 	"easel/engine/qi21"
 	"easel/engine/qwen3vl"
 )
@@ -60,11 +61,11 @@ func (p *Pipeline) plan(req *Request, set settings) (*Plan, error) {
 	var condShapes [][2]int
 	factor := p.proc.PatchSize * p.proc.MergeSize
 	for i, img := range req.Images {
-		wc, hc, err := qwen3vl.ConditionSize(img.Rect.Dx(), img.Rect.Dy(), set.resolution)
+		wc, hc, err := condimage.ConditionSize(img.Rect.Dx(), img.Rect.Dy(), set.resolution)
 		if err != nil {
 			return nil, fmt.Errorf("%w: condition image %d: %v", ErrImages, i+1, err)
 		}
-		vh, vw, err := qwen3vl.SmartResize(hc, wc, factor, p.proc.MinPixels, p.proc.MaxPixels)
+		vh, vw, err := condimage.SmartResize(hc, wc, factor, p.proc.MinPixels, p.proc.MaxPixels)
 		if err != nil {
 			return nil, fmt.Errorf("%w: condition image %d: %v", ErrImages, i+1, err)
 		}

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"easel/engine/condimage"
 	"easel/engine/qi21"
-	"easel/engine/qwen3vl"
 	"easel/engine/sched"
 )
 
@@ -130,7 +130,7 @@ func (p *Pipeline) OutputSize(r *Request) (width, height int, err error) {
 		if !(r.Aspect > 0) || math.IsInf(r.Aspect, 0) {
 			return 0, 0, fmt.Errorf("%w: aspect ratio %g: it must be a positive width/height", ErrSize, r.Aspect)
 		}
-		width, height = qwen3vl.CalculateDimensions(float64(res)*float64(res), r.Aspect)
+		width, height = condimage.CalculateDimensions(float64(res)*float64(res), r.Aspect)
 	case r.Init != nil && r.Init.Image != nil:
 		width, height = r.Init.Image.Rect.Dx(), r.Init.Image.Rect.Dy()
 	case len(r.Images) > 0:
@@ -138,7 +138,7 @@ func (p *Pipeline) OutputSize(r *Request) (width, height int, err error) {
 		if last == nil || last.Rect.Dx() <= 0 || last.Rect.Dy() <= 0 {
 			return 0, 0, fmt.Errorf("%w: the last condition image is empty", ErrImages)
 		}
-		width, height = qwen3vl.CalculateDimensions(float64(res)*float64(res), float64(last.Rect.Dx())/float64(last.Rect.Dy()))
+		width, height = condimage.CalculateDimensions(float64(res)*float64(res), float64(last.Rect.Dx())/float64(last.Rect.Dy()))
 	default:
 		width, height = p.defaults.Width, p.defaults.Height
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"easel/engine/condimage"
 	"easel/engine/ml"
 	"easel/engine/mmapfile"
 	"easel/engine/qwen3vl"
@@ -363,7 +364,7 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 }
 
 // encode builds and encodes one prompt.
-func (r *run) encode(ctx context.Context, text string, conds []*qwen3vl.ConditionImage, vision []qwen3vl.VisionInput) (*Conditioning, error) {
+func (r *run) encode(ctx context.Context, text string, conds []*condimage.ConditionImage, vision []qwen3vl.VisionInput) (*Conditioning, error) {
 	prompt, err := r.p.BuildPrompt(text, conds)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image"
 
+	"easel/engine/condimage"
 	"easel/engine/qwen3vl"
 	"easel/engine/sched"
 	"easel/engine/seed"
@@ -28,10 +29,10 @@ func (c *Conditioning) Rows() int { return len(c.ImageMask) }
 
 // PrepareImages resizes each condition image for both encoders (spec §3.1–3.2) for an output
 // resolution res: about res² pixels, sides multiples of 32.
-func (p *Pipeline) PrepareImages(images []*image.NRGBA, res int) ([]*qwen3vl.ConditionImage, error) {
-	out := make([]*qwen3vl.ConditionImage, len(images))
+func (p *Pipeline) PrepareImages(images []*image.NRGBA, res int) ([]*condimage.ConditionImage, error) {
+	out := make([]*condimage.ConditionImage, len(images))
 	for i, img := range images {
-		ci, err := qwen3vl.PrepareConditionImage(img, res, p.proc)
+		ci, err := condimage.PrepareConditionImage(img, res, p.proc)
 		if err != nil {
 			return nil, fmt.Errorf("%w: condition image %d: %v", ErrImages, i+1, err)
 		}
@@ -47,7 +48,7 @@ func (p *Pipeline) PrepareImages(images []*image.NRGBA, res int) ([]*qwen3vl.Con
 }
 
 // BuildPrompt tokenizes text in the template for the prepared condition images (spec §1).
-func (p *Pipeline) BuildPrompt(text string, conds []*qwen3vl.ConditionImage) (qwen3vl.Prompt, error) {
+func (p *Pipeline) BuildPrompt(text string, conds []*condimage.ConditionImage) (qwen3vl.Prompt, error) {
 	pads := make([]int, len(conds))
 	for i, c := range conds {
 		n, err := qwen3vl.ImagePadCount(c.GridTHW, p.proc.MergeSize)
@@ -60,7 +61,7 @@ func (p *Pipeline) BuildPrompt(text string, conds []*qwen3vl.ConditionImage) (qw
 }
 
 // VisionInputs are the prepared images as the vision tower takes them.
-func VisionInputs(conds []*qwen3vl.ConditionImage) []qwen3vl.VisionInput {
+func VisionInputs(conds []*condimage.ConditionImage) []qwen3vl.VisionInput {
 	out := make([]qwen3vl.VisionInput, len(conds))
 	for i, c := range conds {
 		out[i] = qwen3vl.VisionInput{Pixels: c.PixelValues, Grid: c.GridTHW}
@@ -69,7 +70,7 @@ func VisionInputs(conds []*qwen3vl.ConditionImage) []qwen3vl.VisionInput {
 }
 
 // VAEInputs are the prepared images as the VAE encoder takes them ([4, Hc, Wc] in [−1, 1]).
-func VAEInputs(conds []*qwen3vl.ConditionImage) []*vae.Image {
+func VAEInputs(conds []*condimage.ConditionImage) []*vae.Image {
 	out := make([]*vae.Image, len(conds))
 	for i, c := range conds {
 		out[i] = &vae.Image{C: 4, H: c.Height, W: c.Width, Pix: c.VAEInput}

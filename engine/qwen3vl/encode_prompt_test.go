@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"easel/engine/condimage"
 	"easel/engine/imageio"
 	"easel/internal/golden"
 )
@@ -47,7 +48,7 @@ func TestGoldenPromptToEmbeddings(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					ci, err := PrepareConditionImage(img, int(res), proc)
+					ci, err := condimage.PrepareConditionImage(img, int(res), proc)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"easel/engine/condimage"
 	"easel/engine/tokenizer"
 	"easel/internal/golden"
 )
@@ -14,13 +15,13 @@ import (
 var (
 	snapshotTokenizerOnce sync.Once
 	snapshotTok           *tokenizer.Tokenizer
-	snapshotProc          ImageProcessorConfig
+	snapshotProc          condimage.ImageProcessorConfig
 	snapshotErr           error
 )
 
 // snapshotTokenizer loads the real Qwen tokenizer and image-processor config of the golden
 // snapshot, once per test run.
-func snapshotTokenizer(t *testing.T) (*tokenizer.Tokenizer, ImageProcessorConfig) {
+func snapshotTokenizer(t *testing.T) (*tokenizer.Tokenizer, condimage.ImageProcessorConfig) {
 	t.Helper()
 	snapshotTokenizerOnce.Do(func() {
 		snap, err := golden.ModelSnapshot()
@@ -30,7 +31,7 @@ func snapshotTokenizer(t *testing.T) (*tokenizer.Tokenizer, ImageProcessorConfig
 		}
 		snapshotTok, snapshotErr = tokenizer.LoadFile(filepath.Join(snap, "processor", "tokenizer.json"))
 		if snapshotErr == nil {
-			snapshotProc, snapshotErr = LoadImageProcessorConfig(filepath.Join(snap, "processor", "processor_config.json"))
+			snapshotProc, snapshotErr = condimage.LoadImageProcessorConfig(filepath.Join(snap, "processor", "processor_config.json"))
 		}
 	})
 	if snapshotErr != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"easel/engine/cmf"
+	"easel/engine/condimage"
 	"easel/engine/convert"
 	"easel/engine/ml/cpu"
 	"easel/engine/ml/metal"
@@ -222,9 +223,9 @@ func imagePrompts(t *testing.T, cpuEnc *qwen3vl.Encoder) []imagePrompt {
 	}
 	t.Log("no pipeline case in the golden folder has condition images: comparing on a prepared picture")
 	f := tinyFile(t)
-	proc := qwen3vl.DefaultImageProcessorConfig()
-	if js, err := f.ConfigJSON(qwen3vl.ImageProcessorTensor); err == nil {
-		if proc, err = qwen3vl.ParseImageProcessorConfig(js, qwen3vl.ImageProcessorTensor); err != nil {
+	proc := condimage.DefaultImageProcessorConfig()
+	if js, err := f.ConfigJSON(condimage.ImageProcessorTensor); err == nil {
+		if proc, err = condimage.ParseImageProcessorConfig(js, condimage.ImageProcessorTensor); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -238,7 +239,7 @@ func imagePrompts(t *testing.T, cpuEnc *qwen3vl.Encoder) []imagePrompt {
 			pic.SetNRGBA(x, y, color.NRGBA{uint8(x * 255 / 159), uint8(y * 255 / 95), uint8((x*7 + y*13) % 256), 255})
 		}
 	}
-	cond, err := qwen3vl.PrepareConditionImage(pic, 256, proc)
+	cond, err := condimage.PrepareConditionImage(pic, 256, proc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package qwen3vl
+package condimage
 
 import (
 	"fmt"
