@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"easel/engine/published"
 )
 
 // The enumeration from configs names every tensor of the tiny snapshot at its shape, and no other
@@ -67,7 +69,7 @@ func TestLayoutListsTheSnapshotsTensors(t *testing.T) {
 // The published configs list the published model: 297 DiT tensors of 7.1 G parameters (spec §6.2)
 // and the VAE's 238 tensors less its 12 time_conv tensors (Appendix A).
 func TestLayoutOfThePublishedModel(t *testing.T) {
-	pub := PublishedConfigs()
+	pub := published.Files()
 	dit, err := ditTensors(pub["transformer/config.json"])
 	if err != nil {
 		t.Fatal(err)

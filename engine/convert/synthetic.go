@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"easel/engine/cmf"
+	"easel/engine/published"
 	"easel/engine/quant"
 	"easel/engine/safetensors"
 )
@@ -26,7 +27,7 @@ import (
 // SyntheticOptions tune WriteSynthetic.
 type SyntheticOptions struct {
 	// Configs are the snapshot's small files by path ("transformer/config.json", …); nil means
-	// PublishedConfigs().
+	// published.Files().
 	Configs map[string][]byte
 	// Tokenizer is processor/tokenizer.json (required: the pipeline tokenizes prompts).
 	Tokenizer []byte
@@ -104,7 +105,7 @@ func WriteSynthetic(ctx context.Context, out string, opts SyntheticOptions) (*Re
 func (opts SyntheticOptions) configs() (map[string][]byte, *snapshotConfigs, error) {
 	files := opts.Configs
 	if files == nil {
-		files = PublishedConfigs()
+		files = published.Files()
 	}
 	c, err := configFiles{
 		index: files["model_index.json"], dit: files["transformer/config.json"], textEncoder: files["text_encoder/config.json"],

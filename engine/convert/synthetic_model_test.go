@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"easel/engine/cmf"
+	"easel/engine/published"
 	"easel/engine/quant"
 )
 
@@ -134,7 +135,7 @@ func TestEnsureSyntheticKeepsACompleteFileAndReplacesADamagedOne(t *testing.T) {
 func readSnapshotFiles(t *testing.T, dir string) (configs map[string][]byte, tokenizer []byte) {
 	t.Helper()
 	configs = map[string][]byte{}
-	for rel := range PublishedConfigs() {
+	for rel := range published.Files() {
 		b, err := os.ReadFile(filepath.Join(dir, rel))
 		if err != nil {
 			t.Fatal(err)

@@ -13,14 +13,6 @@ import (
 	"easel/engine/quant"
 )
 
-// PublishedConfig is the released transformer's geometry (spec §6.1). The model itself always
-// reads its geometry from dit.config_json; this is for benchmarks that build random weights.
-func PublishedConfig() Config {
-	causal := true
-	return Config{Heads: 32, HeadDim: 128, Layers: 32, InChannels: 64, OutChannels: 64, ContextDim: 4096,
-		MLPRatio: 3, AxesDims: []int{16, 56, 56}, Eps: 1e-6, CausalCondition: &causal, PatchSize: 1}
-}
-
 // BlockBench is one measured block: its geometry, codec, per-repetition times and per-class time.
 type BlockBench struct {
 	Codec      string             `json:"codec"`

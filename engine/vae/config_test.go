@@ -1,6 +1,7 @@
 package vae
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -44,5 +45,18 @@ func TestConfigRejectsWhatItCannotRun(t *testing.T) {
 		if _, err := ParseConfig([]byte(js)); err == nil {
 			t.Errorf("%s was accepted", js)
 		}
+	}
+}
+
+// TestPublishedConfigIsTheClassDefaults: the published config (engine/published) with neutral
+// statistics is the class defaults' geometry, which plans made before a model is chosen use.
+func TestPublishedConfigIsTheClassDefaults(t *testing.T) {
+	stats := func(v string) string { return "[" + strings.TrimSuffix(strings.Repeat(v+",", 64), ",") + "]" }
+	want, err := ParseConfig([]byte(`{"latents_mean": ` + stats("0") + `, "latents_std": ` + stats("1") + `}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := PublishedConfig(); !reflect.DeepEqual(got, want) {
+		t.Errorf("published config %+v, want the class defaults %+v", got, want)
 	}
 }
