@@ -6,6 +6,7 @@ import (
 	"image"
 
 	"easel/engine/condimage"
+	"easel/engine/latents"
 	"easel/engine/qwen3vl"
 	"easel/engine/sched"
 	"easel/engine/seed"
@@ -117,14 +118,15 @@ func (p *Pipeline) EncodeConditionImages(ctx context.Context, images []*vae.Imag
 	return latents, shapes, nil
 }
 
-// Noise is the starting noise for a seed on an h×w latent grid, packed [h·w, 64], exactly as
-// diffusers draws it (engine/seed).
+// Noise is the starting noise for a seed on an h×w latent grid, packed [h·w, channels] with the
+// denoiser's in_channels, exactly as diffusers draws it (engine/seed, engine/latents).
 func (p *Pipeline) Noise(s uint64, h, w int) ([]float32, error) {
-	n, err := seed.LatentNoise(s, h, w)
+	channels := p.dit.Config.InChannels
+	n, err := seed.LatentNoise(s, channels, h, w)
 	if err != nil {
 		return nil, err
 	}
-	return seed.PackLatents(n, seed.LatentChannels, h, w)
+	return latents.Pack(n, channels, h, w)
 }
 
 // Schedule is the sigma grid for steps on a target of tokens latent tokens, or for a fixed grid

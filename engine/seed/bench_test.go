@@ -20,21 +20,9 @@ func processCPU() time.Duration {
 func BenchmarkLatentNoise1024(b *testing.B) {
 	start := processCPU()
 	for b.Loop() {
-		if _, err := LatentNoise(11, 64, 64); err != nil {
+		if _, err := LatentNoise(11, 64, 64, 64); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(processCPU()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
-}
-
-// BenchmarkPackLatents1024: packing that noise into 4096 tokens × 64.
-func BenchmarkPackLatents1024(b *testing.B) {
-	noise, _ := LatentNoise(11, 64, 64)
-	start := processCPU()
-	for b.Loop() {
-		if _, err := PackLatents(noise, LatentChannels, 64, 64); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(processCPU()-start)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
 }

@@ -6,8 +6,8 @@
 // transforms, and the vectorised normal_fill path ATen's CPU kernel takes for contiguous float32
 // tensors of 16 or more elements on x86-64 with AVX2 — including the Cephes-style log/sin/cos of
 // avx_mathfun.h and the fused multiply-adds the compiler formed in them (randn.go, mathfun.go).
-// LatentNoise and PackLatents then give the noise in the shape diffusers' randn_tensor draws it,
-// (1, 1, 64, h, w), and in the packed token layout the denoiser consumes (latents.go).
+// LatentNoise then gives the noise in the shape diffusers' randn_tensor draws it,
+// (1, 1, channels, h, w) (latents.go); engine/latents packs it into the denoiser's token layout.
 //
 // Scope, as verified against testdata/golden/randn_cases.safetensors: float32 tensors of 16 or
 // more elements, as torch draws them on x86-64 (the AVX2 kernel produced the reference). torch

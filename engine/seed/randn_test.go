@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"easel/engine/latents"
 	"easel/internal/golden"
 )
 
@@ -64,10 +65,10 @@ func TestGoldenRandn(t *testing.T) {
 			if fmt.Sprint(shape) != fmt.Sprint(rc.shape) || len(shape) != 5 {
 				t.Fatalf("tensor shape %v, metadata shape %v: want both (1, 1, 64, h, w)", shape, rc.shape)
 			}
-			if ns := NoiseShape(shape[3], shape[4]); fmt.Sprint(ns[:]) != fmt.Sprint(shape) {
-				t.Fatalf("NoiseShape(%d, %d) = %v, reference drew %v", shape[3], shape[4], ns, shape)
+			if ns := NoiseShape(shape[2], shape[3], shape[4]); fmt.Sprint(ns[:]) != fmt.Sprint(shape) {
+				t.Fatalf("NoiseShape(%d, %d, %d) = %v, reference drew %v", shape[2], shape[3], shape[4], ns, shape)
 			}
-			got, err := LatentNoise(rc.seed, shape[3], shape[4])
+			got, err := LatentNoise(rc.seed, shape[2], shape[3], shape[4])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,15 +104,16 @@ func TestGoldenPipelineNoise(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(shape) != 3 || shape[2] != LatentChannels || shape[1] < h*w {
-				t.Fatalf("dit0_hidden_states has shape %v, want [1, ≥%d, %d]", shape, h*w, LatentChannels)
+			if len(shape) != 3 || shape[1] < h*w {
+				t.Fatalf("dit0_hidden_states has shape %v, want [1, ≥%d, channels]", shape, h*w)
 			}
-			want := hidden[len(hidden)-h*w*LatentChannels:]
-			noise, err := LatentNoise(seed, h, w)
+			channels := shape[2] // the transformer's in_channels, the VAE's z_dim
+			want := hidden[len(hidden)-h*w*channels:]
+			noise, err := LatentNoise(seed, channels, h, w)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := PackLatents(noise, LatentChannels, h, w)
+			got, err := latents.Pack(noise, channels, h, w)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -25,8 +25,11 @@ const ParallelThreshold = 0.9995
 // val 1 gives high bit for bit on the arc. Callers that want low at val 0 bit for bit skip the
 // call, as A1111's ImageRNG does (VariationNoise).
 func Slerp(val float64, low, high []float32, channels, h, w int) ([]float32, error) {
-	if err := checkLatentSize("slerp", len(low), channels, h, w); err != nil {
-		return nil, err
+	if channels < 1 || h < 1 || w < 1 {
+		return nil, fmt.Errorf("slerp latents: %d channels on a %d×%d grid: all must be at least 1", channels, h, w)
+	}
+	if len(low) != channels*h*w {
+		return nil, fmt.Errorf("slerp latents: got %d values, want %d channels × %d × %d = %d", len(low), channels, h, w, channels*h*w)
 	}
 	if len(high) != len(low) {
 		return nil, fmt.Errorf("slerp: the two noises have %d and %d values: they must have the same shape", len(low), len(high))
@@ -96,21 +99,21 @@ func CheckStrength(s float64) error {
 	return nil
 }
 
-// VariationNoise is the starting noise of a generation with this seed moved towards v, in
-// NoiseShape order: slerp(v.Strength, LatentNoise(seed), LatentNoise(v.Seed)), as A1111's
+// VariationNoise is the starting noise of a generation with this seed moved towards v, with
+// channels latent channels on an h×w grid, in NoiseShape order: slerp(v.Strength, LatentNoise(seed), LatentNoise(v.Seed)), as A1111's
 // create_random_tensors blends a subseed. Strength 0 is LatentNoise(seed) bit for bit (no blend
 // is computed, as in A1111); strength 1 is LatentNoise(v.Seed) bit for bit.
-func VariationNoise(seed uint64, v Variation, h, w int) ([]float32, error) {
+func VariationNoise(seed uint64, v Variation, channels, h, w int) ([]float32, error) {
 	if err := CheckStrength(v.Strength); err != nil {
 		return nil, err
 	}
-	base, err := LatentNoise(seed, h, w)
+	base, err := LatentNoise(seed, channels, h, w)
 	if err != nil || v.Strength == 0 {
 		return base, err
 	}
-	other, err := LatentNoise(v.Seed, h, w)
+	other, err := LatentNoise(v.Seed, channels, h, w)
 	if err != nil {
 		return nil, err
 	}
-	return Slerp(v.Strength, base, other, LatentChannels, h, w)
+	return Slerp(v.Strength, base, other, channels, h, w)
 }

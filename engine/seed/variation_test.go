@@ -8,23 +8,23 @@ import (
 
 func TestVariationNoiseEndsAreTheSeedsOwnNoise(t *testing.T) {
 	const h, w = 6, 4
-	base, _ := LatentNoise(7, h, w)
-	other, _ := LatentNoise(1234, h, w)
-	got0, err := VariationNoise(7, Variation{Seed: 1234, Strength: 0}, h, w)
+	base, _ := LatentNoise(7, testChannels, h, w)
+	other, _ := LatentNoise(1234, testChannels, h, w)
+	got0, err := VariationNoise(7, Variation{Seed: 1234, Strength: 0}, testChannels, h, w)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(got0, base) {
 		t.Error("strength 0 is not the seed's own noise bit for bit")
 	}
-	got1, err := VariationNoise(7, Variation{Seed: 1234, Strength: 1}, h, w)
+	got1, err := VariationNoise(7, Variation{Seed: 1234, Strength: 1}, testChannels, h, w)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(got1, other) {
 		t.Error("strength 1 is not the variation seed's own noise bit for bit")
 	}
-	mid, err := VariationNoise(7, Variation{Seed: 1234, Strength: 0.2}, h, w)
+	mid, err := VariationNoise(7, Variation{Seed: 1234, Strength: 0.2}, testChannels, h, w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestVariationNoiseEndsAreTheSeedsOwnNoise(t *testing.T) {
 
 func TestVariationStrengthOutsideZeroOneIsRefused(t *testing.T) {
 	for _, s := range []float64{-0.1, 1.5, math.NaN()} {
-		if _, err := VariationNoise(1, Variation{Seed: 2, Strength: s}, 2, 2); err == nil {
+		if _, err := VariationNoise(1, Variation{Seed: 2, Strength: s}, testChannels, 2, 2); err == nil {
 			t.Errorf("strength %g accepted", s)
 		}
 	}
@@ -71,12 +71,12 @@ func TestSlerpWalksEachColumnsArc(t *testing.T) {
 // val·low + (1−val)·high, weights as A1111 writes them.
 func TestSlerpNearParallelFallsBackAsA1111Does(t *testing.T) {
 	const h, w = 8, 2
-	low, _ := LatentNoise(3, h, w)
+	low, _ := LatentNoise(3, testChannels, h, w)
 	high := make([]float32, len(low))
 	for i, v := range low {
 		high[i] = v*1.5 + 1e-4*float32(i%3) // the same directions, another length
 	}
-	out, err := Slerp(0.25, low, high, LatentChannels, h, w)
+	out, err := Slerp(0.25, low, high, testChannels, h, w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,12 +87,12 @@ func TestSlerpNearParallelFallsBackAsA1111Does(t *testing.T) {
 		}
 	}
 	// A column exactly parallel inside an otherwise random pair stays finite.
-	a, _ := LatentNoise(5, h, w)
-	b, _ := LatentNoise(6, h, w)
+	a, _ := LatentNoise(5, testChannels, h, w)
+	b, _ := LatentNoise(6, testChannels, h, w)
 	for y := 0; y < h; y++ {
 		b[y*w] = a[y*w]
 	}
-	out, err = Slerp(0.5, a, b, LatentChannels, h, w)
+	out, err = Slerp(0.5, a, b, testChannels, h, w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,3 +111,6 @@ func TestSlerpRefusesMismatchedNoises(t *testing.T) {
 		t.Error("a shape that does not match the length accepted")
 	}
 }
+
+// testChannels is Qwen-Image-2.1's latent channel count (its VAE's z_dim), for noise drawn here.
+const testChannels = 64

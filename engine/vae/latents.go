@@ -1,6 +1,10 @@
 package vae
 
-import "fmt"
+import (
+	"fmt"
+
+	"easel/engine/latents"
+)
 
 // Latents is a latent grid on the host, channel-first: Data[c·H·W + y·W + x].
 type Latents struct {
@@ -22,23 +26,19 @@ func FromTokens(tokens []float32, h, w int) (*Latents, error) {
 		return nil, fmt.Errorf("vae: %d token values do not make a %d×%d grid of whole tokens", len(tokens), h, w)
 	}
 	c := len(tokens) / (h * w)
-	l := &Latents{C: c, H: h, W: w, Data: make([]float32, len(tokens))}
-	for t := 0; t < h*w; t++ {
-		for ch := 0; ch < c; ch++ {
-			l.Data[ch*h*w+t] = tokens[t*c+ch]
-		}
+	data, err := latents.Unpack(tokens, c, h, w)
+	if err != nil {
+		return nil, fmt.Errorf("vae: %w", err)
 	}
-	return l, nil
+	return &Latents{C: c, H: h, W: w, Data: data}, nil
 }
 
-// Tokens packs the grid as the denoiser's latents [H·W, C] (spec §4 _pack_latents).
+// Tokens packs the grid as the denoiser's latents [H·W, C] (spec §4 _pack_latents; engine/latents),
+// or nil when the grid's data does not hold C·H·W values.
 func (l *Latents) Tokens() []float32 {
-	n := l.H * l.W
-	out := make([]float32, len(l.Data))
-	for ch := 0; ch < l.C; ch++ {
-		for t := 0; t < n; t++ {
-			out[t*l.C+ch] = l.Data[ch*n+t]
-		}
+	out, err := latents.Pack(l.Data, l.C, l.H, l.W)
+	if err != nil {
+		return nil
 	}
 	return out
 }
