@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"easel/assets/calibration"
+	"easel/assets/calibration/calibimage"
 	"easel/engine/convert"
 	"easel/engine/ml/cpu"
 	"easel/engine/vae"
-	"easel/internal/calibimage"
 	"easel/internal/golden"
 )
 

@@ -1,5 +1,5 @@
 // Package calibration holds the pictures the live preview is calibrated on: one per kind of
-// internal/calibimage for each of its Seeds, Side×Side pixels, drawn by tools/mkcalib (generated
+// assets/calibration/calibimage for each of its Seeds, Side×Side pixels, drawn by tools/mkcalib (generated
 // procedurally by Easel's own tool — no third-party images, no licence question). app/preview
 // encodes them with the opened model's VAE to fit its latent → RGBA projection.
 package calibration
@@ -11,7 +11,7 @@ import (
 	"image/draw"
 	"image/png"
 
-	"easel/internal/calibimage"
+	"easel/assets/calibration/calibimage"
 )
 
 //go:embed *.png

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strconv"
 
-	"easel/internal/serdejson"
+	"easel/engine/cmf/serdejson"
 )
 
 // QuantTypes are the header quant_type strings cortiq accepts (informational: the per-tensor

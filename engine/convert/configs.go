@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 
 	"easel/engine/cmf"
+	"easel/engine/cmf/serdejson"
 	"easel/engine/sched"
-	"easel/internal/serdejson"
 )
 
 // The JSON blobs stored as u8 tensors ahead of the weights (cmf.md §10.3), and the header's arch

@@ -1,5 +1,5 @@
 // Command mkcalib draws the live preview's calibration pictures (assets/calibration/*.png) with
-// internal/calibimage: one picture of every kind for each of the set's seeds. They are generated
+// assets/calibration/calibimage: one picture of every kind for each of the set's seeds. They are generated
 // here, not collected, so they carry no licence question; running it again reproduces the
 // committed files byte for byte.
 //
@@ -13,7 +13,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"easel/internal/calibimage"
+	"easel/assets/calibration/calibimage"
 )
 
 func main() {
