@@ -20,11 +20,17 @@ type Draft struct {
 	Transparent      bool
 	Conditions       []Condition
 
-	Size       SizeMode
-	Aspect     Aspect
-	Scale      Scale
-	CustomW    int
-	CustomH    int
+	Size    SizeMode
+	Aspect  Aspect
+	Scale   Scale
+	CustomW int
+	CustomH int
+	// Ratio is a free width/height ratio for SizeAuto (0: none).
+	Ratio float64
+	// Resolution is the output_resolution condition images and sizes from an aspect ratio are
+	// computed for (0: the package's Resolution, the reference default).
+	Resolution int
+	// Steps and CFG are the sampling settings; 0 leaves each to the model's default.
 	Steps      int
 	CFG        float64
 	RandomSeed bool
@@ -79,6 +85,10 @@ func (d *Draft) OutputSize() (int, int, error) {
 			return 0, 0, fmt.Errorf("give a width and a height (%d–%d pixels, multiples of %d)", MinSide, MaxSide, SizeMultiple)
 		}
 		return Snap(d.CustomW), Snap(d.CustomH), nil
+	case SizeExact:
+		return d.CustomW, d.CustomH, nil
+	case SizeAuto:
+		return 0, 0, nil // the pipeline's choice
 	default:
 		if len(d.Conditions) == 0 {
 			return 0, 0, fmt.Errorf("“from the last condition image” needs a condition image: add one or choose a preset")
@@ -89,16 +99,28 @@ func (d *Draft) OutputSize() (int, int, error) {
 	}
 }
 
+// resolution is the draft's output_resolution.
+func (d *Draft) resolution() int {
+	if d.Resolution > 0 {
+		return d.Resolution
+	}
+	return Resolution
+}
+
 // Request is the pipeline request for the draft with a given seed.
 func (d *Draft) Request(seed uint64) (pipeline.Request, error) {
 	w, h, err := d.OutputSize()
 	if err != nil {
 		return pipeline.Request{}, err
 	}
-	r := pipeline.Request{Prompt: d.PromptText(), Width: w, Height: h, Steps: d.Steps, CFG: d.CFG, Seed: seed, Resolution: Resolution}
-	if d.Guided() {
+	r := pipeline.Request{Prompt: d.PromptText(), Width: w, Height: h, Steps: d.Steps, CFG: d.CFG, Seed: seed, Resolution: d.resolution()}
+	if d.Size == SizeAuto {
+		r.Aspect = d.Ratio
+	}
+	switch {
+	case d.Guided() || d.CFG == 0: // 0: the model's scale, which may use it
 		r.NegativePrompt = d.Negative
-	} else {
+	default:
 		r.CFG = 1
 	}
 	for _, c := range d.Conditions {
@@ -127,7 +149,7 @@ func (d *Draft) FileSettings(res *pipeline.Result) *imagefile.Settings {
 	s := &imagefile.Settings{Prompt: d.PromptText(), Width: res.Width, Height: res.Height, Steps: res.Steps,
 		CFG: res.CFG, Seed: res.Seed, Sigmas: res.Sigmas, Resolution: res.Resolution, Sampler: "Euler",
 		Model: filepath.Base(d.Model), EaselVersion: app.Version, Backend: string(d.Backend)}
-	if d.Guided() {
+	if res.CFG > 1 { // the negative prompt only when CFG used it
 		s.NegativePrompt = d.Negative
 	}
 	for _, c := range d.Conditions {

@@ -42,6 +42,12 @@ const (
 	SizePreset    SizeMode = iota // an official aspect at 1K or 2K
 	SizeCustom                    // width × height, snapped to multiples of 32
 	SizeFromImage                 // the last condition image's aspect at about 1024² (the reference's default)
+	// SizeExact is CustomW × CustomH as given, each side floored to a multiple of 32 by the
+	// pipeline, which refuses what it cannot make (the CLI's --size, the API's width and height).
+	SizeExact
+	// SizeAuto leaves the size to the pipeline: Ratio when set, else the init image's size, else
+	// the last condition image's aspect at about Resolution², else the model's default size.
+	SizeAuto
 )
 
 // Size limits for custom sizes, in pixels.

@@ -124,11 +124,7 @@ func (g *ModelGenerator) pipeline() (*pipeline.Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := choice.Options(f)
-	if g.adjust != nil {
-		opts = g.adjust(opts)
-	}
-	p, err := newPipeline(f, opts)
+	p, err := OpenPipeline(f, choice, g.adjust)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s cannot be used: %w", g.Path, err)
@@ -137,11 +133,18 @@ func (g *ModelGenerator) pipeline() (*pipeline.Pipeline, error) {
 	return p, nil
 }
 
-// newPipeline is pipeline.New with a fault reading the mapping (the tokenizer, the configs)
-// returned as its *mmapfile.FaultError.
-func newPipeline(f *cmf.File, opts pipeline.Options) (_ *pipeline.Pipeline, err error) {
+// OpenPipeline builds the pipeline over an open model file on the CPU backend, with the text
+// encoder, the denoiser and the VAE placed as the backend choice says; adjust, when not nil,
+// changes the options first (tests wrap the denoiser). It is how the window's queue and the CLI
+// open a model. A fault reading the mapping (the tokenizer, the configs) is returned as its
+// *mmapfile.FaultError.
+func OpenPipeline(f *cmf.File, choice *backend.Choice, adjust func(pipeline.Options) pipeline.Options) (_ *pipeline.Pipeline, err error) {
 	defer mmapfile.Recover(&err)
 	defer mmapfile.Guard()()
+	opts := choice.Options(f)
+	if adjust != nil {
+		opts = adjust(opts)
+	}
 	return pipeline.New(f, cpu.New(), opts)
 }
 

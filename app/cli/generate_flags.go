@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"crypto/rand"
+	"easel/app/compose"
+	"easel/engine/pipeline"
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ", ") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// generateArgs is the parsed command line.
+type generateArgs struct {
+	model, prompt, negative, size, aspect, seed, out string
+	backend                                          string          // --backend; "" takes the settings'
+	from                                             string          // --from: a PNG whose settings to reuse
+	fromModelHash                                    string          // the model fingerprint it records
+	set                                              map[string]bool // the flags given explicitly
+	images                                           stringList
+	loras                                            stringList // --lora FILE[:STRENGTH]
+	resolution, steps                                int
+	cfg                                              float64
+	json, verbose, loraPreset                        bool
+}
+
+func parseGenerateArgs(args []string) (*generateArgs, error) {
+	g := &generateArgs{}
+	f := flag.NewFlagSet("generate", flag.ContinueOnError)
+	f.SetOutput(io.Discard)
+	f.StringVar(&g.model, "model", "", "")
+	f.StringVar(&g.prompt, "prompt", "", "")
+	f.StringVar(&g.negative, "negative", "", "")
+	f.Var(&g.images, "image", "")
+	f.Var(&g.loras, "lora", "")
+	f.BoolVar(&g.loraPreset, "lora-preset", false, "")
+	f.StringVar(&g.size, "size", "", "")
+	f.StringVar(&g.aspect, "aspect", "", "")
+	f.IntVar(&g.resolution, "resolution", 0, "")
+	f.IntVar(&g.steps, "steps", 0, "")
+	f.Float64Var(&g.cfg, "cfg", 0, "")
+	f.StringVar(&g.seed, "seed", "", "")
+	f.StringVar(&g.out, "out", "", "")
+	f.BoolVar(&g.json, "json", false, "")
+	f.BoolVar(&g.verbose, "verbose", false, "")
+	f.StringVar(&g.backend, "backend", "", "")
+	f.StringVar(&g.from, "from", "", "")
+	if err := f.Parse(args); err != nil {
+		return nil, err
+	}
+	g.set = map[string]bool{}
+	f.Visit(func(fl *flag.Flag) { g.set[fl.Name] = true })
+	if f.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (quote a prompt with spaces)", f.Arg(0))
+	}
+	if g.model == "" {
+		return nil, errors.New("--model is required")
+	}
+	return g, nil
+}
+
+// parseSize reads "WxH" (or "W×H", "W,H").
+func parseSize(s string) (int, int, error) {
+	for _, sep := range []string{"x", "X", "×", ","} {
+		if a, b, ok := strings.Cut(s, sep); ok {
+			w, err1 := strconv.Atoi(strings.TrimSpace(a))
+			h, err2 := strconv.Atoi(strings.TrimSpace(b))
+			if err1 == nil && err2 == nil && w > 0 && h > 0 {
+				return w, h, nil
+			}
+			break
+		}
+	}
+	return 0, 0, fmt.Errorf("--size %q: write it as WIDTHxHEIGHT in pixels, like 1024x768", s)
+}
+
+// draft is the command line as a compose.Draft, with the seed to run: the checks of the
+// settings (each with its exit code), the size mode, and the condition images read and hashed.
+func (g *generateArgs) draft() (*compose.Draft, uint64, *failure) {
+	d := &compose.Draft{Prompt: g.prompt, Negative: g.negative, Steps: g.steps, CFG: g.cfg, Resolution: g.resolution,
+		Size: compose.SizeAuto, Model: g.model}
+	if g.steps < 0 {
+		return nil, 0, fail(ExitSettings, "--steps %d: choose at least 2", g.steps)
+	}
+	if g.cfg < 0 {
+		return nil, 0, fail(ExitSettings, "--cfg %g: choose 1 (off) or more", g.cfg)
+	}
+	if g.resolution < 0 {
+		return nil, 0, fail(ExitSize, "--resolution %d: choose a positive number of pixels", g.resolution)
+	}
+	if g.size != "" && g.aspect != "" {
+		return nil, 0, fail(ExitSize, "--size and --aspect both given: choose one")
+	}
+	if g.size != "" {
+		w, h, err := parseSize(g.size)
+		if err != nil {
+			return nil, 0, &failure{ExitSize, err}
+		}
+		d.Size, d.CustomW, d.CustomH = compose.SizeExact, w, h
+	}
+	if g.aspect != "" {
+		a, err := pipeline.ParseAspect(g.aspect)
+		if err != nil {
+			return nil, 0, &failure{ExitSize, err}
+		}
+		d.Ratio = a
+	}
+	var seed uint64
+	if g.seed != "" {
+		s, err := strconv.ParseUint(g.seed, 10, 64)
+		if err != nil {
+			return nil, 0, fail(ExitSettings, "--seed %q: give a whole number from 0 to %d", g.seed, uint64(1<<64-1))
+		}
+		seed = s
+	} else {
+		var b [4]byte
+		rand.Read(b[:])
+		seed = uint64(binary.LittleEndian.Uint32(b[:]))
+	}
+	d.Seed, d.RandomSeed = seed, g.seed == ""
+	if len(g.images) > pipeline.MaxImages {
+		return nil, 0, fail(ExitImage, "%d condition images: the model takes at most %d", len(g.images), pipeline.MaxImages)
+	}
+	for _, path := range g.images {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, 0, fail(ExitImage, "condition image %s cannot be read: %v", path, err)
+		}
+		c, err := compose.NewCondition(path, data)
+		if err != nil {
+			return nil, 0, &failure{ExitImage, err}
+		}
+		c.Name = filepath.Base(path)
+		d.Conditions = append(d.Conditions, c)
+	}
+	return d, seed, nil
+}
