@@ -46,6 +46,13 @@ func Encode(w io.Writer, img image.Image, s *Settings) error {
 	var chunks bytes.Buffer
 	writeChunk(&chunks, textChunk(KeyParameters, Parameters(s)))
 	writeChunk(&chunks, iTXt(KeyEasel, string(js)))
+	embedded, err := embeddedChunks(s)
+	if err != nil {
+		return err
+	}
+	for _, c := range embedded {
+		writeChunk(&chunks, c)
+	}
 	for _, part := range [][]byte{data[:ihdrEnd], chunks.Bytes(), data[ihdrEnd:]} {
 		if _, err := w.Write(part); err != nil {
 			return err
@@ -122,6 +129,7 @@ func Read(r io.Reader, name string) (*Metadata, error) {
 		return nil, fmt.Errorf("%s is not a PNG file", name)
 	}
 	m := &Metadata{Text: map[string]string{}}
+	embedded := map[string][]byte{}
 	for {
 		var head [8]byte
 		if _, err := io.ReadFull(r, head[:]); err != nil {
@@ -133,6 +141,20 @@ func Read(r io.Reader, name string) (*Metadata, error) {
 			break
 		}
 		isText := typ == "tEXt" || typ == "iTXt" || typ == "zTXt" || typ == "IHDR"
+		if (typ == chunkInit || typ == chunkMask) && n <= maxEmbedded {
+			data := make([]byte, n+4)
+			if _, err := io.ReadFull(r, data); err != nil {
+				return nil, fmt.Errorf("%s is truncated in a %s chunk: %v", name, typ, err)
+			}
+			crc := crc32.NewIEEE()
+			crc.Write(head[4:])
+			crc.Write(data[:n])
+			if crc.Sum32() != binary.BigEndian.Uint32(data[n:]) {
+				return nil, fmt.Errorf("%s is damaged: the %s chunk fails its checksum", name, typ)
+			}
+			embedded[typ] = data[:n]
+			continue
+		}
 		if !isText {
 			if _, err := io.CopyN(io.Discard, r, int64(n)+4); err != nil {
 				return nil, fmt.Errorf("%s is truncated in a %s chunk: %v", name, typ, err)
@@ -173,6 +195,11 @@ func Read(r io.Reader, name string) (*Metadata, error) {
 			return nil, fmt.Errorf("%s: its easel settings are not valid JSON: %v", name, err)
 		}
 		m.Settings = &s
+		for typ, data := range embedded {
+			if err := readEmbedded(m.Settings, typ, data); err != nil {
+				return nil, fmt.Errorf("%s: %v", name, err)
+			}
+		}
 	}
 	return m, nil
 }

@@ -42,6 +42,12 @@ func Parameters(s *Settings) string {
 		{"Model hash", shortHash(s.ModelHash)},
 		{"Model", s.Model},
 	}
+	if in := s.Init; in != nil {
+		fields = append(fields, [2]string{"Denoising strength", strconv.FormatFloat(in.Strength, 'g', -1, 64)})
+		if in.Mask != nil || in.Extend != [4]int{} {
+			fields = append(fields, [2]string{"Mask blur", strconv.FormatFloat(in.MaskBlur, 'g', -1, 64)})
+		}
+	}
 	if len(loraHashes) > 0 {
 		fields = append(fields, [2]string{"Lora hashes", strings.Join(loraHashes, ", ")})
 	}

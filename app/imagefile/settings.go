@@ -8,10 +8,19 @@
 //     a tEXt chunk when the text is Latin-1, else an iTXt chunk (UTF-8), as Pillow writes it;
 //   - "easel", an iTXt chunk holding Settings as JSON: everything needed to make the image again.
 //
+// An image made from a start image (img2img, inpainting, outpainting) also carries that image and
+// its mask, so dropping the PNG restores them: Settings.Init records the options and the files'
+// names and SHA-256, and two private chunks hold copies as PNG files of their own — "eaIn" the
+// start image (RGBA, as loaded: EXIF-oriented, before fitting) and "eaMk" the mask as painted or
+// loaded (8-bit grey, white = repaint, before growing and feathering). Read decodes them into
+// Settings.InitImage and Settings.MaskImage. Other tools skip private chunks.
+//
 // Files are written atomically: into a temporary file in the destination folder, synced, then
 // renamed over the final name, so a full disk, an unwritable folder or a crash never leaves a
 // partial image under the final name.
 package imagefile
+
+import "image"
 
 // Settings are the inputs of one generation, as stored in the "easel" chunk.
 type Settings struct {
@@ -38,6 +47,31 @@ type Settings struct {
 	// EaselVersion is the version that made the image; Backend the backend it ran on.
 	EaselVersion string `json:"easel_version"`
 	Backend      string `json:"backend,omitempty"`
+	// Init is the start image's settings (nil: made from noise alone).
+	Init *InitSettings `json:"init,omitempty"`
+	// InitImage and MaskImage are the start image and its mask themselves, written to and read
+	// from the "eaIn" and "eaMk" chunks (nil when absent).
+	InitImage *image.NRGBA `json:"-"`
+	MaskImage *image.Gray  `json:"-"`
+}
+
+// InitSettings say how an image was made from a start image: the start image and mask (by name
+// and SHA-256 of the file's bytes, or of the pasted PNG), the denoising strength, the mask's
+// grow and blur in pixels, the masked-area mode and its padding, whether the original was
+// pasted back, and the canvas extension (left, top, right, bottom pixels).
+type InitSettings struct {
+	Image        ImageRef  `json:"image"`
+	Strength     float64   `json:"strength"`
+	Mask         *ImageRef `json:"mask,omitempty"`
+	MaskBlur     float64   `json:"mask_blur,omitempty"`
+	MaskGrow     int       `json:"mask_grow,omitempty"`
+	MaskCrop     bool      `json:"mask_crop,omitempty"`
+	CropPadding  int       `json:"mask_crop_padding,omitempty"`
+	KeepOriginal bool      `json:"keep_original"`
+	Extend       [4]int    `json:"extend,omitempty"`
+	// Fit is how the start image was fitted to the output size: "cover" (cropped around its
+	// centre) or "" (the size followed the image).
+	Fit string `json:"fit,omitempty"`
 }
 
 // LoRARef identifies one LoRA and its strength: the file's name (without its folder), the
