@@ -151,3 +151,11 @@ func (s *studio) startBounds() image.Rectangle {
 	}
 	return s.start.c.Image.Rect
 }
+
+// startSizeProblem says why the model cannot make w×h from the start image (nil when it can).
+func startSizeProblem(w, h int) error {
+	if min(w, h) < compose.MinSide || max(w, h) > compose.MaxSide {
+		return fmt.Errorf("following the start image makes %d×%d, and the model makes sides of %d–%d pixels: choose “%s” (the size under Image), or extend the image", w, h, compose.MinSide, compose.MaxSide, fitCoverLabel)
+	}
+	return nil
+}

@@ -126,6 +126,9 @@ func (s *studio) memoryPlan() (memplan.Plan, error) {
 	plan, err := s.draft.Plan()
 	if err == nil && s.start != nil {
 		plan.Width, plan.Height, err = s.outputWithExtend(s.extend)
+		if err == nil {
+			err = startSizeProblem(plan.Width, plan.Height)
+		}
 	}
 	plan.Metal = hasMetal && s.draft.Backend != "cpu"
 	plan.SharpPreview = s.deps.Settings.Preview == settings.PreviewSharp
