@@ -24,6 +24,9 @@ type canvasView struct {
 	caption *widget.Label
 	zoom    *widget.RadioGroup
 	tools   *fyne.Container // actions on the shown image, beside the zoom (the studio fills it)
+	// footer holds actions under the picture (the studio fills it): there they add height, not
+	// to the window's minimum width.
+	footer  *fyne.Container
 	holder  *fyne.Container
 	fitted  fyne.CanvasObject
 	actual  *container.Scroll
@@ -68,7 +71,8 @@ func newCanvasView(maskChanged func(), extend func(side int)) *canvasView {
 	v.actual = container.NewScroll(container.NewCenter())
 	v.holder = container.NewStack(container.NewCenter(v.empty))
 	v.tools = container.NewHBox()
-	v.box = container.NewBorder(container.NewBorder(nil, nil, nil, container.NewHBox(v.tools, v.zoom), v.caption), nil, nil, nil, v.holder)
+	v.footer = container.NewHBox()
+	v.box = container.NewBorder(container.NewBorder(nil, nil, nil, container.NewHBox(v.tools, v.zoom), v.caption), v.footer, nil, nil, v.holder)
 	return v
 }
 
@@ -139,6 +143,7 @@ func (v *canvasView) startEditing(framed image.Image, w, h int, m *maskpaint.Mas
 	v.editor.img.Hidden = !v.overlayOn
 	v.editLayer.Show()
 	v.tools.Hide() // they act on saved images; the caption says what is shown instead
+	v.footer.Hide()
 }
 
 // stopEditing hides the mask editor and the arrows (a preview or another image is shown).
@@ -149,6 +154,7 @@ func (v *canvasView) stopEditing() {
 	v.editing = false
 	v.editLayer.Hide()
 	v.tools.Show()
+	v.footer.Show()
 }
 
 // showOverlay shows or hides the painted mask over the start image (painting goes on either way).

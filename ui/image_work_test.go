@@ -285,3 +285,20 @@ func sameNRGBA(t *testing.T, what string, got, want *image.NRGBA) {
 		}
 	}
 }
+
+// The image-work controls keep the window within its opening size: its minimum width stays
+// under the 1400 units it opens at, with a start image and the section open.
+func TestImageWorkKeepsTheWindowsMinimumSize(t *testing.T) {
+	h := newHarness(t, 64e9)
+	h.s.setStart(mustCondition(t, h.writePNG("photo.png", 320, 256)))
+	if !h.s.work.accordion.Items[0].Open {
+		t.Error("the section is not open with a start image")
+	}
+	if m := h.w.Content().MinSize(); m.Width > 1400 || m.Height > 860 {
+		t.Errorf("the window's minimum size is %v, more than the 1400×860 it opens at", m)
+	}
+	h.s.removeStart()
+	if m := h.w.Content().MinSize(); m.Width > 1400 || m.Height > 860 {
+		t.Errorf("the window's minimum size is %v without a start image", m)
+	}
+}

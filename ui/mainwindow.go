@@ -3,6 +3,7 @@ package ui
 import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -56,7 +57,8 @@ func (s *studio) build() {
 	s.options = newOptionsPanel(s)
 	s.canvas = newCanvasView(s.maskChanged, s.extendSide)
 	s.actions = newImageActions(s)
-	s.canvas.tools.Objects = []fyne.CanvasObject{s.actions.saveTo, s.actions.refine, s.actions.reveal, s.actions.copy}
+	s.canvas.tools.Objects = []fyne.CanvasObject{s.actions.saveTo, s.actions.reveal, s.actions.copy}
+	s.canvas.footer.Objects = []fyne.CanvasObject{layout.NewSpacer(), s.actions.refine}
 	s.progress = newProgressView()
 	s.memory = newMemoryPanel(s)
 	s.timing = newTimingPanel()
