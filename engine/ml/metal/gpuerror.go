@@ -63,7 +63,7 @@ func RunRecovering(stage string, unit func() error, rec Recovery) ([]Retry, erro
 			what := "ran again"
 			if rec.Release != nil {
 				rec.Release()
-				what = "released cached buffers, planned again and ran again"
+				what = "released cached buffers and ran again"
 			}
 			err = unit()
 			retries = append(retries, Retry{Stage: stage, Kind: kind.String(), What: what, OK: err == nil})

@@ -51,8 +51,8 @@ func Finite(v []float32) bool {
 	return true
 }
 
-// site returns the guard of HalfSites[i].
-func (g *Guards) site(i int) *int {
+// Site returns the guard of HalfSites[i].
+func (g *Guards) Site(i int) *int {
 	switch i {
 	case 0:
 		return &g.Attn
@@ -71,7 +71,7 @@ func (g *Guards) site(i int) *int {
 func (g Guards) Widen(sites []int) (Guards, bool) {
 	moved := false
 	for _, s := range sites {
-		p := g.site(s)
+		p := g.Site(s)
 		if n := min(*p+WidenBits, maxShift); n != *p {
 			*p, moved = n, true
 		}
@@ -83,7 +83,7 @@ func (g Guards) Widen(sites []int) (Guards, bool) {
 func (g Guards) String() string {
 	var parts []string
 	for i, name := range HalfSites {
-		parts = append(parts, fmt.Sprintf("%s %d", name, *g.site(i)))
+		parts = append(parts, fmt.Sprintf("%s %d", name, *g.Site(i)))
 	}
 	return strings.Join(parts, " · ")
 }

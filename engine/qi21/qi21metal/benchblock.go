@@ -99,11 +99,11 @@ func BenchBlock(dev device.Device, m *qi21.Model, n, p, reps int, cpuClock func(
 			x[i] = float32(rng.NormFloat64())
 		}
 		t0 := time.Now()
-		e := d.newEncoder(context.Background())
+		e := d.newEncoder(context.Background(), d.knobs.Guards)
 		e.rowOp(a, n, bufs[bufStepMods], -1, 0, pow2(-d.knobs.Guards.Attn))
 		e.blocks(&pass{a: a, rows: n, ropeCos: bufs[bufTargetRope], ropeSin: bufs[bufTargetRope], ropeSinOff: 4 * n * half,
 			mods: bufs[bufStepMods], pkv: bufs[bufKV], prefix: p})
-		if err := d.finishPass(e, "bench block"); err != nil {
+		if _, err := d.finishPass(e, "bench block"); err != nil {
 			return nil, fmt.Errorf("qi21metal.BenchBlock: %w", err)
 		}
 		wall = append(wall, time.Since(t0))

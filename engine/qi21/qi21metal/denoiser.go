@@ -40,13 +40,18 @@ type Denoiser struct {
 	deviceTime time.Duration
 	timings    ml.Timings
 	logf       func(format string, args ...any)
+	onOOM      func()        // Options.ReleaseCaches
+	retries    []metal.Retry // recoveries so far (watch.go)
 }
 
 // Options configure New.
 type Options struct {
 	// Knobs are the guards and diagnostics; the zero value means metal.KnobsFromEnv.
 	Knobs *metal.Knobs
-	// Logf, when set, receives one line per pass in profiling or amax mode.
+	// ReleaseCaches, when set, frees cached device memory elsewhere (another network's pooled
+	// buffers) before the one retry after a GPU out-of-memory error.
+	ReleaseCaches func()
+	// Logf, when set, receives one line per pass in profiling or amax mode, and each recovery.
 	Logf func(format string, args ...any)
 }
 
@@ -93,7 +98,7 @@ func New(dev device.Device, m *qi21.Model, mapping []byte, opts Options) (*Denoi
 	if err := d.place(mapping, blocks, aux); err != nil {
 		return nil, err
 	}
-	d.logf = opts.Logf
+	d.logf, d.onOOM = opts.Logf, opts.ReleaseCaches
 	return d, nil
 }
 

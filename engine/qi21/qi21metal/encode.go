@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"easel/engine/ml"
+	"easel/engine/ml/metal"
 	"easel/kernels"
 	"easel/kernels/device"
 )
@@ -40,7 +41,10 @@ var amaxSites = [...]string{"attn-in", "qkv", "attn-out", "ffn-in", "hidden"}
 type encoder struct {
 	rec  *recorder
 	d    *Denoiser
-	amax device.Buffer // uint slots, one per amaxSites entry; nil when off
+	amax device.Buffer // the overflow watch (watch.go): uint slots, one per block and amaxSites entry; nil if it could not be made
+	// guards are the pass's half guards; perBuffer its blocks per command buffer
+	guards    metal.Guards
+	perBuffer int
 
 	// LoRA (lora.go): the down projection's scratch, those it outgrew, and a failure to make one.
 	loraT    device.Buffer
@@ -122,12 +126,12 @@ func (e *encoder) rowOp(a *activations, n int, mods device.Buffer, gateOff, scal
 	enc.Dispatch(groups(n, 1, 1), threads(256, 1))
 }
 
-// recordAmax folds the largest |value| of count halves of buf into the site's slot.
-func (e *encoder) recordAmax(buf device.Buffer, count, site int) {
+// recordAmax folds the largest |value| of count halves of buf into the slot of block's site.
+func (e *encoder) recordAmax(buf device.Buffer, count, block, site int) {
 	if e.amax == nil {
 		return
 	}
-	n, slot := uint32(count), uint32(site)
+	n, slot := uint32(count), uint32(block*len(amaxSites)+site)
 	enc := e.rec.encoder(ml.ClassCopy)
 	enc.SetPipeline(e.d.pipes.amax)
 	enc.SetBuffer(buf, 0, 0)
@@ -140,7 +144,7 @@ func (e *encoder) recordAmax(buf device.Buffer, count, site int) {
 // blocks runs every block over the pass's rows; xn must already hold the first block's
 // modulated LayerNorm.
 func (e *encoder) blocks(p *pass) {
-	c, g, pp := e.d.cfg, e.d.knobs.Guards, e.d.pipes
+	c, g, pp := e.d.cfg, e.guards, e.d.pipes
 	D, F, nh := c.Hidden(), c.MLPHidden(), c.Heads
 	a, n := p.a, p.rows
 	gl := a.rows * F // the up half of gu
@@ -152,7 +156,7 @@ func (e *encoder) blocks(p *pass) {
 			e.lora(blockLayer(l, w), loraIO{x: a.xn, xHalf: true, ldx: D, y: a.panel, yHalf: true, yOff: i * D, ldy: 3 * D, n: n,
 				mul: pow2(g.Attn - g.QKV), biasMul: pow2(-g.QKV)})
 		}
-		e.recordAmax(a.panel, n*3*D, 1)
+		e.recordAmax(a.panel, n*3*D, l, 1)
 		{
 			// RMSNorm is scale-free but for eps, which scales with the stored values' square.
 			prm := kernels.QkParams{H: uint32(D), NH: uint32(nh), Ldp: uint32(3 * D), Eps: c.Eps * pow2(-2*g.QKV),
@@ -196,11 +200,11 @@ func (e *encoder) blocks(p *pass) {
 			enc.SetBytes(device.StructBytes(&prm), 4)
 			enc.Dispatch(groups(ceilDiv(n, 64), nh, 1), threads(256, 1))
 		}
-		e.recordAmax(a.attn, n*D, 2)
+		e.recordAmax(a.attn, n*D, l, 2)
 		e.gemm(blk, []int{wO}, a.attn, []int{0}, D, a.y, []int{0}, D, n, false, pow2(g.AO))
 		e.lora(blockLayer(l, wO), loraIO{x: a.attn, xHalf: true, ldx: D, y: a.y, ldy: D, n: n, mul: pow2(g.AO), biasMul: 1})
 		e.rowOp(a, n, p.mods, D, 2*D, pow2(-g.FFN))
-		e.recordAmax(a.xn, n*D, 3)
+		e.recordAmax(a.xn, n*D, l, 3)
 		e.gemm(blk, []int{wGate, wUp}, a.xn, []int{0, 0}, D, a.gu, []int{0, gl}, F, n, false, pow2(g.FFN))
 		for i, w := range []int{wGate, wUp} {
 			e.lora(blockLayer(l, w), loraIO{x: a.xn, xHalf: true, ldx: D, y: a.gu, yOff: i * gl, ldy: F, n: n, mul: pow2(g.FFN), biasMul: 1})
@@ -214,16 +218,16 @@ func (e *encoder) blocks(p *pass) {
 			enc.SetBytes(device.StructBytes(&prm), 2)
 			enc.Dispatch(groups(ceilDiv(int(prm.N4), 256), 1, 1), threads(256, 1))
 		}
-		e.recordAmax(a.hid, n*F, 4)
+		e.recordAmax(a.hid, n*F, l, 4)
 		e.gemm(blk, []int{wDown}, a.hid, []int{0}, F, a.y, []int{0}, D, n, false, pow2(g.Hid))
 		e.lora(blockLayer(l, wDown), loraIO{x: a.hid, xHalf: true, ldx: F, y: a.y, ldy: D, n: n, mul: pow2(g.Hid), biasMul: 1})
 		if l+1 < len(e.d.blocks) {
 			e.rowOp(a, n, p.mods, 3*D, 0, pow2(-g.Attn))
-			e.recordAmax(a.xn, n*D, 0)
+			e.recordAmax(a.xn, n*D, l+1, 0)
 		} else {
 			e.rowOp(a, n, p.mods, 3*D, -1, 1)
 		}
-		if l%2 == 1 {
+		if (l+1)%max(e.perBuffer, 1) == 0 {
 			e.rec.cut()
 		}
 	}

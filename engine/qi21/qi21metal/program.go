@@ -16,8 +16,11 @@ import (
 // Program is one prompt's prefix on the device: every layer's K/V (half) and the buffers the
 // target rows' steps reuse.
 type Program struct {
-	d       *Denoiser
-	layout  *qi21.Layout
+	d      *Denoiser
+	layout *qi21.Layout
+	// guards are the half guards the prefill ran under (its cached V is stored under the qkv
+	// guard), widened by the steps' overflow watch where they may be
+	guards  metal.Guards
 	prefix  int
 	target  int
 	bytes   int64
@@ -157,15 +160,19 @@ func (d *Denoiser) prefill(ctx context.Context, lay *qi21.Layout, text, cond []f
 		device.View[uint32](visible)[i] = uint32(v)
 	}
 	copy(device.View[float32](prefixMods), mods0)
-	copy(device.View[float32](p.a.x), x)
 
-	e := d.newEncoder(ctx)
-	g := d.knobs.Guards
-	e.rowOp(p.a, lp, prefixMods, -1, 0, pow2(-g.Attn))
-	e.recordAmax(p.a.xn, lp*D, 0)
-	e.blocks(&pass{a: p.a, rows: lp, ropeCos: prefixRope, ropeSin: prefixRope, ropeSinOff: 4 * len(pcos),
-		mods: prefixMods, pkv: p.pkv, prefix: lp, vis: visible})
-	if err := d.finishPass(e, "prefill"); err != nil {
+	p.guards = d.Guards()
+	err = d.runWatched("prefill", &p.guards, nil, func(g metal.Guards) ([]float32, []float32, error) {
+		copy(device.View[float32](p.a.x), x) // again on a retry: a stopped pass left it part-way
+		e := d.newEncoder(ctx, g)
+		e.rowOp(p.a, lp, prefixMods, -1, 0, pow2(-g.Attn))
+		e.recordAmax(p.a.xn, lp*D, 0, 0)
+		e.blocks(&pass{a: p.a, rows: lp, ropeCos: prefixRope, ropeSin: prefixRope, ropeSinOff: 4 * len(pcos),
+			mods: prefixMods, pkv: p.pkv, prefix: lp, vis: visible})
+		watch, err := d.finishPass(e, "prefill")
+		return watch, nil, err
+	})
+	if err != nil {
 		p.release()
 		return nil, fmt.Errorf("qi21metal.Prefill: %w", err)
 	}
@@ -201,19 +208,27 @@ func (d *Denoiser) Step(ctx context.Context, p *Program, x []float32, sigma floa
 	copy(mv[4*D:], fs)
 	copy(device.View[float32](p.xtok), x)
 
-	e := d.newEncoder(ctx)
-	g := d.knobs.Guards
-	e.embed(p.xtok, p.a.x, n)
-	e.rowOp(p.a, n, p.mods, -1, 0, pow2(-g.Attn))
-	e.recordAmax(p.a.xn, n*D, 0)
-	e.blocks(&pass{a: p.a, rows: n, ropeCos: p.ropeCos, ropeSin: p.ropeSin, ropeSinOff: p.ropeSinOff,
-		mods: p.mods, pkv: p.pkv, prefix: p.prefix})
-	e.final(p.a.x, p.mods, 4*4*D, p.out, p.a.y, n)
-	if err := d.finishPass(e, "step"); err != nil {
+	var out []float32
+	// The prefix V in the program's K/V cache is stored under its qkv guard: a step cannot widen it.
+	err = d.runWatched("step", &p.guards, []int{siteQKV}, func(g metal.Guards) ([]float32, []float32, error) {
+		e := d.newEncoder(ctx, g)
+		e.embed(p.xtok, p.a.x, n)
+		e.rowOp(p.a, n, p.mods, -1, 0, pow2(-g.Attn))
+		e.recordAmax(p.a.xn, n*D, 0, 0)
+		e.blocks(&pass{a: p.a, rows: n, ropeCos: p.ropeCos, ropeSin: p.ropeSin, ropeSinOff: p.ropeSinOff,
+			mods: p.mods, pkv: p.pkv, prefix: p.prefix})
+		e.final(p.a.x, p.mods, 4*4*D, p.out, p.a.y, n)
+		watch, err := d.finishPass(e, "step")
+		if err != nil {
+			return nil, nil, err
+		}
+		out = make([]float32, n*c.OutChannels)
+		copy(out, device.View[float32](p.out))
+		return watch, out, nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("qi21metal.Step: %w", err)
 	}
-	out := make([]float32, n*c.OutChannels)
-	copy(out, device.View[float32](p.out))
 	return out, nil
 }
 
@@ -237,20 +252,20 @@ func (p *Program) release() {
 	p.owned = nil
 }
 
-// newEncoder starts a pass, with an amax buffer when the diagnostics are on.
-func (d *Denoiser) newEncoder(ctx context.Context) *encoder {
-	e := &encoder{rec: newRecorder(ctx, d.dev, d.knobs.Profile), d: d}
-	if d.knobs.Amax {
-		if b, err := d.dev.NewBuffer(4 * len(amaxSites)); err == nil {
-			e.amax = b
-		}
+// newEncoder starts a pass under the guards g, with the overflow watch's slots (one per block and
+// half site; without them, if they cannot be made, only the velocity is checked).
+func (d *Denoiser) newEncoder(ctx context.Context, g metal.Guards) *encoder {
+	e := &encoder{rec: newRecorder(ctx, d.dev, d.knobs.Profile), d: d, guards: g, perBuffer: d.blocksPerBuffer()}
+	if b, err := d.dev.NewBuffer(4 * len(amaxSites) * (len(d.blocks) + 1)); err == nil {
+		e.amax = b
 	}
 	return e
 }
 
-// finishPass waits for the pass, records its GPU time (per class in profiling mode) and the amax
-// diagnostics, and logs them when asked.
-func (d *Denoiser) finishPass(e *encoder, what string) error {
+// finishPass waits for the pass, records its GPU time (per class in profiling mode) and, with
+// EASEL_METAL_AMAX, the largest stored value per half site, logs them when asked, and returns the
+// overflow watch's slots (one per block and site; nil without them).
+func (d *Denoiser) finishPass(e *encoder, what string) ([]float32, error) {
 	st, err := e.rec.finish()
 	st.LoRAFlops = e.loraFlops
 	for _, b := range append(e.loraOld, e.loraT) {
@@ -261,18 +276,22 @@ func (d *Denoiser) finishPass(e *encoder, what string) error {
 	if err == nil {
 		err = e.loraErr
 	}
+	var watch []float32
 	if e.amax != nil {
 		for _, bits := range device.View[uint32](e.amax) {
-			st.Amax = append(st.Amax, math.Float32frombits(bits))
+			watch = append(watch, math.Float32frombits(bits))
 		}
 		e.amax.Release()
+		if d.knobs.Amax {
+			st.Amax = foldSites(watch)
+		}
 	}
 	d.mu.Lock()
 	d.last = st
 	d.deviceTime += st.GPU
 	d.mu.Unlock()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if d.knobs.Profile {
 		for cl, t := range st.ByClass {
@@ -282,9 +301,9 @@ func (d *Denoiser) finishPass(e *encoder, what string) error {
 		}
 	}
 	if d.logf != nil && (d.knobs.Profile || d.knobs.Amax) {
-		d.logf("metal %s on %s: %s", what, d.dev.Name(), st.describe(d.knobs.Guards))
+		d.logf("metal %s on %s: %s", what, d.dev.Name(), st.describe(e.guards))
 	}
-	return nil
+	return watch, nil
 }
 
 // describe is one report line.

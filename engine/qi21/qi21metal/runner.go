@@ -15,6 +15,9 @@ type Runner struct {
 	gpu  *Denoiser   // nil: everything runs on cpu
 	cpu  *qi21.Model // the same transformer on its host backend
 	logf func(format string, args ...any)
+	// onCPU is set once a step declined on the device (an overflow the guards could not fix, a
+	// GPU error): every later step of the run, of either program, runs on the CPU.
+	onCPU bool
 }
 
 // NewRunner pairs a Metal denoiser (nil for none) with the CPU model it was built from. logf, when
@@ -33,6 +36,10 @@ func NewRunner(gpu *Denoiser, cpu *qi21.Model, logf func(format string, args ...
 type RunnerProgram struct {
 	gpu *Program
 	cpu *qi21.Program
+	// the prefill's inputs, kept while the program is on the device so a declined step can
+	// prefill the prompt on the CPU and go on there
+	lay        *qi21.Layout
+	text, cond []float32
 }
 
 // OnDevice reports whether the program lives on the Metal device.
@@ -51,7 +58,7 @@ func (r *Runner) Prefill(ctx context.Context, lay *qi21.Layout, text, condLatent
 	if r.gpu != nil {
 		p, err := r.gpu.Prefill(ctx, lay, text, condLatents)
 		if err == nil {
-			return &RunnerProgram{gpu: p}, nil
+			return &RunnerProgram{gpu: p, lay: lay, text: text, cond: condLatents}, nil
 		}
 		if !metal.LogIfDeclined(err, r.logf) {
 			return nil, err
@@ -69,11 +76,30 @@ func (r *Runner) Step(ctx context.Context, p *RunnerProgram, x []float32, sigma 
 	switch {
 	case p == nil:
 		return nil, fmt.Errorf("qi21metal.Runner.Step: no program")
+	case p.gpu != nil && !r.onCPU:
+		v, err := r.gpu.Step(ctx, p.gpu, x, sigma)
+		if err == nil || !metal.LogIfDeclined(err, r.logf) {
+			return v, err
+		}
+		r.onCPU = true
+		fallthrough
 	case p.gpu != nil:
-		return r.gpu.Step(ctx, p.gpu, x, sigma)
-	default:
-		return r.cpu.Step(ctx, p.cpu, x, sigma)
+		if err := r.moveToCPU(ctx, p); err != nil {
+			return nil, err
+		}
 	}
+	return r.cpu.Step(ctx, p.cpu, x, sigma)
+}
+
+// moveToCPU prefills p's prompt on the CPU and releases its device program.
+func (r *Runner) moveToCPU(ctx context.Context, p *RunnerProgram) error {
+	cp, err := r.cpu.Prefill(ctx, p.lay, p.text, p.cond)
+	if err != nil {
+		return fmt.Errorf("qi21metal.Runner: moving the prompt to the CPU after the device declined: %w", err)
+	}
+	r.gpu.Release(p.gpu)
+	p.gpu, p.cpu, p.text, p.cond = nil, cp, nil, nil
+	return nil
 }
 
 // Release drops the program on its side. Releasing twice is harmless.

@@ -1,0 +1,181 @@
+package qi21metal
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"easel/engine/convert"
+	"easel/engine/ml/metal"
+	"easel/internal/golden"
+	"easel/kernels/device"
+	"easel/kernels/emu"
+	"easel/kernels/emu/emutest"
+)
+
+// faultRun is one prompt's prefill and step through a Runner on an emulated device with fault
+// injected once the denoiser is made (before the prefill, or after it with afterPrefill), and what
+// the run reported.
+type faultRun struct {
+	v        []float32
+	onDevice bool
+	notices  []string
+	retries  []metal.Retry
+	guards   metal.Guards
+	fired    int
+}
+
+func runWithFault(t *testing.T, fault emu.Fault, afterPrefill bool, guards metal.Guards) faultRun {
+	t.Helper()
+	m, f := tinyModel(t, convert.ProfileCortiq)
+	dc := fewestConditions(t)
+	lay := dc.layout
+	in := m.Config.InChannels
+	cond, target := dc.latents[:lay.CondLatents()*in], dc.latents[lay.CondLatents()*in:]
+	dev := emutest.Device(t, emu.Options{Fault: &emu.Fault{}})
+	inj := dev.(emu.FaultInjector)
+	k := metal.Knobs{Guards: guards}
+	var run faultRun
+	logf := func(format string, args ...any) { run.notices = append(run.notices, fmt.Sprintf(format, args...)) }
+	d, err := New(dev, m, f.Bytes(), Options{Knobs: &k, Logf: logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if !afterPrefill {
+		inj.InjectFault(fault)
+	}
+	r, err := NewRunner(d, m, logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.Prefill(t.Context(), lay, dc.text, cond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release(p)
+	if afterPrefill {
+		inj.InjectFault(fault)
+	}
+	if run.v, err = r.Step(t.Context(), p, target, dc.midSigma()); err != nil {
+		t.Fatal(err)
+	}
+	run.onDevice, run.retries, run.guards, run.fired = p.OnDevice(), d.Retries(), d.Guards(), inj.FaultsFired()
+	for _, x := range run.retries {
+		t.Logf("retry: %+v", x)
+	}
+	for _, n := range run.notices {
+		t.Logf("notice: %s", n)
+	}
+	return run
+}
+
+// cpuStep is the CPU model's velocity for the same prompt and step.
+func cpuStep(t *testing.T) []float32 {
+	t.Helper()
+	m, _ := tinyModel(t, convert.ProfileCortiq)
+	dc := fewestConditions(t)
+	lay := dc.layout
+	in := m.Config.InChannels
+	cond, target := dc.latents[:lay.CondLatents()*in], dc.latents[lay.CondLatents()*in:]
+	p, err := m.Prefill(t.Context(), lay, dc.text, cond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Release(p)
+	v, err := m.Step(t.Context(), p, target, dc.midSigma())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func hasRetry(rs []metal.Retry, kind string) bool {
+	for _, r := range rs {
+		if r.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// TestEmuOverflowIsCaughtAndRecovered: with half's range narrowed (the emulator's overflow fault)
+// the watch finds where the overflow began, the pass runs again with that site's guard widened,
+// and the velocity matches the CPU within the emulator's half bound — also from guards forced to
+// 0; the widened guards stay for the denoiser's next prompts.
+func TestEmuOverflowIsCaughtAndRecovered(t *testing.T) {
+	want := cpuStep(t)
+	for _, g := range []metal.Guards{metal.DefaultGuards, {}} {
+		run := runWithFault(t, emu.Fault{Kind: emu.Overflow}, false, g)
+		e := golden.RelErr(run.v, want)
+		t.Logf("guards %v → %v: on device %v, relative error vs the CPU %.3g, fault fired %d times", g, run.guards, run.onDevice, e, run.fired)
+		if run.fired == 0 || !hasRetry(run.retries, "overflow") {
+			t.Fatalf("guards %v: the overflow was not caught (fired %d, retries %+v)", g, run.fired, run.retries)
+		}
+		if !run.onDevice || !metal.Finite(run.v) || e > halfBound {
+			t.Errorf("guards %v: on device %v, finite %v, relative error %.3g > %g", g, run.onDevice, metal.Finite(run.v), e, halfBound)
+		}
+		if run.guards == g {
+			t.Errorf("guards %v were not widened for the model", g)
+		}
+	}
+}
+
+// TestEmuOverflowTheGuardsCannotFixGoesToTheCPU: when even the widest guards overflow (half's
+// range narrowed to 1e-6), the step declines with a sentence and the Runner finishes the prompt on
+// the CPU: the CPU model's velocity exactly, never a NaN.
+func TestEmuOverflowTheGuardsCannotFixGoesToTheCPU(t *testing.T) {
+	want := cpuStep(t)
+	run := runWithFault(t, emu.Fault{Kind: emu.Overflow, HalfMax: 1e-6}, true, metal.DefaultGuards)
+	if run.onDevice || golden.RelErr(run.v, want) != 0 {
+		t.Fatalf("on device %v, relative error %.3g: want the CPU's velocity exactly", run.onDevice, golden.RelErr(run.v, want))
+	}
+	found := false
+	for _, n := range run.notices {
+		found = found || strings.Contains(n, "overflowed")
+	}
+	if !found {
+		t.Errorf("no notice says the half sites overflowed: %q", run.notices)
+	}
+}
+
+// TestEmuWatchdogIsRetriedInShorterCommandBuffers: the emulated watchdog stops the two-block
+// command buffers; the pass runs again with one block per buffer (remembered for the device) and
+// gives the unfaulted run's velocity bit for bit.
+func TestEmuWatchdogIsRetriedInShorterCommandBuffers(t *testing.T) {
+	clean := runWithFault(t, emu.Fault{}, false, metal.DefaultGuards)
+	run := runWithFault(t, emu.Fault{Kind: emu.Watchdog}, false, metal.DefaultGuards)
+	if !run.onDevice || golden.RelErr(run.v, clean.v) != 0 {
+		t.Fatalf("on device %v, relative difference to the unfaulted run %.3g, want 0", run.onDevice, golden.RelErr(run.v, clean.v))
+	}
+	if run.fired == 0 || !hasRetry(run.retries, device.ErrorTimeout.String()) {
+		t.Errorf("the watchdog fired %d times, retries %+v: want a timeout retried", run.fired, run.retries)
+	}
+	dev := emutest.Device(t, emu.Options{Fault: &emu.Fault{Kind: emu.Watchdog}})
+	if n := metal.Policies.BlocksPerCommandBuffer(dev.Name(), defaultBlocksPerBuffer); n != 1 {
+		t.Errorf("the device's command buffers were not shortened for later passes: %d blocks", n)
+	}
+}
+
+// TestEmuOutOfMemoryIsRetriedOrDeclined: one out-of-memory command buffer is retried once and
+// gives the unfaulted velocity; a device that is always out of memory declines with a memory
+// sentence and the CPU gives its own velocity.
+func TestEmuOutOfMemoryIsRetriedOrDeclined(t *testing.T) {
+	clean := runWithFault(t, emu.Fault{}, false, metal.DefaultGuards)
+	once := runWithFault(t, emu.Fault{Kind: emu.OOM, Count: 1}, false, metal.DefaultGuards)
+	if !once.onDevice || golden.RelErr(once.v, clean.v) != 0 || !hasRetry(once.retries, device.ErrorOutOfMemory.String()) {
+		t.Errorf("one OOM: on device %v, difference %.3g, retries %+v", once.onDevice, golden.RelErr(once.v, clean.v), once.retries)
+	}
+	want := cpuStep(t)
+	always := runWithFault(t, emu.Fault{Kind: emu.OOM}, true, metal.DefaultGuards)
+	if always.onDevice || golden.RelErr(always.v, want) != 0 {
+		t.Errorf("always OOM: on device %v, difference to the CPU %.3g", always.onDevice, golden.RelErr(always.v, want))
+	}
+	found := false
+	for _, n := range always.notices {
+		found = found || strings.Contains(n, "out of memory")
+	}
+	if !found {
+		t.Errorf("no notice says the GPU ran out of memory: %q", always.notices)
+	}
+}

@@ -1,0 +1,172 @@
+package qi21metal
+
+import (
+	"fmt"
+	"math"
+	"runtime/debug"
+
+	"easel/engine/ml/metal"
+)
+
+// The denoiser's overflow watch and GPU-error recovery (engine/ml/metal's overflow.go and
+// gpuerror.go, applied to a pass):
+//
+//   - every pass folds the largest stored |value| of each half site of each block into its own
+//     slot (qi_amax); after the pass the host reads those few floats (and the velocity a step
+//     reads back anyway). The first slot in encoding order that stored ±inf, NaN or came within
+//     a factor of two of half's largest value is where the overflow began (later sites only
+//     carry it on); that site's guard is widened by metal.WidenBits and the pass runs again,
+//     until it passes or the guards stop moving. The widened guards stay for the denoiser's
+//     later programs (the model's). A step cannot widen the qkv guard (its cached prefix V is
+//     stored under it); an overflow that cannot be fixed declines, and the Runner moves the
+//     prompt to the CPU for the rest of the run. A non-finite velocity is never returned.
+//   - a GPU error goes through metal.RunRecovering: after a watchdog stop the pass runs again in
+//     one-block command buffers (remembered for the device in metal.Policies), after an
+//     out-of-memory once more after Options.ReleaseCaches; what remains declines with a sentence.
+
+const siteQKV = 1
+
+// defaultBlocksPerBuffer is the command-buffer length: two blocks, short enough for the watchdog
+// at the published sizes (DESIGN §3).
+const defaultBlocksPerBuffer = 2
+
+// blocksPerBuffer is the blocks per command buffer for this device.
+func (d *Denoiser) blocksPerBuffer() int {
+	return metal.Policies.BlocksPerCommandBuffer(d.dev.Name(), defaultBlocksPerBuffer)
+}
+
+// Guards are the half guards the next prefill runs under: the knobs', widened by any overflow
+// this denoiser recovered from.
+func (d *Denoiser) Guards() metal.Guards {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.knobs.Guards
+}
+
+// Retries are the GPU-error recoveries and guard widenings so far (for notices and diagnostics).
+func (d *Denoiser) Retries() []metal.Retry {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]metal.Retry(nil), d.retries...)
+}
+
+func (d *Denoiser) noteRetries(r ...metal.Retry) {
+	if len(r) == 0 {
+		return
+	}
+	d.mu.Lock()
+	d.retries = append(d.retries, r...)
+	d.mu.Unlock()
+	if d.logf != nil {
+		for _, x := range r {
+			outcome := "it passed"
+			if !x.OK {
+				outcome = "it failed again"
+			}
+			if x.Kind == "overflow" {
+				d.logf("metal: the %s on %s: %s", x.Stage, d.dev.Name(), x.What)
+				continue
+			}
+			d.logf("metal: the %s on %s hit a GPU %s; %s, and %s", x.Stage, d.dev.Name(), x.Kind, x.What, outcome)
+		}
+	}
+}
+
+// recovery is what a pass can do after a GPU error.
+func (d *Denoiser) recovery() metal.Recovery {
+	return metal.Recovery{
+		Shorten: func() bool {
+			if d.blocksPerBuffer() <= 1 {
+				return false
+			}
+			metal.Policies.Remember(d.dev.Name(), 1)
+			return true
+		},
+		Release: d.releaseCaches,
+	}
+}
+
+// runWatched runs pass (one prefill or step under the guards it is given; it returns the watch's
+// slots and, for a step, the velocity) with the recovery above. g holds the guards and receives
+// the widened ones; fixed are the sites this pass may not widen.
+func (d *Denoiser) runWatched(what string, g *metal.Guards, fixed []int, pass func(metal.Guards) (watch, out []float32, err error)) error {
+	stage := "denoiser " + what
+	for round := 0; ; round++ {
+		var watch, out []float32
+		retries, err := metal.RunRecovering(stage, func() error {
+			var err error
+			watch, out, err = pass(*g)
+			return err
+		}, d.recovery())
+		d.noteRetries(retries...)
+		if err != nil {
+			return err
+		}
+		site, overflowed := firstOverflow(watch)
+		finite := metal.Finite(out)
+		if !overflowed && finite {
+			return nil
+		}
+		if !overflowed {
+			return metal.Decline("the denoiser's %s on %s gave a velocity that is not finite although no half site overflowed (guards %s); the CPU runs the rest of this image — please report it with `easel diagnose`", what, d.dev.Name(), *g)
+		}
+		name := amaxSites[site%len(amaxSites)]
+		wider, moved := g.Widen([]int{site % len(amaxSites)})
+		if !moved || containsInt(fixed, site%len(amaxSites)) || round >= 2*len(amaxSites) {
+			why := "its guard is already the widest"
+			if containsInt(fixed, site%len(amaxSites)) {
+				why = "a step cannot widen it under the prompt's cached keys and values"
+			}
+			return metal.Decline("half precision overflowed at the %s site of block %d in the denoiser's %s (guards %s) and %s; the CPU runs the rest of this image, so no black or NaN image is saved", name, site/len(amaxSites), what, *g, why)
+		}
+		d.noteRetries(metal.Retry{Stage: stage, Kind: "overflow", What: fmt.Sprintf("half precision overflowed at the %s site of block %d; ran again with its guard at %d bits", name, site/len(amaxSites), *wider.Site(site % len(amaxSites))), OK: true})
+		*g = wider
+		s := site % len(amaxSites)
+		d.mu.Lock()
+		if p := d.knobs.Guards.Site(s); *p < *wider.Site(s) {
+			*p = *wider.Site(s)
+		}
+		d.mu.Unlock()
+	}
+}
+
+// firstOverflow is the first slot (block·sites + site) in encoding order that overflowed. Slots
+// are in encoding order except that a block's attn-in comes before its other sites, which is
+// also the order they run in.
+func firstOverflow(watch []float32) (int, bool) {
+	for i, v := range watch {
+		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) || f >= metal.OverflowLimit {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// foldSites is the largest stored value per site over the blocks (EASEL_METAL_AMAX's report).
+func foldSites(watch []float32) []float32 {
+	out := make([]float32, len(amaxSites))
+	for i, v := range watch {
+		if s := i % len(amaxSites); v > out[s] || math.IsNaN(float64(v)) {
+			out[s] = v
+		}
+	}
+	return out
+}
+
+func containsInt(list []int, x int) bool {
+	for _, v := range list {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// releaseCaches is the out-of-memory recovery's release: the caller's (Options.ReleaseCaches:
+// other networks' pooled buffers), then the Go heap's free pages.
+func (d *Denoiser) releaseCaches() {
+	if d.onOOM != nil {
+		d.onOOM()
+	}
+	debug.FreeOSMemory()
+}
