@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"easel/app/imagefile"
+	"easel/app/imagework"
 	"easel/app/jobs"
 	"easel/app/loralib"
 	"easel/engine/mmapfile"
@@ -30,7 +31,7 @@ func init() {
 const (
 	ExitModelMissing = 4   // the model file does not exist or cannot be read
 	ExitModelInvalid = 5   // the file is not a .cmf, is damaged, or is not a Qwen-Image-2.1 model
-	ExitImage        = 6   // a condition image is missing, unreadable, oversized, or there are too many
+	ExitImage        = 6   // a condition image, start image or mask is missing, unreadable, oversized, or there are too many; a mask repaints nothing
 	ExitSize         = 7   // the size or aspect ratio is impossible
 	ExitSettings     = 8   // steps, CFG scale or seed are impossible
 	ExitWrite        = 9   // the image cannot be saved (full disk, unwritable or missing folder)
@@ -63,6 +64,20 @@ const generateUsage = `usage: easel generate --model M.cmf --prompt TEXT [flags]
                       inverts it); repeat for several, applied together
   --lora-preset       use the sampling preset of the first LoRA that has one (its steps, CFG and
                       schedule, e.g. 8 steps on the Turbo grid) for what is not given
+  --init IMAGE        start from this image instead of noise (img2img); it is cover-cropped to
+                      --size/--aspect, or the size follows it (each side floored to a multiple of 32)
+  --strength S        how much of the schedule runs from the start image, in (0, 1] (default 0.6;
+                      1 with --extend): --steps 8 --strength 0.5 runs 4 steps
+  --mask MASK.png     repaint only where the mask is white (grey: partly); scaled to the start
+                      image when its size differs
+  --mask-grow PX      grow the mask by PX pixels first (default 8)
+  --mask-blur PX      then feather it with a Gaussian of PX pixels (default 4)
+  --mask-crop PAD     work on the masked area only, PAD pixels around it, at the model's
+                      resolution, and paste it back (a small repair in a large image)
+  --keep-original=false  do not paste the result back through the mask (by default the saved
+                      image keeps the start image's pixels exactly where the mask is black)
+  --extend L,T,R,B    grow the canvas by these pixels left, top, right, bottom; the new area is
+                      painted from noise and blended into the old edge
   --json              print one JSON event per line on stdout instead of a progress line
   --verbose           say on stderr which backend runs the denoiser and why
   --from IMAGE.png    make an image Easel saved again: its prompt, negative prompt, size, steps,
@@ -70,10 +85,11 @@ const generateUsage = `usage: easel generate --model M.cmf --prompt TEXT [flags]
                       the LoRA folder; checked by SHA-256); flags given as well override them
 
 exit codes: 0 saved, 2 bad command line, 4 model missing, 5 not a usable .cmf, 6 bad condition
-image, 7 impossible size, 8 impossible steps/CFG/seed, 9 cannot save, 10 too large for this
-machine's memory, 11 the backend cannot run here (metal off Apple silicon), 12 a LoRA is missing,
-unreadable or for another model, 13 the model file changed or became unreadable during the run
-(drive unplugged, file truncated or replaced), 130 cancelled (Ctrl-C)`
+image, start image or mask (or a mask that repaints nothing), 7 impossible size, 8 impossible
+steps/CFG/seed/strength, 9 cannot save, 10 too large for this machine's memory, 11 the backend
+cannot run here (metal off Apple silicon), 12 a LoRA is missing, unreadable or for another
+model, 13 the model file changed or became unreadable during the run (drive unplugged, file
+truncated or replaced), 130 cancelled (Ctrl-C)`
 
 // interruptContext is cancelled by Ctrl-C or SIGTERM (a test substitutes its own).
 var interruptContext = func() (context.Context, context.CancelFunc) {
@@ -129,10 +145,16 @@ func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
 	if f != nil {
 		return nil, f
 	}
-	req, err := d.Request(seed)
-	if err != nil {
+	job, err := d.Job(seed)
+	switch {
+	case errors.Is(err, imagework.ErrNothingToRepaint):
+		return nil, &failure{ExitImage, err}
+	case errors.Is(err, pipeline.ErrSettings):
+		return nil, &failure{ExitSettings, err}
+	case err != nil:
 		return nil, &failure{ExitSize, err}
 	}
+	req := job.Request
 	outPath := g.out
 	if outPath == "" {
 		outPath = fmt.Sprintf("easel-%d.png", req.Seed)
@@ -146,6 +168,9 @@ func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
 		return nil, f
 	}
 	out.backendChosen(choice)
+	for _, n := range job.Notices {
+		out.notice(pipeline.Event{Notice: n})
+	}
 
 	loadStart := time.Now()
 	model, f := openModel(g.model)
@@ -213,11 +238,16 @@ func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
 	if err != nil {
 		return nil, runFailure(err, outPath)
 	}
+	img, err := job.Finish(res)
+	if err != nil {
+		return nil, &failure{ExitFailure, err}
+	}
 	settings := d.FileSettings(res)
+	settings.Width, settings.Height = img.Rect.Dx(), img.Rect.Dy()
 	settings.NegativePrompt = negativeUsed(req.NegativePrompt, res.CFG)
 	settings.ModelHash, settings.LoRAs, settings.Backend = modelFingerprint(model), loralib.Refs(applied), backendName
 	saveStart := time.Now()
-	if err := imagefile.WriteFile(outPath, res.Image, settings); err != nil {
+	if err := imagefile.WriteFile(outPath, img, settings); err != nil {
 		return nil, &failure{ExitWrite, err}
 	}
 	recordLastJob(res, backendName, notices, choice.Metal())

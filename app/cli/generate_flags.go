@@ -2,8 +2,6 @@ package cli
 
 import (
 	"crypto/rand"
-	"easel/app/compose"
-	"easel/engine/pipeline"
 	"encoding/binary"
 	"errors"
 	"flag"
@@ -13,6 +11,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"easel/app/compose"
+	"easel/app/imagefile"
+	"easel/app/imagework"
+	"easel/engine/pipeline"
 )
 
 // stringList is a repeatable flag.
@@ -33,7 +36,23 @@ type generateArgs struct {
 	resolution, steps                                int
 	cfg                                              float64
 	json, verbose, loraPreset                        bool
+	start                                            startArgs
+	fromSettings                                     *imagefile.Settings // the --from image's, when it started from an image
 }
+
+// startArgs are the flags of working on an image.
+type startArgs struct {
+	init, mask, extend string
+	strength, maskBlur float64
+	maskGrow, maskCrop int
+	keepOriginal       bool
+}
+
+// The defaults of the mask flags: half a latent cell of growth, and A1111's mask blur.
+const (
+	defaultMaskGrow = 8
+	defaultMaskBlur = 4
+)
 
 func parseGenerateArgs(args []string) (*generateArgs, error) {
 	g := &generateArgs{}
@@ -56,6 +75,14 @@ func parseGenerateArgs(args []string) (*generateArgs, error) {
 	f.BoolVar(&g.verbose, "verbose", false, "")
 	f.StringVar(&g.backend, "backend", "", "")
 	f.StringVar(&g.from, "from", "", "")
+	f.StringVar(&g.start.init, "init", "", "")
+	f.Float64Var(&g.start.strength, "strength", 0, "")
+	f.StringVar(&g.start.mask, "mask", "", "")
+	f.Float64Var(&g.start.maskBlur, "mask-blur", defaultMaskBlur, "")
+	f.IntVar(&g.start.maskGrow, "mask-grow", defaultMaskGrow, "")
+	f.IntVar(&g.start.maskCrop, "mask-crop", 0, "")
+	f.BoolVar(&g.start.keepOriginal, "keep-original", true, "")
+	f.StringVar(&g.start.extend, "extend", "", "")
 	if err := f.Parse(args); err != nil {
 		return nil, err
 	}
@@ -66,6 +93,16 @@ func parseGenerateArgs(args []string) (*generateArgs, error) {
 	}
 	if g.model == "" {
 		return nil, errors.New("--model is required")
+	}
+	if g.start.init == "" && g.from == "" {
+		for _, name := range []string{"strength", "mask", "mask-blur", "mask-grow", "mask-crop", "keep-original", "extend"} {
+			if g.set[name] {
+				return nil, fmt.Errorf("--%s works on a start image: give it with --init", name)
+			}
+		}
+	}
+	if g.set["mask-crop"] && g.start.mask == "" && g.from == "" {
+		return nil, errors.New("--mask-crop works on the masked area: give a mask with --mask")
 	}
 	return g, nil
 }
@@ -144,5 +181,66 @@ func (g *generateArgs) draft() (*compose.Draft, uint64, *failure) {
 		c.Name = filepath.Base(path)
 		d.Conditions = append(d.Conditions, c)
 	}
+	if f := g.startImage(d); f != nil {
+		return nil, 0, f
+	}
 	return d, seed, nil
+}
+
+// startImage sets the draft's start image from --init (or the --from image's embedded one) and
+// the mask flags; each bad input gets its exit code.
+func (g *generateArgs) startImage(d *compose.Draft) *failure {
+	a := g.start
+	var st *compose.Start
+	switch {
+	case a.init != "":
+		var err error
+		if st, err = compose.LoadStart(a.init); err != nil {
+			return fail(ExitImage, "start image %s: %v", a.init, err)
+		}
+	case g.fromSettings != nil && g.fromSettings.Init != nil:
+		if st = compose.StartFromSettings(g.fromSettings); st == nil {
+			return fail(ExitImage, "--from %s was made from a start image (%s) but holds no copy of it: pass it with --init", g.from, g.fromSettings.Init.Image.Name)
+		}
+	default:
+		return nil
+	}
+	if g.set["strength"] {
+		if !(a.strength > 0 && a.strength <= 1) {
+			return fail(ExitSettings, "--strength %g: choose a value in (0, 1]: above 0 (keep almost everything) and at most 1 (repaint from noise)", a.strength)
+		}
+		st.Strength = a.strength
+	}
+	if a.mask != "" {
+		if err := st.LoadMask(a.mask); err != nil {
+			return fail(ExitImage, "mask %s: %v", a.mask, err)
+		}
+	}
+	if a.init != "" || g.set["mask-grow"] {
+		st.MaskGrow = a.maskGrow
+	}
+	if a.init != "" || g.set["mask-blur"] {
+		st.MaskBlur = a.maskBlur
+	}
+	if st.MaskGrow < 0 || st.MaskBlur < 0 || a.maskCrop < 0 {
+		return fail(ExitSettings, "--mask-grow %d, --mask-blur %g and --mask-crop %d: none may be negative", st.MaskGrow, st.MaskBlur, a.maskCrop)
+	}
+	if g.set["mask-crop"] {
+		st.MaskCrop, st.CropPadding = true, a.maskCrop
+	}
+	if a.init != "" || g.set["keep-original"] {
+		st.DiscardOriginal = !a.keepOriginal
+	}
+	if a.extend != "" {
+		m, err := imagework.ParseMargins(a.extend)
+		if err != nil {
+			return fail(ExitSize, "--%v", err)
+		}
+		st.Extend = m
+	}
+	d.Start = st
+	if d.Size == compose.SizeAuto && d.Ratio == 0 {
+		d.Size = compose.SizeFromImage // the size follows the start image
+	}
+	return nil
 }

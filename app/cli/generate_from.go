@@ -2,14 +2,15 @@ package cli
 
 import (
 	"crypto/sha256"
-	"easel/app/imagefile"
-	"easel/app/loralib"
-	"easel/app/settings"
 	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"easel/app/imagefile"
+	"easel/app/loralib"
+	"easel/app/settings"
 )
 
 // applyFrom fills every setting not given on the command line from the settings embedded in the
@@ -69,6 +70,12 @@ func applyFrom(g *generateArgs, out *generateOutput) *failure {
 		}
 		for i, path := range found {
 			g.loras = append(g.loras, path+":"+strconv.FormatFloat(s.LoRAs[i].Strength, 'g', -1, 64))
+		}
+	}
+	if s.Init != nil {
+		g.fromSettings = s // its start image and mask, unless --init gives another
+		if !g.set["size"] && !g.set["aspect"] && s.Init.Fit == "" {
+			g.size = "" // the size follows the start image again
 		}
 	}
 	g.fromModelHash = s.ModelHash

@@ -2,9 +2,6 @@ package cli
 
 import (
 	"crypto/sha256"
-	"easel/app/loralib"
-	"easel/engine/cmf"
-	"easel/engine/pipeline"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -13,6 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"easel/app/loralib"
+	"easel/engine/cmf"
+	"easel/engine/pipeline"
 )
 
 // checkWritable fails early, before minutes of work, when the output cannot be saved.

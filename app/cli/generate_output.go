@@ -1,14 +1,15 @@
 package cli
 
 import (
-	"easel/app/backend"
-	"easel/engine/ml"
-	"easel/engine/pipeline"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"time"
+
+	"easel/app/backend"
+	"easel/engine/ml"
+	"easel/engine/pipeline"
 )
 
 // savedImage is what generate reports on success.

@@ -19,6 +19,8 @@ type Draft struct {
 	Prompt, Negative string
 	Transparent      bool
 	Conditions       []Condition
+	// Start is the picture to start from (nil: from noise); Job prepares it.
+	Start *Start
 
 	Size    SizeMode
 	Aspect  Aspect
@@ -90,6 +92,9 @@ func (d *Draft) OutputSize() (int, int, error) {
 	case SizeAuto:
 		return 0, 0, nil // the pipeline's choice
 	default:
+		if d.Start != nil {
+			return 0, 0, nil // the size follows the start image (Job)
+		}
 		if len(d.Conditions) == 0 {
 			return 0, 0, fmt.Errorf("“from the last condition image” needs a condition image: add one or choose a preset")
 		}
@@ -137,6 +142,11 @@ func (d *Draft) Plan() (memplan.Plan, error) {
 	if err != nil {
 		return memplan.Plan{}, err
 	}
+	if w == 0 && d.Start != nil {
+		if j, err := d.Job(0); err == nil {
+			w, h = j.Request.Width, j.Request.Height
+		}
+	}
 	p := memplan.Plan{Width: w, Height: h, PromptBytes: len(d.PromptText()), CFG: d.Guided(), LoRABytes: d.loraBytes()}
 	for _, c := range d.Conditions {
 		p.Conditions = append(p.Conditions, [2]int{c.EncodedW, c.EncodedH})
@@ -156,6 +166,10 @@ func (d *Draft) FileSettings(res *pipeline.Result) *imagefile.Settings {
 		s.Images = append(s.Images, imagefile.ImageRef{Name: c.Name, SHA256: c.SHA256})
 	}
 	s.LoRAs = loraRefs(res.LoRAs)
+	if d.Start != nil {
+		s.Init = d.Start.settings(d.Size != SizeAuto && d.Size != SizeFromImage)
+		s.InitImage, s.MaskImage = d.Start.Image, d.Start.Mask
+	}
 	return s
 }
 
@@ -172,6 +186,10 @@ func (d *Draft) Restore(s *imagefile.Settings) (note string) {
 	d.Steps, d.CFG = s.Steps, s.CFG
 	d.Seed, d.RandomSeed = s.Seed, false
 	d.setSize(s.Width, s.Height)
+	d.Start = StartFromSettings(s)
+	if d.Start != nil && (s.Init.Fit == "" || d.Start.MaskCrop) {
+		d.Size = SizeFromImage // the size follows the start image again
+	}
 	loraNote := d.restoreLoRAs(s.LoRAs)
 	if n := len(s.Images); n > 0 {
 		names := ""
