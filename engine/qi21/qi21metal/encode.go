@@ -83,12 +83,13 @@ func (e *encoder) gemm(blk *blockWeights, ws []int, x device.Buffer, xOff []int,
 		for z, i := range sel {
 			prm.XOff[z], prm.YOff[z] = uint32(xOff[i]), uint32(yOff[i])
 		}
-		enc := e.rec.encoder(ml.ClassGemm)
-		if q8 {
-			enc.SetPipeline(e.d.pipes.mmQ8)
-		} else {
-			enc.SetPipeline(e.d.pipes.mmQ4TP)
+		shape := kernels.GemmShape{N: n, Rows: w0.rows, K: w0.cols, Ldx: ldx, Ldy: ldy}
+		for _, i := range sel {
+			shape.XOff, shape.YOff = append(shape.XOff, xOff[i]), append(shape.YOff, yOff[i])
 		}
+		kv := e.d.pipes.gemmFor(shape, e.d.pipes.variantsAnyN)
+		enc := e.rec.encoder(ml.ClassGemm)
+		enc.SetPipeline(kv.pipeline(q8, halfOut))
 		for s := 0; s < 3; s++ {
 			w := &blk.w[ws[sel[min(s, len(sel)-1)]]]
 			enc.SetBuffer(w.buf, w.off, s)
@@ -98,7 +99,7 @@ func (e *encoder) gemm(blk *blockWeights, ws []int, x device.Buffer, xOff []int,
 		enc.SetBuffer(x, 0, 6)
 		enc.SetBuffer(y, 0, 7)
 		enc.SetBytes(device.StructBytes(&prm), 8)
-		enc.Dispatch(groups(ceilDiv(n, 64), w0.rows/64, len(sel)), threads(128, 1))
+		enc.Dispatch(kv.v.Grid(n, w0.rows, len(sel)))
 	}
 }
 
@@ -191,14 +192,15 @@ func (e *encoder) blocks(p *pass) {
 				prm.NPre = uint32(p.prefix)
 				vis = a.y // bound but unread
 			}
+			fk := pp.flashFor(D, kvOff)
 			enc := e.rec.encoder(ml.ClassAttn)
-			enc.SetPipeline(pp.flash)
+			enc.SetPipeline(fk.p)
 			enc.SetBuffer(a.panel, 0, 0)
 			enc.SetBuffer(a.attn, 0, 1)
 			enc.SetBuffer(p.pkv, kvOff, 2)
 			enc.SetBuffer(vis, 0, 3)
 			enc.SetBytes(device.StructBytes(&prm), 4)
-			enc.Dispatch(groups(ceilDiv(n, 64), nh, 1), threads(256, 1))
+			enc.Dispatch(fk.v.Grid(n, nh))
 		}
 		e.recordAmax(a.attn, n*D, l, 2)
 		e.gemm(blk, []int{wO}, a.attn, []int{0}, D, a.y, []int{0}, D, n, false, pow2(g.AO))

@@ -11,8 +11,16 @@ import (
 
 // pipelines are the compiled kernels of the denoiser.
 type pipelines struct {
-	mmQ4TP, mmQ8, flash, qkrope, rowop, swiglu, embed, final, kvcopy, amax, probe device.Pipeline
-	loraDownH, loraDownF, loraUp, loraUpH, loraLNScale                            device.Pipeline
+	mmQ4TP, mmQ8, flashBaseline, qkrope, rowop, swiglu, embed, final, kvcopy, amax, probe device.Pipeline
+	loraDownH, loraDownF, loraUp, loraUpH, loraLNScale                                    device.Pipeline
+
+	// The GEMM and attention kernels the passes dispatch (variants.go): the chosen variants and
+	// the baselines (the seed's kernels above) for dispatches a variant does not fit.
+	gemm, gemmBase   gemmKernels
+	flash, flashBase flashKernels
+	// variantsAnyN lets a variant run below the rows it is meant for (tests exercise every
+	// variant on the tiny model's few rows).
+	variantsAnyN bool
 }
 
 // buildPipelines compiles the embedded .metal files and looks every kernel up.
@@ -43,7 +51,7 @@ func buildPipelines(dev device.Device) (*pipelines, error) {
 	}{
 		{&p.mmQ4TP, "gemm.metal", "qi_mm_q4tp"},
 		{&p.mmQ8, "gemm.metal", "qi_mm_q8"},
-		{&p.flash, "flash.metal", "qi_flash"},
+		{&p.flashBaseline, "flash.metal", "qi_flash"},
 		{&p.qkrope, "qkrope.metal", "qi_qkrope"},
 		{&p.rowop, "rowop.metal", "qi_rowop"},
 		{&p.swiglu, "swiglu.metal", "qi_swiglu"},
@@ -63,6 +71,10 @@ func buildPipelines(dev device.Device) (*pipelines, error) {
 			return nil, err
 		}
 	}
+	base := kernels.GemmVariants[0]
+	p.gemmBase = gemmKernels{v: base, p: map[string]device.Pipeline{base.Q4TP: p.mmQ4TP, base.Q8: p.mmQ8}}
+	p.flashBase = flashKernels{v: kernels.FlashVariants[0], p: p.flashBaseline}
+	p.gemm, p.flash = p.gemmBase, p.flashBase
 	return p, nil
 }
 
