@@ -26,7 +26,9 @@ type gemmKernels struct {
 	p map[string]device.Pipeline
 }
 
-func (g gemmKernels) pipeline(q8, halfOut bool) device.Pipeline { return g.p[g.v.Function(q8, halfOut)] }
+func (g gemmKernels) pipeline(q8, halfOut bool) device.Pipeline {
+	return g.p[g.v.Function(q8, halfOut)]
+}
 
 // flashKernels is one attention variant's compiled function.
 type flashKernels struct {
