@@ -11,6 +11,7 @@ import (
 	"easel/app/backend"
 	"easel/app/settings"
 	"easel/engine/ml/cpu"
+	"easel/engine/ml/metal"
 	"easel/engine/qi21"
 	"easel/engine/qi21/qi21metal"
 	"easel/engine/quant"
@@ -24,7 +25,11 @@ type ditMetalReport struct {
 	Emulated bool                    `json:"emulated"`
 	Timing   string                  `json:"timing"` // what the times are: GPU, or the emulator's CPU time
 	Geometry string                  `json:"geometry"`
-	Blocks   []*qi21metal.BlockBench `json:"blocks"`
+	Blocks   []*qi21metal.BlockBench `json:"blocks,omitempty"`
+	// Variants is --variants: every kernel variant per op class and codec, with its parity.
+	Variants []qi21metal.VariantBench `json:"variants,omitempty"`
+	// PeakTFLOPS is the chip's published FP16 peak the fractions use (0: unknown or emulated).
+	PeakTFLOPS float64 `json:"peak_tflop_per_s,omitempty"`
 }
 
 // benchDiTMetal times one block of the real geometry on the Mac's Metal device, or with
@@ -38,6 +43,7 @@ func benchDiTMetal(args []string, stdout, stderr io.Writer) int {
 	rows := fs.Int("rows", 64, "target rows")
 	prefix := fs.Int("prefix", 64, "cached prefix rows")
 	codecs := fs.String("codecs", "q4tp", "weight codecs to measure, comma-separated (q4tp, q8_2f)")
+	variants := fs.Bool("variants", false, "time every kernel variant per op class (docs/METAL.md §7) with its parity against the baseline")
 	heads := fs.Int("heads", 0, "attention heads of 128 channels (default: the published model's 32; fewer for a quick look)")
 	if err := fs.Parse(args); err != nil {
 		return ExitUsage
@@ -86,6 +92,18 @@ func benchDiTMetal(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "easel bench dit-metal: building a %v block: %v\n", d, err)
 			return ExitFailure
 		}
+		if *variants {
+			if !*emulator {
+				rep.PeakTFLOPS = metal.PeakTFLOPS(dev.Name())
+			}
+			vs, err := qi21metal.BenchVariants(dev, m, *rows, *prefix, *reps, cpu.ProcessCPUTime, rep.PeakTFLOPS)
+			if err != nil {
+				fmt.Fprintf(stderr, "easel bench dit-metal: the %v variants: %v\n", d, err)
+				return ExitFailure
+			}
+			rep.Variants = append(rep.Variants, vs...)
+			continue
+		}
 		r, err := qi21metal.BenchBlock(dev, m, *rows, *prefix, *reps, cpu.ProcessCPUTime)
 		if err != nil {
 			fmt.Fprintf(stderr, "easel bench dit-metal: running the %v block: %v\n", d, err)
@@ -103,6 +121,9 @@ func benchDiTMetal(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "dit-metal: one Qwen-Image-2.1 block (%s), %d target rows against %d prefix rows, median of %d\n", rep.Geometry, *rows, *prefix, *reps)
 	fmt.Fprintf(stdout, "device %s — %s\n", rep.Device, rep.Timing)
+	if *variants {
+		printVariants(stdout, rep, *emulator)
+	}
 	for _, r := range rep.Blocks {
 		if *emulator {
 			fmt.Fprintf(stdout, "%-6s %.0f ms emulator wall time, %.0f ms emulator CPU time per block (%.3g GFLOP); not a GPU figure\n",
@@ -117,4 +138,28 @@ func benchDiTMetal(args []string, stdout, stderr io.Writer) int {
 			r.Codec, r.DeviceMS, r.MedianMS, rate, (r.GemmFlops+r.AttnFlops)/1e9)
 	}
 	return ExitOK
+}
+
+// printVariants is --variants' table: per op class and codec, each variant's device time per
+// block, its rate, its share of the chip's peak and its parity with the baseline.
+func printVariants(w io.Writer, rep *ditMetalReport, emulated bool) {
+	unit := "GPU ms"
+	if emulated {
+		unit = "emu ms"
+	}
+	fmt.Fprintf(w, "%-5s %-6s %-8s %10s %9s %6s  %-14s %s\n", "class", "codec", "variant", unit, "TFLOP/s", "peak", "parity", "rel. error / note")
+	for _, v := range rep.Variants {
+		if v.Skipped != "" {
+			fmt.Fprintf(w, "%-5s %-6s %-8s %10s %9s %6s  %-14s %s\n", v.Class, v.Codec, v.Variant, "-", "-", "-", "skipped", v.Skipped)
+			continue
+		}
+		peak := "-"
+		if v.PeakFraction > 0 {
+			peak = fmt.Sprintf("%.0f%%", 100*v.PeakFraction)
+		}
+		fmt.Fprintf(w, "%-5s %-6s %-8s %10.2f %9.3g %6s  %-14s %.2g\n", v.Class, v.Codec, v.Variant, v.DeviceMS, v.TFLOPS, peak, v.Parity, v.RelErr)
+	}
+	if emulated {
+		fmt.Fprintln(w, "(emulator CPU time: says nothing about a GPU; the parity column is what the emulator proves)")
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"easel/engine/qi21/qi21metal"
+	"easel/kernels"
 	"easel/kernels/emu"
 	"easel/kernels/emu/emutest"
 )
@@ -44,4 +45,45 @@ func TestBenchDiTMetal(t *testing.T) {
 		t.Errorf("exit %d, output %q (%s): want every time labelled emulator CPU time", code, stdout, stderr)
 	}
 	t.Log(stdout)
+}
+
+// TestBenchDiTMetalVariants: --variants lists the baseline and every variant of each op class
+// (kernels.GemmVariants, kernels.FlashVariants) for each codec with its parity against the
+// baseline, which on the emulator is bit-identical, or within ParityBound for the variants that
+// change the accumulation order; nothing is skipped (the emulator has the tensor-op subset).
+func TestBenchDiTMetalVariants(t *testing.T) {
+	emutest.Device(t, emu.Options{})
+	code, stdout, stderr := run("bench", "dit-metal", "--emulator", "--variants", "--json", "--heads", "1", "--rows", "16", "--prefix", "40", "--codecs", "q4tp,q8_2f")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Emulated bool
+		Variants []qi21metal.VariantBench
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	want := map[string]bool{}
+	for _, codec := range []string{"q4tp", "q8_2f"} {
+		for _, v := range kernels.GemmVariants {
+			want[codec+"/gemm/"+v.Name] = true
+		}
+		for _, v := range kernels.FlashVariants {
+			want[codec+"/attn/"+v.Name] = true
+		}
+	}
+	for _, v := range rep.Variants {
+		key := v.Codec + "/" + v.Class + "/" + v.Variant
+		if !want[key] {
+			t.Errorf("unexpected or repeated row %s", key)
+		}
+		delete(want, key)
+		if v.Skipped != "" || (v.Parity != "bit-identical" && v.Parity != "within") || v.DeviceMS <= 0 {
+			t.Errorf("%s: skipped %q, parity %s (%.3g), %.3g ms", key, v.Skipped, v.Parity, v.RelErr, v.DeviceMS)
+		}
+	}
+	if len(want) > 0 || !rep.Emulated {
+		t.Errorf("missing rows %v (emulated %v)", want, rep.Emulated)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unsafe"
 
+	"easel/engine/ml"
 	"easel/engine/qi21"
 	"easel/engine/quant"
 	"easel/kernels/device"
@@ -29,6 +30,23 @@ type BlockBench struct {
 	GemmFlops  float64   `json:"gemm_flop"`
 	AttnFlops  float64   `json:"attn_flop"`
 	GFLOPs     float64   `json:"gflop_per_s"` // (gemm + attn) / median wall time
+	// Gemm and Attn are the variants the block ran (docs/METAL.md §7).
+	Gemm string `json:"gemm_variant"`
+	Attn string `json:"attn_variant"`
+	// GemmMS and AttnMS are the median device time of the block's GEMM and attention command
+	// buffers (measured with one command buffer per op class); 0 unless BenchOptions.Profile.
+	GemmMS float64 `json:"gemm_device_ms,omitempty"`
+	AttnMS float64 `json:"attn_device_ms,omitempty"`
+
+	out []float32 // the residual stream after the last repetition (for parity)
+}
+
+// BenchOptions choose what BenchBlockWith runs: the GEMM and attention variants ("" is the
+// baseline), and Profile, which gives each op class its own command buffer so the device time
+// per class is known (slower in all).
+type BenchOptions struct {
+	Gemm, Attn string
+	Profile    bool
 }
 
 // BenchBlock runs block 0 of m (a one-block model such as qi21.NewRandomBlockModel builds) on dev
@@ -38,6 +56,11 @@ type BlockBench struct {
 // for the model file's mapping, so the device reads them in place as it would from a .cmf.
 // cpuClock, when not nil, reads the process CPU time.
 func BenchBlock(dev device.Device, m *qi21.Model, n, p, reps int, cpuClock func() time.Duration) (*BlockBench, error) {
+	return BenchBlockWith(dev, m, n, p, reps, cpuClock, BenchOptions{})
+}
+
+// BenchBlockWith is BenchBlock with the variants and profiling of opts.
+func BenchBlockWith(dev device.Device, m *qi21.Model, n, p, reps int, cpuClock func() time.Duration, opts BenchOptions) (*BlockBench, error) {
 	if dev == nil || m == nil || len(m.Blocks) != 1 {
 		return nil, fmt.Errorf("qi21metal.BenchBlock needs a device and a one-block model")
 	}
@@ -49,7 +72,7 @@ func BenchBlock(dev device.Device, m *qi21.Model, n, p, reps int, cpuClock func(
 		return nil, err
 	}
 	mapping := mapBlock(&m.Blocks[0])
-	d := &Denoiser{dev: dev, model: m, cfg: c, knobs: metal.Knobs{Guards: metal.DefaultGuards}}
+	d := &Denoiser{dev: dev, model: m, cfg: c, knobs: metal.Knobs{Guards: metal.DefaultGuards, Profile: opts.Profile}}
 	d.maxBuffer, d.wset = metal.DeviceLimits(dev)
 	aux := &auxBuilder{}
 	blocks, err := describeBlocks(m, aux)
@@ -60,6 +83,9 @@ func BenchBlock(dev device.Device, m *qi21.Model, n, p, reps int, cpuClock func(
 		return nil, err
 	}
 	defer d.Close()
+	if err := d.UseVariants(opts.Gemm, opts.Attn); err != nil {
+		return nil, err
+	}
 	plan := programPlan(c, p, n)
 	if err := plan.fit(fmt.Sprintf("a block over %d target and %d prefix rows", n, p), d.resident, d.maxBuffer, d.wset); err != nil {
 		return nil, err
@@ -89,7 +115,8 @@ func BenchBlock(dev device.Device, m *qi21.Model, n, p, reps int, cpuClock func(
 
 	rep := &BlockBench{Device: dev.Name(), Codec: m.Blocks[0].ToQ.DType.String(), TargetRows: n, PrefixRows: p}
 	rep.GemmFlops, rep.AttnFlops = qi21.BlockFlops(c, n, p)
-	var wall, devTime []time.Duration
+	rep.Gemm, rep.Attn = d.Variants()
+	var wall, devTime, gemmTime, attnTime []time.Duration
 	var cpu0 time.Duration
 	if cpuClock != nil {
 		cpu0 = cpuClock()
@@ -107,13 +134,19 @@ func BenchBlock(dev device.Device, m *qi21.Model, n, p, reps int, cpuClock func(
 			return nil, fmt.Errorf("qi21metal.BenchBlock: %w", err)
 		}
 		wall = append(wall, time.Since(t0))
-		devTime = append(devTime, d.LastPass().GPU)
+		last := d.LastPass()
+		devTime = append(devTime, last.GPU)
+		gemmTime, attnTime = append(gemmTime, last.ByClass[ml.ClassGemm]), append(attnTime, last.ByClass[ml.ClassAttn])
 		rep.WallMS = append(rep.WallMS, ms(wall[len(wall)-1]))
 	}
 	if cpuClock != nil {
 		rep.CPUMS = ms(cpuClock()-cpu0) / float64(reps)
 	}
 	rep.MedianMS, rep.DeviceMS = ms(medianOf(wall)), ms(medianOf(devTime))
+	if opts.Profile {
+		rep.GemmMS, rep.AttnMS = ms(medianOf(gemmTime)), ms(medianOf(attnTime))
+	}
+	rep.out = slices.Clone(x[:n*D])
 	if rep.MedianMS > 0 {
 		rep.GFLOPs = (rep.GemmFlops + rep.AttnFlops) / (rep.MedianMS / 1e3) / 1e9
 	}
