@@ -166,7 +166,7 @@ func (e *Encoder) SetBuffer(buf device.Buffer, offset, index int) {
 	case offset < 0 || offset >= b.n:
 		e.fail("SetBuffer(index %d) offset %d is outside the %d-byte buffer", index, offset, b.n)
 	default:
-		e.bound.buffers[index] = unsafe.Add(b.mem, offset)
+		e.bound.buffers[index] = uintptr(unsafe.Add(b.mem, offset))
 		e.bindings[index] = binding{b, offset}
 	}
 }
@@ -185,7 +185,7 @@ func (e *Encoder) SetBytes(data []byte, index int) {
 		p := allocC(len(data))
 		copy(unsafe.Slice((*byte)(p), len(data)), data)
 		e.cb.ownedBytes = append(e.cb.ownedBytes, p)
-		e.bound.buffers[index] = p
+		e.bound.buffers[index] = uintptr(p)
 		e.bindings[index] = binding{}
 	}
 }

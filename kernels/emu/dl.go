@@ -26,6 +26,8 @@ typedef struct msl_emu_launch {
 typedef const char* (*msl_emu_name_fn)(int);
 typedef int (*msl_emu_run_fn)(const char*, const msl_emu_launch*);
 
+static void* msl_emu_ptr(uintptr_t p) { return (void*)p; }
+static uint32_t msl_emu_u32(uintptr_t p) { return *(const uint32_t*)p; }
 static const char* msl_emu_call_name(void* f, int i) { return ((msl_emu_name_fn)f)(i); }
 static int msl_emu_call_run(void* f, const char* name, const msl_emu_launch* l) { return ((msl_emu_run_fn)f)(name, l); }
 // A device buffer: zeroed pages with an inaccessible page right after them, and the data placed
@@ -95,12 +97,16 @@ func openShared(path string) (*sharedObject, error) {
 // launch is one dispatch in the form the shared object takes.
 type launch struct {
 	groups, threads [3]int
-	buffers         [31]unsafe.Pointer // C memory, or pinned Go memory (no-copy buffers)
-	tgLen           [8]int
-	workers         int
-	order           FiberOrder
-	nonuniform      bool   // dispatchThreads
-	gridThreads     [3]int // the grid in threads when nonuniform
+	// buffers are addresses of C memory, or of pinned Go memory (no-copy buffers). They are
+	// uintptr, not unsafe.Pointer: a command buffer outlives the memory it bound, which is then
+	// unmapped and may be reused by the Go heap, and a stale unsafe.Pointer into a Go heap span
+	// makes the garbage collector stop the process ("found bad pointer in Go heap").
+	buffers     [31]uintptr
+	tgLen       [8]int
+	workers     int
+	order       FiberOrder
+	nonuniform  bool   // dispatchThreads
+	gridThreads [3]int // the grid in threads when nonuniform
 }
 
 // runKernel executes one dispatch of kernel in so and returns when every threadgroup is done.
@@ -117,7 +123,7 @@ func (so *sharedObject) runKernel(kernel string, l *launch) error {
 		cl.nonuniform = 1
 	}
 	for i, p := range l.buffers {
-		cl.buffers[i] = p
+		cl.buffers[i] = C.msl_emu_ptr(C.uintptr_t(p))
 	}
 	for i, n := range l.tgLen {
 		cl.tg_len[i] = C.uint64_t(n)
@@ -156,3 +162,6 @@ func allocC(n int) unsafe.Pointer { return C.msl_emu_alloc(C.size_t(n)) }
 
 // freeC releases memory from allocC.
 func freeC(p unsafe.Pointer) { C.free(p) }
+
+// cUint32 reads the uint32 at address p of C memory (a SetBytes copy the command buffer owns).
+func cUint32(p uintptr) uint32 { return uint32(C.msl_emu_u32(C.uintptr_t(p))) }

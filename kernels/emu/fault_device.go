@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"sync"
-	"unsafe"
 
 	"easel/kernels/device"
 )
@@ -115,7 +114,7 @@ func (s *faultState) after(f Fault, dp *dispatch) {
 		idx, ok := halfSites[fn]
 		if fn == "qi_mm_q4tp" || fn == "qi_mm_q8" {
 			p := dp.launch.buffers[mmParamsBuffer]
-			if p == nil || *(*uint32)(unsafe.Add(p, mmEpiOffset)) != 1 {
+			if p == 0 || cUint32(p+mmEpiOffset) != 1 {
 				return
 			}
 			idx, ok = 7, true
