@@ -37,6 +37,12 @@ func (s State) Finished() bool { return s >= Done }
 type Job struct {
 	ID    ID
 	Label string // what the queue list shows (usually the start of the prompt)
+	// Origin says who submitted the job: "" for this app (the window, the CLI), else where it
+	// came from, as the queue and history show it ("API 192.0.2.7").
+	Origin string
+	// Owner is the submitter's own value (SubmitAll), handed back in every snapshot, so a
+	// watcher knows its jobs from their first update.
+	Owner any
 	State State
 	// Request is what was submitted (the queue never changes it).
 	Request pipeline.Request

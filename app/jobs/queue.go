@@ -19,6 +19,9 @@ const KeepFinished = 16
 // ErrClosed is returned by Submit after Close.
 var ErrClosed = errors.New("the generation queue is closed (the window is closing)")
 
+// ErrFull is returned by SubmitAll when the jobs would take the queue past its bound.
+var ErrFull = errors.New("the generation queue is full")
+
 // Queue holds the submitted jobs and runs them in order, one at a time, on its own worker
 // goroutine. All methods are safe for concurrent use and never wait for a generation.
 type Queue struct {
@@ -31,6 +34,8 @@ type Queue struct {
 	closed bool
 
 	notifyMu sync.Mutex // held while notify runs, so updates arrive in the order of the changes
+	watchers map[int]func(Update)
+	nextW    int
 
 	base     context.Context // cancelled by Close: stops the running job
 	stopBase context.CancelFunc
@@ -60,20 +65,75 @@ func New(gen Generator, notify func(Update)) *Queue {
 
 // Submit adds a job at the end of the queue and returns its ID. label is what lists show.
 func (q *Queue) Submit(req pipeline.Request, label string) (ID, error) {
+	ids, err := q.SubmitAll([]Submission{{Request: req, Label: label}}, 0)
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
+}
+
+// Submission is one job for SubmitAll.
+type Submission struct {
+	Request       pipeline.Request
+	Label, Origin string
+	Owner         any
+}
+
+// SubmitAll adds jobs at the end of the queue, one after the other, and returns their IDs. With
+// maxPending > 0 it adds none and returns ErrFull when the jobs queued or running would then
+// number more than maxPending (a server's bound; the window's own jobs are never refused).
+func (q *Queue) SubmitAll(subs []Submission, maxPending int) ([]ID, error) {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
-		return 0, ErrClosed
+		return nil, ErrClosed
 	}
-	q.nextID++
-	e := &entry{job: Job{ID: q.nextID, Label: label, State: Queued, Request: req}}
-	q.jobs = append(q.jobs, e)
-	q.report(e, nil)
+	if maxPending > 0 && q.pendingLocked()+len(subs) > maxPending {
+		q.mu.Unlock()
+		return nil, fmt.Errorf("%w: %d jobs are waiting or running and %d more would pass its bound of %d", ErrFull, q.pendingLocked(), len(subs), maxPending)
+	}
+	ids := make([]ID, 0, len(subs))
+	for _, sub := range subs {
+		q.nextID++
+		e := &entry{job: Job{ID: q.nextID, Label: sub.Label, Origin: sub.Origin, Owner: sub.Owner, State: Queued, Request: sub.Request}}
+		q.jobs = append(q.jobs, e)
+		ids = append(ids, e.job.ID)
+		q.report(e, nil)
+		q.mu.Lock()
+	}
+	q.mu.Unlock()
 	select {
 	case q.wake <- struct{}{}:
 	default:
 	}
-	return e.job.ID, nil
+	return ids, nil
+}
+
+// Watch adds a listener that receives every update after the queue's own listener, in the same
+// order and under the same rules (it must return quickly and not call the queue). stop removes
+// it; updates already being reported may still arrive until stop returns.
+func (q *Queue) Watch(f func(Update)) (stop func()) {
+	q.notifyMu.Lock()
+	defer q.notifyMu.Unlock()
+	if q.watchers == nil {
+		q.watchers = map[int]func(Update){}
+	}
+	q.nextW++
+	key := q.nextW
+	q.watchers[key] = f
+	return func() {
+		q.notifyMu.Lock()
+		defer q.notifyMu.Unlock()
+		delete(q.watchers, key)
+	}
+}
+
+// tell sends u to the listener and the watchers; q.notifyMu is held.
+func (q *Queue) tell(u Update) {
+	q.notify(u)
+	for _, w := range q.watchers {
+		w(u)
+	}
 }
 
 // Cancel stops a job: a queued one is cancelled at once, a running one stops within one backend
@@ -113,6 +173,11 @@ func (q *Queue) Jobs() []Job {
 func (q *Queue) Pending() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	return q.pendingLocked()
+}
+
+// pendingLocked is Pending with q.mu held.
+func (q *Queue) pendingLocked() int {
 	n := 0
 	for _, e := range q.jobs {
 		if !e.job.State.Finished() {
@@ -147,7 +212,7 @@ func (q *Queue) Close() {
 	q.notifyMu.Lock()
 	q.mu.Unlock()
 	for _, j := range snaps {
-		q.notify(Update{Job: j})
+		q.tell(Update{Job: j})
 	}
 	q.notifyMu.Unlock()
 	q.stopBase()
@@ -195,6 +260,6 @@ func (q *Queue) report(e *entry, ev *pipeline.Event) {
 	snap := e.job
 	q.notifyMu.Lock()
 	q.mu.Unlock()
-	q.notify(Update{Job: snap, Event: ev})
+	q.tell(Update{Job: snap, Event: ev})
 	q.notifyMu.Unlock()
 }

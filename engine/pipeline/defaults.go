@@ -48,3 +48,13 @@ func parseDefaults(js []byte) (Defaults, error) {
 	d.SampleSigmas = sigmas
 	return d, nil
 }
+
+// ReadDefaults reads a model file's generation defaults without building a pipeline (a server
+// answers with them before the model is loaded).
+func ReadDefaults(m interface{ ConfigJSON(string) ([]byte, error) }) (Defaults, error) {
+	js, err := m.ConfigJSON(DefaultsTensor)
+	if err != nil {
+		return Defaults{}, err
+	}
+	return parseDefaults(js)
+}

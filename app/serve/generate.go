@@ -1,0 +1,206 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"easel/app/compose"
+	"easel/app/imagefile"
+	"easel/app/jobs"
+	"easel/engine/pipeline"
+	"easel/engine/seed"
+)
+
+// drafts turns a request's params into one plan per image: the same compose.Draft the window
+// makes, with A1111's seeds (seed + i, or with a variation strength the same seed and subseed + i).
+func (s *Server) drafts(p *params) ([]plan, []detailItem) {
+	_, modelPath, defaults := s.models.current()
+	w, h := p.Width, p.Height
+	if w == 0 {
+		w = defaults.Width
+	}
+	if h == 0 {
+		h = defaults.Height
+	}
+	base := compose.Draft{Prompt: p.Prompt, Negative: p.Negative, Size: compose.SizeExact, CustomW: w, CustomH: h,
+		Steps: p.Steps, CFG: p.CFG, Backend: s.cfg.Backend, Model: modelPath, LoRAs: p.LoRAs, Conditions: p.Conditions}
+	bw, bh, err := base.OutputSize()
+	if err != nil {
+		return nil, []detailItem{{Loc: []any{"body", "width"}, Msg: err.Error(), Type: "value_error"}}
+	}
+	if p.Seed == -1 {
+		p.Seed = randomSeed()
+	}
+	if p.Subseed == -1 {
+		p.Subseed = randomSeed()
+	}
+	n := p.BatchSize * p.NIter
+	plans := make([]plan, n)
+	for i := range n {
+		d := base
+		sd, sub := uint64(p.Seed)+uint64(i), uint64(p.Subseed)+uint64(i)
+		if p.SubseedStrength != 0 {
+			sd = uint64(p.Seed)
+		}
+		d.Seed = sd
+		req, err := d.Request(sd)
+		if err != nil {
+			return nil, []detailItem{{Loc: []any{"body"}, Msg: err.Error(), Type: "value_error"}}
+		}
+		if p.SubseedStrength != 0 {
+			noise, err := seed.VariationNoise(sd, seed.Variation{Seed: sub, Strength: p.SubseedStrength}, bh/16, bw/16)
+			if err == nil {
+				noise, err = seed.PackLatents(noise, seed.LatentChannels, bh/16, bw/16)
+			}
+			if err != nil {
+				return nil, []detailItem{{Loc: []any{"body", "subseed_strength"}, Msg: err.Error(), Type: "value_error"}}
+			}
+			req.Noise = noise
+		}
+		req.Preview = s.cfg.Preview
+		plans[i] = plan{Draft: d, Seed: sd, Subseed: sub, Request: req}
+	}
+	return plans, nil
+}
+
+// outcome is what a request's jobs came to.
+type outcome struct {
+	results     []*pipeline.Result // nil where the image was not made
+	interrupted bool
+	skipped     int
+	failed      error
+}
+
+// run submits the plans as jobs and waits for them. It returns false when it has answered
+// already (the queue full or closed) or the client went away (its jobs are cancelled).
+func (s *Server) run(w http.ResponseWriter, r *http.Request, plans []plan, label string) (outcome, bool) {
+	b := &batch{start: time.Now()}
+	subs := make([]jobs.Submission, len(plans))
+	origin := "API " + clientHost(r)
+	for i, pl := range plans {
+		aj := &apiJob{b: b, index: i, done: make(chan jobs.Job, 1)}
+		b.jobs = append(b.jobs, aj)
+		subs[i] = jobs.Submission{Request: pl.Request, Label: jobLabel(label, pl.Draft.Prompt, pl.Seed), Origin: origin, Owner: aj}
+	}
+	s.tracker.add(b)
+	defer s.tracker.remove(b)
+	ids, err := s.cfg.Queue.SubmitAll(subs, s.cfg.MaxPending)
+	switch {
+	case errors.Is(err, jobs.ErrFull):
+		busy(w, s.tracker.retryAfter(), err.Error()+": try again later")
+		return outcome{}, false
+	case err != nil:
+		busy(w, 30, err.Error())
+		return outcome{}, false
+	}
+	b.ids = ids
+	out := outcome{results: make([]*pipeline.Result, len(plans))}
+	for i, aj := range b.jobs {
+		select {
+		case j := <-aj.done:
+			switch j.State {
+			case jobs.Done:
+				out.results[i] = j.Result
+			case jobs.Failed:
+				if out.failed == nil {
+					out.failed = j.Err
+				}
+			}
+		case <-r.Context().Done():
+			b.cancel(s.cfg.Queue)
+			s.cfg.Log.Printf("%s from %s: the client went away; its %d job(s) were cancelled", label, clientHost(r), len(ids))
+			return outcome{}, false
+		}
+	}
+	b.mu.Lock()
+	out.interrupted, out.skipped = b.interrupted, b.skipped
+	b.mu.Unlock()
+	return out, true
+}
+
+// jobLabel is the queue's name for an API job.
+func jobLabel(kind, prompt string, sd uint64) string {
+	p := strings.Join(strings.Fields(prompt), " ")
+	if r := []rune(p); len(r) > 32 {
+		p = string(r[:31]) + "…"
+	}
+	if p == "" {
+		p = "(no prompt)"
+	}
+	return fmt.Sprintf("%s · %s · seed %d", kind, p, sd)
+}
+
+// badRequestKinds are the pipeline's refusals of a request (422), as opposed to failures (500).
+var badRequestKinds = []error{pipeline.ErrSize, pipeline.ErrImages, pipeline.ErrSettings, pipeline.ErrNoise}
+
+// generate is txt2img and img2img after their own fields: plans, jobs, the answer.
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind string, f *fields, p *params, extra map[string]any) {
+	plans, bad := s.drafts(p)
+	if bad != nil {
+		unprocessable(w, bad)
+		return
+	}
+	start := time.Now()
+	out, ok := s.run(w, r, plans, kind)
+	if !ok {
+		return
+	}
+	if out.failed != nil {
+		for _, k := range badRequestKinds {
+			if errors.Is(out.failed, k) {
+				unprocessable(w, []detailItem{{Loc: []any{"body"}, Msg: out.failed.Error(), Type: "value_error"}})
+				return
+			}
+		}
+		if errors.Is(out.failed, context.Canceled) {
+			busy(w, 5, "the server is shutting down")
+			return
+		}
+		s.cfg.Log.Printf("%s from %s failed: %v", kind, clientHost(r), out.failed)
+		serverError(w, "GenerationError", out.failed)
+		return
+	}
+	images := []string{}
+	var sets []*imagefile.Settings
+	var used []plan
+	for i, res := range out.results {
+		if res == nil {
+			continue
+		}
+		set := plans[i].Draft.FileSettings(res)
+		sets = append(sets, set)
+		used = append(used, plans[i])
+		if p.SendImages {
+			enc, err := encodePNG(res.Image, set)
+			if err != nil {
+				serverError(w, "EncodeError", err)
+				return
+			}
+			images = append(images, enc)
+		}
+	}
+	warnings := append([]string(nil), p.Warnings...)
+	if out.interrupted {
+		warnings = append(warnings, fmt.Sprintf("interrupted: %d of %d images were made", len(sets), len(plans)))
+	}
+	if out.skipped > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d image(s) skipped", out.skipped))
+	}
+	info := s.info(p, plans, used, sets, warnings, extra)
+	s.logRequest(r, kind, p, plans, len(sets), time.Since(start))
+	writeJSON(w, http.StatusOK, map[string]any{"images": images, "parameters": s.parameters(p, plans, extra), "info": info})
+}
+
+// logRequest writes one line per request; the prompt only with LogPrompts.
+func (s *Server) logRequest(r *http.Request, kind string, p *params, plans []plan, made int, took time.Duration) {
+	prompt := fmt.Sprintf("a prompt of %d characters", len(p.Prompt))
+	if s.cfg.LogPrompts {
+		prompt = fmt.Sprintf("prompt %q", p.Prompt)
+	}
+	w, h, _ := plans[0].Draft.OutputSize()
+	s.cfg.Log.Printf("%s from %s: %d of %d image(s) %d×%d, seed %d, %s, %.1f s", kind, clientHost(r), made, len(plans), w, h, plans[0].Seed, prompt, took.Seconds())
+}

@@ -1,0 +1,129 @@
+package serve
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"strings"
+
+	"easel/app/compose"
+	"easel/engine/pipeline"
+)
+
+// The most images one request makes (batch_size × n_iter).
+const maxImagesPerRequest = 64
+
+// params are the generation fields of a txt2img or img2img request, with A1111's defaults except
+// where the model's apply (absent size, steps, CFG).
+type params struct {
+	Prompt, Negative   string
+	Seed, Subseed      int64
+	SubseedStrength    float64
+	Width, Height      int // 0: the model's
+	Steps              int // 0: the model's
+	CFG                float64
+	BatchSize, NIter   int
+	Sampler, Scheduler string
+	SendImages         bool
+	Conditions         []compose.Condition
+	LoRAs              []compose.LoRA
+	Warnings           []string
+
+	// img2img
+	Init                  []compose.Condition
+	Denoising             float64
+	Mask                  *compose.Condition
+	MaskBlur              int
+	MaskInvert            int
+	InpaintFullRes        bool
+	InpaintFullResPadding int
+}
+
+// readParams reads the fields txt2img and img2img share.
+func (s *Server) readParams(f *fields) *params {
+	p := &params{}
+	p.Prompt = f.Str("prompt", "")
+	p.Negative = f.Str("negative_prompt", "")
+	p.Seed = f.Int("seed", -1)
+	f.Range("seed", p.Seed, -1, 1<<32-1)
+	p.Subseed = f.Int("subseed", -1)
+	f.Range("subseed", p.Subseed, -1, 1<<32-1)
+	p.SubseedStrength = f.Float("subseed_strength", 0)
+	f.RangeF("subseed_strength", p.SubseedStrength, 0, 1)
+	w, h := f.Int("width", 0), f.Int("height", 0)
+	f.Range("width", w, compose.SizeMultiple, compose.MaxSide)
+	f.Range("height", h, compose.SizeMultiple, compose.MaxSide)
+	p.Width, p.Height = int(w), int(h)
+	steps := f.Int("steps", 0)
+	f.Range("steps", steps, 2, 1000)
+	p.Steps = int(steps)
+	p.CFG = f.Float("cfg_scale", 0)
+	f.RangeF("cfg_scale", p.CFG, 0, 100)
+	bs, ni := f.Int("batch_size", 1), f.Int("n_iter", 1)
+	f.Range("batch_size", bs, 1, maxImagesPerRequest)
+	f.Range("n_iter", ni, 1, maxImagesPerRequest)
+	p.BatchSize, p.NIter = int(max(bs, 1)), int(max(ni, 1))
+	if p.BatchSize*p.NIter > maxImagesPerRequest {
+		f.Invalid("n_iter", fmt.Sprintf("batch_size × n_iter is %d images: this server makes at most %d per request", p.BatchSize*p.NIter, maxImagesPerRequest))
+	}
+	p.Sampler = f.Str("sampler_name", f.Str("sampler_index", ""))
+	p.Scheduler = f.Str("scheduler", "")
+	p.SendImages = f.Bool("send_images", true)
+	f.Bool("save_images", false)
+
+	if cs := f.StrList("extra_images"); len(cs) > 0 {
+		if len(cs) > compose.MaxConditions {
+			f.Invalid("extra_images", fmt.Sprintf("%d condition images: the model takes at most %d", len(cs), compose.MaxConditions))
+		} else {
+			p.Conditions = conditionImages(f, "extra_images", cs)
+		}
+	}
+	var warns []string
+	p.Prompt, p.LoRAs, warns = takeLoRAs(f, "prompt", p.Prompt, s.cfg.LoRADir)
+	p.Warnings = append(p.Warnings, warns...)
+
+	// What Easel cannot do is said, not silently changed.
+	switch strings.ToLower(strings.TrimSpace(p.Sampler)) {
+	case "", "euler", "k_euler":
+	default:
+		p.Warnings = append(p.Warnings, fmt.Sprintf("sampler %q is not available: Easel samples with Euler (flow matching), which was used", p.Sampler))
+	}
+	switch strings.ToLower(strings.TrimSpace(p.Scheduler)) {
+	case "", "automatic", "simple":
+	default:
+		p.Warnings = append(p.Warnings, fmt.Sprintf("scheduler %q is not available: the model's own flow-matching schedule was used", p.Scheduler))
+	}
+	for _, name := range []string{"enable_hr", "restore_faces", "tiling"} {
+		if f.Bool(name, false) {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%s is not available in Easel; it was ignored", name))
+		}
+	}
+	if f.List("styles") > 0 {
+		p.Warnings = append(p.Warnings, "styles are not available in Easel; they were ignored")
+	}
+	if len(f.Object("alwayson_scripts")) > 0 || f.Str("script_name", "") != "" {
+		p.Warnings = append(p.Warnings, "scripts are not available in Easel; they were ignored")
+	}
+	if fw, fh := f.Int("seed_resize_from_w", -1), f.Int("seed_resize_from_h", -1); fw > 0 || fh > 0 {
+		p.Warnings = append(p.Warnings, "seed_resize_from_w/h are not available in Easel; they were ignored")
+	}
+	if o := f.Object("override_settings"); len(o) > 0 {
+		p.Warnings = append(p.Warnings, "override_settings are not applied per request in Easel: POST /sdapi/v1/options sets them")
+	}
+	return p
+}
+
+// randomSeed is A1111's random seed: a 32-bit number.
+func randomSeed() int64 {
+	var b [4]byte
+	rand.Read(b[:])
+	return int64(binary.LittleEndian.Uint32(b[:]))
+}
+
+// plan is one image of a request: the draft the window would make for it and its seeds.
+type plan struct {
+	Draft   compose.Draft
+	Seed    uint64
+	Subseed uint64
+	Request pipeline.Request
+}

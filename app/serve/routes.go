@@ -1,0 +1,91 @@
+package serve
+
+import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"strings"
+)
+
+// routes is the API: every route behind the credentials check.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	handle := func(method, path string, h http.HandlerFunc) {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead) {
+				w.Header().Set("Allow", method)
+				writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"detail": "Method Not Allowed"})
+				return
+			}
+			h(w, r)
+		})
+	}
+	handle(http.MethodPost, "/sdapi/v1/txt2img", s.txt2img)
+	handle(http.MethodPost, "/sdapi/v1/img2img", s.img2img)
+	handle(http.MethodGet, "/sdapi/v1/progress", s.progress)
+	handle(http.MethodPost, "/sdapi/v1/interrupt", s.interrupt)
+	handle(http.MethodPost, "/sdapi/v1/skip", s.skip)
+	mux.HandleFunc("/sdapi/v1/options", func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet, http.MethodHead:
+			s.getOptions(w, r)
+		case http.MethodPost:
+			s.setOptions(w, r)
+		default:
+			w.Header().Set("Allow", "GET, POST")
+			writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"detail": "Method Not Allowed"})
+		}
+	})
+	handle(http.MethodGet, "/sdapi/v1/sd-models", s.sdModels)
+	handle(http.MethodPost, "/sdapi/v1/refresh-checkpoints", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, nil) })
+	handle(http.MethodGet, "/sdapi/v1/loras", s.loras)
+	handle(http.MethodPost, "/sdapi/v1/refresh-loras", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, nil) })
+	handle(http.MethodGet, "/sdapi/v1/samplers", s.samplers)
+	handle(http.MethodGet, "/sdapi/v1/schedulers", s.schedulers)
+	handle(http.MethodGet, "/sdapi/v1/memory", s.memory)
+	handle(http.MethodGet, "/sdapi/v1/cmd-flags", s.cmdFlags)
+	handle(http.MethodPost, "/sdapi/v1/png-info", s.pngInfo)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]any{"detail": "Not Found"})
+	})
+	return s.cfg.Auth.requireAuth(mux)
+}
+
+// writeJSON answers with v as JSON.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+// unprocessable answers 422 with FastAPI's body.
+func unprocessable(w http.ResponseWriter, detail []detailItem) {
+	writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": detail})
+}
+
+// serverError answers 500 as A1111's API exception handler does.
+func serverError(w http.ResponseWriter, kind string, err error) {
+	writeJSON(w, http.StatusInternalServerError, map[string]any{"error": kind, "detail": "", "body": "", "errors": err.Error()})
+}
+
+// busy answers 503 with Retry-After (the queue is full or closing).
+func busy(w http.ResponseWriter, after int, msg string) {
+	w.Header().Set("Retry-After", itoa(after))
+	writeJSON(w, http.StatusServiceUnavailable, map[string]any{"detail": msg})
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+// clientHost is the request's remote host, for the queue's origin and the log.
+func clientHost(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return strings.TrimSpace(r.RemoteAddr)
+	}
+	return host
+}
