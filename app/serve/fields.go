@@ -50,7 +50,7 @@ func readObject(body []byte) (*fields, []detailItem) {
 		}
 		msg := "Expecting value"
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			msg = "Expecting value: the body ended early"
+			msg, pos = "Expecting value: the body ended early", len(body)
 		} else if err.Error() == "Extra data" {
 			msg = "Extra data"
 		} else {

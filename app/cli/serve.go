@@ -1,0 +1,175 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"time"
+
+	"easel/app/jobs"
+	"easel/app/preview"
+	"easel/app/serve"
+	"easel/app/settings"
+)
+
+func init() {
+	register(&Command{
+		Name:    "serve",
+		Usage:   "[--listen ADDR] [--model M.cmf] [--api-auth USER:PASS | --token T] [--tls-cert C --tls-key K] [flags]",
+		Summary: "serve the AUTOMATIC1111 API (/sdapi/v1/…) so other tools can drive Easel",
+		Run:     runServe,
+	})
+}
+
+// serveListening is told the address easel serve listens on (a test connects to it).
+var serveListening = func(addr string) {}
+
+const serveUsage = `usage: easel serve [flags]
+
+Serves the AUTOMATIC1111 web UI's API (/sdapi/v1/txt2img, img2img, progress, interrupt, skip,
+options, sd-models, loras, samplers, schedulers, memory, cmd-flags, png-info) on one queue: jobs
+run one at a time, in order.
+
+  --listen ADDR       where to listen (default 127.0.0.1:7860, this machine only); any other
+                      address needs --api-auth or --token, else easel serve refuses to start
+  --model M.cmf       the model (default: the app's); sd_model_checkpoint switches among the
+                      .cmf files of its folder, by name
+  --api-auth U:P      HTTP Basic credentials every request must carry (A1111's flag)
+  --token T           a bearer token every request may carry instead (Authorization: Bearer T)
+  --tls-cert FILE     serve HTTPS with this certificate (PEM) …
+  --tls-key FILE      … and this key
+  --backend B         auto, metal or cpu (default: the app's setting)
+  --max-queue N       jobs waiting or running before requests get 503 + Retry-After (default 32)
+  --max-body MB       the largest request body (default 256)
+  --max-conns N       concurrent connections (default 64)
+  --log-prompts       write prompts into the log (off: only their length)
+
+LoRAs are named in the prompt as <lora:NAME:WEIGHT> and found in the app's LoRA folder by name;
+no request field names a file.`
+
+func runServe(args []string, stdout, stderr io.Writer) int {
+	for _, a := range args {
+		if a == "-h" || a == "--help" || a == "-help" {
+			fmt.Fprintln(stdout, serveUsage)
+			return ExitOK
+		}
+	}
+	f := flag.NewFlagSet("serve", flag.ContinueOnError)
+	f.SetOutput(io.Discard)
+	listen := f.String("listen", serve.DefaultListen, "")
+	model := f.String("model", "", "")
+	apiAuth := f.String("api-auth", "", "")
+	token := f.String("token", "", "")
+	cert := f.String("tls-cert", "", "")
+	key := f.String("tls-key", "", "")
+	backendFlag := f.String("backend", "", "")
+	maxQueue := f.Int("max-queue", serve.DefaultMaxPending, "")
+	maxBody := f.Int("max-body", serve.DefaultMaxBody>>20, "")
+	maxConns := f.Int("max-conns", serve.DefaultMaxConns, "")
+	logPrompts := f.Bool("log-prompts", false, "")
+	if err := f.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "easel serve: %v\n\n%s\n", err, serveUsage)
+		return ExitUsage
+	}
+	if f.NArg() > 0 {
+		fmt.Fprintf(stderr, "easel serve: unexpected argument %q\n", f.Arg(0))
+		return ExitUsage
+	}
+	var auth serve.Auth
+	if *apiAuth != "" {
+		u, p, err := serve.ParseAPIAuth(*apiAuth)
+		if err != nil {
+			fmt.Fprintf(stderr, "easel serve: %v\n", err)
+			return ExitUsage
+		}
+		auth.User, auth.Pass = u, p
+	}
+	auth.Token = *token
+	if err := serve.Check(*listen, auth, *cert, *key); err != nil {
+		fmt.Fprintf(stderr, "easel serve: %v\n", err)
+		return ExitUsage
+	}
+	st := settings.Defaults()
+	if store, err := settings.DefaultStore(); err == nil {
+		if s, err := store.Load(); err == nil {
+			st = s
+		}
+	}
+	if *model == "" {
+		*model = st.Model
+	}
+	if *model == "" {
+		fmt.Fprintln(stderr, "easel serve: no model: give --model M.cmf (or set one up in the window first)")
+		return ExitUsage
+	}
+	m, fl := openModel(*model)
+	if fl != nil {
+		fmt.Fprintf(stderr, "easel serve: %v\n", fl.err)
+		return fl.code
+	}
+	m.Close()
+	be := settings.Backend(*backendFlag)
+	if be == "" {
+		be = st.Backend
+	}
+	loraDir, _ := settings.LoRADir()
+
+	gen := &jobs.ModelGenerator{Path: *model, Backend: be}
+	defer gen.Close()
+	queue := jobs.New(gen, nil)
+	defer queue.Close()
+	cache, err := preview.DefaultCache()
+	if err != nil {
+		cache = preview.Cache{}
+	}
+	calib := &preview.Calibrator{Cache: cache}
+	calib.Start(*model)
+	defer calib.Stop()
+
+	logger := log.New(stderr, "easel serve: ", log.LstdFlags)
+	srv, err := serve.New(serve.Config{
+		Queue: queue, Model: *model, SetModel: func(p string) { gen.SetPath(p); calib.Start(p) }, LoRADir: loraDir,
+		Backend: be, Preview: calib.Render, Auth: auth,
+		MaxBody: int64(*maxBody) << 20, MaxPending: *maxQueue, MaxConns: *maxConns,
+		LogPrompts: *logPrompts, Log: logger,
+		Flags: map[string]any{"listen": *listen, "model": *model, "backend": string(be), "tls": *cert != "",
+			"max_queue": *maxQueue, "max_body_mb": *maxBody, "max_conns": *maxConns},
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "easel serve: %v\n", err)
+		return ExitFailure
+	}
+	ln, err := srv.Listen(*listen, *cert, *key)
+	if err != nil {
+		fmt.Fprintf(stderr, "easel serve: %v\n", err)
+		return ExitFailure
+	}
+	scheme := "http"
+	if *cert != "" {
+		scheme = "https"
+	}
+	logger.Printf("serving the A1111 API on %s://%s with %s (Ctrl-C stops)", scheme, ln.Addr(), *model)
+	serveListening(ln.Addr().String())
+	ctx, stop := interruptContext()
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintf(stderr, "easel serve: %v\n", err)
+			return ExitFailure
+		}
+	case <-ctx.Done():
+		logger.Printf("stopping")
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+		<-done
+	}
+	return ExitOK
+}

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServeRefusesOtherAddressesWithoutCredentials: `easel serve --listen 0.0.0.0:PORT` without
+// credentials refuses to start (exit 2, saying what to give); with --api-auth it starts, and a
+// request without the credentials is 401 while one with them is answered.
+func TestServeRefusesOtherAddressesWithoutCredentials(t *testing.T) {
+	model := tinyCMF(t)
+	code, _, stderr := run("serve", "--listen", "0.0.0.0:0", "--model", model)
+	if code != ExitUsage || !strings.Contains(stderr, "--api-auth") {
+		t.Fatalf("without credentials: exit %d, %q", code, stderr)
+	}
+
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	oldCtx, oldListening := interruptContext, serveListening
+	addr := make(chan string, 1)
+	interruptContext = func() (context.Context, context.CancelFunc) { return ctx, stop }
+	serveListening = func(a string) { addr <- a }
+	defer func() { interruptContext, serveListening = oldCtx, oldListening }()
+	exited := make(chan int, 1)
+	go func() {
+		code, _, _ := run("serve", "--listen", "0.0.0.0:0", "--model", model, "--api-auth", "artist:s3cret")
+		exited <- code
+	}()
+	var a string
+	select {
+	case a = <-addr:
+	case code := <-exited:
+		t.Fatalf("easel serve with credentials exited %d", code)
+	}
+	port := a[strings.LastIndex(a, ":"):]
+	url := "http://127.0.0.1" + port + "/sdapi/v1/options"
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 {
+		t.Errorf("without credentials: %d, want 401", resp.StatusCode)
+	}
+	req, _ := http.NewRequest("GET", url, nil)
+	req.SetBasicAuth("artist", "s3cret")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("with credentials: %d, want 200", resp.StatusCode)
+	}
+	stop()
+	select {
+	case code := <-exited:
+		if code != ExitOK {
+			t.Errorf("easel serve exited %d after the interrupt", code)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("easel serve did not stop on the interrupt")
+	}
+}

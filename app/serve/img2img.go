@@ -1,0 +1,60 @@
+package serve
+
+import (
+	"net/http"
+)
+
+// img2img answers POST /sdapi/v1/img2img: txt2img's fields plus init_images, denoising_strength
+// (A1111's default 0.75, which img2img clients rely on), mask, mask_blur, inpainting_mask_invert
+// and inpaint_full_res(_padding).
+func (s *Server) img2img(w http.ResponseWriter, r *http.Request) {
+	f := s.readRequest(w, r)
+	if f == nil {
+		return
+	}
+	p := s.readParams(f)
+	s.readInit(f, p)
+	if len(f.errs) > 0 {
+		unprocessable(w, f.errs)
+		return
+	}
+	if len(p.Init) == 0 {
+		// A1111 needs an init image here; without one Easel makes the image from the prompt
+		// (and any extra_images), as txt2img would, and says so.
+		p.Warnings = append(p.Warnings, "no init_images: the image was made from the prompt alone, as txt2img makes it")
+	}
+	extra := map[string]any{"denoising_strength": p.Denoising, "mask_blur": p.MaskBlur, "inpainting_mask_invert": p.MaskInvert,
+		"inpaint_full_res": p.InpaintFullRes, "inpaint_full_res_padding": p.InpaintFullResPadding}
+	s.generate(w, r, "img2img", f, p, extra)
+}
+
+// readInit reads img2img's own fields.
+func (s *Server) readInit(f *fields, p *params) {
+	p.Denoising = f.Float("denoising_strength", 0.75)
+	f.RangeF("denoising_strength", p.Denoising, 0, 1)
+	mb := f.Int("mask_blur", 4)
+	f.Range("mask_blur", mb, 0, 64)
+	p.MaskBlur = int(mb)
+	inv := f.Int("inpainting_mask_invert", 0)
+	f.Range("inpainting_mask_invert", inv, 0, 1)
+	p.MaskInvert = int(inv)
+	p.InpaintFullRes = f.Bool("inpaint_full_res", true)
+	pad := f.Int("inpaint_full_res_padding", 0)
+	f.Range("inpaint_full_res_padding", pad, 0, 4096)
+	p.InpaintFullResPadding = int(pad)
+	inits := f.StrList("init_images")
+	if len(inits) > 1 {
+		p.Warnings = append(p.Warnings, "Easel starts from one init image: only the first of init_images was used")
+		inits = inits[:1]
+	}
+	p.Init = conditionImages(f, "init_images", inits)
+	if m := f.Str("mask", ""); m != "" {
+		ms := conditionImages(f, "mask", []string{m})
+		if len(ms) == 1 {
+			p.Mask = &ms[0]
+		}
+	}
+	if len(p.Init) > 0 || p.Mask != nil {
+		f.Invalid("init_images", "starting from an init image (img2img, inpainting) is not in this build of Easel yet: send condition images as extra_images")
+	}
+}
