@@ -12,6 +12,7 @@ import (
 	"easel/app/imagefile"
 	"easel/app/jobs"
 	"easel/engine/pipeline"
+	"easel/engine/latents"
 	"easel/engine/seed"
 )
 
@@ -31,6 +32,15 @@ func (s *Server) drafts(p *params) ([]plan, []detailItem) {
 	bw, bh, err := base.OutputSize()
 	if err != nil {
 		return nil, []detailItem{{Loc: []any{"body", "width"}, Msg: err.Error(), Type: "value_error"}}
+	}
+	bw, bh = bw/pipeline.SizeMultiple*pipeline.SizeMultiple, bh/pipeline.SizeMultiple*pipeline.SizeMultiple // as the pipeline floors them
+	prep, bad := s.prepareInit(p, bw, bh)
+	if bad != nil {
+		return nil, bad
+	}
+	if prep != nil {
+		bw, bh = prep.Width, prep.Height
+		base.CustomW, base.CustomH = bw, bh
 	}
 	if p.Seed == -1 {
 		p.Seed = randomSeed()
@@ -52,20 +62,27 @@ func (s *Server) drafts(p *params) ([]plan, []detailItem) {
 			return nil, []detailItem{{Loc: []any{"body"}, Msg: err.Error(), Type: "value_error"}}
 		}
 		if p.SubseedStrength != 0 {
-			noise, err := seed.VariationNoise(sd, seed.Variation{Seed: sub, Strength: p.SubseedStrength}, bh/16, bw/16)
+			noise, err := seed.VariationNoise(sd, seed.Variation{Seed: sub, Strength: p.SubseedStrength}, latentChannels, bh/16, bw/16)
 			if err == nil {
-				noise, err = seed.PackLatents(noise, seed.LatentChannels, bh/16, bw/16)
+				noise, err = latents.Pack(noise, latentChannels, bh/16, bw/16)
 			}
 			if err != nil {
 				return nil, []detailItem{{Loc: []any{"body", "subseed_strength"}, Msg: err.Error(), Type: "value_error"}}
 			}
 			req.Noise = noise
 		}
+		if prep != nil {
+			req.Width, req.Height = prep.Width, prep.Height
+			req.Init = &pipeline.InitImage{Image: prep.Init, Strength: p.Denoising, Mask: prep.Mask}
+		}
 		req.Preview = s.cfg.Preview
-		plans[i] = plan{Draft: d, Seed: sd, Subseed: sub, Request: req}
+		plans[i] = plan{Draft: d, Seed: sd, Subseed: sub, Request: req, Prep: prep}
 	}
 	return plans, nil
 }
+
+// latentChannels is the Qwen-Image-2.1 VAE's latent channel count (z_dim), the starting noise's.
+const latentChannels = 64
 
 // outcome is what a request's jobs came to.
 type outcome struct {
@@ -174,8 +191,18 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind string, f
 		set := plans[i].Draft.FileSettings(res)
 		sets = append(sets, set)
 		used = append(used, plans[i])
+		img := res.Image
+		if prep := plans[i].Prep; prep != nil {
+			finished, err := prep.Finish(res.Image)
+			if err != nil {
+				serverError(w, "PasteBackError", err)
+				return
+			}
+			img = finished
+			set.Width, set.Height = img.Rect.Dx(), img.Rect.Dy()
+		}
 		if p.SendImages {
-			enc, err := encodePNG(res.Image, set)
+			enc, err := encodePNG(img, set)
 			if err != nil {
 				serverError(w, "EncodeError", err)
 				return

@@ -1,7 +1,12 @@
 package serve
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
+
+	"easel/app/imagework"
+	"easel/engine/pipeline"
 )
 
 // img2img answers POST /sdapi/v1/img2img: txt2img's fields plus init_images, denoising_strength
@@ -54,7 +59,45 @@ func (s *Server) readInit(f *fields, p *params) {
 			p.Mask = &ms[0]
 		}
 	}
-	if len(p.Init) > 0 || p.Mask != nil {
-		f.Invalid("init_images", "starting from an init image (img2img, inpainting) is not in this build of Easel yet: send condition images as extra_images")
+	if p.Mask != nil && len(p.Init) == 0 {
+		f.Invalid("mask", "a mask needs an init image to repaint: send init_images too")
 	}
+	if f.Has("denoising_strength") && p.Denoising == 0 {
+		f.Invalid("denoising_strength", "denoising_strength 0 would change nothing: choose above 0 (1 repaints from pure noise)")
+	}
+	if fill := f.Int("inpainting_fill", 1); f.Has("inpainting_fill") && fill != 1 && p.Mask != nil {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("inpainting_fill %d is not available: the masked area starts from the original image (1, \"original\")", fill))
+	}
+}
+
+// prepareInit fits and masks the init image as the window does (app/imagework: the mask
+// feathered by mask_blur, inverted with inpainting_mask_invert, the masked area worked on alone
+// with inpaint_full_res and its padding, the result pasted back through the mask so the kept area
+// stays the original). The size is width × height when given, else the init image's.
+func (s *Server) prepareInit(p *params, w, h int) (*imagework.Prepared, []detailItem) {
+	if len(p.Init) == 0 {
+		return nil, nil
+	}
+	o := imagework.Options{Multiple: pipeline.SizeMultiple, MaskBlur: float64(p.MaskBlur), KeepOriginal: true}
+	if p.SizeGiven {
+		o.Width, o.Height = w, h
+	}
+	if p.Mask != nil {
+		m := imagework.MaskFromImage(p.Mask.Image)
+		if p.MaskInvert == 1 {
+			m = imagework.Invert(m)
+		}
+		o.Mask = m
+		o.CropMasked, o.CropPadding = p.InpaintFullRes, p.InpaintFullResPadding
+	}
+	prep, err := imagework.Prepare(p.Init[0].Image, o)
+	if err != nil {
+		field := "init_images"
+		if errors.Is(err, imagework.ErrNothingToRepaint) {
+			field = "mask"
+		}
+		return nil, []detailItem{{Loc: []any{"body", field}, Msg: err.Error(), Type: "value_error"}}
+	}
+	p.Warnings = append(p.Warnings, prep.Notices...)
+	return prep, nil
 }

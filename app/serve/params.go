@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"easel/app/compose"
+	"easel/app/imagework"
 	"easel/engine/pipeline"
 )
 
@@ -34,6 +35,7 @@ type params struct {
 	Denoising             float64
 	Mask                  *compose.Condition
 	MaskBlur              int
+	SizeGiven             bool
 	MaskInvert            int
 	InpaintFullRes        bool
 	InpaintFullResPadding int
@@ -54,6 +56,7 @@ func (s *Server) readParams(f *fields) *params {
 	f.Range("width", w, compose.SizeMultiple, compose.MaxSide)
 	f.Range("height", h, compose.SizeMultiple, compose.MaxSide)
 	p.Width, p.Height = int(w), int(h)
+	p.SizeGiven = f.Has("width") || f.Has("height")
 	steps := f.Int("steps", 0)
 	f.Range("steps", steps, 2, 1000)
 	p.Steps = int(steps)
@@ -126,4 +129,7 @@ type plan struct {
 	Seed    uint64
 	Subseed uint64
 	Request pipeline.Request
+	// Prep is the init image prepared for the run (img2img), whose Finish makes the picture to
+	// answer with; nil for txt2img.
+	Prep *imagework.Prepared
 }

@@ -15,6 +15,7 @@ import (
 	"easel/engine/cmf"
 	"easel/engine/imageio"
 	"easel/engine/pipeline"
+	"easel/engine/latents"
 	"easel/engine/seed"
 )
 
@@ -140,11 +141,11 @@ func TestBatchSeedsAndVariation(t *testing.T) {
 		t.Errorf("with a variation: all_seeds %v all_subseeds %v", info["all_seeds"], info["all_subseeds"])
 	}
 	for i, r := range gen2.requests() {
-		want, err := seed.VariationNoise(100, seed.Variation{Seed: uint64(7 + i), Strength: 0.25}, 2, 4)
+		want, err := seed.VariationNoise(100, seed.Variation{Seed: uint64(7 + i), Strength: 0.25}, 64, 2, 4)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, _ = seed.PackLatents(want, seed.LatentChannels, 2, 4)
+		want, _ = latents.Pack(want, 64, 2, 4)
 		if len(r.Noise) != len(want) {
 			t.Fatalf("job %d: %d noise values, want %d", i, len(r.Noise), len(want))
 		}
