@@ -97,8 +97,8 @@ func TestAbsentFieldsTakeTheModelsDefaults(t *testing.T) {
 		t.Fatalf("%d jobs ran, want 1", len(reqs))
 	}
 	r := reqs[0]
-	if r.Width != d.Width/32*32 || r.Height != d.Height/32*32 || r.Steps != 0 || r.CFG != 1 || r.NegativePrompt != "" {
-		t.Errorf("request %dx%d, %d steps, CFG %g; want the model's %dx%d, its steps (0 = the pipeline's default) and CFG 1", r.Width, r.Height, r.Steps, r.CFG, d.Width, d.Height)
+	if r.Width != d.Width/32*32 || r.Height != d.Height/32*32 || r.Steps != 0 || (r.CFG != 0 && r.CFG != 1) || r.NegativePrompt != "" {
+		t.Errorf("request %dx%d, %d steps, CFG %g; want the model's %dx%d, its steps and CFG (0 = the pipeline's default, 1 for this model)", r.Width, r.Height, r.Steps, r.CFG, d.Width, d.Height)
 	}
 	info := resp.info(t)
 	if uint64(info["seed"].(float64)) != r.Seed || fmt.Sprint(info["cfg_scale"]) != "1" {
