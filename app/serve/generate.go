@@ -11,8 +11,8 @@ import (
 	"easel/app/compose"
 	"easel/app/imagefile"
 	"easel/app/jobs"
-	"easel/engine/pipeline"
 	"easel/engine/latents"
+	"easel/engine/pipeline"
 	"easel/engine/seed"
 )
 

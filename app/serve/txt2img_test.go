@@ -14,8 +14,8 @@ import (
 	"easel/app/serve"
 	"easel/engine/cmf"
 	"easel/engine/imageio"
-	"easel/engine/pipeline"
 	"easel/engine/latents"
+	"easel/engine/pipeline"
 	"easel/engine/seed"
 )
 
