@@ -47,7 +47,8 @@ func tinyModel(t testing.TB) string {
 // per step with a preview, and the done event. With gate set, each step waits for a value on it
 // (or for the job to be cancelled). It records the requests it ran.
 type fakeGen struct {
-	gate chan struct{}
+	gate  chan struct{}
+	pause time.Duration // work per step, without a gate
 
 	mu   sync.Mutex
 	reqs []pipeline.Request
@@ -68,6 +69,12 @@ func (g *fakeGen) Run(ctx context.Context, req pipeline.Request, events chan<- p
 		if g.gate != nil {
 			select {
 			case <-g.gate:
+			case <-ctx.Done():
+				return nil, fmt.Errorf("fake: %w", ctx.Err())
+			}
+		} else if g.pause > 0 {
+			select {
+			case <-time.After(g.pause):
 			case <-ctx.Done():
 				return nil, fmt.Errorf("fake: %w", ctx.Err())
 			}
