@@ -57,7 +57,24 @@ for p in "${pkgs[@]}"; do
 		missing+=("$p")
 	fi
 done
+# Tests: a published AUTOMATIC1111 client (npm) drives easel serve (app/serve); its packages are
+# installed from the lock file into app/serve/testdata/a1111client after the apt packages.
+npm_client() {
+	[ "$mode" = test ] || return 0
+	local dir
+	dir="$(cd "$(dirname "$0")/.." && pwd)/app/serve/testdata/a1111client"
+	if [ -f "$dir/node_modules/.package-lock.json" ] && [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
+		return 0
+	fi
+	echo "Installing the A1111 client the API tests run (npm ci in $dir)"
+	(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+}
+if [ "$mode" = test ] && ! command -v npm >/dev/null 2>&1; then
+	missing+=(nodejs npm)
+fi
+
 if [ ${#missing[@]} -eq 0 ]; then
+	npm_client
 	exit 0
 fi
 
@@ -76,3 +93,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "Installed."
+npm_client
