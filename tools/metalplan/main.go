@@ -309,6 +309,7 @@ func run(w io.Writer, prefix int) {
 			breakdown(w, c, wt, scens, ch, ch.peakHi, aEff)
 		}
 	}
+	runVariants(w, c, wt, aEff, prefix)
 	runStages(w, aEff)
 }
 

@@ -106,3 +106,24 @@ func TestOtherStagesWork(t *testing.T) {
 		t.Errorf("VAE decode 1024² on M1 Max estimated %.2f s, more than 35 %% from the measured 2.20 s", est)
 	}
 }
+
+// TestVariantTrafficModel: with a cache that holds everything each tile is fetched once; with the
+// modelled 8 MB the swizzled grid moves several times fewer bytes than the baseline's order (the
+// review's estimate: ≈ 1146 GB to 150–250 GB per step at 1024²).
+func TestVariantTrafficModel(t *testing.T) {
+	c := qi21.PublishedConfig()
+	w := blockWeights(c)
+	ds := blockGemms(c, w)
+	const n = 4096
+	var once float64
+	for _, d := range ds {
+		once += float64(n*d.k*2) + float64(d.z)*d.weightBytes + float64(d.z*n*d.rows)*3
+	}
+	if got := dramBytes(ds, n, gemmOrders[0], 1e18); math.Abs(got-once) > 1 {
+		t.Errorf("unbounded cache: %.0f bytes, want each tile once, %.0f", got, once)
+	}
+	base, swz := dramBytes(ds, n, gemmOrders[0], 8e6), dramBytes(ds, n, gemmOrders[2], 8e6)
+	if !(swz < base/3) {
+		t.Errorf("swizzled %.0f GB per block vs base %.0f GB: want several times fewer", swz/1e9, base/1e9)
+	}
+}
