@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"strings"
 
 	"easel/app/compose"
@@ -47,9 +48,9 @@ func (s *Server) readParams(f *fields) *params {
 	p.Prompt = f.Str("prompt", "")
 	p.Negative = f.Str("negative_prompt", "")
 	p.Seed = f.Int("seed", -1)
-	f.Range("seed", p.Seed, -1, 1<<32-1)
+	f.Range("seed", p.Seed, -1, math.MaxInt64)
 	p.Subseed = f.Int("subseed", -1)
-	f.Range("subseed", p.Subseed, -1, 1<<32-1)
+	f.Range("subseed", p.Subseed, -1, math.MaxInt64)
 	p.SubseedStrength = f.Float("subseed_strength", 0)
 	f.RangeF("subseed_strength", p.SubseedStrength, 0, 1)
 	w, h := f.Int("width", 0), f.Int("height", 0)
