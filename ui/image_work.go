@@ -8,6 +8,7 @@ import (
 	"easel/app/imagework"
 	"easel/app/maskpaint"
 	"easel/app/memplan"
+	"easel/engine/pipeline"
 )
 
 // Defaults and ranges of the image-work controls.
@@ -109,8 +110,8 @@ func (s *studio) extendSide(side int) {
 		s.say("Cannot extend: %v", err)
 		return
 	}
-	if w > compose.MaxSide || h > compose.MaxSide {
-		s.say("Cannot extend the %s side: the image would be %d×%d, and the model makes sides of at most %d pixels.", sideNames[side], w, h, compose.MaxSide)
+	if w > pipeline.MaxSide || h > pipeline.MaxSide {
+		s.say("Cannot extend the %s side: the image would be %d×%d, and the model makes sides of at most %d pixels.", sideNames[side], w, h, pipeline.MaxSide)
 		return
 	}
 	if why := s.sizeRefusal(w, h); why != "" {
@@ -152,10 +153,11 @@ func (s *studio) startBounds() image.Rectangle {
 	return s.start.c.Image.Rect
 }
 
-// startSizeProblem says why the model cannot make w×h from the start image (nil when it can).
+// startSizeProblem says why the model cannot make w×h from the start image (nil when it can):
+// a side past its largest (following the image, a side is at least one multiple of 32).
 func startSizeProblem(w, h int) error {
-	if min(w, h) < compose.MinSide || max(w, h) > compose.MaxSide {
-		return fmt.Errorf("following the start image makes %d×%d, and the model makes sides of %d–%d pixels: choose “%s” (the size under Image), or extend the image", w, h, compose.MinSide, compose.MaxSide, fitCoverLabel)
+	if max(w, h) > pipeline.MaxSide {
+		return fmt.Errorf("following the start image makes %d×%d, and the model makes sides of at most %d pixels: choose “%s” (the size under Image)", w, h, pipeline.MaxSide, fitCoverLabel)
 	}
 	return nil
 }

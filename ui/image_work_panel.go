@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"math"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -81,7 +82,7 @@ func newImageWorkPanel(s *studio) *imageWorkPanel {
 	p.strength.OnChanged = func(v float64) {
 		p.strengthV.SetText(fmt.Sprintf("%.2f", v))
 		if !p.loading {
-			s.strength = v
+			s.strength = math.Round(v*100) / 100 // the slider's steps land beside the hundredths
 		}
 	}
 	p.fit = widget.NewRadioGroup([]string{fitCoverLabel, fitFollowLabel}, func(v string) {
@@ -214,4 +215,18 @@ func (p *imageWorkPanel) refreshExtend() {
 	} else {
 		p.resetExt.Enable()
 	}
+}
+
+// load shows the studio's strength, fit and feather (after a restore).
+func (p *imageWorkPanel) load() {
+	p.loading = true
+	defer func() { p.loading = false }()
+	p.strength.SetValue(p.s.strength)
+	p.strengthV.SetText(fmt.Sprintf("%.2f", p.s.strength))
+	if p.s.followImage {
+		p.fit.SetSelected(fitFollowLabel)
+	} else {
+		p.fit.SetSelected(fitCoverLabel)
+	}
+	p.feather.SetValue(float64(p.s.feather))
 }

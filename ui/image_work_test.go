@@ -137,13 +137,13 @@ func TestExtendArrows(t *testing.T) {
 	}
 }
 
-// Following a start image too small (or too large) for the model turns Generate off with the
-// reason; cropping it to the chosen size turns it on again.
+// Following a start image too large for the model turns Generate off with the reason; cropping
+// it to the chosen size turns it on again.
 func TestStartImageSizeOutsideTheModelsLimits(t *testing.T) {
 	h := newHarness(t, 64e9)
-	h.s.setStart(mustCondition(t, h.writePNG("icon.png", 160, 300)))
+	h.s.setStart(mustCondition(t, h.writePNG("panorama.png", 4200, 300)))
 	h.s.work.fit.SetSelected(fitFollowLabel)
-	if !h.s.generateBtn.Disabled() || !strings.Contains(h.s.blocked.Text, "160×288") {
+	if !h.s.generateBtn.Disabled() || !strings.Contains(h.s.blocked.Text, "4192×288") {
 		t.Errorf("Generate on %v, blocked %q", !h.s.generateBtn.Disabled(), h.s.blocked.Text)
 	}
 	h.s.work.fit.SetSelected(fitCoverLabel)

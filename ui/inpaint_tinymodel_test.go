@@ -1,0 +1,138 @@
+package ui
+
+import (
+	"context"
+	"image"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/test"
+
+	"easel/app/imagefile"
+	"easel/app/jobs"
+	"easel/app/memplan"
+	"easel/engine/convert"
+	"easel/internal/golden"
+)
+
+// TestInpaintThroughTheWindow is the window's whole image-work path on the tiny reference model:
+// an image dropped on the canvas becomes the start image, a mask is painted on it by dragging the
+// brush, a real generation runs from it, the saved PNG keeps the start image's pixels outside
+// the painted (feathered) mask, and dropping that PNG on the window restores the start image and
+// the mask exactly as they were loaded and painted, with the strength and feather.
+func TestInpaintThroughTheWindow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("converts and runs the tiny model")
+	}
+	snap, err := golden.ModelSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(t.TempDir(), "tiny.cmf")
+	if _, err := convert.Convert(context.Background(), snap, model, convert.Options{Profile: convert.ProfileF16}); err != nil {
+		t.Fatal(err)
+	}
+	gen := &jobs.ModelGenerator{Path: model}
+	t.Cleanup(func() { gen.Close() })
+	h := newHarnessWith(t, 64e9, func(h *harness, d *Deps) {
+		d.Generator = gen
+		d.Settings.Model = model
+		g, err := memplan.GeometryOf(model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Geometry = g
+	})
+
+	startPath := h.writePNG("start.png", 256, 192)
+	loaded := mustCondition(t, startPath).Image
+	h.s.dropped(centreOf(h.s.canvas.box), []fyne.URI{storage.NewFileURI(startPath)})
+	h.pump("the start image", func() bool { return h.s.start != nil })
+	h.s.work.fit.SetSelected(fitFollowLabel)
+	h.s.work.strength.SetValue(0.7)
+	h.s.work.feather.SetValue(4)
+	h.s.options.steps.SetText("4")
+	test.Type(h.s.prompt.prompt, "a paper lantern")
+
+	// Paint a stroke across the middle of the image, dragging the brush on the window.
+	ed := h.s.canvas.editor
+	ed.Radius = 24
+	scale := min(ed.Size().Width/256, ed.Size().Height/192)
+	test.Drag(h.w.Canvas(), centreOf(ed).AddXY(-40*scale, 0), 80*scale, 0)
+	if h.s.start.mask.Empty() {
+		t.Fatal("dragging the brush painted nothing")
+	}
+	painted := h.s.start.mask.Clone()
+
+	test.Tap(h.s.generateBtn)
+	h.pump("the saved image", func() bool { return len(h.s.history.entries) == 1 })
+	e := h.s.history.entries[0]
+	savedImg, err := loadImage(e.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := savedImg.(*image.NRGBA)
+	if b := saved.Rect; b.Dx() != 256 || b.Dy() != 192 {
+		t.Fatalf("saved image %v, want the start image's 256×192", b)
+	}
+	// Far from the stroke (more than its radius plus four feather widths) the start image's
+	// pixels are kept exactly; on the stroke's line the picture was generated.
+	kept, changed := 0, 0
+	for y := range 192 {
+		for x := range 256 {
+			o, s := loaded.NRGBAAt(x, y), saved.NRGBAAt(x, y)
+			switch {
+			case y < 96-24-16 || y > 96+24+16:
+				if o != s {
+					t.Fatalf("kept pixel %d,%d is %v, want the start image's %v", x, y, s, o)
+				}
+				kept++
+			case y == 96 && x > 98 && x < 158 && o != s:
+				changed++
+			}
+		}
+	}
+	if kept == 0 || changed == 0 {
+		t.Fatalf("%d kept pixels checked, %d changed on the stroke", kept, changed)
+	}
+
+	md, err := imagefile.ReadFile(e.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := md.Settings.Init; in == nil || in.Strength != 0.7 || in.MaskBlur != 4 || in.Image.Name != "start.png" || in.Mask == nil || !in.KeepOriginal {
+		t.Errorf("the PNG records the start image as %+v", in)
+	}
+	if !strings.Contains(md.Parameters, "Denoising strength: 0.7") {
+		t.Errorf("the parameters text %q has no denoising strength", md.Parameters)
+	}
+
+	// Restore from the PNG: a fresh start, then the saved file dropped on the window.
+	h.s.removeStart()
+	h.s.work.strength.SetValue(0.3)
+	h.s.dropped(fyne.NewPos(5, 5), []fyne.URI{storage.NewFileURI(e.Path)})
+	h.pump("the restored start image", func() bool { return h.s.start != nil })
+	sameNRGBA(t, "the restored start image", h.s.start.c.Image, loaded)
+	sameMask(t, "the restored mask", h.s.start.mask.Image(), painted)
+	if h.s.strength != 0.7 || h.s.feather != 4 || !h.s.followImage || h.s.work.strengthV.Text != "0.70" {
+		t.Errorf("restored strength %g (shown %q) feather %d follow %v, want 0.7, 4 and the size following the image",
+			h.s.strength, h.s.work.strengthV.Text, h.s.feather, h.s.followImage)
+	}
+	// The canvas shows the dropped picture; Show puts the restored start image and mask back on it.
+	test.Tap(h.s.work.show)
+	if !h.s.canvas.editing || h.s.canvas.editor.mask != h.s.start.mask {
+		t.Error("Show does not put the restored start image and mask on the canvas")
+	}
+
+	// Clicking the image in the history restores them too.
+	h.s.removeStart()
+	test.Tap(h.s.history.grid.Objects[0].(*thumbButton))
+	if h.s.start == nil {
+		t.Fatal("clicking the history image restored no start image")
+	}
+	sameNRGBA(t, "the start image restored from history", h.s.start.c.Image, loaded)
+	sameMask(t, "the mask restored from history", h.s.start.mask.Image(), painted)
+}
