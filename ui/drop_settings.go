@@ -93,10 +93,10 @@ func settingsIn(path string) *imagefile.Metadata {
 func (s *studio) restoreDropped(path string, md *imagefile.Metadata) string {
 	s.draft.LoRADirs = s.loraDirs(path)
 	note, _ := s.draft.RestoreFile(md)
-	s.draftRestored()
 	if n := s.restoreStart(md.Settings); n != "" {
 		note = strings.TrimSpace(note + "\n" + n)
 	}
+	s.draftRestored()
 	s.showFile(path)
 	msg := fmt.Sprintf("Settings restored from %s (to use it as a condition image instead, add it with Add images…).", shortPath(path))
 	if note != "" {

@@ -1,12 +1,7 @@
 package ui
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"image"
-	"image/png"
 
 	"easel/app/compose"
 	"easel/app/imagefile"
@@ -15,61 +10,21 @@ import (
 	"easel/engine/condimage"
 )
 
-// startRecord is what a job was made from besides its draft: the start image, the mask as
-// painted (nil: none), and the settings the PNG records with them.
-type startRecord struct {
-	image *imagefile.ImageRef
-	img   *image.NRGBA
-	mask  *image.Gray
-	init  imagefile.InitSettings
-}
-
-// recordStart is the start image, mask and settings of the run being submitted (nil without a
-// start image).
-func (s *studio) recordStart() *startRecord {
-	if s.start == nil {
-		return nil
-	}
-	r := &startRecord{img: s.start.c.Image, init: imagefile.InitSettings{
-		Image:    imagefile.ImageRef{Name: s.start.c.Name, SHA256: s.start.c.SHA256},
-		Strength: s.runStrength(), MaskBlur: float64(s.feather), KeepOriginal: true, Extend: s.extend,
-	}}
-	if !s.followImage && s.extend == [4]int{} {
-		r.init.Fit = "cover"
-	}
-	if !s.start.mask.Empty() {
-		r.mask = s.start.mask.Clone()
-	}
-	return r
-}
-
-// addTo puts the record into a PNG's settings (off the UI goroutine: the mask's hash encodes it),
-// unless they already carry a start image.
-func (r *startRecord) addTo(set *imagefile.Settings) {
-	if r == nil || set.Init != nil {
-		return
-	}
-	init := r.init
-	set.InitImage = r.img
-	if r.mask != nil {
-		var b bytes.Buffer
-		if err := png.Encode(&b, r.mask); err == nil {
-			sum := sha256.Sum256(b.Bytes())
-			init.Mask = &imagefile.ImageRef{Name: "painted mask", SHA256: hex.EncodeToString(sum[:])}
-		}
-		set.MaskImage = r.mask
-	}
-	set.Init = &init
-}
-
 // restoreStart makes the start image, mask and settings an image records the window's again (a
-// dropped PNG, a history image); it says what the artist should know ("" when nothing to say).
-// An image made without a start image leaves the current one as it is.
+// dropped PNG, a history image), after the draft restored them (compose.Draft.Restore); it says
+// what the artist should know ("" when nothing to say). The window holds the start image itself
+// (s.start, with the mask's undo steps), so the draft's copy is taken out again, and a size that
+// followed the image becomes the custom size it made (the fit choice says it follows). An image
+// made without a start image leaves the current one as it is.
 func (s *studio) restoreStart(set *imagefile.Settings) string {
+	s.draft.Start = nil
 	if set == nil || set.Init == nil {
 		return ""
 	}
 	in := set.Init
+	if s.draft.Size == compose.SizeFromImage && len(s.draft.Conditions) == 0 {
+		s.draft.Size, s.draft.CustomW, s.draft.CustomH = compose.SizeCustom, set.Width, set.Height
+	}
 	if set.InitImage == nil {
 		return fmt.Sprintf("This image was made from the start image %s, which the file does not hold: drop it on the canvas to start from it again.", in.Image.Name)
 	}

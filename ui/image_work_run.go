@@ -4,25 +4,32 @@ import (
 	"context"
 	"sync"
 
+	"easel/app/compose"
 	"easel/app/imagework"
 	"easel/app/jobs"
 	"easel/engine/pipeline"
 )
 
-// startOptions are how the start image is prepared for the next run: fitted to the chosen size
-// (cover-crop) or setting the size itself, the painted mask (none when nothing is painted: the
-// whole image is reworked) feathered by the Feather setting, the canvas extended as the arrows
-// say, and the result pasted back through the mask so the kept area stays the original.
-func (s *studio) startOptions(w, h int) imagework.Options {
-	o := imagework.Options{Multiple: 32, MaskBlur: float64(s.feather), KeepOriginal: true,
-		Extend: imagework.Margins{Left: s.extend[sideLeft], Top: s.extend[sideTop], Right: s.extend[sideRight], Bottom: s.extend[sideBottom]}}
-	if !s.followImage && o.Extend.IsZero() {
-		o.Width, o.Height = w, h
+// jobDraft is the draft a run is made from: the window's, with the start image (when there is
+// one) as compose.Start — the painted mask (none when nothing is painted: the whole image is
+// reworked), the strength, the feather as the mask's blur, the extension — and the size
+// following the image when the artist chose so or extends the canvas (compose's Job prepares it
+// as the CLI's, and FileSettings records it).
+func (s *studio) jobDraft() compose.Draft {
+	d := s.draft
+	if s.start == nil {
+		return d
 	}
+	st := &compose.Start{Name: s.start.c.Name, SHA256: s.start.c.SHA256, Image: s.start.c.Image, Strength: s.runStrength(),
+		MaskBlur: float64(s.feather), Extend: imagework.Margins{Left: s.extend[sideLeft], Top: s.extend[sideTop], Right: s.extend[sideRight], Bottom: s.extend[sideBottom]}}
 	if !s.start.mask.Empty() {
-		o.Mask = s.start.mask.Clone()
+		st.Mask, st.MaskName = s.start.mask.Clone(), "painted in the window"
 	}
-	return o
+	d.Start = st
+	if s.followImage || s.extend != [4]int{} {
+		d.Size = compose.SizeFromImage // with a start image: the size follows it
+	}
+	return d
 }
 
 // runStrength is the strength the next run starts from the image with: the slider's, or 1 when
@@ -34,36 +41,21 @@ func (s *studio) runStrength() float64 {
 	return s.strength
 }
 
-// applyStart makes req start from the start image (when there is one): the prepared image and
-// mask at the size the run makes, and what pastes the result back.
-func (s *studio) applyStart(req *pipeline.Request) (*imagework.Prepared, error) {
-	if s.start == nil {
-		return nil, nil
-	}
-	p, err := imagework.Prepare(s.start.c.Image, s.startOptions(req.Width, req.Height))
-	if err != nil {
-		return nil, err
-	}
-	req.Width, req.Height = p.Width, p.Height
-	req.Init = &pipeline.InitImage{Image: p.Init, Strength: s.runStrength(), Mask: p.Mask}
-	return p, nil
-}
-
 // finishing runs jobs on the window's generator and pastes a run that started from an image
-// back into its canvas (imagework.Prepared.Finish), so the image shown and saved keeps the
+// back into its canvas (compose.Job.Finish), so the image shown and saved keeps the
 // original outside the mask, as the CLI's does.
 type finishing struct {
 	jobs.Generator
 	mu       sync.Mutex
-	prepared map[*pipeline.InitImage]*imagework.Prepared
+	prepared map[*pipeline.InitImage]*compose.Job
 }
 
 // expect records how to finish the run of a request with this init image.
-func (f *finishing) expect(in *pipeline.InitImage, p *imagework.Prepared) {
+func (f *finishing) expect(in *pipeline.InitImage, p *compose.Job) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.prepared == nil {
-		f.prepared = map[*pipeline.InitImage]*imagework.Prepared{}
+		f.prepared = map[*pipeline.InitImage]*compose.Job{}
 	}
 	f.prepared[in] = p
 }
@@ -76,7 +68,7 @@ func (f *finishing) forget(in *pipeline.InitImage) {
 }
 
 func (f *finishing) Run(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
-	var p *imagework.Prepared
+	var p *compose.Job
 	if req.Init != nil {
 		f.mu.Lock()
 		p = f.prepared[req.Init]
@@ -87,7 +79,7 @@ func (f *finishing) Run(ctx context.Context, req pipeline.Request, events chan<-
 	if err != nil || p == nil || res == nil || res.Image == nil {
 		return res, err
 	}
-	img, err := p.Finish(res.Image)
+	img, err := p.Finish(res)
 	if err != nil {
 		return nil, err
 	}

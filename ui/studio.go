@@ -34,10 +34,8 @@ type studio struct {
 	draft    compose.Draft
 	queue    *jobs.Queue
 
-	// jobDrafts remembers what each submitted job was made from (for the PNG's settings), and
-	// jobStarts the start image, mask and their settings of those made from one.
+	// jobDrafts remembers what each submitted job was made from (for the PNG's settings).
 	jobDrafts map[jobs.ID]compose.Draft
-	jobStarts map[jobs.ID]*startRecord
 	// jobPeaks is each submitted job's predicted peak, shown beside its live ledger.
 	jobPeaks map[jobs.ID]int64
 	current  jobs.ID // the running job, 0 when idle
@@ -90,7 +88,7 @@ type studio struct {
 }
 
 func newStudio(deps Deps) *studio {
-	s := &studio{deps: deps, draft: compose.NewDraft(deps.Settings), jobDrafts: map[jobs.ID]compose.Draft{}, jobStarts: map[jobs.ID]*startRecord{}, jobPeaks: map[jobs.ID]int64{}, kept: map[jobs.ID]keptImage{}}
+	s := &studio{deps: deps, draft: compose.NewDraft(deps.Settings), jobDrafts: map[jobs.ID]compose.Draft{}, jobPeaks: map[jobs.ID]int64{}, kept: map[jobs.ID]keptImage{}}
 	if s.deps.Do == nil {
 		s.deps.Do = fyne.Do
 	}
@@ -198,18 +196,15 @@ func (s *studio) generate() {
 	if s.draft.RandomSeed {
 		seed = randomSeed()
 	}
-	req, err := s.draft.Request(seed)
+	d := s.jobDraft()
+	job, err := d.Job(seed)
 	if err != nil {
 		s.say("Cannot generate: %v", err)
 		return
 	}
-	prepared, err := s.applyStart(&req)
-	if err != nil {
-		s.say("Cannot generate: %v", err)
-		return
-	}
-	if prepared != nil {
-		s.finisher.expect(req.Init, prepared)
+	req := job.Request
+	if job.Prepared != nil {
+		s.finisher.expect(req.Init, &job)
 	}
 	if s.deps.Calibrator != nil {
 		req.Preview = s.deps.Calibrator.Render
@@ -225,15 +220,15 @@ func (s *studio) generate() {
 		s.say("%v", err)
 		return
 	}
-	s.quiet()
-	d := s.draft
+	if len(job.Notices) > 0 {
+		s.say("%s", strings.Join(job.Notices, "\n"))
+	} else {
+		s.quiet()
+	}
 	d.Conditions = append([]compose.Condition(nil), s.draft.Conditions...)
 	d.LoRAs = append([]compose.LoRA(nil), s.draft.LoRAs...)
 	d.Seed = seed
 	s.jobDrafts[id] = d
-	if r := s.recordStart(); r != nil {
-		s.jobStarts[id] = r
-	}
 	s.jobPeaks[id] = s.prediction.Peak
 	s.updateButtons()
 }
@@ -352,7 +347,6 @@ func (s *studio) finished(j jobs.Job) {
 	delete(s.jobPeaks, j.ID)
 	if j.State != jobs.Done {
 		delete(s.jobDrafts, j.ID)
-		delete(s.jobStarts, j.ID)
 	}
 	if s.current == j.ID {
 		s.current = 0
@@ -367,9 +361,7 @@ func (s *studio) finished(j jobs.Job) {
 // that cannot be saved there is kept (keep) and another folder offered.
 func (s *studio) save(j jobs.Job) {
 	d, ok := s.jobDrafts[j.ID]
-	start := s.jobStarts[j.ID]
 	delete(s.jobDrafts, j.ID)
-	delete(s.jobStarts, j.ID)
 	if !ok || j.Result == nil || j.Result.Image == nil {
 		return
 	}
@@ -379,7 +371,6 @@ func (s *studio) save(j jobs.Job) {
 	img := j.Result.Image
 	id := j.ID
 	go func() {
-		start.addTo(set)
 		e, err := store.Save(img, set, now)
 		s.deps.Do(func() {
 			if err != nil {
@@ -408,10 +399,10 @@ func (s *studio) restore(e history.Entry) {
 	} else {
 		s.draft.LoRADirs = s.loraDirs(e.Path)
 		note := s.draft.Restore(e.Settings)
-		s.draftRestored()
 		if n := s.restoreStart(e.Settings); n != "" {
 			note = strings.TrimSpace(note + "\n" + n)
 		}
+		s.draftRestored()
 		if note != "" {
 			s.say("%s", note)
 		} else {
