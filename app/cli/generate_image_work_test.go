@@ -173,11 +173,18 @@ func TestEmuGenerateMaskKeepsTheStartImageOutside(t *testing.T) {
 // TestGenerateStrengthRunsThatShareOfTheSteps: --strength 0.5 --steps 8 runs exactly 4 steps,
 // and the --json step events count those 4.
 func TestGenerateStrengthRunsThatShareOfTheSteps(t *testing.T) {
-	model := tinyCMF(t)
+	checkStrengthRunsThatShare(t, tinyCMF(t))
+}
+
+func TestEmuGenerateStrengthRunsThatShareOfTheSteps(t *testing.T) {
+	checkStrengthRunsThatShare(t, q8Model(t), "--backend", "emulator")
+}
+
+func checkStrengthRunsThatShare(t *testing.T, model string, extra ...string) {
 	dir := t.TempDir()
 	init := writePNG(t, dir, "start.png", startPicture())
-	code, stdout, stderr := run("generate", "--model", model, "--prompt", "a harbour", "--steps", "8", "--strength", "0.5",
-		"--init", init, "--seed", "3", "--json", "--out", filepath.Join(dir, "half.png"))
+	code, stdout, stderr := run(append([]string{"generate", "--model", model, "--prompt", "a harbour", "--steps", "8", "--strength", "0.5",
+		"--init", init, "--seed", "3", "--json", "--out", filepath.Join(dir, "half.png")}, extra...)...)
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -205,14 +212,17 @@ func TestGenerateStrengthRunsThatShareOfTheSteps(t *testing.T) {
 
 // TestGenerateExtend: --extend 0,0,64,0 makes an image 64 px wider whose original part is kept
 // (exactly, away from the edge the mask fades into).
-func TestGenerateExtend(t *testing.T) {
-	model := tinyCMF(t)
+func TestGenerateExtend(t *testing.T) { checkExtend(t, tinyCMF(t)) }
+
+func TestEmuGenerateExtend(t *testing.T) { checkExtend(t, q8Model(t), "--backend", "emulator") }
+
+func checkExtend(t *testing.T, model string, extra ...string) {
 	dir := t.TempDir()
 	start := startPicture()
 	init := writePNG(t, dir, "start.png", start)
 	out := filepath.Join(dir, "wider.png")
-	if code, _, stderr := run("generate", "--model", model, "--prompt", "a harbour", "--steps", "3", "--seed", "8",
-		"--init", init, "--extend", "0,0,64,0", "--out", out); code != ExitOK {
+	if code, _, stderr := run(append([]string{"generate", "--model", model, "--prompt", "a harbour", "--steps", "3", "--seed", "8",
+		"--init", init, "--extend", "0,0,64,0", "--out", out}, extra...)...); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	got := readPNG(t, out)
