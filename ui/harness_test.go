@@ -33,6 +33,9 @@ type harness struct {
 	dir   string
 	// ran receives the desktop commands (reveal, copy) the window runs; none really run.
 	ran chan desktop.Command
+	// patience is how long pump waits before failing (20 s when 0); tests that run the real
+	// tiny model wait longer, as a run takes minutes on a loaded machine.
+	patience time.Duration
 }
 
 func newHarness(t *testing.T, budget int64) *harness {
@@ -94,7 +97,11 @@ func newHarnessWith(t *testing.T, budget int64, adjust func(h *harness, d *Deps)
 // hanging (a deadline, not a synchronisation sleep).
 func (h *harness) pump(what string, cond func() bool) {
 	h.t.Helper()
-	deadline := time.After(20 * time.Second)
+	patience := h.patience
+	if patience == 0 {
+		patience = 20 * time.Second
+	}
+	deadline := time.After(patience)
 	for !cond() {
 		select {
 		case f := <-h.calls:

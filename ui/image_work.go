@@ -41,7 +41,7 @@ var sideNames = [4]string{"left", "top", "right", "bottom"}
 // the canvas for painting.
 func (s *studio) setStart(c compose.Condition) {
 	s.start = &startImage{c: c, mask: maskpaint.New(c.Image.Rect.Dx(), c.Image.Rect.Dy())}
-	s.extend = [4]int{}
+	s.extend, s.startExtras = [4]int{}, compose.Start{}
 	s.work.refresh()
 	s.showStart()
 	s.draftChanged()
@@ -53,7 +53,7 @@ func (s *studio) removeStart() {
 		return
 	}
 	s.start = nil
-	s.extend = [4]int{}
+	s.extend, s.startExtras = [4]int{}, compose.Start{}
 	s.canvas.stopEditing()
 	s.work.refresh()
 	s.draftChanged()

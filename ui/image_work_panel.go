@@ -45,6 +45,8 @@ type imageWorkPanel struct {
 	brushV     *widget.Label
 	feather    *widget.Slider
 	featherV   *widget.Label
+	grow       *widget.Slider
+	growV      *widget.Label
 	showMask   *widget.Check
 	undo       *widget.Button
 	maskState  *widget.Label
@@ -115,6 +117,15 @@ func newImageWorkPanel(s *studio) *imageWorkPanel {
 			s.feather = int(v)
 		}
 	}
+	p.growV = widget.NewLabel("")
+	p.grow = widget.NewSlider(0, 64)
+	p.grow.Step = 2
+	p.grow.OnChanged = func(v float64) {
+		p.growV.SetText(fmt.Sprintf("%.0f px", v))
+		if !p.loading {
+			s.grow = int(v)
+		}
+	}
 	p.showMask = widget.NewCheck("Show mask", func(on bool) { s.canvas.showOverlay(on) })
 	invert := widget.NewButton("Invert", func() { s.maskEdit(func() { s.start.mask.Invert() }) })
 	clearB := widget.NewButton("Clear", func() { s.maskEdit(func() { s.start.mask.Clear() }) })
@@ -131,6 +142,7 @@ func newImageWorkPanel(s *studio) *imageWorkPanel {
 		widget.NewFormItem("Fit", p.fit),
 		widget.NewFormItem("Mask", container.NewBorder(nil, nil, nil, p.showMask, p.tool)),
 		widget.NewFormItem("Brush", container.NewBorder(nil, nil, nil, p.brushV, p.brush)),
+		widget.NewFormItem("Grow", container.NewBorder(nil, nil, nil, p.growV, p.grow)),
 		widget.NewFormItem("Feather", container.NewBorder(nil, nil, nil, p.featherV, p.feather)),
 		widget.NewFormItem("", container.NewGridWithColumns(3, invert, clearB, p.undo)),
 		widget.NewFormItem("", p.maskState),
@@ -147,6 +159,7 @@ func newImageWorkPanel(s *studio) *imageWorkPanel {
 	p.tool.SetSelected(brushLabel)
 	p.brush.SetValue(defaultBrush)
 	p.feather.SetValue(defaultFeather)
+	p.grow.SetValue(0)
 	p.showMask.SetChecked(true)
 	p.loading = false
 	s.strength, s.feather = defaultStrength, defaultFeather
@@ -191,6 +204,14 @@ func (p *imageWorkPanel) refreshMask() {
 	} else {
 		p.undo.Disable()
 	}
+	var extra string
+	if x := p.s.startExtras; x.MaskCrop {
+		extra = fmt.Sprintf(" Only the masked area is worked on (with %d px around it), as the restored image was.", x.CropPadding)
+	}
+	if p.s.startExtras.DiscardOriginal {
+		extra += " The result is not pasted back over the original, as in the restored image."
+	}
+	defer func() { p.maskState.SetText(p.maskState.Text + extra) }()
 	if n := st.mask.Coverage(); n == 0 {
 		p.maskState.SetText("No mask: the whole image is reworked at this strength. Paint on the canvas to repaint only a part.")
 	} else {
@@ -217,7 +238,7 @@ func (p *imageWorkPanel) refreshExtend() {
 	}
 }
 
-// load shows the studio's strength, fit and feather (after a restore).
+// load shows the studio's strength, fit, grow and feather (after a restore).
 func (p *imageWorkPanel) load() {
 	p.loading = true
 	defer func() { p.loading = false }()
@@ -229,4 +250,7 @@ func (p *imageWorkPanel) load() {
 		p.fit.SetSelected(fitCoverLabel)
 	}
 	p.feather.SetValue(float64(p.s.feather))
+	p.featherV.SetText(fmt.Sprintf("%d px", p.s.feather))
+	p.grow.SetValue(float64(p.s.grow))
+	p.growV.SetText(fmt.Sprintf("%d px", p.s.grow))
 }

@@ -48,6 +48,8 @@ func (s *studio) restoreStart(set *imagefile.Settings) string {
 	s.followImage = in.Fit != "cover"
 	s.strength = min(max(in.Strength, minStrength), 1)
 	s.feather = int(in.MaskBlur + 0.5)
+	s.grow = in.MaskGrow
+	s.startExtras = compose.Start{MaskCrop: in.MaskCrop, CropPadding: in.CropPadding, DiscardOriginal: !in.KeepOriginal}
 	s.work.load()
 	s.work.refresh()
 	return note

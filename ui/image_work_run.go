@@ -12,7 +12,7 @@ import (
 
 // jobDraft is the draft a run is made from: the window's, with the start image (when there is
 // one) as compose.Start — the painted mask (none when nothing is painted: the whole image is
-// reworked), the strength, the feather as the mask's blur, the extension — and the size
+// reworked), the strength, the feather as the mask's blur, the grow, the extension — and the size
 // following the image when the artist chose so or extends the canvas (compose's Job prepares it
 // as the CLI's, and FileSettings records it).
 func (s *studio) jobDraft() compose.Draft {
@@ -21,7 +21,8 @@ func (s *studio) jobDraft() compose.Draft {
 		return d
 	}
 	st := &compose.Start{Name: s.start.c.Name, SHA256: s.start.c.SHA256, Image: s.start.c.Image, Strength: s.runStrength(),
-		MaskBlur: float64(s.feather), Extend: imagework.Margins{Left: s.extend[sideLeft], Top: s.extend[sideTop], Right: s.extend[sideRight], Bottom: s.extend[sideBottom]}}
+		MaskBlur: float64(s.feather), MaskGrow: s.grow, MaskCrop: s.startExtras.MaskCrop, CropPadding: s.startExtras.CropPadding,
+		DiscardOriginal: s.startExtras.DiscardOriginal, Extend: imagework.Margins{Left: s.extend[sideLeft], Top: s.extend[sideTop], Right: s.extend[sideRight], Bottom: s.extend[sideBottom]}}
 	if !s.start.mask.Empty() {
 		st.Mask, st.MaskName = s.start.mask.Clone(), "painted in the window"
 	}

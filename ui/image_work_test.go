@@ -16,6 +16,8 @@ import (
 	"github.com/disintegration/imaging"
 
 	"easel/app/compose"
+	"easel/app/history"
+	"easel/app/imagefile"
 	"easel/app/maskpaint"
 )
 
@@ -300,5 +302,31 @@ func TestImageWorkKeepsTheWindowsMinimumSize(t *testing.T) {
 	h.s.removeStart()
 	if m := h.w.Content().MinSize(); m.Width > 1400 || m.Height > 860 {
 		t.Errorf("the window's minimum size is %v without a start image", m)
+	}
+}
+
+// An image made in the masked-area mode or without paste-back (from the CLI) keeps those
+// settings when restored in the window, though the window has no control for them, so making
+// it again makes the same picture; a new start image drops them.
+func TestRestoredStartKeepsSettingsTheWindowHasNoControlFor(t *testing.T) {
+	h := newHarness(t, 64e9)
+	img := mustCondition(t, h.writePNG("photo.png", 128, 96)).Image
+	mask := image.NewGray(img.Rect)
+	mask.Pix[5] = 255
+	set := &imagefile.Settings{Prompt: "a kite", Width: 128, Height: 96, Steps: 8, CFG: 1, Seed: 3,
+		Init: &imagefile.InitSettings{Image: imagefile.ImageRef{Name: "photo.png", SHA256: "ab"}, Strength: 0.5,
+			Mask: &imagefile.ImageRef{Name: "mask.png"}, MaskGrow: 8, MaskBlur: 2, MaskCrop: true, CropPadding: 24, KeepOriginal: false},
+		InitImage: img, MaskImage: mask}
+	h.s.restore(history.Entry{Path: filepath.Join(h.dir, "made.png"), Settings: set})
+	st := h.s.jobDraft().Start
+	if st == nil || !st.MaskCrop || st.CropPadding != 24 || !st.DiscardOriginal || st.MaskGrow != 8 || st.Strength != 0.5 || st.Mask.Pix[5] != 255 {
+		t.Fatalf("the restored start makes %+v", st)
+	}
+	if !strings.Contains(h.s.work.maskState.Text, "24 px around it") || !strings.Contains(h.s.work.maskState.Text, "not pasted back") {
+		t.Errorf("the mask section says %q", h.s.work.maskState.Text)
+	}
+	h.s.setStart(mustCondition(t, h.writePNG("other.png", 64, 64)))
+	if st := h.s.jobDraft().Start; st.MaskCrop || st.DiscardOriginal {
+		t.Errorf("a new start image kept the restored image's modes: %+v", st)
 	}
 }

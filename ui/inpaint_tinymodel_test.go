@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/storage"
@@ -46,6 +47,7 @@ func TestInpaintThroughTheWindow(t *testing.T) {
 		}
 		d.Geometry = g
 	})
+	h.patience = 5 * time.Minute // a hang guard: real runs are slow on a loaded 2-core machine
 
 	startPath := h.writePNG("start.png", 256, 192)
 	loaded := mustCondition(t, startPath).Image
@@ -54,6 +56,7 @@ func TestInpaintThroughTheWindow(t *testing.T) {
 	h.s.work.fit.SetSelected(fitFollowLabel)
 	h.s.work.strength.SetValue(0.7)
 	h.s.work.feather.SetValue(4)
+	h.s.work.grow.SetValue(6)
 	h.s.options.steps.SetText("4")
 	test.Type(h.s.prompt.prompt, "a paper lantern")
 
@@ -78,14 +81,14 @@ func TestInpaintThroughTheWindow(t *testing.T) {
 	if b := saved.Rect; b.Dx() != 256 || b.Dy() != 192 {
 		t.Fatalf("saved image %v, want the start image's 256×192", b)
 	}
-	// Far from the stroke (more than its radius plus four feather widths) the start image's
-	// pixels are kept exactly; on the stroke's line the picture was generated.
+	// Far from the stroke (more than its radius, the grow and four feather widths) the start
+	// image's pixels are kept exactly; on the stroke's line the picture was generated.
 	kept, changed := 0, 0
 	for y := range 192 {
 		for x := range 256 {
 			o, s := loaded.NRGBAAt(x, y), saved.NRGBAAt(x, y)
 			switch {
-			case y < 96-24-16 || y > 96+24+16:
+			case y < 96-24-6-16 || y > 96+24+6+16:
 				if o != s {
 					t.Fatalf("kept pixel %d,%d is %v, want the start image's %v", x, y, s, o)
 				}
@@ -103,7 +106,7 @@ func TestInpaintThroughTheWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in := md.Settings.Init; in == nil || in.Strength != 0.7 || in.MaskBlur != 4 || in.Image.Name != "start.png" || in.Mask == nil || !in.KeepOriginal {
+	if in := md.Settings.Init; in == nil || in.Strength != 0.7 || in.MaskBlur != 4 || in.MaskGrow != 6 || in.Image.Name != "start.png" || in.Mask == nil || !in.KeepOriginal {
 		t.Errorf("the PNG records the start image as %+v", in)
 	}
 	if !strings.Contains(md.Parameters, "Denoising strength: 0.7") {
@@ -113,13 +116,14 @@ func TestInpaintThroughTheWindow(t *testing.T) {
 	// Restore from the PNG: a fresh start, then the saved file dropped on the window.
 	h.s.removeStart()
 	h.s.work.strength.SetValue(0.3)
+	h.s.work.grow.SetValue(0)
 	h.s.dropped(fyne.NewPos(5, 5), []fyne.URI{storage.NewFileURI(e.Path)})
 	h.pump("the restored start image", func() bool { return h.s.start != nil })
 	sameNRGBA(t, "the restored start image", h.s.start.c.Image, loaded)
 	sameMask(t, "the restored mask", h.s.start.mask.Image(), painted)
-	if h.s.strength != 0.7 || h.s.feather != 4 || !h.s.followImage || h.s.work.strengthV.Text != "0.70" {
-		t.Errorf("restored strength %g (shown %q) feather %d follow %v, want 0.7, 4 and the size following the image",
-			h.s.strength, h.s.work.strengthV.Text, h.s.feather, h.s.followImage)
+	if h.s.strength != 0.7 || h.s.feather != 4 || h.s.grow != 6 || h.s.work.growV.Text != "6 px" || !h.s.followImage || h.s.work.strengthV.Text != "0.70" {
+		t.Errorf("restored strength %g (shown %q) feather %d grow %d follow %v, want 0.7, 4, 6 and the size following the image",
+			h.s.strength, h.s.work.strengthV.Text, h.s.feather, h.s.grow, h.s.followImage)
 	}
 	// The canvas shows the dropped picture; Show puts the restored start image and mask back on it.
 	test.Tap(h.s.work.show)

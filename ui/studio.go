@@ -65,12 +65,17 @@ type studio struct {
 
 	// start is the image the next generation starts from (nil: text to image); strength,
 	// followImage (the output size follows the start image instead of cropping it to the
-	// chosen size), feather (the mask's blur in pixels) and extend (pixels added left, top,
+	// chosen size), feather (the mask's blur in pixels), grow and extend (pixels added left, top,
 	// right, bottom) go with it.
 	start       *startImage
 	strength    float64
 	followImage bool
 	feather     int
+	// grow dilates the mask (pixels) before feathering; startExtras keeps what a restored image
+	// was made with that the window has no control for (masked-area mode, paste-back off), so
+	// making it again makes the same picture.
+	grow        int
+	startExtras compose.Start
 	extend      [4]int
 
 	message      *widget.Label // the latest notice (errors and hints), under the controls

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/storage"
@@ -50,6 +51,7 @@ func TestTinyModelThroughTheWindow(t *testing.T) {
 		}
 		d.Geometry = g
 	})
+	h.patience = 5 * time.Minute // a hang guard: real runs are slow on a loaded 2-core machine
 
 	// pumpCountingPreviews runs UI calls until cond holds, counting each new step preview shown.
 	previews := 0
