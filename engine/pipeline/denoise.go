@@ -37,7 +37,9 @@ type StepReport struct {
 	// Index is the step's place among the steps run (0-based) and Steps how many run: a run that
 	// starts from an image skips the schedule's first steps and counts from its first step run.
 	Index, Steps int
-	Sigma        float32 // σ the step started from
+	// Image is the image of a batch the step belongs to (0-based; 0 for a single image).
+	Image int
+	Sigma float32 // σ the step started from
 	// Latents are the packed latents after the step, X0 the step's x0 estimate x − σ·v; both are
 	// the loop's own buffers: copy what you keep.
 	Latents, X0 []float32
@@ -49,6 +51,9 @@ type DenoiseHooks struct {
 	Prefilled func(progs []Program)
 	// Notice runs with a sentence for the user about where a program runs (a device's decline).
 	Notice func(string)
+	// Start runs before an image's first step (image 0 right after Prefilled, each later image
+	// of a batch after the one before it finished).
+	Start func(image int)
 	// Step runs after every step.
 	Step func(StepReport)
 }
@@ -73,6 +78,17 @@ func (in *DenoiseInput) layout(c *Conditioning) (*qi21.Layout, error) {
 // It returns the final packed latents. The programs are released on every path, and then a
 // device's buffers over the denoiser's weights (weightReleaser).
 func (p *Pipeline) Denoise(ctx context.Context, in DenoiseInput, hooks DenoiseHooks) ([]float32, error) {
+	return p.DenoiseBatch(ctx, in, 1, nil, hooks, nil)
+}
+
+// DenoiseBatch is Denoise for n images of one prompt: it prefills the programs once (the prompt's
+// and condition images' K/V do not depend on the noise) and walks the schedule for each image
+// in turn, image i from the starting noise noise(i) (in.Noise when noise is nil). Each image's
+// walk is the single image's, so image i is bit for bit the single run from noise(i).
+// finished runs after every image but the last with its final latents, while the programs are
+// still live (the caller decodes it there, and may keep the slice); the last image's latents are
+// returned once the programs are released, as Denoise returns its one.
+func (p *Pipeline) DenoiseBatch(ctx context.Context, in DenoiseInput, n int, noise func(image int) ([]float32, error), hooks DenoiseHooks, finished func(image int, latents []float32) error) ([]float32, error) {
 	if in.Positive == nil {
 		return nil, errors.New("denoise: no prompt conditioning")
 	}
@@ -82,8 +98,11 @@ func (p *Pipeline) Denoise(ctx context.Context, in DenoiseInput, hooks DenoiseHo
 	if in.H <= 0 || in.W <= 0 || in.H%2 != 0 || in.W%2 != 0 {
 		return nil, fmt.Errorf("%w: latent grid %d×%d: both sides must be even (the image a multiple of 32 pixels)", ErrSize, in.H, in.W)
 	}
+	if n < 1 {
+		return nil, fmt.Errorf("%w: a batch of %d images", ErrSettings, n)
+	}
 	ch := p.dit.Config.InChannels
-	if len(in.Noise) != in.H*in.W*ch {
+	if noise == nil && len(in.Noise) != in.H*in.W*ch {
 		return nil, fmt.Errorf("%w: %d values for a %d×%d grid of %d channels", ErrNoise, len(in.Noise), in.H, in.W, ch)
 	}
 	conds := []*Conditioning{in.Positive}
@@ -117,7 +136,41 @@ func (p *Pipeline) Denoise(ctx context.Context, in DenoiseInput, hooks DenoiseHo
 	if hooks.Prefilled != nil {
 		hooks.Prefilled(progs)
 	}
+	var last []float32
+	for img := range n {
+		one := in
+		if noise != nil {
+			var err error
+			if one.Noise, err = noise(img); err != nil {
+				return nil, err
+			}
+			if len(one.Noise) != in.H*in.W*ch {
+				return nil, fmt.Errorf("%w: image %d: %d values for a %d×%d grid of %d channels", ErrNoise, img+1, len(one.Noise), in.H, in.W, ch)
+			}
+		}
+		if hooks.Start != nil {
+			hooks.Start(img)
+		}
+		x, err := p.walk(ctx, progs, one, img, hooks)
+		if err != nil {
+			if n > 1 {
+				err = fmt.Errorf("image %d of %d: %w", img+1, n, err)
+			}
+			return nil, err
+		}
+		if img < n-1 && finished != nil {
+			if err := finished(img, x); err != nil {
+				return nil, err
+			}
+		}
+		last = x
+	}
+	return last, nil
+}
 
+// walk runs the schedule once from in.Noise on the prefilled programs: one image.
+func (p *Pipeline) walk(ctx context.Context, progs []Program, in DenoiseInput, img int, hooks DenoiseHooks) ([]float32, error) {
+	ch := p.dit.Config.InChannels
 	x := slices.Clone(in.Noise)
 	var blend *blender
 	if in.Init != nil {
@@ -159,7 +212,7 @@ func (p *Pipeline) Denoise(ctx context.Context, in DenoiseInput, hooks DenoiseHo
 			}
 		}
 		if hooks.Step != nil {
-			hooks.Step(StepReport{Index: i, Steps: in.Schedule.Steps(), Sigma: sigma, Latents: x, X0: x0})
+			hooks.Step(StepReport{Index: i, Steps: in.Schedule.Steps(), Image: img, Sigma: sigma, Latents: x, X0: x0})
 		}
 	}
 	return x, nil

@@ -45,6 +45,15 @@ type Event struct {
 	Stage Stage
 	// Step is the number of finished denoising steps (1…Steps) in StageDenoising, else 0.
 	Step, Steps int
+	// Image is the image of a batch the event is about (0-based) and Images the batch's size
+	// (1 for a single image); Seed and VariationSeed are that image's (Request.ImageSeeds). A
+	// batch prefills once, then denoises and decodes each image in turn: its events go
+	// prefill, then denoising and decoding for image 0, 1, …
+	Image, Images       int
+	Seed, VariationSeed uint64
+	// Finished, on a batch's event after an image is decoded, is that image's result (the run's
+	// own: do not modify it); the last image's is also in Run's result.
+	Finished *Result
 	// Sigma is the σ the finished step started from.
 	Sigma float32
 	// Elapsed is the time since Run started.

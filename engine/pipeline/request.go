@@ -11,6 +11,7 @@ import (
 	"easel/engine/condimage"
 	"easel/engine/qi21"
 	"easel/engine/sched"
+	"easel/engine/seed"
 )
 
 // Limits of a request.
@@ -22,6 +23,8 @@ const (
 	// MaxSide is the longest output side accepted, in pixels. 4096² is already 65536 target
 	// tokens, sixteen times the 1024² work per step.
 	MaxSide = 4096
+	// MaxCount is the largest batch (Draw Things' batch count goes to 100 as well).
+	MaxCount = 100
 )
 
 // The kinds of bad request, for errors.Is; every error Run returns for a bad request wraps one
@@ -71,6 +74,18 @@ type Request struct {
 	Seed uint64
 	// Noise, when not nil, is the starting noise itself, packed [T, 64]; Seed is then unused.
 	Noise []float32
+	// Count is the number of images of a batch (0 or 1: one). The prompt, the condition images
+	// and the prefill are computed once for the batch; image i uses seed Seed+i (A1111's, Draw
+	// Things' and stable-diffusion.cpp's convention) and is bit for bit the single run with that
+	// seed — or, when VariationStrength is above 0, seed Seed and variation seed VariationSeed+i
+	// (A1111's: a batch of variations around one image). See ImageSeeds.
+	Count int
+	// VariationSeed and VariationStrength move the starting noise towards another seed's:
+	// slerp(noise(Seed), noise(VariationSeed), VariationStrength), A1111's subseed and
+	// subseed_strength (seed.VariationNoise). Strength 0 is the seed's own image bit for bit and
+	// 1 the variation seed's.
+	VariationSeed     uint64
+	VariationStrength float64
 	// Sigmas, when not nil, is a fixed sigma grid (one per step, without the terminal 0) that
 	// replaces the step-count schedule; Steps is then len(Sigmas).
 	Sigmas []float64
@@ -93,6 +108,18 @@ type Request struct {
 	// resolution, on a goroutine of its own that the denoiser never waits for; they arrive in
 	// Event.Preview.Sharp, its costs in Event.Sharp (see SharpBudget). Needs an events channel.
 	SharpPreview bool
+}
+
+// Batch is the number of images the request makes (Count, at least 1).
+func (r *Request) Batch() int { return max(r.Count, 1) }
+
+// ImageSeeds are image i's seed and variation seed: Seed+i without a variation; Seed and
+// VariationSeed+i with one (A1111's all_seeds and all_subseeds).
+func (r *Request) ImageSeeds(i int) (seed, variation uint64) {
+	if r.VariationStrength > 0 {
+		return r.Seed, r.VariationSeed + uint64(i)
+	}
+	return r.Seed + uint64(i), r.VariationSeed
 }
 
 // ParseAspect reads an aspect ratio written "W:H" (16:9), "WxH" or as one number (1.5).
@@ -236,6 +263,15 @@ func (p *Pipeline) resolve(r *Request) (settings, error) {
 		if s.init, err = resolveInit(r.Init, &s); err != nil {
 			return s, err
 		}
+	}
+	if r.Count < 0 || r.Count > MaxCount {
+		return s, fmt.Errorf("%w: a batch of %d images: choose between 1 and %d", ErrSettings, r.Count, MaxCount)
+	}
+	if err := seed.CheckStrength(r.VariationStrength); err != nil {
+		return s, fmt.Errorf("%w: %v", ErrSettings, err)
+	}
+	if r.Noise != nil && (r.Count > 1 || r.VariationStrength > 0) {
+		return s, fmt.Errorf("%w: injected noise makes one image from that noise: it takes no batch count and no variation seed", ErrNoise)
 	}
 	if r.Noise != nil && len(r.Noise) != s.h*s.w*p.dit.Config.InChannels {
 		return s, fmt.Errorf("%w: %d values for a %d×%d latent grid of %d channels (%d values)", ErrNoise, len(r.Noise), s.h, s.w, p.dit.Config.InChannels, s.h*s.w*p.dit.Config.InChannels)

@@ -35,6 +35,14 @@ type Result struct {
 	CFG      float64
 	Seed     uint64
 	Sigmas   []float32
+	// Index is the image's place in its batch (0-based; 0 for a single image). Seed is its own
+	// seed; VariationSeed and VariationStrength its variation (0 strength: none).
+	Index             int
+	VariationSeed     uint64
+	VariationStrength float64
+	// Batch, on a batch's result (Request.Count above 1), is every image of the batch in order,
+	// this one first; nil for a single image.
+	Batch []*Result
 	// Resolution is the output_resolution condition images were sized for.
 	Resolution int
 	// StageTimes is the wall time spent in each stage, indexed by Stage (StageDone is the total).
@@ -78,7 +86,7 @@ func (p *Pipeline) Run(ctx context.Context, req Request, events chan<- Event) (*
 	defer p.guard.end()
 	defer mmapfile.Guard()() // a read of a vanished model file faults into an error, see generateSafely
 
-	r := &run{p: p, em: em, start: time.Now(), timings0: p.classTimes(), steps: set.stepsRun(), device0: p.deviceTime()}
+	r := &run{p: p, req: &req, em: em, start: time.Now(), timings0: p.classTimes(), steps: set.stepsRun(), images: req.Batch(), device0: p.deviceTime()}
 	res, err := r.generateSafely(ctx, &req, set)
 	if err != nil {
 		var fault *mmapfile.FaultError
@@ -121,6 +129,7 @@ func (e *ModelFileError) Unwrap() error { return e.Fault }
 // run is the state of one Run: the current stage and the clocks behind the events.
 type run struct {
 	p          *Pipeline
+	req        *Request
 	em         *emitter
 	start      time.Time
 	stage      Stage
@@ -133,12 +142,17 @@ type run struct {
 	progs      []Program     // the live programs while denoising
 	steps      int
 	stepsDone  int
+	image      int // the batch's image being made (0-based)
+	images     int // the images of the run
 	denoise0   time.Time // when the first step began
 	lastStep   time.Time // when the latest step ended (or the first began)
 }
 
 // where is the stage, with the step while denoising.
 func (r *run) where() string {
+	if r.stage == StageDenoising && r.images > 1 {
+		return fmt.Sprintf("%s (image %d of %d, step %d of %d)", r.stage, r.image+1, r.images, r.stepsDone+1, r.steps)
+	}
 	if r.stage == StageDenoising {
 		return fmt.Sprintf("%s (step %d of %d)", r.stage, r.stepsDone+1, r.steps)
 	}
@@ -174,11 +188,14 @@ func (r *run) timings() [ml.NumClasses]ml.ClassTime {
 // event is the current state as an Event.
 func (r *run) event() Event {
 	ev := Event{Stage: r.stage, Steps: r.steps, Elapsed: time.Since(r.start), Timings: r.timings(), Memory: r.p.liveLedger(r.progs),
-		DeviceTime: r.p.deviceTime() - r.device0, StageDeviceTimes: r.stageDev}
+		DeviceTime: r.p.deviceTime() - r.device0, StageDeviceTimes: r.stageDev, Image: r.image, Images: r.images}
+	ev.Seed, ev.VariationSeed = r.req.ImageSeeds(r.image)
 	if r.stage == StageDenoising && r.stepsDone > 0 {
 		ev.Step = r.stepsDone
 		ev.StepTime = time.Since(r.denoise0) / time.Duration(r.stepsDone)
-		ev.ETA = ev.StepTime * time.Duration(r.steps-r.stepsDone+1)
+		// This image's steps left and its decode (estimated as one step), then each later
+		// image's steps and decode.
+		ev.ETA = ev.StepTime * time.Duration(r.steps-r.stepsDone+1+(r.images-r.image-1)*(r.steps+1))
 	}
 	return ev
 }
@@ -284,34 +301,97 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 		}
 		strength = req.Init.Strength
 	}
-	noise := req.Noise
-	if noise == nil {
-		if noise, err = p.Noise(req.Seed, set.h, set.w); err != nil {
-			return nil, err
+	// Image i's starting noise: the injected noise, or its seed's (moved towards its variation
+	// seed). A batch draws each image's noise when it starts.
+	noiseFor := func(i int) ([]float32, error) {
+		if req.Noise != nil {
+			return req.Noise, nil
 		}
+		s, v := req.ImageSeeds(i)
+		if req.VariationStrength > 0 {
+			return p.VariationNoise(s, v, req.VariationStrength, set.h, set.w)
+		}
+		return p.Noise(s, set.h, set.w)
 	}
+	n := req.Batch()
 
 	var sharp *sharpDecoder
-	if req.SharpPreview && r.em.out != nil {
+	startSharp := func() {
+		if !req.SharpPreview || r.em.out == nil {
+			return
+		}
 		m, guard, err := p.sharpModel()
 		if err != nil {
 			r.notice(fmt.Sprintf("No sharp preview: %v", err))
 		} else {
 			sharp = newSharpDecoder(m, guard, set.h, set.w)
-			defer sharp.close()
 		}
+	}
+	stopSharp := func() {
+		if sharp != nil {
+			sharp.close() // the final decode replaces any sharp preview still running
+			sharp = nil
+		}
+	}
+	defer stopSharp()
+	startSharp()
+
+	// finish decodes image i's latents into its Result and reports it.
+	var results []*Result
+	var memory Memory
+	finish := func(i int, latents []float32) error {
+		r.enter(StageDecoding)
+		p.prefetch(vaeWeights)
+		decoded, err := p.Decode(ctx, latents, set.h, set.w)
+		r.declineNotices(&r.p.vaeRun.declineLog)
+		if err != nil {
+			return err
+		}
+		img, err := vae.ToRGBA(decoded)
+		if err != nil {
+			return err
+		}
+		s, v := req.ImageSeeds(i)
+		res := &Result{
+			Image: img, Decoded: decoded, Latents: latents,
+			Width: set.width, Height: set.height, Steps: set.steps, StepsRun: schedule.Steps(), Strength: strength, CFG: set.cfg, Seed: s,
+			Index: i, Sigmas: schedule.Sigmas, Resolution: set.resolution, LoRAs: used,
+		}
+		if req.VariationStrength > 0 {
+			res.VariationSeed, res.VariationStrength = v, req.VariationStrength
+		}
+		results = append(results, res)
+		if n > 1 {
+			ev := r.event()
+			ev.Finished = res
+			r.em.emit(ev)
+		}
+		return nil
 	}
 
 	r.enter(StagePrefill)
 	if err := p.dit.SetLoRAs(loras); err != nil {
 		return nil, err
 	}
-	var memory Memory
 	in := DenoiseInput{Positive: pos, Negative: neg, CFG: set.cfg, CondLatents: condLatents, CondShapes: condShapes,
-		H: set.h, W: set.w, Noise: noise, Schedule: schedule, Init: init}
-	latents, err := p.Denoise(ctx, in, DenoiseHooks{
-		Prefilled: func(progs []Program) {
-			r.progs = progs
+		H: set.h, W: set.w, Schedule: schedule, Init: init}
+	if n == 1 {
+		if in.Noise, err = noiseFor(0); err != nil {
+			return nil, err
+		}
+	}
+	var noises func(int) ([]float32, error)
+	if n > 1 {
+		noises = noiseFor
+	}
+	latents, err := p.DenoiseBatch(ctx, in, n, noises, DenoiseHooks{
+		Prefilled: func(progs []Program) { r.progs = progs },
+		Start: func(i int) {
+			if i > 0 {
+				stopSharp()
+				startSharp()
+			}
+			r.image, r.stepsDone = i, 0
 			r.enter(StageDenoising)
 		},
 		Notice: r.notice,
@@ -332,35 +412,26 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 			memory = ev.Memory
 			r.em.emit(ev)
 		},
-	})
+	}, finish)
 	if err != nil {
 		return nil, err
 	}
 	r.progs = nil
 	p.releaseDenoiser()
-	if sharp != nil {
-		sharp.close() // the final decode replaces any sharp preview still running
-	}
-
-	r.enter(StageDecoding)
-	p.prefetch(vaeWeights)
-	decoded, err := p.Decode(ctx, latents, set.h, set.w)
-	r.declineNotices(&r.p.vaeRun.declineLog)
-	if err != nil {
-		return nil, err
-	}
-	img, err := vae.ToRGBA(decoded)
-	if err != nil {
+	stopSharp()
+	if err := finish(n-1, latents); err != nil {
 		return nil, err
 	}
 	r.enter(StageDone)
 	r.stageTimes[StageDone] = time.Since(r.start)
-	return &Result{
-		Image: img, Decoded: decoded, Latents: latents,
-		Width: set.width, Height: set.height, Steps: set.steps, StepsRun: schedule.Steps(), Strength: strength, CFG: set.cfg, Seed: req.Seed,
-		Sigmas: schedule.Sigmas, Resolution: set.resolution,
-		StageTimes: r.stageTimes, StageDeviceTimes: r.stageDev, Timings: r.timings(), Memory: memory, LoRAs: used,
-	}, nil
+	timings := r.timings()
+	for _, res := range results {
+		res.StageTimes, res.StageDeviceTimes, res.Timings, res.Memory = r.stageTimes, r.stageDev, timings, memory
+	}
+	if n > 1 {
+		results[0].Batch = results
+	}
+	return results[0], nil
 }
 
 // encode builds and encodes one prompt.

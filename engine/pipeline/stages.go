@@ -129,6 +129,17 @@ func (p *Pipeline) Noise(s uint64, h, w int) ([]float32, error) {
 	return latents.Pack(n, channels, h, w)
 }
 
+// VariationNoise is Noise for seed s moved towards the variation seed v by strength (A1111's
+// subseed: seed.VariationNoise), packed; strength 0 is Noise(s) and 1 is Noise(v), bit for bit.
+func (p *Pipeline) VariationNoise(s, v uint64, strength float64, h, w int) ([]float32, error) {
+	channels := p.dit.Config.InChannels
+	n, err := seed.VariationNoise(s, seed.Variation{Seed: v, Strength: strength}, channels, h, w)
+	if err != nil {
+		return nil, err
+	}
+	return latents.Pack(n, channels, h, w)
+}
+
 // Schedule is the sigma grid for steps on a target of tokens latent tokens, or for a fixed grid
 // when sigmas is not nil.
 func (p *Pipeline) Schedule(steps int, sigmas []float64, tokens int) (sched.Schedule, error) {
