@@ -48,6 +48,11 @@ type Draft struct {
 	Preset *lora.Preset
 	// Mode is the "Draft / Final" switch (fast.go).
 	Mode DraftMode
+	// Count is the batch's images (0 or 1: one); VariationSeed and VariationStrength move the
+	// starting noise towards another seed's (strength 0: none). See pipeline.Request.
+	Count             int
+	VariationSeed     uint64
+	VariationStrength float64
 }
 
 // NewDraft starts from the persisted settings: their default size (as a preset when it is one,
@@ -132,6 +137,7 @@ func (d *Draft) Request(seed uint64) (pipeline.Request, error) {
 		r.Images = append(r.Images, c.Image)
 	}
 	r.LoRAFiles = d.loraFiles()
+	r.Count, r.VariationSeed, r.VariationStrength = d.Count, d.VariationSeed, d.VariationStrength
 	d.applyPreset(&r)
 	return r, nil
 }
@@ -147,7 +153,7 @@ func (d *Draft) Plan() (memplan.Plan, error) {
 			w, h = j.Request.Width, j.Request.Height
 		}
 	}
-	p := memplan.Plan{Width: w, Height: h, PromptBytes: len(d.PromptText()), CFG: d.Guided(), LoRABytes: d.loraBytes()}
+	p := memplan.Plan{Width: w, Height: h, PromptBytes: len(d.PromptText()), CFG: d.Guided(), LoRABytes: d.loraBytes(), Count: d.Count}
 	for _, c := range d.Conditions {
 		p.Conditions = append(p.Conditions, [2]int{c.EncodedW, c.EncodedH})
 	}
@@ -170,6 +176,7 @@ func (d *Draft) FileSettings(res *pipeline.Result) *imagefile.Settings {
 		s.Init = d.Start.settings(d.Size != SizeAuto && d.Size != SizeFromImage)
 		s.InitImage, s.MaskImage = d.Start.Image, d.Start.Mask
 	}
+	s.VariationSeed, s.VariationStrength = res.VariationSeed, res.VariationStrength
 	return s
 }
 
@@ -185,6 +192,7 @@ func (d *Draft) Restore(s *imagefile.Settings) (note string) {
 	d.Negative = s.NegativePrompt
 	d.Steps, d.CFG = s.Steps, s.CFG
 	d.Seed, d.RandomSeed = s.Seed, false
+	d.VariationSeed, d.VariationStrength, d.Count = s.VariationSeed, s.VariationStrength, 1
 	d.setSize(s.Width, s.Height)
 	d.Start = StartFromSettings(s)
 	if d.Start != nil && (s.Init.Fit == "" || d.Start.MaskCrop) {

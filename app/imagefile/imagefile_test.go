@@ -199,3 +199,27 @@ func TestReadOtherPNGs(t *testing.T) {
 		t.Error("a GIF read as a PNG")
 	}
 }
+
+// TestVariationAndHiresAreRecorded: a variation and a second pass are written in A1111's keys
+// and read back from the easel chunk.
+func TestVariationAndHiresAreRecorded(t *testing.T) {
+	s := testSettings("a fox", "")
+	s.LoRAs, s.ModelHash, s.EaselVersion = nil, "", ""
+	s.VariationSeed, s.VariationStrength = 99, 0.2
+	s.Hires = &HiresSettings{Factor: 2, Width: 192, Height: 128, Strength: 0.35, Steps: 4, StepsRun: 2, Upscaler: "Lanczos", Sigmas: []float32{0.5, 0.25, 0}}
+	want := "a fox\nSteps: 4, Sampler: Euler, CFG scale: 3.5, Seed: 11, Size: 96x64, Model: tiny.cmf, Variation seed: 99, Variation seed strength: 0.2, Denoising strength: 0.35, Hires upscale: 2, Hires steps: 4, Hires upscaler: Lanczos"
+	if got := Parameters(s); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	path := filepath.Join(t.TempDir(), "out.png")
+	if err := WriteFile(path, testImage(), s); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(m.Settings, s) {
+		t.Errorf("read back\n%+v\nwant\n%+v", m.Settings, s)
+	}
+}

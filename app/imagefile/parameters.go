@@ -42,7 +42,17 @@ func Parameters(s *Settings) string {
 		{"Model hash", shortHash(s.ModelHash)},
 		{"Model", s.Model},
 	}
-	if in := s.Init; in != nil {
+	if s.VariationStrength > 0 {
+		fields = append(fields, [2]string{"Variation seed", strconv.FormatUint(s.VariationSeed, 10)},
+			[2]string{"Variation seed strength", strconv.FormatFloat(s.VariationStrength, 'g', -1, 64)})
+	}
+	if h := s.Hires; h != nil {
+		fields = append(fields, [2]string{"Denoising strength", strconv.FormatFloat(h.Strength, 'g', -1, 64)},
+			[2]string{"Hires upscale", strconv.FormatFloat(h.Factor, 'g', -1, 64)},
+			[2]string{"Hires steps", strconv.Itoa(h.Steps)},
+			[2]string{"Hires upscaler", h.Upscaler})
+	}
+	if in := s.Init; in != nil && s.Hires == nil {
 		fields = append(fields, [2]string{"Denoising strength", strconv.FormatFloat(in.Strength, 'g', -1, 64)})
 		if in.Mask != nil || in.Extend != [4]int{} {
 			fields = append(fields, [2]string{"Mask blur", strconv.FormatFloat(in.MaskBlur, 'g', -1, 64)})

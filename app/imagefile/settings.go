@@ -49,6 +49,14 @@ type Settings struct {
 	Backend      string `json:"backend,omitempty"`
 	// Init is the start image's settings (nil: made from noise alone).
 	Init *InitSettings `json:"init,omitempty"`
+	// VariationSeed and VariationStrength are the variation seed the starting noise was moved
+	// towards and how far (A1111's subseed; strength 0: none).
+	VariationSeed     uint64  `json:"variation_seed,omitempty"`
+	VariationStrength float64 `json:"variation_strength,omitempty"`
+	// Hires, when not nil, is the second pass at a higher resolution the image went through;
+	// Width, Height, Steps and Sigmas above are then the first pass's (A1111's convention), the
+	// image itself is Hires.Width × Hires.Height.
+	Hires *HiresSettings `json:"hires,omitempty"`
 	// InitImage and MaskImage are the start image and its mask themselves, written to and read
 	// from the "eaIn" and "eaMk" chunks (nil when absent).
 	InitImage *image.NRGBA `json:"-"`
@@ -72,6 +80,21 @@ type InitSettings struct {
 	// Fit is how the start image was fitted to the output size: "cover" (cropped around its
 	// centre) or "" (the size followed the image).
 	Fit string `json:"fit,omitempty"`
+}
+
+// HiresSettings record a second pass at a higher resolution: the first pass's picture resized
+// with Upscaler by Factor to Width × Height, then an image-to-image pass of Steps scheduled steps
+// at Strength (StepsRun of them run, Sigmas walked) with the same prompt, condition images, LoRAs
+// and seed.
+type HiresSettings struct {
+	Factor   float64   `json:"factor"`
+	Width    int       `json:"width"`
+	Height   int       `json:"height"`
+	Strength float64   `json:"strength"`
+	Steps    int       `json:"steps"`
+	StepsRun int       `json:"steps_run"`
+	Upscaler string    `json:"upscaler"`
+	Sigmas   []float32 `json:"sigmas,omitempty"`
 }
 
 // LoRARef identifies one LoRA and its strength: the file's name (without its folder), the
