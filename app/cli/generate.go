@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
 	"io"
 	"os"
 	"os/signal"
@@ -78,6 +79,21 @@ const generateUsage = `usage: easel generate --model M.cmf --prompt TEXT [flags]
                       image keeps the start image's pixels exactly where the mask is black)
   --extend L,T,R,B    grow the canvas by these pixels left, top, right, bottom; the new area is
                       painted from noise and blended into the old edge
+  --count N           a batch of N images (1–100): image i uses seed SEED+i and is the single
+                      run with that seed, bit for bit; the prompt, condition images and prefill
+                      are computed once. With --out NAME.png the files are NAME-1.png …
+                      NAME-N.png, else easel-SEED.png each
+  --variation-seed S  a seed whose noise the starting noise moves towards (A1111's variation
+                      seed; random when left out); with --count, S+i for image i and the same
+                      --seed for all, so the batch varies one image
+  --variation-strength V  how far (0 = the seed's own image, 1 = the variation seed's; 0.1–0.3
+                      stays near it)
+  --hires F           a second pass at F times the size (1.5, 2; at most 2048 a side): the image
+                      is resized with Lanczos and run again as image-to-image with the same
+                      prompt, condition images, LoRAs and seed; the PNG records both passes
+  --hires-strength S  the second pass's strength (default 0.35): it runs
+                      N − int(N − N·S) of its N steps
+  --hires-steps N     the second pass's scheduled steps (default: the first pass's)
   --json              print one JSON event per line on stdout instead of a progress line
   --verbose           say on stderr which backend runs the denoiser and why
   --from IMAGE.png    make an image Easel saved again: its prompt, negative prompt, size, steps,
@@ -124,18 +140,23 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 	out := newGenerateOutput(g.json, stdout, stderr)
 	out.verbose = g.verbose
 	saved, f := generate(g, out)
+	for _, s := range saved {
+		out.saved(s)
+	}
 	if f != nil {
 		out.failed(f)
 		return f.code
 	}
-	out.saved(saved)
 	return ExitOK
 }
 
 // generate does the work of easel generate: the command line becomes a compose.Draft (as the
 // window's settings do), the model opens as app/jobs opens it, and the run is saved with the
 // draft's file settings.
-func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
+//
+// A batch (--count) prefills once and saves each image as the batch ends; --hires runs each
+// image's second pass before saving it. The images saved before a failure are returned with it.
+func generate(g *generateArgs, out *generateOutput) ([]*savedImage, *failure) {
 	if g.from != "" {
 		if f := applyFrom(g, out); f != nil {
 			return nil, f
@@ -155,12 +176,12 @@ func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
 		return nil, &failure{ExitSize, err}
 	}
 	req := job.Request
-	outPath := g.out
-	if outPath == "" {
-		outPath = fmt.Sprintf("easel-%d.png", req.Seed)
-	}
-	if f := checkWritable(outPath); f != nil {
-		return nil, f
+	outPaths := batchOutPaths(g.out, &req)
+	outPath := outPaths[0]
+	for _, path := range outPaths {
+		if f := checkWritable(path); f != nil {
+			return nil, f
+		}
 	}
 
 	choice, f := chooseBackend(g.backend, out)
@@ -220,38 +241,74 @@ func generate(g *generateArgs, out *generateOutput) (*savedImage, *failure) {
 
 	ctx, stop := interruptContext()
 	defer stop()
-	events := make(chan pipeline.Event)
-	drained := make(chan struct{})
 	var notices []string
-	go func() {
-		for ev := range events {
-			if ev.Notice != "" {
-				notices = append(notices, ev.Notice)
+	// run runs one request with its events going to the progress output.
+	run := func(req pipeline.Request, pass int, do func(chan<- pipeline.Event) (*pipeline.Result, error)) (*pipeline.Result, error) {
+		events := make(chan pipeline.Event)
+		drained := make(chan struct{})
+		go func() {
+			for ev := range events {
+				if ev.Notice != "" {
+					notices = append(notices, ev.Notice)
+				}
+				out.progressPass(ev, pass)
 			}
-			out.progress(ev)
-		}
-		close(drained)
-	}()
-	res, err := p.Run(ctx, req, events)
-	<-drained
-	out.endProgress()
+			close(drained)
+		}()
+		res, err := do(events)
+		<-drained
+		out.endProgress()
+		return res, err
+	}
+	res, err := run(req, 1, func(ev chan<- pipeline.Event) (*pipeline.Result, error) { return p.Run(ctx, req, ev) })
 	if err != nil {
 		return nil, runFailure(err, outPath)
 	}
-	img, err := job.Finish(res)
-	if err != nil {
-		return nil, &failure{ExitFailure, err}
+	results := res.Batch
+	if results == nil {
+		results = []*pipeline.Result{res}
 	}
-	settings := d.FileSettings(res)
-	settings.Width, settings.Height = img.Rect.Dx(), img.Rect.Dy()
-	settings.NegativePrompt = negativeUsed(req.NegativePrompt, res.CFG)
-	settings.ModelHash, settings.LoRAs, settings.Backend = modelFingerprint(model), loralib.Refs(applied), backendName
-	saveStart := time.Now()
-	if err := imagefile.WriteFile(outPath, img, settings); err != nil {
-		return nil, &failure{ExitWrite, err}
+	var saved []*savedImage
+	for i, first := range results {
+		img, err := job.Finish(first)
+		if err != nil {
+			return saved, &failure{ExitFailure, err}
+		}
+		settings := d.FileSettings(first)
+		settings.Width, settings.Height = img.Rect.Dx(), img.Rect.Dy()
+		settings.NegativePrompt = negativeUsed(req.NegativePrompt, first.CFG)
+		settings.ModelHash, settings.LoRAs, settings.Backend = modelFingerprint(model), loralib.Refs(applied), backendName
+		final := first
+		if g.batch.hires > 0 {
+			second, hs, err := secondPassRun(ctx, run, p, req, first, img, &g.batch)
+			if err != nil {
+				return saved, runFailure(err, outPaths[i])
+			}
+			final, img, settings.Hires = second, second.Image, hs
+		}
+		saveStart := time.Now()
+		if err := imagefile.WriteFile(outPaths[i], img, settings); err != nil {
+			return saved, &failure{ExitWrite, err}
+		}
+		recordLastJob(final, backendName, notices, choice.Metal())
+		s := newSavedImage(outPaths[i], final, loaded, time.Since(saveStart), time.Since(loadStart))
+		s.Index, s.Images = i, len(results)
+		s.VariationSeed = first.VariationSeed
+		saved = append(saved, s)
 	}
-	recordLastJob(res, backendName, notices, choice.Metal())
-	return newSavedImage(outPath, res, loaded, time.Since(saveStart), time.Since(loadStart)), nil
+	return saved, nil
+}
+
+// secondPassRun runs secondPass with its events going to the progress output as pass 2.
+func secondPassRun(ctx context.Context, run func(pipeline.Request, int, func(chan<- pipeline.Event) (*pipeline.Result, error)) (*pipeline.Result, error),
+	p *pipeline.Pipeline, req pipeline.Request, first *pipeline.Result, img *image.NRGBA, b *batchArgs) (*pipeline.Result, *imagefile.HiresSettings, error) {
+	var hs *imagefile.HiresSettings
+	res, err := run(req, 2, func(ev chan<- pipeline.Event) (*pipeline.Result, error) {
+		r, h, err := secondPass(ctx, p, req, first, img, b, ev)
+		hs = h
+		return r, err
+	})
+	return res, hs, err
 }
 
 // runFailure sorts a failed run into its exit code.

@@ -38,6 +38,7 @@ type generateArgs struct {
 	json, verbose, loraPreset                        bool
 	start                                            startArgs
 	fromSettings                                     *imagefile.Settings // the --from image's, when it started from an image
+	batch                                            batchArgs
 }
 
 // startArgs are the flags of working on an image.
@@ -83,6 +84,12 @@ func parseGenerateArgs(args []string) (*generateArgs, error) {
 	f.IntVar(&g.start.maskCrop, "mask-crop", 0, "")
 	f.BoolVar(&g.start.keepOriginal, "keep-original", true, "")
 	f.StringVar(&g.start.extend, "extend", "", "")
+	f.IntVar(&g.batch.count, "count", 1, "")
+	f.StringVar(&g.batch.variationSeed, "variation-seed", "", "")
+	f.Float64Var(&g.batch.variationStrength, "variation-strength", 0, "")
+	f.Float64Var(&g.batch.hires, "hires", 0, "")
+	f.Float64Var(&g.batch.hiresStrength, "hires-strength", 0.35, "")
+	f.IntVar(&g.batch.hiresSteps, "hires-steps", 0, "")
 	if err := f.Parse(args); err != nil {
 		return nil, err
 	}
@@ -166,6 +173,26 @@ func (g *generateArgs) draft() (*compose.Draft, uint64, *failure) {
 		seed = uint64(binary.LittleEndian.Uint32(b[:]))
 	}
 	d.Seed, d.RandomSeed = seed, g.seed == ""
+	if f := g.batch.check(g.set); f != nil {
+		return nil, 0, f
+	}
+	d.Count = g.batch.count
+	if g.set["variation-seed"] && g.batch.variationStrength == 0 {
+		if _, f := g.batch.variation(0); f != nil {
+			return nil, 0, f
+		}
+	}
+	if g.batch.variationStrength > 0 {
+		var b [4]byte
+		rand.Read(b[:])
+		v, f := g.batch.variation(uint64(binary.LittleEndian.Uint32(b[:])))
+		if f != nil {
+			return nil, 0, f
+		}
+		d.VariationSeed, d.VariationStrength = v, g.batch.variationStrength
+	} else if g.set["variation-seed"] && !g.set["variation-strength"] {
+		return nil, 0, fail(ExitSettings, "--variation-seed without --variation-strength: give a strength (0.1–0.3 stays near the seed's image)")
+	}
 	if len(g.images) > pipeline.MaxImages {
 		return nil, 0, fail(ExitImage, "%d condition images: the model takes at most %d", len(g.images), pipeline.MaxImages)
 	}

@@ -15,6 +15,8 @@ import (
 // savedImage is what generate reports on success.
 type savedImage struct {
 	Path          string             `json:"path"`
+	Index, Images int                `json:"-"` // the image's place in its batch (0-based) and the batch's size
+	VariationSeed uint64             `json:"-"`
 	Width, Height int                `json:"-"`
 	Seed          uint64             `json:"seed"`
 	Elapsed       time.Duration      `json:"-"`
@@ -78,6 +80,10 @@ type jsonEvent struct {
 	Memory         *jsonMemory              `json:"memory,omitempty"`
 	Path           string                   `json:"path,omitempty"`
 	Seed           *uint64                  `json:"seed,omitempty"`
+	Image          *int                     `json:"image,omitempty"`  // the batch's image (1-based), in a batch of Images
+	Images         int                      `json:"images,omitempty"` // the batch's size, when above 1
+	VariationSeed  uint64                   `json:"variation_seed,omitempty"`
+	Pass           int                      `json:"pass,omitempty"` // 2 for the --hires pass
 	StageTimes     map[string]float64       `json:"stage_s,omitempty"`
 	StageDevice    map[string]float64       `json:"stage_device_s,omitempty"`
 	Backend        string                   `json:"backend,omitempty"`
@@ -100,7 +106,10 @@ type jsonMemory struct {
 	DeviceBudget int64            `json:"device_budget_bytes,omitempty"`
 }
 
-func (o *generateOutput) progress(ev pipeline.Event) {
+func (o *generateOutput) progress(ev pipeline.Event) { o.progressPass(ev, 1) }
+
+// progressPass reports an event of the first pass or of the --hires pass (2).
+func (o *generateOutput) progressPass(ev pipeline.Event, pass int) {
 	if ev.Notice != "" {
 		o.notice(ev)
 		return
@@ -109,7 +118,14 @@ func (o *generateOutput) progress(ev pipeline.Event) {
 	case o.json:
 		je := jsonEvent{Stage: ev.Stage.String(), Step: ev.Step, Steps: ev.Steps, Sigma: ev.Sigma, Elapsed: ev.Elapsed.Seconds(),
 			SecondsPerStep: ev.StepTime.Seconds(), LastStep: ev.LastStepTime.Seconds(), ETA: ev.ETA.Seconds(), Timings: map[string]jsonClassTime{},
-			DeviceSeconds: ev.DeviceTime.Seconds()}
+			DeviceSeconds: ev.DeviceTime.Seconds(), Seed: &ev.Seed, VariationSeed: ev.VariationSeed}
+		if ev.Images > 1 {
+			n := ev.Image + 1
+			je.Image, je.Images = &n, ev.Images
+		}
+		if pass > 1 {
+			je.Pass = pass
+		}
 		for c, t := range ev.Timings {
 			if t.Ops > 0 {
 				je.Timings[ml.Class(c).String()] = jsonClassTime{t.Time.Seconds(), t.Ops}
@@ -129,6 +145,12 @@ func (o *generateOutput) progress(ev pipeline.Event) {
 		line := ev.Stage.String() + "…"
 		if ev.Step > 0 {
 			line = fmt.Sprintf("step %d/%d · %.2f s/step · ETA %s", ev.Step, ev.Steps, ev.StepTime.Seconds(), roundETA(ev.ETA))
+		}
+		if ev.Images > 1 {
+			line = fmt.Sprintf("image %d/%d (seed %d) · %s", ev.Image+1, ev.Images, ev.Seed, line)
+		}
+		if pass > 1 {
+			line = "second pass · " + line
 		}
 		fmt.Fprintf(o.terminal, "\r%s\033[K", line)
 	}
@@ -179,7 +201,12 @@ func (o *generateOutput) failed(f *failure) {
 
 func (o *generateOutput) saved(s *savedImage) {
 	if o.json {
-		o.enc.Encode(jsonEvent{Stage: "saved", Path: s.Path, Seed: &s.Seed, Elapsed: s.Elapsed.Seconds(), StageTimes: s.StageTimes, StageDevice: s.StageDeviceTimes})
+		je := jsonEvent{Stage: "saved", Path: s.Path, Seed: &s.Seed, VariationSeed: s.VariationSeed, Elapsed: s.Elapsed.Seconds(), StageTimes: s.StageTimes, StageDevice: s.StageDeviceTimes}
+		if s.Images > 1 {
+			n := s.Index + 1
+			je.Image, je.Images = &n, s.Images
+		}
+		o.enc.Encode(je)
 		return
 	}
 	fmt.Fprintf(o.stdout, "%s: %d×%d, seed %d, %.1f s\n", s.Path, s.Width, s.Height, s.Seed, s.Elapsed.Seconds())

@@ -142,8 +142,8 @@ type run struct {
 	progs      []Program     // the live programs while denoising
 	steps      int
 	stepsDone  int
-	image      int // the batch's image being made (0-based)
-	images     int // the images of the run
+	image      int       // the batch's image being made (0-based)
+	images     int       // the images of the run
 	denoise0   time.Time // when the first step began
 	lastStep   time.Time // when the latest step ended (or the first began)
 }
