@@ -132,10 +132,10 @@ func (v *canvasView) layoutZoom() {
 	v.holder.Refresh()
 }
 
-// startEditing shows the start image (framed, w×h) with the mask editor over it and the extend
-// arrows on its edges.
-func (v *canvasView) startEditing(framed image.Image, w, h int, m *maskpaint.Mask, note string) {
-	v.editor.setMask(m)
+// startEditing shows the start image on its canvas extended by ext (framed, w×h) with the mask
+// editor over it and the extend arrows on its edges.
+func (v *canvasView) startEditing(framed image.Image, w, h int, m *maskpaint.Mask, ext [4]int, note string) {
+	v.editor.setMask(m, ext)
 	v.editing = true
 	v.isFinal = false
 	v.caption.SetText(note)

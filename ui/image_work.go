@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"image"
+	"image/draw"
 
 	"easel/app/compose"
 	"easel/app/imagework"
@@ -66,7 +67,14 @@ func (s *studio) showStart() {
 		return
 	}
 	img := s.start.c.Image
-	s.canvas.startEditing(frameFinal(img), img.Rect.Dx(), img.Rect.Dy(), s.start.mask,
+	if s.extend != [4]int{} {
+		// The extended canvas: the image at its place, the new area transparent (checkerboard).
+		e := s.extend
+		grown := image.NewNRGBA(image.Rect(0, 0, img.Rect.Dx()+e[sideLeft]+e[sideRight], img.Rect.Dy()+e[sideTop]+e[sideBottom]))
+		draw.Draw(grown, img.Rect.Sub(img.Rect.Min).Add(image.Pt(e[sideLeft], e[sideTop])), img, img.Rect.Min, draw.Src)
+		img = grown
+	}
+	s.canvas.startEditing(frameFinal(img), img.Rect.Dx(), img.Rect.Dy(), s.start.mask, s.extend,
 		fmt.Sprintf("Start image · %s — paint over what to repaint; the arrows extend the canvas", s.start.c.Name))
 	s.canvasJob = 0
 	s.setShownFile("")
@@ -120,6 +128,7 @@ func (s *studio) extendSide(side int) {
 	}
 	s.extend = next
 	s.work.refreshExtend()
+	s.showStart()
 	s.draftChanged()
 	s.quiet()
 }
@@ -142,6 +151,7 @@ func (s *studio) sizeRefusal(w, h int) string {
 func (s *studio) resetExtend() {
 	s.extend = [4]int{}
 	s.work.refreshExtend()
+	s.showStart()
 	s.draftChanged()
 }
 

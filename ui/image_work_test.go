@@ -113,6 +113,9 @@ func TestExtendArrows(t *testing.T) {
 	if want := "1088×1088"; !strings.Contains(h.s.work.extendInfo.Text, want) {
 		t.Errorf("extend shows %q, want the new size %s", h.s.work.extendInfo.Text, want)
 	}
+	if h.s.canvas.pixelW != 1088 || h.s.canvas.pixelH != 1088 || h.s.canvas.editor.ext != h.s.extend {
+		t.Errorf("the canvas shows %d×%d with the editor's extension %v; want the extended 1088×1088", h.s.canvas.pixelW, h.s.canvas.pixelH, h.s.canvas.editor.ext)
+	}
 	if plan, _ := h.s.memoryPlan(); plan.Width != 1088 || plan.Height != 1088 {
 		w, hh := plan.Width, plan.Height
 		t.Errorf("the memory prediction is for %d×%d, want the extended 1088×1088", w, hh)
@@ -328,5 +331,30 @@ func TestRestoredStartKeepsSettingsTheWindowHasNoControlFor(t *testing.T) {
 	h.s.setStart(mustCondition(t, h.writePNG("other.png", 64, 64)))
 	if st := h.s.jobDraft().Start; st.MaskCrop || st.DiscardOriginal {
 		t.Errorf("a new start image kept the restored image's modes: %+v", st)
+	}
+}
+
+// A run from an extended canvas makes the extended size from noise in the new area: strength 1,
+// the mask over the new area (fading into the old edge), and the saved image that size.
+func TestGenerateFromAnExtendedCanvas(t *testing.T) {
+	h := newHarness(t, 64e9)
+	h.s.setStart(mustCondition(t, h.writePNG("photo.png", 256, 256)))
+	test.Tap(h.s.canvas.arrows[sideRight])
+	test.Tap(h.s.generateBtn)
+	req := <-h.gen.started
+	if req.Width != 256+extendStep || req.Height != 256 || req.Init == nil || req.Init.Strength != 1 || req.Init.Mask == nil {
+		t.Fatalf("request %d×%d init %+v", req.Width, req.Height, req.Init)
+	}
+	if m := req.Init.Mask; m.GrayAt(300, 128).Y != 255 || m.GrayAt(10, 128).Y != 0 {
+		t.Errorf("the mask does not cover the new area only: new %d, old %d", m.GrayAt(300, 128).Y, m.GrayAt(10, 128).Y)
+	}
+	for range fakeSteps {
+		h.gen.step <- struct{}{}
+	}
+	h.gen.release <- struct{}{}
+	h.pump("the saved image", func() bool { return len(h.s.history.entries) == 1 })
+	e := h.s.history.entries[0]
+	if e.Settings.Width != 320 || e.Settings.Init == nil || e.Settings.Init.Extend != [4]int{0, 0, extendStep, 0} {
+		t.Errorf("saved %d wide, init %+v", e.Settings.Width, e.Settings.Init)
 	}
 }

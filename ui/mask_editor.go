@@ -34,7 +34,14 @@ type maskEditor struct {
 	changed func()
 	// ring outlines the brush under the pointer (hidden when the pointer is elsewhere).
 	ring *canvas.Circle
+	// ext is the canvas extension (left, top, right, bottom pixels) shown around the image: the
+	// overlay covers the extended canvas, the mask sits at (left, top) in it, and the new area is
+	// tinted as what will be generated.
+	ext [4]int
 }
+
+// extensionOverlay tints the extended canvas's new area (it is generated, not painted).
+var extensionOverlay = color.NRGBA{R: 80, G: 160, B: 255, A: 90}
 
 func newMaskEditor(changed func()) *maskEditor {
 	e := &maskEditor{Radius: 32, changed: changed}
@@ -69,12 +76,18 @@ func (r *maskEditorRenderer) Refresh()                     { r.e.img.Refresh(); 
 func (r *maskEditorRenderer) Objects() []fyne.CanvasObject { return r.objects }
 func (r *maskEditorRenderer) Destroy()                     {}
 
-// scale is how many widget units one mask pixel takes on screen (0 without a mask).
+// canvasSize is the size of what is shown: the mask with the extension around it.
+func (e *maskEditor) canvasSize() (int, int) {
+	w, h := e.mask.Size()
+	return w + e.ext[sideLeft] + e.ext[sideRight], h + e.ext[sideTop] + e.ext[sideBottom]
+}
+
+// scale is how many widget units one pixel takes on screen (0 without a mask).
 func (e *maskEditor) scale() float32 {
 	if e.mask == nil {
 		return 0
 	}
-	w, h := e.mask.Size()
+	w, h := e.canvasSize()
 	sz := e.Size()
 	return min(sz.Width/float32(w), sz.Height/float32(h))
 }
@@ -97,30 +110,39 @@ func (e *maskEditor) MouseIn(ev *desktop.MouseEvent)    { e.showRing(ev.Position
 func (e *maskEditor) MouseMoved(ev *desktop.MouseEvent) { e.showRing(ev.Position) }
 func (e *maskEditor) MouseOut()                         { e.ring.Hide(); e.ring.Refresh() }
 
-// setMask shows m (nil: no mask, nothing to paint on).
-func (e *maskEditor) setMask(m *maskpaint.Mask) {
-	e.mask, e.dragging = m, false
+// setMask shows m (nil: no mask, nothing to paint on) on a canvas extended by ext.
+func (e *maskEditor) setMask(m *maskpaint.Mask, ext [4]int) {
+	e.mask, e.dragging, e.ext = m, false, ext
 	if m == nil {
 		e.overlay = nil
 		e.img.Image = nil
 		e.img.Refresh()
 		return
 	}
-	w, h := m.Size()
-	e.overlay = image.NewNRGBA(image.Rect(0, 0, w, h))
-	e.redraw(e.overlay.Rect)
+	cw, ch := e.canvasSize()
+	e.overlay = image.NewNRGBA(image.Rect(0, 0, cw, ch))
+	inner := m.Image().Rect.Add(image.Pt(ext[sideLeft], ext[sideTop]))
+	for y := range ch {
+		for x := range cw {
+			if !image.Pt(x, y).In(inner) {
+				e.overlay.SetNRGBA(x, y, extensionOverlay)
+			}
+		}
+	}
+	e.redraw(m.Image().Rect)
 }
 
-// redraw recolours the overlay inside r from the mask and shows it.
+// redraw recolours the overlay over the mask's rectangle r (mask pixels) and shows it.
 func (e *maskEditor) redraw(r image.Rectangle) {
 	if e.mask == nil {
 		return
 	}
 	g := e.mask.Image()
 	r = r.Intersect(g.Rect)
+	l, t := e.ext[sideLeft], e.ext[sideTop]
 	for y := r.Min.Y; y < r.Max.Y; y++ {
 		src := g.Pix[g.PixOffset(r.Min.X, y):]
-		dst := e.overlay.Pix[e.overlay.PixOffset(r.Min.X, y):]
+		dst := e.overlay.Pix[e.overlay.PixOffset(r.Min.X+l, y+t):]
 		for x := range r.Dx() {
 			v := uint32(src[x])
 			if v == 0 {
@@ -136,16 +158,16 @@ func (e *maskEditor) redraw(r image.Rectangle) {
 }
 
 // toMask turns a position in the widget into mask pixels: the overlay (and the image under it)
-// is the mask's size scaled to fit the widget, centred.
+// is the extended canvas scaled to fit the widget, centred, with the mask at (left, top) in it.
 func (e *maskEditor) toMask(p fyne.Position) maskpaint.Point {
-	w, h := e.mask.Size()
+	w, h := e.canvasSize()
 	sz := e.Size()
 	scale := e.scale()
 	if scale <= 0 {
 		return maskpaint.Point{X: -1e9, Y: -1e9}
 	}
 	ox, oy := (sz.Width-float32(w)*scale)/2, (sz.Height-float32(h)*scale)/2
-	return maskpaint.Point{X: float64((p.X - ox) / scale), Y: float64((p.Y - oy) / scale)}
+	return maskpaint.Point{X: float64((p.X-ox)/scale) - float64(e.ext[sideLeft]), Y: float64((p.Y-oy)/scale) - float64(e.ext[sideTop])}
 }
 
 // Dragged paints from where the pointer was to where it is (Fyne gives the current position
@@ -190,7 +212,7 @@ func (e *maskEditor) Tapped(ev *fyne.PointEvent) {
 
 // refreshAll redraws the whole overlay (after invert, clear, undo or a restored mask).
 func (e *maskEditor) refreshAll() {
-	if e.overlay != nil {
-		e.redraw(e.overlay.Rect)
+	if e.mask != nil {
+		e.redraw(e.mask.Image().Rect)
 	}
 }

@@ -17,7 +17,7 @@ func editorOn(t *testing.T, w, h int, size fyne.Size) (*maskEditor, fyne.Window)
 	t.Helper()
 	test.NewTempApp(t)
 	e := newMaskEditor(nil)
-	e.setMask(maskpaint.New(w, h))
+	e.setMask(maskpaint.New(w, h), [4]int{})
 	win := test.NewTempWindow(t, e)
 	win.SetPadded(false)
 	win.Resize(size)
@@ -112,5 +112,35 @@ func TestMaskEditorBrushRing(t *testing.T) {
 	e.MouseOut()
 	if e.ring.Visible() {
 		t.Error("the ring stays after the pointer left")
+	}
+}
+
+// On an extended canvas the overlay covers the new area too (tinted) and the mask sits at the
+// extension's left and top: a 100×50 mask with 20 px left and 10 px top added is a 120×60
+// canvas, shown at twice its size in a 240×120 editor.
+func TestMaskEditorOnAnExtendedCanvas(t *testing.T) {
+	test.NewTempApp(t)
+	e := newMaskEditor(nil)
+	e.setMask(maskpaint.New(100, 50), [4]int{20, 10, 0, 0})
+	win := test.NewTempWindow(t, e)
+	win.SetPadded(false)
+	win.Resize(fyne.NewSize(240, 120))
+	e.Resize(fyne.NewSize(240, 120))
+	e.Radius = 4
+	e.Tapped(&fyne.PointEvent{Position: fyne.NewPos(2*(20+50), 2*(10+25))})
+	want := maskpaint.New(100, 50)
+	want.Stroke(maskpaint.Point{X: 50, Y: 25}, maskpaint.Point{X: 50, Y: 25}, 4, false)
+	sameMask(t, "a dab on the extended canvas", e.mask.Image(), want.Image())
+	if b := e.overlay.Rect; b.Dx() != 120 || b.Dy() != 60 {
+		t.Fatalf("overlay %v, want the extended 120×60", b)
+	}
+	if c := e.overlay.NRGBAAt(5, 5); c != extensionOverlay {
+		t.Errorf("the new area's overlay is %v, want the extension tint", c)
+	}
+	if c := e.overlay.NRGBAAt(20+50, 10+25); c.A == 0 || c.R != maskOverlay.R {
+		t.Errorf("the painted pixel's overlay is %v", c)
+	}
+	if c := e.overlay.NRGBAAt(20+5, 10+5); c.A != 0 {
+		t.Errorf("an unpainted pixel of the image is tinted %v", c)
 	}
 }
