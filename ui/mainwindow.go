@@ -35,6 +35,9 @@ func newMainWindow(a fyne.App, deps Deps) (fyne.Window, *studio) {
 		s.scanHistory()
 	}
 	s.draftChanged()
+	if deps.Settings.Share || deps.Settings.RenderOn != "" {
+		s.applyNetwork(deps.Settings)
+	}
 	return w, s
 }
 

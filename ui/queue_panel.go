@@ -40,7 +40,11 @@ func (p *queuePanel) show(all []jobs.Job) {
 			}
 			ended++
 		}
-		label := widget.NewLabel(fmt.Sprintf("#%d · %s · %s", j.ID, j.State, j.Label))
+		text := fmt.Sprintf("#%d · %s · %s", j.ID, j.State, j.Label)
+		if j.Origin != "" {
+			text = fmt.Sprintf("#%d · %s · from %s · %s", j.ID, j.State, j.Origin, j.Label)
+		}
+		label := widget.NewLabel(text)
 		label.Truncation = fyne.TextTruncateEllipsis
 		if j.State.Finished() {
 			label.Importance = widget.LowImportance

@@ -30,6 +30,7 @@ func (s *studio) showSettings() {
 func (s *studio) settingsSaved(ns settings.Settings) {
 	old := s.deps.Settings
 	s.deps.Settings = ns
+	s.applyNetwork(ns)
 	if ns.Model != old.Model && ns.Model != "" {
 		s.useModel(ns.Model)
 	}

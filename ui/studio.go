@@ -31,6 +31,10 @@ type studio struct {
 	win  fyne.Window
 	// finisher runs the queue's jobs on deps.Generator, pasting runs from a start image back.
 	finisher *finishing
+	// router sends jobs to this Mac's generator or another machine's server (Render on); share is
+	// the window's own server while "Share this Mac" is on.
+	router *renderRouter
+	share  *sharing
 	draft    compose.Draft
 	queue    *jobs.Queue
 
@@ -104,7 +108,8 @@ func newStudio(deps Deps) *studio {
 		s.deps.Desktop = desktop.System()
 	}
 	keep := &keptAreas{}
-	s.finisher = &finishing{Generator: deps.Generator}
+	s.router = &renderRouter{local: deps.Generator}
+	s.finisher = &finishing{Generator: s.router}
 	s.queue = jobs.New(s.finisher, func(u jobs.Update) {
 		framed := frameUpdate(u, keep.of(u)) // compositing a 2K image takes a while: not on the UI goroutine
 		s.deps.Do(func() { s.onUpdate(u, framed) })
@@ -452,7 +457,10 @@ func (s *studio) showFile(path string) {
 }
 
 // close stops the queue (and any running generation) when the window closes.
-func (s *studio) close() { s.queue.Close() }
+func (s *studio) close() {
+	s.stopSharing()
+	s.queue.Close()
+}
 
 func randomSeed() uint64 {
 	var b [4]byte

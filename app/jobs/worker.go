@@ -36,7 +36,7 @@ func (q *Queue) takeNext() (*entry, context.Context) {
 	}
 	for _, e := range q.jobs {
 		if e.job.State == Queued {
-			ctx, cancel := context.WithCancel(q.base)
+			ctx, cancel := context.WithCancel(context.WithValue(q.base, originKey{}, e.job.Origin))
 			e.cancel = cancel
 			e.job.State = Running
 			q.report(e, nil)
@@ -155,4 +155,14 @@ func (q *Queue) run(ctx context.Context, e *entry) {
 	}
 	q.forgetOldFinished()
 	q.report(e, nil)
+}
+
+// originKey carries a running job's Origin in its context.
+type originKey struct{}
+
+// OriginOf is the Origin of the job whose context ctx is ("" for this app's own jobs), so a
+// generator can tell jobs from a server apart (the window renders those itself).
+func OriginOf(ctx context.Context) string {
+	o, _ := ctx.Value(originKey{}).(string)
+	return o
 }

@@ -46,7 +46,21 @@ type Settings struct {
 	CFG          float64 `json:"cfg"`   // default guidance scale (1 = off)
 	// Preview is the live preview's mode ("" in files written before it existed means fast).
 	Preview PreviewMode `json:"preview,omitempty"`
+	// Share is "Share this Mac" (off by default): the window serves the AUTOMATIC1111 API
+	// (app/serve) on ShareAddr ("" = DefaultShareAddr), its jobs on the window's queue; other
+	// machines need ShareToken, which the window makes when sharing starts without one.
+	Share      bool   `json:"share,omitempty"`
+	ShareAddr  string `json:"share_addr,omitempty"`
+	ShareToken string `json:"share_token,omitempty"`
+	// RenderOn is where the window's jobs run: "" this Mac, else host:port (or a URL) of another
+	// Easel that shares, with its token RenderToken.
+	RenderOn    string `json:"render_on,omitempty"`
+	RenderToken string `json:"render_token,omitempty"`
 }
+
+// DefaultShareAddr is where "Share this Mac" listens: every interface, A1111's port (the token is
+// required).
+const DefaultShareAddr = "0.0.0.0:7860"
 
 // Defaults are the settings of a fresh install: the model's own defaults (1024², 40 steps, CFG off)
 // and images in ImagesDir (the history folder).

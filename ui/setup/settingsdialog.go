@@ -39,6 +39,10 @@ type settingsForm struct {
 	base                                settings.Settings // what the file held: keys not shown stay as they were
 	model, output, width, height, steps *widget.Entry
 	backend, preview                    *widget.Select
+	// share is "Share this Mac" with its address and token; renderOn is "Render on" (empty: this
+	// Mac) with the other machine's token.
+	share                                       *widget.Check
+	shareAddr, shareToken, renderOn, renderToken *widget.Entry
 }
 
 func newSettingsForm(s settings.Settings) *settingsForm {
@@ -63,6 +67,19 @@ func newSettingsForm(s settings.Settings) *settingsForm {
 			f.backend.SetSelected(b.label)
 		}
 	}
+	f.share = widget.NewCheck("Share this Mac (other machines and tools can render here)", nil)
+	f.share.SetChecked(s.Share)
+	f.shareAddr = widget.NewEntry()
+	f.shareAddr.SetPlaceHolder(settings.DefaultShareAddr)
+	f.shareAddr.SetText(s.ShareAddr)
+	f.shareToken = widget.NewEntry()
+	f.shareToken.SetPlaceHolder("made when sharing starts")
+	f.shareToken.SetText(s.ShareToken)
+	f.renderOn = widget.NewEntry()
+	f.renderOn.SetPlaceHolder("this Mac (or host:port of another Easel that shares)")
+	f.renderOn.SetText(s.RenderOn)
+	f.renderToken = widget.NewPasswordEntry()
+	f.renderToken.SetText(s.RenderToken)
 	labels = nil
 	for _, p := range previewLabels {
 		labels = append(labels, p.label)
@@ -83,6 +100,8 @@ func (f *settingsForm) settings() (settings.Settings, error) {
 	s := f.base
 	s.Model = strings.TrimSpace(f.model.Text)
 	s.OutputFolder = strings.TrimSpace(f.output.Text)
+	s.Share, s.ShareAddr, s.ShareToken = f.share.Checked, strings.TrimSpace(f.shareAddr.Text), strings.TrimSpace(f.shareToken.Text)
+	s.RenderOn, s.RenderToken = strings.TrimSpace(f.renderOn.Text), strings.TrimSpace(f.renderToken.Text)
 	for _, b := range backendLabels {
 		if b.label == f.backend.Selected {
 			s.Backend = b.backend
@@ -167,6 +186,11 @@ func showSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Se
 		widget.NewFormItem("Images go to", container.NewBorder(nil, nil, nil, pickOutput, f.output)),
 		widget.NewFormItem("Default size", container.NewGridWithColumns(3, f.width, widget.NewLabel("×"), f.height)),
 		widget.NewFormItem("Default steps", f.steps),
+		widget.NewFormItem("Share", f.share),
+		widget.NewFormItem("Share on", f.shareAddr),
+		widget.NewFormItem("Share token", f.shareToken),
+		widget.NewFormItem("Render on", f.renderOn),
+		widget.NewFormItem("Its token", f.renderToken),
 	}
 	d := dialog.NewForm("Settings", "Save", "Cancel", items, func(save bool) {
 		if !save {

@@ -1,0 +1,150 @@
+package ui
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log"
+	"net"
+	"sync"
+	"time"
+
+	"easel/app/jobs"
+	"easel/app/serve"
+	"easel/app/serve/client"
+	"easel/app/settings"
+	"easel/engine/pipeline"
+)
+
+// renderRouter runs the queue's jobs on this Mac's generator, or — with Settings → "Render on:
+// host:port" — on another Easel's server through app/serve/client, behind the same job
+// interface: a remote job streams its progress and preview as events like a local one.
+type renderRouter struct {
+	local jobs.Generator
+
+	mu     sync.Mutex
+	remote *client.Generator
+}
+
+// set chooses where the next job runs ("" = this Mac).
+func (r *renderRouter) set(addr, token string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if addr == "" {
+		r.remote = nil
+		return
+	}
+	r.remote = &client.Generator{Addr: addr, Token: token}
+}
+
+// where is the remote address, "" for this Mac.
+func (r *renderRouter) where() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.remote == nil {
+		return ""
+	}
+	return r.remote.Addr
+}
+
+// Run runs a job where the setting says. API jobs (submitted by this window's own server) always
+// run here: the Mac that shares renders them.
+func (r *renderRouter) Run(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
+	r.mu.Lock()
+	remote := r.remote
+	r.mu.Unlock()
+	if remote != nil && !fromAPI(ctx) {
+		return remote.Run(ctx, req, events)
+	}
+	return r.local.Run(ctx, req, events)
+}
+
+// fromAPI reports whether the job is one the window's server queued (jobs.OriginOf).
+func fromAPI(ctx context.Context) bool { return jobs.OriginOf(ctx) != "" }
+
+// sharing is the window's "Share this Mac" server.
+type sharing struct {
+	srv   *serve.Server
+	addr  string // as the settings give it
+	bound string // the address it listens on
+	done  chan error
+}
+
+func (sh *sharing) listenAddr() string { return sh.bound }
+
+// applyNetwork brings rendering and sharing in line with the settings (at start and after the
+// settings dialog saved).
+func (s *studio) applyNetwork(ns settings.Settings) {
+	s.router.set(ns.RenderOn, ns.RenderToken)
+	want := ns.Share && ns.Model != ""
+	addr := ns.ShareAddr
+	if addr == "" {
+		addr = settings.DefaultShareAddr
+	}
+	if s.share != nil && (!want || s.share.addr != addr) {
+		s.stopSharing()
+	}
+	if want && s.share == nil {
+		if err := s.startSharing(ns, addr); err != nil {
+			s.say("This Mac is not shared: %v", err)
+		}
+	}
+}
+
+// startSharing serves the A1111 API on addr over the window's queue, with the share token (made
+// and saved when there is none).
+func (s *studio) startSharing(ns settings.Settings, addr string) error {
+	if ns.ShareToken == "" {
+		var b [16]byte
+		rand.Read(b[:])
+		ns.ShareToken = hex.EncodeToString(b[:])
+		if s.deps.Store != nil {
+			if err := s.deps.Store.Save(ns); err != nil {
+				return fmt.Errorf("the share token could not be saved: %v", err)
+			}
+		}
+		s.deps.Settings = ns
+	}
+	cfg := serve.Config{Queue: s.queue, Model: ns.Model, LoRADir: s.deps.LoRADir, Backend: ns.Backend,
+		Auth: serve.Auth{Token: ns.ShareToken}, Log: log.Default()}
+	if s.deps.Calibrator != nil {
+		cfg.Preview = s.deps.Calibrator.Render
+	} else if s.deps.Projection != nil {
+		cfg.Preview = s.deps.Projection.Image
+	}
+	srv, err := serve.New(cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := srv.Listen(addr, "", "")
+	if err != nil {
+		srv.Close()
+		return err
+	}
+	sh := &sharing{srv: srv, addr: addr, bound: ln.Addr().String(), done: make(chan error, 1)}
+	go func() { sh.done <- srv.Serve(ln) }()
+	s.share = sh
+	s.say("This Mac is shared on %s (port %s): other machines render here with the share token.", addr, portOf(ln.Addr()))
+	return nil
+}
+
+// stopSharing stops the server; its API jobs are cancelled.
+func (s *studio) stopSharing() {
+	if s.share == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s.share.srv.Shutdown(ctx)
+	<-s.share.done
+	s.share = nil
+}
+
+func portOf(a net.Addr) string {
+	_, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	return port
+}
