@@ -35,8 +35,8 @@ type studio struct {
 	// the window's own server while "Share this Mac" is on.
 	router *renderRouter
 	share  *sharing
-	draft    compose.Draft
-	queue    *jobs.Queue
+	draft  compose.Draft
+	queue  *jobs.Queue
 
 	// jobDrafts remembers what each submitted job was made from (for the PNG's settings).
 	jobDrafts map[jobs.ID]compose.Draft

@@ -41,7 +41,7 @@ type settingsForm struct {
 	backend, preview                    *widget.Select
 	// share is "Share this Mac" with its address and token; renderOn is "Render on" (empty: this
 	// Mac) with the other machine's token.
-	share                                       *widget.Check
+	share                                        *widget.Check
 	shareAddr, shareToken, renderOn, renderToken *widget.Entry
 }
 
