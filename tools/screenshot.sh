@@ -5,7 +5,8 @@
 #   make screenshot            # or: bash tools/screenshot.sh [OUT.png] [SECONDS_INTO_THE_RUN]
 # EASEL_PREVIEW=sharp, EASEL_SIZE=512 and EASEL_STEPS=100 change the settings the window starts with.
 # EASEL_SCENE=inpaint (make screenshot-inpaint) pastes a drawn landscape as the start image in
-# "Work on an image" and paints a mask stroke over it on the canvas instead of generating
+# "Work on an image", paints a mask stroke over it on the canvas and extends the canvas to the
+# right once, instead of generating
 # (xclip too is needed then).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -81,6 +82,10 @@ if [ "$scene" = inpaint ]; then
 		sleep 0.1
 	done
 	xdotool mouseup 1
+	sleep 1
+	xdotool mousemove 1012 409 click 1 # the right edge's extend arrow: 64 px more canvas
+	sleep 1
+	xdotool mousemove 600 560 # the brush ring over the picture
 	sleep 1
 else
 	# Type into the prompt (the first field of the left column) and press Ctrl+Enter to generate.

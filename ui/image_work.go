@@ -127,6 +127,11 @@ func (s *studio) extendSide(side int) {
 		return
 	}
 	s.extend = next
+	if !s.followImage {
+		// An extended canvas sets the size: the fit shows it.
+		s.followImage = true
+		s.work.load()
+	}
 	s.work.refreshExtend()
 	s.showStart()
 	s.draftChanged()

@@ -229,7 +229,7 @@ func (p *imageWorkPanel) refreshExtend() {
 	case e == [4]int{}:
 		p.extendInfo.SetText(fmt.Sprintf("%d×%d; the arrows on the canvas edges add %d px to a side.", w, h, extendStep))
 	default:
-		p.extendInfo.SetText(fmt.Sprintf("%d×%d (left %d, top %d, right %d, bottom %d px new)", w, h, e[sideLeft], e[sideTop], e[sideRight], e[sideBottom]))
+		p.extendInfo.SetText(fmt.Sprintf("%d×%d (left %d, top %d, right %d, bottom %d px new); the run is at strength 1: the new area starts from noise, the mask keeps the rest", w, h, e[sideLeft], e[sideTop], e[sideRight], e[sideBottom]))
 	}
 	if e == [4]int{} {
 		p.resetExt.Disable()

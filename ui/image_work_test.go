@@ -110,6 +110,9 @@ func TestExtendArrows(t *testing.T) {
 	if h.s.extend != [4]int{0, extendStep, extendStep, 0} {
 		t.Fatalf("extension %v", h.s.extend)
 	}
+	if h.s.work.fit.Selected != fitFollowLabel {
+		t.Errorf("fit shows %q on an extended canvas, whose size follows the image", h.s.work.fit.Selected)
+	}
 	if want := "1088×1088"; !strings.Contains(h.s.work.extendInfo.Text, want) {
 		t.Errorf("extend shows %q, want the new size %s", h.s.work.extendInfo.Text, want)
 	}
