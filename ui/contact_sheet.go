@@ -10,6 +10,8 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"easel/app/imagefile"
 )
 
 // cellState is where one image of a batch is.
@@ -79,7 +81,7 @@ func newContactSheet(act sheetActions) *contactSheet {
 	c.fit.Importance = widget.LowImportance
 	strengthRow := container.NewBorder(nil, nil, widget.NewLabel("Variation strength"), nil, c.strength)
 	c.box = container.NewVBox(heading("Batch"), c.title, c.grid,
-		container.NewHBox(c.keep, c.discard, c.vary, c.refine, c.up15, c.up2), strengthRow, c.fit)
+		container.NewGridWithColumns(3, c.keep, c.discard, c.vary, c.refine, c.up15, c.up2), strengthRow, c.fit)
 	c.box.Hide()
 	c.updateButtons()
 	return c
@@ -232,8 +234,9 @@ type sheetCell struct {
 	variation uint64 // the variation seed, when varies
 	varies    bool
 	state     cellState
-	final     image.Image // the decoded picture (Done)
-	path      string      // where it was saved ("" before, or once discarded)
+	final     image.Image         // the decoded picture (Done)
+	path      string              // where it was saved ("" before, or once discarded)
+	set       *imagefile.Settings // what its PNG records
 
 	img      *canvas.Image
 	caption  *widget.Label

@@ -150,6 +150,9 @@ const fakeSteps = 4
 func (g *scriptedGen) Run(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
 	defer close(events)
 	g.started <- req
+	if req.Count > 1 {
+		return g.runBatch(ctx, req, events)
+	}
 	mem := pipeline.Memory{
 		Weights:      []pipeline.ComponentBytes{{Name: "dit", Bytes: 4e9}, {Name: "te", Bytes: 8e9}, {Name: "vae", Bytes: 5e8}},
 		PrefixKV:     []int64{2e8},
@@ -204,4 +207,42 @@ func (g *scriptedGen) Run(ctx context.Context, req pipeline.Request, events chan
 		img.Pix[i] = uint8(i % 251)
 	}
 	return &pipeline.Result{Image: img, Width: req.Width, Height: req.Height, Steps: fakeSteps, CFG: req.CFG, Seed: req.Seed, Timings: timings}, nil
+}
+
+// runBatch is Run for a batch: one prefill, then for each image fakeSteps steps (as the test
+// allows them) with the image's index and seed, and its finished result; no release needed.
+func (g *scriptedGen) runBatch(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
+	n := req.Batch()
+	events <- pipeline.Event{Stage: pipeline.StagePrefill, Steps: fakeSteps, Images: n}
+	h, w := req.Height/16, req.Width/16
+	var results []*pipeline.Result
+	for i := range n {
+		seed, v := req.ImageSeeds(i)
+		for st := 1; st <= fakeSteps; st++ {
+			select {
+			case <-g.step:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			x0 := make([]float32, h*w*preview.Channels)
+			ev := pipeline.Event{Stage: pipeline.StageDenoising, Step: st, Steps: fakeSteps, StepTime: time.Second, Image: i, Images: n, Seed: seed, VariationSeed: v,
+				Preview: &pipeline.Preview{X0: x0, H: h, W: w}}
+			if req.Preview != nil {
+				ev.Preview.Image = req.Preview(x0, h, w)
+			}
+			events <- ev
+		}
+		img := image.NewNRGBA(image.Rect(0, 0, req.Width, req.Height))
+		for j := range img.Pix {
+			img.Pix[j] = uint8(j*(i+1)) | 3
+		}
+		res := &pipeline.Result{Image: img, Width: req.Width, Height: req.Height, Steps: fakeSteps, CFG: req.CFG, Seed: seed, Index: i}
+		if req.VariationStrength > 0 {
+			res.VariationSeed, res.VariationStrength = v, req.VariationStrength
+		}
+		results = append(results, res)
+		events <- pipeline.Event{Stage: pipeline.StageDecoding, Steps: fakeSteps, Image: i, Images: n, Seed: seed, Finished: res}
+	}
+	results[0].Batch = results
+	return results[0], nil
 }

@@ -67,6 +67,7 @@ func (s *studio) build() {
 	s.timing = newTimingPanel()
 	s.queueList = newQueuePanel(s)
 	s.history = newHistoryPanel(s)
+	s.sheet = s.newSheet()
 	s.work = newImageWorkPanel(s)
 }
 
@@ -79,7 +80,7 @@ func (s *studio) layout() fyne.CanvasObject {
 		s.prompt.box, widget.NewSeparator(), s.conditions.box, widget.NewSeparator(), s.work.box, widget.NewSeparator(), s.loras.box, widget.NewSeparator(), s.options.box,
 	)))
 	middle := container.NewBorder(nil, container.NewVBox(s.progress.box, widget.NewSeparator(), s.queueList.box), nil, nil, s.canvas.box)
-	right := container.NewVScroll(container.NewVBox(s.memory.box, widget.NewSeparator(), s.timing.box, widget.NewSeparator(), s.history.box))
+	right := container.NewVScroll(container.NewVBox(s.sheet.box, s.memory.box, widget.NewSeparator(), s.timing.box, widget.NewSeparator(), s.history.box))
 	inner := container.NewHSplit(middle, right)
 	inner.Offset = 0.64
 	outer := container.NewHSplit(left, inner)

@@ -33,6 +33,7 @@ type optionsPanel struct {
 	customRow    fyne.CanvasObject
 	sizeResult   *widget.Label
 	steps        *widget.Entry
+	count        *widget.Entry // the batch's images, 1–MaxWindowCount
 	cfg          *widget.Slider
 	cfgLabel     *widget.Label
 	seedMode     *widget.RadioGroup
@@ -83,6 +84,19 @@ func newOptionsPanel(s *studio) *optionsPanel {
 			return
 		}
 		s.draft.Steps = n
+	}
+	p.count = widget.NewEntry()
+	p.count.OnChanged = func(v string) {
+		if p.loadingDraft {
+			return
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxWindowCount {
+			s.say("Images: give a whole number from 1 to %d.", MaxWindowCount)
+			return
+		}
+		s.draft.Count = n
+		s.draftChanged()
 	}
 	p.cfgLabel = widget.NewLabel("")
 	p.cfg = widget.NewSlider(1, 10)
@@ -151,6 +165,7 @@ func newOptionsPanel(s *studio) *optionsPanel {
 		widget.NewFormItem("Size", container.NewBorder(nil, nil, nil, p.scaleRadio, p.sizeSelect)),
 		widget.NewFormItem("", container.NewVBox(p.customRow, p.sizeResult)),
 		widget.NewFormItem("Steps", p.steps),
+		widget.NewFormItem("Images", p.count),
 		widget.NewFormItem("CFG scale", container.NewBorder(nil, nil, nil, p.cfgLabel, p.cfg)),
 		widget.NewFormItem("Seed", container.NewBorder(nil, nil, p.seedMode, nil, p.seedEntry)),
 		widget.NewFormItem("", container.NewBorder(nil, nil, nil, p.copySeed, p.lastSeed)),
@@ -185,6 +200,7 @@ func (p *optionsPanel) load(d *compose.Draft) {
 	p.customW.SetText(strconv.Itoa(d.CustomW))
 	p.customH.SetText(strconv.Itoa(d.CustomH))
 	p.steps.SetText(strconv.Itoa(d.Steps))
+	p.count.SetText(strconv.Itoa(max(d.Count, 1)))
 	p.cfg.SetValue(max(d.CFG, 1))
 	p.cfgLabel.SetText(cfgText(d.CFG))
 	if d.RandomSeed {

@@ -53,6 +53,13 @@ type studio struct {
 	// sharpJob is the job whose sharp preview is on the canvas: its fast previews no longer
 	// replace it (only a newer sharp one or the final image do).
 	sharpJob jobs.ID
+	// sheet is the contact sheet of the latest batch; sheetJob its job and sheetDraft what it was
+	// made from (batch.go).
+	sheet      *contactSheet
+	sheetJob   jobs.ID
+	sheetDraft compose.Draft
+	// lastStepTime is the latest run's mean step time (the upscale offer's time estimate).
+	lastStepTime time.Duration
 
 	prompt     *promptPanel
 	conditions *conditionsPanel
@@ -207,10 +214,15 @@ func (s *studio) generate() {
 		seed = randomSeed()
 	}
 	d := s.jobDraft()
+	s.submit(d, seed)
+}
+
+// submit queues a run of d with seed; it reports whether it was queued.
+func (s *studio) submit(d compose.Draft, seed uint64) bool {
 	job, err := d.Job(seed)
 	if err != nil {
 		s.say("Cannot generate: %v", err)
-		return
+		return false
 	}
 	req := job.Request
 	if job.Prepared != nil {
@@ -222,25 +234,30 @@ func (s *studio) generate() {
 		req.Preview = s.deps.Projection.Image
 	}
 	req.SharpPreview = s.deps.Settings.Preview == settings.PreviewSharp
-	id, err := s.queue.Submit(req, jobLabel(s.draft.Prompt, seed))
+	label := jobLabel(d.Prompt, seed)
+	if n := req.Batch(); n > 1 {
+		label = fmt.Sprintf("%s · %d images", label, n)
+	}
+	id, err := s.queue.Submit(req, label)
 	if err != nil {
 		if req.Init != nil {
 			s.finisher.forget(req.Init)
 		}
 		s.say("%v", err)
-		return
+		return false
 	}
 	if len(job.Notices) > 0 {
 		s.say("%s", strings.Join(job.Notices, "\n"))
 	} else {
 		s.quiet()
 	}
-	d.Conditions = append([]compose.Condition(nil), s.draft.Conditions...)
-	d.LoRAs = append([]compose.LoRA(nil), s.draft.LoRAs...)
+	d.Conditions = append([]compose.Condition(nil), d.Conditions...)
+	d.LoRAs = append([]compose.LoRA(nil), d.LoRAs...)
 	d.Seed = seed
 	s.jobDrafts[id] = d
 	s.jobPeaks[id] = s.prediction.Peak
 	s.updateButtons()
+	return true
 }
 
 // cancelCurrent stops the running job (Cancel / Escape).
@@ -283,6 +300,12 @@ func frameUpdate(u jobs.Update, kept *keptArea) image.Image {
 // onUpdate renders one queue update (UI goroutine); framed is frameUpdate's picture.
 func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 	j := u.Job
+	if u.Event != nil && u.Event.StepTime > 0 {
+		s.lastStepTime = u.Event.StepTime
+	}
+	if u.Event != nil && u.Event.Images > 1 {
+		s.batchEvent(j, *u.Event, framed)
+	}
 	if u.Event != nil {
 		s.progress.showEvent(j, *u.Event)
 		s.timing.show(u.Event.Timings)
@@ -322,6 +345,7 @@ func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 		}
 		s.save(j)
 	case jobs.Failed:
+		s.batchStopped(j)
 		s.finished(j)
 		s.progress.failed(j)
 		if fault := (*mmapfile.FaultError)(nil); errors.As(j.Err, &fault) && fault.Kind == cmf.KindModelFile {
@@ -330,6 +354,7 @@ func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 			s.say("Job %d failed: %v", j.ID, j.Err)
 		}
 	case jobs.Cancelled:
+		s.batchStopped(j)
 		s.finished(j)
 		if s.current == 0 {
 			s.progress.cancelled(j)
@@ -372,8 +397,8 @@ func (s *studio) finished(j jobs.Job) {
 func (s *studio) save(j jobs.Job) {
 	d, ok := s.jobDrafts[j.ID]
 	delete(s.jobDrafts, j.ID)
-	if !ok || j.Result == nil || j.Result.Image == nil {
-		return
+	if !ok || j.Result == nil || j.Result.Image == nil || j.Result.Batch != nil {
+		return // a batch's images were saved as each finished (batch.go)
 	}
 	set := d.FileSettings(j.Result)
 	now := s.now()

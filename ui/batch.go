@@ -1,0 +1,202 @@
+package ui
+
+import (
+	"fmt"
+	"image"
+	"os"
+
+	"easel/app/compose"
+	"easel/app/hires"
+	"easel/app/jobs"
+	"easel/engine/pipeline"
+)
+
+// MaxWindowCount is the largest batch the window makes (the CLI goes to pipeline.MaxCount).
+const MaxWindowCount = 16
+
+// newSheet builds the contact sheet with the studio's actions.
+func (s *studio) newSheet() *contactSheet {
+	return newContactSheet(sheetActions{
+		open:    s.openCell,
+		discard: s.discardCell,
+		keep:    s.keepCell,
+		vary:    s.varyCell,
+		refine:  func(c *sheetCell) { s.secondPass(c, 1) },
+		upscale: s.secondPass,
+	})
+}
+
+// batchEvent shows a batch's event in the contact sheet: a new batch fills a new sheet, a step's
+// preview goes to its image's cell, a finished image is shown and saved.
+func (s *studio) batchEvent(j jobs.Job, ev pipeline.Event, framed image.Image) {
+	if s.sheetJob != j.ID {
+		s.sheetJob = j.ID
+		s.sheetDraft = s.jobDrafts[j.ID]
+		seeds := make([]uint64, ev.Images)
+		var vars []uint64
+		for i := range seeds {
+			seeds[i], _ = j.Request.ImageSeeds(i)
+			if j.Request.VariationStrength > 0 {
+				_, v := j.Request.ImageSeeds(i)
+				vars = append(vars, v)
+			}
+		}
+		s.sheet.begin(jobLabel(j.Request.Prompt, j.Request.Seed), seeds, vars)
+	}
+	if ev.Finished != nil {
+		res := ev.Finished
+		s.sheet.finished(res.Index, res.Image, frameFinal(res.Image))
+		s.saveBatchImage(j.ID, res)
+		return
+	}
+	if ev.Preview != nil && framed != nil {
+		s.sheet.preview(ev.Image, framed)
+	}
+}
+
+// batchStopped marks a failed or cancelled batch's unfinished images.
+func (s *studio) batchStopped(j jobs.Job) {
+	if s.sheetJob == j.ID {
+		s.sheet.stopped()
+	}
+}
+
+// saveBatchImage saves one finished image of a batch off the UI goroutine and lists it.
+func (s *studio) saveBatchImage(id jobs.ID, res *pipeline.Result) {
+	d, ok := s.jobDrafts[id]
+	if !ok {
+		return
+	}
+	set := d.FileSettings(res)
+	img, now, store, index := res.Image, s.now(), s.deps.History, res.Index
+	if c := s.sheet.cell(index); c != nil && s.sheetJob == id {
+		c.set = set
+	}
+	go func() {
+		e, err := store.Save(img, set, now)
+		s.deps.Do(func() {
+			if err != nil {
+				s.keep(id, keptImage{img: img, set: set, at: now}, err)
+				return
+			}
+			s.history.addSession(e)
+			if s.sheetJob == id {
+				s.sheet.saved(index, e.Path)
+			}
+		})
+	}()
+}
+
+// openCell shows a cell's picture on the canvas.
+func (s *studio) openCell(c *sheetCell) {
+	if c.final == nil {
+		return
+	}
+	b := c.final.Bounds()
+	s.canvas.showFinal(frameFinal(c.final), b.Dx(), b.Dy())
+	s.canvasJob = 0
+	s.setShownFile(c.path)
+}
+
+// discardCell removes a cell's saved file (it stays on the sheet, marked, and can be kept again).
+func (s *studio) discardCell(c *sheetCell) {
+	if c.path == "" {
+		return
+	}
+	if err := os.Remove(c.path); err != nil {
+		s.say("%s could not be removed: %v", shortPath(c.path), err)
+		return
+	}
+	s.say("Discarded %s.", shortPath(c.path))
+	s.sheet.discarded(c)
+	if s.shownPath == c.path {
+		s.setShownFile("")
+	}
+}
+
+// keepCell saves a discarded image again.
+func (s *studio) keepCell(c *sheetCell) {
+	img, ok := c.final.(*image.NRGBA)
+	if !ok || c.set == nil {
+		return
+	}
+	e, err := s.deps.History.Save(img, c.set, s.now())
+	if err != nil {
+		s.say("%s could not be saved again: %v", shortPath(c.path), err)
+		return
+	}
+	s.history.addSession(e)
+	s.sheet.kept(c, e.Path)
+}
+
+// cellDraft is the batch's draft set to remake a cell's image: its seed and variation, one image.
+func (s *studio) cellDraft(c *sheetCell) compose.Draft {
+	d := s.sheetDraft
+	d.Conditions = append([]compose.Condition(nil), d.Conditions...)
+	d.LoRAs = append([]compose.LoRA(nil), d.LoRAs...)
+	d.Seed, d.RandomSeed, d.Count = c.seed, false, 1
+	d.VariationSeed, d.VariationStrength = 0, 0
+	if c.varies {
+		d.VariationSeed, d.VariationStrength = c.variation, s.sheetDraft.VariationStrength
+	}
+	return d
+}
+
+// varyCell makes a batch of variations around a cell's image: its seed, variation seeds counted
+// up from a random one, at the chosen strength (A1111's semantics); as many as the draft's count
+// (4 when it makes one).
+func (s *studio) varyCell(c *sheetCell, strength float64) {
+	d := s.cellDraft(c)
+	if c.varies {
+		// A variation of a variation: start from the image's own noise blend is not a seed;
+		// vary around its base seed with its variation seed kept as the first.
+		d.VariationSeed = c.variation
+	} else {
+		d.VariationSeed = randomSeed()
+	}
+	d.VariationStrength = strength
+	d.Count = max(s.draft.Count, 4)
+	if s.submit(d, d.Seed) {
+		s.say("Making %d variations of seed %d at strength %.2f.", d.Count, d.Seed, strength)
+	}
+}
+
+// secondPass refines a cell's image (factor 1: at its own size) or upscales it (×1.5, ×2):
+// resized with Lanczos, then an image-to-image pass at hires.DefaultStrength with the batch's
+// prompt, condition images and LoRAs and the image's seed, planned by the memory planner first.
+func (s *studio) secondPass(c *sheetCell, factor float64) {
+	img, ok := c.final.(*image.NRGBA)
+	if !ok {
+		return
+	}
+	d := s.cellDraft(c)
+	w, h := img.Rect.Dx(), img.Rect.Dy()
+	if factor > 1 {
+		plan, err := d.Plan()
+		if err != nil {
+			s.say("Cannot upscale: %v", err)
+			return
+		}
+		plan.Width, plan.Height = w, h
+		o, err := hires.Plan(s.deps.Geometry, plan, s.deps.Budget, factor, hires.DefaultStrength, d.Steps, s.lastStepTime)
+		if err != nil {
+			s.say("Cannot upscale: %v", err)
+			return
+		}
+		s.sheet.fit.SetText("Upscale " + o.Describe())
+		if !o.Fits() {
+			s.say("Upscale ×%g does not fit in memory: %s.", factor, o.Prediction.Explain())
+			return
+		}
+		w, h = o.Width, o.Height
+	}
+	d.Start = &compose.Start{Name: fmt.Sprintf("batch image %d", c.index+1), Image: hires.Resize(img, w, h), Strength: hires.DefaultStrength}
+	d.Size, d.CustomW, d.CustomH = compose.SizeCustom, w, h
+	if s.submit(d, d.Seed) {
+		what := "Refining"
+		if factor > 1 {
+			what = fmt.Sprintf("Upscaling ×%g to %d×%d", factor, w, h)
+		}
+		s.say("%s image %d (seed %d) at strength %.2f.", what, c.index+1, c.seed, hires.DefaultStrength)
+	}
+}

@@ -1,0 +1,106 @@
+package ui
+
+import (
+	"testing"
+
+	"fyne.io/fyne/v2/test"
+
+	"easel/app/compose"
+	"easel/app/hires"
+)
+
+// TestBatchFillsTheSheetThenVaryUpscaleAndRestore: a batch of 4 fills the contact sheet image by
+// image (each cell its live preview, then its picture, saved); Upscale ×2 on one runs a second
+// pass at twice the size from it; Vary on another makes a batch of variations around its seed;
+// restoring one from history brings back its own seed.
+func TestBatchFillsTheSheetThenVaryUpscaleAndRestore(t *testing.T) {
+	h := newHarness(t, 0)
+	s := h.s
+	s.draft.Size, s.draft.CustomW, s.draft.CustomH = compose.SizeCustom, 256, 256
+	s.draft.RandomSeed, s.draft.Seed = false, 7
+	s.options.load(&s.draft)
+	s.options.count.SetText("4")
+	if s.draft.Count != 4 {
+		t.Fatalf("the Images field set a batch of %d", s.draft.Count)
+	}
+	test.Tap(s.generateBtn)
+	req := <-h.gen.started
+	if req.Count != 4 || req.Seed != 7 {
+		t.Fatalf("submitted a batch of %d from seed %d", req.Count, req.Seed)
+	}
+	sheet := s.sheet
+	// The first image's steps: its cell shows the live preview, the others wait.
+	for range fakeSteps {
+		h.gen.step <- struct{}{}
+	}
+	h.pump("the first image finished and saved", func() bool { c := sheet.cell(0); return c != nil && c.state == cellDone && c.path != "" })
+	if !sheet.box.Visible() || len(sheet.cells) != 4 || sheet.cell(1).state != cellWaiting || sheet.cell(0).seed != 7 || sheet.cell(3).seed != 10 {
+		t.Fatalf("after one image: %d cells, second %v", len(sheet.cells), sheet.cell(1).state)
+	}
+	h.gen.step <- struct{}{}
+	h.pump("the second image's preview", func() bool { return sheet.cell(1).state == cellRunning })
+	for range 3*fakeSteps - 1 {
+		h.gen.step <- struct{}{}
+	}
+	h.pump("the batch finished and saved", func() bool {
+		for _, c := range sheet.cells {
+			if c.path == "" {
+				return false
+			}
+		}
+		return s.current == 0
+	})
+	if sheet.done() != 4 || len(s.history.entries) != 4 {
+		t.Fatalf("%d finished, %d in history", sheet.done(), len(s.history.entries))
+	}
+
+	// Upscale ×2 the third image: a second pass from it at 512².
+	test.Tap(sheet.cell(2))
+	if s.shownPath != sheet.cell(2).path {
+		t.Errorf("the canvas shows %q, not the chosen image", s.shownPath)
+	}
+	test.Tap(sheet.up2)
+	up := <-h.gen.started
+	if up.Count > 1 || up.Init == nil || up.Init.Strength != hires.DefaultStrength || up.Width != 512 || up.Height != 512 || up.Seed != 9 {
+		t.Fatalf("upscale request: count %d, init %+v, %d×%d, seed %d", up.Count, up.Init, up.Width, up.Height, up.Seed)
+	}
+	if sheet.fit.Text == "" {
+		t.Error("the upscale offer says nothing about memory and time")
+	}
+	for range fakeSteps {
+		h.gen.step <- struct{}{}
+	}
+	h.gen.release <- struct{}{}
+	h.pump("the upscaled image saved", func() bool { return s.current == 0 && len(s.history.entries) == 5 })
+
+	// Vary the first image: variations around seed 7.
+	test.Tap(sheet.cell(0))
+	test.Tap(sheet.vary)
+	vary := <-h.gen.started
+	if vary.Count != 4 || vary.Seed != 7 || vary.VariationStrength != 0.2 {
+		t.Fatalf("vary request: count %d, seed %d, strength %g", vary.Count, vary.Seed, vary.VariationStrength)
+	}
+	h.gen.step <- struct{}{}
+	h.pump("the variations' sheet", func() bool { return sheet.cell(0) != nil && sheet.cell(0).varies && sheet.cell(0).state == cellRunning })
+	if sheet.cell(1).variation != vary.VariationSeed+1 {
+		t.Errorf("variation cell 2 has variation seed %d, want %d", sheet.cell(1).variation, vary.VariationSeed+1)
+	}
+	s.cancelCurrent()
+	h.pump("the variations cancelled", func() bool { return s.current == 0 && sheet.cell(3).state == cellFailed })
+
+	// Restore the batch's fourth image from history: its own seed.
+	var fourth = -1
+	for i, e := range s.history.entries {
+		if e.Settings != nil && e.Settings.Seed == 10 {
+			fourth = i
+		}
+	}
+	if fourth < 0 {
+		t.Fatal("the fourth image is not in history")
+	}
+	s.draft.Seed = 0
+	s.restore(s.history.entries[fourth])
+	if s.draft.Seed != 10 || s.draft.RandomSeed || s.draft.VariationStrength != 0 {
+		t.Errorf("restored seed %d (random %v, variation %g), want 10", s.draft.Seed, s.draft.RandomSeed, s.draft.VariationStrength)
+	}
+}
