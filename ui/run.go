@@ -4,6 +4,7 @@ package ui
 
 import (
 	"os"
+	"path/filepath"
 
 	fyneapp "fyne.io/fyne/v2/app"
 
@@ -52,7 +53,7 @@ func DefaultDeps() Deps {
 		d.LoRADir = dir
 		os.MkdirAll(dir, 0o755)
 	}
-	d.Generator = &jobs.ModelGenerator{Path: d.Settings.Model, Backend: d.Settings.Backend}
+	d.Generator = &jobs.ModelGenerator{Path: d.Settings.Model, Backend: d.Settings.Backend, SelfTestDir: selfTestDir()}
 	d.Geometry = memplan.PublishedGeometry()
 	if d.Settings.Model != "" {
 		if g, err := memplan.GeometryOf(d.Settings.Model); err == nil {
@@ -69,4 +70,14 @@ func DefaultDeps() Deps {
 	d.Calibrator = &preview.Calibrator{Cache: cache}
 	d.Calibrator.Start(d.Settings.Model)
 	return d
+}
+
+// selfTestDir is the app-support folder's selftest/, where the first-use Metal self-test's report
+// is cached ("" when there is no app-support folder: the self-test is then skipped).
+func selfTestDir() string {
+	dir, err := settings.Dir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "selftest")
 }

@@ -21,6 +21,12 @@ type Choice struct {
 	Device device.Device
 	// Reason is a sentence for the user: what runs where, and why.
 	Reason string
+	// SelfTestDir, when set, is where OpenPipeline-style callers cache the first-use self-test
+	// (the app-support folder's selftest/); SelfTestProgress is told before each check.
+	SelfTestDir      string
+	SelfTestProgress metal.SelfTestProgress
+	// selfTest is the self-test's report once SelfTest ran (selftest.go).
+	selfTest *metal.SelfTestReport
 }
 
 // Metal reports whether the networks run on a Metal device.
@@ -40,10 +46,20 @@ func (c *Choice) Options(f *cmf.File) pipeline.Options {
 	if !c.Metal() {
 		return pipeline.Options{}
 	}
+	// A stage whose kernels failed the self-test declines on a gated device (its notice names
+	// the kernel); the denoiser runs under the guards the self-test found.
+	st := c.selfTest
+	var dopts qi21metal.Options
+	if st != nil && st.Guards != nil {
+		if k, err := metal.KnobsFromEnv(); err == nil {
+			k.Guards = *st.Guards
+			dopts.Knobs = &k
+		}
+	}
 	return pipeline.Options{
-		Denoiser:    pipeline.MetalDenoiser(c.Device, f.Bytes(), qi21metal.Options{}),
-		VAE:         pipeline.MetalVAE(c.Device, f.Bytes()),
-		TextEncoder: pipeline.MetalTextEncoder(c.Device, f.Bytes()),
+		Denoiser:    pipeline.MetalDenoiser(metal.GateDevice(c.Device, st.Decline(metal.StageDenoiser)), f.Bytes(), dopts),
+		VAE:         pipeline.MetalVAE(metal.GateDevice(c.Device, st.Decline(metal.StageVAE)), f.Bytes()),
+		TextEncoder: pipeline.MetalTextEncoder(metal.GateDevice(c.Device, st.Decline(metal.StageTextEncoder)), f.Bytes()),
 	}
 }
 

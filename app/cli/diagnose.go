@@ -147,3 +147,16 @@ func recordLastJob(res *pipeline.Result, backendName string, notices []string, m
 	}
 	_ = diagnose.SaveLastJob(dir, diagnose.JobFromResult(res, backendName, notices, nil, metalOn && profiling))
 }
+
+// selfTestProgress is easel generate's line while the first-use self-test runs (once per device,
+// OS build, app version and model file): a line per check with --verbose or on a terminal.
+func (o *generateOutput) selfTestProgress(done, total int, kernel string) {
+	if o.json || (o.terminal == nil && !o.verbose) {
+		return
+	}
+	if kernel == "" {
+		fmt.Fprintf(o.stderr, "easel generate: the GPU self-test checked %d kernels (once for this Mac, macOS build and model)\n", total)
+		return
+	}
+	fmt.Fprintf(o.stderr, "easel generate: GPU self-test %d of %d: %s\n", done+1, total, kernel)
+}

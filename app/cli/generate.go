@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"easel/app/imagework"
 	"easel/app/jobs"
 	"easel/app/loralib"
+	"easel/app/settings"
 	"easel/engine/mmapfile"
 	"easel/engine/pipeline"
 )
@@ -202,6 +204,10 @@ func generate(g *generateArgs, out *generateOutput) ([]*savedImage, *failure) {
 	if g.fromModelHash != "" && g.fromModelHash != modelFingerprint(model) {
 		fmt.Fprintf(out.stderr, "easel generate: note: %s was made with another model file (fingerprint %.10s, this one %.10s), so the image will differ\n",
 			g.from, g.fromModelHash, modelFingerprint(model))
+	}
+	if dir, err := settings.Dir(); err == nil && choice.Metal() {
+		choice.SelfTestDir = filepath.Join(dir, "selftest")
+		choice.SelfTestProgress = out.selfTestProgress
 	}
 	p, err := jobs.OpenPipeline(model, choice, adjustPipeline)
 	if changed := (*mmapfile.FaultError)(nil); errors.As(err, &changed) {

@@ -129,6 +129,9 @@ func (r *Report) Text() string {
 			if k.Error != "" && !k.OK {
 				line += ": " + k.Error
 			}
+			if k.Skipped != "" {
+				line += ": " + k.Skipped
+			}
 			p("%s", line)
 		}
 	} else if r.Metal.Available {

@@ -21,6 +21,8 @@ import (
 type ModelGenerator struct {
 	Path    string
 	Backend settings.Backend // "" means auto
+	// SelfTestDir, when set, caches the first-use Metal self-test there (backend.Choice.SelfTest).
+	SelfTestDir string
 
 	mu         sync.Mutex
 	file       *cmf.File
@@ -120,6 +122,7 @@ func (g *ModelGenerator) pipeline() (*pipeline.Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
+	choice.SelfTestDir = g.SelfTestDir
 	f, err := cmf.Open(g.Path)
 	if err != nil {
 		return nil, err
@@ -141,6 +144,11 @@ func (g *ModelGenerator) pipeline() (*pipeline.Pipeline, error) {
 func OpenPipeline(f *cmf.File, choice *backend.Choice, adjust func(pipeline.Options) pipeline.Options) (_ *pipeline.Pipeline, err error) {
 	defer mmapfile.Recover(&err)
 	defer mmapfile.Guard()()
+	if choice.SelfTestDir != "" {
+		// The first-use self-test (cached): a stage whose kernels fail it runs on the CPU with a
+		// notice. A self-test that cannot run leaves the stages to their own declines.
+		_, _, _ = choice.SelfTest(context.Background(), f, choice.SelfTestDir, choice.SelfTestProgress)
+	}
 	opts := choice.Options(f)
 	if adjust != nil {
 		opts = adjust(opts)

@@ -145,7 +145,7 @@ func (b *Backend) encoder(c ml.Class) (device.Encoder, error) {
 // dispatched counts one dispatch and commits the buffer when it is full.
 func (b *Backend) dispatched() {
 	b.dispatches++
-	if b.dispatches >= cbDispatches {
+	if b.dispatches >= b.dispatchesPerBuffer() {
 		b.commit()
 	}
 }
@@ -453,4 +453,26 @@ func (b *Backend) weight(w *quant.Tensor) (device.Buffer, int, error) {
 	b.halfWeights[key] = halfWeight{buf: buf}
 	b.weightBytes += int64(buf.Len())
 	return buf, 0, nil
+}
+
+// shortBufferDispatches is the command-buffer length after a watchdog stop.
+const shortBufferDispatches = 8
+
+// dispatchesPerBuffer is the command-buffer length on this device: cbDispatches, or
+// shortBufferDispatches once the watchdog stopped a longer one (metal.Policies, per device).
+func (b *Backend) dispatchesPerBuffer() int {
+	if metal.Policies.BlocksPerCommandBuffer("metalops "+b.dev.Name(), 0) > 0 {
+		return shortBufferDispatches
+	}
+	return cbDispatches
+}
+
+// shorten makes later command buffers shortBufferDispatches long, for the device; false when they
+// already are.
+func (b *Backend) shorten() bool {
+	if b.dispatchesPerBuffer() == shortBufferDispatches {
+		return false
+	}
+	metal.Policies.Remember("metalops "+b.dev.Name(), 1)
+	return true
 }

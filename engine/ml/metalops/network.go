@@ -2,6 +2,7 @@ package metalops
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	"easel/engine/ml"
@@ -21,6 +22,7 @@ import (
 type Network struct {
 	b          *Backend
 	name       string                 // "the VAE", "the text encoder": for the decline sentences
+	retries    []metal.Retry          // GPU-error recoveries (Run)
 	arenaPlan  *metal.WeightArenaPlan // nil when no weight lies in the mapping
 	arenaBytes int64
 	vectors    int64 // what the model uploaded while it loaded
@@ -159,14 +161,25 @@ func (n *Network) Run(what string, need int64, call func() error) error {
 			arena.Release()
 		}()
 	}
-	n.b.SetBudget(n.vectors + need)
-	n.b.TakeDecline()
-	err := call()
-	if serr := n.b.Release(); serr != nil && err == nil {
-		err = serr
+	once := func() error {
+		n.b.SetBudget(n.vectors + need)
+		n.b.TakeDecline()
+		err := call()
+		if serr := n.b.Release(); serr != nil && err == nil {
+			err = serr
+		}
+		if d := n.b.TakeDecline(); err != nil && d != nil {
+			return d
+		}
+		return err
 	}
-	if d := n.b.TakeDecline(); err != nil && d != nil {
-		return d
-	}
+	// GPU errors by kind (metal.RunRecovering): after a watchdog stop the call runs again in
+	// shorter command buffers, after an out-of-memory once more with the pool released (Release
+	// above already emptied it); what remains is a decline with a sentence, and the CPU runs it.
+	retries, err := metal.RunRecovering(strings.TrimPrefix(n.name, "the "), once, metal.Recovery{Shorten: n.b.shorten})
+	n.retries = append(n.retries, retries...)
 	return err
 }
+
+// Retries are the GPU-error recoveries of this network's calls so far.
+func (n *Network) Retries() []metal.Retry { return append([]metal.Retry(nil), n.retries...) }
