@@ -139,7 +139,7 @@ func (e *encoder) recordAmax(buf device.Buffer, count, block, site int) {
 	enc.SetBuffer(e.amax, 0, 1)
 	enc.SetBytes(device.StructBytes(&n), 2)
 	enc.SetBytes(device.StructBytes(&slot), 3)
-	enc.Dispatch(groups(256, 1, 1), threads(256, 1))
+	enc.Dispatch(groups(min(256, ceilDiv(count, 256)), 1, 1), threads(256, 1)) // threads stride over the data
 }
 
 // blocks runs every block over the pass's rows; xn must already hold the first block's
