@@ -20,13 +20,13 @@ type FaultKind int
 const (
 	// NoFault runs every kernel as written.
 	NoFault FaultKind = iota
-	// CorruptGEMM perturbs the output of every GEMM-like kernel (qi_mm_q4tp, qi_mm_q8,
+	// CorruptGEMM perturbs the output of every GEMM-like kernel (qi_mm_* with the variants,
 	// ops_linear, ops_mm, vae_conv) after it runs: a kernel Apple's compiler built differently.
 	// Every 61st 32-bit word of the output binding is replaced with 0x4b004b00 (8.4e6 as a float,
 	// 14.0 as two halves).
 	CorruptGEMM
 	// Overflow narrows half precision at the denoiser's guarded half sites (the stored outputs of
-	// qi_rowop, qi_flash, qi_swiglu, and qi_mm_* with a half epilogue): a stored value whose
+	// qi_rowop, qi_flash*, qi_swiglu, and qi_mm_* with a half epilogue): a stored value whose
 	// magnitude passes Fault.HalfMax becomes ±inf, as a real half past 65504 does. The default
 	// HalfMax (DefaultHalfMax) is half's range shrunk 2^16-fold, so the tiny test model's
 	// activations overflow where the published model's would pass 65504.

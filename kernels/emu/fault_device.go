@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 
 	"easel/kernels/device"
@@ -84,7 +85,8 @@ func (s *faultState) begin(cb *CommandBuffer) commitFault {
 	return c
 }
 
-// gemmOutputs are the GEMM-like kernels and the buffer index of their output.
+// gemmOutputs are the GEMM-like kernels and the buffer index of their output (and every qi_mm_*
+// kernel, the denoiser's GEMM and its variants, at 7).
 var gemmOutputs = map[string]int{"qi_mm_q4tp": 7, "qi_mm_q8": 7, "ops_linear": 2, "ops_mm": 2, "vae_conv": 2}
 
 // halfSites are the denoiser's kernels that store a guarded half activation, and its buffer.
@@ -99,9 +101,16 @@ const corruptWord = 0x4b004b00
 // after applies a per-dispatch fault to what the dispatch just wrote.
 func (s *faultState) after(f Fault, dp *dispatch) {
 	fn := dp.pipeline.function
+	if strings.HasPrefix(fn, "qi_flash") {
+		fn = "qi_flash" // the variants (qi_flash_st, qi_flash_k64) bind as the baseline does
+	}
+	isMM := strings.HasPrefix(fn, "qi_mm_") // qi_mm_q4tp, qi_mm_q8 and their variants: y at 7, MmParams at 8
 	switch f.Kind {
 	case CorruptGEMM:
 		idx, ok := gemmOutputs[fn]
+		if isMM {
+			idx, ok = 7, true
+		}
 		if !ok || dp.bound[idx].buf == nil {
 			return
 		}
@@ -112,7 +121,7 @@ func (s *faultState) after(f Fault, dp *dispatch) {
 		s.fire()
 	case Overflow:
 		idx, ok := halfSites[fn]
-		if fn == "qi_mm_q4tp" || fn == "qi_mm_q8" {
+		if isMM {
 			p := dp.launch.buffers[mmParamsBuffer]
 			if p == 0 || cUint32(p+mmEpiOffset) != 1 {
 				return
