@@ -169,19 +169,40 @@ func TestGenerateBatchIsSingleRuns(t *testing.T) { checkGenerateBatch(t, "cpu", 
 func TestGenerateVariationEnds(t *testing.T)     { checkGenerateVariation(t, "cpu", 3) }
 func TestGenerateHiresSecondPass(t *testing.T)   { checkGenerateHires(t, "cpu") }
 
-func TestEmuGenerateBatchIsSingleRuns(t *testing.T) {
+// On the emulated Metal device, within the package's time: a batch of 2 against the single run
+// of its second seed (the pipeline's TestEmuBatchIsSingleRunsOnMetal and
+// TestEmuVariationEndsOnMetal check every image and the variation ends there), and the second
+// pass at 64² → 128².
+func TestEmuGenerateBatchAndHires(t *testing.T) {
 	emutest.Device(t, emu.Options{})
-	checkGenerateBatch(t, "emulator", 2)
-}
-
-func TestEmuGenerateVariationEnds(t *testing.T) {
-	emutest.Device(t, emu.Options{})
-	checkGenerateVariation(t, "emulator", 2)
-}
-
-func TestEmuGenerateHiresSecondPass(t *testing.T) {
-	emutest.Device(t, emu.Options{})
-	checkGenerateHires(t, "emulator")
+	model := tinyCMF(t)
+	dir := t.TempDir()
+	common := []string{"generate", "--model", model, "--prompt", "a lighthouse", "--size", "64x64", "--steps", "2", "--backend", "emulator"}
+	code, stdout, stderr := run(append(common, "--count", "2", "--seed", "7", "--out", filepath.Join(dir, "batch.png"), "--json")...)
+	if code != ExitOK {
+		t.Fatalf("batch: exit %d: %s", code, stderr)
+	}
+	prefills := 0
+	for _, ev := range jsonLines(t, stdout) {
+		if ev["stage"] == "prefill" {
+			prefills++
+		}
+	}
+	if code, _, stderr := run(append(common, "--seed", "8", "--out", filepath.Join(dir, "single.png"))...); code != ExitOK {
+		t.Fatalf("single: exit %d: %s", code, stderr)
+	}
+	if prefills != 1 || !bytes.Equal(pixelsOf(t, filepath.Join(dir, "batch-2.png")), pixelsOf(t, filepath.Join(dir, "single.png"))) {
+		t.Errorf("emulator: %d prefills; the batch's second image equals the single run with seed 8: %v", prefills,
+			bytes.Equal(pixelsOf(t, filepath.Join(dir, "batch-2.png")), pixelsOf(t, filepath.Join(dir, "single.png"))))
+	}
+	out := filepath.Join(dir, "big.png")
+	if code, _, stderr := run(append(common, "--seed", "3", "--steps", "4", "--hires", "2", "--out", out)...); code != ExitOK {
+		t.Fatalf("hires: exit %d: %s", code, stderr)
+	}
+	m, err := imagefile.ReadFile(out)
+	if err != nil || m.Width != 128 || m.Height != 128 || m.Settings.Hires == nil || m.Settings.Hires.StepsRun != 2 {
+		t.Errorf("emulator hires: %d×%d, %+v, %v", m.Width, m.Height, m.Settings.Hires, err)
+	}
 }
 
 // TestGenerateBatchFlagsAreChecked: impossible batch, variation and second-pass flags exit 7 or
