@@ -361,3 +361,24 @@ func TestGenerateFromAnExtendedCanvas(t *testing.T) {
 		t.Errorf("saved %d wide, init %+v", e.Settings.Width, e.Settings.Init)
 	}
 }
+
+// A queued run from a start image cancelled before it started leaves nothing behind to paste
+// back with.
+func TestCancelledStartRunIsForgotten(t *testing.T) {
+	h := newHarness(t, 64e9)
+	h.s.setStart(mustCondition(t, h.writePNG("photo.png", 256, 256)))
+	test.Tap(h.s.generateBtn)
+	<-h.gen.started
+	test.Tap(h.s.generateBtn) // queued behind the first
+	h.pump("two jobs", func() bool { return len(h.s.queue.Jobs()) == 2 })
+	second := h.s.queue.Jobs()[1]
+	h.s.queue.Cancel(second.ID)
+	h.pump("the second job cancelled", func() bool {
+		h.s.finisher.mu.Lock()
+		defer h.s.finisher.mu.Unlock()
+		_, held := h.s.finisher.prepared[second.Request.Init]
+		return !held
+	})
+	h.s.cancelCurrent()
+	h.pump("the first job cancelled", func() bool { return h.s.queue.Pending() == 0 })
+}

@@ -382,6 +382,9 @@ func (s *studio) finished(j jobs.Job) {
 	delete(s.jobPeaks, j.ID)
 	if j.State != jobs.Done {
 		delete(s.jobDrafts, j.ID)
+		if j.Request.Init != nil {
+			s.finisher.forget(j.Request.Init) // a job cancelled before it ran never took it
+		}
 	}
 	if s.current == j.ID {
 		s.current = 0
