@@ -86,10 +86,16 @@ func (s *studio) copyFile(path string) {
 
 // entryMenu is a history image's context menu.
 func (s *studio) entryMenu(e history.Entry) *fyne.Menu {
-	return fyne.NewMenu("",
+	items := []*fyne.MenuItem{
 		fyne.NewMenuItem("Restore settings", func() { s.restore(e) }),
 		fyne.NewMenuItem(s.deps.Desktop.Label(), func() { s.revealFile(e.Path) }),
 		fyne.NewMenuItem("Copy image", func() { s.copyFile(e.Path) }),
 		fyne.NewMenuItem("Refine this", func() { s.refineEntry(e) }),
-	)
+	}
+	if e.Settings != nil && e.Settings.Origin != "" {
+		from := fyne.NewMenuItem("Made for "+e.Settings.Origin, nil)
+		from.Disabled = true
+		items = append([]*fyne.MenuItem{from, fyne.NewMenuItemSeparator()}, items...)
+	}
+	return fyne.NewMenu("", items...)
 }

@@ -98,7 +98,8 @@ func TestRenderOnAnotherMachine(t *testing.T) {
 
 // TestShareThisMac: with "Share this Mac" on, the window serves the API on its own queue with a
 // token it makes: a request without it is refused, one with it becomes a job in the window's
-// queue, listed with its origin; turning sharing off stops the server.
+// queue, listed with its origin, and its image goes into the history with that origin; turning
+// sharing off stops the server.
 func TestShareThisMac(t *testing.T) {
 	h := newHarness(t, 64e9)
 	ns := h.s.deps.Settings
@@ -149,6 +150,12 @@ func TestShareThisMac(t *testing.T) {
 	h.pump("the API answer", func() bool { return len(answered) == 1 })
 	if code := <-answered; code != 200 {
 		t.Errorf("with the token: %d", code)
+	}
+	h.pump("the API image in the window's history", func() bool { return len(h.s.history.entries) == 1 })
+	if e := h.s.history.entries[0]; e.Settings == nil || !strings.HasPrefix(e.Settings.Origin, "API ") || e.Settings.Prompt != "from a script" {
+		t.Errorf("history entry of the API job: %+v", e.Settings)
+	} else if m := h.s.entryMenu(e); !strings.HasPrefix(m.Items[0].Label, "Made for API ") {
+		t.Errorf("its menu starts with %q", m.Items[0].Label)
 	}
 	ns.Share = false
 	h.s.applyNetwork(ns)

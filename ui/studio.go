@@ -17,11 +17,13 @@ import (
 	"easel/app/compose"
 	"easel/app/desktop"
 	"easel/app/history"
+	"easel/app/imagefile"
 	"easel/app/jobs"
 	"easel/app/memplan"
 	"easel/app/settings"
 	"easel/engine/cmf"
 	"easel/engine/mmapfile"
+	"easel/engine/pipeline"
 )
 
 // studio is the main window's state: the draft, the queue, and the widgets that show them. All
@@ -400,13 +402,27 @@ func (s *studio) finished(j jobs.Job) {
 func (s *studio) save(j jobs.Job) {
 	d, ok := s.jobDrafts[j.ID]
 	delete(s.jobDrafts, j.ID)
-	if !ok || j.Result == nil || j.Result.Image == nil || j.Result.Batch != nil {
+	if j.Result == nil || j.Result.Image == nil || j.Result.Batch != nil {
 		return // a batch's images were saved as each finished (batch.go)
 	}
-	set := d.FileSettings(j.Result)
+	var set *imagefile.Settings
+	img := j.Result.Image
+	switch pic, api := j.Owner.(apiPicture); {
+	case ok:
+		set = d.FileSettings(j.Result)
+	case api:
+		// A job from this window's server (Share this Mac): saved as its answer carries it, with
+		// its origin, so it is in the history too.
+		var err error
+		if img, set, err = pic.Picture(j.Result); err != nil {
+			s.say("Job %d (from %s) could not be saved: %v", j.ID, j.Origin, err)
+			return
+		}
+	default:
+		return
+	}
 	now := s.now()
 	store := s.deps.History
-	img := j.Result.Image
 	id := j.ID
 	go func() {
 		e, err := store.Save(img, set, now)
@@ -422,6 +438,11 @@ func (s *studio) save(j jobs.Job) {
 			s.progress.stage.SetText(s.progress.stage.Text + " · saved " + shortPath(e.Path))
 		})
 	}()
+}
+
+// apiPicture is what a job from app/serve hands the window: its picture and settings.
+type apiPicture interface {
+	Picture(*pipeline.Result) (*image.NRGBA, *imagefile.Settings, error)
 }
 
 // seedUsed shows the seed of the run that started, for copying.

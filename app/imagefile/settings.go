@@ -47,6 +47,9 @@ type Settings struct {
 	// EaselVersion is the version that made the image; Backend the backend it ran on.
 	EaselVersion string `json:"easel_version"`
 	Backend      string `json:"backend,omitempty"`
+	// Origin is who asked for the image when it was not this app's window or CLI: "API host" for
+	// a request to the HTTP API (app/serve).
+	Origin string `json:"origin,omitempty"`
 	// Init is the start image's settings (nil: made from noise alone).
 	Init *InitSettings `json:"init,omitempty"`
 	// VariationSeed and VariationStrength are the variation seed the starting noise was moved

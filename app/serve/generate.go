@@ -86,6 +86,7 @@ const latentChannels = 64
 
 // outcome is what a request's jobs came to.
 type outcome struct {
+	b           *batch
 	results     []*pipeline.Result // nil where the image was not made
 	interrupted bool
 	skipped     int
@@ -99,7 +100,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, plans []plan, label
 	subs := make([]jobs.Submission, len(plans))
 	origin := "API " + clientHost(r)
 	for i, pl := range plans {
-		aj := &apiJob{b: b, index: i, done: make(chan jobs.Job, 1)}
+		aj := &apiJob{b: b, index: i, done: make(chan jobs.Job, 1), plan: &plans[i], origin: origin}
 		b.jobs = append(b.jobs, aj)
 		subs[i] = jobs.Submission{Request: pl.Request, Label: jobLabel(label, pl.Draft.Prompt, pl.Seed), Origin: origin, Owner: aj}
 	}
@@ -115,7 +116,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, plans []plan, label
 		return outcome{}, false
 	}
 	b.ids = ids
-	out := outcome{results: make([]*pipeline.Result, len(plans))}
+	out := outcome{b: b, results: make([]*pipeline.Result, len(plans))}
 	for i, aj := range b.jobs {
 		select {
 		case j := <-aj.done:
@@ -188,19 +189,13 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind string, f
 		if res == nil {
 			continue
 		}
-		set := plans[i].Draft.FileSettings(res)
+		img, set, err := out.b.jobs[i].Picture(res)
+		if err != nil {
+			serverError(w, "PasteBackError", err)
+			return
+		}
 		sets = append(sets, set)
 		used = append(used, plans[i])
-		img := res.Image
-		if prep := plans[i].Prep; prep != nil {
-			finished, err := prep.Finish(res.Image)
-			if err != nil {
-				serverError(w, "PasteBackError", err)
-				return
-			}
-			img = finished
-			set.Width, set.Height = img.Rect.Dx(), img.Rect.Dy()
-		}
 		if p.SendImages {
 			enc, err := encodePNG(img, set)
 			if err != nil {

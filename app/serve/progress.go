@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"easel/app/imagefile"
 	"easel/app/jobs"
 	"easel/engine/pipeline"
 )
@@ -27,9 +28,29 @@ type batch struct {
 
 // apiJob is one image of a batch; its last snapshot arrives on done when it finishes.
 type apiJob struct {
-	b     *batch
-	index int
-	done  chan jobs.Job // buffered 1
+	b      *batch
+	index  int
+	done   chan jobs.Job // buffered 1
+	plan   *plan
+	origin string
+}
+
+// Picture is the image and the settings an API job's answer carries for its result (the init
+// image's paste-back done, the origin recorded): the window, whose queue ran the job, saves the
+// same into its history.
+func (aj *apiJob) Picture(res *pipeline.Result) (*image.NRGBA, *imagefile.Settings, error) {
+	set := aj.plan.Draft.FileSettings(res)
+	set.Origin = aj.origin
+	img := res.Image
+	if prep := aj.plan.Prep; prep != nil {
+		finished, err := prep.Finish(res.Image)
+		if err != nil {
+			return nil, nil, err
+		}
+		img = finished
+		set.Width, set.Height = img.Rect.Dx(), img.Rect.Dy()
+	}
+	return img, set, nil
 }
 
 // tracker follows the queue's updates for /progress and the waiting handlers. Its update runs
