@@ -31,7 +31,8 @@ func (s *studio) installShortcuts() {
 	})
 	s.win.SetMainMenu(fyne.NewMainMenu(
 		fyne.NewMenu("Easel", s.settingsMenuItem()),
-		fyne.NewMenu("Image", gen, cancel, fyne.NewMenuItemSeparator(), add, paste)))
+		fyne.NewMenu("Image", gen, cancel, fyne.NewMenuItemSeparator(), add, paste),
+		fyne.NewMenu("Help", s.diagnosticsMenuItem())))
 
 	c := s.win.Canvas()
 	c.AddShortcut(generateShortcut, func(fyne.Shortcut) { s.generate() })

@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 )
 
 // The overflow watch: every pass of the denoiser folds the largest stored |value| of each guarded
-// half site into one slot per site (the qi_amax reduction, a read of each half activation on the
+// half site of each block into its own slot (the qi_amax reduction, a read of each half activation on the
 // device; no activation comes back to the host), and the host checks those few floats and the
 // velocity it reads back anyway. A site that stored ±inf or NaN, or came within a factor of two
 // of half's largest value, overflowed: the pass runs again with that site's guard widened by
-// WidenBits, and the widened guards are remembered for the model (ModelGuards). When the widest
+// WidenBits, and the widened guards are remembered for the model (the denoiser keeps them; the
+// self-test report carries them to the next process). When the widest
 // guard still overflows, the device declines and the CPU runs the rest; a NaN velocity never
 // reaches an image.
 
@@ -108,34 +108,4 @@ func SiteNames(sites []int) []string {
 		}
 	}
 	return out
-}
-
-// ModelGuards remembers, per model (a key such as the model file's name and size), the guards an
-// overflow widened, for the rest of the process; a self-test report carries them to the next.
-type ModelGuards struct {
-	mu sync.Mutex
-	m  map[string]Guards
-}
-
-// RememberedGuards is the process's ModelGuards.
-var RememberedGuards = &ModelGuards{}
-
-// Get returns the guards remembered for model, or def.
-func (mg *ModelGuards) Get(model string, def Guards) Guards {
-	mg.mu.Lock()
-	defer mg.mu.Unlock()
-	if g, ok := mg.m[model]; ok {
-		return g
-	}
-	return def
-}
-
-// Set remembers g for model.
-func (mg *ModelGuards) Set(model string, g Guards) {
-	mg.mu.Lock()
-	defer mg.mu.Unlock()
-	if mg.m == nil {
-		mg.m = map[string]Guards{}
-	}
-	mg.m[model] = g
 }
