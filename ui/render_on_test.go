@@ -195,3 +195,49 @@ func queueText(h *harness) string {
 	walk(h.s.queueList.list)
 	return b.String()
 }
+
+// holdingGen holds a job until it is cancelled (a server that goes away under it).
+type holdingGen struct{ started chan struct{} }
+
+func (g holdingGen) Run(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
+	defer close(events)
+	g.started <- struct{}{}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestRenderServerGoneMidJob: when the machine the window renders on goes away during a job, the
+// window says so (naming it, saying the draft is kept), the draft is as it was, and the next
+// Generate can run here.
+func TestRenderServerGoneMidJob(t *testing.T) {
+	model := tinyModelPath(t)
+	gen := holdingGen{started: make(chan struct{}, 1)}
+	remoteQ := jobs.New(gen, nil)
+	t.Cleanup(remoteQ.Close)
+	srv, err := serve.New(serve.Config{Queue: remoteQ, Model: model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	hs := httptest.NewServer(srv.Handler())
+	h := newHarnessWith(t, 64e9, func(h *harness, d *Deps) {
+		d.Settings.RenderOn = hs.Listener.Addr().String()
+	})
+	test.Type(h.s.prompt.prompt, "a lantern")
+	test.Tap(h.s.generateBtn)
+	<-gen.started
+	hs.CloseClientConnections()
+	hs.Close()
+	h.pump("the window to say the server went away", func() bool {
+		return strings.Contains(h.s.message.Text, "stopped answering") && strings.Contains(h.s.message.Text, "draft is kept")
+	})
+	if h.s.draft.Prompt != "a lantern" || h.s.queue.Pending() != 0 {
+		t.Errorf("after the server went away: prompt %q, %d jobs pending", h.s.draft.Prompt, h.s.queue.Pending())
+	}
+	h.s.router.set("", "")
+	test.Tap(h.s.generateBtn)
+	<-h.gen.started
+	if h.s.router.where() != "" {
+		t.Error("still rendering elsewhere")
+	}
+}
