@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"easel/app/compose"
@@ -77,13 +78,23 @@ func (f *finishing) Run(ctx context.Context, req pipeline.Request, events chan<-
 		f.mu.Unlock()
 	}
 	res, err := f.Generator.Run(ctx, req, events)
-	if err != nil || p == nil || res == nil || res.Image == nil {
+	if err != nil || p == nil || res == nil {
 		return res, err
 	}
-	img, err := p.Finish(res)
-	if err != nil {
-		return nil, err
+	// A batch's images all came from the same start image: each is pasted back.
+	all := res.Batch
+	if !slices.Contains(all, res) {
+		all = append([]*pipeline.Result{res}, all...)
 	}
-	res.Image, res.Width, res.Height = img, img.Rect.Dx(), img.Rect.Dy()
+	for _, r := range all {
+		if r == nil || r.Image == nil {
+			continue
+		}
+		img, err := p.Finish(r)
+		if err != nil {
+			return nil, err
+		}
+		r.Image, r.Width, r.Height = img, img.Rect.Dx(), img.Rect.Dy()
+	}
 	return res, nil
 }

@@ -1,10 +1,12 @@
 package ui
 
 import (
+	"context"
 	"image"
 	"image/color"
 	"testing"
 
+	"easel/app/compose"
 	"easel/app/jobs"
 	"easel/engine/pipeline"
 )
@@ -55,5 +57,42 @@ func TestPreviewShowsTheKeptAreaAsTheOriginal(t *testing.T) {
 	req.Init.Mask = nil
 	if areas.of(jobs.Update{Job: jobs.Job{Request: req, State: jobs.Running}, Event: &pipeline.Event{}}) != nil {
 		t.Error("a run without a mask keeps an area")
+	}
+}
+
+// Every image of a batch run from a start image is pasted back, not only the first.
+func TestFinishingPastesBackEveryBatchImage(t *testing.T) {
+	red, blue := color.NRGBA{200, 10, 10, 255}, color.NRGBA{10, 10, 200, 255}
+	start := filled(64, 64, red)
+	mask := image.NewGray(start.Rect)
+	for i := range 32 * 64 { // the top half repaints
+		mask.Pix[i] = 255
+	}
+	d := compose.Draft{Prompt: "a kite", Size: compose.SizeFromImage, Steps: 4, CFG: 1,
+		Start: &compose.Start{Name: "start.png", Image: start, Strength: 0.6, Mask: mask}}
+	job, err := d.Job(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := jobs.GeneratorFunc(func(_ context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
+		close(events)
+		first := &pipeline.Result{Image: filled(req.Width, req.Height, blue)}
+		second := &pipeline.Result{Image: filled(req.Width, req.Height, blue), Index: 1}
+		first.Batch = []*pipeline.Result{first, second}
+		return first, nil
+	})
+	f := &finishing{Generator: gen}
+	f.expect(job.Request.Init, &job)
+	res, err := f.Run(context.Background(), job.Request, make(chan pipeline.Event, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res.Batch {
+		if c := r.Image.NRGBAAt(5, 60); c != red {
+			t.Errorf("batch image %d keeps %v at the bottom, want the start image's %v", i, c, red)
+		}
+		if c := r.Image.NRGBAAt(5, 2); c != blue {
+			t.Errorf("batch image %d has %v at the top, want the generated %v", i, c, blue)
+		}
 	}
 }
