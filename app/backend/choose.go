@@ -49,7 +49,7 @@ func (c *Choice) Options(f *cmf.File) pipeline.Options {
 	// A stage whose kernels failed the self-test declines on a gated device (its notice names
 	// the kernel); the denoiser runs under the guards the self-test found.
 	st := c.selfTest
-	var dopts qi21metal.Options
+	dopts := qi21metal.Options{Variants: TunedVariants(c.Device)}
 	if st != nil && st.Guards != nil {
 		if k, err := metal.KnobsFromEnv(); err == nil {
 			k.Guards = *st.Guards

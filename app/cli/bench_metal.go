@@ -1,14 +1,18 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
+	"easel/app"
 	"easel/app/backend"
+	"easel/app/diagnose"
 	"easel/app/settings"
 	"easel/engine/ml/cpu"
 	"easel/engine/ml/metal"
@@ -44,6 +48,7 @@ func benchDiTMetal(args []string, stdout, stderr io.Writer) int {
 	prefix := fs.Int("prefix", 64, "cached prefix rows")
 	codecs := fs.String("codecs", "q4tp", "weight codecs to measure, comma-separated (q4tp, q8_2f)")
 	variants := fs.Bool("variants", false, "time every kernel variant per op class (docs/METAL.md §7) with its parity against the baseline")
+	tune := fs.Bool("tune", false, "tune the kernel variants for this Mac on the first codec's block (\"Tuning for this Mac…\") and cache the choice in the app-support folder, which generation then uses")
 	heads := fs.Int("heads", 0, "attention heads of 128 channels (default: the published model's 32; fewer for a quick look)")
 	if err := fs.Parse(args); err != nil {
 		return ExitUsage
@@ -91,6 +96,9 @@ func benchDiTMetal(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			fmt.Fprintf(stderr, "easel bench dit-metal: building a %v block: %v\n", d, err)
 			return ExitFailure
+		}
+		if *tune {
+			return tuneVariants(dev, m, *rows, *prefix, *reps, d, *asJSON, stdout, stderr)
 		}
 		if *variants {
 			if !*emulator {
@@ -162,4 +170,44 @@ func printVariants(w io.Writer, rep *ditMetalReport, emulated bool) {
 	if emulated {
 		fmt.Fprintln(w, "(emulator CPU time: says nothing about a GPU; the parity column is what the emulator proves)")
 	}
+}
+
+// tuneVariants is --tune: the autotuner over the denoiser's declared variants on one block of
+// the geometry, the choice cached under the app-support folder's tuning/ (backend.TunedVariants
+// hands it to the denoiser) and printed as diagnostics show it.
+func tuneVariants(dev device.Device, m *qi21.Model, rows, prefix, reps int, codec quant.DType, asJSON bool, stdout, stderr io.Writer) int {
+	reg := &metal.Registry{}
+	if err := qi21metal.DeclareVariants(reg, m, rows, prefix, reps); err != nil {
+		fmt.Fprintf(stderr, "easel bench dit-metal --tune: %v\n", err)
+		return ExitFailure
+	}
+	key := metal.TuneKey{Device: dev.Name(), OSBuild: diagnose.HostBuild(), AppVersion: app.Version,
+		Geometry: qi21metal.TuneGeometry(m.Config, codec, rows, prefix)}
+	progress := func(done, total int, class, variant string) {
+		if variant == "" {
+			fmt.Fprintf(stderr, "\rTuning for this Mac… done%s\n", strings.Repeat(" ", 40))
+			return
+		}
+		fmt.Fprintf(stderr, "\rTuning for this Mac… %d of %d: %s %-10s", done+1, total, class, variant)
+	}
+	r, err := metal.Tune(context.Background(), dev, key, reg, os.Getenv, progress)
+	if err != nil {
+		fmt.Fprintf(stderr, "easel bench dit-metal --tune: %v\n", err)
+		return ExitFailure
+	}
+	if dir := backend.TuningDir(); dir != "" {
+		if err := (metal.TuneCache{Dir: dir}).Save(r); err != nil {
+			fmt.Fprintf(stderr, "easel bench dit-metal --tune: %v (the choice is not remembered)\n", err)
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if enc.Encode(r) != nil {
+			return ExitFailure
+		}
+		return ExitOK
+	}
+	fmt.Fprintln(stdout, r.Summary())
+	return ExitOK
 }

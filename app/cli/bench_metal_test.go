@@ -2,10 +2,12 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
 
+	"easel/app/backend"
 	"easel/engine/qi21/qi21metal"
 	"easel/kernels"
 	"easel/kernels/emu"
@@ -86,4 +88,25 @@ func TestBenchDiTMetalVariants(t *testing.T) {
 	if len(want) > 0 || !rep.Emulated {
 		t.Errorf("missing rows %v (emulated %v)", want, rep.Emulated)
 	}
+}
+
+// TestBenchDiTMetalTune: --tune times the declared variants on the emulator, caches the choice in
+// the app-support folder (where backend.TunedVariants and easel diagnose find it) and prints the
+// summary; the cache is removed afterwards so the other tests run the baseline kernels.
+func TestBenchDiTMetalTune(t *testing.T) {
+	dev := emutest.Device(t, emu.Options{})
+	dir := backend.TuningDir()
+	if dir == "" {
+		t.Fatal("no app-support folder")
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	code, stdout, stderr := run("bench", "dit-metal", "--emulator", "--tune", "--heads", "1", "--rows", "16", "--prefix", "8")
+	if code != ExitOK || !strings.Contains(stdout, "gemm: ") || !strings.Contains(stdout, "attn: ") || !strings.Contains(stderr, "Tuning for this Mac") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	r := backend.TunedVariants(dev)
+	if r == nil || len(r.Choices) != 2 {
+		t.Fatalf("the cached choice for %s: %+v", dev.Name(), r)
+	}
+	t.Log(stdout)
 }

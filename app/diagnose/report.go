@@ -28,6 +28,9 @@ type Report struct {
 	// Guards are the denoiser's half guards in use.
 	Guards  string   `json:"guards"`
 	LastJob *LastJob `json:"last_job,omitempty"`
+	// Variants is the kernel-variant choice cached for this Mac (`easel bench dit-metal --tune`),
+	// nil when none: the baseline kernels run.
+	Variants *metal.TuneReport `json:"kernel_variants,omitempty"`
 }
 
 // MetalInfo is the GPU as the report shows it.
@@ -82,6 +85,7 @@ func Build(o Options) *Report {
 	}
 	if o.Dir != "" {
 		r.LastJob = LoadLastJob(o.Dir)
+		r.Variants = metal.TuneCache{Dir: filepath.Join(o.Dir, "tuning")}.Latest()
 	}
 	return r
 }
@@ -110,6 +114,7 @@ func (r *Report) Text() string {
 		p("Metal: unavailable — %s", m.Why)
 	}
 	p("half guards: %s", r.Guards)
+	p("%s", r.Variants.Summary())
 	if st := r.SelfTest; st != nil {
 		verdict := "passed"
 		if !st.Passed() {

@@ -3,6 +3,8 @@ package qi21metal
 import (
 	"easel/engine/ml/metal"
 	"fmt"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -53,6 +55,9 @@ type Options struct {
 	ReleaseCaches func()
 	// Logf, when set, receives one line per pass in profiling or amax mode, and each recovery.
 	Logf func(format string, args ...any)
+	// Variants, when set, is the autotuner's choice to run (metal.TuneCache, DeclareVariants);
+	// EASEL_METAL_VARIANT_GEMM and EASEL_METAL_VARIANT_ATTN, when set, override it.
+	Variants *metal.TuneReport
 }
 
 // New prepares m for dev: checks the geometry, compiles the kernels, checks the fragment layout,
@@ -99,7 +104,29 @@ func New(dev device.Device, m *qi21.Model, mapping []byte, opts Options) (*Denoi
 		return nil, err
 	}
 	d.logf, d.onOOM = opts.Logf, opts.ReleaseCaches
+	if err := d.useChosenVariants(opts.Variants, os.Getenv); err != nil {
+		d.Close()
+		return nil, err
+	}
 	return d, nil
+}
+
+// useChosenVariants runs the tuned variants, each class overridden by its forcing variable.
+func (d *Denoiser) useChosenVariants(r *metal.TuneReport, getenv func(string) string) error {
+	gemm, attn := r.Chosen(ClassGemm), r.Chosen(ClassAttn)
+	if v := strings.TrimSpace(getenv(metal.ForceEnv(ClassGemm))); v != "" {
+		gemm = v
+	}
+	if v := strings.TrimSpace(getenv(metal.ForceEnv(ClassAttn))); v != "" {
+		attn = v
+	}
+	if gemm == "base" && attn == "base" {
+		return nil
+	}
+	if err := d.UseVariants(gemm, attn); err != nil {
+		return fmt.Errorf("%w (the tuned choice, or %s / %s: unset them, or name a variant docs/METAL.md §7 lists)", err, metal.ForceEnv(ClassGemm), metal.ForceEnv(ClassAttn))
+	}
+	return nil
 }
 
 // place plans the weight arena of blocks over mapping and the aux buffer, checks them against the

@@ -2,6 +2,7 @@ package qi21metal
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,5 +86,32 @@ func TestEmuVariantsMatchBaseline(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUseChosenVariants: the tuned choice is run unless a forcing variable names another; an
+// unknown name is an error that says which variables to unset.
+func TestUseChosenVariants(t *testing.T) {
+	dev := emuDevice(t)
+	m, f := tinyModel(t, convert.ProfileCortiq)
+	k := metal.Knobs{Guards: metal.DefaultGuards}
+	d, err := New(dev, m, f.Bytes(), Options{Knobs: &k, Variants: &metal.TuneReport{Choices: []metal.ClassChoice{{Class: ClassGemm, Variant: "swizzle"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if g, a := d.Variants(); g != "swizzle" || a != "base" {
+		t.Errorf("runs %s / %s, the tuned choice is swizzle / base", g, a)
+	}
+	env := map[string]string{"EASEL_METAL_VARIANT_ATTN": "k64"}
+	if err := d.useChosenVariants(nil, func(k string) string { return env[k] }); err != nil {
+		t.Fatal(err)
+	}
+	if g, a := d.Variants(); g != "base" || a != "k64" {
+		t.Errorf("runs %s / %s, forced base / k64", g, a)
+	}
+	env = map[string]string{"EASEL_METAL_VARIANT_GEMM": "nosuch"}
+	if err := d.useChosenVariants(nil, func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "EASEL_METAL_VARIANT_GEMM") {
+		t.Errorf("an unknown forced variant: %v", err)
 	}
 }
