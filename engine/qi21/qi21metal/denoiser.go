@@ -111,22 +111,34 @@ func New(dev device.Device, m *qi21.Model, mapping []byte, opts Options) (*Denoi
 	return d, nil
 }
 
-// useChosenVariants runs the tuned variants, each class overridden by its forcing variable.
+// useChosenVariants runs the tuned variants, each class overridden by its forcing variable. A
+// tuned choice that cannot run here leaves the baseline (with a log line); a forced one is an
+// error naming the variable.
 func (d *Denoiser) useChosenVariants(r *metal.TuneReport, getenv func(string) string) error {
 	gemm, attn := r.Chosen(ClassGemm), r.Chosen(ClassAttn)
-	if v := strings.TrimSpace(getenv(metal.ForceEnv(ClassGemm))); v != "" {
-		gemm = v
+	forcedG := strings.TrimSpace(getenv(metal.ForceEnv(ClassGemm)))
+	forcedA := strings.TrimSpace(getenv(metal.ForceEnv(ClassAttn)))
+	if forcedG != "" {
+		gemm = forcedG
 	}
-	if v := strings.TrimSpace(getenv(metal.ForceEnv(ClassAttn))); v != "" {
-		attn = v
+	if forcedA != "" {
+		attn = forcedA
 	}
 	if gemm == "base" && attn == "base" {
 		return nil
 	}
-	if err := d.UseVariants(gemm, attn); err != nil {
-		return fmt.Errorf("%w (the tuned choice, or %s / %s: unset them, or name a variant docs/METAL.md §7 lists)", err, metal.ForceEnv(ClassGemm), metal.ForceEnv(ClassAttn))
+	err := d.UseVariants(gemm, attn)
+	switch {
+	case err == nil:
+		return nil
+	case forcedG != "" || forcedA != "":
+		return fmt.Errorf("%w (%s / %s: unset them, or name a variant docs/METAL.md §7 lists)", err, metal.ForceEnv(ClassGemm), metal.ForceEnv(ClassAttn))
+	default:
+		if d.logf != nil {
+			d.logf("qi21metal: the tuned kernel variants cannot run here (%v); the baseline kernels run", err)
+		}
+		return nil
 	}
-	return nil
 }
 
 // place plans the weight arena of blocks over mapping and the aux buffer, checks them against the

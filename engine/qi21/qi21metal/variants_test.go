@@ -113,6 +113,10 @@ func TestUseChosenVariants(t *testing.T) {
 	if g, a := d.Variants(); g != "base" || a != "k64" {
 		t.Errorf("runs %s / %s, forced base / k64", g, a)
 	}
+	// A tuned choice that cannot run here leaves the baseline.
+	if err := d.useChosenVariants(&metal.TuneReport{Choices: []metal.ClassChoice{{Class: ClassGemm, Variant: "gone"}}}, func(string) string { return "" }); err != nil {
+		t.Errorf("an unusable tuned choice: %v", err)
+	}
 	env = map[string]string{"EASEL_METAL_VARIANT_GEMM": "nosuch"}
 	if err := d.useChosenVariants(nil, func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "EASEL_METAL_VARIANT_GEMM") {
 		t.Errorf("an unknown forced variant: %v", err)
