@@ -44,7 +44,7 @@ static void* msl_emu_map_guarded(size_t n, void** base, size_t* total) {
   *total = data + page;
   return (char*)p + data - body;
 }
-static void msl_emu_unmap(void* base, size_t total) { munmap(base, total); }
+static void msl_emu_unmap(uintptr_t base, size_t total) { munmap((void*)base, total); }
 static void* msl_emu_alloc(size_t n) {
   void* p = NULL;
   if (posix_memalign(&p, 4096, n) != 0) return NULL;
@@ -139,9 +139,13 @@ func (so *sharedObject) runKernel(kernel string, l *launch) error {
 }
 
 // guardedMemory is a buffer's mapping: the data ends right before an inaccessible guard page.
+// The base is a uintptr, not an unsafe.Pointer: a released buffer's object outlives its
+// mapping (callers and command buffers still reference it), the Go heap may later map an arena
+// at the freed address, and the garbage collector stops the process when a live object holds an
+// unsafe.Pointer into an unallocated part of its heap ("found bad pointer in Go heap").
 type guardedMemory struct {
-	base  unsafe.Pointer // start of the mapping
-	total int            // mapping length, guard page included
+	base  uintptr // start of the mapping
+	total int     // mapping length, guard page included
 }
 
 // mapGuarded returns n zeroed bytes, 16-byte aligned, followed (after at most 15 bytes of
@@ -150,11 +154,11 @@ func mapGuarded(n int) (unsafe.Pointer, guardedMemory) {
 	var base unsafe.Pointer
 	var total C.size_t
 	p := C.msl_emu_map_guarded(C.size_t(n), &base, &total)
-	return p, guardedMemory{base: base, total: int(total)}
+	return p, guardedMemory{base: uintptr(base), total: int(total)}
 }
 
 // unmap releases a mapping from mapGuarded.
-func (g guardedMemory) unmap() { C.msl_emu_unmap(g.base, C.size_t(g.total)) }
+func (g guardedMemory) unmap() { C.msl_emu_unmap(C.uintptr_t(g.base), C.size_t(g.total)) }
 
 // allocC returns n zeroed, page-aligned bytes of C memory (kernels may hold pointers into it
 // during a cgo call, which Go memory must not be used for).
