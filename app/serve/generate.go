@@ -10,6 +10,7 @@ import (
 
 	"easel/app/compose"
 	"easel/app/imagefile"
+	"easel/app/imagework"
 	"easel/app/jobs"
 	"easel/engine/latents"
 	"easel/engine/pipeline"
@@ -34,13 +35,13 @@ func (s *Server) drafts(p *params) ([]plan, []detailItem) {
 		return nil, []detailItem{{Loc: []any{"body", "width"}, Msg: err.Error(), Type: "value_error"}}
 	}
 	bw, bh = bw/pipeline.SizeMultiple*pipeline.SizeMultiple, bh/pipeline.SizeMultiple*pipeline.SizeMultiple // as the pipeline floors them
-	prep, bad := s.prepareInit(p, bw, bh)
-	if bad != nil {
+	if st, bad := s.startOf(p); bad != nil {
 		return nil, bad
-	}
-	if prep != nil {
-		bw, bh = prep.Width, prep.Height
-		base.CustomW, base.CustomH = bw, bh
+	} else if st != nil {
+		base.Start = st
+		if !p.SizeGiven {
+			base.Size = compose.SizeFromImage // the size follows the init image, as `easel generate --init`
+		}
 	}
 	if p.Seed == -1 {
 		p.Seed = randomSeed()
@@ -57,9 +58,20 @@ func (s *Server) drafts(p *params) ([]plan, []detailItem) {
 			sd = uint64(p.Seed)
 		}
 		d.Seed = sd
-		req, err := d.Request(sd)
+		job, err := d.Job(sd)
 		if err != nil {
-			return nil, []detailItem{{Loc: []any{"body"}, Msg: err.Error(), Type: "value_error"}}
+			field := "body"
+			switch {
+			case errors.Is(err, imagework.ErrNothingToRepaint):
+				field = "mask"
+			case d.Start != nil:
+				field = "init_images"
+			}
+			return nil, []detailItem{{Loc: []any{"body", field}, Msg: err.Error(), Type: "value_error"}}
+		}
+		req := job.Request
+		if d.Start != nil {
+			bw, bh = req.Width, req.Height
 		}
 		if p.SubseedStrength != 0 {
 			noise, err := seed.VariationNoise(sd, seed.Variation{Seed: sub, Strength: p.SubseedStrength}, latentChannels, bh/16, bw/16)
@@ -71,12 +83,11 @@ func (s *Server) drafts(p *params) ([]plan, []detailItem) {
 			}
 			req.Noise = noise
 		}
-		if prep != nil {
-			req.Width, req.Height = prep.Width, prep.Height
-			req.Init = &pipeline.InitImage{Image: prep.Init, Strength: p.Denoising, Mask: prep.Mask}
-		}
 		req.Preview = s.cfg.Preview
-		plans[i] = plan{Draft: d, Seed: sd, Subseed: sub, Request: req, Prep: prep}
+		plans[i] = plan{Draft: d, Seed: sd, Subseed: sub, Request: req, Prep: job.Prepared}
+		if i == 0 {
+			p.Warnings = append(p.Warnings, job.Notices...)
+		}
 	}
 	return plans, nil
 }

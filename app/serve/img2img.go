@@ -1,12 +1,11 @@
 package serve
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 
+	"easel/app/compose"
 	"easel/app/imagework"
-	"easel/engine/pipeline"
 )
 
 // img2img answers POST /sdapi/v1/img2img: txt2img's fields plus init_images, denoising_strength
@@ -70,34 +69,23 @@ func (s *Server) readInit(f *fields, p *params) {
 	}
 }
 
-// prepareInit fits and masks the init image as the window does (app/imagework: the mask
-// feathered by mask_blur, inverted with inpainting_mask_invert, the masked area worked on alone
-// with inpaint_full_res and its padding, the result pasted back through the mask so the kept area
-// stays the original). The size is width × height when given, else the init image's.
-func (s *Server) prepareInit(p *params, w, h int) (*imagework.Prepared, []detailItem) {
+// startOf is the draft's start image for img2img, as `easel generate --init` and the window make
+// it (compose.Start: the mask feathered by mask_blur, inverted with inpainting_mask_invert, the
+// masked area worked on alone with inpaint_full_res and its padding, the result pasted back
+// through the mask so the kept area stays the original); nil for txt2img.
+func (s *Server) startOf(p *params) (*compose.Start, []detailItem) {
 	if len(p.Init) == 0 {
 		return nil, nil
 	}
-	o := imagework.Options{Multiple: pipeline.SizeMultiple, MaskBlur: float64(p.MaskBlur), KeepOriginal: true}
-	if p.SizeGiven {
-		o.Width, o.Height = w, h
-	}
+	in := p.Init[0]
+	st := &compose.Start{Name: in.Name, SHA256: in.SHA256, Image: in.Image, Strength: p.Denoising, MaskBlur: float64(p.MaskBlur)}
 	if p.Mask != nil {
 		m := imagework.MaskFromImage(p.Mask.Image)
 		if p.MaskInvert == 1 {
 			m = imagework.Invert(m)
 		}
-		o.Mask = m
-		o.CropMasked, o.CropPadding = p.InpaintFullRes, p.InpaintFullResPadding
+		st.Mask, st.MaskName, st.MaskSHA256 = m, p.Mask.Name, p.Mask.SHA256
+		st.MaskCrop, st.CropPadding = p.InpaintFullRes, p.InpaintFullResPadding
 	}
-	prep, err := imagework.Prepare(p.Init[0].Image, o)
-	if err != nil {
-		field := "init_images"
-		if errors.Is(err, imagework.ErrNothingToRepaint) {
-			field = "mask"
-		}
-		return nil, []detailItem{{Loc: []any{"body", field}, Msg: err.Error(), Type: "value_error"}}
-	}
-	p.Warnings = append(p.Warnings, prep.Notices...)
-	return prep, nil
+	return st, nil
 }
