@@ -64,6 +64,9 @@ type Backend interface {
 	SiLU(dst, x Tensor) error
 	// GELUTanh is dst = 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))). dst may be x.
 	GELUTanh(dst, x Tensor) error
+	// GELUErf is the exact GELU, dst = 0.5·x·(1 + erf(x/√2)) (torch nn.GELU(); the vision tower's
+	// mergers). dst may be x. Class ClassAct.
+	GELUErf(dst, x Tensor) error
 	// SwiGLU is dst = SiLU(gate) ⊙ up. dst may be gate or up.
 	SwiGLU(dst, gate, up Tensor) error
 	// Add is dst = a + b; b has a's shape or is one row (broadcast). dst may be a.
@@ -80,6 +83,10 @@ type Backend interface {
 	// Conv2D is a 2-D convolution of x [inC, H, W] with w [outC, inC, kh, kw] (any codec) plus an
 	// optional bias (one row of outC), into dst [outC, H', W']. Class ClassConv.
 	Conv2D(dst, x Tensor, w *quant.Tensor, bias Tensor, spec ConvSpec) error
+	// ChannelRMSNorm is dst[c, y, x] = x[c, y, x] / sqrt(mean over c of x[·, y, x]² + eps) · gamma[c]
+	// for x and dst [C, H, W] and gamma one row of C values: the VAE's RMS norm over the channels
+	// of a channel-first activation, without transposing it. dst may be x. Class ClassNorm.
+	ChannelRMSNorm(dst, x, gamma Tensor, eps float32) error
 	// UpsampleNearest is dst[c, y, x] = x[c, y/f, x/f] for x [C, H, W] and dst [C, f·H, f·W].
 	UpsampleNearest(dst, x Tensor, factor int) error
 }

@@ -7,8 +7,6 @@ import (
 
 	"easel/engine/ml"
 	"easel/engine/quant"
-	"easel/engine/qwen3vl"
-	"easel/engine/vae"
 )
 
 // cancellable wraps a backend so that every op first checks the context of the run in progress:
@@ -39,45 +37,24 @@ func (c *cancellable) check(op string) error {
 	return nil
 }
 
-// wrapBackend returns the wrapper, keeping the optional ops (ChannelRMSNorm, GELUErf) visible
-// exactly when the inner backend has them, so the networks take the same paths as without it.
+// wrapBackend returns the wrapper and its context switch (the same value).
 func wrapBackend(be ml.Backend) (ml.Backend, *cancellable) {
 	c := &cancellable{inner: be}
-	_, cn := be.(vae.ChannelNormer)
-	_, ge := be.(qwen3vl.GELUErfer)
-	switch {
-	case cn && ge:
-		return &cancellableNormGELU{cancellableNorm{c}}, c
-	case cn:
-		return &cancellableNorm{c}, c
-	case ge:
-		return &cancellableGELU{c}, c
-	}
 	return c, c
 }
 
-type cancellableNorm struct{ *cancellable }
-
-func (c *cancellableNorm) ChannelRMSNorm(dst, x, gamma ml.Tensor, eps float32) error {
+func (c *cancellable) ChannelRMSNorm(dst, x, gamma ml.Tensor, eps float32) error {
 	if err := c.check("ChannelRMSNorm"); err != nil {
 		return err
 	}
-	return c.inner.(vae.ChannelNormer).ChannelRMSNorm(dst, x, gamma, eps)
+	return c.inner.ChannelRMSNorm(dst, x, gamma, eps)
 }
 
-type cancellableGELU struct{ *cancellable }
-
-func (c *cancellableGELU) GELUErf(dst, x ml.Tensor) error {
+func (c *cancellable) GELUErf(dst, x ml.Tensor) error {
 	if err := c.check("GELUErf"); err != nil {
 		return err
 	}
-	return c.inner.(qwen3vl.GELUErfer).GELUErf(dst, x)
-}
-
-type cancellableNormGELU struct{ cancellableNorm }
-
-func (c *cancellableNormGELU) GELUErf(dst, x ml.Tensor) error {
-	return (&cancellableGELU{c.cancellable}).GELUErf(dst, x)
+	return c.inner.GELUErf(dst, x)
 }
 
 func (c *cancellable) Name() string         { return c.inner.Name() }

@@ -103,11 +103,11 @@ func (m *Model) BenchBlock(n, p, reps int, cpuClock func() time.Duration) (*Bloc
 		}
 		return v
 	}
-	e := &errs{be: m.be}
-	md := &modulation{all: e.upload(rnd(4*D, 0.1), 1, 4*D)}
+	e := ml.NewScope(m.be)
+	md := &modulation{all: e.Upload(rnd(4*D, 0.1), 1, 4*D)}
 	chunk := func(i int) ml.Tensor {
 		v, err := m.be.Slice(md.all, i*D, D)
-		e.do(err)
+		e.Do(err)
 		return v
 	}
 	md.scale1, md.gate1, md.scale2, md.gate2 = chunk(0), chunk(1), chunk(2), chunk(3)
@@ -119,13 +119,13 @@ func (m *Model) BenchBlock(n, p, reps int, cpuClock func() time.Duration) (*Bloc
 		rows:    n,
 		groups:  []group{{0, n, md}},
 		rope:    m.ropeFor(e, positions),
-		prefixK: []ml.Tensor{e.upload(rnd(p*D, 1), p, D)},
-		prefixV: []ml.Tensor{e.upload(rnd(p*D, 1), p, D)},
+		prefixK: []ml.Tensor{e.Upload(rnd(p*D, 1), p, D)},
+		prefixV: []ml.Tensor{e.Upload(rnd(p*D, 1), p, D)},
 		s:       newScratch(e, c, n),
 	}
 	x0 := rnd(n*D, 1)
-	if e.err != nil {
-		return nil, e.err
+	if e.Err() != nil {
+		return nil, e.Err()
 	}
 	gemm, attn := BlockFlops(c, n, p)
 	r := &BlockBench{Codec: m.Blocks[0].ToQ.DType.String(), TargetRows: n, PrefixRows: p, GemmFlops: gemm, AttnFlops: attn, ClassMS: map[string]float64{}}
@@ -136,7 +136,7 @@ func (m *Model) BenchBlock(n, p, reps int, cpuClock func() time.Duration) (*Bloc
 	}
 	tm := m.be.Timings()
 	for i := 0; i < max(1, reps); i++ {
-		ps.x = e.upload(x0, n, D)
+		ps.x = e.Upload(x0, n, D)
 		tm.Reset()
 		start, startCPU := time.Now(), cpuClock()
 		m.block(e, 0, ps)
@@ -145,8 +145,8 @@ func (m *Model) BenchBlock(n, p, reps int, cpuClock func() time.Duration) (*Bloc
 		}
 		times = append(times, time.Since(start))
 		cpuTimes = append(cpuTimes, cpuClock()-startCPU)
-		if e.err != nil {
-			return nil, e.err
+		if e.Err() != nil {
+			return nil, e.Err()
 		}
 		for cl, ct := range tm.Snapshot() {
 			if ct.Ops > 0 {

@@ -26,11 +26,11 @@ func (s *scratch) free(be ml.Backend) {
 	}
 }
 
-func newScratch(e *errs, c Config, rows int) *scratch {
+func newScratch(e *ml.Scope, c Config, rows int) *scratch {
 	D, F := c.Hidden(), c.MLPHidden()
 	return &scratch{
-		xn: e.new(rows, D), q: e.new(rows, D), k: e.new(rows, D), v: e.new(rows, D),
-		attn: e.new(rows, D), y: e.new(rows, D), gate: e.new(rows, F), up: e.new(rows, F),
+		xn: e.New(rows, D), q: e.New(rows, D), k: e.New(rows, D), v: e.New(rows, D),
+		attn: e.New(rows, D), y: e.New(rows, D), gate: e.New(rows, F), up: e.New(rows, F),
 	}
 }
 
@@ -56,17 +56,17 @@ type pass struct {
 
 // rowOp applies the gated residual x += tanh(gate)·y (when y is given) and the modulated
 // LayerNorm dst = LN(x)·(1 + scale) (when dst is given) group by group.
-func (m *Model) rowOp(e *errs, p *pass, y ml.Tensor, gate func(*modulation) ml.Tensor, dst ml.Tensor, scale func(*modulation) ml.Tensor) {
+func (m *Model) rowOp(e *ml.Scope, p *pass, y ml.Tensor, gate func(*modulation) ml.Tensor, dst ml.Tensor, scale func(*modulation) ml.Tensor) {
 	D := m.Config.Hidden()
 	for _, g := range p.groups {
 		var yg, gt, dg, sc ml.Tensor
 		if y != nil {
-			yg, gt = e.rows(y, g.row0, g.rows, D), gate(g.mod)
+			yg, gt = e.Rows(y, g.row0, g.rows, D), gate(g.mod)
 		}
 		if dst != nil {
-			dg, sc = e.rows(dst, g.row0, g.rows, D), scale(g.mod)
+			dg, sc = e.Rows(dst, g.row0, g.rows, D), scale(g.mod)
 		}
-		e.do(e.be.GatedResidualModNorm(e.rows(p.x, g.row0, g.rows, D), yg, gt, dg, sc, m.Config.Eps))
+		e.Do(e.B.GatedResidualModNorm(e.Rows(p.x, g.row0, g.rows, D), yg, gt, dg, sc, m.Config.Eps))
 	}
 }
 
@@ -81,15 +81,15 @@ func final(md *modulation) ml.Tensor  { return md.final }
 //	h  = LN(x)·(1 + s1);  q, k, v = to_q/k/v(h);  q, k = RoPE(RMSNorm(q)), RoPE(RMSNorm(k))
 //	x += tanh(g1) · to_out(softmax(q·[K_prefix; k]ᵀ/√d + visibility)·[V_prefix; v])
 //	h2 = LN(x)·(1 + s2);  x += tanh(g2) · out(SiLU(gate_layer(h2)) ⊙ proj(h2))
-func (m *Model) block(e *errs, l int, p *pass) {
+func (m *Model) block(e *ml.Scope, l int, p *pass) {
 	c, blk, s := m.Config, &m.Blocks[l], p.s
 	m.rowOp(e, p, nil, nil, s.xn, scale1)
 	m.linearBatch(e, []ml.Tensor{s.q, s.k, s.v}, s.xn, []*quant.Tensor{blk.ToQ, blk.ToK, blk.ToV})
-	e.do(e.be.HeadNormRoPE(s.q, c.Heads, c.HeadDim, blk.NormQ, c.Eps, p.rope))
-	e.do(e.be.HeadNormRoPE(s.k, c.Heads, c.HeadDim, blk.NormK, c.Eps, p.rope))
+	e.Do(e.B.HeadNormRoPE(s.q, c.Heads, c.HeadDim, blk.NormQ, c.Eps, p.rope))
+	e.Do(e.B.HeadNormRoPE(s.k, c.Heads, c.HeadDim, blk.NormK, c.Eps, p.rope))
 	if p.keepK != nil {
-		e.do(e.be.Copy(p.keepK[l], s.k))
-		e.do(e.be.Copy(p.keepV[l], s.v))
+		e.Do(e.B.Copy(p.keepK[l], s.k))
+		e.Do(e.B.Copy(p.keepV[l], s.v))
 	}
 	if p.keepHalf != nil {
 		p.keepHalf.store(e, l, s.k, s.v)
@@ -100,31 +100,31 @@ func (m *Model) block(e *errs, l int, p *pass) {
 	}
 	if p.prefixHalf != nil {
 		pk, pv = p.prefixHalf.load(e, l, p.widen)
-		defer e.be.Free(pk)
-		defer e.be.Free(pv)
+		defer e.B.Free(pk)
+		defer e.B.Free(pv)
 	}
 	spec := ml.AttnSpec{Heads: c.Heads, KVHeads: c.Heads, HeadDim: c.HeadDim, Scale: float32(1 / math.Sqrt(float64(c.HeadDim))), Visible: p.visible}
-	e.do(e.be.Attention(s.attn, s.q, s.k, s.v, pk, pv, spec))
+	e.Do(e.B.Attention(s.attn, s.q, s.k, s.v, pk, pv, spec))
 	m.linear(e, s.y, s.attn, blk.ToOut)
 	m.rowOp(e, p, s.y, gate1, s.xn, scale2)
 	m.linearBatch(e, []ml.Tensor{s.gate, s.up}, s.xn, []*quant.Tensor{blk.Gate, blk.Up})
-	e.do(e.be.SwiGLU(s.gate, s.gate, s.up))
+	e.Do(e.B.SwiGLU(s.gate, s.gate, s.up))
 	m.linear(e, s.y, s.gate, blk.Down)
 	m.rowOp(e, p, s.y, gate2, nil, nil)
 }
 
 // output is spec §6.10: proj_out(LN(x)·(1 + norm_out scale)) over the pass's rows.
-func (m *Model) output(e *errs, p *pass) []float32 {
+func (m *Model) output(e *ml.Scope, p *pass) []float32 {
 	m.rowOp(e, p, nil, nil, p.s.xn, final)
-	out := e.new(p.rows, m.Config.OutChannels)
+	out := e.New(p.rows, m.Config.OutChannels)
 	m.linear(e, out, p.s.xn, m.Weights.ProjOut)
-	return e.download(out)
+	return e.Download(out)
 }
 
 // run sends the pass through every block.
-func (m *Model) run(e *errs, p *pass) {
+func (m *Model) run(e *ml.Scope, p *pass) {
 	for l := range m.Blocks {
-		if e.err != nil {
+		if e.Err() != nil {
 			return
 		}
 		m.block(e, l, p)

@@ -31,9 +31,9 @@ func (m *Model) Forward(ctx context.Context, lay *Layout, text, latents []float3
 	if err := m.checkInputs("Forward", lay, text, latents, lay.Latents); err != nil {
 		return nil, err
 	}
-	e := &errs{be: withContext(m.be, ctx)}
+	e := ml.NewScope(ml.WithContext(m.be, ctx))
 	vis, err := ml.BlockCausalVisibility(lay.ImageIDs)
-	e.do(err)
+	e.Do(err)
 	p := &pass{
 		x:    m.joint(e, lay, text, latents, 0, 0, lay.S),
 		rows: lay.S,
@@ -47,8 +47,8 @@ func (m *Model) Forward(ctx context.Context, lay *Layout, text, latents []float3
 	}
 	m.run(e, p)
 	out := m.output(e, p)
-	if e.err != nil {
-		return nil, fmt.Errorf("qi21.Forward: %w", e.err)
+	if e.Err() != nil {
+		return nil, fmt.Errorf("qi21.Forward: %w", e.Err())
 	}
 	return out, nil
 }

@@ -26,9 +26,9 @@ func newHalfCache(layers, rows, cols int) *halfCache {
 }
 
 // store keeps layer l's keys and values (backend tensors of [rows, cols]) in half.
-func (h *halfCache) store(e *errs, l int, k, v ml.Tensor) {
-	kf, vf := e.download(k), e.download(v)
-	if e.err != nil {
+func (h *halfCache) store(e *ml.Scope, l int, k, v ml.Tensor) {
+	kf, vf := e.Download(k), e.Download(v)
+	if e.Err() != nil {
 		return
 	}
 	h.k[l], h.v[l] = make([]uint16, len(kf)), make([]uint16, len(vf))
@@ -41,14 +41,14 @@ func (h *halfCache) store(e *errs, l int, k, v ml.Tensor) {
 }
 
 // load widens layer l's keys and values to float32 backend tensors; the caller frees them.
-func (h *halfCache) load(e *errs, l int, buf []float32) (k, v ml.Tensor) {
+func (h *halfCache) load(e *ml.Scope, l int, buf []float32) (k, v ml.Tensor) {
 	widen := func(src []uint16) ml.Tensor {
 		parallelRange(len(src), func(i0, i1 int) {
 			for i := i0; i < i1; i++ {
 				buf[i] = quant.HalfToFloat32(src[i])
 			}
 		})
-		return e.upload(buf[:len(src)], h.rows, h.cols)
+		return e.Upload(buf[:len(src)], h.rows, h.cols)
 	}
 	return widen(h.k[l]), widen(h.v[l])
 }

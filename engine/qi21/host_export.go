@@ -26,12 +26,12 @@ func (m *Model) PrefixRows(ctx context.Context, lay *Layout, text, condLatents [
 	if lay.PrefixLen == 0 {
 		return nil, nil
 	}
-	e := &errs{be: withContext(m.be, ctx)}
+	e := ml.NewScope(ml.WithContext(m.be, ctx))
 	x := m.joint(e, lay, text, condLatents, 0, 0, lay.PrefixLen)
-	out := e.download(x)
-	e.be.Free(x)
-	if e.err != nil {
-		return nil, fmt.Errorf("qi21.PrefixRows: %w", e.err)
+	out := e.Download(x)
+	e.B.Free(x)
+	if e.Err() != nil {
+		return nil, fmt.Errorf("qi21.PrefixRows: %w", e.Err())
 	}
 	return out, nil
 }
@@ -40,13 +40,13 @@ func (m *Model) PrefixRows(ctx context.Context, lay *Layout, text, condLatents [
 // per-block vectors [scale1 | gate1 | scale2 | gate2] (4D values) and 1 + the final norm's
 // scale (D values), the form a fused final-norm kernel reads.
 func (m *Model) Modulation(ctx context.Context, t float32) (mods, finalScale []float32, err error) {
-	e := &errs{be: withContext(m.be, ctx)}
+	e := ml.NewScope(ml.WithContext(m.be, ctx))
 	md := m.modulationAt(e, t)
-	mods, finalScale = e.download(md.all), e.download(md.final)
-	e.be.Free(md.all)
-	e.be.Free(md.final)
-	if e.err != nil {
-		return nil, nil, fmt.Errorf("qi21.Modulation at t=%v: %w", t, e.err)
+	mods, finalScale = e.Download(md.all), e.Download(md.final)
+	e.B.Free(md.all)
+	e.B.Free(md.final)
+	if e.Err() != nil {
+		return nil, nil, fmt.Errorf("qi21.Modulation at t=%v: %w", t, e.Err())
 	}
 	for i := range finalScale {
 		finalScale[i]++

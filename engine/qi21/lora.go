@@ -145,7 +145,7 @@ func (m *Model) weightsByLayer() map[string]*quant.Tensor {
 	add := func(s any, prefix string) {
 		v := reflect.ValueOf(s).Elem()
 		for i := 0; i < v.NumField(); i++ {
-			tag := v.Type().Field(i).Tag.Get("dit")
+			tag := v.Type().Field(i).Tag.Get(ml.WeightTag)
 			if w, ok := v.Field(i).Interface().(*quant.Tensor); ok && tag != "" {
 				out[prefix+strings.TrimSuffix(tag, ".weight")] = w
 			}
@@ -278,14 +278,14 @@ func (m *Model) freeLoRAVectors() {
 }
 
 // linear is dst = x·wᵀ plus w's LoRAs.
-func (m *Model) linear(e *errs, dst, x ml.Tensor, w *quant.Tensor) {
-	e.do(e.be.Linear(dst, x, w))
+func (m *Model) linear(e *ml.Scope, dst, x ml.Tensor, w *quant.Tensor) {
+	e.Do(e.B.Linear(dst, x, w))
 	m.addLoRA(e, dst, x, w)
 }
 
 // linearBatch is dst[i] = x·w[i]ᵀ plus each weight's LoRAs.
-func (m *Model) linearBatch(e *errs, dsts []ml.Tensor, x ml.Tensor, ws []*quant.Tensor) {
-	e.do(e.be.LinearBatch(dsts, x, ws))
+func (m *Model) linearBatch(e *ml.Scope, dsts []ml.Tensor, x ml.Tensor, ws []*quant.Tensor) {
+	e.Do(e.B.LinearBatch(dsts, x, ws))
 	for i, w := range ws {
 		m.addLoRA(e, dsts[i], x, w)
 	}
@@ -293,9 +293,9 @@ func (m *Model) linearBatch(e *errs, dsts []ml.Tensor, x ml.Tensor, ws []*quant.
 
 // addLoRA adds w's LoRA terms to y = x·wᵀ: y += (x·Aᵀ ⊙ strengths)·Bᵀ over the concatenated
 // factors, then y += strength·x·Δᵀ and strength·Δb for each patch.
-func (m *Model) addLoRA(e *errs, y, x ml.Tensor, w *quant.Tensor) {
+func (m *Model) addLoRA(e *ml.Scope, y, x ml.Tensor, w *quant.Tensor) {
 	l := m.loraLayers[w]
-	if l == nil || e.err != nil {
+	if l == nil || e.Err() != nil {
 		return
 	}
 	shape := x.Shape()
@@ -306,33 +306,33 @@ func (m *Model) addLoRA(e *errs, y, x ml.Tensor, w *quant.Tensor) {
 	var tmp ml.Tensor
 	delta := func() ml.Tensor {
 		if tmp == nil {
-			tmp = e.new(rows, l.out)
+			tmp = e.New(rows, l.out)
 		}
 		return tmp
 	}
 	if l.scales != nil {
-		t := e.new(rows, l.a.Rows())
-		e.do(e.be.Linear(t, x, l.a))
-		e.do(e.be.Mul(t, t, l.scales))
-		e.do(e.be.Linear(delta(), t, l.b))
-		e.do(e.be.Add(y, y, tmp))
-		e.be.Free(t)
+		t := e.New(rows, l.a.Rows())
+		e.Do(e.B.Linear(t, x, l.a))
+		e.Do(e.B.Mul(t, t, l.scales))
+		e.Do(e.B.Linear(delta(), t, l.b))
+		e.Do(e.B.Add(y, y, tmp))
+		e.B.Free(t)
 	}
 	for _, p := range l.patches {
 		if p.strength == 0 {
 			continue
 		}
 		if p.w != nil {
-			e.do(e.be.Linear(delta(), x, p.w))
-			e.do(e.be.Scale(tmp, tmp, p.strength))
-			e.do(e.be.Add(y, y, tmp))
+			e.Do(e.B.Linear(delta(), x, p.w))
+			e.Do(e.B.Scale(tmp, tmp, p.strength))
+			e.Do(e.B.Add(y, y, tmp))
 		}
 		if p.biasT != nil {
-			e.do(e.be.Add(y, y, p.biasT))
+			e.Do(e.B.Add(y, y, p.biasT))
 		}
 	}
 	if tmp != nil {
-		e.be.Free(tmp)
+		e.B.Free(tmp)
 	}
 }
 

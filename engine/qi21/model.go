@@ -3,6 +3,7 @@ package qi21
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	"easel/engine/ml"
@@ -67,11 +68,15 @@ func Load(src quant.Source, be ml.Backend) (*Model, error) {
 	}
 	m := &Model{Config: cfg, be: be, Blocks: make([]Block, cfg.Layers)}
 	shapes := expectedShapes(cfg)
-	if err := bind(&m.Weights, src, be, "", shapes); err != nil {
+	b := &ml.Binder{Src: src, B: be, Network: "qi21", Shape: func(name string) ([]int, bool) {
+		s, ok := shapes[strings.TrimPrefix(name, "dit.")]
+		return s, ok
+	}}
+	if err := b.Bind(&m.Weights, "dit."); err != nil {
 		return nil, err
 	}
 	for l := range m.Blocks {
-		if err := bind(&m.Blocks[l], src, be, "transformer_blocks."+strconv.Itoa(l)+".", shapes); err != nil {
+		if err := b.Bind(&m.Blocks[l], "dit.transformer_blocks."+strconv.Itoa(l)+"."); err != nil {
 			return nil, err
 		}
 	}
@@ -80,51 +85,3 @@ func Load(src quant.Source, be ml.Backend) (*Model, error) {
 
 // Backend is the backend the model runs on.
 func (m *Model) Backend() ml.Backend { return m.be }
-
-// errs keeps the first error of a sequence of ops, so that network code reads as its math. Ops
-// after a failure still run but see nil or mismatched tensors and fail fast.
-type errs struct {
-	be  ml.Backend
-	err error
-}
-
-func (e *errs) do(err error) {
-	if e.err == nil && err != nil {
-		e.err = err
-	}
-}
-
-// new allocates a zeroed tensor.
-func (e *errs) new(shape ...int) ml.Tensor {
-	t, err := e.be.New(shape...)
-	e.do(err)
-	return t
-}
-
-// upload copies host values into a new tensor.
-func (e *errs) upload(v []float32, shape ...int) ml.Tensor {
-	t, err := e.be.Upload(v, shape...)
-	e.do(err)
-	return t
-}
-
-// rows is a view of rows [r0, r0+n) of a [R, cols] tensor.
-func (e *errs) rows(t ml.Tensor, r0, n, cols int) ml.Tensor {
-	if t == nil {
-		e.do(fmt.Errorf("qi21: a row view of a missing tensor"))
-		return nil
-	}
-	v, err := e.be.Slice(t, r0*cols, n, cols)
-	e.do(err)
-	return v
-}
-
-// download copies a tensor to the host.
-func (e *errs) download(t ml.Tensor) []float32 {
-	if e.err != nil {
-		return nil
-	}
-	v, err := e.be.Download(t)
-	e.do(err)
-	return v
-}

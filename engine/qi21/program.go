@@ -56,20 +56,20 @@ func (m *Model) Prefill(ctx context.Context, lay *Layout, text, condLatents []fl
 }
 
 func (m *Model) prefill(ctx context.Context, lay *Layout, text, condLatents []float32) (*Program, error) {
-	e := &errs{be: withContext(m.be, ctx)}
+	e := ml.NewScope(ml.WithContext(m.be, ctx))
 	D, lp := m.Config.Hidden(), lay.PrefixLen
 	prog := &Program{model: m, layout: lay}
 	if m.FloatKV {
 		prog.k, prog.v = make([]ml.Tensor, len(m.Blocks)), make([]ml.Tensor, len(m.Blocks))
 		for l := range m.Blocks {
-			prog.k[l], prog.v[l] = e.new(lp, D), e.new(lp, D)
+			prog.k[l], prog.v[l] = e.New(lp, D), e.New(lp, D)
 		}
 	} else {
 		prog.half = newHalfCache(len(m.Blocks), lp, D)
 	}
 	if lp > 0 {
 		vis, err := ml.BlockCausalVisibility(lay.ImageIDs[:lp])
-		e.do(err)
+		e.Do(err)
 		s := newScratch(e, m.Config, lp)
 		p := &pass{
 			x:        m.joint(e, lay, text, condLatents, 0, 0, lp),
@@ -83,13 +83,13 @@ func (m *Model) prefill(ctx context.Context, lay *Layout, text, condLatents []fl
 			s:        s,
 		}
 		m.run(e, p)
-		s.free(e.be)
-		e.be.Free(p.x)
+		s.free(e.B)
+		e.B.Free(p.x)
 	}
 	prog.rope = m.ropeFor(e, lay.Positions[lp:])
-	if e.err != nil {
+	if e.Err() != nil {
 		prog.free()
-		return nil, e.err
+		return nil, e.Err()
 	}
 	return prog, nil
 }
@@ -104,7 +104,7 @@ func (m *Model) Step(ctx context.Context, prog *Program, x []float32, sigma floa
 	if err := m.checkInputs("Step", lay, nil, x, lay.T); err != nil {
 		return nil, err
 	}
-	e := &errs{be: withContext(m.be, ctx)}
+	e := ml.NewScope(ml.WithContext(m.be, ctx))
 	m.stepMu.Lock()
 	defer m.stepMu.Unlock()
 	if prog.closed {
@@ -115,9 +115,9 @@ func (m *Model) Step(ctx context.Context, prog *Program, x []float32, sigma floa
 			m.stepScratch.free(m.be)
 		}
 		m.stepScratch, m.stepRows = newScratch(e, m.Config, lay.T), lay.T
-		if e.err != nil {
+		if e.Err() != nil {
 			m.stepScratch = nil
-			return nil, fmt.Errorf("qi21.Step: %w", e.err)
+			return nil, fmt.Errorf("qi21.Step: %w", e.Err())
 		}
 	}
 	p := &pass{
@@ -140,9 +140,9 @@ func (m *Model) Step(ctx context.Context, prog *Program, x []float32, sigma floa
 	}
 	m.run(e, p)
 	out := m.output(e, p)
-	e.be.Free(p.x)
-	if e.err != nil {
-		return nil, fmt.Errorf("qi21.Step: %w", e.err)
+	e.B.Free(p.x)
+	if e.Err() != nil {
+		return nil, fmt.Errorf("qi21.Step: %w", e.Err())
 	}
 	return out, nil
 }

@@ -242,7 +242,7 @@ func (v *visionTower) block(blk *visionBlock, s *visionScratch, rope *ml.Rope, s
 	}
 	act := b.GELUTanh
 	if !c.GELUTanh {
-		act = func(dst, x ml.Tensor) error { return geluErf(b, dst, x) }
+		act = b.GELUErf
 	}
 	if err := act(s.mlp, s.mlp); err != nil {
 		return err
@@ -295,7 +295,7 @@ func (v *visionTower) merge(m *patchMerger, x ml.Tensor, n int) (ml.Tensor, erro
 	if err := v.linear(hidden, merged, m.fc1); err != nil {
 		return nil, err
 	}
-	if err := geluErf(b, hidden, hidden); err != nil {
+	if err := b.GELUErf(hidden, hidden); err != nil {
 		return nil, err
 	}
 	out, err := b.New(rows, c.OutHidden)

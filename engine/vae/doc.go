@@ -6,9 +6,8 @@
 // Layouts. Activations on the backend are channel-first [C, H, W] (what ml.Conv2D takes). On the
 // host, Latents and Image are channel-first too: Data[c·H·W + y·W + x]. The denoiser works with
 // packed latent tokens [T, 64], token t = y·w + x and the channel last (spec §4, diffusers
-// _pack_latents); FromTokens and Latents.Tokens convert between the two. Channel-wise RMS norms
-// run over the channels of each pixel; backends that implement ChannelNormer do that in place,
-// the others go through a transpose to pixel-major rows and ml.Backend.RMSNorm.
+// _pack_latents); FromTokens and Latents.Tokens convert between the two (engine/latents).
+// Channel-wise RMS norms run over the channels of each pixel in place (ml.Backend.ChannelRMSNorm).
 //
 // The "causal 3D" machinery reduces for one frame as spec §8.2 describes: time_conv is never run,
 // the encoder's AvgDown3D shortcuts are fixed average-pool convolutions (half of their channels

@@ -124,11 +124,10 @@ func (b *dryBackend) HeadNormRoPE(x ml.Tensor, heads, headDim int, w ml.Tensor, 
 	return errDryOp
 }
 func (b *dryBackend) GELUTanh(dst, x ml.Tensor) error      { return errDryOp }
+func (b *dryBackend) GELUErf(dst, x ml.Tensor) error       { return errDryOp }
 func (b *dryBackend) SwiGLU(dst, gate, up ml.Tensor) error { return errDryOp }
 
-// dryNormBackend is dryBackend with the ChannelNormer fast path (no transposed scratch).
-type dryNormBackend struct{ *dryBackend }
-
-func (b dryNormBackend) ChannelRMSNorm(dst, x, gamma ml.Tensor, eps float32) error {
+// ChannelRMSNorm normalises in place of a transpose: no scratch.
+func (b *dryBackend) ChannelRMSNorm(dst, x, gamma ml.Tensor, eps float32) error {
 	return b.touch(dst, x)
 }

@@ -98,35 +98,33 @@ func TestPlanMatchesARealRun(t *testing.T) {
 func TestDecodeMemoryIsBoundedByTheTile(t *testing.T) {
 	const MB = 1 << 20
 	cfg := publishedConfig(t)
-	for _, fast := range []bool{true, false} {
-		oneTile, err := planDecode(cfg, fast, DefaultTiling.Tile, DefaultTiling.Tile, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tiled, err := planDecode(cfg, fast, 128, 128, &DefaultTiling)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("ChannelNormer %v: activations at peak: one %d² tile %.0f MB, tiled 128² grid (2048²) %.0f MB (%.1f TFLOP of convolutions)",
-			fast, DefaultTiling.Tile, float64(oneTile.PeakActivationBytes)/MB, float64(tiled.PeakActivationBytes)/MB, tiled.ConvFLOPs/1e12)
-		if tiled.PeakActivationBytes != oneTile.PeakActivationBytes {
-			t.Errorf("ChannelNormer %v: tiled 2048² decode peaks at %d bytes, one tile at %d", fast, tiled.PeakActivationBytes, oneTile.PeakActivationBytes)
-		}
+	oneTile, err := planDecode(cfg, DefaultTiling.Tile, DefaultTiling.Tile, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tiled, err := planDecode(cfg, 128, 128, &DefaultTiling)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("activations at peak: one %d² tile %.0f MB, tiled 128² grid (2048²) %.0f MB (%.1f TFLOP of convolutions)",
+		DefaultTiling.Tile, float64(oneTile.PeakActivationBytes)/MB, float64(tiled.PeakActivationBytes)/MB, tiled.ConvFLOPs/1e12)
+	if tiled.PeakActivationBytes != oneTile.PeakActivationBytes {
+		t.Errorf("tiled 2048² decode peaks at %d bytes, one tile at %d", tiled.PeakActivationBytes, oneTile.PeakActivationBytes)
 	}
 	for _, side := range []int{16, 32, 64, 128} {
-		p, err := planDecode(cfg, true, side, side, nil)
+		p, err := planDecode(cfg, side, side, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("untiled %d² latents (%d² pixels): activations at peak %.0f MB, %.2f TFLOP of convolutions", side, 16*side, float64(p.PeakActivationBytes)/MB, p.ConvFLOPs/1e12)
 	}
-	p, err := planDecode(cfg, true, 64, 64, &DefaultTiling)
+	p, err := planDecode(cfg, 64, 64, &DefaultTiling)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("tiled 64² latents (1024² pixels): activations at peak %.0f MB, %.2f TFLOP of convolutions", float64(p.PeakActivationBytes)/MB, p.ConvFLOPs/1e12)
 	// The encoder runs untiled on ~1 MP condition images (spec §3.1).
-	if p, err = planEncode(cfg, true, 1024, 1024); err != nil {
+	if p, err = planEncode(cfg, 1024, 1024); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("encode 1024² (untiled): activations at peak %.0f MB, %.2f TFLOP of convolutions", float64(p.PeakActivationBytes)/MB, p.ConvFLOPs/1e12)

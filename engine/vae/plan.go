@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"easel/engine/ml"
 	"easel/engine/quant"
 )
 
@@ -28,38 +27,32 @@ type Plan struct {
 // PlanDecodeTiledFor is PlanDecodeFor in tiles: tools/metalplan plans the published decoder's
 // tiled decodes with it.
 func PlanDecodeTiledFor(cfg *Config, h, w int, tiling Tiling) (Plan, error) {
-	return planDecode(cfg, true, h, w, &tiling)
+	return planDecode(cfg, h, w, &tiling)
 }
 
 // PlanDecode is the cost of Decode (tiling nil) or DecodeTiled of an h×w latent grid on this
 // model's backend; the pipeline's memory ledger and its choice between the two read it.
 func (m *Model) PlanDecode(h, w int, tiling *Tiling) (Plan, error) {
-	_, fast := m.b.(ChannelNormer)
-	return planDecode(m.cfg, fast, h, w, tiling)
+	return planDecode(m.cfg, h, w, tiling)
 }
 
 // PlanEncode is the cost of Encode of an H×W image on this model's backend.
 func (m *Model) PlanEncode(H, W int) (Plan, error) {
-	_, fast := m.b.(ChannelNormer)
-	return planEncode(m.cfg, fast, H, W)
+	return planEncode(m.cfg, H, W)
 }
 
 // dryModel binds the geometry to a fresh dry backend; base is the bytes its biases and gains take.
-func dryModel(cfg *Config, fastNorm bool) (m *Model, dry *dryBackend, base int64, err error) {
+func dryModel(cfg *Config) (m *Model, dry *dryBackend, base int64, err error) {
 	dry = &dryBackend{}
-	var b ml.Backend = dry
-	if fastNorm {
-		b = dryNormBackend{dry}
-	}
-	m, err = LoadWithConfig(b, geometrySource{shapesFor(cfg)}, cfg)
+	m, err = LoadWithConfig(dry, geometrySource{shapesFor(cfg)}, cfg)
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("vae plan: %v", err)
 	}
 	return m, dry, dry.live, nil
 }
 
-func planDecode(cfg *Config, fastNorm bool, h, w int, tiling *Tiling) (Plan, error) {
-	m, dry, base, err := dryModel(cfg, fastNorm)
+func planDecode(cfg *Config, h, w int, tiling *Tiling) (Plan, error) {
+	m, dry, base, err := dryModel(cfg)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -89,8 +82,8 @@ func (m *Model) decodeTilesOnly(ctx context.Context, zn *Latents, t Tiling) erro
 	return eachTile(ctx, z, t, m.decodeRaw, nil)
 }
 
-func planEncode(cfg *Config, fastNorm bool, H, W int) (Plan, error) {
-	m, dry, base, err := dryModel(cfg, fastNorm)
+func planEncode(cfg *Config, H, W int) (Plan, error) {
+	m, dry, base, err := dryModel(cfg)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -193,18 +186,17 @@ var tileCandidates = []int{64, 48, 40, 32, 24, 16, 12, 8}
 // piece, exact and cheapest) when that fits, else the largest candidate tiling that fits. It
 // returns the chosen plan, or an error naming the smallest need when nothing fits.
 func (m *Model) ChooseTiling(h, w int, budget int64) (*Tiling, Plan, error) {
-	_, fast := m.b.(ChannelNormer)
-	return chooseTiling(m.cfg, fast, h, w, budget)
+	return chooseTiling(m.cfg, h, w, budget)
 }
 
-// ChooseTilingFor is ChooseTiling for a model of geometry cfg on a backend with the channel norm
-// (the CPU's): the choice the pipeline makes, from the config alone (app/memplan predicts with it).
+// ChooseTilingFor is ChooseTiling for a model of geometry cfg: the choice the pipeline makes, from
+// the config alone (app/memplan predicts with it).
 func ChooseTilingFor(cfg *Config, h, w int, budget int64) (*Tiling, Plan, error) {
-	return chooseTiling(cfg, true, h, w, budget)
+	return chooseTiling(cfg, h, w, budget)
 }
 
-func chooseTiling(cfg *Config, fast bool, h, w int, budget int64) (*Tiling, Plan, error) {
-	plan, err := planDecode(cfg, fast, h, w, nil)
+func chooseTiling(cfg *Config, h, w int, budget int64) (*Tiling, Plan, error) {
+	plan, err := planDecode(cfg, h, w, nil)
 	if err != nil || plan.PeakActivationBytes <= budget {
 		return nil, plan, err
 	}
@@ -213,7 +205,7 @@ func chooseTiling(cfg *Config, fast bool, h, w int, budget int64) (*Tiling, Plan
 			continue
 		}
 		t := &Tiling{Tile: side, Overlap: max(4, side/4)}
-		if plan, err = planDecode(cfg, fast, h, w, t); err != nil {
+		if plan, err = planDecode(cfg, h, w, t); err != nil {
 			return nil, Plan{}, err
 		}
 		if plan.PeakActivationBytes <= budget {

@@ -13,8 +13,7 @@ const channelNormBlock = 512
 
 // ChannelRMSNorm is the VAE's channel-wise RMS norm of a channel-first map: for x and dst
 // [C, H, W] and gamma one row of C, dst[c, p] = x[c, p] / sqrt(mean over c of x[·, p]² + eps) ·
-// gamma[c]. It is not in the op set: engine/vae finds it through its optional ChannelNormer
-// interface and otherwise transposes to pixel rows for RMSNorm, which gives bit-identical results
+// gamma[c]. It gives the same bits as a transpose to pixel rows, RMSNorm and a transpose back
 // (the sums are float64, the scale is applied as x·inv·gamma in both). dst may be x. Class ClassNorm.
 func (b *Backend) ChannelRMSNorm(dst, x, gamma ml.Tensor, eps float32) error {
 	const op = "ChannelRMSNorm"

@@ -17,7 +17,7 @@ import (
 // layers' worth, well inside the GPU watchdog at the published sizes.
 const cbDispatches = 64
 
-// Backend is the ml.Backend op set (plus vae.ChannelNormer's channel RMS norm) on a device. It is
+// Backend is the ml.Backend op set on a device. It is
 // not safe for concurrent use.
 type Backend struct {
 	dev   device.Device

@@ -152,7 +152,7 @@ func (b *Backend) UpsampleNearest(dst, x ml.Tensor, factor int) error {
 	})
 }
 
-// ChannelRMSNorm is vae.ChannelNormer's op: every pixel's channel vector scaled to RMS 1, times gamma.
+// ChannelRMSNorm scales every pixel's channel vector to RMS 1, times gamma.
 func (b *Backend) ChannelRMSNorm(dst, x, gamma ml.Tensor, eps float32) error {
 	d, err := b.own("ChannelRMSNorm", dst)
 	if err != nil {

@@ -3,6 +3,7 @@ package metalops
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"unsafe"
 
 	"easel/engine/ml"
@@ -287,4 +288,24 @@ func (b *Backend) SwiGLU(dst, gate, up ml.Tensor) error {
 // GatedResidualModNorm is the DiT's row op, which runs on the fused denoiser (engine/ml/metal).
 func (b *Backend) GatedResidualModNorm(x, y, gate, dst, scale ml.Tensor, eps float32) error {
 	return fmt.Errorf("metalops: GatedResidualModNorm is the denoiser's op; the Metal denoiser (engine/ml/metal) runs it")
+}
+
+// GELUErf is the exact GELU, 0.5·x·(1 + erf(x/√2)). MSL has no erf, so it runs on the host: the
+// vision tower's mergers call it twice per image, on [tokens/4, 4·hidden] rows. x is downloaded
+// (which waits for the queued work), computed in float64 and rounded once, uploaded and copied
+// into dst.
+func (b *Backend) GELUErf(dst, x ml.Tensor) error {
+	v, err := b.Download(x)
+	if err != nil {
+		return fmt.Errorf("metalops GELUErf: %w", err)
+	}
+	for i, a := range v {
+		v[i] = float32(0.5 * float64(a) * (1 + math.Erf(float64(a)/math.Sqrt2)))
+	}
+	t, err := b.Upload(v, x.Shape()...)
+	if err != nil {
+		return fmt.Errorf("metalops GELUErf: %w", err)
+	}
+	defer b.Free(t)
+	return b.Copy(dst, t)
 }

@@ -11,9 +11,6 @@ import (
 	"easel/kernels/device"
 )
 
-// The device backend has the channel norm's fast path, which PlanDecodeFor's dry run assumes.
-var _ vae.ChannelNormer = (*metalops.Backend)(nil)
-
 // VAE is engine/vae's model bound to a Metal device. Its methods may not be called concurrently.
 //
 // It is a metalops.Network: only the biases and gains stay on the device between calls; the
