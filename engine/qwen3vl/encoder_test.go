@@ -12,6 +12,7 @@ import (
 
 	"easel/engine/ml/cpu"
 	"easel/engine/quant"
+	"easel/internal/tinysnapshot"
 )
 
 func TestMRoPEPositions(t *testing.T) {
@@ -178,13 +179,13 @@ func TestGELUErfMatchesTheDefinition(t *testing.T) {
 }
 
 // textOnlySource hides the vision tower, like a model file converted with --no-vision.
-type textOnlySource struct{ *hfSource }
+type textOnlySource struct{ *tinysnapshot.Source }
 
 func (s textOnlySource) Tensor(name string) (*quant.Tensor, error) {
 	if strings.HasPrefix(name, "vis.") {
 		return nil, fmt.Errorf("no tensor %q", name)
 	}
-	return s.hfSource.Tensor(name)
+	return s.Source.Tensor(name)
 }
 
 func TestEncodeWithoutVisionTowerRefusesImages(t *testing.T) {

@@ -9,13 +9,14 @@ import (
 	"easel/engine/ml/cpu"
 	"easel/engine/quant"
 	"easel/internal/golden"
+	"easel/internal/tinysnapshot"
 )
 
 // profileSource re-encodes the Hugging Face weights with the codecs of the default .cmf profile
 // (cmf.md §10.4): te.embed_tokens q8_row; te.*_proj.weight q8_2f; vis.patch_embed.weight kept
 // bf16; other 2-D vis.* weights without "norm" q8_2f; every other tensor f32.
 type profileSource struct {
-	*hfSource
+	*tinysnapshot.Source
 	cache map[string]*quant.Tensor
 }
 
@@ -39,7 +40,7 @@ func (s *profileSource) Tensor(name string) (*quant.Tensor, error) {
 	if t, ok := s.cache[name]; ok {
 		return t, nil
 	}
-	t, err := s.hfSource.Tensor(name)
+	t, err := s.Source.Tensor(name)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +67,7 @@ func (s *profileSource) Tensor(name string) (*quant.Tensor, error) {
 const quantizedBudget = 0.006
 
 func TestQuantizedProfileErrorBudget(t *testing.T) {
-	enc, err := NewEncoder(cpu.New(), &profileSource{hfSource: openHFTextEncoder(t), cache: map[string]*quant.Tensor{}})
+	enc, err := NewEncoder(cpu.New(), &profileSource{Source: openHFTextEncoder(t), cache: map[string]*quant.Tensor{}})
 	if err != nil {
 		t.Fatal(err)
 	}
