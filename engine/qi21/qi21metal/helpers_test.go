@@ -58,33 +58,13 @@ func loadDiTCases(t testing.TB) []*ditCase {
 	}
 	var out []*ditCase
 	for _, path := range paths {
-		c, err := golden.Load(path)
+		g, err := golden.LoadDiT(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { c.Close() })
-		dc := &ditCase{name: c.Name, c: c}
-		if dc.text, _, err = c.Float32s("encoder_hidden_states"); err != nil {
-			t.Fatal(err)
-		}
-		if dc.latents, _, err = c.Float32s("hidden_states"); err != nil {
-			t.Fatal(err)
-		}
-		mt, err := c.Tensor("img_mask")
-		if err != nil {
-			t.Fatal(err)
-		}
-		mask := make([]bool, len(mt.Data))
-		for i, b := range mt.Data {
-			mask[i] = b != 0
-		}
-		spec, err := c.DiT()
-		if err != nil {
-			t.Fatal(err)
-		}
-		dc.sigmas = spec.Sigmas
-		shapes := spec.Shapes
-		if dc.layout, err = qi21.NewLayout(mask, shapes); err != nil {
+		t.Cleanup(func() { g.Close() })
+		dc := &ditCase{name: g.Name, c: g.Case, text: g.Text, latents: g.Latents, sigmas: g.Sigmas}
+		if dc.layout, err = qi21.NewLayout(g.Mask, g.Shapes); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, dc)
