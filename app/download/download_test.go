@@ -1,42 +1,52 @@
-package download
+package download_test
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"easel/app/download"
+	"easel/app/download/downloadtest"
 	"easel/internal/golden"
 )
 
 const repo = "Qwen/Qwen-Image-2.1"
 
-func startHub(t *testing.T) (*fakeHub, *Remote) {
+func startHub(t *testing.T) (*downloadtest.Hub, *download.Remote) {
 	t.Helper()
 	snap, err := golden.ModelSnapshot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	hub := newFakeHub(t, snap, repo)
-	srv := httptest.NewServer(hub) // listens on 127.0.0.1 only
-	t.Cleanup(srv.Close)
-	return hub, &Remote{BaseURL: srv.URL, Repo: repo, Client: srv.Client()}
+	hub, err := downloadtest.NewHub(snap, repo, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote, stop := hub.Start() // listens on 127.0.0.1 only
+	t.Cleanup(stop)
+	return hub, remote
 }
 
-func assertSameAsSnapshot(t *testing.T, hub *fakeHub, dest string, files []File) {
+// served is the content the hub serves at path.
+func served(hub *downloadtest.Hub, path string) []byte {
+	b, _ := hub.File(path)
+	return b
+}
+
+func assertSameAsSnapshot(t *testing.T, hub *downloadtest.Hub, dest string, files []download.File) {
 	t.Helper()
 	for _, f := range files {
 		got, err := os.ReadFile(filepath.Join(dest, filepath.FromSlash(f.Path)))
 		if err != nil {
 			t.Fatalf("%s: %v", f.Path, err)
 		}
-		if !bytes.Equal(got, hub.files[f.Path]) {
+		if !bytes.Equal(got, served(hub, f.Path)) {
 			t.Fatalf("%s differs from the repository's file", f.Path)
 		}
 		if _, err := os.Stat(filepath.Join(dest, filepath.FromSlash(f.Path)) + ".part"); err == nil {
@@ -51,14 +61,14 @@ func TestListReadsSizesAndHashes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != len(hub.files) {
-		t.Fatalf("listed %d files, the repository has %d (directories must be skipped)", len(files), len(hub.files))
+	if len(files) != len(hub.Paths()) {
+		t.Fatalf("listed %d files, the repository has %d (directories must be skipped)", len(files), len(hub.Paths()))
 	}
 	for _, f := range files {
-		if f.Size != int64(len(hub.files[f.Path])) {
+		if f.Size != int64(len(served(hub, f.Path))) {
 			t.Errorf("%s: size %d", f.Path, f.Size)
 		}
-		if hub.lfs[f.Path] != (f.SHA256 != "") || (f.SHA256 == "") == (f.GitOID == "") {
+		if hub.IsLFS(f.Path) != (f.SHA256 != "") || (f.SHA256 == "") == (f.GitOID == "") {
 			t.Errorf("%s: sha256 %q git %q", f.Path, f.SHA256, f.GitOID)
 		}
 	}
@@ -71,10 +81,10 @@ func TestDownloadWholeSnapshotAndSkipVerifiedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files = Wanted(files)
+	files = download.Wanted(files)
 	dest := t.TempDir()
-	var last Progress
-	d := &Downloader{Remote: remote, Dest: dest, Progress: func(p Progress) { last = p }}
+	var last download.Progress
+	d := &download.Downloader{Remote: remote, Dest: dest, Progress: func(p download.Progress) { last = p }}
 	if err := d.Run(ctx, files); err != nil {
 		t.Fatal(err)
 	}
@@ -82,12 +92,12 @@ func TestDownloadWholeSnapshotAndSkipVerifiedFiles(t *testing.T) {
 	if last.Done != len(files) || last.Bytes != last.Total || last.Total == 0 {
 		t.Errorf("final progress %+v", last)
 	}
-	before := len(hub.requests)
+	before := hub.FileRequests()
 	if err := d.Run(ctx, files); err != nil {
 		t.Fatal(err)
 	}
-	if len(hub.requests) != before {
-		t.Errorf("a second run fetched %d files again; verified files must be skipped", len(hub.requests)-before)
+	if hub.FileRequests() != before {
+		t.Errorf("a second run fetched %d files again; verified files must be skipped", hub.FileRequests()-before)
 	}
 }
 
@@ -95,8 +105,8 @@ func TestInterruptedTransferResumesWithRange(t *testing.T) {
 	hub, remote := startHub(t)
 	ctx := context.Background()
 	const big = "text_encoder/model.safetensors"
-	hub.cutOnce[big] = 3 << 20 // the connection drops after 3 MiB
-	files := []File{}
+	hub.CutOnce(big, 3<<20) // the connection drops after 3 MiB
+	files := []download.File{}
 	all, err := remote.List(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -107,12 +117,12 @@ func TestInterruptedTransferResumesWithRange(t *testing.T) {
 		}
 	}
 	dest := t.TempDir()
-	d := &Downloader{Remote: remote, Dest: dest}
+	d := &download.Downloader{Remote: remote, Dest: dest}
 	if err := d.Run(ctx, files); err != nil {
 		t.Fatal(err)
 	}
 	assertSameAsSnapshot(t, hub, dest, files)
-	reqs := hub.requestsFor(big)
+	reqs := hub.RequestsFor(big)
 	if len(reqs) != 2 || !strings.HasSuffix(reqs[1], "bytes=3145728-") {
 		t.Fatalf("requests %q: want a second request resuming at byte 3145728", reqs)
 	}
@@ -124,13 +134,13 @@ func TestPauseAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files = Wanted(files)
+	files = download.Wanted(files)
 	dest := t.TempDir()
 	ctx, pause := context.WithCancel(context.Background())
 	const big = "text_encoder/model.safetensors"
 	// The user presses Pause as the first megabyte of the text encoder's weights lands on disk
 	// (every chunk is reported, so this happens mid-file on any machine).
-	d := &Downloader{Remote: remote, Dest: dest, ReportEvery: time.Nanosecond, Progress: func(p Progress) {
+	d := &download.Downloader{Remote: remote, Dest: dest, ReportEvery: time.Nanosecond, Progress: func(p download.Progress) {
 		if p.File == big && p.Done < p.Files {
 			pause()
 		}
@@ -139,7 +149,7 @@ func TestPauseAndResume(t *testing.T) {
 		t.Fatalf("paused run returned %v, want context.Canceled", err)
 	}
 	part, err := os.Stat(filepath.Join(dest, filepath.FromSlash(big)) + ".part")
-	if err != nil || part.Size() == 0 || part.Size() >= int64(len(hub.files[big])) {
+	if err != nil || part.Size() == 0 || part.Size() >= int64(len(served(hub, big))) {
 		t.Fatalf("after the pause the partial file is %v (%v); want part of the file kept", part, err)
 	}
 	d.Progress = nil
@@ -147,7 +157,7 @@ func TestPauseAndResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertSameAsSnapshot(t, hub, dest, files)
-	reqs := hub.requestsFor(big)
+	reqs := hub.RequestsFor(big)
 	if want := fmt.Sprintf("bytes=%d-", part.Size()); len(reqs) != 2 || !strings.HasSuffix(reqs[1], want) {
 		t.Fatalf("requests %q: the resumed run should ask for %s", reqs, want)
 	}
@@ -160,23 +170,23 @@ func TestCorruptedFileIsCaughtAndFetchedAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var files []File
+	var files []download.File
 	for _, f := range all {
 		if f.Path == "vae/diffusion_pytorch_model.safetensors" || f.Path == "transformer/config.json" {
 			files = append(files, f)
-			hub.corrupt[f.Path] = 1 // the first copy of each arrives with a flipped byte
+			hub.Corrupt(f.Path, 1) // the first copy of each arrives with a flipped byte
 		}
 	}
 	if len(files) != 2 {
 		t.Fatalf("fixture files missing: %v", files)
 	}
 	dest := t.TempDir()
-	if err := (&Downloader{Remote: remote, Dest: dest}).Run(ctx, files); err != nil {
+	if err := (&download.Downloader{Remote: remote, Dest: dest}).Run(ctx, files); err != nil {
 		t.Fatal(err)
 	}
 	assertSameAsSnapshot(t, hub, dest, files)
 	for _, f := range files {
-		if n := len(hub.requestsFor(f.Path)); n != 2 {
+		if n := len(hub.RequestsFor(f.Path)); n != 2 {
 			t.Errorf("%s fetched %d times, want 2 (corrupt, then good)", f.Path, n)
 		}
 	}
@@ -185,15 +195,15 @@ func TestCorruptedFileIsCaughtAndFetchedAgain(t *testing.T) {
 func TestAlwaysCorruptGivesUpWithMessage(t *testing.T) {
 	hub, remote := startHub(t)
 	all, _ := remote.List(context.Background())
-	var files []File
+	var files []download.File
 	for _, f := range all {
 		if f.Path == "scheduler/scheduler_config.json" {
 			files = append(files, f)
-			hub.corrupt[f.Path] = 100
+			hub.Corrupt(f.Path, 100)
 		}
 	}
 	dest := t.TempDir()
-	err := (&Downloader{Remote: remote, Dest: dest, Retries: 1}).Run(context.Background(), files)
+	err := (&download.Downloader{Remote: remote, Dest: dest, Retries: 1}).Run(context.Background(), files)
 	if err == nil || !strings.Contains(err.Error(), "scheduler/scheduler_config.json") || !strings.Contains(err.Error(), "corrupted") {
 		t.Fatalf("want an error naming the corrupted file, got %v", err)
 	}
@@ -204,16 +214,16 @@ func TestAlwaysCorruptGivesUpWithMessage(t *testing.T) {
 
 func TestMissingFileIsA404Message(t *testing.T) {
 	hub, remote := startHub(t)
-	hub.missing["transformer/diffusion_pytorch_model-00002-of-00002.safetensors"] = true
+	hub.Missing("transformer/diffusion_pytorch_model-00002-of-00002.safetensors")
 	files, err := remote.List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = (&Downloader{Remote: remote, Dest: t.TempDir()}).Run(context.Background(), Wanted(files))
+	err = (&download.Downloader{Remote: remote, Dest: t.TempDir()}).Run(context.Background(), download.Wanted(files))
 	if err == nil || !strings.Contains(err.Error(), "404") || !strings.Contains(err.Error(), "00002-of-00002") {
 		t.Fatalf("want a 404 message naming the file, got %v", err)
 	}
-	if n := len(hub.requestsFor("transformer/diffusion_pytorch_model-00002-of-00002.safetensors")); n != 1 {
+	if n := len(hub.RequestsFor("transformer/diffusion_pytorch_model-00002-of-00002.safetensors")); n != 1 {
 		t.Errorf("a 404 was retried %d times; it cannot succeed", n)
 	}
 }
@@ -229,9 +239,9 @@ func TestUnknownRepositoryIsReported(t *testing.T) {
 
 func TestNotEnoughDiskSpaceIsRefusedUpFront(t *testing.T) {
 	_, remote := startHub(t)
-	huge := []File{{Path: "transformer/huge.safetensors", Size: 1 << 60, SHA256: "00"}}
-	err := (&Downloader{Remote: remote, Dest: t.TempDir()}).Run(context.Background(), huge)
-	if !errors.Is(err, ErrNoSpace) || !strings.Contains(err.Error(), "GB") {
+	huge := []download.File{{Path: "transformer/huge.safetensors", Size: 1 << 60, SHA256: "00"}}
+	err := (&download.Downloader{Remote: remote, Dest: t.TempDir()}).Run(context.Background(), huge)
+	if !errors.Is(err, download.ErrNoSpace) || !strings.Contains(err.Error(), "GB") {
 		t.Fatalf("got %v", err)
 	}
 }
