@@ -36,10 +36,9 @@ func NewEncoder(b ml.Backend, src quant.Source) (*Encoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	bind := &binder{src: src, backend: b}
-	lmw := bindLanguageModel(bind, tc)
-	if bind.err != nil {
-		return nil, bind.err
+	lmw, err := bindLanguageModel(src, b, tc)
+	if err != nil {
+		return nil, err
 	}
 	e := &Encoder{backend: b, text: tc, lm: &languageModel{b: b, c: tc, w: lmw}, imageTokenID: defaultImageTokenID}
 	if id, ok := imageTokenID(raw); ok {
@@ -61,6 +60,7 @@ func NewEncoder(b ml.Backend, src quant.Source) (*Encoder, error) {
 	if len(vc.DeepstackIndexes) > tc.Layers {
 		return nil, fmt.Errorf("vis.config_json: %d DeepStack mergers but the language model has only %d layers", len(vc.DeepstackIndexes), tc.Layers)
 	}
+	bind := &binder{src: src, backend: b}
 	vw := bindVision(bind, vc)
 	if bind.err != nil {
 		return nil, bind.err

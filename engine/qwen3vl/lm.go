@@ -40,30 +40,16 @@ type lmScratch struct {
 
 // forward runs every decoder layer over x [n, hidden] in place. After layer l, inject(l) may add
 // to x (DeepStack). The result is the residual stream before the final norm.
-func (m *languageModel) forward(ctx context.Context, x ml.Tensor, n int, rope *ml.Rope, inject func(layer int) error) (err error) {
-	b, c := m.b, m.c
-	var temps []ml.Tensor
-	defer func() {
-		for _, t := range temps {
-			b.Free(t)
-		}
-	}()
-	alloc := func(shape ...int) ml.Tensor {
-		if err != nil {
-			return nil
-		}
-		var t ml.Tensor
-		if t, err = b.New(shape...); err == nil {
-			temps = append(temps, t)
-		}
-		return t
-	}
+func (m *languageModel) forward(ctx context.Context, x ml.Tensor, n int, rope *ml.Rope, inject func(layer int) error) error {
+	c := m.c
+	e := ml.NewScope(m.b)
+	defer e.Release()
 	qw, kvw := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
 	s := &lmScratch{
-		h: alloc(n, c.Hidden), q: alloc(n, qw), k: alloc(n, kvw), v: alloc(n, kvw), attn: alloc(n, qw),
-		gate: alloc(n, c.Intermediate), up: alloc(n, c.Intermediate),
+		h: e.Temp(n, c.Hidden), q: e.Temp(n, qw), k: e.Temp(n, kvw), v: e.Temp(n, kvw), attn: e.Temp(n, qw),
+		gate: e.Temp(n, c.Intermediate), up: e.Temp(n, c.Intermediate),
 	}
-	if err != nil {
+	if err := e.Err(); err != nil {
 		return fmt.Errorf("language model over %d tokens: %w", n, err)
 	}
 	spec := ml.AttnSpec{
@@ -74,7 +60,8 @@ func (m *languageModel) forward(ctx context.Context, x ml.Tensor, n int, rope *m
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := m.layer(&m.w.layers[l], x, s, rope, spec); err != nil {
+		m.layer(e, &m.w.layers[l], x, s, rope, spec)
+		if err := e.Err(); err != nil {
 			return fmt.Errorf("language model layer %d: %w", l, err)
 		}
 		if m.tap != nil {
@@ -89,42 +76,22 @@ func (m *languageModel) forward(ctx context.Context, x ml.Tensor, n int, rope *m
 	return nil
 }
 
-// layer is one decoder layer: x += o(attn(rope(norm(q)), rope(norm(k)), v)) over RMSNorm(x), then
-// x += down(SiLU(gate)·up) over RMSNorm(x).
-func (m *languageModel) layer(w *lmLayer, x ml.Tensor, s *lmScratch, rope *ml.Rope, spec ml.AttnSpec) error {
-	b, c := m.b, m.c
-	if err := b.RMSNorm(s.h, x, w.inputNorm, c.RMSNormEps, false); err != nil {
-		return err
-	}
-	if err := b.LinearBatch([]ml.Tensor{s.q, s.k, s.v}, s.h, []*quant.Tensor{w.q, w.k, w.v}); err != nil {
-		return err
-	}
-	if err := b.HeadNormRoPE(s.q, c.Heads, c.HeadDim, w.qNorm, c.RMSNormEps, rope); err != nil {
-		return err
-	}
-	if err := b.HeadNormRoPE(s.k, c.KVHeads, c.HeadDim, w.kNorm, c.RMSNormEps, rope); err != nil {
-		return err
-	}
-	if err := b.Attention(s.attn, s.q, s.k, s.v, nil, nil, spec); err != nil {
-		return err
-	}
-	if err := b.Linear(s.h, s.attn, w.o); err != nil {
-		return err
-	}
-	if err := b.Add(x, x, s.h); err != nil {
-		return err
-	}
-	if err := b.RMSNorm(s.h, x, w.postNorm, c.RMSNormEps, false); err != nil {
-		return err
-	}
-	if err := b.LinearBatch([]ml.Tensor{s.gate, s.up}, s.h, []*quant.Tensor{w.gate, w.up}); err != nil {
-		return err
-	}
-	if err := b.SwiGLU(s.gate, s.gate, s.up); err != nil {
-		return err
-	}
-	if err := b.Linear(s.h, s.gate, w.down); err != nil {
-		return err
-	}
-	return b.Add(x, x, s.h)
+// layer is one decoder layer (spec §10.3):
+//
+//	x += o(attn(rope(norm(q)), rope(norm(k)), v)) over RMSNorm(x)
+//	x += down(SiLU(gate)·up) over RMSNorm(x)
+func (m *languageModel) layer(e *ml.Scope, w *lmLayer, x ml.Tensor, s *lmScratch, rope *ml.Rope, spec ml.AttnSpec) {
+	b, c := e.B, m.c
+	e.Do(b.RMSNorm(s.h, x, w.InputNorm, c.RMSNormEps, false))
+	e.Do(b.LinearBatch([]ml.Tensor{s.q, s.k, s.v}, s.h, []*quant.Tensor{w.Q, w.K, w.V}))
+	e.Do(b.HeadNormRoPE(s.q, c.Heads, c.HeadDim, w.QNorm, c.RMSNormEps, rope))
+	e.Do(b.HeadNormRoPE(s.k, c.KVHeads, c.HeadDim, w.KNorm, c.RMSNormEps, rope))
+	e.Do(b.Attention(s.attn, s.q, s.k, s.v, nil, nil, spec))
+	e.Do(b.Linear(s.h, s.attn, w.O))
+	e.Do(b.Add(x, x, s.h))
+	e.Do(b.RMSNorm(s.h, x, w.PostNorm, c.RMSNormEps, false))
+	e.Do(b.LinearBatch([]ml.Tensor{s.gate, s.up}, s.h, []*quant.Tensor{w.Gate, w.Up}))
+	e.Do(b.SwiGLU(s.gate, s.gate, s.up))
+	e.Do(b.Linear(s.h, s.gate, w.Down))
+	e.Do(b.Add(x, x, s.h))
 }

@@ -73,12 +73,19 @@ func configJSON(src quant.Source, name string) ([]byte, error) {
 	return t.Data, nil
 }
 
-// lmLayer is one decoder layer of the language model.
+// lmLayer is one decoder layer of the language model, bound by ml.Binder under "te.layers.{i}.".
 type lmLayer struct {
-	inputNorm, postNorm ml.Tensor // [1, hidden]
-	qNorm, kNorm        ml.Tensor // [1, head_dim]
-	q, k, v, o          *quant.Tensor
-	gate, up, down      *quant.Tensor
+	InputNorm ml.Tensor     `weight:"input_layernorm.weight"`          // [1, hidden]
+	PostNorm  ml.Tensor     `weight:"post_attention_layernorm.weight"` // [1, hidden]
+	QNorm     ml.Tensor     `weight:"self_attn.q_norm.weight"`         // [1, head_dim]
+	KNorm     ml.Tensor     `weight:"self_attn.k_norm.weight"`         // [1, head_dim]
+	Q         *quant.Tensor `weight:"self_attn.q_proj.weight"`
+	K         *quant.Tensor `weight:"self_attn.k_proj.weight"`
+	V         *quant.Tensor `weight:"self_attn.v_proj.weight"`
+	O         *quant.Tensor `weight:"self_attn.o_proj.weight"`
+	Gate      *quant.Tensor `weight:"mlp.gate_proj.weight"`
+	Up        *quant.Tensor `weight:"mlp.up_proj.weight"`
+	Down      *quant.Tensor `weight:"mlp.down_proj.weight"`
 }
 
 // lmWeights is the language model: the token embedding stays in the source (q8_row or bf16) and
@@ -88,26 +95,42 @@ type lmWeights struct {
 	layers []lmLayer
 }
 
-func bindLanguageModel(b *binder, c TextConfig) *lmWeights {
-	w := &lmWeights{embed: b.matrix("te.embed_tokens.weight", c.Vocab, c.Hidden)}
+// lmShapes is every language-model tensor's shape under the config, by .cmf name.
+func lmShapes(c TextConfig) map[string][]int {
 	qw, kvw := c.Heads*c.HeadDim, c.KVHeads*c.HeadDim
+	s := map[string][]int{"te.embed_tokens.weight": {c.Vocab, c.Hidden}}
 	for i := range c.Layers {
 		p := fmt.Sprintf("te.layers.%d.", i)
-		w.layers = append(w.layers, lmLayer{
-			inputNorm: b.vector(p+"input_layernorm.weight", c.Hidden),
-			postNorm:  b.vector(p+"post_attention_layernorm.weight", c.Hidden),
-			qNorm:     b.vector(p+"self_attn.q_norm.weight", c.HeadDim),
-			kNorm:     b.vector(p+"self_attn.k_norm.weight", c.HeadDim),
-			q:         b.matrix(p+"self_attn.q_proj.weight", qw, c.Hidden),
-			k:         b.matrix(p+"self_attn.k_proj.weight", kvw, c.Hidden),
-			v:         b.matrix(p+"self_attn.v_proj.weight", kvw, c.Hidden),
-			o:         b.matrix(p+"self_attn.o_proj.weight", c.Hidden, qw),
-			gate:      b.matrix(p+"mlp.gate_proj.weight", c.Intermediate, c.Hidden),
-			up:        b.matrix(p+"mlp.up_proj.weight", c.Intermediate, c.Hidden),
-			down:      b.matrix(p+"mlp.down_proj.weight", c.Hidden, c.Intermediate),
-		})
+		s[p+"input_layernorm.weight"] = []int{c.Hidden}
+		s[p+"post_attention_layernorm.weight"] = []int{c.Hidden}
+		s[p+"self_attn.q_norm.weight"] = []int{c.HeadDim}
+		s[p+"self_attn.k_norm.weight"] = []int{c.HeadDim}
+		s[p+"self_attn.q_proj.weight"] = []int{qw, c.Hidden}
+		s[p+"self_attn.k_proj.weight"] = []int{kvw, c.Hidden}
+		s[p+"self_attn.v_proj.weight"] = []int{kvw, c.Hidden}
+		s[p+"self_attn.o_proj.weight"] = []int{c.Hidden, qw}
+		s[p+"mlp.gate_proj.weight"] = []int{c.Intermediate, c.Hidden}
+		s[p+"mlp.up_proj.weight"] = []int{c.Intermediate, c.Hidden}
+		s[p+"mlp.down_proj.weight"] = []int{c.Hidden, c.Intermediate}
 	}
-	return w
+	return s
+}
+
+// bindLanguageModel binds the language model's weights (te.*) with ml.Binder: matrices in place,
+// norm weights uploaded as one row each.
+func bindLanguageModel(src quant.Source, be ml.Backend, c TextConfig) (*lmWeights, error) {
+	b := &ml.Binder{Src: src, B: be, Network: "text encoder", Shape: ml.ShapeMap(lmShapes(c)), MatrixView: true, RowVectors: true}
+	embed, err := b.Matrix("te.embed_tokens.weight")
+	if err != nil {
+		return nil, err
+	}
+	w := &lmWeights{embed: embed, layers: make([]lmLayer, c.Layers)}
+	for i := range w.layers {
+		if err := b.Bind(&w.layers[i], fmt.Sprintf("te.layers.%d.", i)); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
 }
 
 // linearBias is a linear layer with a bias row.
