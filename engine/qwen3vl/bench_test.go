@@ -135,10 +135,9 @@ func realGeometryVisionBlock(tb testing.TB) (VisionConfig, memorySource) {
 func BenchmarkRealGeometryVisionBlock(b *testing.B) {
 	be := cpu.New()
 	c, src := realGeometryVisionBlock(b)
-	bind := &binder{src: src, backend: be}
-	w := bindVision(bind, c)
-	if bind.err != nil {
-		b.Fatal(bind.err)
+	w, err := bindVision(src, be, c)
+	if err != nil {
+		b.Fatal(err)
 	}
 	tower := &visionTower{b: be, c: c, w: w}
 	r := rand.New(rand.NewPCG(3, 3))

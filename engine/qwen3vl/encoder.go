@@ -60,10 +60,9 @@ func NewEncoder(b ml.Backend, src quant.Source) (*Encoder, error) {
 	if len(vc.DeepstackIndexes) > tc.Layers {
 		return nil, fmt.Errorf("vis.config_json: %d DeepStack mergers but the language model has only %d layers", len(vc.DeepstackIndexes), tc.Layers)
 	}
-	bind := &binder{src: src, backend: b}
-	vw := bindVision(bind, vc)
-	if bind.err != nil {
-		return nil, bind.err
+	vw, err := bindVision(src, b, vc)
+	if err != nil {
+		return nil, err
 	}
 	e.vision = &visionTower{b: b, c: vc, w: vw}
 	return e, nil

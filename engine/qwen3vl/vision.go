@@ -107,86 +107,62 @@ func (v *visionTower) hostInputs(images []VisionInput) (*hostInputs, error) {
 }
 
 // encode runs the tower over the images' patches together (attention stays within each frame).
-func (v *visionTower) encode(ctx context.Context, images []VisionInput) (out *visionOutput, err error) {
-	b, c := v.b, v.c
+func (v *visionTower) encode(ctx context.Context, images []VisionInput) (*visionOutput, error) {
+	c := v.c
 	C, hd := c.Hidden, c.HeadDim()
 	host, err := v.hostInputs(images)
 	if err != nil {
 		return nil, err
 	}
 	n := len(host.ropePos)
-
-	var temps []ml.Tensor
-	defer func() {
-		for _, t := range temps {
-			b.Free(t)
-		}
-	}()
-	alloc := func(shape ...int) ml.Tensor {
-		if err != nil {
-			return nil
-		}
-		var t ml.Tensor
-		if t, err = b.New(shape...); err == nil {
-			temps = append(temps, t)
-		}
-		return t
-	}
-	upload := func(data []float32, shape ...int) ml.Tensor {
-		if err != nil {
-			return nil
-		}
-		var t ml.Tensor
-		if t, err = b.Upload(data, shape...); err == nil {
-			temps = append(temps, t)
-		}
-		return t
-	}
-
 	cosT, sinT, err := ml.RopeTable(host.ropePos, []int{hd / 2, hd / 2}, c.RopeTheta)
 	if err != nil {
 		return nil, fmt.Errorf("vision rotary table: %w", err)
 	}
-	rope := &ml.Rope{Cos: upload(cosT, n, hd/2), Sin: upload(sinT, n, hd/2), Pairs: ml.HalfSplit}
-	in := upload(host.pixels, n, c.PatchValues())
-	pos := upload(host.posEmb, n, C)
+
+	e := ml.NewScope(v.b)
+	defer e.Release()
+	rope := &ml.Rope{Cos: e.Own(e.Upload(cosT, n, hd/2)), Sin: e.Own(e.Upload(sinT, n, hd/2)), Pairs: ml.HalfSplit}
+	in := e.Own(e.Upload(host.pixels, n, c.PatchValues()))
+	pos := e.Own(e.Upload(host.posEmb, n, C))
 	s := &visionScratch{
-		x: alloc(n, C), h: alloc(n, C), qkv: alloc(n, 3*C), qkvT: alloc(3*C, n),
-		q: alloc(n, C), k: alloc(n, C), v: alloc(n, C), attn: alloc(n, C), mlp: alloc(n, c.Intermediate),
+		x: e.Temp(n, C), h: e.Temp(n, C), qkv: e.Temp(n, 3*C), qkvT: e.Temp(3*C, n),
+		q: e.Temp(n, C), k: e.Temp(n, C), v: e.Temp(n, C), attn: e.Temp(n, C), mlp: e.Temp(n, c.Intermediate),
 	}
-	if err != nil {
+	if err := e.Err(); err != nil {
 		return nil, fmt.Errorf("vision tower over %d patches: %w", n, err)
 	}
-	if err := v.linear(s.x, in, v.w.patchEmbed); err != nil {
+	linear(e, s.x, in, v.w.patchEmbed, v.w.patchBias)
+	if err := e.Err(); err != nil {
 		return nil, fmt.Errorf("vision patch embedding: %w", err)
 	}
 	v.observe("visual.patch_embed", s.x)
-	if err := b.Add(s.x, s.x, pos); err != nil {
-		return nil, fmt.Errorf("vision position embeddings: %w", err)
+	if e.Do(e.B.Add(s.x, s.x, pos)); e.Err() != nil {
+		return nil, fmt.Errorf("vision position embeddings: %w", e.Err())
 	}
 
-	out = &visionOutput{deepstack: make([]ml.Tensor, len(c.DeepstackIndexes))}
+	out := &visionOutput{deepstack: make([]ml.Tensor, len(c.DeepstackIndexes))}
+	fail := func(format string, args ...any) (*visionOutput, error) {
+		out.free(v.b)
+		return nil, fmt.Errorf(format, args...)
+	}
 	for i := range v.w.blocks {
 		if err := ctx.Err(); err != nil {
-			out.free(b)
-			return nil, err
+			return fail("%w", err)
 		}
-		if err := v.block(&v.w.blocks[i], s, rope, host.spans); err != nil {
-			out.free(b)
-			return nil, fmt.Errorf("vision block %d: %w", i, err)
+		if v.block(e, &v.w.blocks[i], s, rope, host.spans); e.Err() != nil {
+			return fail("vision block %d: %w", i, e.Err())
 		}
 		v.observe(fmt.Sprintf("visual.blocks.%d", i), s.x)
 		if k := deepstackSlot(c, i); k >= 0 {
-			if out.deepstack[k], err = v.merge(&v.w.deepstack[k], s.x, n); err != nil {
-				out.free(b)
-				return nil, fmt.Errorf("vision DeepStack merger %d: %w", k, err)
+			if out.deepstack[k] = v.merge(e, &v.w.deepstack[k], s.x, n); e.Err() != nil {
+				return fail("vision DeepStack merger %d: %w", k, e.Err())
 			}
 			v.observe(fmt.Sprintf("visual.deepstack_merger_list.%d", k), out.deepstack[k])
 		}
 	}
-	if out.embeds, err = v.merge(&v.w.merger, s.x, n); err != nil {
-		out.free(b)
-		return nil, fmt.Errorf("vision merger: %w", err)
+	if out.embeds = v.merge(e, &v.w.merger, s.x, n); e.Err() != nil {
+		return fail("vision merger: %w", e.Err())
 	}
 	v.observe("visual.merger", out.embeds)
 	return out, nil
@@ -197,142 +173,90 @@ type visionScratch struct {
 	x, h, qkv, qkvT, q, k, v, attn, mlp ml.Tensor
 }
 
-// block is one ViT block: x += proj(attn(LN1(x))); x += fc2(act(fc1(LN2(x)))).
-func (v *visionTower) block(blk *visionBlock, s *visionScratch, rope *ml.Rope, spans []frameSpan) error {
-	b, c := v.b, v.c
+// block is one ViT block (spec §10.4):
+//
+//	x += proj(attn(rope(q), rope(k), v)) with q, k, v = split(qkv(LN1(x))), attention per frame
+//	x += fc2(act(fc1(LN2(x))))
+func (v *visionTower) block(e *ml.Scope, blk *visionBlock, s *visionScratch, rope *ml.Rope, spans []frameSpan) {
+	b, c := e.B, v.c
 	C, H, hd := c.Hidden, c.Heads, c.HeadDim()
-	if err := b.LayerNorm(s.h, s.x, blk.norm1.w, blk.norm1.b, visionNormEps); err != nil {
-		return err
-	}
-	if err := v.linear(s.qkv, s.h, blk.qkv); err != nil {
-		return err
-	}
-	if err := splitThirds(b, s.qkv, s.qkvT, s.q, s.k, s.v); err != nil {
-		return err
-	}
-	for _, t := range []ml.Tensor{s.q, s.k} {
-		if err := b.HeadNormRoPE(t, H, hd, nil, 0, rope); err != nil {
-			return err
-		}
-	}
+	e.Do(b.LayerNorm(s.h, s.x, blk.Norm1W, blk.Norm1B, visionNormEps))
+	linear(e, s.qkv, s.h, blk.QKV, blk.QKVB)
+	splitThirds(e, s.qkv, s.qkvT, s.q, s.k, s.v)
+	e.Do(b.HeadNormRoPE(s.q, H, hd, nil, 0, rope))
+	e.Do(b.HeadNormRoPE(s.k, H, hd, nil, 0, rope))
 	spec := ml.AttnSpec{Heads: H, KVHeads: H, HeadDim: hd, Scale: float32(1 / math.Sqrt(float64(hd)))}
 	for _, sp := range spans {
-		var views [4]ml.Tensor
-		for i, t := range []ml.Tensor{s.attn, s.q, s.k, s.v} {
-			var err error
-			if views[i], err = b.Slice(t, sp.start*C, sp.count, C); err != nil {
-				return err
-			}
-		}
-		if err := b.Attention(views[0], views[1], views[2], views[3], nil, nil, spec); err != nil {
-			return err
-		}
+		rows := func(t ml.Tensor) ml.Tensor { return e.Rows(t, sp.start, sp.count, C) }
+		e.Do(b.Attention(rows(s.attn), rows(s.q), rows(s.k), rows(s.v), nil, nil, spec))
 	}
-	if err := v.linear(s.h, s.attn, blk.proj); err != nil {
-		return err
+	linear(e, s.h, s.attn, blk.Proj, blk.ProjB)
+	e.Do(b.Add(s.x, s.x, s.h))
+	e.Do(b.LayerNorm(s.h, s.x, blk.Norm2W, blk.Norm2B, visionNormEps))
+	linear(e, s.mlp, s.h, blk.FC1, blk.FC1B)
+	if c.GELUTanh {
+		e.Do(b.GELUTanh(s.mlp, s.mlp))
+	} else {
+		e.Do(b.GELUErf(s.mlp, s.mlp))
 	}
-	if err := b.Add(s.x, s.x, s.h); err != nil {
-		return err
-	}
-	if err := b.LayerNorm(s.h, s.x, blk.norm2.w, blk.norm2.b, visionNormEps); err != nil {
-		return err
-	}
-	if err := v.linear(s.mlp, s.h, blk.fc1); err != nil {
-		return err
-	}
-	act := b.GELUTanh
-	if !c.GELUTanh {
-		act = b.GELUErf
-	}
-	if err := act(s.mlp, s.mlp); err != nil {
-		return err
-	}
-	if err := v.linear(s.h, s.mlp, blk.fc2); err != nil {
-		return err
-	}
-	return b.Add(s.x, s.x, s.h)
+	linear(e, s.h, s.mlp, blk.FC2, blk.FC2B)
+	e.Do(b.Add(s.x, s.x, s.h))
 }
 
 // merge runs a patch merger over x [n, C]: each merge window's tokens (consecutive rows) become
 // one row of 4·C, normalized per token (final merger) or per merged row (DeepStack), then
-// fc2(GELU(fc1(·))). The result [n/4, out] is a new tensor the caller owns.
-func (v *visionTower) merge(m *patchMerger, x ml.Tensor, n int) (ml.Tensor, error) {
-	b, c := v.b, v.c
+// fc2(GELU(fc1(·))). The result [n/4, out] is a new tensor the caller owns; the merger's own
+// intermediates are freed when it returns.
+func (v *visionTower) merge(e *ml.Scope, m *patchMerger, x ml.Tensor, n int) ml.Tensor {
+	c := v.c
 	unit := c.MergeSize * c.MergeSize
 	rows, wide := n/unit, c.Hidden*unit
-	var normed ml.Tensor
-	var err error
+	t := ml.NewScope(e.B)
+	defer func() {
+		t.Release()
+		e.Do(t.Err())
+	}()
+	b := t.B
 	if m.postShuffle {
-		normed, err = b.New(rows, wide)
-	} else {
-		normed, err = b.New(n, c.Hidden)
+		normed := t.Temp(rows, wide)
+		t.Do(b.LayerNorm(normed, t.Slice(x, 0, rows, wide), m.NormW, m.NormB, visionNormEps))
+		return v.mergeMLP(t, m, normed, rows, wide)
 	}
-	if err != nil {
-		return nil, err
+	normed := t.Temp(n, c.Hidden)
+	t.Do(b.LayerNorm(normed, x, m.NormW, m.NormB, visionNormEps))
+	return v.mergeMLP(t, m, t.Slice(normed, 0, rows, wide), rows, wide)
+}
+
+// mergeMLP is a merger's fc2(GELU(fc1(merged))) into a new [rows, out] tensor the caller owns.
+func (v *visionTower) mergeMLP(t *ml.Scope, m *patchMerger, merged ml.Tensor, rows, wide int) ml.Tensor {
+	hidden := t.Temp(rows, wide)
+	linear(t, hidden, merged, m.FC1, m.FC1B)
+	t.Do(t.B.GELUErf(hidden, hidden))
+	out := t.New(rows, v.c.OutHidden)
+	linear(t, out, hidden, m.FC2, m.FC2B)
+	if t.Err() != nil && out != nil {
+		t.B.Free(out)
+		return nil
 	}
-	defer b.Free(normed)
-	if m.postShuffle {
-		view, err := b.Slice(x, 0, rows, wide)
-		if err != nil {
-			return nil, err
-		}
-		err = b.LayerNorm(normed, view, m.norm.w, m.norm.b, visionNormEps)
-	} else {
-		err = b.LayerNorm(normed, x, m.norm.w, m.norm.b, visionNormEps)
-	}
-	if err != nil {
-		return nil, err
-	}
-	merged, err := b.Slice(normed, 0, rows, wide)
-	if err != nil {
-		return nil, err
-	}
-	hidden, err := b.New(rows, wide)
-	if err != nil {
-		return nil, err
-	}
-	defer b.Free(hidden)
-	if err := v.linear(hidden, merged, m.fc1); err != nil {
-		return nil, err
-	}
-	if err := b.GELUErf(hidden, hidden); err != nil {
-		return nil, err
-	}
-	out, err := b.New(rows, c.OutHidden)
-	if err != nil {
-		return nil, err
-	}
-	if err := v.linear(out, hidden, m.fc2); err != nil {
-		b.Free(out)
-		return nil, err
-	}
-	return out, nil
+	return out
 }
 
 // linear is dst = x·wᵀ + bias.
-func (v *visionTower) linear(dst, x ml.Tensor, l linearBias) error {
-	if err := v.b.Linear(dst, x, l.w); err != nil {
-		return err
-	}
-	return v.b.Add(dst, dst, l.bias)
+func linear(e *ml.Scope, dst, x ml.Tensor, w *quant.Tensor, bias ml.Tensor) {
+	e.Do(e.B.Linear(dst, x, w))
+	e.Do(e.B.Add(dst, dst, bias))
 }
 
 // splitThirds splits the fused qkv [n, 3C] into q, k, v [n, C] each. The op set slices rows only,
 // so the columns go through a transpose: qkvT = qkvᵀ [3C, n], whose row blocks are qᵀ, kᵀ, vᵀ.
-func splitThirds(b ml.Backend, qkv, qkvT, q, k, v ml.Tensor) error {
-	if err := b.Transpose(qkvT, qkv); err != nil {
-		return err
+func splitThirds(e *ml.Scope, qkv, qkvT, q, k, v ml.Tensor) {
+	e.Do(e.B.Transpose(qkvT, qkv))
+	if qkvT == nil {
+		return
 	}
 	shape := qkvT.Shape()
 	third, n := shape[0]/3, shape[1]
 	for i, dst := range []ml.Tensor{q, k, v} {
-		part, err := b.Slice(qkvT, i*third*n, third, n)
-		if err != nil {
-			return err
-		}
-		if err := b.Transpose(dst, part); err != nil {
-			return err
-		}
+		e.Do(e.B.Transpose(dst, e.Slice(qkvT, i*third*n, third, n)))
 	}
-	return nil
 }

@@ -8,59 +8,6 @@ import (
 	"easel/engine/quant"
 )
 
-// binder looks weights up in a quant.Source, checks their shapes and uploads the small vectors
-// (norm weights, biases) to the backend. The first failure is kept and every later call is a
-// no-op, so a binding function reads as a list of names and reports one error at the end.
-type binder struct {
-	src     quant.Source
-	backend ml.Backend
-	err     error
-}
-
-// matrix binds a 2-D weight of shape [rows, cols] that stays in the source (quantized or not).
-func (b *binder) matrix(name string, rows, cols int) *quant.Tensor {
-	if b.err != nil {
-		return nil
-	}
-	t, err := b.src.Tensor(name)
-	if err != nil {
-		b.err = fmt.Errorf("text encoder weight %s: %w", name, err)
-		return nil
-	}
-	if t.Rows() != rows || t.Cols() != cols {
-		b.err = fmt.Errorf("text encoder weight %s has shape %v, the config calls for [%d, %d]: the model file does not match its config; convert it again", name, t.Shape, rows, cols)
-		return nil
-	}
-	return t
-}
-
-// vector binds a 1-D weight of n values (any float codec) as a one-row backend tensor.
-func (b *binder) vector(name string, n int) ml.Tensor {
-	if b.err != nil {
-		return nil
-	}
-	t, err := b.src.Tensor(name)
-	if err != nil {
-		b.err = fmt.Errorf("text encoder weight %s: %w", name, err)
-		return nil
-	}
-	if t.Rows()*t.Cols() != n {
-		b.err = fmt.Errorf("text encoder weight %s has shape %v, the config calls for [%d]: the model file does not match its config; convert it again", name, t.Shape, n)
-		return nil
-	}
-	v, err := quant.Dequantize(&quant.Tensor{Name: t.Name, DType: t.DType, Shape: []int{1, n}, Data: t.Data})
-	if err != nil {
-		b.err = fmt.Errorf("text encoder weight %s: %w", name, err)
-		return nil
-	}
-	up, err := b.backend.Upload(v, 1, n)
-	if err != nil {
-		b.err = fmt.Errorf("text encoder weight %s: upload: %w", name, err)
-		return nil
-	}
-	return up
-}
-
 // configJSON reads a JSON blob stored as a u8 tensor (te.config_json, vis.config_json).
 func configJSON(src quant.Source, name string) ([]byte, error) {
 	t, err := src.Tensor(name)
@@ -133,89 +80,118 @@ func bindLanguageModel(src quant.Source, be ml.Backend, c TextConfig) (*lmWeight
 	return w, nil
 }
 
-// linearBias is a linear layer with a bias row.
-type linearBias struct {
-	w    *quant.Tensor
-	bias ml.Tensor
-}
-
-func (b *binder) linear(prefix string, out, in int) linearBias {
-	return linearBias{w: b.matrix(prefix+".weight", out, in), bias: b.vector(prefix+".bias", out)}
-}
-
-// layerNorm is a LayerNorm's weight and bias rows.
-type layerNorm struct{ w, b ml.Tensor }
-
-func (b *binder) layerNorm(prefix string, n int) layerNorm {
-	return layerNorm{w: b.vector(prefix+".weight", n), b: b.vector(prefix+".bias", n)}
-}
-
-// visionBlock is one ViT block.
+// visionBlock is one ViT block, bound by ml.Binder under "vis.blocks.{i}.".
 type visionBlock struct {
-	norm1, norm2 layerNorm
-	qkv, proj    linearBias
-	fc1, fc2     linearBias
+	Norm1W ml.Tensor     `weight:"norm1.weight"`
+	Norm1B ml.Tensor     `weight:"norm1.bias"`
+	Norm2W ml.Tensor     `weight:"norm2.weight"`
+	Norm2B ml.Tensor     `weight:"norm2.bias"`
+	QKV    *quant.Tensor `weight:"attn.qkv.weight"`
+	QKVB   ml.Tensor     `weight:"attn.qkv.bias"`
+	Proj   *quant.Tensor `weight:"attn.proj.weight"`
+	ProjB  ml.Tensor     `weight:"attn.proj.bias"`
+	FC1    *quant.Tensor `weight:"mlp.linear_fc1.weight"`
+	FC1B   ml.Tensor     `weight:"mlp.linear_fc1.bias"`
+	FC2    *quant.Tensor `weight:"mlp.linear_fc2.weight"`
+	FC2B   ml.Tensor     `weight:"mlp.linear_fc2.bias"`
 }
 
-// patchMerger turns each 2×2 window of vision tokens into one language-model row. The final
-// merger normalizes each token before the merge (norm width = vision hidden); the DeepStack
-// mergers normalize the merged row (norm width = 4·hidden).
+// patchMerger turns each 2×2 window of vision tokens into one language-model row, bound under
+// "vis.merger." or "vis.deepstack.{k}.". The final merger normalizes each token before the merge
+// (norm width = vision hidden); the DeepStack mergers normalize the merged row (norm width =
+// 4·hidden).
 type patchMerger struct {
-	norm        layerNorm
+	NormW       ml.Tensor     `weight:"norm.weight"`
+	NormB       ml.Tensor     `weight:"norm.bias"`
+	FC1         *quant.Tensor `weight:"linear_fc1.weight"`
+	FC1B        ml.Tensor     `weight:"linear_fc1.bias"`
+	FC2         *quant.Tensor `weight:"linear_fc2.weight"`
+	FC2B        ml.Tensor     `weight:"linear_fc2.bias"`
 	postShuffle bool
-	fc1, fc2    linearBias
 }
 
 // visionWeights is the vision tower.
 type visionWeights struct {
-	patchEmbed linearBias
 	// posEmbed is the learned [GridSide², Hidden] position table, interpolated per image.
-	posEmbed  *quant.Tensor
-	blocks    []visionBlock
-	merger    patchMerger
-	deepstack []patchMerger
+	posEmbed   *quant.Tensor
+	patchEmbed *quant.Tensor // the patch Conv3d viewed as a matrix [Hidden, PatchValues]
+	patchBias  ml.Tensor
+	blocks     []visionBlock
+	merger     patchMerger
+	deepstack  []patchMerger
 }
 
-func bindVision(b *binder, c VisionConfig) *visionWeights {
+// visionShapes is every vision tensor's shape under the config, by .cmf name; patch is the patch
+// embedding's name stem.
+func visionShapes(c VisionConfig, patch string) map[string][]int {
 	C, merged := c.Hidden, c.Hidden*c.MergeSize*c.MergeSize
-	w := &visionWeights{posEmbed: b.matrix("vis.pos_embed.weight", c.PositionEmbeddings, C)}
+	s := map[string][]int{
+		"vis.pos_embed.weight": {c.PositionEmbeddings, C},
+		patch + ".weight":      {C, c.PatchValues()},
+		patch + ".bias":        {C},
+	}
+	for i := range c.Depth {
+		p := fmt.Sprintf("vis.blocks.%d.", i)
+		for _, n := range []string{"norm1", "norm2"} {
+			s[p+n+".weight"], s[p+n+".bias"] = []int{C}, []int{C}
+		}
+		for _, l := range []struct {
+			name    string
+			out, in int
+		}{{"attn.qkv", 3 * C, C}, {"attn.proj", C, C}, {"mlp.linear_fc1", c.Intermediate, C}, {"mlp.linear_fc2", C, c.Intermediate}} {
+			s[p+l.name+".weight"], s[p+l.name+".bias"] = []int{l.out, l.in}, []int{l.out}
+		}
+	}
+	merger := func(prefix string, normWidth int) {
+		s[prefix+"norm.weight"], s[prefix+"norm.bias"] = []int{normWidth}, []int{normWidth}
+		s[prefix+"linear_fc1.weight"], s[prefix+"linear_fc1.bias"] = []int{merged, merged}, []int{merged}
+		s[prefix+"linear_fc2.weight"], s[prefix+"linear_fc2.bias"] = []int{c.OutHidden, merged}, []int{c.OutHidden}
+	}
+	merger("vis.merger.", C)
+	for k := range c.DeepstackIndexes {
+		merger(fmt.Sprintf("vis.deepstack.%d.", k), merged)
+	}
+	return s
+}
+
+// bindVision binds the vision tower's weights (vis.*) with ml.Binder.
+func bindVision(src quant.Source, be ml.Backend, c VisionConfig) (*visionWeights, error) {
 	// cortiq's packer names the Conv3d "vis.patch_embed.{weight,bias}"; a straight rename of
 	// the Hugging Face name keeps ".proj".
 	patch := "vis.patch_embed"
-	if _, err := b.src.Tensor(patch + ".weight"); err != nil {
-		if _, err2 := b.src.Tensor(patch + ".proj.weight"); err2 == nil {
+	if _, err := src.Tensor(patch + ".weight"); err != nil {
+		if _, err2 := src.Tensor(patch + ".proj.weight"); err2 == nil {
 			patch += ".proj"
 		}
 	}
-	w.patchEmbed = b.linear(patch, C, c.PatchValues())
-	for i := range c.Depth {
-		p := fmt.Sprintf("vis.blocks.%d.", i)
-		w.blocks = append(w.blocks, visionBlock{
-			norm1: b.layerNorm(p+"norm1", C),
-			norm2: b.layerNorm(p+"norm2", C),
-			qkv:   b.linear(p+"attn.qkv", 3*C, C),
-			proj:  b.linear(p+"attn.proj", C, C),
-			fc1:   b.linear(p+"mlp.linear_fc1", c.Intermediate, C),
-			fc2:   b.linear(p+"mlp.linear_fc2", C, c.Intermediate),
-		})
+	b := &ml.Binder{Src: src, B: be, Network: "text encoder", Shape: ml.ShapeMap(visionShapes(c, patch)), MatrixView: true, RowVectors: true}
+	w := &visionWeights{blocks: make([]visionBlock, c.Depth)}
+	var err error
+	if w.posEmbed, err = b.Matrix("vis.pos_embed.weight"); err != nil {
+		return nil, err
 	}
-	bindMerger := func(prefix string, postShuffle bool) patchMerger {
-		normWidth := C
-		if postShuffle {
-			normWidth = merged
-		}
-		return patchMerger{
-			norm:        b.layerNorm(prefix+".norm", normWidth),
-			postShuffle: postShuffle,
-			fc1:         b.linear(prefix+".linear_fc1", merged, merged),
-			fc2:         b.linear(prefix+".linear_fc2", c.OutHidden, merged),
+	if w.patchEmbed, err = b.Matrix(patch + ".weight"); err != nil {
+		return nil, err
+	}
+	if w.patchBias, err = b.Vector(patch + ".bias"); err != nil {
+		return nil, err
+	}
+	for i := range w.blocks {
+		if err := b.Bind(&w.blocks[i], fmt.Sprintf("vis.blocks.%d.", i)); err != nil {
+			return nil, err
 		}
 	}
-	w.merger = bindMerger("vis.merger", false)
-	for k := range c.DeepstackIndexes {
-		w.deepstack = append(w.deepstack, bindMerger(fmt.Sprintf("vis.deepstack.%d", k), true))
+	if err := b.Bind(&w.merger, "vis.merger."); err != nil {
+		return nil, err
 	}
-	return w
+	w.deepstack = make([]patchMerger, len(c.DeepstackIndexes))
+	for k := range w.deepstack {
+		w.deepstack[k].postShuffle = true
+		if err := b.Bind(&w.deepstack[k], fmt.Sprintf("vis.deepstack.%d.", k)); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
 }
 
 // deepstackSlot is the merger index fed by vision block i, or −1.
