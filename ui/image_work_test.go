@@ -382,3 +382,32 @@ func TestCancelledStartRunIsForgotten(t *testing.T) {
 	h.s.cancelCurrent()
 	h.pump("the first job cancelled", func() bool { return h.s.queue.Pending() == 0 })
 }
+
+// Paste in "Work on an image" takes the clipboard's image as the start image, else the image
+// file its text names; other text gets the condition images' message.
+func TestPasteAStartImage(t *testing.T) {
+	var clip []byte
+	h := newHarnessWith(t, 64e9, func(h *harness, d *Deps) { d.ClipboardImage = func() []byte { return clip } })
+	cb := test.NewClipboard()
+	cb.SetContent("just some words")
+	if !h.s.pasteStart(cb) || h.s.start != nil || !strings.Contains(h.s.message.Text, "is not an image file") {
+		t.Fatalf("pasting words: start %v, message %q", h.s.start, h.s.message.Text)
+	}
+	path := h.writePNG("copied.png", 96, 64)
+	cb.SetContent(path)
+	if !h.s.pasteStart(cb) {
+		t.Fatal("a pasted image path was not taken")
+	}
+	h.pump("the pasted file", func() bool { return h.s.start != nil })
+	if h.s.start.c.Name != "copied.png" {
+		t.Errorf("start image %q", h.s.start.c.Name)
+	}
+	data, err := os.ReadFile(h.writePNG("clip.png", 64, 48))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clip = data
+	if !h.s.pasteStart(cb) || h.s.start == nil || !strings.HasPrefix(h.s.start.c.Name, "pasted image") || h.s.start.c.Image.Rect.Dx() != 64 {
+		t.Errorf("the clipboard's image was not taken as the start image: %+v", h.s.start)
+	}
+}
