@@ -8,6 +8,7 @@ import (
 	"easel/engine/cmf"
 	"easel/engine/ml/metal"
 	"easel/engine/pipeline"
+	"easel/engine/pipeline/pipelinemetal"
 	"easel/engine/qi21/qi21metal"
 	"easel/kernels/device"
 	"easel/kernels/emu"
@@ -57,9 +58,9 @@ func (c *Choice) Options(f *cmf.File) pipeline.Options {
 		}
 	}
 	return pipeline.Options{
-		Denoiser:    pipeline.MetalDenoiser(metal.GateDevice(c.Device, st.Decline(metal.StageDenoiser)), f.Bytes(), dopts),
-		VAE:         pipeline.MetalVAE(metal.GateDevice(c.Device, st.Decline(metal.StageVAE)), f.Bytes()),
-		TextEncoder: pipeline.MetalTextEncoder(metal.GateDevice(c.Device, st.Decline(metal.StageTextEncoder)), f.Bytes()),
+		Denoiser:    pipelinemetal.Denoiser(metal.GateDevice(c.Device, st.Decline(metal.StageDenoiser)), f.Bytes(), dopts),
+		VAE:         pipelinemetal.VAE(metal.GateDevice(c.Device, st.Decline(metal.StageVAE)), f.Bytes()),
+		TextEncoder: pipelinemetal.TextEncoder(metal.GateDevice(c.Device, st.Decline(metal.StageTextEncoder)), f.Bytes()),
 	}
 }
 

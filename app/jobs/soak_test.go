@@ -23,6 +23,7 @@ import (
 	"easel/engine/ml/cpu"
 	"easel/engine/ml/metal"
 	"easel/engine/pipeline"
+	"easel/engine/pipeline/pipelinemetal"
 	"easel/engine/qi21/qi21metal"
 	"easel/internal/golden"
 	"easel/kernels/emu"
@@ -295,7 +296,7 @@ func TestSoakEmuMetal(t *testing.T) {
 	}
 	defer f.Close()
 	k := metal.Knobs{Guards: metal.DefaultGuards}
-	p, err := pipeline.New(f, cpu.New(), pipeline.Options{Denoiser: pipeline.MetalDenoiser(dev, f.Bytes(), qi21metal.Options{Knobs: &k})})
+	p, err := pipeline.New(f, cpu.New(), pipeline.Options{Denoiser: pipelinemetal.Denoiser(dev, f.Bytes(), qi21metal.Options{Knobs: &k})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func TestRunEventsNeverBlock(t *testing.T) {
 	p := newTinyPipeline(t, nil)
 	c := cfgCase(t)
 	req := caseRequest(t, c)
-	h, w := c.target()
+	h, w := c.Target()
 	var rendered [][2]int
 	req.Preview = func(x0 []float32, ph, pw int) image.Image {
 		rendered = append(rendered, [2]int{ph, pw})
@@ -74,8 +74,8 @@ func TestRunEventsNeverBlock(t *testing.T) {
 			if ev.LastStepTime <= 0 || ev.StepTime <= 0 || ev.ETA <= 0 {
 				t.Errorf("step %d event: last step %v, mean %v, ETA %v; want all measured", ev.Step, ev.LastStepTime, ev.StepTime, ev.ETA)
 			}
-			if ev.Steps != c.steps || ev.Sigma != res.Sigmas[ev.Step-1] {
-				t.Errorf("step %d event: %d steps, σ %v; want %d, %v", ev.Step, ev.Steps, ev.Sigma, c.steps, res.Sigmas[ev.Step-1])
+			if ev.Steps != c.Steps || ev.Sigma != res.Sigmas[ev.Step-1] {
+				t.Errorf("step %d event: %d steps, σ %v; want %d, %v", ev.Step, ev.Steps, ev.Sigma, c.Steps, res.Sigmas[ev.Step-1])
 			}
 		}
 		if ev.Preview != nil {
@@ -87,7 +87,7 @@ func TestRunEventsNeverBlock(t *testing.T) {
 		t.Errorf("stages %v, want %v", stages, wantStages)
 	}
 	var want []int
-	for i := range c.steps {
+	for i := range c.Steps {
 		want = append(want, i+1)
 	}
 	if !slices.Equal(steps, want) {
@@ -186,7 +186,7 @@ func TestRunCancel(t *testing.T) {
 	}{
 		{"linear", 2, "encoding prompt"},
 		{"conv", 3, "encoding images"},
-		{"linear", linears - 1, fmt.Sprintf("denoising (step %d of %d)", c.steps, c.steps)},
+		{"linear", linears - 1, fmt.Sprintf("denoising (step %d of %d)", c.Steps, c.Steps)},
 		{"conv", convs - 1, "decoding"},
 	} {
 		ctx, cancel := context.WithCancel(t.Context())
@@ -214,7 +214,7 @@ func TestRunCancel(t *testing.T) {
 	if err != nil {
 		t.Fatalf("after cancelled runs: %v", err)
 	}
-	want, _ := c.float32s(t, "image_np")
+	want, _ := c.Floats(t, "image_np")
 	if e := maxAbs(t, "image", imageHWC(res.Decoded), want); !(e <= parityBound) {
 		t.Errorf("after cancelled runs: image max |Δ| %.3g", e)
 	}

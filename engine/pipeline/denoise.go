@@ -76,7 +76,7 @@ func (in *DenoiseInput) layout(c *Conditioning) (*qi21.Layout, error) {
 // Denoise prefills one program per prompt and walks the schedule with Euler steps (spec §5.3,
 // §6.12), combining the two velocities under CFG as v = v_neg + s·(v_cond − v_neg) (spec §7).
 // It returns the final packed latents. The programs are released on every path, and then a
-// device's buffers over the denoiser's weights (weightReleaser).
+// device's buffers over the denoiser's weights (Denoiser.ReleaseWeights).
 func (p *Pipeline) Denoise(ctx context.Context, in DenoiseInput, hooks DenoiseHooks) ([]float32, error) {
 	return p.DenoiseBatch(ctx, in, 1, nil, hooks, nil)
 }
@@ -124,13 +124,16 @@ func (p *Pipeline) DenoiseBatch(ctx context.Context, in DenoiseInput, n int, noi
 		if got := lay.CondLatents() * ch; got != len(in.CondLatents) {
 			return nil, fmt.Errorf("%w: the prompt has room for %d condition latent values, the images gave %d", ErrImages, got, len(in.CondLatents))
 		}
+		p.denAt.takeNotices() // a failed prefill's declines are not this prompt's
 		prog, err := p.den.Prefill(ctx, lay, c.Embeddings, in.CondLatents)
 		if err != nil {
 			return nil, err
 		}
 		progs = append(progs, prog)
-		if n, ok := prog.(noticer); ok && n.Notice() != "" && hooks.Notice != nil {
-			hooks.Notice(n.Notice())
+		for _, n := range p.denAt.takeNotices() {
+			if hooks.Notice != nil {
+				hooks.Notice(n)
+			}
 		}
 	}
 	if hooks.Prefilled != nil {

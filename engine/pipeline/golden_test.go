@@ -2,12 +2,9 @@ package pipeline
 
 import (
 	"fmt"
-	"image"
 	"slices"
 	"testing"
 
-	"easel/engine/condimage"
-	"easel/engine/imageio"
 	"easel/engine/qwen3vl"
 	"easel/engine/vae"
 	"easel/internal/golden"
@@ -26,31 +23,31 @@ func TestGoldenPipelineStages(t *testing.T) {
 	p := newTinyPipeline(t, nil)
 	for _, c := range pipelineCases(t) {
 		t.Run(c.Name, func(t *testing.T) {
-			h, w := c.target()
-			noise := c.recordedNoise(t)
-			fromSeed, err := p.Noise(c.seed, h, w)
+			h, w := c.Target()
+			noise := c.RecordedNoise(t)
+			fromSeed, err := p.Noise(c.Seed, h, w)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !slices.Equal(fromSeed, noise) {
-				t.Errorf("seed %d: our noise differs from the reference's (max |Δ| %.3g)", c.seed, golden.MaxAbsErr(fromSeed, noise))
+				t.Errorf("seed %d: our noise differs from the reference's (max |Δ| %.3g)", c.Seed, golden.MaxAbsErr(fromSeed, noise))
 			}
 
 			var vision []qwen3vl.VisionInput
 			var vaeIn []*vae.Image
 			if c.Has("te0_pixel_values") {
-				vision = splitVision(t, c, "te0")
-				for k := range len(c.shapes) - 1 {
-					px, shape := c.float32s(t, fmt.Sprintf("vae_encode_input_%d", k))
+				vision = c.SplitVision(t, "te0")
+				for k := range len(c.Shapes) - 1 {
+					px, shape := c.Floats(t, fmt.Sprintf("vae_encode_input_%d", k))
 					vaeIn = append(vaeIn, &vae.Image{C: shape[1], H: shape[3], W: shape[4], Pix: px})
 				}
 			}
-			pos := encodeCase(t, p, c, "te0", c.prompt, vision)
+			pos := encodeCase(t, p, c, "te0", c.Prompt, vision)
 			var neg *Conditioning
-			if c.cfg > 1 {
-				neg = encodeCase(t, p, c, "te1", c.neg, splitVisionIf(t, c, "te1"))
+			if c.CFG > 1 {
+				neg = encodeCase(t, p, c, "te1", c.Negative, c.SplitVisionIf(t, "te1"))
 			}
-			want, _ := c.float32s(t, "dit0_encoder_hidden_states")
+			want, _ := c.Floats(t, "dit0_encoder_hidden_states")
 			if e := golden.RelErr(pos.Embeddings, want); !(e <= 1e-5) {
 				t.Errorf("prompt embeddings: relative error %.3g", e)
 			}
@@ -58,17 +55,17 @@ func TestGoldenPipelineStages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(condShapes, c.shapes[:len(c.shapes)-1]) {
-				t.Fatalf("condition latent grids %v, the reference's img_shapes %v", condShapes, c.shapes)
+			if !slices.Equal(condShapes, c.Shapes[:len(c.Shapes)-1]) {
+				t.Fatalf("condition latent grids %v, the reference's img_shapes %v", condShapes, c.Shapes)
 			}
-			schedule, err := p.Schedule(c.steps, nil, h*w)
+			schedule, err := p.Schedule(c.Steps, nil, h*w)
 			if err != nil {
 				t.Fatal(err)
 			}
-			stepsWant, sshape := c.float32s(t, "steps_latents")
+			stepsWant, sshape := c.Floats(t, "steps_latents")
 			per := sshape[2] * sshape[3]
 			var worst float64
-			latents, err := p.Denoise(t.Context(), DenoiseInput{Positive: pos, Negative: neg, CFG: c.cfg,
+			latents, err := p.Denoise(t.Context(), DenoiseInput{Positive: pos, Negative: neg, CFG: c.CFG,
 				CondLatents: condLatents, CondShapes: condShapes, H: h, W: w, Noise: noise, Schedule: schedule},
 				DenoiseHooks{Step: func(s StepReport) {
 					e := maxAbs(t, "latents", s.Latents, stepsWant[s.Index*per:(s.Index+1)*per])
@@ -84,14 +81,14 @@ func TestGoldenPipelineStages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			imgWant, _ := c.float32s(t, "image_np")
+			imgWant, _ := c.Floats(t, "image_np")
 			ie := maxAbs(t, "image_np", imageHWC(decoded), imgWant)
 			if !(ie <= parityBound) {
 				t.Errorf("image: max |Δ| %.3g > %g", ie, parityBound)
 			}
-			t.Logf("%d steps, CFG %g: latents max |Δ| %.3g over the steps, image max |Δ| %.3g", c.steps, c.cfg, worst, ie)
+			t.Logf("%d steps, CFG %g: latents max |Δ| %.3g over the steps, image max |Δ| %.3g", c.Steps, c.CFG, worst, ie)
 
-			req := Request{Width: c.width, Height: c.height, Resolution: c.res, Images: loadCondImages(t, c)}
+			req := Request{Width: c.Width, Height: c.Height, Resolution: c.Resolution, Images: c.CondImages(t)}
 			W, H, err := p.OutputSize(&req)
 			if err != nil {
 				t.Fatal(err)
@@ -107,15 +104,15 @@ func TestGoldenPipelineStages(t *testing.T) {
 // left padding, and the system-prefix length our prompt builder computes for the same text.
 func encodeCase(t *testing.T, p *Pipeline, c *pipelineCase, prefix, text string, vision []qwen3vl.VisionInput) *Conditioning {
 	t.Helper()
-	ids := c.int32s(t, prefix+"_input_ids")
-	mask := c.int32s(t, prefix+"_attention_mask")
+	ids := c.Ints(t, prefix+"_input_ids")
+	mask := c.Ints(t, prefix+"_attention_mask")
 	var kept []int32
 	for i, id := range ids {
 		if mask[i] != 0 {
 			kept = append(kept, id)
 		}
 	}
-	built, err := p.BuildPrompt(text, conditionsFor(t, c, prefix))
+	built, err := p.BuildPrompt(text, c.ConditionsFor(t, prefix))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,62 +121,4 @@ func encodeCase(t *testing.T, p *Pipeline, c *pipelineCase, prefix, text string,
 		t.Fatal(err)
 	}
 	return cond
-}
-
-// conditionsFor stands in for prepared images with only their patch grids, which is all the
-// prompt builder reads.
-func conditionsFor(t *testing.T, c *pipelineCase, prefix string) []*condimage.ConditionImage {
-	t.Helper()
-	name := prefix + "_image_grid_thw"
-	if !c.Has(name) {
-		return nil
-	}
-	grids := c.int32s(t, name)
-	var out []*condimage.ConditionImage
-	for i := 0; i+3 <= len(grids); i += 3 {
-		out = append(out, &condimage.ConditionImage{GridTHW: [3]int{int(grids[i]), int(grids[i+1]), int(grids[i+2])}})
-	}
-	return out
-}
-
-// splitVision cuts the recorded pixel_values into one VisionInput per image by its grid.
-func splitVision(t *testing.T, c *pipelineCase, prefix string) []qwen3vl.VisionInput {
-	t.Helper()
-	px, shape := c.float32s(t, prefix+"_pixel_values")
-	var out []qwen3vl.VisionInput
-	row := 0
-	for _, ci := range conditionsFor(t, c, prefix) {
-		n := ci.GridTHW[0] * ci.GridTHW[1] * ci.GridTHW[2]
-		out = append(out, qwen3vl.VisionInput{Pixels: px[row*shape[1] : (row+n)*shape[1]], Grid: ci.GridTHW})
-		row += n
-	}
-	if row != shape[0] {
-		t.Fatalf("%s_pixel_values has %d rows, the grids account for %d", prefix, shape[0], row)
-	}
-	return out
-}
-
-func splitVisionIf(t *testing.T, c *pipelineCase, prefix string) []qwen3vl.VisionInput {
-	if !c.Has(prefix + "_pixel_values") {
-		return nil
-	}
-	return splitVision(t, c, prefix)
-}
-
-// loadCondImages decodes the case's condition PNGs.
-func loadCondImages(t *testing.T, c *pipelineCase) []*image.NRGBA {
-	t.Helper()
-	var out []*image.NRGBA
-	for _, name := range c.condFiles {
-		path, err := golden.Path(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		img, err := imageio.Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, img)
-	}
-	return out
 }

@@ -11,8 +11,8 @@ import (
 	"easel/engine/convert"
 	"easel/engine/ml"
 	"easel/engine/ml/cpu"
+	"easel/engine/pipeline/pipelinecase"
 	"easel/engine/vae"
-	"easel/internal/golden"
 	"easel/internal/tinymodel"
 )
 
@@ -50,149 +50,21 @@ func newTinyPipeline(t testing.TB, be ml.Backend) *Pipeline {
 	return p
 }
 
-// pipelineCase is one pipeline_* reference case with its metadata decoded: every setting comes
-// from the case (golden.Pipeline), none from the public set.
-type pipelineCase struct {
-	*golden.Case
-	prompt, neg   string
-	cfg           float64
-	steps, res    int
-	width, height int // 0 when the case takes the size from the last condition image
-	shapes        [][2]int
-	condFiles     []string
-	seed          uint64
-}
+// The pipeline_* reference cases (package pipelinecase).
+type pipelineCase = pipelinecase.Case
 
-func pipelineCases(t *testing.T) []*pipelineCase {
-	t.Helper()
-	paths, err := golden.Cases("pipeline")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) == 0 {
-		t.Fatal("no pipeline_* reference cases in the golden directory")
-	}
-	var out []*pipelineCase
-	for _, path := range paths {
-		c, err := golden.Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		spec, err := c.Pipeline()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, &pipelineCase{Case: c, prompt: spec.Prompt, neg: spec.Negative, cfg: spec.CFG,
-			steps: spec.Steps, res: spec.Resolution, width: spec.Width, height: spec.Height,
-			shapes: spec.Shapes, condFiles: spec.CondImages, seed: spec.Seed})
-	}
-	return out
-}
+func pipelineCases(t *testing.T) []*pipelineCase { return pipelinecase.All(t) }
 
-// pickCase is the case a test needs, chosen by what it holds, never by name or position: among
-// the cases for which keep is true, the first under better (nil: the first in name order). A
-// folder without such a case skips the test, saying what it lacks.
-func pickCase(t *testing.T, what string, keep func(*pipelineCase) bool, better func(a, b *pipelineCase) bool) *pipelineCase {
-	t.Helper()
-	var best *pipelineCase
-	for _, c := range pipelineCases(t) {
-		if keep(c) && (best == nil || (better != nil && better(c, best))) {
-			best = c
-		}
-	}
-	if best == nil {
-		t.Skipf("no pipeline case in the golden directory has %s", what)
-	}
-	t.Logf("case %s: %s (%d condition images, CFG %g, %d steps, seed %d)", best.Name, what, len(best.condFiles), best.cfg, best.steps, best.seed)
-	return best
-}
+// cfgCase is the cheapest case with CFG (two programs).
+func cfgCase(t *testing.T) *pipelineCase { t.Helper(); return pipelinecase.CFG(t) }
 
-// cfgCase is the cheapest case with CFG (two programs): fewest condition images, then the
-// smallest target.
-func cfgCase(t *testing.T) *pipelineCase {
-	t.Helper()
-	return pickCase(t, "CFG (two programs)", func(c *pipelineCase) bool { return c.cfg > 1 && c.steps >= 2 },
-		func(a, b *pipelineCase) bool {
-			if len(a.condFiles) != len(b.condFiles) {
-				return len(a.condFiles) < len(b.condFiles)
-			}
-			ah, aw := a.target()
-			bh, bw := b.target()
-			return ah*aw < bh*bw
-		})
-}
+// conditionedCase is the case with the most condition images.
+func conditionedCase(t *testing.T) *pipelineCase { t.Helper(); return pipelinecase.Conditioned(t) }
 
-// conditionedCase is the case with the most condition images (CFG preferred among equals).
-func conditionedCase(t *testing.T) *pipelineCase {
-	t.Helper()
-	return pickCase(t, "condition images", func(c *pipelineCase) bool { return len(c.condFiles) > 0 },
-		func(a, b *pipelineCase) bool {
-			if len(a.condFiles) != len(b.condFiles) {
-				return len(a.condFiles) > len(b.condFiles)
-			}
-			return a.cfg > 1 && b.cfg <= 1
-		})
-}
-
-// target is the output's latent grid.
-func (c *pipelineCase) target() (h, w int) {
-	s := c.shapes[len(c.shapes)-1]
-	return s[0], s[1]
-}
-
-func (c *pipelineCase) float32s(t *testing.T, name string) ([]float32, []int) {
-	t.Helper()
-	v, shape, err := c.Float32s(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v, shape
-}
-
-func (c *pipelineCase) int32s(t *testing.T, name string) []int32 {
-	t.Helper()
-	v, _, err := c.Int64s(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make([]int32, len(v))
-	for i, x := range v {
-		out[i] = int32(x)
-	}
-	return out
-}
-
-// recordedNoise is the initial noise the reference drew: the last T rows of the first denoiser
-// call's hidden states.
-func (c *pipelineCase) recordedNoise(t *testing.T) []float32 {
-	t.Helper()
-	hidden, shape := c.float32s(t, "dit0_hidden_states")
-	h, w := c.target()
-	return hidden[(shape[1]-h*w)*shape[2]:]
-}
-
-// imageHWC is a decoded [4, H, W] image in [−1, 1] as the reference's output_type="np" holds
-// it: [H, W, 4] in [0, 1].
-func imageHWC(img *vae.Image) []float32 {
-	out := make([]float32, len(img.Pix))
-	n := img.H * img.W
-	for c := range img.C {
-		for p := range n {
-			out[p*img.C+c] = vae.UnitRange(img.Pix[c*n+p])
-		}
-	}
-	return out
-}
-
-// maxAbs is max |got − want| with a length check.
-func maxAbs(t *testing.T, what string, got, want []float32) float64 {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, the reference has %d", what, len(got), len(want))
-	}
-	return golden.MaxAbsErr(got, want)
-}
+var (
+	imageHWC = pipelinecase.ImageHWC
+	maxAbs   = pipelinecase.MaxAbs
+)
 
 // compare8Bit checks RGBA bytes against the reference's [0, 1] values converted as numpy does:
 // equal, or one code off where the reference sits within 1e-3 of a rounding tie (a 1e-7
@@ -229,5 +101,25 @@ func newStockProcessorPipeline(t testing.TB) *Pipeline {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+// q8Pipeline opens the tiny model converted with the q8 profile (vision included), with opts.
+func q8Pipeline(t *testing.T, opts func(*cmf.File) Options) *Pipeline {
+	t.Helper()
+	f, err := cmf.Open(tinymodel.Path(t, convert.Options{Profile: convert.ProfileQ8}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o Options
+	if opts != nil {
+		o = opts(f)
+	}
+	p, err := New(f, cpu.New(), o)
+	if err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close(); f.Close() })
 	return p
 }

@@ -106,7 +106,7 @@ func resolveInit(in *InitImage, s *settings) (*initPlan, error) {
 // encodeInit is the init image's packed normalized latents [h·w, 64], encoded as condition
 // images are.
 func (p *Pipeline) encodeInit(ctx context.Context, img *image.NRGBA, h, w int) ([]float32, error) {
-	_, zn, _, err := p.vaeRun.r.Encode(ctx, vae.FromNRGBA(img))
+	_, zn, err := p.vaeNet.Encode(ctx, vae.FromNRGBA(img))
 	if err != nil {
 		return nil, fmt.Errorf("image to start from: %w", err)
 	}

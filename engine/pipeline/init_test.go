@@ -69,10 +69,6 @@ func TestInitStrengthOneIsTextToImage(t *testing.T) {
 	checkStrengthOneIsTextToImage(t, newTinyPipeline(t, nil))
 }
 
-func TestEmuInitStrengthOneIsTextToImageOnMetal(t *testing.T) {
-	checkStrengthOneIsTextToImage(t, q8Pipeline(t, onMetal(emuDevice(t, 0, 0))))
-}
-
 // TestInitStrengthSkipsSteps: strength 0.5 of 8 steps runs the last 4 of the 8-step schedule,
 // and the events count those 4.
 func TestInitStrengthSkipsSteps(t *testing.T) {

@@ -45,12 +45,19 @@ func prefixKVBytes(c qi21.Config, lay *qi21.Layout, elem int) int64 {
 	return int64(lay.PrefixLen) * int64(c.Layers) * 2 * int64(c.Hidden()) * int64(elem)
 }
 
+// backendReports are what a backend may report about its memory: the size of a cached value and
+// the memory it may use.
+type (
+	kvElementer interface{ KVElementBytes() int }
+	budgeter    interface{ DeviceBudget() int64 }
+)
+
 // kvElementBytes is the size of one cached value of a new program: what the denoiser reports
-// through KVElementBytes() int (2 for the CPU model's and the Metal denoiser's half caches), else
-// what the backend reports, else 4 (float32).
+// (2 for the CPU model's and the Metal denoiser's half caches), else what the backend reports
+// through KVElementBytes() int, else 4 (float32).
 func (p *Pipeline) kvElementBytes() int {
-	if k, ok := p.den.(kvElementer); ok && k.KVElementBytes() > 0 {
-		return k.KVElementBytes()
+	if n := p.den.KVElementBytes(); n > 0 {
+		return n
 	}
 	if k, ok := p.inner.(kvElementer); ok && k.KVElementBytes() > 0 {
 		return k.KVElementBytes()
@@ -61,8 +68,8 @@ func (p *Pipeline) kvElementBytes() int {
 // programKVElementBytes is one live program's element size: its own report (a program the
 // device declined lives in the CPU model's cache), else the denoiser's.
 func (p *Pipeline) programKVElementBytes(prog Program) int {
-	if k, ok := prog.(kvElementer); ok && k.KVElementBytes() > 0 {
-		return k.KVElementBytes()
+	if n := prog.KVElementBytes(); n > 0 {
+		return n
 	}
 	return p.kvElementBytes()
 }
@@ -85,19 +92,14 @@ type ledgerEntry struct {
 	deviceActs int64
 }
 
-// deviceActivationer is a Denoiser or Program that holds activations on a device per program.
-type deviceActivationer interface {
-	ActivationBytes(prefix, target int) int64
-}
-
 // ledger fills a Memory for programs of these layouts (planned: where the denoiser puts new
 // programs).
 func (p *Pipeline) ledger(layouts ...*qi21.Layout) Memory {
 	entries := make([]ledgerEntry, len(layouts))
 	for i, lay := range layouts {
 		entries[i] = ledgerEntry{lay: lay, elem: p.kvElementBytes()}
-		if a, ok := p.den.(deviceActivationer); ok && lay != nil {
-			entries[i].deviceActs = a.ActivationBytes(lay.PrefixLen, lay.T)
+		if lay != nil {
+			entries[i].deviceActs = p.den.ActivationBytes(lay.PrefixLen, lay.T)
 		}
 	}
 	return p.ledgerOf(entries)
@@ -109,8 +111,8 @@ func (p *Pipeline) liveLedger(progs []Program) Memory {
 	for i, prog := range progs {
 		lay := prog.Layout()
 		entries[i] = ledgerEntry{lay: lay, elem: p.programKVElementBytes(prog)}
-		if a, ok := prog.(deviceActivationer); ok && lay != nil {
-			entries[i].deviceActs = a.ActivationBytes(lay.PrefixLen, lay.T)
+		if lay != nil {
+			entries[i].deviceActs = prog.ActivationBytes(lay.PrefixLen, lay.T)
 		}
 	}
 	return p.ledgerOf(entries)
@@ -142,11 +144,11 @@ func (p *Pipeline) ledgerOf(entries []ledgerEntry) Memory {
 	return m
 }
 
-// deviceBudget is the denoiser's: what its device reports (the Metal device's recommended
-// working set), else the backend's budget.
+// deviceBudget is the denoiser's: its placement's (the Metal device's recommended working set),
+// else the backend's budget.
 func (p *Pipeline) deviceBudget() int64 {
-	if d, ok := p.den.(budgeter); ok && d.DeviceBudget() > 0 {
-		return d.DeviceBudget()
+	if p.denAt.Budget > 0 {
+		return p.denAt.Budget
 	}
 	return p.backendBudget()
 }

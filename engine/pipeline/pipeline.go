@@ -12,11 +12,9 @@ import (
 	"easel/engine/qi21"
 	"easel/engine/quant"
 	"easel/engine/qwen3vl"
-	"easel/engine/qwen3vl/qwen3vlmetal"
 	"easel/engine/sched"
 	"easel/engine/tokenizer"
 	"easel/engine/vae"
-	"easel/engine/vae/vaemetal"
 )
 
 // ModelFile is what a Pipeline is built from: the weights (a quant.Source), the JSON config
@@ -39,39 +37,35 @@ type Options struct {
 	// Tiling forces how the VAE decodes. The zero value chooses per image: one piece (exact) when
 	// its planned activations fit a quarter of the device budget, else the largest tiling that does.
 	Tiling vae.Tiling
-	// Denoiser chooses where the DiT runs, given the model loaded on the pipeline's backend
-	// (MetalDenoiser for a Metal device). nil runs it on that backend (CPUDenoiser).
-	Denoiser func(*qi21.Model) (Denoiser, error)
-	// VAE chooses where the autoencoder runs, given the model file, the VAE loaded on the
-	// pipeline's backend and a function for the device's declines (MetalVAE for a Metal
-	// device). nil runs it on that backend.
-	VAE func(m ModelFile, cpu *vae.Model, logf func(string, ...any)) (VAEPlacement, error)
-	// TextEncoder chooses where the text encoder and the vision tower run, given the model file,
-	// the encoder loaded on the pipeline's backend and a function for the device's declines
-	// (MetalTextEncoder for a Metal device). nil runs it on that backend.
-	TextEncoder func(m ModelFile, cpu *qwen3vl.Encoder, logf func(string, ...any)) (TextEncoderPlacement, error)
+	// Denoiser, VAE and TextEncoder place the networks (package pipelinemetal puts them on a
+	// Metal device); nil runs a network on the pipeline's backend.
+	Denoiser    Place[Denoiser, *qi21.Model]
+	VAE         Place[VAE, *vae.Model]
+	TextEncoder Place[TextEncoder, *qwen3vl.Encoder]
 }
 
 // Pipeline is one model bound to one backend, ready to run requests one at a time.
 type Pipeline struct {
-	model    ModelFile
-	be       ml.Backend   // the cancellable wrapper every network is bound to
-	guard    *cancellable // its context switch
-	inner    ml.Backend
-	tok      *tokenizer.Tokenizer
-	enc      *qwen3vl.Encoder
-	dit      *qi21.Model
-	den      Denoiser // runs dit's prefill/step/release
-	vae      *vae.Model
-	vaeRun   *vaeStage  // where decodes and encodes run (the device, or vae itself)
-	textRun  *textStage // where prompts are encoded (the device, or enc itself)
-	sched    sched.Config
-	defaults Defaults
-	proc     condimage.ImageProcessorConfig
-	tiling   *vae.Tiling // forced by Options; nil chooses per image
-	padID    int32
-	vision   bool
-	weights  []ComponentBytes
+	model   ModelFile
+	be      ml.Backend   // the cancellable wrapper every network is bound to
+	guard   *cancellable // its context switch
+	inner   ml.Backend
+	tok     *tokenizer.Tokenizer
+	enc     *qwen3vl.Encoder
+	dit     *qi21.Model
+	den     Denoiser // runs dit's prefill/step/release
+	vae     *vae.Model
+	vaeNet  VAE         // runs decodes and encodes (the device, or vae itself)
+	textNet TextEncoder // encodes prompts (the device, or enc itself)
+	// Where the networks run, and the declines of their calls since Run last reported them.
+	denAt, vaeAt, textAt *placed
+	sched                sched.Config
+	defaults             Defaults
+	proc                 condimage.ImageProcessorConfig
+	tiling               *vae.Tiling // forced by Options; nil chooses per image
+	padID                int32
+	vision               bool
+	weights              []ComponentBytes
 	// residency prefetches and releases networks' weights in the file mapping (nil: the model
 	// file cannot).
 	residency residency
@@ -152,28 +146,17 @@ func New(m ModelFile, be ml.Backend, opts Options) (*Pipeline, error) {
 	if z := p.vae.Config().ZDim; z != p.dit.Config.InChannels || z != p.dit.Config.OutChannels {
 		return nil, fmt.Errorf("pipeline: the VAE has %d latent channels but the denoiser takes %d and makes %d: the file mixes two models", z, p.dit.Config.InChannels, p.dit.Config.OutChannels)
 	}
-	if err := p.placeVAE(m, opts); err != nil {
+	p.denAt = &placed{network: "the denoiser", call: "a prompt"}
+	p.vaeAt = &placed{network: "the VAE", call: "the VAE"}
+	p.textAt = &placed{network: "the text encoder", call: "the text encoder"}
+	if p.vaeNet, err = place(p, p.vaeAt, opts.VAE, p.vae, VAE(cpuVAE{p.vae})); err != nil {
 		return nil, err
 	}
-	if err := p.placeTextEncoder(m, opts); err != nil {
+	if p.textNet, err = place(p, p.textAt, opts.TextEncoder, p.enc, TextEncoder(p.enc)); err != nil {
 		return nil, err
 	}
-	p.den = CPUDenoiser(p.dit)
-	if opts.Denoiser != nil {
-		if p.den, err = opts.Denoiser(p.dit); err != nil {
-			return nil, fmt.Errorf("pipeline: denoiser: %w", err)
-		}
-		if p.den == nil {
-			return nil, errors.New("pipeline: Options.Denoiser gave no denoiser")
-		}
-	}
-	if md, ok := p.den.(*metalDenoiser); ok {
-		if v := p.vaeRun.r.Device(); v != nil {
-			v.SetOtherResident(md.d.Resident)
-		}
-		if e := p.textRun.r.Device(); e != nil {
-			e.SetOtherResident(md.d.Resident)
-		}
+	if p.den, err = place(p, p.denAt, opts.Denoiser, p.dit, CPUDenoiser(p.dit)); err != nil {
+		return nil, err
 	}
 	p.residency, _ = m.(residency)
 	if e, ok := m.(interface{ Entries() []cmf.Entry }); ok {
@@ -182,51 +165,13 @@ func New(m ModelFile, be ml.Backend, opts Options) (*Pipeline, error) {
 	return p, nil
 }
 
-// placeVAE puts the autoencoder where opts.VAE says (its own backend by default).
-func (p *Pipeline) placeVAE(m ModelFile, opts Options) error {
-	p.vaeRun = &vaeStage{declineLog: declineLog{network: "the VAE"}}
-	if opts.VAE == nil {
-		r, err := vaemetal.NewRunner(nil, p.vae, nil)
-		p.vaeRun.r = r
-		return err
-	}
-	pl, err := opts.VAE(m, p.vae, p.vaeRun.declined)
-	if err != nil {
-		return fmt.Errorf("pipeline: VAE: %w", err)
-	}
-	if pl.Runner == nil {
-		return errors.New("pipeline: Options.VAE placed the VAE nowhere")
-	}
-	p.vaeRun.r, p.vaeRun.notice = pl.Runner, pl.Notice
-	return nil
-}
-
-// placeTextEncoder puts the text encoder where opts.TextEncoder says (its own backend by default).
-func (p *Pipeline) placeTextEncoder(m ModelFile, opts Options) error {
-	p.textRun = &textStage{declineLog: declineLog{network: "the text encoder"}}
-	if opts.TextEncoder == nil {
-		r, err := qwen3vlmetal.NewRunner(nil, p.enc, nil)
-		p.textRun.r = r
-		return err
-	}
-	pl, err := opts.TextEncoder(m, p.enc, p.textRun.declined)
-	if err != nil {
-		return fmt.Errorf("pipeline: text encoder: %w", err)
-	}
-	if pl.Runner == nil {
-		return errors.New("pipeline: Options.TextEncoder placed the encoder nowhere")
-	}
-	p.textRun.r, p.textRun.notice = pl.Runner, pl.Notice
-	return nil
-}
-
 // TextEncoderNotice is a sentence about where the text encoder runs, or "" when it runs on the
 // pipeline's backend as usual. Run reports it too.
-func (p *Pipeline) TextEncoderNotice() string { return p.textRun.notice }
+func (p *Pipeline) TextEncoderNotice() string { return p.textAt.Notice }
 
 // VAENotice is a sentence about where the VAE runs (the device, or why a device declined it), or
 // "" when it runs on the pipeline's backend as usual. Run reports it too.
-func (p *Pipeline) VAENotice() string { return p.vaeRun.notice }
+func (p *Pipeline) VAENotice() string { return p.vaeAt.Notice }
 
 // Defaults are the model's generation defaults (qi21.config_json).
 func (p *Pipeline) Defaults() Defaults { return p.defaults }
@@ -239,29 +184,17 @@ func (p *Pipeline) Backend() ml.Backend { return p.inner }
 
 // DenoiserNotice is a sentence about where the denoiser runs (the device, or why a device
 // declined it), or "" when it runs on the pipeline's backend as usual. Run reports it too.
-func (p *Pipeline) DenoiserNotice() string {
-	if n, ok := p.den.(noticer); ok {
-		return n.Notice()
-	}
-	return ""
-}
+func (p *Pipeline) DenoiserNotice() string { return p.denAt.Notice }
 
 // DenoiserDevice names the device the denoiser runs on ("" when it runs on the pipeline's
 // backend, including after a device declined the model).
-func (p *Pipeline) DenoiserDevice() string {
-	if d, ok := p.den.(*metalDenoiser); ok {
-		return d.d.DeviceName()
-	}
-	return ""
-}
+func (p *Pipeline) DenoiserDevice() string { return p.denAt.Device }
 
-// Close releases what the denoiser holds on a device. The model file may be closed after it.
+// Close releases what the networks hold on a device. The model file may be closed after it.
 func (p *Pipeline) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if c, ok := p.den.(closer); ok {
-		c.Close()
+	for _, n := range []*placed{p.denAt, p.vaeAt, p.textAt} {
+		n.close()
 	}
-	p.vaeRun.r.Close()
-	p.textRun.r.Close()
 }

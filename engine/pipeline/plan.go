@@ -102,7 +102,7 @@ func (p *Pipeline) plan(req *Request, set settings) (*Plan, error) {
 	}
 	pl.Memory = p.ledger(layouts...)
 	pl.limit = pl.Memory.DeviceBudget
-	if _, ok := p.den.(*metalDenoiser); ok {
+	if p.denAt.Device != "" {
 		pl.limit = max(pl.limit, p.backendBudget())
 	}
 	return pl, nil

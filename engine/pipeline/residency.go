@@ -38,21 +38,10 @@ func (p *Pipeline) release(prefixes ...string) {
 	debug.FreeOSMemory()
 }
 
-// weightReleaser is a Denoiser whose device reads the weights in place from the mapping (the
-// Metal denoiser's no-copy buffers) only while it runs: ReleaseWeights drops those buffers unless
-// a program is live and reports whether the device holds none of them.
-type weightReleaser interface {
-	ReleaseWeights() bool
-}
-
-// releaseDeviceWeights drops the denoiser's buffers over the mapping, if it has any; Denoise
-// calls it once its programs are released, on every path.
-func (p *Pipeline) releaseDeviceWeights() bool {
-	if r, ok := p.den.(weightReleaser); ok {
-		return r.ReleaseWeights()
-	}
-	return true
-}
+// releaseDeviceWeights drops the denoiser's buffers over the mapping, if it has any (the Metal
+// denoiser's no-copy buffers, held only while it runs); Denoise calls it once its programs are
+// released, on every path.
+func (p *Pipeline) releaseDeviceWeights() bool { return p.den.ReleaseWeights() }
 
 // releaseDenoiser drops the denoiser's device buffers over the mapping and then its pages after
 // the last step. A device still reading them (a program live elsewhere) keeps the pages.

@@ -208,7 +208,7 @@ func (r *run) notice(s string) {
 }
 
 // declineNotices reports the calls a network's device declined since the last report.
-func (r *run) declineNotices(l *declineLog) {
+func (r *run) declineNotices(l *placed) {
 	for _, n := range l.takeNotices() {
 		r.notice(n)
 	}
@@ -279,14 +279,14 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 		p.prefetch(vaeWeights)
 		if len(conds) > 0 {
 			condLatents, condShapes, err = p.EncodeConditionImages(ctx, VAEInputs(conds))
-			r.declineNotices(&r.p.vaeRun.declineLog)
+			r.declineNotices(r.p.vaeAt)
 			if err != nil {
 				return nil, err
 			}
 		}
 		if set.init != nil {
 			lat, err := p.encodeInit(ctx, set.init.image, set.h, set.w)
-			r.declineNotices(&r.p.vaeRun.declineLog)
+			r.declineNotices(r.p.vaeAt)
 			if err != nil {
 				return nil, err
 			}
@@ -343,7 +343,7 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 		r.enter(StageDecoding)
 		p.prefetch(vaeWeights)
 		decoded, err := p.Decode(ctx, latents, set.h, set.w)
-		r.declineNotices(&r.p.vaeRun.declineLog)
+		r.declineNotices(r.p.vaeAt)
 		if err != nil {
 			return err
 		}
@@ -441,6 +441,6 @@ func (r *run) encode(ctx context.Context, text string, conds []*condimage.Condit
 		return nil, err
 	}
 	c, err := r.p.EncodePrompt(ctx, prompt.IDs, prompt.Drop, vision)
-	r.declineNotices(&r.p.textRun.declineLog)
+	r.declineNotices(r.p.textAt)
 	return c, err
 }

@@ -11,8 +11,8 @@ import (
 // caseRequest is the request an artist would make for a case: its prompt strings, condition PNGs,
 // settings and seed, nothing recorded.
 func caseRequest(t *testing.T, c *pipelineCase) Request {
-	return Request{Prompt: c.prompt, NegativePrompt: c.neg, Images: loadCondImages(t, c),
-		Width: c.width, Height: c.height, Resolution: c.res, Steps: c.steps, CFG: c.cfg, Seed: c.seed}
+	return Request{Prompt: c.Prompt, NegativePrompt: c.Negative, Images: c.CondImages(t),
+		Width: c.Width, Height: c.Height, Resolution: c.Resolution, Steps: c.Steps, CFG: c.CFG, Seed: c.Seed}
 }
 
 // TestGoldenPipelineRun runs every case through Run from its prompt strings, its condition PNGs
@@ -26,10 +26,10 @@ func TestGoldenPipelineRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			steps, sshape := c.float32s(t, "steps_latents")
+			steps, sshape := c.Floats(t, "steps_latents")
 			per := sshape[2] * sshape[3]
 			le := maxAbs(t, "final latents", res.Latents, steps[(sshape[0]-1)*per:])
-			imgWant, ishape := c.float32s(t, "image_np")
+			imgWant, ishape := c.Floats(t, "image_np")
 			if res.Width != ishape[1] || res.Height != ishape[0] {
 				t.Fatalf("made %d×%d, the reference %d×%d", res.Width, res.Height, ishape[1], ishape[0])
 			}
@@ -37,7 +37,7 @@ func TestGoldenPipelineRun(t *testing.T) {
 			if !(le <= parityBound) || !(ie <= parityBound) {
 				t.Errorf("from strings, PNGs and seed: final latents max |Δ| %.3g, image max |Δ| %.3g; want ≤ %g", le, ie, parityBound)
 			}
-			t.Logf("from strings, %d PNGs and seed %d: final latents max |Δ| %.3g, image max |Δ| %.3g", len(c.condFiles), c.seed, le, ie)
+			t.Logf("from strings, %d PNGs and seed %d: final latents max |Δ| %.3g, image max |Δ| %.3g", len(c.CondFiles), c.Seed, le, ie)
 			if err := compare8Bit(res.Image.Pix, imgWant); err != nil {
 				t.Error(err)
 			}
@@ -52,20 +52,20 @@ func TestRunInjectedNoiseAndSigmas(t *testing.T) {
 	p := newTinyPipeline(t, nil)
 	c := cfgCase(t)
 	req := caseRequest(t, c)
-	req.Seed, req.Noise = 12345, c.recordedNoise(t)
-	req.Steps, req.Sigmas = 0, make([]float64, c.steps)
+	req.Seed, req.Noise = 12345, c.RecordedNoise(t)
+	req.Steps, req.Sigmas = 0, make([]float64, c.Steps)
 	for i := range req.Sigmas {
 		// numpy's linspace(1, 1/N, N): start + i·step, the last value set exactly.
-		step := (1/float64(c.steps) - 1) / float64(c.steps-1)
+		step := (1/float64(c.Steps) - 1) / float64(c.Steps-1)
 		req.Sigmas[i] = 1 + float64(i)*step
 	}
-	req.Sigmas[c.steps-1] = 1 / float64(c.steps)
+	req.Sigmas[c.Steps-1] = 1 / float64(c.Steps)
 	res, err := p.Run(t.Context(), req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := c.float32s(t, "image_np")
-	if e := maxAbs(t, "image", imageHWC(res.Decoded), want); !(e <= parityBound) || res.Steps != c.steps {
+	want, _ := c.Floats(t, "image_np")
+	if e := maxAbs(t, "image", imageHWC(res.Decoded), want); !(e <= parityBound) || res.Steps != c.Steps {
 		t.Errorf("injected noise and sigmas: %d steps, image max |Δ| %.3g", res.Steps, e)
 	}
 }
@@ -85,17 +85,17 @@ func TestPlan(t *testing.T) {
 			if n := opsOf(p.Backend().Timings().Snapshot()) - before; n != 0 {
 				t.Errorf("planning ran %d backend ops", n)
 			}
-			_, eshape := c.float32s(t, "dit0_encoder_hidden_states")
-			_, hshape := c.float32s(t, "dit0_hidden_states")
-			mask := c.int32s(t, "dit0_img_mask")
+			_, eshape := c.Floats(t, "dit0_encoder_hidden_states")
+			_, hshape := c.Floats(t, "dit0_hidden_states")
+			mask := c.Ints(t, "dit0_img_mask")
 			L, pads := eshape[1], 0
 			for _, m := range mask[:L] {
 				pads += int(m)
 			}
-			h, w := c.target()
+			h, w := c.Target()
 			wantPrefix := L - pads + hshape[1] - h*w
 			wantPrograms := 1
-			if c.cfg > 1 {
+			if c.CFG > 1 {
 				wantPrograms = 2
 			}
 			if pl.Width != 16*w || pl.Height != 16*h || pl.Programs != wantPrograms || pl.PrefixRows[0] != wantPrefix || pl.TargetRows != h*w {

@@ -88,7 +88,7 @@ func (p *Pipeline) EncodePrompt(ctx context.Context, ids []int32, drop int, visi
 	if len(vision) > 0 && !p.vision {
 		return nil, fmt.Errorf("%w: this model file has no vision tower", ErrImages)
 	}
-	hidden, _, err := p.textRun.r.Encode(ctx, ids, vision)
+	hidden, err := p.textNet.Encode(ctx, ids, vision)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func (p *Pipeline) EncodePrompt(ctx context.Context, ids []int32, drop int, visi
 // grids (h, w).
 func (p *Pipeline) EncodeConditionImages(ctx context.Context, images []*vae.Image) (latents []float32, shapes [][2]int, err error) {
 	for i, img := range images {
-		_, zn, _, err := p.vaeRun.r.Encode(ctx, img)
+		_, zn, err := p.vaeNet.Encode(ctx, img)
 		if err != nil {
 			return nil, nil, fmt.Errorf("condition image %d: %w", i+1, err)
 		}
@@ -179,8 +179,7 @@ func (p *Pipeline) Decode(ctx context.Context, latents []float32, h, w int) (*va
 			return nil, fmt.Errorf("decoding %d×%d latents: %w", h, w, err)
 		}
 	}
-	img, _, err := p.vaeRun.r.Decode(ctx, zn, tiling)
-	return img, err
+	return p.vaeNet.Decode(ctx, zn, tiling)
 }
 
 // decodeBudget is the activation memory the VAE decode may take: a quarter of the op backend's

@@ -1,9 +1,6 @@
 package metal
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // Declined is the error a network's device path returns when it will not run a piece of work on
 // the device (too little memory, a geometry the kernels do not handle, weights it cannot read in
@@ -15,19 +12,6 @@ type Declined struct {
 
 func (e *Declined) Error() string {
 	return "metal: declined: " + e.Reason + " — the CPU backend runs this instead"
-}
-
-// LogIfDeclined reports whether err is a *Declined and, when it is, tells logf (when not nil):
-// how a runner decides that the CPU runs the work instead.
-func LogIfDeclined(err error, logf func(format string, args ...any)) bool {
-	var d *Declined
-	if !errors.As(err, &d) {
-		return false
-	}
-	if logf != nil {
-		logf("%v", err)
-	}
-	return true
 }
 
 // Decline returns a *Declined error with a sentence a user can read.

@@ -36,20 +36,20 @@ func (w *Watch) Steps() int {
 	return w.steps
 }
 
-// WatchDenoiser returns opts with its denoiser (the CPU one when opts has none) wrapped for w.
-// The wrapper runs prefill, step and release; it does not pass on a device denoiser's optional
-// reports (notices, device time, Close), so use it over the CPU denoiser.
+// WatchDenoiser returns opts with its denoiser (the CPU one when opts places none) wrapped for w.
+// The wrapper runs prefill, step and release; the denoiser's placement (notices, device time,
+// Close) is passed on as it is.
 func WatchDenoiser(opts pipeline.Options, w *Watch) pipeline.Options {
 	inner := opts.Denoiser
-	opts.Denoiser = func(m *qi21.Model) (pipeline.Denoiser, error) {
-		d := pipeline.CPUDenoiser(m)
+	opts.Denoiser = func(s pipeline.Site, m *qi21.Model) (pipeline.Denoiser, pipeline.Placement, error) {
+		d, pl := pipeline.CPUDenoiser(m), pipeline.Placement{}
 		if inner != nil {
 			var err error
-			if d, err = inner(m); err != nil {
-				return nil, err
+			if d, pl, err = inner(s, m); err != nil {
+				return nil, pl, err
 			}
 		}
-		return &watched{Denoiser: d, w: w}, nil
+		return &watched{Denoiser: d, w: w}, pl, nil
 	}
 	return opts
 }

@@ -2,9 +2,10 @@ package qi21metal
 
 import (
 	"context"
-	"easel/engine/ml/metal"
+	"errors"
 	"fmt"
 
+	"easel/engine/ml/metal"
 	"easel/engine/qi21"
 )
 
@@ -12,24 +13,34 @@ import (
 // prefilled on the Metal denoiser when it accepts it and on the CPU model when it declines (or
 // when there is no Metal denoiser), and the prompt's steps follow it.
 type Runner struct {
-	gpu  *Denoiser   // nil: everything runs on cpu
-	cpu  *qi21.Model // the same transformer on its host backend
-	logf func(format string, args ...any)
+	gpu       *Denoiser   // nil: everything runs on cpu
+	cpu       *qi21.Model // the same transformer on its host backend
+	onDecline func(*metal.Declined)
 	// onCPU is set once a step declined on the device (an overflow the guards could not fix, a
 	// GPU error): every later step of the run, of either program, runs on the CPU.
 	onCPU bool
 }
 
-// NewRunner pairs a Metal denoiser (nil for none) with the CPU model it was built from. logf, when
-// not nil, is told each decline.
-func NewRunner(gpu *Denoiser, cpu *qi21.Model, logf func(format string, args ...any)) (*Runner, error) {
+// NewRunner pairs a Metal denoiser (nil for none) with the CPU model it was built from.
+// onDecline, when not nil, is told each decline.
+func NewRunner(gpu *Denoiser, cpu *qi21.Model, onDecline func(*metal.Declined)) (*Runner, error) {
 	if cpu == nil {
 		return nil, fmt.Errorf("qi21metal.NewRunner: no CPU model to fall back on")
 	}
 	if gpu != nil && gpu.model != cpu {
 		return nil, fmt.Errorf("qi21metal.NewRunner: the Metal denoiser was built from another model")
 	}
-	return &Runner{gpu: gpu, cpu: cpu, logf: logf}, nil
+	return &Runner{gpu: gpu, cpu: cpu, onDecline: onDecline}, nil
+}
+
+// Device is the Metal denoiser, or nil when everything runs on the CPU.
+func (r *Runner) Device() *Denoiser { return r.gpu }
+
+// Close frees the Metal denoiser's memory.
+func (r *Runner) Close() {
+	if r.gpu != nil {
+		r.gpu.Close()
+	}
 }
 
 // RunnerProgram is a prompt's program on whichever side ran its prefill.
@@ -55,20 +66,24 @@ func (p *RunnerProgram) Layout() *qi21.Layout {
 
 // Prefill runs the prefix on the device, or on the CPU when the device declines.
 func (r *Runner) Prefill(ctx context.Context, lay *qi21.Layout, text, condLatents []float32) (*RunnerProgram, error) {
+	var device func() (*RunnerProgram, error)
 	if r.gpu != nil {
-		p, err := r.gpu.Prefill(ctx, lay, text, condLatents)
-		if err == nil {
+		device = func() (*RunnerProgram, error) {
+			p, err := r.gpu.Prefill(ctx, lay, text, condLatents)
+			if err != nil {
+				return nil, err
+			}
 			return &RunnerProgram{gpu: p, lay: lay, text: text, cond: condLatents}, nil
 		}
-		if !metal.LogIfDeclined(err, r.logf) {
+	}
+	p, _, err := metal.Try(device, func() (*RunnerProgram, error) {
+		p, err := r.cpu.Prefill(ctx, lay, text, condLatents)
+		if err != nil {
 			return nil, err
 		}
-	}
-	p, err := r.cpu.Prefill(ctx, lay, text, condLatents)
-	if err != nil {
-		return nil, err
-	}
-	return &RunnerProgram{cpu: p}, nil
+		return &RunnerProgram{cpu: p}, nil
+	}, r.onDecline)
+	return p, err
 }
 
 // Step runs the target rows at σ where the program lives.
@@ -78,7 +93,7 @@ func (r *Runner) Step(ctx context.Context, p *RunnerProgram, x []float32, sigma 
 		return nil, fmt.Errorf("qi21metal.Runner.Step: no program")
 	case p.gpu != nil && !r.onCPU:
 		v, err := r.gpu.Step(ctx, p.gpu, x, sigma)
-		if err == nil || !metal.LogIfDeclined(err, r.logf) {
+		if err == nil || !r.declined(err) {
 			return v, err
 		}
 		r.onCPU = true
@@ -89,6 +104,18 @@ func (r *Runner) Step(ctx context.Context, p *RunnerProgram, x []float32, sigma 
 		}
 	}
 	return r.cpu.Step(ctx, p.cpu, x, sigma)
+}
+
+// declined reports whether err is the device's decline and, when it is, tells onDecline.
+func (r *Runner) declined(err error) bool {
+	var d *metal.Declined
+	if !errors.As(err, &d) {
+		return false
+	}
+	if r.onDecline != nil {
+		r.onDecline(d)
+	}
+	return true
 }
 
 // moveToCPU prefills p's prompt on the CPU and releases its device program.

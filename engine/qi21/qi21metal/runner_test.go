@@ -44,7 +44,7 @@ func TestEmuRunnerFallsBackOnDecline(t *testing.T) {
 			t.Fatal(err)
 		}
 		var declines []string
-		r, err := NewRunner(d, m, func(format string, args ...any) { declines = append(declines, format) })
+		r, err := NewRunner(d, m, func(d *metal.Declined) { declines = append(declines, d.Reason) })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -265,7 +265,7 @@ func TestEmuTextEncoderDeclines(t *testing.T) {
 	}
 	cpuEnc, gpu := encoders(t, device.Limits{MaxBufferLength: 1 << 30, RecommendedMaxWorkingSetSize: weights + 1024})
 	var logged []string
-	r, err := NewRunner(gpu, cpuEnc, func(format string, args ...any) { logged = append(logged, format) })
+	r, err := NewRunner(gpu, cpuEnc, func(d *metal.Declined) { logged = append(logged, d.Reason) })
 	if err != nil {
 		t.Fatal(err)
 	}

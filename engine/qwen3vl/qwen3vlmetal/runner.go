@@ -12,18 +12,18 @@ import (
 // Runner encodes prompts on the device when it accepts the work and on the CPU encoder when it
 // declines (or when there is no device encoder). A CPU run is exactly the CPU encoder's result.
 type Runner struct {
-	gpu  *Encoder         // nil: everything runs on cpu
-	cpu  *qwen3vl.Encoder // the same encoder on its host backend
-	logf func(format string, args ...any)
+	gpu       *Encoder         // nil: everything runs on cpu
+	cpu       *qwen3vl.Encoder // the same encoder on its host backend
+	onDecline func(*metal.Declined)
 }
 
-// NewRunner pairs a device encoder (nil for none) with the CPU encoder. logf, when not nil, is
-// told each decline.
-func NewRunner(gpu *Encoder, cpu *qwen3vl.Encoder, logf func(format string, args ...any)) (*Runner, error) {
+// NewRunner pairs a device encoder (nil for none) with the CPU encoder. onDecline, when not nil,
+// is told each decline.
+func NewRunner(gpu *Encoder, cpu *qwen3vl.Encoder, onDecline func(*metal.Declined)) (*Runner, error) {
 	if cpu == nil {
 		return nil, errors.New("qwen3vlmetal.NewRunner: no CPU encoder to fall back on")
 	}
-	return &Runner{gpu: gpu, cpu: cpu, logf: logf}, nil
+	return &Runner{gpu: gpu, cpu: cpu, onDecline: onDecline}, nil
 }
 
 // Device is the device encoder, or nil when everything runs on the CPU.
@@ -38,15 +38,15 @@ func (r *Runner) Close() {
 
 // Encode encodes on the device or, when it declines, on the CPU.
 func (r *Runner) Encode(ctx context.Context, ids []int32, images []qwen3vl.VisionInput) (hidden []float32, onDevice bool, err error) {
+	var device func() ([]float32, error)
 	if r.gpu != nil {
-		hidden, err = r.gpu.Encode(ctx, ids, images)
-		if err == nil {
-			return hidden, true, nil
-		}
-		if !metal.LogIfDeclined(err, r.logf) {
-			return nil, false, fmt.Errorf("the text encoder on %s: %w", r.gpu.DeviceName(), err)
+		device = func() ([]float32, error) {
+			h, err := r.gpu.Encode(ctx, ids, images)
+			if err != nil {
+				return nil, fmt.Errorf("the text encoder on %s: %w", r.gpu.DeviceName(), err)
+			}
+			return h, nil
 		}
 	}
-	hidden, err = r.cpu.Encode(ctx, ids, images)
-	return hidden, false, err
+	return metal.Try(device, func() ([]float32, error) { return r.cpu.Encode(ctx, ids, images) }, r.onDecline)
 }

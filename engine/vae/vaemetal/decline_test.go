@@ -18,9 +18,8 @@ func TestEmuVAEForcedDeclineGivesTheCPUResult(t *testing.T) {
 	resident := probe.ResidentBytes() + probe.WeightBytes()
 	cpuModel, gpu, _ := models(t, device.Limits{MaxBufferLength: 1 << 30, RecommendedMaxWorkingSetSize: resident + 1024})
 	var reasons []string
-	r, err := NewRunner(gpu, cpuModel, func(format string, args ...any) {
-		reasons = append(reasons, format)
-		_ = args
+	r, err := NewRunner(gpu, cpuModel, func(d *metal.Declined) {
+		reasons = append(reasons, d.Reason)
 	})
 	if err != nil {
 		t.Fatal(err)

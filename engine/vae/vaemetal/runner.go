@@ -13,18 +13,18 @@ import (
 // declines (or when there is no device VAE), as qi21metal.Runner does for the denoiser. A CPU run is
 // exactly the CPU model's result: the device does not touch it.
 type Runner struct {
-	gpu  *VAE       // nil: everything runs on cpu
-	cpu  *vae.Model // the same autoencoder on its host backend
-	logf func(format string, args ...any)
+	gpu       *VAE       // nil: everything runs on cpu
+	cpu       *vae.Model // the same autoencoder on its host backend
+	onDecline func(*metal.Declined)
 }
 
-// NewRunner pairs a device VAE (nil for none) with the CPU model. logf, when not nil, is told each
-// decline.
-func NewRunner(gpu *VAE, cpu *vae.Model, logf func(format string, args ...any)) (*Runner, error) {
+// NewRunner pairs a device VAE (nil for none) with the CPU model. onDecline, when not nil, is told
+// each decline.
+func NewRunner(gpu *VAE, cpu *vae.Model, onDecline func(*metal.Declined)) (*Runner, error) {
 	if cpu == nil {
 		return nil, errors.New("vaemetal.NewRunner: no CPU model to fall back on")
 	}
-	return &Runner{gpu: gpu, cpu: cpu, logf: logf}, nil
+	return &Runner{gpu: gpu, cpu: cpu, onDecline: onDecline}, nil
 }
 
 // Device is the device VAE, or nil when everything runs on the CPU.
@@ -40,38 +40,45 @@ func (r *Runner) Close() {
 // Decode decodes in one piece (tiling nil) or in tiles, on the device or, when it declines, on
 // the CPU.
 func (r *Runner) Decode(ctx context.Context, zn *vae.Latents, tiling *vae.Tiling) (img *vae.Image, onDevice bool, err error) {
+	var device func() (*vae.Image, error)
 	if r.gpu != nil {
+		device = func() (*vae.Image, error) {
+			var img *vae.Image
+			var err error
+			if tiling == nil {
+				img, err = r.gpu.Decode(ctx, zn)
+			} else {
+				img, err = r.gpu.DecodeTiled(ctx, zn, *tiling)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("the VAE decode on %s: %w", r.gpu.DeviceName(), err)
+			}
+			return img, nil
+		}
+	}
+	return metal.Try(device, func() (*vae.Image, error) {
 		if tiling == nil {
-			img, err = r.gpu.Decode(ctx, zn)
-		} else {
-			img, err = r.gpu.DecodeTiled(ctx, zn, *tiling)
+			return r.cpu.Decode(ctx, zn)
 		}
-		if err == nil {
-			return img, true, nil
-		}
-		if !metal.LogIfDeclined(err, r.logf) {
-			return nil, false, fmt.Errorf("the VAE decode on %s: %w", r.gpu.DeviceName(), err)
-		}
-	}
-	if tiling == nil {
-		img, err = r.cpu.Decode(ctx, zn)
-	} else {
-		img, err = r.cpu.DecodeTiled(ctx, zn, *tiling)
-	}
-	return img, false, err
+		return r.cpu.DecodeTiled(ctx, zn, *tiling)
+	}, r.onDecline)
 }
 
 // Encode encodes on the device or, when it declines, on the CPU.
 func (r *Runner) Encode(ctx context.Context, img *vae.Image) (mode, normalized *vae.Latents, onDevice bool, err error) {
+	var device func() ([2]*vae.Latents, error)
 	if r.gpu != nil {
-		mode, normalized, err = r.gpu.Encode(ctx, img)
-		if err == nil {
-			return mode, normalized, true, nil
-		}
-		if !metal.LogIfDeclined(err, r.logf) {
-			return nil, nil, false, fmt.Errorf("the VAE encode on %s: %w", r.gpu.DeviceName(), err)
+		device = func() ([2]*vae.Latents, error) {
+			mode, normalized, err := r.gpu.Encode(ctx, img)
+			if err != nil {
+				return [2]*vae.Latents{}, fmt.Errorf("the VAE encode on %s: %w", r.gpu.DeviceName(), err)
+			}
+			return [2]*vae.Latents{mode, normalized}, nil
 		}
 	}
-	mode, normalized, err = r.cpu.Encode(ctx, img)
-	return mode, normalized, false, err
+	out, onDevice, err := metal.Try(device, func() ([2]*vae.Latents, error) {
+		mode, normalized, err := r.cpu.Encode(ctx, img)
+		return [2]*vae.Latents{mode, normalized}, err
+	}, r.onDecline)
+	return out[0], out[1], onDevice, err
 }

@@ -1,4 +1,4 @@
-package pipeline
+package pipelinemetal
 
 import (
 	"errors"
@@ -11,7 +11,11 @@ import (
 	"easel/engine/convert"
 	"easel/engine/ml/cpu"
 	"easel/engine/mmapfile"
+	"easel/engine/pipeline"
+	"easel/engine/pipeline/pipelinecase"
 	"easel/engine/qi21"
+	"easel/engine/qwen3vl"
+	"easel/engine/vae"
 	"easel/internal/tinymodel"
 	"easel/kernels/device"
 )
@@ -27,7 +31,11 @@ type countingDevice interface {
 
 // keepWeights hides a device denoiser's ReleaseWeights, so its arena, once the first prefill
 // makes it, stays for the pipeline's life: the reference a releasing pipeline must match.
-type keepWeights struct{ Denoiser }
+type keepWeights struct{ pipeline.Denoiser }
+
+// ReleaseWeights keeps the arena and says there is nothing to release, as a denoiser without
+// device weights does.
+func (keepWeights) ReleaseWeights() bool { return true }
 
 // heldDuringCalls records, at each text-encoder and VAE call's device check (the moment before
 // the call makes its own arena), how many bytes of the mapping the device wraps and what the
@@ -42,29 +50,29 @@ type heldAtCall struct {
 	noCopy, denoise int64
 }
 
-// watch hooks the device text encoder's and VAE's check for the other networks' memory.
-func (h *heldDuringCalls) watch(t *testing.T, p *Pipeline, dev countingDevice) {
-	t.Helper()
-	denoiser := func() int64 { return 0 }
-	if md, ok := p.den.(*metalDenoiser); ok {
-		denoiser = md.d.Resident
-	}
-	record := func(network string) func() int64 {
+// watch hooks the device text encoder's and VAE's check for the other networks' memory (the
+// Site.Others the pipeline gives their placements) in o.
+func (h *heldDuringCalls) watch(o pipeline.Options, dev countingDevice) pipeline.Options {
+	record := func(network string, others func() int64) func() int64 {
 		return func() int64 {
 			_, b := dev.LiveNoCopyBuffers()
-			r := denoiser()
+			r := others()
 			h.mu.Lock()
 			h.calls = append(h.calls, heldAtCall{network, b, r})
 			h.mu.Unlock()
 			return r
 		}
 	}
-	v, e := p.vaeRun.r.Device(), p.textRun.r.Device()
-	if v == nil || e == nil {
-		t.Fatal("the VAE or the text encoder does not run on the device")
+	placeVAE, placeText := o.VAE, o.TextEncoder
+	o.VAE = func(s pipeline.Site, cpu *vae.Model) (pipeline.VAE, pipeline.Placement, error) {
+		s.Others = record("VAE", s.Others)
+		return placeVAE(s, cpu)
 	}
-	v.SetOtherResident(record("VAE"))
-	e.SetOtherResident(record("text encoder"))
+	o.TextEncoder = func(s pipeline.Site, cpu *qwen3vl.Encoder) (pipeline.TextEncoder, pipeline.Placement, error) {
+		s.Others = record("text encoder", s.Others)
+		return placeText(s, cpu)
+	}
+	return o
 }
 
 func (h *heldDuringCalls) take() []heldAtCall {
@@ -83,7 +91,7 @@ func (h *heldDuringCalls) take() []heldAtCall {
 // times, and both jobs give the latents and image of a pipeline whose denoiser keeps its arena,
 // bit for bit. That pipeline's calls in its second job do see the arena (the check can fail).
 func TestEmuMetalDenoiserReleasesItsWeightsForTheOtherStages(t *testing.T) {
-	c := conditionedCase(t)
+	c := pipelinecase.Conditioned(t)
 	req := caseRequest(t, c)
 	devices := [2]countingDevice{}
 	for i := range devices {
@@ -93,27 +101,29 @@ func TestEmuMetalDenoiserReleasesItsWeightsForTheOtherStages(t *testing.T) {
 		}
 		devices[i] = d
 	}
-	releasing := q8Pipeline(t, onMetalAll(devices[0]))
-	keeping := q8Pipeline(t, func(f *cmf.File) Options {
+	var onRel, onKeep heldDuringCalls
+	var placed pipeline.Placement
+	releasing := q8Pipeline(t, func(f *cmf.File) pipeline.Options {
+		o := onMetalAll(devices[0])(f)
+		o.Denoiser = capture(o.Denoiser, &placed)
+		return onRel.watch(o, devices[0])
+	})
+	keeping := q8Pipeline(t, func(f *cmf.File) pipeline.Options {
 		o := onMetalAll(devices[1])(f)
 		den := o.Denoiser
-		o.Denoiser = func(m *qi21.Model) (Denoiser, error) {
-			d, err := den(m)
-			return keepWeights{d}, err
+		o.Denoiser = func(s pipeline.Site, m *qi21.Model) (pipeline.Denoiser, pipeline.Placement, error) {
+			d, pl, err := den(s, m)
+			return keepWeights{d}, pl, err
 		}
-		return o
+		return onKeep.watch(o, devices[1])
 	})
-	md, ok := releasing.den.(*metalDenoiser)
-	if !ok {
-		t.Fatalf("the denoiser is %T, not the Metal denoiser", releasing.den)
+	if placed.Device == "" || placed.Resident == nil || releasing.VAENotice() == "" || releasing.TextEncoderNotice() == "" {
+		t.Fatalf("the networks do not all run on the device: %q, %q, %q", releasing.DenoiserNotice(), releasing.VAENotice(), releasing.TextEncoderNotice())
 	}
-	between := md.d.Resident()
+	between := placed.Resident()
 	if n, b := devices[0].LiveNoCopyBuffers(); n != 0 || b != 0 {
 		t.Fatalf("a new pipeline's device wraps %d bytes of the mapping in %d buffers", b, n)
 	}
-	var onRel, onKeep heldDuringCalls
-	onRel.watch(t, releasing, devices[0])
-	onKeep.watch(t, keeping, devices[1])
 
 	var arenaSeen bool
 	for job := 1; job <= 2; job++ {
@@ -125,9 +135,9 @@ func TestEmuMetalDenoiserReleasesItsWeightsForTheOtherStages(t *testing.T) {
 		if err != nil {
 			t.Fatalf("job %d, the denoiser keeping its arena: %v", job, err)
 		}
-		if got.StageDeviceTimes[StageDenoising] <= 0 || got.StageDeviceTimes[StagePrefill] <= 0 {
+		if got.StageDeviceTimes[pipeline.StageDenoising] <= 0 || got.StageDeviceTimes[pipeline.StagePrefill] <= 0 {
 			t.Errorf("job %d: no device time in prefill (%v) or denoising (%v): the denoiser did not run on the device",
-				job, got.StageDeviceTimes[StagePrefill], got.StageDeviceTimes[StageDenoising])
+				job, got.StageDeviceTimes[pipeline.StagePrefill], got.StageDeviceTimes[pipeline.StageDenoising])
 		}
 		if !slices.Equal(got.Latents, want.Latents) || !slices.Equal(got.Image.Pix, want.Image.Pix) {
 			t.Errorf("job %d: latents equal %v, image equal %v to the pipeline whose denoiser keeps its arena; want both bit for bit",
@@ -163,7 +173,7 @@ func TestEmuMetalDenoiserReleasesItsWeightsForTheOtherStages(t *testing.T) {
 // nothing wrapped over the mapping; once the file is back the pipeline's next job gives the first
 // job's latents bit for bit (the arena made again over the same mapping).
 func TestEmuMetalTruncatedFileBetweenJobs(t *testing.T) {
-	c := cfgCase(t)
+	c := pipelinecase.CFG(t)
 	req := caseRequest(t, c)
 	path := tinymodel.Copy(t, convert.Options{Profile: convert.ProfileQ8})
 	whole, err := os.ReadFile(path)
@@ -179,7 +189,7 @@ func TestEmuMetalTruncatedFileBetweenJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	p, err := New(f, cpu.New(), onMetal(dev)(f))
+	p, err := pipeline.New(f, cpu.New(), onMetal(dev)(f))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,9 +207,9 @@ func TestEmuMetalTruncatedFileBetweenJobs(t *testing.T) {
 	}
 	_, err = p.Run(t.Context(), req, nil)
 	var fault *mmapfile.FaultError
-	var mfe *ModelFileError
+	var mfe *pipeline.ModelFileError
 	if !errors.As(err, &fault) || !errors.As(err, &mfe) {
-		t.Fatalf("the job on the truncated file: %v (%T), want a *ModelFileError with the *mmapfile.FaultError", err, err)
+		t.Fatalf("the job on the truncated file: %v (%T), want a *pipeline.ModelFileError with the *mmapfile.FaultError", err, err)
 	}
 	if fault.Path != path || fault.Now != keep {
 		t.Errorf("the fault names %s at %d bytes, want %s at %d", fault.Path, fault.Now, path, keep)
@@ -215,8 +225,8 @@ func TestEmuMetalTruncatedFileBetweenJobs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the job after the file is back: %v", err)
 	}
-	if again.StageDeviceTimes[StageDenoising] <= 0 || !slices.Equal(again.Latents, first.Latents) {
+	if again.StageDeviceTimes[pipeline.StageDenoising] <= 0 || !slices.Equal(again.Latents, first.Latents) {
 		t.Errorf("after the file is back: denoising device time %v, latents equal to the first job's %v; want the device and bit for bit",
-			again.StageDeviceTimes[StageDenoising], slices.Equal(again.Latents, first.Latents))
+			again.StageDeviceTimes[pipeline.StageDenoising], slices.Equal(again.Latents, first.Latents))
 	}
 }

@@ -1,4 +1,4 @@
-package pipeline
+package pipelinemetal
 
 import (
 	"slices"
@@ -7,6 +7,8 @@ import (
 
 	"easel/engine/cmf"
 	"easel/engine/convert"
+	"easel/engine/pipeline"
+	"easel/engine/pipeline/pipelinecase"
 	"easel/engine/qwen3vl/qwen3vlmetal"
 	"easel/engine/vae/vaemetal"
 	"easel/internal/golden"
@@ -25,46 +27,51 @@ const (
 	allMetalVsRefBound = metalVsRefBound
 )
 
-// onMetalAll is Options running the text encoder, the DiT and the VAE on dev.
-func onMetalAll(dev device.Device) func(*cmf.File) Options {
-	return func(f *cmf.File) Options {
+// onMetalAll is pipeline.Options running the text encoder, the DiT and the VAE on dev.
+func onMetalAll(dev device.Device) func(*cmf.File) pipeline.Options {
+	return func(f *cmf.File) pipeline.Options {
 		o := onMetal(dev)(f)
-		o.VAE = MetalVAE(dev, f.Bytes())
-		o.TextEncoder = MetalTextEncoder(dev, f.Bytes())
+		o.VAE = VAE(dev, f.Bytes())
+		o.TextEncoder = TextEncoder(dev, f.Bytes())
 		return o
 	}
 }
 
 func TestEmuGoldenPipelineAllOnMetal(t *testing.T) {
 	dev := emuDevice(t, 0, 0)
-	onCPU, onDev := q8Pipeline(t, nil), q8Pipeline(t, onMetalAll(dev))
+	var vaeAt, textAt pipeline.Placement
+	onCPU, onDev := q8Pipeline(t, nil), q8Pipeline(t, func(f *cmf.File) pipeline.Options {
+		o := onMetalAll(dev)(f)
+		o.VAE, o.TextEncoder = capture(o.VAE, &vaeAt), capture(o.TextEncoder, &textAt)
+		return o
+	})
 	if n := onDev.VAENotice(); !strings.HasPrefix(n, "the VAE runs on Metal") {
 		t.Fatalf("the pipeline does not say the VAE runs on Metal: %q", n)
 	}
 	if n := onDev.TextEncoderNotice(); !strings.HasPrefix(n, "the text encoder runs on Metal") {
 		t.Fatalf("the pipeline does not say the text encoder runs on Metal: %q", n)
 	}
-	for _, c := range pipelineCases(t) {
+	for _, c := range pipelinecase.All(t) {
 		t.Run(c.Name, func(t *testing.T) {
-			vae0, text0 := onDev.vaeRun.deviceTime(), onDev.textRun.deviceTime()
+			vae0, text0 := vaeAt.DeviceTime(), textAt.DeviceTime()
 			cpuSteps, cpuImg := stagedRun(t, onCPU, c)
 			devSteps, devImg := stagedRun(t, onDev, c)
-			if onDev.vaeRun.deviceTime() <= vae0 || onDev.textRun.deviceTime() <= text0 {
+			if vaeAt.DeviceTime() <= vae0 || textAt.DeviceTime() <= text0 {
 				t.Errorf("the VAE or the text encoder reported no device time: it did not run on the device")
 			}
-			want, sshape := c.float32s(t, "steps_latents")
+			want, sshape := c.Floats(t, "steps_latents")
 			per := sshape[2] * sshape[3]
 			var vsCPU, vsRef, cpuVsRef float64
 			for i := range devSteps {
 				ref := want[i*per : (i+1)*per]
-				vsCPU = max(vsCPU, maxAbs(t, "latents", devSteps[i], cpuSteps[i]))
-				vsRef = max(vsRef, maxAbs(t, "latents", devSteps[i], ref))
-				cpuVsRef = max(cpuVsRef, maxAbs(t, "latents", cpuSteps[i], ref))
+				vsCPU = max(vsCPU, pipelinecase.MaxAbs(t, "latents", devSteps[i], cpuSteps[i]))
+				vsRef = max(vsRef, pipelinecase.MaxAbs(t, "latents", devSteps[i], ref))
+				cpuVsRef = max(cpuVsRef, pipelinecase.MaxAbs(t, "latents", cpuSteps[i], ref))
 			}
-			imgWant, _ := c.float32s(t, "image_np")
-			iCPU, iRef, iCPURef := maxAbs(t, "image", devImg, cpuImg), maxAbs(t, "image", devImg, imgWant), maxAbs(t, "image", cpuImg, imgWant)
+			imgWant, _ := c.Floats(t, "image_np")
+			iCPU, iRef, iCPURef := pipelinecase.MaxAbs(t, "image", devImg, cpuImg), pipelinecase.MaxAbs(t, "image", devImg, imgWant), pipelinecase.MaxAbs(t, "image", cpuImg, imgWant)
 			t.Logf("%d steps, CFG %g: latents max |Δ| all-Metal vs CPU %.3g, vs reference %.3g (CPU q8 vs reference %.3g); image all-Metal vs CPU %.3g, vs reference %.3g (CPU q8 vs reference %.3g)",
-				c.steps, c.cfg, vsCPU, vsRef, cpuVsRef, iCPU, iRef, iCPURef)
+				c.Steps, c.CFG, vsCPU, vsRef, cpuVsRef, iCPU, iRef, iCPURef)
 			if !(vsCPU <= allMetalVsCPUBound) || !(iCPU <= allMetalVsCPUBound) {
 				t.Errorf("all-Metal vs CPU over the same file: latents %.3g, image %.3g; want ≤ %g", vsCPU, iCPU, allMetalVsCPUBound)
 			}
@@ -81,7 +88,7 @@ func TestEmuGoldenPipelineAllOnMetal(t *testing.T) {
 // but not for any decode or encode (each call is declined). Both say why and give the CPU pipeline's result exactly; a
 // device with room runs the decode there and reports its GPU time in the decoding stage.
 func TestEmuMetalVAEDeclineFallsBackToCPU(t *testing.T) {
-	c := conditionedCase(t)
+	c := pipelinecase.Conditioned(t)
 	req := caseRequest(t, c)
 	want, err := q8Pipeline(t, nil).Run(t.Context(), req, nil)
 	if err != nil {
@@ -111,9 +118,9 @@ func TestEmuMetalVAEDeclineFallsBackToCPU(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dev := emuDevice(t, 1<<30, tc.workingSet)
-			p := q8Pipeline(t, func(f *cmf.File) Options { return Options{VAE: MetalVAE(dev, f.Bytes())} })
+			p := q8Pipeline(t, func(f *cmf.File) pipeline.Options { return pipeline.Options{VAE: VAE(dev, f.Bytes())} })
 			got := runExpectingNotice(t, p, req, tc.notice)
-			decodeDev := got.StageDeviceTimes[StageDecoding]
+			decodeDev := got.StageDeviceTimes[pipeline.StageDecoding]
 			if !tc.onDevice {
 				if decodeDev != 0 || !slices.Equal(got.Image.Pix, want.Image.Pix) || !slices.Equal(got.Latents, want.Latents) {
 					t.Errorf("declined: decode device time %v, image equal %v, latents equal %v; want 0 and the CPU's result exactly",
@@ -121,10 +128,10 @@ func TestEmuMetalVAEDeclineFallsBackToCPU(t *testing.T) {
 				}
 				return
 			}
-			if decodeDev <= 0 || got.StageDeviceTimes[StageEncodingImages] <= 0 {
-				t.Errorf("on the device: no GPU time in the decoding (%v) or image-encoding (%v) stage", decodeDev, got.StageDeviceTimes[StageEncodingImages])
+			if decodeDev <= 0 || got.StageDeviceTimes[pipeline.StageEncodingImages] <= 0 {
+				t.Errorf("on the device: no GPU time in the decoding (%v) or image-encoding (%v) stage", decodeDev, got.StageDeviceTimes[pipeline.StageEncodingImages])
 			}
-			if e := golden.MaxAbsErr(imageHWC(got.Decoded), imageHWC(want.Decoded)); e == 0 || e > allMetalVsCPUBound {
+			if e := golden.MaxAbsErr(pipelinecase.ImageHWC(got.Decoded), pipelinecase.ImageHWC(want.Decoded)); e == 0 || e > allMetalVsCPUBound {
 				t.Errorf("on the device: decoded image max |Δ| %.3g from the CPU's, want in (0, %g]", e, allMetalVsCPUBound)
 			}
 		})
@@ -135,7 +142,7 @@ func TestEmuMetalVAEDeclineFallsBackToCPU(t *testing.T) {
 // for its weights, or with room for the weights but not for a prompt, the run says why and gives
 // the CPU pipeline's result exactly; with room, the prompt-encoding stage reports GPU time.
 func TestEmuMetalTextEncoderDeclineFallsBackToCPU(t *testing.T) {
-	c := cfgCase(t)
+	c := pipelinecase.CFG(t)
 	req := caseRequest(t, c)
 	want, err := q8Pipeline(t, nil).Run(t.Context(), req, nil)
 	if err != nil {
@@ -164,9 +171,9 @@ func TestEmuMetalTextEncoderDeclineFallsBackToCPU(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dev := emuDevice(t, 1<<30, tc.workingSet)
-			p := q8Pipeline(t, func(f *cmf.File) Options { return Options{TextEncoder: MetalTextEncoder(dev, f.Bytes())} })
+			p := q8Pipeline(t, func(f *cmf.File) pipeline.Options { return pipeline.Options{TextEncoder: TextEncoder(dev, f.Bytes())} })
 			got := runExpectingNotice(t, p, req, tc.notice)
-			encDev := got.StageDeviceTimes[StageEncodingPrompt]
+			encDev := got.StageDeviceTimes[pipeline.StageEncodingPrompt]
 			if !tc.onDevice {
 				if encDev != 0 || !slices.Equal(got.Latents, want.Latents) || !slices.Equal(got.Image.Pix, want.Image.Pix) {
 					t.Errorf("declined: prompt device time %v, latents equal %v; want 0 and the CPU's result exactly", encDev, slices.Equal(got.Latents, want.Latents))
@@ -184,9 +191,9 @@ func TestEmuMetalTextEncoderDeclineFallsBackToCPU(t *testing.T) {
 }
 
 // runExpectingNotice runs req on p and fails the test unless a notice event starts with notice.
-func runExpectingNotice(t *testing.T, p *Pipeline, req Request, notice string) *Result {
+func runExpectingNotice(t *testing.T, p *pipeline.Pipeline, req pipeline.Request, notice string) *pipeline.Result {
 	t.Helper()
-	events := make(chan Event, 1024)
+	events := make(chan pipeline.Event, 1024)
 	got, err := p.Run(t.Context(), req, events)
 	if err != nil {
 		t.Fatal(err)

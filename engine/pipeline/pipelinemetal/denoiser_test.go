@@ -1,4 +1,4 @@
-package pipeline
+package pipelinemetal
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"easel/engine/convert"
 	"easel/engine/ml/cpu"
 	"easel/engine/ml/metal"
+	"easel/engine/pipeline"
+	"easel/engine/pipeline/pipelinecase"
 	"easel/engine/qi21"
 	"easel/engine/qi21/qi21metal"
 	"easel/engine/qwen3vl"
@@ -38,17 +40,17 @@ const (
 )
 
 // q8Pipeline opens the tiny model converted with the q8 profile (vision included), with opts.
-func q8Pipeline(t *testing.T, opts func(*cmf.File) Options) *Pipeline {
+func q8Pipeline(t *testing.T, opts func(*cmf.File) pipeline.Options) *pipeline.Pipeline {
 	t.Helper()
 	f, err := cmf.Open(tinymodel.Path(t, convert.Options{Profile: convert.ProfileQ8}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var o Options
+	var o pipeline.Options
 	if opts != nil {
 		o = opts(f)
 	}
-	p, err := New(f, cpu.New(), o)
+	p, err := pipeline.New(f, cpu.New(), o)
 	if err != nil {
 		f.Close()
 		t.Fatal(err)
@@ -63,45 +65,45 @@ func emuDevice(t *testing.T, maxBuffer, workingSet int64) device.Device {
 	return emutest.Device(t, emu.Options{Limits: device.Limits{MaxBufferLength: maxBuffer, RecommendedMaxWorkingSetSize: workingSet}})
 }
 
-// onMetal is Options running the DiT on dev.
-func onMetal(dev device.Device) func(*cmf.File) Options {
-	return func(f *cmf.File) Options {
+// onMetal is pipeline.Options running the DiT on dev.
+func onMetal(dev device.Device) func(*cmf.File) pipeline.Options {
+	return func(f *cmf.File) pipeline.Options {
 		k := metal.Knobs{Guards: metal.DefaultGuards}
-		return Options{Denoiser: MetalDenoiser(dev, f.Bytes(), qi21metal.Options{Knobs: &k})}
+		return pipeline.Options{Denoiser: Denoiser(dev, f.Bytes(), qi21metal.Options{Knobs: &k})}
 	}
 }
 
 // stagedRun runs a case from the reference's processor outputs and recorded noise (as
 // TestGoldenPipelineStages does) and returns the latents after every step and the [0, 1] image.
-func stagedRun(t *testing.T, p *Pipeline, c *pipelineCase) (steps [][]float32, image []float32) {
+func stagedRun(t *testing.T, p *pipeline.Pipeline, c *pipelinecase.Case) (steps [][]float32, image []float32) {
 	t.Helper()
-	h, w := c.target()
+	h, w := c.Target()
 	var vision []qwen3vl.VisionInput
 	var vaeIn []*vae.Image
 	if c.Has("te0_pixel_values") {
-		vision = splitVision(t, c, "te0")
-		for k := range len(c.shapes) - 1 {
-			px, shape := c.float32s(t, fmt.Sprintf("vae_encode_input_%d", k))
+		vision = c.SplitVision(t, "te0")
+		for k := range len(c.Shapes) - 1 {
+			px, shape := c.Floats(t, fmt.Sprintf("vae_encode_input_%d", k))
 			vaeIn = append(vaeIn, &vae.Image{C: shape[1], H: shape[3], W: shape[4], Pix: px})
 		}
 	}
-	pos := encodeCase(t, p, c, "te0", c.prompt, vision)
-	var neg *Conditioning
-	if c.cfg > 1 {
-		neg = encodeCase(t, p, c, "te1", c.neg, splitVisionIf(t, c, "te1"))
+	pos := encodeCase(t, p, c, "te0", c.Prompt, vision)
+	var neg *pipeline.Conditioning
+	if c.CFG > 1 {
+		neg = encodeCase(t, p, c, "te1", c.Negative, c.SplitVisionIf(t, "te1"))
 	}
 	condLatents, condShapes, err := p.EncodeConditionImages(t.Context(), vaeIn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	schedule, err := p.Schedule(c.steps, nil, h*w)
+	schedule, err := p.Schedule(c.Steps, nil, h*w)
 	if err != nil {
 		t.Fatal(err)
 	}
-	latents, err := p.Denoise(t.Context(), DenoiseInput{Positive: pos, Negative: neg, CFG: c.cfg,
-		CondLatents: condLatents, CondShapes: condShapes, H: h, W: w, Noise: c.recordedNoise(t), Schedule: schedule},
-		DenoiseHooks{
-			Step:   func(s StepReport) { steps = append(steps, slices.Clone(s.Latents)) },
+	latents, err := p.Denoise(t.Context(), pipeline.DenoiseInput{Positive: pos, Negative: neg, CFG: c.CFG,
+		CondLatents: condLatents, CondShapes: condShapes, H: h, W: w, Noise: c.RecordedNoise(t), Schedule: schedule},
+		pipeline.DenoiseHooks{
+			Step:   func(s pipeline.StepReport) { steps = append(steps, slices.Clone(s.Latents)) },
 			Notice: func(s string) { t.Errorf("unexpected notice: %s", s) },
 		})
 	if err != nil {
@@ -111,7 +113,7 @@ func stagedRun(t *testing.T, p *Pipeline, c *pipelineCase) (steps [][]float32, i
 	if err != nil {
 		t.Fatal(err)
 	}
-	return steps, imageHWC(decoded)
+	return steps, pipelinecase.ImageHWC(decoded)
 }
 
 // TestEmuGoldenPipelineOnMetal runs every pipeline_* case with the DiT on the emulated Metal device
@@ -123,26 +125,26 @@ func TestEmuGoldenPipelineOnMetal(t *testing.T) {
 	if n := onDev.DenoiserNotice(); !strings.Contains(n, "Metal") {
 		t.Fatalf("the pipeline does not say the denoiser runs on Metal: %q", n)
 	}
-	for _, c := range pipelineCases(t) {
+	for _, c := range pipelinecase.All(t) {
 		t.Run(c.Name, func(t *testing.T) {
 			cpuSteps, cpuImg := stagedRun(t, onCPU, c)
 			devSteps, devImg := stagedRun(t, onDev, c)
-			want, sshape := c.float32s(t, "steps_latents")
+			want, sshape := c.Floats(t, "steps_latents")
 			per := sshape[2] * sshape[3]
-			if len(devSteps) != c.steps || len(cpuSteps) != c.steps {
-				t.Fatalf("%d and %d steps, the case has %d", len(devSteps), len(cpuSteps), c.steps)
+			if len(devSteps) != c.Steps || len(cpuSteps) != c.Steps {
+				t.Fatalf("%d and %d steps, the case has %d", len(devSteps), len(cpuSteps), c.Steps)
 			}
 			var vsCPU, vsRef, cpuVsRef float64
 			for i := range devSteps {
 				ref := want[i*per : (i+1)*per]
-				vsCPU = max(vsCPU, maxAbs(t, "latents", devSteps[i], cpuSteps[i]))
-				vsRef = max(vsRef, maxAbs(t, "latents", devSteps[i], ref))
-				cpuVsRef = max(cpuVsRef, maxAbs(t, "latents", cpuSteps[i], ref))
+				vsCPU = max(vsCPU, pipelinecase.MaxAbs(t, "latents", devSteps[i], cpuSteps[i]))
+				vsRef = max(vsRef, pipelinecase.MaxAbs(t, "latents", devSteps[i], ref))
+				cpuVsRef = max(cpuVsRef, pipelinecase.MaxAbs(t, "latents", cpuSteps[i], ref))
 			}
-			imgWant, _ := c.float32s(t, "image_np")
-			iCPU, iRef, iCPURef := maxAbs(t, "image", devImg, cpuImg), maxAbs(t, "image", devImg, imgWant), maxAbs(t, "image", cpuImg, imgWant)
+			imgWant, _ := c.Floats(t, "image_np")
+			iCPU, iRef, iCPURef := pipelinecase.MaxAbs(t, "image", devImg, cpuImg), pipelinecase.MaxAbs(t, "image", devImg, imgWant), pipelinecase.MaxAbs(t, "image", cpuImg, imgWant)
 			t.Logf("%d steps, CFG %g: latents max |Δ| Metal vs CPU %.3g, Metal vs reference %.3g (CPU q8 vs reference %.3g); image Metal vs CPU %.3g, Metal vs reference %.3g (CPU q8 vs reference %.3g)",
-				c.steps, c.cfg, vsCPU, vsRef, cpuVsRef, iCPU, iRef, iCPURef)
+				c.Steps, c.CFG, vsCPU, vsRef, cpuVsRef, iCPU, iRef, iCPURef)
 			if !(vsCPU <= metalVsCPUBound) || !(iCPU <= metalVsCPUBound) {
 				t.Errorf("Metal vs CPU over the same file: latents %.3g, image %.3g; want ≤ %g", vsCPU, iCPU, metalVsCPUBound)
 			}
@@ -161,7 +163,7 @@ func TestEmuGoldenPipelineOnMetal(t *testing.T) {
 // ledger counts float32 K/V, and the result is the CPU pipeline's exactly. A device with room
 // keeps the prompt: half K/V in the ledger, the device's working set as the budget.
 func TestEmuMetalDeclineFallsBackToCPU(t *testing.T) {
-	c := cfgCase(t)
+	c := pipelinecase.CFG(t)
 	req := caseRequest(t, c)
 	want, err := q8Pipeline(t, nil).Run(t.Context(), req, nil)
 	if err != nil {
@@ -191,7 +193,7 @@ func TestEmuMetalDeclineFallsBackToCPU(t *testing.T) {
 			ws = weights + 1
 		}
 		p := q8Pipeline(t, onMetal(emuDevice(t, 1<<30, ws)))
-		events := make(chan Event, 1024)
+		events := make(chan pipeline.Event, 1024)
 		got, err := p.Run(t.Context(), req, events)
 		if err != nil {
 			t.Fatal(err)
@@ -204,7 +206,7 @@ func TestEmuMetalDeclineFallsBackToCPU(t *testing.T) {
 			if ev.Notice != "" {
 				notices = append(notices, ev.Notice)
 			}
-			if ev.Stage == StageDenoising && ev.Step > 0 {
+			if ev.Stage == pipeline.StageDenoising && ev.Step > 0 {
 				kv, budget, acts, devTime = ev.Memory.PrefixKV, ev.Memory.DeviceBudget, ev.Memory.Activations, ev.DeviceTime
 			}
 		}
@@ -267,7 +269,7 @@ func TestEmuMetalDeclinedModelRunsOnCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	p, err := New(f, cpu.New(), onMetal(dev)(f))
+	p, err := pipeline.New(f, cpu.New(), onMetal(dev)(f))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,8 +279,8 @@ func TestEmuMetalDeclinedModelRunsOnCPU(t *testing.T) {
 	if !strings.HasPrefix(n, "Metal declined the denoiser: ") || !strings.Contains(n, "the CPU runs it instead") || !strings.Contains(n, "q8") {
 		t.Errorf("notice %q does not say Metal declined, why, and that the CPU runs it", n)
 	}
-	if _, ok := p.den.(*fallbackDenoiser); !ok {
-		t.Errorf("the denoiser is %T, want the CPU fallback", p.den)
+	if d := p.DenoiserDevice(); d != "" {
+		t.Errorf("the denoiser runs on %s, want the CPU fallback", d)
 	}
 }
 
@@ -287,13 +289,13 @@ func TestEmuMetalDeclinedModelRunsOnCPU(t *testing.T) {
 // released; a leaked one would leave no room for the next prompt pair).
 func TestEmuMetalCancelReleasesPrograms(t *testing.T) {
 	p := q8Pipeline(t, onMetal(emuDevice(t, 0, 0)))
-	req := caseRequest(t, cfgCase(t))
+	req := caseRequest(t, pipelinecase.CFG(t))
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	events := make(chan Event, 1024)
+	events := make(chan pipeline.Event, 1024)
 	go func() {
 		for ev := range events {
-			if ev.Stage == StageDenoising && ev.Step == 1 {
+			if ev.Stage == pipeline.StageDenoising && ev.Step == 1 {
 				cancel()
 			}
 		}
