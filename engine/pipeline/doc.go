@@ -11,9 +11,11 @@
 // Cancelling the context stops the run within one backend op; the denoiser's programs are
 // released and the error wraps context.Canceled with the stage it stopped in.
 //
-// The DiT runs through a Denoiser (Options.Denoiser): on the pipeline's backend by default, or on
-// a Metal device with MetalDenoiser, where a prompt the device declines is prefilled and stepped
-// on the CPU instead and the run reports why (Event.Notice). The memory ledger then counts each
+// The three networks run through small interfaces (TextEncoder, Denoiser, VAE) placed by Options:
+// on the pipeline's backend by default, or on a device (package pipelinemetal, the only part of
+// the pipeline that knows Metal). Each placement is one Placement value (notice, device, budget,
+// device time, timings, resident bytes, close); a call the device declines runs on the CPU
+// instead and the run reports the Decline (Event.Notice). The memory ledger then counts each
 // program's K/V at the size it has where it lives (half on the device) and the device's working
 // set as the denoiser's budget.
 //
