@@ -11,8 +11,8 @@ import (
 	"easel/engine/convert"
 	"easel/engine/ml"
 	"easel/engine/ml/cpu"
-	"easel/engine/pipeline/pipelinecase"
 	"easel/engine/vae"
+	"easel/internal/pipelinecase"
 	"easel/internal/tinymodel"
 )
 

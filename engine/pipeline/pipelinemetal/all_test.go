@@ -8,10 +8,10 @@ import (
 	"easel/engine/cmf"
 	"easel/engine/convert"
 	"easel/engine/pipeline"
-	"easel/engine/pipeline/pipelinecase"
 	"easel/engine/qwen3vl/qwen3vlmetal"
 	"easel/engine/vae/vaemetal"
 	"easel/internal/golden"
+	"easel/internal/pipelinecase"
 	"easel/internal/tinymodel"
 	"easel/kernels/device"
 )

@@ -6,8 +6,8 @@ import (
 
 	"easel/engine/convert"
 	"easel/engine/pipeline"
-	"easel/engine/pipeline/pipelinecase"
 	"easel/engine/qwen3vl"
+	"easel/internal/pipelinecase"
 	"easel/internal/tinymodel"
 )
 

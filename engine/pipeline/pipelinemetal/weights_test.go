@@ -12,10 +12,10 @@ import (
 	"easel/engine/ml/cpu"
 	"easel/engine/mmapfile"
 	"easel/engine/pipeline"
-	"easel/engine/pipeline/pipelinecase"
 	"easel/engine/qi21"
 	"easel/engine/qwen3vl"
 	"easel/engine/vae"
+	"easel/internal/pipelinecase"
 	"easel/internal/tinymodel"
 	"easel/kernels/device"
 )
