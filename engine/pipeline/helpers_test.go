@@ -55,12 +55,6 @@ type pipelineCase = pipelinecase.Case
 
 func pipelineCases(t *testing.T) []*pipelineCase { return pipelinecase.All(t) }
 
-// cfgCase is the cheapest case with CFG (two programs).
-func cfgCase(t *testing.T) *pipelineCase { t.Helper(); return pipelinecase.CFG(t) }
-
-// conditionedCase is the case with the most condition images.
-func conditionedCase(t *testing.T) *pipelineCase { t.Helper(); return pipelinecase.Conditioned(t) }
-
 var (
 	imageHWC = pipelinecase.ImageHWC
 	maxAbs   = pipelinecase.MaxAbs
@@ -122,4 +116,13 @@ func q8Pipeline(t *testing.T, opts func(*cmf.File) Options) *Pipeline {
 	}
 	t.Cleanup(func() { p.Close(); f.Close() })
 	return p
+}
+
+// behaviourRequest is the request a test of behaviour builds (pipelinecase.BehaviourRequest): CFG
+// (two programs) with images made-up condition images, whatever cases the folder holds.
+func behaviourRequest(t *testing.T, images int) Request {
+	t.Helper()
+	b := pipelinecase.BehaviourRequest(t, images)
+	return Request{Prompt: b.Prompt, NegativePrompt: b.Negative, Images: b.Images, Width: b.Width, Height: b.Height,
+		Resolution: b.Resolution, Steps: b.Steps, CFG: b.CFG, Seed: b.Seed}
 }

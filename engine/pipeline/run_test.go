@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"easel/engine/ml/cpu"
+	"easel/internal/pipelinecase"
 )
 
 // caseRequest is the request an artist would make for a case: its prompt strings, condition PNGs,
@@ -50,7 +51,7 @@ func TestGoldenPipelineRun(t *testing.T) {
 // reproduce the reference exactly as the seed and the step count do.
 func TestRunInjectedNoiseAndSigmas(t *testing.T) {
 	p := newTinyPipeline(t, nil)
-	c := cfgCase(t)
+	c := pipelinecase.Pick(t, "two steps or more", func(c *pipelineCase) bool { return c.Steps >= 2 }, pipelinecase.Cheaper)
 	req := caseRequest(t, c)
 	req.Seed, req.Noise = 12345, c.RecordedNoise(t)
 	req.Steps, req.Sigmas = 0, make([]float64, c.Steps)
@@ -119,9 +120,8 @@ func (smallDevice) DeviceBudget() int64 { return 1 << 20 }
 func TestRunRefusesWhatDoesNotFit(t *testing.T) {
 	be := smallDevice{cpu.New()}
 	p := newTinyPipeline(t, be)
-	c := cfgCase(t)
 	before := opsOf(be.Timings().Snapshot()) // binding the weights uploaded the small vectors
-	_, err := p.Run(t.Context(), caseRequest(t, c), nil)
+	_, err := p.Run(t.Context(), behaviourRequest(t, 0), nil)
 	if !errors.Is(err, ErrMemory) || !strings.Contains(err.Error(), "smaller size") {
 		t.Fatalf("error %v, want ErrMemory with advice", err)
 	}

@@ -80,9 +80,6 @@ func find(t testing.TB, keep func(*Case) bool, better func(a, b *Case) bool) *Ca
 	return best
 }
 
-// IsCFG holds for a case with CFG (two programs) and at least two steps.
-func IsCFG(c *Case) bool { return c.CFG > 1 && c.Steps >= 2 }
-
 // Cheaper orders cases by fewest condition images, then the smallest target.
 func Cheaper(a, b *Case) bool {
 	if len(a.CondFiles) != len(b.CondFiles) {
@@ -91,25 +88,6 @@ func Cheaper(a, b *Case) bool {
 	ah, aw := a.Target()
 	bh, bw := b.Target()
 	return ah*aw < bh*bw
-}
-
-// CFG is the cheapest case with CFG (two programs): fewest condition images, then the smallest
-// target.
-func CFG(t testing.TB) *Case {
-	t.Helper()
-	return Pick(t, "CFG (two programs)", IsCFG, Cheaper)
-}
-
-// Conditioned is the case with the most condition images (CFG preferred among equals).
-func Conditioned(t testing.TB) *Case {
-	t.Helper()
-	return Pick(t, "condition images", func(c *Case) bool { return len(c.CondFiles) > 0 },
-		func(a, b *Case) bool {
-			if len(a.CondFiles) != len(b.CondFiles) {
-				return len(a.CondFiles) > len(b.CondFiles)
-			}
-			return a.CFG > 1 && b.CFG <= 1
-		})
 }
 
 // Target is the output's latent grid.

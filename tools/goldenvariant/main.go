@@ -14,7 +14,11 @@
 //   - vae, textenc: renamed, one textenc case dropped;
 //   - the tiny model snapshot is copied into a folder with another name.
 //
-// Usage: go run ./tools/goldenvariant [-from testdata/golden] [-keep-debug vae] OUT_DIR
+// With -pipeline cfg1 the folder holds a single pipeline case instead, pipeline_t2i renamed: CFG
+// 1 (one program), no negative prompt, no condition images. The tests of behaviour (declines,
+// cancellation, a truncated file) build their own requests, so none of them may skip on it.
+//
+// Usage: go run ./tools/goldenvariant [-from testdata/golden] [-keep-debug vae] [-pipeline cfg1] OUT_DIR
 // (tools/goldenvariant.sh builds one and runs every golden test against it).
 package main
 
@@ -50,14 +54,19 @@ var pngRenames = map[string]string{
 	"pipeline_ti2i_two_cond1.png": "pipeline_a_second.png",
 }
 
+// cfg1Pipeline is the one pipeline case of -pipeline cfg1, which replaces the pipeline cases of
+// renames (and their condition images).
+var cfg1Pipeline = map[string]string{"pipeline_t2i": "pipeline_only"}
+
 // copied are files copied as they are.
 var copied = []string{"scheduler_cases.json", "tokenizer_cases.json"}
 
 func main() {
 	from := flag.String("from", "testdata/golden", "the folder of public cases")
 	keepDebug := flag.String("keep-debug", "", `keep only this kind of debug/ stages ("vae"); default: no debug/ at all`)
+	pipelines := flag.String("pipeline", "", `"cfg1": a single pipeline case with CFG 1 and no condition images; default: two CFG cases`)
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: go run ./tools/goldenvariant [-from DIR] [-keep-debug vae] OUT_DIR")
+		fmt.Fprintln(os.Stderr, "usage: go run ./tools/goldenvariant [-from DIR] [-keep-debug vae] [-pipeline cfg1] OUT_DIR")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -65,15 +74,30 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := build(*from, flag.Arg(0), *keepDebug); err != nil {
+	if err := build(*from, flag.Arg(0), *keepDebug, *pipelines); err != nil {
 		fmt.Fprintln(os.Stderr, "goldenvariant:", err)
 		os.Exit(1)
 	}
 }
 
-func build(from, out, keepDebug string) error {
+func build(from, out, keepDebug, pipelines string) error {
 	if keepDebug != "" && keepDebug != "vae" {
 		return fmt.Errorf("-keep-debug %q: only \"vae\" can be kept (its case is renamed consistently)", keepDebug)
+	}
+	if pipelines != "" && pipelines != "cfg1" {
+		return fmt.Errorf("-pipeline %q: the only other set of pipeline cases is \"cfg1\"", pipelines)
+	}
+	cases, pngs := renames, pngRenames
+	if pipelines == "cfg1" {
+		cases, pngs = map[string]string{}, nil
+		for name, to := range renames {
+			if !strings.HasPrefix(name, "pipeline_") {
+				cases[name] = to
+			}
+		}
+		for name, to := range cfg1Pipeline {
+			cases[name] = to
+		}
 	}
 	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
 		return fmt.Errorf("%s is not empty: give a new or empty folder", out)
@@ -81,7 +105,7 @@ func build(from, out, keepDebug string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	for name, to := range renames {
+	for name, to := range cases {
 		edit := func(meta map[string]any) {}
 		if name == "pipeline_ti2i_two" {
 			edit = func(meta map[string]any) {
@@ -98,7 +122,7 @@ func build(from, out, keepDebug string) error {
 			return err
 		}
 	}
-	for name, to := range pngRenames {
+	for name, to := range pngs {
 		if err := copyFile(filepath.Join(from, name), filepath.Join(out, to)); err != nil {
 			return err
 		}

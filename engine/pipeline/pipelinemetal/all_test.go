@@ -88,8 +88,7 @@ func TestEmuGoldenPipelineAllOnMetal(t *testing.T) {
 // but not for any decode or encode (each call is declined). Both say why and give the CPU pipeline's result exactly; a
 // device with room runs the decode there and reports its GPU time in the decoding stage.
 func TestEmuMetalVAEDeclineFallsBackToCPU(t *testing.T) {
-	c := pipelinecase.Conditioned(t)
-	req := caseRequest(t, c)
+	req := behaviourRequest(t, 2)
 	want, err := q8Pipeline(t, nil).Run(t.Context(), req, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -142,8 +141,7 @@ func TestEmuMetalVAEDeclineFallsBackToCPU(t *testing.T) {
 // for its weights, or with room for the weights but not for a prompt, the run says why and gives
 // the CPU pipeline's result exactly; with room, the prompt-encoding stage reports GPU time.
 func TestEmuMetalTextEncoderDeclineFallsBackToCPU(t *testing.T) {
-	c := pipelinecase.CFG(t)
-	req := caseRequest(t, c)
+	req := behaviourRequest(t, 0)
 	want, err := q8Pipeline(t, nil).Run(t.Context(), req, nil)
 	if err != nil {
 		t.Fatal(err)

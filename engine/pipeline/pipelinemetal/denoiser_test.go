@@ -163,8 +163,7 @@ func TestEmuGoldenPipelineOnMetal(t *testing.T) {
 // ledger counts float32 K/V, and the result is the CPU pipeline's exactly. A device with room
 // keeps the prompt: half K/V in the ledger, the device's working set as the budget.
 func TestEmuMetalDeclineFallsBackToCPU(t *testing.T) {
-	c := pipelinecase.CFG(t)
-	req := caseRequest(t, c)
+	req := behaviourRequest(t, 0)
 	want, err := q8Pipeline(t, nil).Run(t.Context(), req, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -289,7 +288,7 @@ func TestEmuMetalDeclinedModelRunsOnCPU(t *testing.T) {
 // released; a leaked one would leave no room for the next prompt pair).
 func TestEmuMetalCancelReleasesPrograms(t *testing.T) {
 	p := q8Pipeline(t, onMetal(emuDevice(t, 0, 0)))
-	req := caseRequest(t, pipelinecase.CFG(t))
+	req := behaviourRequest(t, 0)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	events := make(chan pipeline.Event, 1024)

@@ -62,3 +62,12 @@ func capture[N, C any](place pipeline.Place[N, C], into *pipeline.Placement) pip
 		return n, pl, err
 	}
 }
+
+// behaviourRequest is the request a test of behaviour builds (pipelinecase.BehaviourRequest): CFG
+// (two programs) with images made-up condition images, whatever cases the folder holds.
+func behaviourRequest(t *testing.T, images int) pipeline.Request {
+	t.Helper()
+	b := pipelinecase.BehaviourRequest(t, images)
+	return pipeline.Request{Prompt: b.Prompt, NegativePrompt: b.Negative, Images: b.Images, Width: b.Width, Height: b.Height,
+		Resolution: b.Resolution, Steps: b.Steps, CFG: b.CFG, Seed: b.Seed}
+}

@@ -15,7 +15,6 @@ import (
 	"easel/engine/qi21"
 	"easel/engine/qwen3vl"
 	"easel/engine/vae"
-	"easel/internal/pipelinecase"
 	"easel/internal/tinymodel"
 	"easel/kernels/device"
 )
@@ -91,8 +90,7 @@ func (h *heldDuringCalls) take() []heldAtCall {
 // times, and both jobs give the latents and image of a pipeline whose denoiser keeps its arena,
 // bit for bit. That pipeline's calls in its second job do see the arena (the check can fail).
 func TestEmuMetalDenoiserReleasesItsWeightsForTheOtherStages(t *testing.T) {
-	c := pipelinecase.Conditioned(t)
-	req := caseRequest(t, c)
+	req := behaviourRequest(t, 2)
 	devices := [2]countingDevice{}
 	for i := range devices {
 		d, ok := emuDevice(t, 0, 0).(countingDevice)
@@ -173,8 +171,7 @@ func TestEmuMetalDenoiserReleasesItsWeightsForTheOtherStages(t *testing.T) {
 // nothing wrapped over the mapping; once the file is back the pipeline's next job gives the first
 // job's latents bit for bit (the arena made again over the same mapping).
 func TestEmuMetalTruncatedFileBetweenJobs(t *testing.T) {
-	c := pipelinecase.CFG(t)
-	req := caseRequest(t, c)
+	req := behaviourRequest(t, 0)
 	path := tinymodel.Copy(t, convert.Options{Profile: convert.ProfileQ8})
 	whole, err := os.ReadFile(path)
 	if err != nil {
