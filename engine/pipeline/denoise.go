@@ -130,11 +130,7 @@ func (p *Pipeline) DenoiseBatch(ctx context.Context, in DenoiseInput, n int, noi
 			return nil, err
 		}
 		progs = append(progs, prog)
-		for _, n := range p.denAt.takeNotices() {
-			if hooks.Notice != nil {
-				hooks.Notice(n)
-			}
-		}
+		p.reportDenoiserDeclines(hooks)
 	}
 	if hooks.Prefilled != nil {
 		hooks.Prefilled(progs)
@@ -203,6 +199,7 @@ func (p *Pipeline) walk(ctx context.Context, progs []Program, in DenoiseInput, i
 			}
 			guide(v, vNeg, scale)
 		}
+		p.reportDenoiserDeclines(hooks) // a step the device declined goes on on the CPU
 		for j := range x {
 			x0[j] = x[j] - float32(sigma*v[j])
 		}
@@ -219,6 +216,15 @@ func (p *Pipeline) walk(ctx context.Context, progs []Program, in DenoiseInput, i
 		}
 	}
 	return x, nil
+}
+
+// reportDenoiserDeclines hands the device's declines of the denoiser's calls so far to the hooks.
+func (p *Pipeline) reportDenoiserDeclines(hooks DenoiseHooks) {
+	for _, n := range p.denAt.takeNotices() {
+		if hooks.Notice != nil {
+			hooks.Notice(n)
+		}
+	}
 }
 
 // guide overwrites v (the prompt's velocity) with v_neg + s·(v − v_neg), each operation rounded

@@ -45,7 +45,7 @@ func runWithFault(t *testing.T, fault emu.Fault, afterPrefill bool, guards metal
 	if !afterPrefill {
 		inj.InjectFault(fault)
 	}
-	r, err := NewRunner(d, m, logf)
+	r, err := NewRunner(d, m, func(dc *metal.Declined) { run.notices = append(run.notices, dc.Error()) })
 	if err != nil {
 		t.Fatal(err)
 	}
