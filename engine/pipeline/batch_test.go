@@ -97,10 +97,6 @@ func TestBatchIsSingleRuns(t *testing.T) {
 	checkBatchIsSingleRuns(t, newTinyPipeline(t, nil), 3, true, 3)
 }
 
-func TestEmuBatchIsSingleRunsOnMetal(t *testing.T) {
-	checkBatchIsSingleRuns(t, q8Pipeline(t, onMetal(emuDevice(t, 0, 0))), 1, false, 2)
-}
-
 // checkVariationEnds: variation strength 0 is the seed's own image and 1 the variation seed's,
 // bit for bit; a batch of variations keeps the seed and counts the variation seeds up.
 func checkVariationEnds(t *testing.T, p *Pipeline, withBatch bool) {
@@ -153,10 +149,6 @@ func checkVariationEnds(t *testing.T, p *Pipeline, withBatch bool) {
 }
 
 func TestVariationEnds(t *testing.T) { checkVariationEnds(t, newTinyPipeline(t, nil), true) }
-
-func TestEmuVariationEndsOnMetal(t *testing.T) {
-	checkVariationEnds(t, q8Pipeline(t, onMetal(emuDevice(t, 0, 0))), false)
-}
 
 // TestBatchWithAnInitImageIsSingleRuns: a batch of img2img passes (strength 0.5 of 8 steps: 4
 // run) renoises the one encoded image with each image's noise.
