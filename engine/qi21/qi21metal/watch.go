@@ -27,7 +27,7 @@ import (
 const siteQKV = 1
 
 // defaultBlocksPerBuffer is the command-buffer length: two blocks, short enough for the watchdog
-// at the published sizes (DESIGN §3).
+// at the published sizes (docs/ARCHITECTURE.md §3).
 const defaultBlocksPerBuffer = 2
 
 // blocksPerBuffer is the blocks per command buffer for this device.
