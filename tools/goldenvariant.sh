@@ -34,7 +34,7 @@ echo "golden variant 1: no debug/ ($work/no-debug), $(echo "$pkgs" | wc -l) pack
 status=0
 # The soak tests (app/jobs) read only the model snapshot, which other tests there read too; they
 # run in make test and would double the time here.
-EASEL_GOLDEN_DIR="$work/no-debug" EASEL_REQUIRE_EMULATOR=1 go test -count=1 -v -skip '^TestSoak' $pkgs >"$work/no-debug.log" 2>&1 || status=$?
+EASEL_GOLDEN_DIR="$work/no-debug" EASEL_REQUIRE_EMULATOR=1 go test -count=1 -timeout 40m -v -skip '^TestSoak' $pkgs >"$work/no-debug.log" 2>&1 || status=$?
 report "$work/no-debug.log"
 if [ "$status" -ne 0 ]; then
 	grep -E -B2 -A20 -- '--- FAIL|^panic' "$work/no-debug.log" | head -200 >&2
