@@ -70,6 +70,12 @@ func (s *Server) drafts(p *params) ([]plan, []detailItem) {
 			return nil, []detailItem{{Loc: []any{"body", field}, Msg: err.Error(), Type: "value_error"}}
 		}
 		req := job.Request
+		if p.EaselSigmas != nil {
+			req.Sigmas, req.Steps = p.EaselSigmas, 0
+		}
+		if p.EaselScheduler != nil {
+			req.Scheduler = p.EaselScheduler
+		}
 		if d.Start != nil {
 			bw, bh = req.Width, req.Height
 		}

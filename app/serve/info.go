@@ -73,6 +73,9 @@ func (s *Server) info(p *params, plans, used []plan, sets []*imagefile.Settings,
 		"version":                          "Easel " + app.Version,
 		"warnings":                         warnings,
 	}
+	if p.EaselSigmas != nil {
+		m["easel_sigmas"] = p.EaselSigmas // the grid used, so a client can tell it was not ignored
+	}
 	b, _ := json.Marshal(m)
 	return string(b)
 }

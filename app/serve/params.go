@@ -10,6 +10,7 @@ import (
 	"easel/app/compose"
 	"easel/app/imagework"
 	"easel/engine/pipeline"
+	"easel/engine/sched"
 )
 
 // The most images one request makes (batch_size × n_iter).
@@ -26,10 +27,15 @@ type params struct {
 	CFG                float64
 	BatchSize, NIter   int
 	Sampler, Scheduler string
-	SendImages         bool
-	Conditions         []compose.Condition
-	LoRAs              []compose.LoRA
-	Warnings           []string
+	// EaselSigmas and EaselScheduler are a LoRA preset's fixed sigma grid and scheduler
+	// configuration (easel_sigmas, easel_scheduler: Easel's own fields, which the window's
+	// "Render on" sends so a preset's schedule is the one used; nil when absent).
+	EaselSigmas    []float64
+	EaselScheduler *sched.Config
+	SendImages     bool
+	Conditions     []compose.Condition
+	LoRAs          []compose.LoRA
+	Warnings       []string
 
 	// img2img
 	Init                  []compose.Condition
@@ -70,6 +76,7 @@ func (s *Server) readParams(f *fields) *params {
 	if p.BatchSize*p.NIter > maxImagesPerRequest {
 		f.Invalid("n_iter", fmt.Sprintf("batch_size × n_iter is %d images: this server makes at most %d per request", p.BatchSize*p.NIter, maxImagesPerRequest))
 	}
+	p.EaselSigmas, p.EaselScheduler = readSchedule(f, p.Steps)
 	p.Sampler = f.Str("sampler_name", f.Str("sampler_index", ""))
 	p.Scheduler = f.Str("scheduler", "")
 	p.SendImages = f.Bool("send_images", true)

@@ -102,6 +102,10 @@ func TestValidationAsFastAPI(t *testing.T) {
 		{`{"extra_images": ["not base64!"]}`, "[body extra_images 0]", "value_error"},
 		{`{"send_images": "maybe"}`, "[body send_images]", "type_error.bool"},
 		{`{"subseed_strength": 2}`, "[body subseed_strength]", "value_error.number.not_le"},
+		{`{"easel_sigmas": "1, 0.5"}`, "[body easel_sigmas]", "type_error.list"},
+		{`{"easel_sigmas": [1, 0]}`, "[body easel_sigmas]", "value_error"},
+		{`{"easel_sigmas": [1, 0.5], "steps": 4}`, "[body easel_sigmas]", "value_error"},
+		{`{"easel_scheduler": {"num_train_timesteps": 0}}`, "[body easel_scheduler]", "value_error"},
 	}
 	for _, c := range cases {
 		var e struct{ Detail []map[string]any }

@@ -16,6 +16,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -100,8 +101,23 @@ func body(req pipeline.Request) (map[string]any, string, error) {
 	}
 	if req.Steps > 0 {
 		b["steps"] = req.Steps
-	} else if len(req.Sigmas) > 0 {
-		b["steps"] = len(req.Sigmas)
+	}
+	// A LoRA preset's schedule travels in Easel's own fields (other A1111 servers ignore unknown
+	// keys; finish says when the answer shows the grid was not used); steps stays the grid's
+	// length for them.
+	if len(req.Sigmas) > 0 {
+		b["steps"], b["easel_sigmas"] = len(req.Sigmas), req.Sigmas
+	}
+	if req.Scheduler != nil {
+		b["easel_scheduler"] = req.Scheduler
+	}
+	// A batch as A1111 sends one: batch_size images of seeds seed+i, or with a variation the same
+	// seed and subseeds subseed+i.
+	if n := req.Batch(); n > 1 {
+		b["batch_size"] = n
+	}
+	if req.VariationStrength > 0 {
+		b["subseed"], b["subseed_strength"] = req.VariationSeed, req.VariationStrength
 	}
 	if req.CFG > 0 {
 		b["cfg_scale"] = req.CFG
@@ -153,7 +169,9 @@ type answer struct {
 }
 
 // Run sends the job, reports the server's progress and live preview as events while it runs, and
-// returns its image with the settings its PNG carries. Cancelling ctx interrupts it there.
+// returns its image with the settings its PNG carries; a batch's result holds every image in
+// Batch, each also sent as a Finished event, as a local batch does. Cancelling ctx interrupts it
+// there.
 func (g *Generator) Run(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
 	if events != nil {
 		defer close(events)
@@ -189,14 +207,15 @@ func (g *Generator) Run(ctx context.Context, req pipeline.Request, events chan<-
 	}
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
-	lastStep := -1
+	type at struct{ image, step int }
+	last := at{-1, -1}
 	for {
 		select {
 		case r := <-answered:
 			if r.err != nil {
 				return nil, g.gone(r.err)
 			}
-			return g.finish(r.resp, start, send)
+			return g.finish(r.resp, req, start, send)
 		case <-ctx.Done():
 			ictx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			if resp, err := g.do(ictx, "POST", "/sdapi/v1/interrupt", nil); err == nil {
@@ -206,9 +225,9 @@ func (g *Generator) Run(ctx context.Context, req pipeline.Request, events chan<-
 			stopReq()
 			return nil, fmt.Errorf("the job on %s was cancelled: %w", g.Addr, ctx.Err())
 		case <-tick.C:
-			ev, ok := g.progress(ctx, start)
-			if ok && ev.Step != lastStep {
-				lastStep = ev.Step
+			ev, ok := g.progress(ctx, req, start)
+			if now := (at{ev.Image, ev.Step}); ok && now != last {
+				last = now
 				send(ev)
 			}
 		}
@@ -216,7 +235,7 @@ func (g *Generator) Run(ctx context.Context, req pipeline.Request, events chan<-
 }
 
 // progress asks the server how the job goes, as an event (ok false when it could not say).
-func (g *Generator) progress(ctx context.Context, start time.Time) (pipeline.Event, bool) {
+func (g *Generator) progress(ctx context.Context, req pipeline.Request, start time.Time) (pipeline.Event, bool) {
 	resp, err := g.do(ctx, "GET", "/sdapi/v1/progress", nil)
 	if err != nil {
 		return pipeline.Event{}, false
@@ -227,6 +246,8 @@ func (g *Generator) progress(ctx context.Context, start time.Time) (pipeline.Eve
 		State       struct {
 			SamplingStep  int `json:"sampling_step"`
 			SamplingSteps int `json:"sampling_steps"`
+			JobNo         int `json:"job_no"`
+			JobCount      int `json:"job_count"`
 		} `json:"state"`
 		CurrentImage *string `json:"current_image"`
 	}
@@ -234,7 +255,11 @@ func (g *Generator) progress(ctx context.Context, start time.Time) (pipeline.Eve
 		return pipeline.Event{}, false
 	}
 	ev := pipeline.Event{Stage: pipeline.StageDenoising, Step: p.State.SamplingStep, Steps: p.State.SamplingSteps,
-		Elapsed: time.Since(start), ETA: time.Duration(p.ETARelative * float64(time.Second))}
+		Elapsed: time.Since(start), ETA: time.Duration(p.ETARelative * float64(time.Second)), Images: 1}
+	if n := req.Batch(); n > 1 && p.State.JobCount == n && p.State.JobNo >= 0 && p.State.JobNo < n {
+		ev.Image, ev.Images = p.State.JobNo, n // the server runs a batch's images as jobs in order
+	}
+	ev.Seed, ev.VariationSeed = req.ImageSeeds(ev.Image)
 	if p.CurrentImage != nil {
 		if data, err := base64.StdEncoding.DecodeString(*p.CurrentImage); err == nil {
 			if img, err := imageio.Decode(data, "live preview"); err == nil {
@@ -245,8 +270,9 @@ func (g *Generator) progress(ctx context.Context, start time.Time) (pipeline.Eve
 	return ev, true
 }
 
-// finish reads the answer: the first image and its settings.
-func (g *Generator) finish(resp *http.Response, start time.Time, send func(pipeline.Event)) (*pipeline.Result, error) {
+// finish reads the answer: every image with its settings, the first as the result and all of
+// them in its Batch for a batch (each sent as a Finished event, as the local pipeline does).
+func (g *Generator) finish(resp *http.Response, req pipeline.Request, start time.Time, send func(pipeline.Event)) (*pipeline.Result, error) {
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<30))
 	if err != nil {
@@ -259,7 +285,38 @@ func (g *Generator) finish(resp *http.Response, start time.Time, send func(pipel
 	if err := json.Unmarshal(data, &a); err != nil || len(a.Images) == 0 {
 		return nil, fmt.Errorf("%s answered without an image (%v): the job was interrupted there, or the server is not Easel's API", g.Addr, err)
 	}
-	raw, err := base64.StdEncoding.DecodeString(a.Images[0])
+	n := req.Batch()
+	if len(a.Images) > n {
+		a.Images = a.Images[len(a.Images)-n:] // A1111 puts a grid of the batch first
+	}
+	results := make([]*pipeline.Result, len(a.Images))
+	for i, enc := range a.Images {
+		if results[i], err = g.image(enc, req, i); err != nil {
+			return nil, err
+		}
+	}
+	if len(req.Sigmas) > 0 && !gridUsed(a.Info, req.Sigmas) {
+		send(pipeline.Event{Stage: pipeline.StageDone, Notice: fmt.Sprintf("%s did not use the LoRA preset's sigma grid (it is not an Easel server, or an older one): the image was made with its own %d-step schedule", g.Addr, len(req.Sigmas))})
+	}
+	took := time.Since(start)
+	for _, res := range results {
+		res.StageTimes[pipeline.StageDone] = took
+	}
+	if n > 1 {
+		for i, res := range results {
+			send(pipeline.Event{Stage: pipeline.StageDecoding, Step: res.Steps, Steps: res.Steps, Image: i, Images: n,
+				Seed: res.Seed, VariationSeed: res.VariationSeed, Finished: res, Elapsed: took})
+		}
+		results[0].Batch = results
+	}
+	send(pipeline.Event{Stage: pipeline.StageDone, Step: results[0].Steps, Steps: results[0].Steps, Elapsed: took})
+	return results[0], nil
+}
+
+// image reads the answer's image i with the settings its PNG carries; its seeds are the
+// request's for image i where the PNG does not say (a server that is not Easel's).
+func (g *Generator) image(enc string, req pipeline.Request, i int) (*pipeline.Result, error) {
+	raw, err := base64.StdEncoding.DecodeString(enc)
 	if err != nil {
 		return nil, fmt.Errorf("%s answered with an image that is not base64: %v", g.Addr, err)
 	}
@@ -267,12 +324,28 @@ func (g *Generator) finish(resp *http.Response, start time.Time, send func(pipel
 	if err != nil {
 		return nil, err
 	}
-	res := &pipeline.Result{Image: img, Width: img.Rect.Dx(), Height: img.Rect.Dy()}
+	res := &pipeline.Result{Image: img, Width: img.Rect.Dx(), Height: img.Rect.Dy(), Index: i}
+	res.Seed, res.VariationSeed = req.ImageSeeds(i)
+	if req.VariationStrength > 0 {
+		res.VariationStrength = req.VariationStrength
+	} else {
+		res.VariationSeed = 0
+	}
 	if m, err := imagefile.Read(bytes.NewReader(raw), "the server's image"); err == nil && m.Settings != nil {
 		s := m.Settings
 		res.Steps, res.CFG, res.Seed, res.Sigmas, res.Resolution = s.Steps, s.CFG, s.Seed, s.Sigmas, s.Resolution
+		if s.VariationStrength > 0 {
+			res.VariationSeed, res.VariationStrength = s.VariationSeed, s.VariationStrength
+		}
 	}
-	res.StageTimes[pipeline.StageDone] = time.Since(start)
-	send(pipeline.Event{Stage: pipeline.StageDone, Step: res.Steps, Steps: res.Steps, Elapsed: time.Since(start)})
 	return res, nil
+}
+
+// gridUsed reports whether the answer's info says the fixed sigma grid asked for was used (an
+// Easel server echoes easel_sigmas; a server that ignored the field does not).
+func gridUsed(info string, asked []float64) bool {
+	var i struct {
+		Sigmas []float64 `json:"easel_sigmas"`
+	}
+	return json.Unmarshal([]byte(info), &i) == nil && slices.Equal(i.Sigmas, asked)
 }
