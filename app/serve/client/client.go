@@ -296,7 +296,7 @@ func (g *Generator) finish(resp *http.Response, req pipeline.Request, start time
 		}
 	}
 	if len(req.Sigmas) > 0 && !gridUsed(a.Info, req.Sigmas) {
-		send(pipeline.Event{Stage: pipeline.StageDone, Notice: fmt.Sprintf("%s did not use the LoRA preset's sigma grid (it is not an Easel server, or an older one): the image was made with its own %d-step schedule", g.Addr, len(req.Sigmas))})
+		send(pipeline.Event{Stage: pipeline.StageDecoding, Notice: fmt.Sprintf("%s did not use the LoRA preset's sigma grid (it is not an Easel server, or an older one): the image was made with its own %d-step schedule", g.Addr, len(req.Sigmas))})
 	}
 	took := time.Since(start)
 	for _, res := range results {
