@@ -7,6 +7,7 @@ import (
 
 	"easel/app/compose"
 	"easel/app/hires"
+	"easel/app/imagefile"
 	"easel/app/jobs"
 	"easel/engine/pipeline"
 )
@@ -32,6 +33,7 @@ func (s *studio) batchEvent(j jobs.Job, ev pipeline.Event, framed image.Image) {
 	if s.sheetJob != j.ID {
 		s.sheetJob = j.ID
 		s.sheetDraft = s.jobDrafts[j.ID]
+		s.sheetBatch = imagefile.NewBatchID(s.now(), uint64(j.ID), j.Request.Seed)
 		seeds := make([]uint64, ev.Images)
 		var vars []uint64
 		for i := range seeds {
@@ -46,7 +48,7 @@ func (s *studio) batchEvent(j jobs.Job, ev pipeline.Event, framed image.Image) {
 	if ev.Finished != nil {
 		res := ev.Finished
 		s.sheet.finished(res.Index, res.Image, frameFinal(res.Image))
-		s.saveBatchImage(j.ID, res)
+		s.saveBatchImage(j.ID, res, j.Request.Batch())
 		return
 	}
 	if ev.Preview != nil && framed != nil {
@@ -61,13 +63,15 @@ func (s *studio) batchStopped(j jobs.Job) {
 	}
 }
 
-// saveBatchImage saves one finished image of a batch off the UI goroutine and lists it.
-func (s *studio) saveBatchImage(id jobs.ID, res *pipeline.Result) {
+// saveBatchImage saves one finished image of a batch of count off the UI goroutine, with the
+// batch's identity so the history groups it, and lists it.
+func (s *studio) saveBatchImage(id jobs.ID, res *pipeline.Result, count int) {
 	d, ok := s.jobDrafts[id]
 	if !ok {
 		return
 	}
 	set := d.FileSettings(res)
+	set.InBatch(s.sheetBatch, res.Index, count)
 	img, now, store, index := res.Image, s.now(), s.deps.History, res.Index
 	if c := s.sheet.cell(index); c != nil && s.sheetJob == id {
 		c.set = set

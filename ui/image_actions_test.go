@@ -24,8 +24,8 @@ func TestRevealAndCopyAHistoryImage(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	h.pump("the folder scan", func() bool { return len(h.s.history.grid.Objects) == 1 })
-	tb := h.s.history.grid.Objects[0].(*thumbButton)
+	h.pump("the folder scan", func() bool { return len(h.s.history.thumbs()) == 1 })
+	tb := h.s.history.thumbs()[0]
 	path := tb.entry.Path
 	if !h.s.actions.copy.Disabled() || !h.s.actions.reveal.Disabled() {
 		t.Error("the canvas's Copy image / Show in folder are on with no saved image shown")

@@ -133,7 +133,7 @@ func TestInpaintThroughTheWindow(t *testing.T) {
 
 	// Clicking the image in the history restores them too.
 	h.s.removeStart()
-	test.Tap(h.s.history.grid.Objects[0].(*thumbButton))
+	test.Tap(h.s.history.thumbs()[0])
 	if h.s.start == nil {
 		t.Fatal("clicking the history image restored no start image")
 	}

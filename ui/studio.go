@@ -59,6 +59,7 @@ type studio struct {
 	// made from (batch.go).
 	sheet      *contactSheet
 	sheetJob   jobs.ID
+	sheetBatch string // the batch's identity, recorded in each of its PNGs (imagefile.BatchSettings)
 	sheetDraft compose.Draft
 	// lastStepTime is the latest run's mean step time (the upscale offer's time estimate).
 	lastStepTime time.Duration

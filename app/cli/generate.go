@@ -275,6 +275,7 @@ func generate(g *generateArgs, out *generateOutput) ([]*savedImage, *failure) {
 		results = []*pipeline.Result{res}
 	}
 	var saved []*savedImage
+	batchID := imagefile.NewBatchID(time.Now(), 0, req.Seed) // the history groups a batch's PNGs by it
 	for i, first := range results {
 		img, err := job.Finish(first)
 		if err != nil {
@@ -284,6 +285,7 @@ func generate(g *generateArgs, out *generateOutput) ([]*savedImage, *failure) {
 		settings.Width, settings.Height = img.Rect.Dx(), img.Rect.Dy()
 		settings.NegativePrompt = negativeUsed(req.NegativePrompt, first.CFG)
 		settings.ModelHash, settings.LoRAs, settings.Backend = modelFingerprint(model), loralib.Refs(applied), backendName
+		settings.InBatch(batchID, first.Index, len(results))
 		final := first
 		if g.batch.hires > 0 {
 			second, hs, err := secondPassRun(ctx, run, p, req, first, img, &g.batch)

@@ -79,6 +79,7 @@ func checkGenerateBatch(t *testing.T, backend string, steps int) {
 	if prefills != 1 || saved != 3 || len(stepsOf) != 3 || stepsOf[1] != steps || stepsOf[3] != steps {
 		t.Errorf("%d prefill events (want 1), %d saved (want 3), steps per image %v", prefills, saved, stepsOf)
 	}
+	batchID := ""
 	for i := 1; i <= 3; i++ {
 		single := filepath.Join(dir, "single.png")
 		seed := strconv.Itoa(6 + i)
@@ -90,7 +91,16 @@ func checkGenerateBatch(t *testing.T, backend string, steps int) {
 		}
 		m, err := imagefile.ReadFile(filepath.Join(dir, "batch-"+strconv.Itoa(i)+".png"))
 		if err != nil || strconv.FormatUint(m.Settings.Seed, 10) != seed {
-			t.Errorf("batch image %d records seed %v (%v)", i, m.Settings, err)
+			t.Fatalf("batch image %d records seed %v (%v)", i, m.Settings, err)
+		}
+		// Each records its place in the batch, under one identity (the history groups by it).
+		if b := m.Settings.Batch; b == nil || b.Index != i-1 || b.Count != 3 || (batchID != "" && b.ID != batchID) {
+			t.Errorf("batch image %d records batch %+v, want image %d of 3 of batch %q", i, b, i-1, batchID)
+		} else {
+			batchID = b.ID
+		}
+		if s, err := imagefile.ReadFile(single); err != nil || s.Settings.Batch != nil {
+			t.Errorf("the single run records a batch (%v)", err)
 		}
 	}
 }

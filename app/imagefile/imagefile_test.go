@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // testImage is an RGBA image with transparent, half-transparent and opaque pixels.
@@ -221,5 +222,40 @@ func TestVariationAndHiresAreRecorded(t *testing.T) {
 	}
 	if !reflect.DeepEqual(m.Settings, s) {
 		t.Errorf("read back\n%+v\nwant\n%+v", m.Settings, s)
+	}
+}
+
+// An image of a batch records the batch's identity, its place and the batch's size, and reads
+// them back; a single image (InBatch with a count of 1) and a PNG written before batches were
+// recorded have none.
+func TestBatchIsRecorded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "b.png")
+	s := testSettings("a fox", "")
+	id := NewBatchID(time.Date(2026, 12, 1, 9, 0, 0, 5, time.UTC), 3, 7)
+	s.InBatch(id, 2, 4)
+	if err := WriteFile(path, testImage(), s); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := m.Settings.Batch; b == nil || b.ID != id || b.Index != 2 || b.Count != 4 {
+		t.Errorf("read back batch %+v, want %s image 2 of 4", b, id)
+	}
+	if id == NewBatchID(time.Date(2026, 12, 1, 9, 0, 0, 5, time.UTC), 4, 7) {
+		t.Error("two batches started at the same moment share an identity")
+	}
+	single := testSettings("a fox", "")
+	single.InBatch(id, 0, 1)
+	if single.Batch != nil {
+		t.Errorf("a single image records batch %+v", single.Batch)
+	}
+	old := filepath.Join(t.TempDir(), "old.png")
+	if err := WriteFile(old, testImage(), testSettings("a fox", "")); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := ReadFile(old); err != nil || m.Settings.Batch != nil {
+		t.Errorf("a PNG without a batch reads back batch %+v (%v)", m.Settings.Batch, err)
 	}
 }

@@ -20,7 +20,11 @@
 // partial image under the final name.
 package imagefile
 
-import "image"
+import (
+	"fmt"
+	"image"
+	"time"
+)
 
 // Settings are the inputs of one generation, as stored in the "easel" chunk.
 type Settings struct {
@@ -60,6 +64,9 @@ type Settings struct {
 	// Width, Height, Steps and Sigmas above are then the first pass's (A1111's convention), the
 	// image itself is Hires.Width × Hires.Height.
 	Hires *HiresSettings `json:"hires,omitempty"`
+	// Batch, when not nil, places the image in the batch that made it (nil: a single image,
+	// or a PNG written before batches were recorded).
+	Batch *BatchSettings `json:"batch,omitempty"`
 	// InitImage and MaskImage are the start image and its mask themselves, written to and read
 	// from the "eaIn" and "eaMk" chunks (nil when absent).
 	InitImage *image.NRGBA `json:"-"`
@@ -100,6 +107,16 @@ type HiresSettings struct {
 	Sigmas   []float32 `json:"sigmas,omitempty"`
 }
 
+// BatchSettings place an image in its batch: ID is the same for every image of one batch and
+// different for every batch (the history groups by it), Index is the image's place in the batch
+// (0-based) and Count the batch's size. The image's own seed and variation are Settings.Seed and
+// Settings.VariationSeed.
+type BatchSettings struct {
+	ID    string `json:"id"`
+	Index int    `json:"index"`
+	Count int    `json:"count"`
+}
+
 // LoRARef identifies one LoRA and its strength: the file's name (without its folder), the
 // SHA-256 of the whole file (hex), and A1111's short hash (12 hex digits of the SHA-256 of the
 // tensor bytes, lora.md §5), so other tools can match it too.
@@ -114,4 +131,19 @@ type LoRARef struct {
 type ImageRef struct {
 	Name   string `json:"name"`
 	SHA256 string `json:"sha256"`
+}
+
+// NewBatchID is a batch's identity made from when it started, a serial number that tells apart
+// batches started at the same moment (the window's job number; 0 for the CLI) and its base
+// seed, so it is distinct for every batch one machine makes and readable in the PNG
+// ("20261201T090000.123456789Z-3-seed7").
+func NewBatchID(start time.Time, serial, seed uint64) string {
+	return fmt.Sprintf("%s-%d-seed%d", start.UTC().Format("20060102T150405.000000000Z"), serial, seed)
+}
+
+// InBatch records that an image is image index of a batch of count (nothing for count below 2).
+func (s *Settings) InBatch(id string, index, count int) {
+	if count > 1 {
+		s.Batch = &BatchSettings{ID: id, Index: index, Count: count}
+	}
 }

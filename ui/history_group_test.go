@@ -1,0 +1,83 @@
+package ui
+
+import (
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+
+	"easel/app/compose"
+	"easel/app/history"
+	"easel/app/imagefile"
+)
+
+// A batch's images, saved as they finish, are one group in the history — a header naming the
+// batch and its seeds, then its thumbnails in order — while an older single PNG stays on its
+// own; tapping one image of the group restores that image's own seed, and the header folds
+// the group away and back.
+func TestHistoryGroupsABatchAndRestoresOneOfItsImages(t *testing.T) {
+	h := newHarness(t, 0)
+	s := h.s
+	s.draft.Size, s.draft.CustomW, s.draft.CustomH = compose.SizeCustom, 256, 256
+	s.draft.RandomSeed, s.draft.Seed = false, 7
+	s.options.load(&s.draft)
+	s.options.count.SetText("3")
+	test.Tap(s.generateBtn)
+	if req := <-h.gen.started; req.Count != 3 || req.Seed != 7 {
+		t.Fatalf("submitted a batch of %d from seed %d", req.Count, req.Seed)
+	}
+	for range 3 * fakeSteps {
+		h.gen.step <- struct{}{}
+	}
+	h.pump("the batch finished and saved", func() bool { return s.current == 0 && len(s.history.entries) == 3 })
+	s.history.addScanned([]history.Entry{{Path: "old.png", Settings: &imagefile.Settings{Prompt: "before batches", Seed: 3}}}, nil)
+
+	for _, e := range s.history.entries[:3] {
+		if b := e.Settings.Batch; b == nil || b.Count != 3 || b.ID != s.history.entries[0].Settings.Batch.ID {
+			t.Fatalf("%s records batch %+v, want the batch's identity and a count of 3", e.Path, b)
+		}
+	}
+	rows := s.history.rows.Objects
+	if len(rows) != 2 {
+		t.Fatalf("%d history rows, want the batch and the old single", len(rows))
+	}
+	box, _ := rows[0].(*fyne.Container)
+	batch := s.history.batches[box]
+	if batch == nil || len(batch.thumbs.Objects) != 3 {
+		t.Fatalf("the first history row is not the batch of 3 (%T)", rows[0])
+	}
+	if want := "Batch of 3 · seed 7–9"; batch.title.Text != want {
+		t.Errorf("the batch's header says %q, want %q", batch.title.Text, want)
+	}
+	if single := s.history.batches[rows[1].(*fyne.Container)]; single != nil || len(s.history.thumbs()) != 4 {
+		t.Errorf("the old PNG is not a single of its own after the batch (%d thumbnails)", len(s.history.thumbs()))
+	}
+	for i, o := range batch.thumbs.Objects {
+		if seed := o.(*thumbButton).entry.Settings.Seed; seed != 7+uint64(i) {
+			t.Errorf("the batch's thumbnail %d is seed %d, want %d", i, seed, 7+i)
+		}
+	}
+
+	// The second image restores its own seed.
+	s.draft.Seed, s.draft.Count = 0, 3
+	test.Tap(batch.thumbs.Objects[1].(*thumbButton))
+	if s.draft.Seed != 8 || s.draft.RandomSeed || s.draft.Count != 1 || s.draft.VariationStrength != 0 {
+		t.Errorf("restored seed %d (random %v, count %d, variation %g), want seed 8 alone", s.draft.Seed, s.draft.RandomSeed, s.draft.Count, s.draft.VariationStrength)
+	}
+
+	// The header folds the batch away, and back.
+	test.Tap(batch.fold)
+	if batch.thumbs.Visible() {
+		t.Error("the folded batch still shows its thumbnails")
+	}
+	s.history.render()
+	box, _ = s.history.rows.Objects[0].(*fyne.Container)
+	if again := s.history.batches[box]; again == nil || again.thumbs.Visible() {
+		t.Error("the batch unfolded when the history was listed again")
+	} else {
+		test.Tap(again.fold)
+		if !again.thumbs.Visible() {
+			t.Error("the batch does not unfold")
+		}
+	}
+}
