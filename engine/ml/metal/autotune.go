@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -224,19 +223,12 @@ func runVariant(ctx context.Context, dev device.Device, v Variant, res *VariantR
 // TuneCache keeps tuning reports as JSON files in a folder (the app-support folder's tuning/).
 type TuneCache struct{ Dir string }
 
-func (c TuneCache) path(k TuneKey) string { return filepath.Join(c.Dir, k.ID()+".json") }
+func (c TuneCache) name(k TuneKey) string { return k.ID() + ".json" }
 
 // Load returns the cached report for k, or nil (none, unreadable, or for another key).
 func (c TuneCache) Load(k TuneKey) *TuneReport {
-	if c.Dir == "" {
-		return nil
-	}
-	b, err := os.ReadFile(c.path(k))
-	if err != nil {
-		return nil
-	}
 	var r TuneReport
-	if json.Unmarshal(b, &r) != nil || r.Key != k {
+	if !readCachedJSON(c.Dir, c.name(k), &r) || r.Key != k {
 		return nil
 	}
 	return &r
@@ -244,28 +236,7 @@ func (c TuneCache) Load(k TuneKey) *TuneReport {
 
 // Save writes r atomically.
 func (c TuneCache) Save(r *TuneReport) error {
-	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
-		return fmt.Errorf("metal: tuning cache: %w", err)
-	}
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(c.Dir, "tune-*.tmp")
-	if err != nil {
-		return fmt.Errorf("metal: tuning cache: %w", err)
-	}
-	_, werr := tmp.Write(b)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("metal: tuning cache: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), c.path(r.Key)); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("metal: tuning cache: %w", err)
-	}
-	return nil
+	return writeCachedJSON(c.Dir, c.name(r.Key), "tuning", r)
 }
 
 // LoadOrTune returns the cached choice for key, or tunes, caches and returns it; cached reports

@@ -219,17 +219,13 @@ func RelErr(a, b []float32) float64 {
 // SelfTestCache keeps reports as JSON files in a folder (the app-support folder's selftest/).
 type SelfTestCache struct{ Dir string }
 
-func (c SelfTestCache) path(k SelfTestKey) string { return filepath.Join(c.Dir, k.ID()+".json") }
+func (c SelfTestCache) name(k SelfTestKey) string { return k.ID() + ".json" }
 
 // Load returns the cached report for k, or nil when there is none (or it cannot be read: the
 // self-test then runs again).
 func (c SelfTestCache) Load(k SelfTestKey) *SelfTestReport {
-	b, err := os.ReadFile(c.path(k))
-	if err != nil {
-		return nil
-	}
 	var r SelfTestReport
-	if json.Unmarshal(b, &r) != nil || r.Key != k {
+	if !readCachedJSON(c.Dir, c.name(k), &r) || r.Key != k {
 		return nil
 	}
 	return &r
@@ -237,28 +233,7 @@ func (c SelfTestCache) Load(k SelfTestKey) *SelfTestReport {
 
 // Save writes r atomically.
 func (c SelfTestCache) Save(r *SelfTestReport) error {
-	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
-		return fmt.Errorf("metal: self-test cache: %w", err)
-	}
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(c.Dir, "selftest-*.tmp")
-	if err != nil {
-		return fmt.Errorf("metal: self-test cache: %w", err)
-	}
-	_, werr := tmp.Write(b)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("metal: self-test cache: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), c.path(r.Key)); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("metal: self-test cache: %w", err)
-	}
-	return nil
+	return writeCachedJSON(c.Dir, c.name(r.Key), "self-test", r)
 }
 
 // Latest is the most recently written report in the folder (for diagnostics), or nil.
