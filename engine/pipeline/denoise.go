@@ -51,6 +51,9 @@ type DenoiseHooks struct {
 	Prefilled func(progs []Program)
 	// Notice runs with a sentence for the user about where a program runs (a device's decline).
 	Notice func(string)
+	// Recovered runs with a device's recovery during the prefill or a step (once per kind per
+	// run; its Notice is the sentence). Without it, the sentence goes to Notice.
+	Recovered func(Recovery)
 	// Start runs before an image's first step (image 0 right after Prefilled, each later image
 	// of a batch after the one before it finished).
 	Start func(image int)
@@ -130,7 +133,7 @@ func (p *Pipeline) DenoiseBatch(ctx context.Context, in DenoiseInput, n int, noi
 			return nil, err
 		}
 		progs = append(progs, prog)
-		p.reportDenoiserDeclines(hooks)
+		p.reportDenoiserDeclines(hooks, 0, 0, 0, n)
 	}
 	if hooks.Prefilled != nil {
 		hooks.Prefilled(progs)
@@ -150,7 +153,7 @@ func (p *Pipeline) DenoiseBatch(ctx context.Context, in DenoiseInput, n int, noi
 		if hooks.Start != nil {
 			hooks.Start(img)
 		}
-		x, err := p.walk(ctx, progs, one, img, hooks)
+		x, err := p.walk(ctx, progs, one, img, n, hooks)
 		if err != nil {
 			if n > 1 {
 				err = fmt.Errorf("image %d of %d: %w", img+1, n, err)
@@ -167,8 +170,8 @@ func (p *Pipeline) DenoiseBatch(ctx context.Context, in DenoiseInput, n int, noi
 	return last, nil
 }
 
-// walk runs the schedule once from in.Noise on the prefilled programs: one image.
-func (p *Pipeline) walk(ctx context.Context, progs []Program, in DenoiseInput, img int, hooks DenoiseHooks) ([]float32, error) {
+// walk runs the schedule once from in.Noise on the prefilled programs: image img of images.
+func (p *Pipeline) walk(ctx context.Context, progs []Program, in DenoiseInput, img, images int, hooks DenoiseHooks) ([]float32, error) {
 	ch := p.dit.Config.InChannels
 	x := slices.Clone(in.Noise)
 	var blend *blender
@@ -199,7 +202,7 @@ func (p *Pipeline) walk(ctx context.Context, progs []Program, in DenoiseInput, i
 			}
 			guide(v, vNeg, scale)
 		}
-		p.reportDenoiserDeclines(hooks) // a step the device declined goes on on the CPU
+		p.reportDenoiserDeclines(hooks, i+1, in.Schedule.Steps(), img, images) // a step the device declined goes on on the CPU
 		for j := range x {
 			x0[j] = x[j] - float32(sigma*v[j])
 		}
@@ -218,11 +221,20 @@ func (p *Pipeline) walk(ctx context.Context, progs []Program, in DenoiseInput, i
 	return x, nil
 }
 
-// reportDenoiserDeclines hands the device's declines of the denoiser's calls so far to the hooks.
-func (p *Pipeline) reportDenoiserDeclines(hooks DenoiseHooks) {
+// reportDenoiserDeclines hands the device's declines of the denoiser's calls so far, and its
+// recoveries (placed at step of steps of image, step 0 for a prefill), to the hooks.
+func (p *Pipeline) reportDenoiserDeclines(hooks DenoiseHooks, step, steps, image, images int) {
 	for _, n := range p.denAt.takeNotices() {
 		if hooks.Notice != nil {
 			hooks.Notice(n)
+		}
+	}
+	for _, r := range p.denAt.takeRecoveries(step, steps, image, images) {
+		switch {
+		case hooks.Recovered != nil:
+			hooks.Recovered(r)
+		case hooks.Notice != nil:
+			hooks.Notice(r.Notice)
 		}
 	}
 }

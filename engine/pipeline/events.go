@@ -82,8 +82,14 @@ type Event struct {
 	Sharp *SharpStats
 	// Notice, when not empty, is a sentence for the user about where the text encoder, the
 	// denoiser or the VAE runs: the device at the start of a run, or why a device declined a
-	// model, a prompt, a decode or an encode and the CPU runs it instead. A notice event repeats the current stage and step; it is not progress.
+	// model, a prompt, a decode or an encode and the CPU runs it instead; or what a device
+	// recovered from (then Recovery is set too). A notice event repeats the current stage and
+	// step; it is not progress.
 	Notice string
+	// Recovery, on a notice event about a device's recovery during a call (recovery.go: a GPU
+	// overflow, watchdog stop or out-of-memory a retry fixed, or a step moved to the CPU), is its
+	// record. Each kind is told once per run; Result.Recoveries counts them all.
+	Recovery *Recovery
 }
 
 // Preview is the model's current guess of the final image, x0 = x − σ·v, as packed latents.

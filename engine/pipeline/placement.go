@@ -52,12 +52,14 @@ type Placement struct {
 }
 
 // Site is what the pipeline gives a network's placement: the model file, where to report a
-// device's decline of one call (which then runs on the pipeline's backend), and the device
-// memory the pipeline's other networks hold now.
+// device's decline of one call (which then runs on the pipeline's backend) and a device's
+// recovery during a call (recovery.go: the pipeline fills in Network and the notice), and the
+// device memory the pipeline's other networks hold now.
 type Site struct {
-	Model    ModelFile
-	Declined func(Decline)
-	Others   func() int64
+	Model     ModelFile
+	Declined  func(Decline)
+	Recovered func(Recovery)
+	Others    func() int64
 }
 
 // Place puts one network somewhere: given the site and the network loaded on the pipeline's
@@ -85,6 +87,9 @@ type placed struct {
 
 	mu      sync.Mutex
 	pending []string
+	// the run's recoveries, one per kind (recovery.go), and those not told yet (indices)
+	runRecoveries     []Recovery
+	pendingRecoveries []int
 }
 
 // declined is the network's Site.Declined.
@@ -129,7 +134,7 @@ func place[N, C any](p *Pipeline, at *placed, f Place[N, C], cpu C, def N) (N, e
 	if f == nil {
 		return def, nil
 	}
-	n, pl, err := f(Site{Model: p.model, Declined: at.declined, Others: func() int64 { return p.residentBesides(at) }}, cpu)
+	n, pl, err := f(Site{Model: p.model, Declined: at.declined, Recovered: at.recovered, Others: func() int64 { return p.residentBesides(at) }}, cpu)
 	if err != nil {
 		return n, fmt.Errorf("pipeline: %s: %w", at.network, err)
 	}

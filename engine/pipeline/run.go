@@ -58,6 +58,10 @@ type Result struct {
 	Memory Memory
 	// LoRAs are the request's LoRAFiles as applied.
 	LoRAs []LoRAUsed
+	// Recoveries are the devices' recoveries during the run (a GPU overflow, watchdog stop or
+	// out-of-memory a retry fixed, a step moved to the CPU), one per kind and network with its
+	// count; each was also sent once as a notice event (Event.Recovery).
+	Recoveries []Recovery
 }
 
 // Run makes one image. Events (see Event for the delivery policy) go to events, which Run
@@ -86,6 +90,9 @@ func (p *Pipeline) Run(ctx context.Context, req Request, events chan<- Event) (*
 	defer p.guard.end()
 	defer mmapfile.Guard()() // a read of a vanished model file faults into an error, see generateSafely
 
+	for _, n := range p.placements() {
+		n.startRun()
+	}
 	r := &run{p: p, req: &req, em: em, start: time.Now(), timings0: p.classTimes(), steps: set.stepsRun(), images: req.Batch(), device0: p.deviceTime()}
 	res, err := r.generateSafely(ctx, &req, set)
 	if err != nil {
@@ -207,10 +214,21 @@ func (r *run) notice(s string) {
 	r.em.emit(ev)
 }
 
-// declineNotices reports the calls a network's device declined since the last report.
+// recovery reports a device's recovery, once per kind per run, as a notice event.
+func (r *run) recovery(rec Recovery) {
+	ev := r.event()
+	ev.Notice, ev.Recovery = rec.Notice, &rec
+	r.em.emit(ev)
+}
+
+// declineNotices reports the calls a network's device declined, and its recoveries, since the
+// last report.
 func (r *run) declineNotices(l *placed) {
 	for _, n := range l.takeNotices() {
 		r.notice(n)
+	}
+	for _, rec := range l.takeRecoveries(0, 0, r.image, r.images) {
+		r.recovery(rec)
 	}
 }
 
@@ -394,7 +412,8 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 			r.image, r.stepsDone = i, 0
 			r.enter(StageDenoising)
 		},
-		Notice: r.notice,
+		Notice:    r.notice,
+		Recovered: r.recovery,
 		Step: func(s StepReport) {
 			r.stepsDone = s.Index + 1
 			now := time.Now()
@@ -425,8 +444,10 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 	r.enter(StageDone)
 	r.stageTimes[StageDone] = time.Since(r.start)
 	timings := r.timings()
+	recoveries := p.Recoveries()
 	for _, res := range results {
 		res.StageTimes, res.StageDeviceTimes, res.Timings, res.Memory = r.stageTimes, r.stageDev, timings, memory
+		res.Recoveries = recoveries
 	}
 	if n > 1 {
 		results[0].Batch = results

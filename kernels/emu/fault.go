@@ -33,7 +33,9 @@ const (
 	Overflow
 	// Watchdog stops a command buffer that holds more than Fault.Dispatches dispatches (default
 	// DefaultWatchdogDispatches) after running that many, and reports device.ErrorTimeout, as
-	// the GPU watchdog stops a long command buffer part way.
+	// the GPU watchdog stops a long command buffer part way. With Fault.Work set it stops a
+	// command buffer whose GEMMs are too much work instead (a buffer the watchdog stops however
+	// few dispatches it holds).
 	Watchdog
 	// OOM fails the next Fault.Count command buffers (0: every one) with
 	// device.ErrorOutOfMemory before running anything.
@@ -54,8 +56,12 @@ type Fault struct {
 	// HalfMax (Overflow) is the largest magnitude a half site may store; 0 means DefaultHalfMax.
 	HalfMax float32
 	// Dispatches (Watchdog) is the most dispatches one command buffer may hold; 0 means
-	// DefaultWatchdogDispatches.
+	// DefaultWatchdogDispatches, or no limit when Work is set.
 	Dispatches int
+	// Work (Watchdog), when above 0, is the most GEMM work one command buffer may hold: the
+	// multiply-adds of its qi_mm_* dispatches (n·rows·k per z slice), summed. The dispatch that
+	// passes it does not run, and the buffer fails with device.ErrorTimeout.
+	Work int64
 	// Count (OOM) is how many command buffers fail; 0 means every one.
 	Count int
 }
@@ -66,8 +72,13 @@ var faultNames = map[string]FaultKind{"corrupt-gemm": CorruptGEMM, "overflow": O
 func (f Fault) String() string {
 	for name, k := range faultNames {
 		if k == f.Kind {
-			if f.Kind == OOM {
+			switch {
+			case f.Kind == OOM:
 				return fmt.Sprintf("%s:%d", name, f.Count)
+			case f.Kind == Watchdog && f.Work > 0:
+				return fmt.Sprintf("%s:work=%d", name, f.Work)
+			case f.Kind == Watchdog && f.Dispatches > 0:
+				return fmt.Sprintf("%s:%d", name, f.Dispatches)
 			}
 			return name
 		}
@@ -76,7 +87,8 @@ func (f Fault) String() string {
 }
 
 // ParseFault reads FaultEnv's syntax: "" or "none" for no fault, else a kind name with an optional
-// ":count" (OOM: command buffers that fail, default 1; Watchdog: the dispatch limit).
+// ":count" (OOM: command buffers that fail, default 1; Watchdog: the dispatch limit), or
+// "watchdog:work=N" (the GEMM work limit, multiply-adds per command buffer).
 func ParseFault(s string) (Fault, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || s == "none" {
@@ -85,11 +97,19 @@ func ParseFault(s string) (Fault, error) {
 	name, arg, hasArg := strings.Cut(s, ":")
 	k, ok := faultNames[name]
 	if !ok {
-		return Fault{}, fmt.Errorf("%s=%q: the emulator's faults are corrupt-gemm, overflow, watchdog and oom (oom:N fails the next N command buffers, oom:0 every one)", FaultEnv, s)
+		return Fault{}, fmt.Errorf("%s=%q: the emulator's faults are corrupt-gemm, overflow, watchdog and oom (oom:N fails the next N command buffers, oom:0 every one; watchdog:N stops command buffers of more than N dispatches, watchdog:work=N those whose GEMMs do more than N multiply-adds)", FaultEnv, s)
 	}
 	f := Fault{Kind: k}
 	if k == OOM {
 		f.Count = 1
+	}
+	if w, ok := strings.CutPrefix(arg, "work="); hasArg && ok && k == Watchdog {
+		n, err := strconv.ParseInt(w, 10, 64)
+		if err != nil || n <= 0 {
+			return Fault{}, fmt.Errorf("%s=%q: watchdog:work=N takes a positive count of multiply-adds per command buffer", FaultEnv, s)
+		}
+		f.Work = n
+		return f, nil
 	}
 	if hasArg {
 		n, err := strconv.Atoi(arg)

@@ -26,7 +26,7 @@ func (d *Device) InjectFault(f Fault) {
 	if f.Kind == Overflow && f.HalfMax <= 0 {
 		f.HalfMax = DefaultHalfMax
 	}
-	if f.Kind == Watchdog && f.Dispatches <= 0 {
+	if f.Kind == Watchdog && f.Dispatches <= 0 && f.Work <= 0 {
 		f.Dispatches = DefaultWatchdogDispatches
 	}
 	d.faults.mu.Lock()
@@ -72,10 +72,23 @@ func (s *faultState) begin(cb *CommandBuffer) commitFault {
 		}
 	case Watchdog:
 		n := 0
+		var work int64
 		for _, e := range cb.encoders {
-			n += len(e.dispatches)
+			for i := range e.dispatches {
+				if s.fault.Work > 0 && c.stopAfter < 0 {
+					if work += gemmWork(&e.dispatches[i]); work > s.fault.Work {
+						c.stopAfter = n
+					}
+				}
+				n++
+			}
 		}
-		if n > s.fault.Dispatches {
+		switch {
+		case c.stopAfter >= 0:
+			s.fired++
+			c.stopErr = &device.CommandBufferError{Kind: device.ErrorTimeout,
+				Message: fmt.Sprintf("emu: injected fault: the GPU watchdog stopped a command buffer whose GEMMs do more than %d multiply-adds after %d of its %d dispatches (Impacting Interactivity)", s.fault.Work, c.stopAfter, n)}
+		case s.fault.Dispatches > 0 && n > s.fault.Dispatches:
 			s.fired++
 			c.stopAfter = s.fault.Dispatches
 			c.stopErr = &device.CommandBufferError{Kind: device.ErrorTimeout,
@@ -83,6 +96,17 @@ func (s *faultState) begin(cb *CommandBuffer) commitFault {
 		}
 	}
 	return c
+}
+
+// gemmWork is the multiply-adds of a qi_mm_* dispatch (n·rows·k per z slice, read from its
+// MmParams), 0 for other kernels.
+func gemmWork(dp *dispatch) int64 {
+	p := dp.launch.buffers[mmParamsBuffer]
+	if !strings.HasPrefix(dp.pipeline.function, "qi_mm_") || p == 0 {
+		return 0
+	}
+	n, rows, k := int64(cUint32(p)), int64(cUint32(p+4)), int64(cUint32(p+8))
+	return n * rows * k * int64(max(dp.launch.groups[2], 1))
 }
 
 // gemmOutputs are the GEMM-like kernels and the buffer index of their output (and every qi_mm_*

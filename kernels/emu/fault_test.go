@@ -22,6 +22,7 @@ func TestParseFault(t *testing.T) {
 		{"overflow", emu.Fault{Kind: emu.Overflow}},
 		{"watchdog", emu.Fault{Kind: emu.Watchdog}},
 		{"watchdog:7", emu.Fault{Kind: emu.Watchdog, Dispatches: 7}},
+		{"watchdog:work=1000000", emu.Fault{Kind: emu.Watchdog, Work: 1000000}},
 		{"oom", emu.Fault{Kind: emu.OOM, Count: 1}},
 		{"oom:0", emu.Fault{Kind: emu.OOM}},
 	} {
@@ -30,7 +31,12 @@ func TestParseFault(t *testing.T) {
 			t.Errorf("ParseFault(%q) = %+v, %v; want %+v", c.in, got, err, c.want)
 		}
 	}
-	for _, bad := range []string{"gpu-on-fire", "overflow:3", "oom:x"} {
+	for _, c := range []emu.Fault{{Kind: emu.Watchdog, Dispatches: 7}, {Kind: emu.Watchdog, Work: 99}, {Kind: emu.OOM, Count: 2}} {
+		if back, err := emu.ParseFault(c.String()); err != nil || back != c {
+			t.Errorf("ParseFault(%q) = %+v, %v; want %+v back", c.String(), back, err, c)
+		}
+	}
+	for _, bad := range []string{"gpu-on-fire", "overflow:3", "oom:x", "watchdog:work=0", "oom:work=5"} {
 		if _, err := emu.ParseFault(bad); err == nil {
 			t.Errorf("ParseFault(%q) accepted", bad)
 		}

@@ -3,7 +3,6 @@ package metal
 import (
 	"errors"
 	"fmt"
-	"sync"
 
 	"easel/kernels/device"
 )
@@ -14,8 +13,8 @@ import (
 // over and no job dies of a GPU error without one.
 //
 //   - timeout (the watchdog, "Impacting Interactivity"): run the unit again in shorter command
-//     buffers (Recovery.Shorten: one block per buffer, smaller GEMM chunks), remembered for the
-//     device (DevicePolicy);
+//     buffers (Recovery.Shorten: one block per buffer, then the large GEMMs in row chunks each in
+//     its own buffer), remembered for the device (DevicePolicy, policy.go);
 //   - out of memory: release what is cached (Recovery.Release), re-plan, and run once more;
 //   - page fault: the model file under the no-copy weight buffers went away — returned as it is,
 //     so the pipeline reports the model-file error it reports for a CPU fault;
@@ -23,9 +22,9 @@ import (
 
 // Recovery is what a unit of work can do to pass after a GPU error.
 type Recovery struct {
-	// Shorten makes the next run use shorter command buffers and reports whether it could (false:
-	// already as short as it goes).
-	Shorten func() bool
+	// Shorten makes the next run use shorter command buffers and says how ("one block per
+	// command buffer"); ok is false when they are already as short as they go.
+	Shorten func() (how string, ok bool)
 	// Release frees cached device memory and re-plans before the one retry after an
 	// out-of-memory error; nil when there is nothing to release.
 	Release func()
@@ -53,10 +52,14 @@ func RunRecovering(stage string, unit func() error, rec Recovery) ([]Retry, erro
 	for err != nil {
 		kind := device.KindOf(err)
 		switch {
-		case kind == device.ErrorTimeout && rec.Shorten != nil && shortened < maxShortenings && rec.Shorten():
+		case kind == device.ErrorTimeout && rec.Shorten != nil && shortened < maxShortenings:
+			how, ok := rec.Shorten()
+			if !ok {
+				break
+			}
 			shortened++
 			err = unit()
-			retries = append(retries, Retry{Stage: stage, Kind: kind.String(), What: "ran again in shorter command buffers", OK: err == nil})
+			retries = append(retries, Retry{Stage: stage, Kind: kind.String(), What: "ran again with " + how, OK: err == nil})
 			continue
 		case kind == device.ErrorOutOfMemory && !released:
 			released = true
@@ -107,36 +110,4 @@ func GPUErrorAdvice(stage string, err error) string {
 		return fmt.Sprintf("macOS stopped this app's use of the GPU during the %s (%s); quit and reopen Easel to use the GPU again", stage, cb.Message)
 	}
 	return fmt.Sprintf("the GPU failed during the %s (%s); if this happens again, please report it with the output of `easel diagnose`", stage, cb.Message)
-}
-
-// DevicePolicy is what was learned about a device during this process's life: the command-buffer
-// length the watchdog let pass. Programs read it before encoding, so a watchdog stop is retried
-// once per device, not once per step.
-type DevicePolicy struct {
-	mu sync.Mutex
-	// blocks is the transformer blocks per command buffer; 0 means the program's default.
-	blocks map[string]int
-}
-
-// Policies is the process's DevicePolicy.
-var Policies = &DevicePolicy{}
-
-// BlocksPerCommandBuffer is what was remembered for the device named name, or def.
-func (p *DevicePolicy) BlocksPerCommandBuffer(name string, def int) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if n, ok := p.blocks[name]; ok {
-		return n
-	}
-	return def
-}
-
-// Remember records the blocks per command buffer that passed on the device named name.
-func (p *DevicePolicy) Remember(name string, blocks int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.blocks == nil {
-		p.blocks = map[string]int{}
-	}
-	p.blocks[name] = blocks
 }

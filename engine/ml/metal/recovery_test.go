@@ -44,12 +44,12 @@ func TestRunRecovering(t *testing.T) {
 			return timeout
 		}
 		return nil
-	}, Recovery{Shorten: func() bool { shortened++; return true }})
+	}, Recovery{Shorten: func() (string, bool) { shortened++; return "shorter command buffers", true }})
 	if err != nil || shortened != 2 || len(retries) != 2 || !retries[1].OK {
 		t.Fatalf("timeout: %v, shortened %d, retries %+v", err, shortened, retries)
 	}
 
-	_, err = RunRecovering("denoiser", func() error { return timeout }, Recovery{Shorten: func() bool { return false }})
+	_, err = RunRecovering("denoiser", func() error { return timeout }, Recovery{Shorten: func() (string, bool) { return "", false }})
 	var d *Declined
 	if !errors.As(err, &d) || !strings.Contains(d.Reason, "watchdog") {
 		t.Fatalf("timeout that cannot shorten: %v, want a decline about the watchdog", err)

@@ -461,7 +461,7 @@ const shortBufferDispatches = 8
 // dispatchesPerBuffer is the command-buffer length on this device: cbDispatches, or
 // shortBufferDispatches once the watchdog stopped a longer one (metal.Policies, per device).
 func (b *Backend) dispatchesPerBuffer() int {
-	if metal.Policies.BlocksPerCommandBuffer("metalops "+b.dev.Name(), 0) > 0 {
+	if metal.Policies.Level(b.dev.Name(), metal.ProgramOps) > 0 {
 		return shortBufferDispatches
 	}
 	return cbDispatches
@@ -469,10 +469,10 @@ func (b *Backend) dispatchesPerBuffer() int {
 
 // shorten makes later command buffers shortBufferDispatches long, for the device; false when they
 // already are.
-func (b *Backend) shorten() bool {
+func (b *Backend) shorten() (string, bool) {
 	if b.dispatchesPerBuffer() == shortBufferDispatches {
-		return false
+		return "", false
 	}
-	metal.Policies.Remember("metalops "+b.dev.Name(), 1)
-	return true
+	metal.Policies.Remember(b.dev.Name(), metal.ProgramOps, 1)
+	return fmt.Sprintf("%d dispatches per command buffer", shortBufferDispatches), true
 }

@@ -22,10 +22,19 @@ import (
 // encoder and the VAE run beside its small auxiliary weights alone (Placement.Resident).
 //
 // When the device declines the whole model (too little memory, a codec the kernels do not read)
-// the DiT runs on the CPU and the notice says why. Other failures are errors.
+// the DiT runs on the CPU and the notice says why. Other failures are errors. What the device
+// recovers from during a run (recovery.go) goes to the site as pipeline.Recovery records.
 func Denoiser(dev device.Device, mapping []byte, opts qi21metal.Options) pipeline.Place[pipeline.Denoiser, *qi21.Model] {
 	return func(s pipeline.Site, m *qi21.Model) (pipeline.Denoiser, pipeline.Placement, error) {
-		d, err := qi21metal.New(dev, m, mapping, opts)
+		rc := recoverer{s}
+		o := opts
+		o.OnRetry = func(r metal.Retry) {
+			if opts.OnRetry != nil {
+				opts.OnRetry(r)
+			}
+			rc.retried(r)
+		}
+		d, err := qi21metal.New(dev, m, mapping, o)
 		var declined *metal.Declined
 		if errors.As(err, &declined) {
 			return pipeline.CPUDenoiser(m), pipeline.Placement{Notice: decline(declined).Notice("the denoiser")}, nil
@@ -38,6 +47,7 @@ func Denoiser(dev device.Device, mapping []byte, opts qi21metal.Options) pipelin
 			d.Close()
 			return nil, pipeline.Placement{}, err
 		}
+		r.SetStepDecline(rc.stepDeclined)
 		// New made the weight arena (so a device that cannot wrap the mapping fails here); the
 		// first prefill makes it again, and nothing of the denoiser's but its small auxiliary
 		// weights is on the device before then.

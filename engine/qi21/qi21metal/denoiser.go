@@ -42,8 +42,10 @@ type Denoiser struct {
 	deviceTime time.Duration
 	timings    ml.Timings
 	logf       func(format string, args ...any)
-	onOOM      func()        // Options.ReleaseCaches
-	retries    []metal.Retry // recoveries so far (watch.go)
+	onOOM      func()              // Options.ReleaseCaches
+	onRetry    func(metal.Retry)   // Options.OnRetry
+	policy     *metal.DevicePolicy // Options.Policy, or metal.Policies
+	retries    []metal.Retry       // recoveries so far (watch.go)
 }
 
 // Options configure New.
@@ -55,6 +57,13 @@ type Options struct {
 	ReleaseCaches func()
 	// Logf, when set, receives one line per pass in profiling or amax mode, and each recovery.
 	Logf func(format string, args ...any)
+	// OnRetry, when set, is told each recovery as it happens (a guard widened after an
+	// overflow, a pass run again after a watchdog stop or an out-of-memory; OK says whether that
+	// run passed): the pipeline's placement turns them into notices.
+	OnRetry func(metal.Retry)
+	// Policy is where the command-buffer level the watchdog let pass is remembered per device;
+	// nil means metal.Policies (the process's, persisted when the app set that up).
+	Policy *metal.DevicePolicy
 	// Variants, when set, is the autotuner's choice to run (metal.TuneCache, DeclareVariants);
 	// EASEL_METAL_VARIANT_GEMM and EASEL_METAL_VARIANT_ATTN, when set, override it.
 	Variants *metal.TuneReport
@@ -103,7 +112,10 @@ func New(dev device.Device, m *qi21.Model, mapping []byte, opts Options) (*Denoi
 	if err := d.place(mapping, blocks, aux); err != nil {
 		return nil, err
 	}
-	d.logf, d.onOOM = opts.Logf, opts.ReleaseCaches
+	d.logf, d.onOOM, d.onRetry, d.policy = opts.Logf, opts.ReleaseCaches, opts.OnRetry, opts.Policy
+	if d.policy == nil {
+		d.policy = metal.Policies
+	}
 	if err := d.useChosenVariants(opts.Variants, os.Getenv); err != nil {
 		d.Close()
 		return nil, err

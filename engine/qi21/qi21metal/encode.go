@@ -42,9 +42,11 @@ type encoder struct {
 	rec  *recorder
 	d    *Denoiser
 	amax device.Buffer // the overflow watch (watch.go): uint slots, one per block and amaxSites entry; nil if it could not be made
-	// guards are the pass's half guards; perBuffer its blocks per command buffer
-	guards    metal.Guards
-	perBuffer int
+	// guards are the pass's half guards; perBuffer its blocks per command buffer; gemmChunks the
+	// row chunks each block GEMM is split into, each in its own command buffer (1: whole)
+	guards     metal.Guards
+	perBuffer  int
+	gemmChunks int
 
 	// LoRA (lora.go): the down projection's scratch, those it outgrew, and a failure to make one.
 	loraT    device.Buffer
@@ -59,8 +61,15 @@ func groups(w, h, z int) device.Size { return device.Size{Width: w, Height: h, D
 func threads(w, h int) device.Size   { return device.Size{Width: w, Height: h, Depth: 1} }
 func ceilDiv(a, b int) int           { return (a + b - 1) / b }
 
+// gemmChunkAlign is the row multiple of a GEMM chunk's size.
+const gemmChunkAlign = 8
+
 // gemm is y[:, yOff[i]..] = mul · x[:, xOff[i]..] · W[ws[i]]ᵀ over n rows; the weights share a
-// shape, and those of one codec go out as one z-batched dispatch.
+// shape, and those of one codec go out as one z-batched dispatch. With e.gemmChunks above 1 the
+// rows go out in that many chunks (of a multiple of gemmChunkAlign rows), each in its own
+// command buffer, for a GPU whose watchdog stops a whole GEMM: every output row is the same dot
+// products over k with the same kernel (the variant chosen for the whole shape), so the result
+// is bit for bit the whole dispatch's.
 func (e *encoder) gemm(blk *blockWeights, ws []int, x device.Buffer, xOff []int, ldx int, y device.Buffer, yOff []int, ldy, n int, halfOut bool, mul float32) {
 	for _, q8 := range []bool{false, true} {
 		var sel []int
@@ -88,18 +97,37 @@ func (e *encoder) gemm(blk *blockWeights, ws []int, x device.Buffer, xOff []int,
 			shape.XOff, shape.YOff = append(shape.XOff, xOff[i]), append(shape.YOff, yOff[i])
 		}
 		kv := e.d.pipes.gemmFor(shape, e.d.pipes.variantsAnyN)
-		enc := e.rec.encoder(ml.ClassGemm)
-		enc.SetPipeline(kv.pipeline(q8, halfOut))
-		for s := 0; s < 3; s++ {
-			w := &blk.w[ws[sel[min(s, len(sel)-1)]]]
-			enc.SetBuffer(w.buf, w.off, s)
-			enc.SetBuffer(e.d.aux, w.rsOff, 3+s)
-			enc.SetBuffer(e.d.aux, w.colOff, 9+s)
+		chunk := n
+		if e.gemmChunks > 1 {
+			chunk = ceilDiv(ceilDiv(n, e.gemmChunks), gemmChunkAlign) * gemmChunkAlign
 		}
-		enc.SetBuffer(x, 0, 6)
-		enc.SetBuffer(y, 0, 7)
-		enc.SetBytes(device.StructBytes(&prm), 8)
-		enc.Dispatch(kv.v.Grid(n, w0.rows, len(sel)))
+		for r0 := 0; r0 < n; r0 += chunk {
+			cp := prm
+			m := min(chunk, n-r0)
+			cp.N = uint32(m)
+			for z := range sel {
+				cp.XOff[z] += uint32(r0 * ldx)
+				cp.YOff[z] += uint32(r0 * ldy)
+			}
+			if chunk < n {
+				e.rec.split() // each chunk in its own command buffer
+			}
+			enc := e.rec.encoder(ml.ClassGemm)
+			enc.SetPipeline(kv.pipeline(q8, halfOut))
+			for s := 0; s < 3; s++ {
+				w := &blk.w[ws[sel[min(s, len(sel)-1)]]]
+				enc.SetBuffer(w.buf, w.off, s)
+				enc.SetBuffer(e.d.aux, w.rsOff, 3+s)
+				enc.SetBuffer(e.d.aux, w.colOff, 9+s)
+			}
+			enc.SetBuffer(x, 0, 6)
+			enc.SetBuffer(y, 0, 7)
+			enc.SetBytes(device.StructBytes(&cp), 8)
+			enc.Dispatch(kv.v.Grid(m, w0.rows, len(sel)))
+		}
+		if chunk < n {
+			e.rec.split()
+		}
 	}
 }
 

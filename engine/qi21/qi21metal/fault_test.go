@@ -152,8 +152,8 @@ func TestEmuWatchdogIsRetriedInShorterCommandBuffers(t *testing.T) {
 		t.Errorf("the watchdog fired %d times, retries %+v: want a timeout retried", run.fired, run.retries)
 	}
 	dev := emutest.Device(t, emu.Options{Fault: &emu.Fault{Kind: emu.Watchdog}})
-	if n := metal.Policies.BlocksPerCommandBuffer(dev.Name(), defaultBlocksPerBuffer); n != 1 {
-		t.Errorf("the device's command buffers were not shortened for later passes: %d blocks", n)
+	if l := metal.Policies.Level(dev.Name(), metal.ProgramDenoiser); l != 1 {
+		t.Errorf("the device's command buffers were not shortened for later passes: level %d, want 1 (one block per buffer)", l)
 	}
 }
 
@@ -177,5 +177,36 @@ func TestEmuOutOfMemoryIsRetriedOrDeclined(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no notice says the GPU ran out of memory: %q", always.notices)
+	}
+}
+
+// TestEmuWatchdogOnLongGEMMsIsRetriedInChunks: an emulated watchdog that stops any command buffer
+// whose GEMMs do more work than one whole GEMM of the step (so one block per buffer fails too)
+// is met by splitting each block GEMM into row chunks, each in its own command buffer; the
+// velocity is the unfaulted run's bit for bit, and the level is remembered for the device.
+func TestEmuWatchdogOnLongGEMMsIsRetriedInChunks(t *testing.T) {
+	m, _ := tinyModel(t, convert.ProfileCortiq)
+	c := m.Config
+	D, F, T := int64(c.Hidden()), int64(c.MLPHidden()), int64(fewestConditions(t).layout.T)
+	// The largest GEMM dispatch of a step: q|k|v (3·D·D per row) or gate|up (2·F·D per row).
+	work := T*max(3*D*D, 2*F*D) - 1
+	fault := emu.Fault{Kind: emu.Watchdog, Work: work}
+	clean := runWithFault(t, emu.Fault{}, false, metal.DefaultGuards)
+	run := runWithFault(t, fault, true, metal.DefaultGuards)
+	if !run.onDevice || golden.RelErr(run.v, clean.v) != 0 {
+		t.Fatalf("on device %v, relative difference to the unfaulted run %.3g, want 0", run.onDevice, golden.RelErr(run.v, clean.v))
+	}
+	var timeouts []metal.Retry
+	for _, r := range run.retries {
+		if r.Kind == device.ErrorTimeout.String() {
+			timeouts = append(timeouts, r)
+		}
+	}
+	if run.fired < 2 || len(timeouts) != 2 || timeouts[0].OK || !timeouts[1].OK || !strings.Contains(timeouts[1].What, "split into 4") {
+		t.Fatalf("the watchdog fired %d times, timeouts retried %+v: want one-block buffers to fail and 4 GEMM chunks to pass", run.fired, timeouts)
+	}
+	dev := emutest.Device(t, emu.Options{Fault: &fault})
+	if l := metal.Policies.Level(dev.Name(), metal.ProgramDenoiser); l != 2 {
+		t.Errorf("level %d remembered for the device, want 2 (GEMMs in %d chunks)", l, metal.GemmChunks(2))
 	}
 }

@@ -255,7 +255,7 @@ func (p *Program) release() {
 // newEncoder starts a pass under the guards g, with the overflow watch's slots (one per block and
 // half site; without them, if they cannot be made, only the velocity is checked).
 func (d *Denoiser) newEncoder(ctx context.Context, g metal.Guards) *encoder {
-	e := &encoder{rec: newRecorder(ctx, d.dev, d.knobs.Profile), d: d, guards: g, perBuffer: d.blocksPerBuffer()}
+	e := &encoder{rec: newRecorder(ctx, d.dev, d.knobs.Profile), d: d, guards: g, perBuffer: d.blocksPerBuffer(), gemmChunks: d.gemmChunks()}
 	if b, err := d.dev.NewBuffer(4 * len(amaxSites) * (len(d.blocks) + 1)); err == nil {
 		e.amax = b
 	}

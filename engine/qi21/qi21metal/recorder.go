@@ -77,6 +77,13 @@ func (r *recorder) cut() {
 	}
 }
 
+// split ends a command buffer in every mode (a GEMM chunk's own buffer) and stops encoding when
+// the context is done.
+func (r *recorder) split() {
+	r.close()
+	r.cut()
+}
+
 // PassStats is what one prefill or step cost on the device (emulator: CPU wall time, not GPU).
 type PassStats struct {
 	GPU            time.Duration                // summed GPU time of the pass's command buffers

@@ -16,10 +16,18 @@ type Runner struct {
 	gpu       *Denoiser   // nil: everything runs on cpu
 	cpu       *qi21.Model // the same transformer on its host backend
 	onDecline func(*metal.Declined)
+	// onStepDecline, when set, is told a step's decline instead of onDecline (SetStepDecline).
+	onStepDecline func(*metal.Declined)
 	// onCPU is set once a step declined on the device (an overflow the guards could not fix, a
-	// GPU error): every later step of the run, of either program, runs on the CPU.
+	// GPU error): every later step of the run, of either program, runs on the CPU. The next
+	// run's first prefill clears it (a run prefills all its programs before its first step).
 	onCPU bool
 }
+
+// SetStepDecline makes f hear the declines of steps (after which the prompt and every later step
+// of the run go to the CPU) instead of the function NewRunner was given, which then hears the
+// prefills' only.
+func (r *Runner) SetStepDecline(f func(*metal.Declined)) { r.onStepDecline = f }
 
 // NewRunner pairs a Metal denoiser (nil for none) with the CPU model it was built from.
 // onDecline, when not nil, is told each decline.
@@ -64,8 +72,10 @@ func (p *RunnerProgram) Layout() *qi21.Layout {
 	return p.cpu.Layout()
 }
 
-// Prefill runs the prefix on the device, or on the CPU when the device declines.
+// Prefill runs the prefix on the device, or on the CPU when the device declines. A prefill starts
+// a run: a step's move to the CPU in an earlier run does not hold for it.
 func (r *Runner) Prefill(ctx context.Context, lay *qi21.Layout, text, condLatents []float32) (*RunnerProgram, error) {
+	r.onCPU = false
 	var device func() (*RunnerProgram, error)
 	if r.gpu != nil {
 		device = func() (*RunnerProgram, error) {
@@ -106,13 +116,17 @@ func (r *Runner) Step(ctx context.Context, p *RunnerProgram, x []float32, sigma 
 	return r.cpu.Step(ctx, p.cpu, x, sigma)
 }
 
-// declined reports whether err is the device's decline and, when it is, tells onDecline.
+// declined reports whether err (a step's) is the device's decline and, when it is, tells
+// onStepDecline or else onDecline.
 func (r *Runner) declined(err error) bool {
 	var d *metal.Declined
 	if !errors.As(err, &d) {
 		return false
 	}
-	if r.onDecline != nil {
+	switch {
+	case r.onStepDecline != nil:
+		r.onStepDecline(d)
+	case r.onDecline != nil:
 		r.onDecline(d)
 	}
 	return true

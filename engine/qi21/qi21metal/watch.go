@@ -21,8 +21,14 @@ import (
 //     stored under it); an overflow that cannot be fixed declines, and the Runner moves the
 //     prompt to the CPU for the rest of the run. A non-finite velocity is never returned.
 //   - a GPU error goes through metal.RunRecovering: after a watchdog stop the pass runs again in
-//     one-block command buffers (remembered for the device in metal.Policies), after an
-//     out-of-memory once more after Options.ReleaseCaches; what remains declines with a sentence.
+//     one-block command buffers, and if those are stopped too with each large GEMM split into
+//     row chunks (4, then 16), each in its own command buffer (a GEMM chunked by output rows
+//     computes the same sums: the velocity is bit for bit the same); the level that passed is
+//     remembered for the device (metal.DevicePolicy, persisted across processes when the app
+//     sets it up). After an out-of-memory the pass runs once more after Options.ReleaseCaches;
+//     what remains declines with a sentence.
+//   - every recovery is recorded (Retries) and told to Options.OnRetry, which the pipeline's
+//     placement turns into a notice.
 
 const siteQKV = 1
 
@@ -30,10 +36,23 @@ const siteQKV = 1
 // at the published sizes (docs/ARCHITECTURE.md §3).
 const defaultBlocksPerBuffer = 2
 
+// maxLevel is the shortest command-buffer level (metal.ProgramDenoiser's levels: 1 one block per
+// buffer, 2 and 3 the large GEMMs in metal.GemmChunks row chunks).
+const maxLevel = 3
+
+// level is the command-buffer level remembered for this device (0: the default).
+func (d *Denoiser) level() int { return d.policy.Level(d.dev.Name(), metal.ProgramDenoiser) }
+
 // blocksPerBuffer is the blocks per command buffer for this device.
 func (d *Denoiser) blocksPerBuffer() int {
-	return metal.Policies.BlocksPerCommandBuffer(d.dev.Name(), defaultBlocksPerBuffer)
+	if d.level() > 0 {
+		return 1
+	}
+	return defaultBlocksPerBuffer
 }
+
+// gemmChunks is the row chunks of each large GEMM for this device (1: whole).
+func (d *Denoiser) gemmChunks() int { return metal.GemmChunks(d.level()) }
 
 // Guards are the half guards the next prefill runs under: the knobs', widened by any overflow
 // this denoiser recovered from.
@@ -57,6 +76,11 @@ func (d *Denoiser) noteRetries(r ...metal.Retry) {
 	d.mu.Lock()
 	d.retries = append(d.retries, r...)
 	d.mu.Unlock()
+	if d.onRetry != nil {
+		for _, x := range r {
+			d.onRetry(x)
+		}
+	}
 	if d.logf != nil {
 		for _, x := range r {
 			outcome := "it passed"
@@ -75,12 +99,16 @@ func (d *Denoiser) noteRetries(r ...metal.Retry) {
 // recovery is what a pass can do after a GPU error.
 func (d *Denoiser) recovery() metal.Recovery {
 	return metal.Recovery{
-		Shorten: func() bool {
-			if d.blocksPerBuffer() <= 1 {
-				return false
+		Shorten: func() (string, bool) {
+			l := d.level()
+			if l >= maxLevel {
+				return "", false
 			}
-			metal.Policies.Remember(d.dev.Name(), 1)
-			return true
+			d.policy.Remember(d.dev.Name(), metal.ProgramDenoiser, l+1)
+			if l+1 == 1 {
+				return "one transformer block per command buffer", true
+			}
+			return fmt.Sprintf("one transformer block per command buffer and each large matrix product split into %d command buffers", metal.GemmChunks(l+1)), true
 		},
 		Release: d.releaseCaches,
 	}
@@ -91,6 +119,15 @@ func (d *Denoiser) recovery() metal.Recovery {
 // the widened ones; fixed are the sites this pass may not widen.
 func (d *Denoiser) runWatched(what string, g *metal.Guards, fixed []int, pass func(metal.Guards) (watch, out []float32, err error)) error {
 	stage := "denoiser " + what
+	// the guards widened so far: told once the pass ends, OK when it passed
+	var widened []metal.Retry
+	done := func(err error) error {
+		for i := range widened {
+			widened[i].OK = err == nil
+		}
+		d.noteRetries(widened...)
+		return err
+	}
 	for round := 0; ; round++ {
 		var watch, out []float32
 		retries, err := metal.RunRecovering(stage, func() error {
@@ -100,15 +137,15 @@ func (d *Denoiser) runWatched(what string, g *metal.Guards, fixed []int, pass fu
 		}, d.recovery())
 		d.noteRetries(retries...)
 		if err != nil {
-			return err
+			return done(err)
 		}
 		site, overflowed := firstOverflow(watch)
 		finite := metal.Finite(out)
 		if !overflowed && finite {
-			return nil
+			return done(nil)
 		}
 		if !overflowed {
-			return metal.Decline("the denoiser's %s on %s gave a velocity that is not finite although no half site overflowed (guards %s); the CPU runs the rest of this image — please report it with `easel diagnose`", what, d.dev.Name(), *g)
+			return done(metal.Decline("the denoiser's %s on %s gave a velocity that is not finite although no half site overflowed (guards %s) — please report it with `easel diagnose`", what, d.dev.Name(), *g))
 		}
 		name := amaxSites[site%len(amaxSites)]
 		wider, moved := g.Widen([]int{site % len(amaxSites)})
@@ -117,9 +154,9 @@ func (d *Denoiser) runWatched(what string, g *metal.Guards, fixed []int, pass fu
 			if containsInt(fixed, site%len(amaxSites)) {
 				why = "a step cannot widen it under the prompt's cached keys and values"
 			}
-			return metal.Decline("half precision overflowed at the %s site of block %d in the denoiser's %s (guards %s) and %s; the CPU runs the rest of this image, so no black or NaN image is saved", name, site/len(amaxSites), what, *g, why)
+			return done(metal.Decline("half precision overflowed at the %s site of block %d in the denoiser's %s (guards %s) and %s, so no black or NaN image is saved", name, site/len(amaxSites), what, *g, why))
 		}
-		d.noteRetries(metal.Retry{Stage: stage, Kind: "overflow", What: fmt.Sprintf("half precision overflowed at the %s site of block %d; ran again with its guard at %d bits", name, site/len(amaxSites), *wider.Site(site % len(amaxSites))), OK: true})
+		widened = append(widened, metal.Retry{Stage: stage, Kind: "overflow", What: fmt.Sprintf("half precision overflowed at the %s site of block %d; ran again with that guard widened to %d bits", name, site/len(amaxSites), *wider.Site(site % len(amaxSites)))})
 		*g = wider
 		s := site % len(amaxSites)
 		d.mu.Lock()
