@@ -9,7 +9,9 @@ import "fmt"
 //
 // A scope can also own tensors: Temp allocates one that Release frees (newest first), so a
 // function that makes intermediates frees them all with one deferred Release instead of by hand
-// after every op. New allocates a tensor the caller keeps.
+// after every op. New allocates a tensor the caller keeps. Where memory is tight (a chain of
+// large activations, each needed only until the next one exists) Free drops one owned tensor
+// early; whatever is still owned when the ops fail is freed by Release all the same.
 //
 // A Scope is used by one goroutine at a time.
 type Scope struct {
@@ -56,6 +58,22 @@ func (s *Scope) Release() {
 		s.B.Free(s.owned[i])
 	}
 	s.owned = s.owned[:0]
+}
+
+// Free frees t now if the scope owns it and forgets it, so Release does not free it again; a
+// tensor the scope does not own (a caller's input) and nil are left alone. Use it, not B.Free, on
+// an owned tensor.
+func (s *Scope) Free(t Tensor) {
+	if t == nil {
+		return
+	}
+	for i := len(s.owned) - 1; i >= 0; i-- {
+		if s.owned[i] == t {
+			s.owned = append(s.owned[:i], s.owned[i+1:]...)
+			s.B.Free(t)
+			return
+		}
+	}
 }
 
 // Upload copies host values into a new tensor the caller owns.
