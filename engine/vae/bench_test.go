@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"easel/engine/ml"
 	"easel/engine/ml/cpu"
 	"easel/engine/quant"
 )
@@ -60,20 +61,19 @@ func BenchmarkRealWidthConv(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c.w.Data, err = quant.Encode(quant.F16, c.w.Shape, w)
+	c.W.Data, err = quant.Encode(quant.F16, c.W.Shape, w)
 	if err != nil {
 		b.Fatal(err)
 	}
-	c.w.DType = quant.F16
+	c.W.DType = quant.F16
 	be := cpu.New()
 	x, _ := be.Upload(make([]float32, C*S*S), C, S, S)
-	o := ops{b: be}
+	e := ml.NewScope(be)
 	for b.Loop() {
-		y, err := o.same(x, c)
-		if err != nil {
+		e.Free(c.same(e, x))
+		if err := e.Err(); err != nil {
 			b.Fatal(err)
 		}
-		be.Free(y)
 	}
 	b.ReportMetric(2*float64(C*C*9*S*S)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }

@@ -3,6 +3,12 @@
 // an RGBA image in [-1, 1], Encode turns an image into latents, DecodeTiled decodes large grids
 // tile by tile with blended overlaps, and ToRGBA does the pipeline's 8-bit post-processing (§9).
 //
+// It is written the way every Easel network is: weights bound by ml.Binder from the `weight` tags
+// of its parts (weights.go), the forward pass on an ml.Scope (one scope per decode, per tile of a
+// tiled decode, per encode) that owns every activation and drops each as soon as the next exists
+// (ops.go), and cancellation through ml.WithContext. The dry-run planner (plan.go) runs this same
+// code on a backend that only counts.
+//
 // Layouts. Activations on the backend are channel-first [C, H, W] (what ml.Conv2D takes). On the
 // host, Latents and Image are channel-first too: Data[c·H·W + y·W + x]. The denoiser works with
 // packed latent tokens [T, 64], token t = y·w + x and the channel last (spec §4, diffusers

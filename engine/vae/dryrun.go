@@ -66,10 +66,16 @@ func (b *dryBackend) Upload(data []float32, shape ...int) (ml.Tensor, error) {
 }
 
 func (b *dryBackend) Download(t ml.Tensor) ([]float32, error) {
+	if t == nil {
+		return nil, fmt.Errorf("dry run: download of a missing tensor")
+	}
 	return make([]float32, elements(t.Shape())), nil
 }
 
 func (b *dryBackend) Slice(t ml.Tensor, offset int, shape ...int) (ml.Tensor, error) {
+	if t == nil {
+		return nil, fmt.Errorf("dry run: slice of a missing tensor")
+	}
 	if offset < 0 || int64(offset)+elements(shape) > elements(t.Shape()) {
 		return nil, fmt.Errorf("dry run: slice of %v elements at %d from a tensor %v", shape, offset, t.Shape())
 	}
@@ -84,6 +90,9 @@ func (b *dryBackend) Free(t ml.Tensor) {
 }
 
 func (b *dryBackend) Conv2D(dst, x ml.Tensor, w *quant.Tensor, bias ml.Tensor, spec ml.ConvSpec) error {
+	if dst == nil || x == nil || w == nil {
+		return fmt.Errorf("dry run: conv of a missing tensor")
+	}
 	if len(w.Shape) != 4 || x.Shape()[0] != w.Shape[1] || dst.Shape()[0] != w.Shape[0] {
 		return fmt.Errorf("dry run: conv %q %v from %v into %v", w.Name, w.Shape, x.Shape(), dst.Shape())
 	}
@@ -105,6 +114,9 @@ func (b *dryBackend) Scale(dst, x ml.Tensor, s float32) error { return b.touch(d
 
 // Attention counts QKᵀ and PV over every key (the mid block's single head sees every pixel).
 func (b *dryBackend) Attention(dst, q, k, v, prefixK, prefixV ml.Tensor, spec ml.AttnSpec) error {
+	if q == nil || k == nil {
+		return fmt.Errorf("dry run: attention over a missing tensor")
+	}
 	n, m := elements(q.Shape())/int64(spec.Heads*spec.HeadDim), elements(k.Shape())/int64(spec.KVHeads*spec.HeadDim)
 	b.attnFlops += 4 * float64(n) * float64(m) * float64(spec.Heads*spec.HeadDim)
 	return b.touch(dst, q, k, v)

@@ -15,15 +15,14 @@ const ConfigTensor = "vae.config_json"
 type Model struct {
 	cfg *Config
 	b   ml.Backend
-	enc *encoder
-	dec *decoder
+	w   *weights
 	// trace sees every stage's output (tests only).
 	trace func(stage string, t ml.Tensor)
 }
 
-// Load reads the config from the vae.config_json tensor and binds every vae.* weight. Conv
-// weights stay where the source keeps them (any codec the backend decodes, usually f16 or f32);
-// biases and norm gains are uploaded as float32 rows.
+// Load reads the config from the vae.config_json tensor and binds every vae.* weight (ml.Binder,
+// weights.go). Conv weights stay where the source keeps them (any codec the backend decodes,
+// usually f16 or f32); biases and norm gains are uploaded as float32 rows.
 func Load(b ml.Backend, src quant.Source) (*Model, error) {
 	t, err := src.Tensor(ConfigTensor)
 	if err != nil {
@@ -47,16 +46,11 @@ func LoadWithConfig(b ml.Backend, src quant.Source, cfg *Config) (*Model, error)
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("vae config: %v", err)
 	}
-	l := &loader{src: src, b: b}
-	dec, err := loadDecoder(l, cfg)
+	w, err := bindWeights(b, src, cfg)
 	if err != nil {
 		return nil, err
 	}
-	enc, err := loadEncoder(l, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &Model{cfg: cfg, b: b, enc: enc, dec: dec}, nil
+	return &Model{cfg: cfg, b: b, w: w}, nil
 }
 
 // Config is the model's geometry.
@@ -79,22 +73,23 @@ func (m *Model) Decode(ctx context.Context, zn *Latents) (*Image, error) {
 	return img, nil
 }
 
-// decodeRaw runs post_quant_conv and the decoder on de-normalized latents, without the clamp.
+// decodeRaw runs post_quant_conv and the decoder on de-normalized latents, without the clamp, in a
+// scope of its own (one per tile of a tiled decode): every activation is freed when it returns.
 func (m *Model) decodeRaw(ctx context.Context, z *Latents) (*Image, error) {
-	o := ops{b: m.b, trace: m.trace}
-	zt, err := m.b.Upload(z.Data, z.C, z.H, z.W)
-	if err != nil {
+	e := ml.NewScope(ml.WithContext(m.b, ctx))
+	defer e.Release()
+	zt := e.Own(e.Upload(z.Data, z.C, z.H, z.W))
+	if err := e.Err(); err != nil {
 		return nil, fmt.Errorf("vae decode: %v", err)
 	}
-	out, err := m.dec.forward(ctx, o, zt)
-	m.b.Free(zt)
+	out, err := m.runStages(e, zt, m.w.decodeStages())
 	if err != nil {
 		return nil, fmt.Errorf("vae decode of a %d×%d latent grid: %w", z.H, z.W, err)
 	}
-	defer m.b.Free(out)
+	e.Free(zt)
 	c, h, w := chw(out)
-	pix, err := m.b.Download(out)
-	if err != nil {
+	pix := e.Download(out)
+	if err := e.Err(); err != nil {
 		return nil, fmt.Errorf("vae decode: %v", err)
 	}
 	return &Image{C: c, H: h, W: w, Pix: pix}, nil
@@ -112,24 +107,20 @@ func (m *Model) Encode(ctx context.Context, img *Image) (mode, normalized *Laten
 		return nil, nil, fmt.Errorf("vae encode: the image is %d×%d×%d with %d values; it needs %d channels and sides that are multiples of %d (resize it first)",
 			img.C, img.H, img.W, len(img.Pix), m.cfg.InChannels, s)
 	}
-	o := ops{b: m.b, trace: m.trace}
-	x, err := m.b.Upload(img.Pix, img.C, img.H, img.W)
-	if err != nil {
+	e := ml.NewScope(ml.WithContext(m.b, ctx))
+	defer e.Release()
+	x := e.Own(e.Upload(img.Pix, img.C, img.H, img.W))
+	if err := e.Err(); err != nil {
 		return nil, nil, fmt.Errorf("vae encode: %v", err)
 	}
-	moments, err := m.enc.forward(ctx, o, x)
-	m.b.Free(x)
+	moments, err := m.runStages(e, x, m.w.encodeStages())
 	if err != nil {
 		return nil, nil, fmt.Errorf("vae encode of a %d×%d image: %w", img.H, img.W, err)
 	}
-	defer m.b.Free(moments)
+	e.Free(x)
 	_, h, w := chw(moments)
-	mean, err := m.b.Slice(moments, 0, m.cfg.ZDim, h, w)
-	if err != nil {
-		return nil, nil, fmt.Errorf("vae encode: %v", err)
-	}
-	data, err := m.b.Download(mean)
-	if err != nil {
+	data := e.Download(e.Slice(moments, 0, m.cfg.ZDim, h, w))
+	if err := e.Err(); err != nil {
 		return nil, nil, fmt.Errorf("vae encode: %v", err)
 	}
 	mode = &Latents{C: m.cfg.ZDim, H: h, W: w, Data: data}

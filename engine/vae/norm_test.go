@@ -12,32 +12,14 @@ import (
 
 // channelNormByRows is the channel norm composed from other ops: [C, H·W] → pixel rows [H·W, C]
 // → RMSNorm → back.
-func channelNormByRows(o ops, x, gamma ml.Tensor) (ml.Tensor, error) {
+func channelNormByRows(e *ml.Scope, x, gamma ml.Tensor) ml.Tensor {
 	c, h, w := chw(x)
-	dst, err := o.b.New(c, h, w)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := o.b.New(h*w, c)
-	if err != nil {
-		return nil, err
-	}
-	defer o.b.Free(rows)
-	xf, err := o.flat(x)
-	if err != nil {
-		return nil, err
-	}
-	df, err := o.flat(dst)
-	if err != nil {
-		return nil, err
-	}
-	if err := o.b.Transpose(rows, xf); err != nil {
-		return nil, err
-	}
-	if err := o.b.RMSNorm(rows, rows, gamma, normEps(c), false); err != nil {
-		return nil, err
-	}
-	return dst, o.b.Transpose(df, rows)
+	dst := e.New(c, h, w)
+	rows := e.Temp(h*w, c)
+	e.Do(e.B.Transpose(rows, flat(e, x)))
+	e.Do(e.B.RMSNorm(rows, rows, gamma, normEps(c), false))
+	e.Do(e.B.Transpose(flat(e, dst), rows))
+	return dst
 }
 
 // The channel norm (ml.Backend.ChannelRMSNorm on the CPU backend) and the same norm composed from
@@ -60,12 +42,15 @@ func TestChannelNormPathsAgreeWithTheDefinition(t *testing.T) {
 	xt, _ := b.Upload(x, C, H, W)
 	gt, _ := b.Upload(gamma, C)
 	var results [][]float32
-	for _, norm := range []func(ops, ml.Tensor, ml.Tensor) (ml.Tensor, error){ops.channelNorm, channelNormByRows} {
-		y, err := norm(ops{b: b}, xt, gt)
-		if err != nil {
+	byOp := func(e *ml.Scope, x, gamma ml.Tensor) ml.Tensor { return rmsNorm{Gamma: gamma}.apply(e, x) }
+	for _, norm := range []func(*ml.Scope, ml.Tensor, ml.Tensor) ml.Tensor{byOp, channelNormByRows} {
+		e := ml.NewScope(b)
+		y := norm(e, xt, gt)
+		got := e.Download(y)
+		if err := e.Err(); err != nil {
 			t.Fatal(err)
 		}
-		got, _ := b.Download(y)
+		e.Release()
 		results = append(results, got)
 	}
 	if !slices.Equal(results[0], results[1]) {

@@ -115,69 +115,6 @@ func (s geometrySource) Tensor(name string) (*quant.Tensor, error) {
 	return t, nil
 }
 
-// shapesFor lists every vae.* tensor of a geometry with its diffusers shape (spec Appendix A).
-func shapesFor(cfg *Config) map[string][]int {
-	shapes := map[string][]int{}
-	conv := func(name string, in, out, k int) {
-		shapes[namePrefix+name+".weight"] = []int{out, in, k, k}
-		shapes[namePrefix+name+".bias"] = []int{out}
-	}
-	res := func(name string, in, out int) {
-		shapes[namePrefix+name+".norm1.gamma"] = []int{in, 1, 1, 1}
-		conv(name+".conv1", in, out, 3)
-		shapes[namePrefix+name+".norm2.gamma"] = []int{out, 1, 1, 1}
-		conv(name+".conv2", out, out, 3)
-		if in != out {
-			conv(name+".conv_shortcut", in, out, 1)
-		}
-	}
-	mid := func(name string, c int) {
-		res(name+".resnets.0", c, c)
-		res(name+".resnets.1", c, c)
-		shapes[namePrefix+name+".attentions.0.norm.gamma"] = []int{c, 1, 1}
-		conv(name+".attentions.0.to_qkv", c, 3*c, 1)
-		conv(name+".attentions.0.proj", c, c, 1)
-	}
-	d := cfg.DecoderDims()
-	conv("post_quant_conv", cfg.ZDim, cfg.ZDim, 1)
-	conv("decoder.conv_in", cfg.ZDim, d[0], 3)
-	mid("decoder.mid_block", d[0])
-	n := len(cfg.DimMult)
-	for i := 0; i < n; i++ {
-		for r := 0; r <= cfg.NumResBlocks; r++ {
-			in := d[i+1]
-			if r == 0 {
-				in = d[i]
-			}
-			res(fmt.Sprintf("decoder.up_blocks.%d.resnets.%d", i, r), in, d[i+1])
-		}
-		if i < n-1 {
-			conv(fmt.Sprintf("decoder.up_blocks.%d.upsampler.resample.1", i), d[i+1], d[i+1], 3)
-		}
-	}
-	shapes[namePrefix+"decoder.norm_out.gamma"] = []int{d[n], 1, 1, 1}
-	conv("decoder.conv_out", d[n], cfg.OutChannels, 3)
-	e := cfg.EncoderDims()
-	conv("encoder.conv_in", cfg.InChannels, e[0], 3)
-	for i := 0; i < n; i++ {
-		for r := 0; r < cfg.NumResBlocks; r++ {
-			in := e[i+1]
-			if r == 0 {
-				in = e[i]
-			}
-			res(fmt.Sprintf("encoder.down_blocks.%d.resnets.%d", i, r), in, e[i+1])
-		}
-		if i < n-1 {
-			conv(fmt.Sprintf("encoder.down_blocks.%d.downsampler.resample.1", i), e[i+1], e[i+1], 3)
-		}
-	}
-	mid("encoder.mid_block", e[n])
-	shapes[namePrefix+"encoder.norm_out.gamma"] = []int{e[n], 1, 1, 1}
-	conv("encoder.conv_out", e[n], 2*cfg.ZDim, 3)
-	conv("quant_conv", 2*cfg.ZDim, 2*cfg.ZDim, 1)
-	return shapes
-}
-
 // tileCandidates are the tile sides ChooseTiling tries, largest first, each with a quarter of it
 // (at least 4 latents) as overlap.
 var tileCandidates = []int{64, 48, 40, 32, 24, 16, 12, 8}

@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"easel/engine/ml"
-	"easel/engine/quant"
 )
 
 // The residual shortcuts of the Wan 2.2 autoencoder, reduced to one frame (spec §8.4, §8.5). Both
@@ -48,13 +47,13 @@ func newAvgDown(name string, in, out, ft, fs int) (*avgDown, error) {
 	return &avgDown{pool: pool, factor: fs}, nil
 }
 
-// forward returns the shortcut of x at 1/factor the resolution (x itself for the identity).
-func (a *avgDown) forward(o ops, x ml.Tensor) (ml.Tensor, bool, error) {
+// forward is the shortcut of x at 1/factor the resolution: x itself for the identity, else a new
+// activation owned by e.
+func (a *avgDown) forward(e *ml.Scope, x ml.Tensor) ml.Tensor {
 	if a.pool == nil {
-		return x, false, nil
+		return x
 	}
-	y, err := o.conv(x, a.pool, ml.ConvSpec{Stride: a.factor})
-	return y, true, err
+	return a.pool.apply(e, x, ml.ConvSpec{Stride: a.factor})
 }
 
 // dupUp is DupUp3D(in, out, ft, fs) on one frame with first_chunk: output pixel (o, fs·Y+i, fs·X+j)
@@ -115,43 +114,35 @@ func newDupUp(name string, in, out, ft, fs int) (*dupUp, error) {
 }
 
 // addTo adds the shortcut of x (at the input resolution) to dst (at factor× the resolution).
-func (d *dupUp) addTo(o ops, dst, x ml.Tensor) error {
+func (d *dupUp) addTo(e *ml.Scope, dst, x ml.Tensor) {
+	if e.Err() != nil {
+		return
+	}
 	c, h, w := chw(dst)
-	fs := d.factor
 	for _, g := range d.groups {
 		src := x
 		if g.sel != nil {
-			var err error
-			if src, err = o.same(x, g.sel); err != nil {
-				return err
-			}
+			src = g.sel.same(e, x)
 		}
-		up, err := o.b.New(c, h, w)
-		if err == nil {
-			err = o.b.UpsampleNearest(up, src, fs)
+		up := e.Temp(c, h, w)
+		e.Do(e.B.UpsampleNearest(up, src, d.factor))
+		if src != x {
+			e.Free(src)
 		}
-		if g.sel != nil {
-			o.b.Free(src)
+		if len(d.groups) > 1 {
+			d.mask(e, up, g)
 		}
-		if err == nil && len(d.groups) > 1 {
-			err = d.mask(o, up, g)
-		}
-		if err == nil {
-			err = o.b.Add(dst, dst, up)
-		}
-		if up != nil {
-			o.b.Free(up)
-		}
-		if err != nil {
-			return fmt.Errorf("DupUp3D shortcut: %v", err)
-		}
+		e.Do(e.B.Add(dst, dst, up))
+		e.Free(up)
 	}
-	return nil
 }
 
 // mask zeroes the pixels of up [C, fs·H, fs·W] outside the group's block positions. Viewed as
 // [C·H, fs·fs·W], each row holds the fs output rows of one input row, so one mask row covers all.
-func (d *dupUp) mask(o ops, up ml.Tensor, g dupGroup) error {
+func (d *dupUp) mask(e *ml.Scope, up ml.Tensor, g dupGroup) {
+	if e.Err() != nil {
+		return
+	}
 	c, h, w := chw(up)
 	fs := d.factor
 	m := make([]float32, fs*w)
@@ -160,25 +151,8 @@ func (d *dupUp) mask(o ops, up ml.Tensor, g dupGroup) error {
 			m[p[0]*w+x] = 1
 		}
 	}
-	row, err := o.b.Upload(m, fs*w)
-	if err != nil {
-		return err
-	}
-	defer o.b.Free(row)
-	view, err := o.b.Slice(up, 0, c*h/fs, fs*w)
-	if err != nil {
-		return err
-	}
-	return o.b.Mul(view, view, row)
-}
-
-// fixedConv wraps a constant float32 kernel [out, in, k, k] as a convolution without bias.
-func fixedConv(name string, w []float32, out, in, k int) (*conv, error) {
-	shape := []int{out, in, k, k}
-	payload, err := quant.Encode(quant.F32, shape, w)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
-	}
-	t := &quant.Tensor{Name: name, DType: quant.F32, Shape: shape, Data: payload}
-	return &conv{w: t, in: in, out: out, kernel: k, qualified: name}, nil
+	row := e.Own(e.Upload(m, fs*w))
+	view := e.Slice(up, 0, c*h/fs, fs*w)
+	e.Do(e.B.Mul(view, view, row))
+	e.Free(row)
 }
