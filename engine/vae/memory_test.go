@@ -2,10 +2,13 @@ package vae
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"easel/engine/ml"
 	"easel/engine/ml/cpu"
+	"easel/engine/quant"
 )
 
 // countingCPU is the CPU backend with a count of live tensor bytes (views excluded), to check the
@@ -178,6 +181,59 @@ func TestTiledPlanCountsEveryTile(t *testing.T) {
 		}
 		if tiled.PeakActivationBytes != one.PeakActivationBytes {
 			t.Errorf("%d×%d in %v: peak %d, want one tile's %d", g[0], g[1], tiling, tiled.PeakActivationBytes, one.PeakActivationBytes)
+		}
+	}
+}
+
+// failingCPU is countingCPU whose convolutions fail from the n-th on.
+type failingCPU struct {
+	*countingCPU
+	convs, failAt int
+}
+
+func (b *failingCPU) Conv2D(dst, x ml.Tensor, w *quant.Tensor, bias ml.Tensor, spec ml.ConvSpec) error {
+	if b.convs++; b.convs >= b.failAt {
+		return errors.New("injected failure")
+	}
+	return b.countingCPU.Conv2D(dst, x, w, bias, spec)
+}
+
+// A decode or encode that fails part way frees every tensor it made, wherever it stops.
+func TestAFailedRunFreesItsTensors(t *testing.T) {
+	b := &failingCPU{countingCPU: &countingCPU{Backend: cpu.New(), sizes: map[ml.Tensor]int64{}}, failAt: 1 << 30}
+	m, err := Load(b, openSnapshotVAE(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := b.live
+	b.convs = 0
+	if _, err := m.DecodeTiled(context.Background(), randomLatents(m.Config().ZDim, 3, 3, 5), Tiling{Tile: 2, Overlap: 1}); err != nil {
+		t.Fatal(err)
+	}
+	decodeConvs := b.convs
+	b.convs = 0
+	img := &Image{C: 4, H: 32, W: 16, Pix: make([]float32, 4*32*16)}
+	if _, _, err := m.Encode(context.Background(), img); err != nil {
+		t.Fatal(err)
+	}
+	encodeConvs := b.convs
+	for _, at := range []int{1, 2, 3, 7, decodeConvs / 2, decodeConvs - 1} {
+		b.convs, b.failAt = 0, at
+		_, err := m.DecodeTiled(context.Background(), randomLatents(m.Config().ZDim, 3, 3, 5), Tiling{Tile: 2, Overlap: 1})
+		if err == nil || !strings.Contains(err.Error(), "injected failure") {
+			t.Errorf("decode failing at conv %d of %d: %v", at, decodeConvs, err)
+		}
+		if b.live != base {
+			t.Errorf("decode failing at conv %d of %d left %d bytes of tensors", at, decodeConvs, b.live-base)
+		}
+	}
+	for _, at := range []int{1, 4, encodeConvs / 2, encodeConvs} {
+		b.convs, b.failAt = 0, at
+		if _, _, err := m.Encode(context.Background(), img); err == nil {
+			t.Errorf("encode failing at conv %d of %d succeeded", at, encodeConvs)
+		}
+		if b.live != base {
+			t.Errorf("encode failing at conv %d of %d left %d bytes of tensors", at, encodeConvs, b.live-base)
 		}
 	}
 }
