@@ -79,8 +79,16 @@ type platform struct {
 var host = platform{goos: runtime.GOOS, goarch: runtime.GOARCH, system: metal.SystemDevice}
 
 // Choose resolves a backend setting on this machine. Only an explicit metal on a machine where
-// Metal cannot run is an error; auto falls back to the CPU and says why.
-func Choose(want settings.Backend) (*Choice, error) { return host.choose(want) }
+// Metal cannot run is an error; auto falls back to the CPU and says why. With a Metal device, the
+// command-buffer levels the GPU's watchdog needed are remembered across processes from then on
+// (RememberRecoveryPolicies).
+func Choose(want settings.Backend) (*Choice, error) {
+	c, err := host.choose(want)
+	if err == nil && c.Metal() {
+		RememberRecoveryPolicies()
+	}
+	return c, err
+}
 
 func (pl platform) choose(want settings.Backend) (*Choice, error) {
 	switch want {

@@ -10,7 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"easel/app"
 	"easel/app/diagnose"
+	"easel/app/settings"
+	"easel/engine/ml/metal"
 	"easel/kernels/emu"
 )
 
@@ -89,5 +92,37 @@ func TestEmuDiagnoseEmulatorListsEveryKernel(t *testing.T) {
 	Run([]string{"diagnose", "--emulator", "--model", model}, &out, &errb)
 	if strings.Contains(out.String(), "secret-folder") {
 		t.Error("the text report shows the model's folder")
+	}
+}
+
+// TestEmuDiagnoseShowsTheRememberedRecoveryPolicy: the command-buffer level a GPU's watchdog
+// needed, persisted for the device, OS build and app version in the app-support folder, is in the
+// report ("recovery policies").
+func TestEmuDiagnoseShowsTheRememberedRecoveryPolicy(t *testing.T) {
+	dev, err := emu.NewDevice(emu.Options{})
+	if errors.Is(err, emu.ErrNoCompiler) {
+		t.Skipf("Metal emulator unavailable: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv(emu.FaultEnv, "")
+	if r := runDiagnoseJSON(t, "--emulator"); r.RecoveryPolicy != "" {
+		t.Fatalf("a fresh app-support folder reports a recovery policy: %q", r.RecoveryPolicy)
+	}
+	dir, err := settings.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	metal.PersistedPolicy(dir, diagnose.HostBuild(), app.Version).Remember(dev.Name(), metal.ProgramDenoiser, 2)
+	r := runDiagnoseJSON(t, "--emulator")
+	if !strings.Contains(r.RecoveryPolicy, "one transformer block per command buffer") || !strings.Contains(r.RecoveryPolicy, "4 command buffers") {
+		t.Errorf("recovery policy %q, want the remembered level in words", r.RecoveryPolicy)
+	}
+	var out, errb bytes.Buffer
+	Run([]string{"diagnose", "--emulator"}, &out, &errb)
+	if !strings.Contains(out.String(), "recovery policies: the denoiser runs one transformer block per command buffer") {
+		t.Errorf("the text report has no recovery policies line:\n%s", out.String())
 	}
 }

@@ -88,6 +88,7 @@ type jsonEvent struct {
 	StageDevice    map[string]float64       `json:"stage_device_s,omitempty"`
 	Backend        string                   `json:"backend,omitempty"`
 	Notice         string                   `json:"notice,omitempty"`
+	Recovery       *pipeline.Recovery       `json:"recovery,omitempty"` // on a notice of a device's recovery during the run
 	Error          string                   `json:"error,omitempty"`
 	ExitCode       int                      `json:"exit_code,omitempty"`
 }
@@ -160,7 +161,7 @@ func (o *generateOutput) progressPass(ev pipeline.Event, pass int) {
 // on stderr (always, since a decline changes what the run costs).
 func (o *generateOutput) notice(ev pipeline.Event) {
 	if o.json {
-		o.enc.Encode(jsonEvent{Stage: "notice", Notice: ev.Notice, Elapsed: ev.Elapsed.Seconds()})
+		o.enc.Encode(jsonEvent{Stage: "notice", Notice: ev.Notice, Recovery: ev.Recovery, Elapsed: ev.Elapsed.Seconds()})
 		return
 	}
 	o.endProgress()

@@ -26,8 +26,11 @@ type Report struct {
 	SelfTest       *metal.SelfTestReport `json:"self_test,omitempty"`
 	SelfTestCached bool                  `json:"self_test_cached,omitempty"`
 	// Guards are the denoiser's half guards in use.
-	Guards  string   `json:"guards"`
-	LastJob *LastJob `json:"last_job,omitempty"`
+	Guards string `json:"guards"`
+	// RecoveryPolicy is the command-buffer level remembered for the device after the GPU's
+	// watchdog stopped a longer one (metal.DevicePolicy, in words), "" when none.
+	RecoveryPolicy string   `json:"recovery_policy,omitempty"`
+	LastJob        *LastJob `json:"last_job,omitempty"`
 	// Variants is the kernel-variant choice cached for this Mac (`easel bench dit-metal --tune`),
 	// nil when none: the baseline kernels run.
 	Variants *metal.TuneReport `json:"kernel_variants,omitempty"`
@@ -83,6 +86,9 @@ func Build(o Options) *Report {
 	} else {
 		r.Metal.Why = o.Why
 	}
+	if o.Dir != "" && o.Device != nil {
+		r.RecoveryPolicy = metal.PersistedPolicy(o.Dir, hostInfo().OSBuild, app.Version).Describe(o.Device.Name())
+	}
 	if o.Dir != "" {
 		r.LastJob = LoadLastJob(o.Dir)
 		r.Variants = metal.TuneCache{Dir: filepath.Join(o.Dir, "tuning")}.Latest()
@@ -114,6 +120,9 @@ func (r *Report) Text() string {
 		p("Metal: unavailable — %s", m.Why)
 	}
 	p("half guards: %s", r.Guards)
+	if r.Metal.Available {
+		p("recovery policies: %s", orDefault(r.RecoveryPolicy, "none remembered (the default command buffers)"))
+	}
 	p("%s", r.Variants.Summary())
 	if st := r.SelfTest; st != nil {
 		verdict := "passed"
@@ -176,6 +185,13 @@ func (r *Report) Text() string {
 		}
 	}
 	return b.String()
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func orUnknown(s string) string {

@@ -223,6 +223,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind string, f
 		}
 	}
 	warnings := append([]string(nil), p.Warnings...)
+	warnings = append(warnings, recoveryNotices(out.results)...)
 	if out.interrupted {
 		warnings = append(warnings, fmt.Sprintf("interrupted: %d of %d images were made", len(sets), len(plans)))
 	}
@@ -242,4 +243,24 @@ func (s *Server) logRequest(r *http.Request, kind string, p *params, plans []pla
 	}
 	w, h, _ := plans[0].Draft.OutputSize()
 	s.cfg.Log.Printf("%s from %s: %d of %d image(s) %d×%d, seed %d, %s, %.1f s", kind, clientHost(r), made, len(plans), w, h, plans[0].Seed, prompt, took.Seconds())
+}
+
+// recoveryNotices are the sentences of the devices' recoveries during the request's runs (a GPU
+// overflow, watchdog stop or out-of-memory a retry fixed, a step moved to the CPU:
+// pipeline.Result.Recoveries), each once, for the response's warnings.
+func recoveryNotices(results []*pipeline.Result) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, res := range results {
+		if res == nil {
+			continue
+		}
+		for _, r := range res.Recoveries {
+			if !seen[r.Notice] {
+				seen[r.Notice] = true
+				out = append(out, r.Notice)
+			}
+		}
+	}
+	return out
 }

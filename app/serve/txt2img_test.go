@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -173,3 +174,37 @@ func TestUnknownSamplerIsSaid(t *testing.T) {
 }
 
 var _ = io.EOF
+
+// recoveringGen is fakeGen whose runs recovered from a GPU watchdog stop (pipeline.Result.Recoveries,
+// as the Metal placement reports one).
+type recoveringGen struct{ fakeGen }
+
+const watchdogNotice = "Step 1 of 4 on Metal: the GPU's watchdog stopped a long command buffer; Easel ran the step again with one transformer block per command buffer, and keeps doing so on this Mac; the image is unaffected."
+
+func (g *recoveringGen) Run(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
+	res, err := g.fakeGen.Run(ctx, req, events)
+	if res != nil {
+		res.Recoveries = []pipeline.Recovery{{Kind: pipeline.RecoveryTimeout, Device: "Metal", Network: "the denoiser", Call: "a step", Step: 1, Steps: 4, Count: 2, Notice: watchdogNotice}}
+	}
+	return res, err
+}
+
+// TestRecoveriesAreSaidInInfo: what a device recovered from during the request's runs is in
+// info's warnings, once however many images recovered the same way.
+func TestRecoveriesAreSaidInInfo(t *testing.T) {
+	ts := newTestServer(t, &recoveringGen{}, serve.Config{})
+	var resp genResponse
+	if code := call(t, "POST", ts.URL+"/sdapi/v1/txt2img", map[string]any{"width": 32, "height": 32, "batch_size": 2}, &resp); code != 200 {
+		t.Fatalf("%d", code)
+	}
+	w, _ := resp.info(t)["warnings"].([]any)
+	n := 0
+	for _, s := range w {
+		if s == watchdogNotice {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("warnings %q: want the watchdog notice once", w)
+	}
+}

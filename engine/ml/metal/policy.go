@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -34,6 +35,17 @@ type DevicePolicy struct {
 // Policies is the process's DevicePolicy.
 var Policies = &DevicePolicy{}
 
+// PolicyFolder is the app-support folder's subfolder where the levels are persisted.
+const PolicyFolder = "recovery"
+
+// PersistedPolicy is a DevicePolicy over the levels persisted in appSupport's PolicyFolder for
+// this OS build and app version (what the next process starts from; for diagnostics).
+func PersistedPolicy(appSupport, osBuild, appVersion string) *DevicePolicy {
+	p := &DevicePolicy{}
+	p.Persist(filepath.Join(appSupport, PolicyFolder), osBuild, appVersion)
+	return p
+}
+
 // PolicyKey names one device's remembered levels.
 type PolicyKey struct {
 	Device     string `json:"device"`
@@ -61,6 +73,9 @@ type policyFile struct {
 func (p *DevicePolicy) Persist(dir, osBuild, appVersion string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.dir == dir && p.osBuild == osBuild && p.appVersion == appVersion {
+		return
+	}
 	p.dir, p.osBuild, p.appVersion = dir, osBuild, appVersion
 	p.loaded = nil
 }

@@ -49,6 +49,30 @@ func (f *faultAtFirstStep) Step(ctx context.Context, p pipeline.Program, x []flo
 	return f.Denoiser.Step(ctx, p, x, sigma)
 }
 
+// faultedPipeline is the q8 tiny model's pipeline with the DiT on a new emulated device into which
+// fault is injected before the run's first step (or first prefill, atPrefill); with gemmWork the
+// fault is a watchdog on GEMM work that stops a command buffer holding a whole q|k|v or gate|up
+// GEMM of the step (so one block per buffer is too long). policy keeps the command-buffer levels.
+func faultedPipeline(t *testing.T, fault emu.Fault, atPrefill, gemmWork bool, policy *metal.DevicePolicy) (*pipeline.Pipeline, emu.FaultInjector) {
+	t.Helper()
+	dev := emuDevice(t, 0, 0)
+	inj := dev.(emu.FaultInjector)
+	p := q8Pipeline(t, func(f *cmf.File) pipeline.Options {
+		k := metal.Knobs{Guards: metal.DefaultGuards}
+		place := Denoiser(dev, f.Bytes(), qi21metal.Options{Knobs: &k, Policy: policy})
+		return pipeline.Options{Denoiser: func(s pipeline.Site, m *qi21.Model) (pipeline.Denoiser, pipeline.Placement, error) {
+			d, pl, err := place(s, m)
+			w := &faultAtFirstStep{Denoiser: d, inj: inj, fault: fault, atPrefill: atPrefill, done: fault.Kind == emu.NoFault}
+			if gemmWork {
+				D, F := int64(m.Config.Hidden()), int64(m.Config.MLPHidden())
+				w.work = func(target int) int64 { return int64(target)*max(3*D*D, 2*F*D) - 1 }
+			}
+			return w, pl, err
+		}}
+	})
+	return p, inj
+}
+
 // TestEmuRecoveriesReachTheRunAsNotices: with a fault injected into the emulated device during a
 // run (CFG: two programs, every step twice), the run's events carry exactly one notice of the
 // recovery's kind, with its record (Event.Recovery, Result.Recoveries), and the image is the
@@ -79,27 +103,8 @@ func TestEmuRecoveriesReachTheRunAsNotices(t *testing.T) {
 	var clean *pipeline.Result
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			dev := emuDevice(t, 0, 0)
-			inj := dev.(emu.FaultInjector)
-			var wrapped *faultAtFirstStep
-			p := q8Pipeline(t, func(f *cmf.File) pipeline.Options {
-				k := metal.Knobs{Guards: metal.DefaultGuards}
-				// a policy of its own, so no other test's remembered level hides the watchdog
-				place := Denoiser(dev, f.Bytes(), qi21metal.Options{Knobs: &k, Policy: &metal.DevicePolicy{}})
-				return pipeline.Options{Denoiser: func(s pipeline.Site, m *qi21.Model) (pipeline.Denoiser, pipeline.Placement, error) {
-					d, pl, err := place(s, m)
-					wrapped = &faultAtFirstStep{Denoiser: d, inj: inj, fault: c.fault, atPrefill: c.atPrefill}
-					if c.gemmWork {
-						D, F := int64(m.Config.Hidden()), int64(m.Config.MLPHidden())
-						// one block per buffer holds a whole q|k|v or gate|up GEMM: too long
-						wrapped.work = func(target int) int64 { return int64(target)*max(3*D*D, 2*F*D) - 1 }
-					}
-					if c.fault.Kind == emu.NoFault {
-						wrapped.done = true
-					}
-					return wrapped, pl, err
-				}}
-			})
+			// a policy of its own, so no other test's remembered level hides the watchdog
+			p, inj := faultedPipeline(t, c.fault, c.atPrefill, c.gemmWork, &metal.DevicePolicy{})
 			res, events := runCollecting(t, p, req)
 			var recs []pipeline.Event
 			for _, ev := range events {
@@ -151,5 +156,46 @@ func TestEmuRecoveriesReachTheRunAsNotices(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEmuWatchdogLevelIsRememberedAcrossProcesses: a run whose GEMMs the emulated watchdog stops
+// remembers the level that passed (GEMMs in row chunks) in a folder; a fresh policy over the same
+// folder (the next process) starts there: its run meets the same watchdog without a stop, a
+// retry or a notice, and gives the same latents bit for bit.
+func TestEmuWatchdogLevelIsRememberedAcrossProcesses(t *testing.T) {
+	req := behaviourRequest(t, 0)
+	req.Width, req.Height = 64, 64
+	dir := t.TempDir()
+	persisted := func() *metal.DevicePolicy {
+		p := &metal.DevicePolicy{}
+		p.Persist(dir, "test-build", "test-version")
+		return p
+	}
+	fault := emu.Fault{Kind: emu.Watchdog}
+	p1, inj1 := faultedPipeline(t, fault, false, true, persisted())
+	first, events := runCollecting(t, p1, req)
+	recovered := 0
+	for _, ev := range events {
+		if ev.Recovery != nil && ev.Recovery.Kind == pipeline.RecoveryTimeout {
+			recovered++
+		}
+	}
+	if inj1.FaultsFired() == 0 || recovered != 1 {
+		t.Fatalf("first process: the watchdog fired %d times, %d timeout notices; want it to stop a buffer and one notice", inj1.FaultsFired(), recovered)
+	}
+
+	p2, inj2 := faultedPipeline(t, fault, false, true, persisted())
+	second, events := runCollecting(t, p2, req)
+	for _, ev := range events {
+		if ev.Recovery != nil {
+			t.Errorf("second process: a recovery notice: %s", ev.Notice)
+		}
+	}
+	if inj2.FaultsFired() != 0 || len(second.Recoveries) != 0 {
+		t.Errorf("second process: the watchdog fired %d times (recoveries %+v); want it to start at the remembered level", inj2.FaultsFired(), second.Recoveries)
+	}
+	if d := pipelinecase.MaxAbs(t, "latents", second.Latents, first.Latents); d != 0 {
+		t.Errorf("second process: latents differ from the first's by %.3g, want bit for bit", d)
 	}
 }
