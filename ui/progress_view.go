@@ -80,6 +80,12 @@ func (p *progressView) showEvent(j jobs.Job, ev pipeline.Event) {
 	}
 }
 
+// showStatus puts a line about the job's work outside the pipeline's stages (the first-use GPU
+// self-test, tuning the kernels) in the progress line; the bar stays where it is.
+func (p *progressView) showStatus(j jobs.Job, line string) {
+	p.stage.SetText(fmt.Sprintf("Job %d: %s", j.ID, line))
+}
+
 func (p *progressView) done(j jobs.Job) {
 	r := j.Result
 	p.stage.SetText(fmt.Sprintf("Job %d: done — %d×%d, %d steps, seed %d", j.ID, r.Width, r.Height, r.Steps, r.Seed))

@@ -9,6 +9,7 @@ import (
 	fyneapp "fyne.io/fyne/v2/app"
 
 	"easel/app"
+	"easel/app/backend"
 	"easel/app/history"
 	"easel/app/jobs"
 	"easel/app/memplan"
@@ -53,7 +54,7 @@ func DefaultDeps() Deps {
 		d.LoRADir = dir
 		os.MkdirAll(dir, 0o755)
 	}
-	d.Generator = &jobs.ModelGenerator{Path: d.Settings.Model, Backend: d.Settings.Backend, SelfTestDir: selfTestDir()}
+	d.Generator = &jobs.ModelGenerator{Path: d.Settings.Model, Backend: d.Settings.Backend, SelfTestDir: selfTestDir(), TuneDir: backend.TuningDir()}
 	d.Geometry = memplan.PublishedGeometry()
 	if d.Settings.Model != "" {
 		if g, err := memplan.GeometryOf(d.Settings.Model); err == nil {

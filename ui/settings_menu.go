@@ -3,6 +3,7 @@ package ui
 import (
 	"fyne.io/fyne/v2"
 
+	"easel/app/backend"
 	"easel/app/history"
 	"easel/app/settings"
 	"easel/ui/setup"
@@ -22,7 +23,27 @@ func (s *studio) showSettings() {
 		s.say("Settings cannot be changed: %v", s.deps.SettingsErr)
 		return
 	}
-	setup.ShowSettings(s.win, s.deps.Store, s.settingsSaved)
+	setup.ShowSettingsWithGPU(s.win, s.deps.Store, s.settingsSaved, s.gpuSummary())
+}
+
+// gpuSummary is the Settings dialog's read-only GPU section: the cached first-use self-test and
+// kernel choices for the Metal device the backend setting uses ("" without one). The device
+// named is the one the last job ran on when there was one (the emulator, in tests).
+func (s *studio) gpuSummary() string {
+	dir, err := settings.Dir()
+	if err != nil {
+		return ""
+	}
+	dev := ""
+	if g, ok := s.deps.Generator.(interface{ MetalDevice() string }); ok {
+		dev = g.MetalDevice()
+	}
+	if dev == "" {
+		if c, err := backend.Choose(s.deps.Settings.Backend); err == nil && c.Metal() {
+			dev = c.Device.Name()
+		}
+	}
+	return backend.FirstUseSummary(dir, dev)
 }
 
 // settingsSaved brings the window in line with settings saved by the dialog: a new model or

@@ -303,6 +303,10 @@ func frameUpdate(u jobs.Update, kept *keptArea) image.Image {
 // onUpdate renders one queue update (UI goroutine); framed is frameUpdate's picture.
 func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 	j := u.Job
+	if u.Status != nil {
+		s.showStatus(j, *u.Status)
+		return
+	}
 	if u.Event != nil && u.Event.StepTime > 0 {
 		s.lastStepTime = u.Event.StepTime
 	}
@@ -340,6 +344,7 @@ func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 		s.finished(j)
 		s.progress.done(j)
 		s.timing.show(j.Result.Timings)
+		s.showVariants()
 		s.timing.showDevice(j.Result.StageDeviceTimes)
 		if framed != nil {
 			s.canvas.showFinal(framed, j.Result.Width, j.Result.Height)

@@ -18,6 +18,9 @@ import (
 // operations the backend counted, over the kernel time), per class, per step and for the run.
 type timingPanel struct {
 	title *widget.Label
+	// names label each class's row: the class, with the Metal kernel variant the denoiser ran
+	// for it when it was tuned ("gemm: swizzle").
+	names [ml.NumClasses]*widget.Label
 	bars  [ml.NumClasses]*meter
 	texts [ml.NumClasses]string
 	total *widget.Label
@@ -55,7 +58,8 @@ func newTimingPanel() *timingPanel {
 		p.bars[c] = newMeter()
 		p.texts[c] = "—"
 		p.bars[c].set(0, "—", false)
-		rows = append(rows, container.NewGridWithColumns(2, widget.NewLabel(ml.Class(c).String()), p.bars[c]))
+		p.names[c] = widget.NewLabel(ml.Class(c).String())
+		rows = append(rows, container.NewGridWithColumns(2, p.names[c], p.bars[c]))
 	}
 	p.sharp = newMeter()
 	p.sharpText = "off"
@@ -67,6 +71,19 @@ func newTimingPanel() *timingPanel {
 	rows = append(rows, p.total, p.device, p.steps, p.stepText)
 	p.box = container.NewVBox(rows...)
 	return p
+}
+
+// showVariants captions the class rows with the Metal kernel variant the denoiser ran for each
+// tuned class ("gemm: swizzle"); variant says it for a class name, "" for classes not tuned (their
+// rows show the class alone).
+func (p *timingPanel) showVariants(variant func(class string) string) {
+	for c := range ml.NumClasses {
+		name := ml.Class(c).String()
+		if v := variant(name); v != "" {
+			name += ": " + v
+		}
+		p.names[c].SetText(name)
+	}
 }
 
 // startRun clears the step chart for a new job.

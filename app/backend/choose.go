@@ -26,8 +26,17 @@ type Choice struct {
 	// (the app-support folder's selftest/); SelfTestProgress is told before each check.
 	SelfTestDir      string
 	SelfTestProgress metal.SelfTestProgress
+	// TuneDir, when set with SelfTestDir, is where the kernel-variant choices are cached per
+	// geometry class (the app-support folder's tuning/), and a class never tuned is tuned on first
+	// use after the self-test passed (tuned.go); TuneProgress is told before each variant and
+	// TuneNotice hears a tuning that failed (the baseline kernels run). Without it the denoiser
+	// still runs the choices cached in the app-support folder.
+	TuneDir      string
+	TuneProgress metal.TuneProgress
+	TuneNotice   func(string)
 	// selfTest is the self-test's report once SelfTest ran (selftest.go).
 	selfTest *metal.SelfTestReport
+	tuning   tuning
 }
 
 // Metal reports whether the networks run on a Metal device.
@@ -50,7 +59,7 @@ func (c *Choice) Options(f *cmf.File) pipeline.Options {
 	// A stage whose kernels failed the self-test declines on a gated device (its notice names
 	// the kernel); the denoiser runs under the guards the self-test found.
 	st := c.selfTest
-	dopts := qi21metal.Options{Variants: TunedVariants(c.Device)}
+	dopts := qi21metal.Options{Tune: c.tuner()}
 	if st != nil && st.Guards != nil {
 		if k, err := metal.KnobsFromEnv(); err == nil {
 			k.Guards = *st.Guards

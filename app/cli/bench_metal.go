@@ -48,7 +48,7 @@ func benchDiTMetal(args []string, stdout, stderr io.Writer) int {
 	prefix := fs.Int("prefix", 64, "cached prefix rows")
 	codecs := fs.String("codecs", "q4tp", "weight codecs to measure, comma-separated (q4tp, q8_2f)")
 	variants := fs.Bool("variants", false, "time every kernel variant per op class (docs/METAL.md §7) with its parity against the baseline")
-	tune := fs.Bool("tune", false, "tune the kernel variants for this Mac on the first codec's block (\"Tuning for this Mac…\") and cache the choice in the app-support folder, which generation then uses")
+	tune := fs.Bool("tune", false, "tune the kernel variants for this Mac on the first codec's block (\"Tuning for this Mac…\"), replacing the cached choice for the geometry class of --rows and --prefix, which generation then uses for requests of that class")
 	heads := fs.Int("heads", 0, "attention heads of 128 channels (default: the published model's 32; fewer for a quick look)")
 	if err := fs.Parse(args); err != nil {
 		return ExitUsage
@@ -173,8 +173,10 @@ func printVariants(w io.Writer, rep *ditMetalReport, emulated bool) {
 }
 
 // tuneVariants is --tune: the autotuner over the denoiser's declared variants on one block of
-// the geometry, the choice cached under the app-support folder's tuning/ (backend.TunedVariants
-// hands it to the denoiser) and printed as diagnostics show it.
+// the geometry, the choice cached under the app-support folder's tuning/ and printed as
+// diagnostics show it. It always tunes, replacing a cached choice for the class: generation runs
+// it for requests of the same geometry class (backend.TunedVariants), which it otherwise tunes by
+// itself on first use.
 func tuneVariants(dev device.Device, m *qi21.Model, rows, prefix, reps int, codec quant.DType, asJSON bool, stdout, stderr io.Writer) int {
 	reg := &metal.Registry{}
 	if err := qi21metal.DeclareVariants(reg, m, rows, prefix, reps); err != nil {

@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"easel/app/backend"
+	"easel/engine/qi21"
 	"easel/engine/qi21/qi21metal"
+	"easel/engine/quant"
 	"easel/kernels"
 	"easel/kernels/emu"
 	"easel/kernels/emu/emutest"
@@ -91,7 +93,7 @@ func TestBenchDiTMetalVariants(t *testing.T) {
 }
 
 // TestBenchDiTMetalTune: --tune times the declared variants on the emulator, caches the choice in
-// the app-support folder (where backend.TunedVariants and easel diagnose find it) and prints the
+// the app-support folder (where generation finds it for requests of the same geometry class, and easel diagnose) and prints the
 // summary; the cache is removed afterwards so the other tests run the baseline kernels.
 func TestBenchDiTMetalTune(t *testing.T) {
 	dev := emutest.Device(t, emu.Options{})
@@ -104,7 +106,9 @@ func TestBenchDiTMetalTune(t *testing.T) {
 	if code != ExitOK || !strings.Contains(stdout, "gemm: ") || !strings.Contains(stdout, "attn: ") || !strings.Contains(stderr, "Tuning for this Mac") {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
-	r := backend.TunedVariants(dev)
+	cfg := qi21.PublishedConfig()
+	cfg.Heads = 1
+	r := backend.TunedVariants(dir, dev, qi21metal.TuneGeometry(cfg, quant.Q4TP, 16, 8))
 	if r == nil || len(r.Choices) != 2 {
 		t.Fatalf("the cached choice for %s: %+v", dev.Name(), r)
 	}

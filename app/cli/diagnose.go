@@ -148,6 +148,21 @@ func recordLastJob(res *pipeline.Result, backendName string, notices []string, m
 	_ = diagnose.SaveLastJob(dir, diagnose.JobFromResult(res, backendName, notices, nil, metalOn && profiling))
 }
 
+// tuneProgress is easel generate's line while the kernels are tuned for this Mac (once per
+// device, OS build, app version and geometry class, after the self-test): a line per variant with
+// --verbose or on a terminal.
+func (o *generateOutput) tuneProgress(done, total int, class, variant string) {
+	if o.json || (o.terminal == nil && !o.verbose) {
+		return
+	}
+	o.endProgress()
+	if variant == "" {
+		fmt.Fprintf(o.stderr, "easel generate: tuned %d kernel variants for this Mac (once for this Mac, macOS build and image size)\n", total)
+		return
+	}
+	fmt.Fprintf(o.stderr, "easel generate: %s\n", backend.TuneProgressText(done, total, class, variant))
+}
+
 // selfTestProgress is easel generate's line while the first-use self-test runs (once per device,
 // OS build, app version and model file): a line per check with --verbose or on a terminal.
 func (o *generateOutput) selfTestProgress(done, total int, kernel string) {

@@ -208,6 +208,9 @@ func generate(g *generateArgs, out *generateOutput) ([]*savedImage, *failure) {
 	if dir, err := settings.Dir(); err == nil && choice.Metal() {
 		choice.SelfTestDir = filepath.Join(dir, "selftest")
 		choice.SelfTestProgress = out.selfTestProgress
+		choice.TuneDir = filepath.Join(dir, "tuning")
+		choice.TuneProgress = out.tuneProgress
+		choice.TuneNotice = func(n string) { out.notice(pipeline.Event{Notice: n}) }
 	}
 	p, err := jobs.OpenPipeline(model, choice, adjustPipeline)
 	if changed := (*mmapfile.FaultError)(nil); errors.As(err, &changed) {

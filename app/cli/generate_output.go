@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"easel/app/backend"
@@ -55,14 +56,29 @@ type generateOutput struct {
 }
 
 func newGenerateOutput(asJSON bool, stdout, stderr io.Writer) *generateOutput {
+	// The first-use tuning reports from the pipeline's goroutine while the events' goroutine
+	// prints progress: each write is whole.
+	stdout, stderr = &lockedWriter{w: stdout}, &lockedWriter{w: stderr}
 	o := &generateOutput{json: asJSON, stdout: stdout, stderr: stderr, enc: json.NewEncoder(stdout)}
 	o.enc.SetEscapeHTML(false)
-	if f, ok := stderr.(*os.File); ok && !asJSON {
+	if f, ok := stderr.(*lockedWriter).w.(*os.File); ok && !asJSON {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			o.terminal = f
 		}
 	}
 	return o
+}
+
+// lockedWriter serializes writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // jsonEvent is one --json line.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"easel/app/jobs"
@@ -118,9 +119,19 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	loraDir, _ := settings.LoRADir()
 
+	logger := log.New(stderr, "easel serve: ", log.LstdFlags)
 	gen := &jobs.ModelGenerator{Path: *model, Backend: be}
+	if dir, err := settings.Dir(); err == nil {
+		// The first-use GPU self-test and kernel tuning, cached as for the window and generate;
+		// their progress goes to the log (the first Metal job of a geometry takes longer).
+		gen.SelfTestDir, gen.TuneDir = filepath.Join(dir, "selftest"), filepath.Join(dir, "tuning")
+	}
 	defer gen.Close()
-	queue := jobs.New(gen, nil)
+	queue := jobs.New(gen, func(u jobs.Update) {
+		if u.Status != nil && u.Status.Line+u.Status.Notice != "" {
+			logger.Printf("job %d: %s", u.Job.ID, u.Status.Line+u.Status.Notice)
+		}
+	})
 	defer queue.Close()
 	cache, err := preview.DefaultCache()
 	if err != nil {
@@ -130,7 +141,6 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	calib.Start(*model)
 	defer calib.Stop()
 
-	logger := log.New(stderr, "easel serve: ", log.LstdFlags)
 	srv, err := serve.New(serve.Config{
 		Queue: queue, Model: *model, SetModel: func(p string) { gen.SetPath(p); calib.Start(p) }, LoRADir: loraDir,
 		Backend: be, Preview: calib.Render, Auth: auth,

@@ -60,4 +60,7 @@ type Update struct {
 	Job Job
 	// Event is set when the update is an event of a running job, nil for a state change.
 	Event *pipeline.Event
+	// Status, when set, is a running job's report of work outside the pipeline's stages (the
+	// first-use GPU self-test, tuning the kernels): not a state change (Event is nil).
+	Status *Status
 }

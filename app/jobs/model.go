@@ -10,6 +10,7 @@ import (
 	"easel/app/settings"
 	"easel/engine/cmf"
 	"easel/engine/ml/cpu"
+	"easel/engine/ml/metal"
 	"easel/engine/mmapfile"
 	"easel/engine/pipeline"
 )
@@ -21,8 +22,12 @@ import (
 type ModelGenerator struct {
 	Path    string
 	Backend settings.Backend // "" means auto
-	// SelfTestDir, when set, caches the first-use Metal self-test there (backend.Choice.SelfTest).
+	// SelfTestDir, when set, caches the first-use Metal self-test there (backend.Choice.SelfTest);
+	// TuneDir, when set too, caches the kernel-variant choice per geometry class there, tuned on
+	// first use of a class (backend.Choice.TuneDir). Both report their progress to the running
+	// job (ReportStatus: the window's progress line).
 	SelfTestDir string
+	TuneDir     string
 
 	mu         sync.Mutex
 	file       *cmf.File
@@ -32,6 +37,46 @@ type ModelGenerator struct {
 	reason     string           // why the denoiser runs where it does
 	// adjust changes the pipeline's options before it is built (tests wrap the denoiser).
 	adjust func(pipeline.Options) pipeline.Options
+	// choice is the backend p was built with (its tuner's last choice, Tuning).
+	choice *backend.Choice
+
+	// report is the running job's status reporter (statusMu: the self-test reports while mu is held).
+	statusMu sync.Mutex
+	report   context.Context
+}
+
+// status tells the running job's reporter.
+func (g *ModelGenerator) status(s Status) {
+	g.statusMu.Lock()
+	ctx := g.report
+	g.statusMu.Unlock()
+	if ctx != nil {
+		ReportStatus(ctx, s)
+	}
+}
+
+// MetalDevice names the Metal device the opened pipeline runs on ("" before the first job, or on
+// the CPU).
+func (g *ModelGenerator) MetalDevice() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.choice == nil || !g.choice.Metal() {
+		return ""
+	}
+	return g.choice.Device.Name()
+}
+
+// Tuning is the kernel-variant choice the last job's denoiser ran with on Metal (nil: the
+// baseline kernels, or not on Metal) and the geometry class it was for (backend.Choice.Tuning).
+func (g *ModelGenerator) Tuning() (*metal.TuneReport, string) {
+	g.mu.Lock()
+	c := g.choice
+	g.mu.Unlock()
+	if c == nil {
+		return nil, ""
+	}
+	r, geometry, _ := c.Tuning()
+	return r, geometry
 }
 
 // SetBackend switches the backend setting from the next job on.
@@ -60,7 +105,15 @@ func (g *ModelGenerator) SetPath(path string) {
 // Run opens the model if needed and generates. Only the queue's worker calls it, one job at a
 // time.
 func (g *ModelGenerator) Run(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
-	p, err := g.pipeline()
+	g.statusMu.Lock()
+	g.report = ctx
+	g.statusMu.Unlock()
+	defer func() {
+		g.statusMu.Lock()
+		g.report = nil
+		g.statusMu.Unlock()
+	}()
+	p, err := g.pipeline(ctx)
 	if err != nil {
 		if events != nil {
 			close(events)
@@ -98,7 +151,7 @@ func (g *ModelGenerator) Released() bool {
 	return g.file == nil && g.p == nil
 }
 
-func (g *ModelGenerator) pipeline() (*pipeline.Pipeline, error) {
+func (g *ModelGenerator) pipeline(ctx context.Context) (*pipeline.Pipeline, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	want := g.Backend
@@ -122,17 +175,24 @@ func (g *ModelGenerator) pipeline() (*pipeline.Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	choice.SelfTestDir = g.SelfTestDir
+	choice.SelfTestDir, choice.TuneDir = g.SelfTestDir, g.TuneDir
+	choice.SelfTestProgress = func(done, total int, kernel string) {
+		g.status(Status{Line: SelfTestProgressText(done, total, kernel)})
+	}
+	choice.TuneProgress = func(done, total int, class, variant string) {
+		g.status(Status{Line: backend.TuneProgressText(done, total, class, variant)})
+	}
+	choice.TuneNotice = func(n string) { g.status(Status{Notice: n}) }
 	f, err := cmf.Open(g.Path)
 	if err != nil {
 		return nil, err
 	}
-	p, err := OpenPipeline(f, choice, g.adjust)
+	p, err := OpenPipelineContext(ctx, f, choice, g.adjust)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s cannot be used: %w", g.Path, err)
 	}
-	g.file, g.p, g.loaded, g.loadedWith, g.reason = f, p, g.Path, want, choice.Reason
+	g.file, g.p, g.loaded, g.loadedWith, g.reason, g.choice = f, p, g.Path, want, choice.Reason, choice
 	return p, nil
 }
 
@@ -142,12 +202,21 @@ func (g *ModelGenerator) pipeline() (*pipeline.Pipeline, error) {
 // open a model. A fault reading the mapping (the tokenizer, the configs) is returned as its
 // *mmapfile.FaultError.
 func OpenPipeline(f *cmf.File, choice *backend.Choice, adjust func(pipeline.Options) pipeline.Options) (_ *pipeline.Pipeline, err error) {
+	return OpenPipelineContext(context.Background(), f, choice, adjust)
+}
+
+// OpenPipelineContext is OpenPipeline whose first-use self-test stops when ctx is cancelled (the
+// job that opened the model was).
+func OpenPipelineContext(ctx context.Context, f *cmf.File, choice *backend.Choice, adjust func(pipeline.Options) pipeline.Options) (_ *pipeline.Pipeline, err error) {
 	defer mmapfile.Recover(&err)
 	defer mmapfile.Guard()()
 	if choice.SelfTestDir != "" {
 		// The first-use self-test (cached): a stage whose kernels fail it runs on the CPU with a
 		// notice. A self-test that cannot run leaves the stages to their own declines.
-		_, _, _ = choice.SelfTest(context.Background(), f, choice.SelfTestDir, choice.SelfTestProgress)
+		_, _, err := choice.SelfTest(ctx, f, choice.SelfTestDir, choice.SelfTestProgress)
+		if err != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 	}
 	opts := choice.Options(f)
 	if adjust != nil {
@@ -170,4 +239,13 @@ func (g *ModelGenerator) Close() error {
 	err := g.file.Close()
 	g.file = nil
 	return err
+}
+
+// SelfTestProgressText is the progress line of the first-use GPU self-test: "Checking the GPU
+// (first use on this Mac)… 3 of 12: ops_linear", or "" once it is over.
+func SelfTestProgressText(done, total int, kernel string) string {
+	if kernel == "" {
+		return ""
+	}
+	return fmt.Sprintf("Checking the GPU (first use on this Mac)… %d of %d: %s", done+1, total, kernel)
 }

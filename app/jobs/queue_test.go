@@ -70,7 +70,7 @@ func (r *recorder) statesOf(id ID) []State {
 	defer r.mu.Unlock()
 	var out []State
 	for _, u := range r.updates {
-		if u.Job.ID == id && u.Event == nil {
+		if u.Job.ID == id && u.Event == nil && u.Status == nil {
 			out = append(out, u.Job.State)
 		}
 	}

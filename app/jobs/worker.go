@@ -37,6 +37,7 @@ func (q *Queue) takeNext() (*entry, context.Context) {
 	for _, e := range q.jobs {
 		if e.job.State == Queued {
 			ctx, cancel := context.WithCancel(context.WithValue(q.base, originKey{}, e.job.Origin))
+			ctx = WithStatus(ctx, func(s Status) { q.status(e, s) })
 			e.cancel = cancel
 			e.job.State = Running
 			q.report(e, nil)

@@ -74,6 +74,9 @@ func newTracker() *tracker { return &tracker{live: map[*batch]bool{}} }
 
 // update is the queue's watcher.
 func (t *tracker) update(u jobs.Update) {
+	if u.Status != nil {
+		return // a running job's self-test or tuning line: not a state change
+	}
 	aj, _ := u.Job.Owner.(*apiJob)
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -89,6 +89,18 @@ func NewRandomBlockModel(c Config, d quant.DType, be ml.Backend) (*Model, error)
 	return m, nil
 }
 
+// BlockModel is a one-block model over block l of m (the same weights, not copied; the top-level
+// weights are absent: only block runs work), for timing the block's kernels on the model's own
+// shapes and codec (the first-use autotuner). It returns nil when l is out of range.
+func (m *Model) BlockModel(l int) *Model {
+	if l < 0 || l >= len(m.Blocks) {
+		return nil
+	}
+	c := m.Config
+	c.Layers = 1
+	return &Model{Config: c, be: m.be, Blocks: m.Blocks[l : l+1 : l+1]}
+}
+
 // BenchBlock runs the model's first block reps times over n target rows (random activations,
 // a random σ modulation) against p random prefix rows of cached K/V, as one denoising step does.
 // cpuClock, when not nil, reads the process CPU time, reported beside wall time.

@@ -139,12 +139,18 @@ func (f *settingsForm) settings() (settings.Settings, error) {
 // them; onSaved, when not nil, gets the saved settings. A settings file that cannot be read is
 // reported with an offer to reset it to the defaults.
 func ShowSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Settings)) {
-	showSettings(w, store, onSaved)
+	showSettings(w, store, onSaved, "")
+}
+
+// ShowSettingsWithGPU is ShowSettings with a read-only "GPU" section holding gpu (the first
+// Metal use's self-test and kernel choice, backend.FirstUseSummary); none when gpu is "".
+func ShowSettingsWithGPU(w fyne.Window, store *settings.Store, onSaved func(settings.Settings), gpu string) {
+	showSettings(w, store, onSaved, gpu)
 }
 
 // showSettings is ShowSettings, returning the form it shows (nil when the file could not be read)
 // so tests can fill it in.
-func showSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Settings)) *settingsForm {
+func showSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Settings), gpu string) *settingsForm {
 	s, err := store.Load()
 	if err != nil {
 		dialog.ShowConfirm("The settings cannot be read",
@@ -157,7 +163,7 @@ func showSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Se
 					dialog.ShowError(err, w)
 					return
 				}
-				ShowSettings(w, store, onSaved)
+				showSettings(w, store, onSaved, gpu)
 			}, w)
 		return nil
 	}
@@ -191,6 +197,12 @@ func showSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Se
 		widget.NewFormItem("Share token", f.shareToken),
 		widget.NewFormItem("Render on", f.renderOn),
 		widget.NewFormItem("Its token", f.renderToken),
+	}
+	if gpu != "" {
+		// Read-only: what the first Metal use found (the self-test) and chose (the kernels).
+		l := widget.NewLabel(gpu)
+		l.Wrapping = fyne.TextWrapWord
+		items = append(items, widget.NewFormItem("GPU", l))
 	}
 	d := dialog.NewForm("Settings", "Save", "Cancel", items, func(save bool) {
 		if !save {

@@ -175,6 +175,10 @@ func Tune(ctx context.Context, dev device.Device, key TuneKey, reg *Registry, ge
 		}
 		r.Choices = append(r.Choices, choice)
 	}
+	// A cancel during the last variant leaves it half measured: nothing of the run is kept.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if progress != nil {
 		progress(total, total, "", "")
 	}
@@ -282,13 +286,13 @@ func applyForced(r *TuneReport, getenv func(string) string) bool {
 	return true
 }
 
-// Latest is the most recently written report in the folder (for diagnostics), or nil.
-func (c TuneCache) Latest() *TuneReport {
+// All is every report in the folder, most recently tuned first (for Settings and diagnostics).
+func (c TuneCache) All() []*TuneReport {
 	entries, err := os.ReadDir(c.Dir)
 	if err != nil {
 		return nil
 	}
-	var best *TuneReport
+	var all []*TuneReport
 	for _, e := range entries {
 		if !strings.HasSuffix(e.Name(), ".json") {
 			continue
@@ -298,9 +302,18 @@ func (c TuneCache) Latest() *TuneReport {
 			continue
 		}
 		var r TuneReport
-		if json.Unmarshal(b, &r) == nil && (best == nil || r.When.After(best.When)) {
-			best = &r
+		if json.Unmarshal(b, &r) == nil {
+			all = append(all, &r)
 		}
 	}
-	return best
+	slices.SortStableFunc(all, func(a, b *TuneReport) int { return b.When.Compare(a.When) })
+	return all
+}
+
+// Latest is the most recently tuned report in the folder (for diagnostics), or nil.
+func (c TuneCache) Latest() *TuneReport {
+	if all := c.All(); len(all) > 0 {
+		return all[0]
+	}
+	return nil
 }

@@ -206,3 +206,37 @@ func TestHasTensorOps(t *testing.T) {
 		t.Error("the emulator runs the tensor-op subset but does not say so")
 	}
 }
+
+// TestTuneCancelledCachesNothing: a context cancelled while any variant runs — the last one
+// included, whose time would otherwise be half measured — stops the tuning with the context's
+// error, and LoadOrTune caches nothing.
+func TestTuneCancelledCachesNothing(t *testing.T) {
+	for _, at := range []string{"gemm/staged", "attn/k64"} {
+		f := &fakeTimer{calls: map[string]int{}, ms: map[string]float64{"gemm/base": 10, "gemm/staged": 8, "attn/base": 3, "attn/k64": 4}}
+		ctx, cancel := context.WithCancel(context.Background())
+		reg := &Registry{}
+		for _, name := range []string{"gemm/base", "gemm/staged", "attn/base", "attn/k64"} {
+			class, variant, _ := strings.Cut(name, "/")
+			v := f.variant(class, variant)
+			if name == at {
+				timed := v.Time
+				v.Time = func(c context.Context, d device.Device) (time.Duration, error) {
+					cancel() // the job is cancelled while this variant is timed
+					return timed(c, d)
+				}
+			}
+			if err := reg.Declare(v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cache := TuneCache{Dir: t.TempDir()}
+		key := TuneKey{Device: "Apple M4", OSBuild: "25A354", AppVersion: "1.0", Geometry: "rows4096"}
+		r, _, err := cache.LoadOrTune(ctx, tensorDevice{}, key, reg, nil, nil)
+		if !errors.Is(err, context.Canceled) || r != nil {
+			t.Errorf("cancelled at %s: report %v, err %v; want none and context.Canceled", at, r, err)
+		}
+		if cache.Load(key) != nil || len(cache.All()) != 0 {
+			t.Errorf("cancelled at %s: a choice was cached", at)
+		}
+	}
+}

@@ -155,6 +155,10 @@ func RunSelfTest(ctx context.Context, dev device.Device, key SelfTestKey, checks
 		}
 		r.Results = append(r.Results, runCheck(ctx, dev, c))
 	}
+	// A cancel during the last check would record it as failed: nothing of the run is kept.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if progress != nil {
 		progress(len(checks), len(checks), "")
 	}

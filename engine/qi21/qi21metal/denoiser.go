@@ -46,6 +46,10 @@ type Denoiser struct {
 	onRetry    func(metal.Retry)   // Options.OnRetry
 	policy     *metal.DevicePolicy // Options.Policy, or metal.Policies
 	retries    []metal.Retry       // recoveries so far (watch.go)
+	// tune is Options.Tune; geometry the class whose choice runs (firstuse.go)
+	tune     Tuner
+	tuneReps int
+	geometry string
 }
 
 // Options configure New.
@@ -67,6 +71,11 @@ type Options struct {
 	// Variants, when set, is the autotuner's choice to run (metal.TuneCache, DeclareVariants);
 	// EASEL_METAL_VARIANT_GEMM and EASEL_METAL_VARIANT_ATTN, when set, override it.
 	Variants *metal.TuneReport
+	// Tune, when set, is the first-use autotuner (firstuse.go): before a run's first prefill the
+	// denoiser runs the variants it gives for the run's geometry class instead of Variants'.
+	Tune Tuner
+	// TuneReps is how many runs each variant's tuning time is the median of (0: 3).
+	TuneReps int
 }
 
 // New prepares m for dev: checks the geometry, compiles the kernels, checks the fragment layout,
@@ -116,6 +125,10 @@ func New(dev device.Device, m *qi21.Model, mapping []byte, opts Options) (*Denoi
 	if d.policy == nil {
 		d.policy = metal.Policies
 	}
+	d.tune, d.tuneReps = opts.Tune, opts.TuneReps
+	if d.tuneReps < 1 {
+		d.tuneReps = defaultTuneReps
+	}
 	if err := d.useChosenVariants(opts.Variants, os.Getenv); err != nil {
 		d.Close()
 		return nil, err
@@ -136,9 +149,6 @@ func (d *Denoiser) useChosenVariants(r *metal.TuneReport, getenv func(string) st
 	if forcedA != "" {
 		attn = forcedA
 	}
-	if gemm == "base" && attn == "base" {
-		return nil
-	}
 	err := d.UseVariants(gemm, attn)
 	switch {
 	case err == nil:
@@ -149,7 +159,7 @@ func (d *Denoiser) useChosenVariants(r *metal.TuneReport, getenv func(string) st
 		if d.logf != nil {
 			d.logf("qi21metal: the tuned kernel variants cannot run here (%v); the baseline kernels run", err)
 		}
-		return nil
+		return d.UseVariants("base", "base")
 	}
 }
 

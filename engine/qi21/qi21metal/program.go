@@ -76,6 +76,9 @@ func (d *Denoiser) Prefill(ctx context.Context, lay *qi21.Layout, text, condLate
 	if lp < 1 || n < 1 {
 		return nil, metal.Decline("the layout has %d prefix and %d target rows; the device path needs both", lp, n)
 	}
+	if err := d.tuneFor(ctx, n, lp); err != nil {
+		return nil, err
+	}
 	plan := programPlan(c, lp, n)
 	d.mu.Lock()
 	if d.closed {
