@@ -20,7 +20,8 @@ import (
 // path on the CPU emulator (--backend emulator): unfaulted; with half's range narrowed and every
 // guard forced to 0 (the overflow watch widens them and the image matches the unfaulted one within
 // the emulator's bounds, never NaN or black); and with a corrupted GEMM (the first-use self-test
-// fails every stage, each runs on the CPU with a notice, and the image is the CPU's exactly).
+// fails every stage, each runs on the CPU with a notice, and the image is the CPU's exactly). The
+// unfaulted run is a first Metal use: it tunes the kernels and caches the choice.
 func TestEmuGenerateOnTheEmulatorHandlesInjectedFaults(t *testing.T) {
 	if _, err := emu.NewDevice(emu.Options{Fault: &emu.Fault{}}); errors.Is(err, emu.ErrNoCompiler) {
 		t.Skipf("Metal emulator unavailable: %v", err)
@@ -52,7 +53,15 @@ func TestEmuGenerateOnTheEmulatorHandlesInjectedFaults(t *testing.T) {
 		return toNRGBA(img), stderr
 	}
 	cpuImg, _ := gen("cpu", "cpu", nil)
-	clean, _ := gen("clean", "emulator", nil)
+	clean, cleanLog := gen("clean", "emulator", nil)
+	// The first Metal use tunes the kernels for the run's geometry class after the self-test,
+	// with a progress line per variant under --verbose, and caches the choice.
+	if !strings.Contains(cleanLog, "Tuning for this Mac… gemm: base (1 of") || !strings.Contains(cleanLog, "tuned ") {
+		t.Errorf("the first emulator run printed no tuning progress:\n%s", cleanLog)
+	}
+	if cfg, err := settings.Dir(); err != nil || len(metal.TuneCache{Dir: filepath.Join(cfg, "tuning")}.All()) != 1 {
+		t.Errorf("the first emulator run cached no kernel choice (%v)", err)
+	}
 	zero := map[string]string{emu.FaultEnv: "overflow", "EASEL_METAL_ATTN_SHIFT": "0", "EASEL_METAL_QKV_SHIFT": "0",
 		"EASEL_METAL_AO_SHIFT": "0", "EASEL_METAL_FFN_SHIFT": "0", "EASEL_METAL_HID_SHIFT": "0"}
 	overflow, overflowLog := gen("overflow", "emulator", zero)

@@ -214,6 +214,7 @@ func TestTuneCancelledCachesNothing(t *testing.T) {
 	for _, at := range []string{"gemm/staged", "attn/k64"} {
 		f := &fakeTimer{calls: map[string]int{}, ms: map[string]float64{"gemm/base": 10, "gemm/staged": 8, "attn/base": 3, "attn/k64": 4}}
 		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
 		reg := &Registry{}
 		for _, name := range []string{"gemm/base", "gemm/staged", "attn/base", "attn/k64"} {
 			class, variant, _ := strings.Cut(name, "/")
