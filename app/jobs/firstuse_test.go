@@ -81,6 +81,17 @@ func TestEmuFirstMetalUseTunesOncePerGeometry(t *testing.T) {
 		if r == nil || r.Key.Geometry != geometry || len(r.Choices) != len(backend.TunedClasses) {
 			t.Fatalf("job %d ran with the choice %+v for %q", id, r, geometry)
 		}
+		for _, c := range r.Choices {
+			timed := 0
+			for _, v := range c.Results {
+				if v.Skipped == "" && v.MS > 0 {
+					timed++
+				}
+			}
+			if timed == 0 {
+				t.Errorf("job %d: no %s variant was timed: %+v", id, c.Class, c.Results)
+			}
+		}
 		return j, geometry
 	}
 

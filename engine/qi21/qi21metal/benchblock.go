@@ -72,7 +72,7 @@ func BenchBlockWith(dev device.Device, m *qi21.Model, n, p, reps int, cpuClock f
 		return nil, err
 	}
 	mapping := mapBlock(&m.Blocks[0])
-	d := &Denoiser{dev: dev, model: m, cfg: c, knobs: metal.Knobs{Guards: metal.DefaultGuards, Profile: opts.Profile}}
+	d := &Denoiser{dev: dev, model: m, cfg: c, knobs: metal.Knobs{Guards: metal.DefaultGuards, Profile: opts.Profile}, policy: metal.Policies}
 	d.maxBuffer, d.wset = metal.DeviceLimits(dev)
 	aux := &auxBuilder{}
 	blocks, err := describeBlocks(m, aux)
