@@ -78,7 +78,9 @@ func TestFirstMetalUseInTheWindow(t *testing.T) {
 	test.Tap(h.s.generateBtn)
 	<-gen.started
 	h.pump("the self-test's progress line", func() bool { return strings.Contains(h.s.progress.stage.Text, "Checking the GPU") })
-	h.pump("the tuning's progress line", func() bool { return strings.Contains(h.s.progress.stage.Text, "Tuning for this Mac… gemm: swizzle (3 of 8)") })
+	h.pump("the tuning's progress line", func() bool {
+		return strings.Contains(h.s.progress.stage.Text, "Tuning for this Mac… gemm: swizzle (3 of 8)")
+	})
 	h.pump("the tuning's notice", func() bool { return strings.Contains(h.s.message.Text, "not remembered") })
 	for range fakeSteps {
 		gen.step <- struct{}{}
