@@ -32,31 +32,35 @@ func pow2Ceil(n int) int {
 // time does not depend on the values) over target and prefix rows. Prepare compiles a variant
 // and checks its limits; Check runs the block with the variant and with the baseline on the same
 // inputs and requires parity (bit-identical or within ParityBound); Time is the class's median
-// device time over reps runs.
+// device time over reps runs. Each variant's block runs once per tuning: the check and the time
+// read the same runs.
 func DeclareVariants(reg *metal.Registry, m *qi21.Model, target, prefix, reps int) error {
 	if m == nil || len(m.Blocks) != 1 {
 		return fmt.Errorf("qi21metal.DeclareVariants needs a one-block model")
 	}
-	block := func() (*qi21.Model, error) { return m, nil }
-	var base *BlockBench
-	run := func(dev device.Device, opts BenchOptions, n int) (*BlockBench, error) {
-		m, err := block()
+	// Each variant's block runs once per tuning (reps repetitions, profiled so the class times are
+	// known): its check and its timing read the same run, and the baseline's serves every check.
+	runs := map[BenchOptions]*BlockBench{}
+	run := func(dev device.Device, opts BenchOptions) (*BlockBench, error) {
+		if r, ok := runs[opts]; ok {
+			return r, nil
+		}
+		profiled := opts
+		profiled.Profile = true
+		r, err := BenchBlockWith(dev, m, target, prefix, reps, nil, profiled)
 		if err != nil {
 			return nil, err
 		}
-		opts.Profile = true
-		return BenchBlockWith(dev, m, n, prefix, reps, nil, opts)
+		runs[opts] = r
+		return r, nil
 	}
 	check := func(opts BenchOptions) func(context.Context, device.Device) error {
 		return func(ctx context.Context, dev device.Device) error {
-			if base == nil {
-				b, err := run(dev, BenchOptions{}, target)
-				if err != nil {
-					return err
-				}
-				base = b
+			base, err := run(dev, BenchOptions{})
+			if err != nil {
+				return err
 			}
-			r, err := run(dev, opts, target)
+			r, err := run(dev, opts)
 			if err != nil {
 				return err
 			}
@@ -68,12 +72,9 @@ func DeclareVariants(reg *metal.Registry, m *qi21.Model, target, prefix, reps in
 	}
 	timer := func(class string, opts BenchOptions) func(context.Context, device.Device) (time.Duration, error) {
 		return func(ctx context.Context, dev device.Device) (time.Duration, error) {
-			r := base
-			if r == nil || opts != (BenchOptions{}) {
-				var err error
-				if r, err = run(dev, opts, target); err != nil {
-					return 0, err
-				}
+			r, err := run(dev, opts)
+			if err != nil {
+				return 0, err
 			}
 			ms := r.GemmMS
 			if class == ClassAttn {
