@@ -52,7 +52,7 @@ type Event struct {
 	Image, Images       int
 	Seed, VariationSeed uint64
 	// Finished, on a batch's event after an image is decoded, is that image's result (the run's
-	// own: do not modify it); the last image's is also in Run's result.
+	// own: do not modify it); Run returns the first image's, with every image's in its Batch.
 	Finished *Result
 	// Sigma is the σ the finished step started from.
 	Sigma float32

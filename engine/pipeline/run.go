@@ -64,7 +64,8 @@ type Result struct {
 	Recoveries []Recovery
 }
 
-// Run makes one image. Events (see Event for the delivery policy) go to events, which Run
+// Run makes one image, or a batch of Request.Count images of one prompt (its result is the first
+// image's, with every image's in Result.Batch). Events (see Event for the delivery policy) go to events, which Run
 // closes after the last one; events may be nil. A bad request fails before any work with an error
 // wrapping ErrSize, ErrImages, ErrSettings or ErrNoise, and one whose K/V cache and activations
 // exceed the device budget with ErrMemory (Plan tells the cost beforehand). Cancelling ctx stops
