@@ -212,7 +212,7 @@ const mac16WorkingSet = 16 << 30 / 4 * 3
 
 // benchPlan is the memory plan of a request, its condition images sized for resolution res.
 func benchPlan(req pipeline.Request, res int) (memplan.Plan, error) {
-	plan := memplan.Plan{Width: req.Width, Height: req.Height, PromptBytes: len(req.Prompt), CFG: req.CFG > 1}
+	plan := memplan.Plan{Width: req.Width, Height: req.Height, PromptBytes: len(req.Prompt), CFG: req.CFG > 1, Init: req.Init != nil}
 	for _, img := range req.Images {
 		cw, ch, err := condimage.ConditionSize(img.Rect.Dx(), img.Rect.Dy(), res)
 		if err != nil {

@@ -153,7 +153,7 @@ func (d *Draft) Plan() (memplan.Plan, error) {
 			w, h = j.Request.Width, j.Request.Height
 		}
 	}
-	p := memplan.Plan{Width: w, Height: h, PromptBytes: len(d.PromptText()), CFG: d.Guided(), LoRABytes: d.loraBytes(), Count: d.Count}
+	p := memplan.Plan{Width: w, Height: h, PromptBytes: len(d.PromptText()), CFG: d.Guided(), LoRABytes: d.loraBytes(), Count: d.Count, Init: d.Start != nil}
 	for _, c := range d.Conditions {
 		p.Conditions = append(p.Conditions, [2]int{c.EncodedW, c.EncodedH})
 	}

@@ -134,6 +134,6 @@ func Plan(g memplan.Geometry, base memplan.Plan, budget int64, factor, strength 
 // predictAt is base's prediction at w×h as a single image-to-image pass.
 func predictAt(g memplan.Geometry, base memplan.Plan, budget int64, w, h int) memplan.Prediction {
 	p := base
-	p.Width, p.Height, p.Count = w, h, 1
+	p.Width, p.Height, p.Count, p.Init = w, h, 1, true // the finished image is the pass's start image
 	return memplan.Predict(g, p, budget)
 }

@@ -19,7 +19,7 @@ func cpuWorkingSets(g Geometry, p Plan, textRows, patches int, budget int64) wor
 		text = max(text, int64(patches)*int64(6*vc.Hidden+2*vc.Intermediate)*4+attentionScoreBudget)
 	}
 	var encode int64
-	for _, c := range p.Conditions {
+	for _, c := range p.encodes() {
 		encode = max(encode, cpuEncode(cfg, c[1], c[0]))
 	}
 	s := cfg.Scale()
@@ -30,7 +30,7 @@ func cpuWorkingSets(g Geometry, p Plan, textRows, patches int, budget int64) wor
 	}
 }
 
-// cpuEncode is the dry run's activation peak of encoding an H×W condition image, or the
+// cpuEncode is the dry run's activation peak of encoding an H×W condition or start image, or the
 // published model's count when the dry run rejects the size (the run then fails with the VAE's
 // own message).
 func cpuEncode(cfg *vae.Config, H, W int) int64 {

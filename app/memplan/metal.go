@@ -15,7 +15,7 @@ import (
 // the same functions, so the planner and the device's decline never count differently).
 type workingSets struct {
 	text   int64 // the text encoder with the vision tower, over the positive prompt
-	encode int64 // the VAE encoder, the largest condition image
+	encode int64 // the VAE encoder, the largest condition or start image
 	decode int64 // the VAE decoder, in the tiling the pipeline chooses
 }
 
@@ -28,6 +28,8 @@ func metalWorkingSets(g Geometry, p Plan, textRows int, budget int64) workingSet
 	grids := make([][3]int, len(p.Conditions))
 	for i, c := range p.Conditions {
 		grids[i] = [3]int{1, c[1] / vc.PatchSize, c[0] / vc.PatchSize} // image_grid_thw: one frame
+	}
+	for _, c := range p.encodes() {
 		out.encode = max(out.encode, deviceEncode(vcfg, c[1], c[0]))
 	}
 	var vision *qwen3vl.VisionConfig
@@ -39,7 +41,7 @@ func metalWorkingSets(g Geometry, p Plan, textRows int, budget int64) workingSet
 	return out
 }
 
-// deviceEncode is vaemetal.PlanEncodeFor of an H×W condition image, or the CPU's count when the
+// deviceEncode is vaemetal.PlanEncodeFor of an H×W condition or start image, or the CPU's count when the
 // dry run rejects the size (the run then fails with the VAE's own message).
 func deviceEncode(cfg *vae.Config, H, W int) int64 {
 	return remember(planKey{cfg: cfg, op: "encode", h: H, w: W}, func() int64 {

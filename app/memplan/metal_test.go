@@ -228,3 +228,53 @@ func TestCPUPredictionCountsTheOpenedModel(t *testing.T) {
 	}
 	t.Logf("1024² with a 512² condition image: tiny model %.2f GB, published %.2f GB", float64(tiny.Peak)/1e9, float64(pub.Peak)/1e9)
 }
+
+// A run that starts from an image (img2img, inpainting) encodes it at the output size before the
+// denoiser runs: the VAE-encoder stage counts that encode (engine/vae's dry run on the CPU, with
+// the heap's headroom; vaemetal's device plan on Metal), beside any condition image, and nothing
+// of the prompt's moves (the start image is no condition: no vision patches, no prefix rows).
+func TestAStartImageCountsItsEncode(t *testing.T) {
+	g := PublishedGeometry()
+	cfg := vae.PublishedConfig()
+	for _, metal := range []bool{false, true} {
+		for _, conds := range [][][2]int{nil, {{512, 512}}, {{2048, 2048}}} {
+			plan := Plan{Width: 1024, Height: 768, PromptBytes: 100, CFG: true, Conditions: conds, Metal: metal}
+			without := Predict(g, plan, mac16WorkingSet)
+			plan.Init = true
+			with := Predict(g, plan, mac16WorkingSet)
+			encode := func(w, h int) int64 {
+				if metal {
+					n, err := vaemetal.PlanEncodeFor(cfg, h, w)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return n
+				}
+				p, err := vae.PlanEncodeFor(cfg, h, w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return 2 * p.PeakActivationBytes
+			}
+			want := encode(1024, 768)
+			for _, c := range conds {
+				want = max(want, encode(c[0], c[1]))
+			}
+			var got *Stage
+			for i, s := range with.Stages {
+				if s.Name == "VAE encoder" {
+					got = &with.Stages[i]
+				}
+			}
+			if got == nil || got.Working != want || got.Weights != 662_200_000 {
+				t.Errorf("metal %v, conditions %v: VAE encoder stage %+v, want working %d (the start image's encode or a larger condition's) and the VAE's weights", metal, conds, got, want)
+			}
+			if len(with.PrefixKV) != len(without.PrefixKV) || with.PrefixKV[0] != without.PrefixKV[0] || with.Stages[0] != without.Stages[0] {
+				t.Errorf("metal %v, conditions %v: the start image moved the prompt's stages: %+v → %+v", metal, conds, without.Stages[0], with.Stages[0])
+			}
+			if with.VAE < want/2 {
+				t.Errorf("metal %v, conditions %v: the VAE's peak %d leaves out the start image's encode %d", metal, conds, with.VAE, want)
+			}
+		}
+	}
+}

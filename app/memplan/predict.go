@@ -14,6 +14,9 @@ type Plan struct {
 	Conditions    [][2]int // each condition image's encoded size (width, height), in pixels
 	PromptBytes   int      // the prompt's length (text rows are estimated from it)
 	CFG           bool     // two programs (positive and negative prompt)
+	// Init says the run starts from an image (img2img, inpainting, outpainting: Request.Init),
+	// which the VAE encodes at the output size in the same stage as the condition images.
+	Init bool
 	// KVBytesPerValue is the size of one cached key or value: 2 (half, the default when 0: the
 	// CPU and the Metal denoiser both keep the cache in half), 4 for a float32 cache.
 	KVBytesPerValue int
@@ -56,7 +59,7 @@ type Prediction struct {
 	LoRA        int64   // the enabled LoRAs' factors, resident in every stage
 	PrefixKV    []int64 // per program, positive first (half precision unless the plan says otherwise)
 	Activations int64   // the denoiser's working set: its largest float32 activations (CPU) or its programs' device buffers (Metal)
-	VAE         int64   // the VAE's activation peak (decode tile, or a condition-image encode; device buffers on Metal)
+	VAE         int64   // the VAE's activation peak (decode tile, or a condition- or start-image encode; device buffers on Metal)
 	// Stages are the networks in the order they run. Only one network is resident at a time —
 	// the running one's weights (the pipeline releases a network's pages when it finishes; on
 	// Metal each of the text encoder's and the VAE's calls builds its weight arena over the
@@ -166,7 +169,7 @@ func Predict(g Geometry, p Plan, budget int64) Prediction {
 	// One network at a time: each stage holds its own weights and working set, plus what it
 	// hands on (the prefix K/V and latents).
 	out.Stages = append(out.Stages, Stage{Name: "text encoder", Weights: te, Working: textWorking})
-	if len(p.Conditions) > 0 {
+	if len(p.encodes()) > 0 {
 		out.Stages = append(out.Stages, Stage{Name: "VAE encoder", Weights: weights["vae"], Working: encodeWorking})
 	}
 	den := Stage{Name: "denoiser", Weights: denoiserWeights, Working: denoiserWorking, Crossing: kvResident + latents}
@@ -190,6 +193,15 @@ func Predict(g Geometry, p Plan, budget int64) Prediction {
 	}
 	out.Budget = budget
 	return out
+}
+
+// encodes are the images the VAE encodes before the denoiser runs, (width, height) in pixels: the
+// condition images and the start image.
+func (p Plan) encodes() [][2]int {
+	if !p.Init {
+		return p.Conditions
+	}
+	return append(append([][2]int(nil), p.Conditions...), [2]int{p.Width, p.Height})
 }
 
 // Largest is the stage that sets the peak.
