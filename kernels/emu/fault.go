@@ -38,7 +38,9 @@ const (
 	// few dispatches it holds).
 	Watchdog
 	// OOM fails the next Fault.Count command buffers (0: every one) with
-	// device.ErrorOutOfMemory before running anything.
+	// device.ErrorOutOfMemory before running anything; with Fault.Bytes set, every command
+	// buffer committed while the device's buffers (not counting no-copy ones over a file) hold
+	// more than Bytes.
 	OOM
 )
 
@@ -64,6 +66,9 @@ type Fault struct {
 	Work int64
 	// Count (OOM) is how many command buffers fail; 0 means every one.
 	Count int
+	// Bytes (OOM), when above 0, is the device memory the GPU has for the app's buffers: a
+	// command buffer fails while the live buffers (LiveBuffers) hold more.
+	Bytes int64
 }
 
 var faultNames = map[string]FaultKind{"corrupt-gemm": CorruptGEMM, "overflow": Overflow, "watchdog": Watchdog, "oom": OOM}
@@ -73,6 +78,8 @@ func (f Fault) String() string {
 	for name, k := range faultNames {
 		if k == f.Kind {
 			switch {
+			case f.Kind == OOM && f.Bytes > 0:
+				return fmt.Sprintf("%s:bytes=%d", name, f.Bytes)
 			case f.Kind == OOM:
 				return fmt.Sprintf("%s:%d", name, f.Count)
 			case f.Kind == Watchdog && f.Work > 0:
@@ -87,8 +94,9 @@ func (f Fault) String() string {
 }
 
 // ParseFault reads FaultEnv's syntax: "" or "none" for no fault, else a kind name with an optional
-// ":count" (OOM: command buffers that fail, default 1; Watchdog: the dispatch limit), or
-// "watchdog:work=N" (the GEMM work limit, multiply-adds per command buffer).
+// ":count" (OOM: command buffers that fail, default 1; Watchdog: the dispatch limit),
+// "watchdog:work=N" (the GEMM work limit, multiply-adds per command buffer) or "oom:bytes=N" (the
+// device memory for the app's buffers).
 func ParseFault(s string) (Fault, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || s == "none" {
@@ -97,11 +105,18 @@ func ParseFault(s string) (Fault, error) {
 	name, arg, hasArg := strings.Cut(s, ":")
 	k, ok := faultNames[name]
 	if !ok {
-		return Fault{}, fmt.Errorf("%s=%q: the emulator's faults are corrupt-gemm, overflow, watchdog and oom (oom:N fails the next N command buffers, oom:0 every one; watchdog:N stops command buffers of more than N dispatches, watchdog:work=N those whose GEMMs do more than N multiply-adds)", FaultEnv, s)
+		return Fault{}, fmt.Errorf("%s=%q: the emulator's faults are corrupt-gemm, overflow, watchdog and oom (oom:N fails the next N command buffers, oom:0 every one, oom:bytes=N every one while the buffers hold more than N bytes; watchdog:N stops command buffers of more than N dispatches, watchdog:work=N those whose GEMMs do more than N multiply-adds)", FaultEnv, s)
 	}
 	f := Fault{Kind: k}
 	if k == OOM {
 		f.Count = 1
+	}
+	if b, ok := strings.CutPrefix(arg, "bytes="); hasArg && ok && k == OOM {
+		n, err := strconv.ParseInt(b, 10, 64)
+		if err != nil || n <= 0 {
+			return Fault{}, fmt.Errorf("%s=%q: oom:bytes=N takes a positive byte count", FaultEnv, s)
+		}
+		return Fault{Kind: OOM, Bytes: n}, nil
 	}
 	if w, ok := strings.CutPrefix(arg, "work="); hasArg && ok && k == Watchdog {
 		n, err := strconv.ParseInt(w, 10, 64)

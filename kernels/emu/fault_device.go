@@ -64,7 +64,11 @@ func (s *faultState) begin(cb *CommandBuffer) commitFault {
 	c := commitFault{fault: s.fault, stopAfter: -1}
 	switch s.fault.Kind {
 	case OOM:
-		if s.fault.Count == 0 || s.oomed < s.fault.Count {
+		if _, live := cb.dev.LiveBuffers(); s.fault.Bytes > 0 && live > s.fault.Bytes {
+			s.fired++
+			c.err = &device.CommandBufferError{Kind: device.ErrorOutOfMemory,
+				Message: fmt.Sprintf("emu: injected fault: the device is out of memory for this command buffer (Metal's OutOfMemory; %d bytes of buffers, the fault allows %d)", live, s.fault.Bytes)}
+		} else if s.fault.Bytes == 0 && (s.fault.Count == 0 || s.oomed < s.fault.Count) {
 			s.oomed++
 			s.fired++
 			c.err = &device.CommandBufferError{Kind: device.ErrorOutOfMemory,

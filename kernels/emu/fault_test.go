@@ -25,13 +25,14 @@ func TestParseFault(t *testing.T) {
 		{"watchdog:work=1000000", emu.Fault{Kind: emu.Watchdog, Work: 1000000}},
 		{"oom", emu.Fault{Kind: emu.OOM, Count: 1}},
 		{"oom:0", emu.Fault{Kind: emu.OOM}},
+		{"oom:bytes=4096", emu.Fault{Kind: emu.OOM, Bytes: 4096}},
 	} {
 		got, err := emu.ParseFault(c.in)
 		if err != nil || got != c.want {
 			t.Errorf("ParseFault(%q) = %+v, %v; want %+v", c.in, got, err, c.want)
 		}
 	}
-	for _, c := range []emu.Fault{{Kind: emu.Watchdog, Dispatches: 7}, {Kind: emu.Watchdog, Work: 99}, {Kind: emu.OOM, Count: 2}} {
+	for _, c := range []emu.Fault{{Kind: emu.Watchdog, Dispatches: 7}, {Kind: emu.Watchdog, Work: 99}, {Kind: emu.OOM, Count: 2}, {Kind: emu.OOM, Bytes: 1 << 20}} {
 		if back, err := emu.ParseFault(c.String()); err != nil || back != c {
 			t.Errorf("ParseFault(%q) = %+v, %v; want %+v back", c.String(), back, err, c)
 		}
@@ -138,6 +139,23 @@ func TestEmuInjectedFaults(t *testing.T) {
 	}
 	if got, err := swiglu(t, dev, gate, up, 1); err != nil || got[0] != clean[0] {
 		t.Errorf("oom:1: the second command buffer gave %v, %v; want the clean result", got[0], err)
+	}
+
+	// oom:bytes: swiglu holds 12 bytes per element while it runs; a buffer held beside it tips it.
+	inj.InjectFault(emu.Fault{Kind: emu.OOM, Bytes: int64(12*len(gate)) + 64})
+	if _, err := swiglu(t, dev, gate, up, 1); err != nil {
+		t.Errorf("oom:bytes: a command buffer within the memory failed: %v", err)
+	}
+	extra, err := dev.NewBuffer(4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := swiglu(t, dev, gate, up, 1); device.KindOf(err) != device.ErrorOutOfMemory {
+		t.Errorf("oom:bytes: with 4 KiB more held, the command buffer gave %v, want out of memory", err)
+	}
+	extra.Release()
+	if _, err := swiglu(t, dev, gate, up, 1); err != nil {
+		t.Errorf("oom:bytes: after releasing, the command buffer failed: %v", err)
 	}
 
 	inj.InjectFault(emu.Fault{Kind: emu.CorruptGEMM})

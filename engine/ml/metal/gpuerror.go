@@ -15,7 +15,8 @@ import (
 //   - timeout (the watchdog, "Impacting Interactivity"): run the unit again in shorter command
 //     buffers (Recovery.Shorten: one block per buffer, then the large GEMMs in row chunks each in
 //     its own buffer), remembered for the device (DevicePolicy, policy.go);
-//   - out of memory: release what is cached (Recovery.Release), re-plan, and run once more;
+//   - out of memory: release what is cached and re-plan (Recovery.Release: the denoiser shrinks a
+//     step's activation buffers to the target's rows), and run once more;
 //   - page fault: the model file under the no-copy weight buffers went away — returned as it is,
 //     so the pipeline reports the model-file error it reports for a CPU fault;
 //   - device lost, or anything else: declined with a sentence.
@@ -26,8 +27,9 @@ type Recovery struct {
 	// command buffer"); ok is false when they are already as short as they go.
 	Shorten func() (how string, ok bool)
 	// Release frees cached device memory and re-plans before the one retry after an
-	// out-of-memory error; nil when there is nothing to release.
-	Release func()
+	// out-of-memory error, and says what it did, a clause after "Easel" ("released cached
+	// buffers", "" for that); nil when there is nothing to release.
+	Release func() (what string)
 }
 
 // Retry records one recovery attempt, for notices and diagnostics.
@@ -65,8 +67,11 @@ func RunRecovering(stage string, unit func() error, rec Recovery) ([]Retry, erro
 			released = true
 			what := "ran again"
 			if rec.Release != nil {
-				rec.Release()
-				what = "released cached buffers and ran again"
+				did := rec.Release()
+				if did == "" {
+					did = "released cached buffers"
+				}
+				what = did + " and ran again"
 			}
 			err = unit()
 			retries = append(retries, Retry{Stage: stage, Kind: kind.String(), What: what, OK: err == nil})
@@ -103,7 +108,7 @@ func GPUErrorAdvice(stage string, err error) string {
 	case device.ErrorTimeout:
 		return fmt.Sprintf("the GPU's watchdog stopped the %s even in the shortest command buffers (%s); closing other apps that use the GPU (games, video, other image tools) may let it run there next time", stage, cb.Message)
 	case device.ErrorOutOfMemory:
-		return fmt.Sprintf("the GPU ran out of memory for the %s even after releasing cached buffers (%s); close other apps or choose a smaller size to run it on the GPU", stage, cb.Message)
+		return fmt.Sprintf("the GPU ran out of memory for the %s even after releasing cached buffers and re-planning what it could (%s); close other apps or choose a smaller size to run it on the GPU", stage, cb.Message)
 	case device.ErrorPageFault:
 		return ""
 	case device.ErrorDeviceLost:

@@ -56,7 +56,7 @@ func TestRunRecovering(t *testing.T) {
 	}
 
 	runs, released := 0, 0
-	_, err = RunRecovering("VAE", func() error { runs++; return oom }, Recovery{Release: func() { released++ }})
+	_, err = RunRecovering("VAE", func() error { runs++; return oom }, Recovery{Release: func() string { released++; return "" }})
 	if !errors.As(err, &d) || runs != 2 || released != 1 || !strings.Contains(d.Reason, "out of memory") {
 		t.Fatalf("persistent oom: %v after %d runs, %d releases", err, runs, released)
 	}

@@ -122,9 +122,6 @@ func New(dev device.Device, m *qi21.Model, mapping []byte, opts Options) (*Denoi
 		return nil, err
 	}
 	d.logf, d.onOOM, d.onRetry, d.policy = opts.Logf, opts.ReleaseCaches, opts.OnRetry, opts.Policy
-	if d.policy == nil {
-		d.policy = metal.Policies
-	}
 	d.tune, d.tuneReps = opts.Tune, opts.TuneReps
 	if d.tuneReps < 1 {
 		d.tuneReps = defaultTuneReps

@@ -2,11 +2,13 @@ package qi21metal
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"easel/engine/convert"
 	"easel/engine/ml/metal"
+	"easel/engine/qi21"
 	"easel/internal/golden"
 	"easel/kernels/device"
 	"easel/kernels/emu"
@@ -208,5 +210,99 @@ func TestEmuWatchdogOnLongGEMMsIsRetriedInChunks(t *testing.T) {
 	dev := emutest.Device(t, emu.Options{Fault: &fault})
 	if l := metal.Policies.Level(dev.Name(), metal.ProgramDenoiser); l != 2 {
 		t.Errorf("level %d remembered for the device, want 2 (GEMMs in %d chunks)", l, metal.GemmChunks(2))
+	}
+}
+
+// longPromptStep prefills a made-up prompt of 300 text rows (so the program's activation
+// buffers are planned for the prefix, twice the target's) on a new emulated device, injects the
+// fault made by fault (given the device's live buffer bytes after the prefill and the bytes a
+// re-plan for the target's rows saves), and runs one step through a Runner.
+func longPromptStep(t *testing.T, fault func(live, saving int64) emu.Fault) (faultRun, *qi21.Layout) {
+	t.Helper()
+	m, f := tinyModel(t, convert.ProfileCortiq)
+	c := m.Config
+	const L, h, w = 300, 4, 4
+	mask := make([]bool, L+h*w/4)
+	for i := L; i < len(mask); i++ {
+		mask[i] = true
+	}
+	lay, err := qi21.NewLayout(mask, [][2]int{{h, w}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	text := make([]float32, L*c.ContextDim)
+	for i := range text {
+		text[i] = float32(rng.NormFloat64())
+	}
+	x := make([]float32, lay.T*c.InChannels)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	dev := emutest.Device(t, emu.Options{Fault: &emu.Fault{}})
+	inj := dev.(emu.FaultInjector)
+	k := metal.Knobs{Guards: metal.DefaultGuards}
+	var run faultRun
+	d, err := New(dev, m, f.Bytes(), Options{Knobs: &k, Logf: func(format string, args ...any) { run.notices = append(run.notices, fmt.Sprintf(format, args...)) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	r, err := NewRunner(d, m, func(dc *metal.Declined) { run.notices = append(run.notices, dc.Error()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.Prefill(t.Context(), lay, text, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release(p)
+	_, live := dev.(interface{ LiveBuffers() (int, int64) }).LiveBuffers()
+	full, small := programPlan(c, lay.PrefixLen, lay.T), programPlan(c, lay.T, lay.T)
+	saving := full[bufX:bufHidden+1].total() - small[bufX:bufHidden+1].total()
+	inj.InjectFault(fault(live, saving))
+	if run.v, err = r.Step(t.Context(), p, x, 0.5); err != nil {
+		t.Fatal(err)
+	}
+	run.onDevice, run.retries, run.guards, run.fired = p.OnDevice(), d.Retries(), d.Guards(), inj.FaultsFired()
+	for _, n := range run.notices {
+		t.Logf("notice: %s", n)
+	}
+	return run, lay
+}
+
+// TestEmuOutOfMemoryRePlansTheStep: a GPU whose memory holds the program only once its
+// activation buffers are planned for the step's rows (not the prefill's) runs out of memory in
+// the step; the step re-plans them and passes on the retry with the unfaulted velocity bit for
+// bit. A GPU with less room than that still declines, and the CPU runs the step.
+func TestEmuOutOfMemoryRePlansTheStep(t *testing.T) {
+	clean, lay := longPromptStep(t, func(live, saving int64) emu.Fault { return emu.Fault{} })
+	if activationRows(lay.PrefixLen) <= activationRows(lay.T) {
+		t.Fatalf("the prompt's %d prefix rows plan no more activation rows than its %d target rows: nothing to re-plan", lay.PrefixLen, lay.T)
+	}
+	run, _ := longPromptStep(t, func(live, saving int64) emu.Fault { return emu.Fault{Kind: emu.OOM, Bytes: live - saving/2} })
+	if !run.onDevice || golden.RelErr(run.v, clean.v) != 0 || run.fired == 0 {
+		t.Fatalf("on device %v, relative difference to the unfaulted run %.3g, fault fired %d times", run.onDevice, golden.RelErr(run.v, clean.v), run.fired)
+	}
+	var oom []metal.Retry
+	for _, r := range run.retries {
+		if r.Kind == device.ErrorOutOfMemory.String() {
+			oom = append(oom, r)
+		}
+	}
+	if len(oom) != 1 || !oom[0].OK || !strings.Contains(oom[0].What, "re-planned the step's activation buffers") {
+		t.Errorf("out-of-memory retries %+v: want one that re-planned the activations and passed", oom)
+	}
+
+	tight, _ := longPromptStep(t, func(live, saving int64) emu.Fault { return emu.Fault{Kind: emu.OOM, Bytes: live - 2*saving} })
+	if tight.onDevice {
+		t.Errorf("with less memory than the re-plan frees, the step stayed on the device")
+	}
+	found := false
+	for _, n := range tight.notices {
+		found = found || strings.Contains(n, "out of memory")
+	}
+	if !found {
+		t.Errorf("no notice says the GPU ran out of memory: %q", tight.notices)
 	}
 }

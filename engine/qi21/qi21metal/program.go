@@ -165,7 +165,7 @@ func (d *Denoiser) prefill(ctx context.Context, lay *qi21.Layout, text, cond []f
 	copy(device.View[float32](prefixMods), mods0)
 
 	p.guards = d.Guards()
-	err = d.runWatched("prefill", &p.guards, nil, func(g metal.Guards) ([]float32, []float32, error) {
+	err = d.runWatched("prefill", &p.guards, nil, nil, func(g metal.Guards) ([]float32, []float32, error) {
 		copy(device.View[float32](p.a.x), x) // again on a retry: a stopped pass left it part-way
 		e := d.newEncoder(ctx, g)
 		e.rowOp(p.a, lp, prefixMods, -1, 0, pow2(-g.Attn))
@@ -213,7 +213,11 @@ func (d *Denoiser) Step(ctx context.Context, p *Program, x []float32, sigma floa
 
 	var out []float32
 	// The prefix V in the program's K/V cache is stored under its qkv guard: a step cannot widen it.
-	err = d.runWatched("step", &p.guards, []int{siteQKV}, func(g metal.Guards) ([]float32, []float32, error) {
+	replan := func() string { return d.shrinkActivations(p) }
+	err = d.runWatched("step", &p.guards, []int{siteQKV}, replan, func(g metal.Guards) ([]float32, []float32, error) {
+		if p.a == nil {
+			return nil, nil, metal.Decline("the GPU ran out of memory for the denoiser's step, and its activation buffers could not be made again smaller; close other apps or choose a smaller size to run it on the GPU")
+		}
 		e := d.newEncoder(ctx, g)
 		e.embed(p.xtok, p.a.x, n)
 		e.rowOp(p.a, n, p.mods, -1, 0, pow2(-g.Attn))
@@ -250,7 +254,9 @@ func (d *Denoiser) Release(p *Program) {
 func (p *Program) release() {
 	p.closed = true
 	for _, b := range p.owned {
-		b.Release()
+		if b != nil { // nil: released by a re-plan that could not make its replacement
+			b.Release()
+		}
 	}
 	p.owned = nil
 }

@@ -25,8 +25,9 @@ import (
 //     row chunks (4, then 16), each in its own command buffer (a GEMM chunked by output rows
 //     computes the same sums: the velocity is bit for bit the same); the level that passed is
 //     remembered for the device (metal.DevicePolicy, persisted across processes when the app
-//     sets it up). After an out-of-memory the pass runs once more after Options.ReleaseCaches;
-//     what remains declines with a sentence.
+//     sets it up). After an out-of-memory the pass runs once more after Options.ReleaseCaches
+//     and, for a step, a re-plan of its program's activation buffers for the target's rows
+//     (replan.go); what remains declines with a sentence.
 //   - every recovery is recorded (Retries) and told to Options.OnRetry, which the pipeline's
 //     placement turns into a notice.
 
@@ -41,7 +42,16 @@ const defaultBlocksPerBuffer = 2
 const maxLevel = 3
 
 // level is the command-buffer level remembered for this device (0: the default).
-func (d *Denoiser) level() int { return d.policy.Level(d.dev.Name(), metal.ProgramDenoiser) }
+func (d *Denoiser) level() int { return d.devicePolicy().Level(d.dev.Name(), metal.ProgramDenoiser) }
+
+// devicePolicy is Options.Policy, or the process's (also for denoisers made without New, e.g.
+// the block benchmark's).
+func (d *Denoiser) devicePolicy() *metal.DevicePolicy {
+	if d.policy == nil {
+		return metal.Policies
+	}
+	return d.policy
+}
 
 // blocksPerBuffer is the blocks per command buffer for this device.
 func (d *Denoiser) blocksPerBuffer() int {
@@ -96,28 +106,38 @@ func (d *Denoiser) noteRetries(r ...metal.Retry) {
 	}
 }
 
-// recovery is what a pass can do after a GPU error.
-func (d *Denoiser) recovery() metal.Recovery {
+// recovery is what a pass can do after a GPU error; replan, when not nil, is the pass's own
+// out-of-memory re-plan (replan.go), run after the caches are released.
+func (d *Denoiser) recovery(replan func() string) metal.Recovery {
 	return metal.Recovery{
 		Shorten: func() (string, bool) {
 			l := d.level()
 			if l >= maxLevel {
 				return "", false
 			}
-			d.policy.Remember(d.dev.Name(), metal.ProgramDenoiser, l+1)
+			d.devicePolicy().Remember(d.dev.Name(), metal.ProgramDenoiser, l+1)
 			if l+1 == 1 {
 				return "one transformer block per command buffer", true
 			}
 			return fmt.Sprintf("one transformer block per command buffer and each large matrix product split into %d command buffers", metal.GemmChunks(l+1)), true
 		},
-		Release: d.releaseCaches,
+		Release: func() string {
+			d.releaseCaches()
+			if replan != nil {
+				if did := replan(); did != "" {
+					return "released cached buffers, " + did + ","
+				}
+			}
+			return ""
+		},
 	}
 }
 
 // runWatched runs pass (one prefill or step under the guards it is given; it returns the watch's
-// slots and, for a step, the velocity) with the recovery above. g holds the guards and receives
-// the widened ones; fixed are the sites this pass may not widen.
-func (d *Denoiser) runWatched(what string, g *metal.Guards, fixed []int, pass func(metal.Guards) (watch, out []float32, err error)) error {
+// slots and, for a step, the velocity) with the recovery above (replan: the pass's out-of-memory
+// re-plan, or nil). g holds the guards and receives the widened ones; fixed are the sites this
+// pass may not widen.
+func (d *Denoiser) runWatched(what string, g *metal.Guards, fixed []int, replan func() string, pass func(metal.Guards) (watch, out []float32, err error)) error {
 	stage := "denoiser " + what
 	// the guards widened so far: told once the pass ends, OK when it passed
 	var widened []metal.Retry
@@ -134,7 +154,7 @@ func (d *Denoiser) runWatched(what string, g *metal.Guards, fixed []int, pass fu
 			var err error
 			watch, out, err = pass(*g)
 			return err
-		}, d.recovery())
+		}, d.recovery(replan))
 		d.noteRetries(retries...)
 		if err != nil {
 			return done(err)
