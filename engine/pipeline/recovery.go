@@ -55,6 +55,9 @@ type Recovery struct {
 // sentence builds the notice: where, on which device, what happened and what it means.
 func (r Recovery) sentence(images int) string {
 	at := fmt.Sprintf("The %s's %s", trimThe(r.Network), trimThe(r.Call))
+	if trimThe(r.Call) == trimThe(r.Network) { // a whole call of the VAE or the text encoder
+		at = "The " + trimThe(r.Network)
+	}
 	if r.Step > 0 {
 		at = fmt.Sprintf("Step %d of %d", r.Step, r.Steps)
 		if images > 1 {

@@ -23,6 +23,7 @@ type Network struct {
 	b          *Backend
 	name       string                 // "the VAE", "the text encoder": for the decline sentences
 	retries    []metal.Retry          // GPU-error recoveries (Run)
+	onRetry    func(metal.Retry)      // SetOnRetry
 	arenaPlan  *metal.WeightArenaPlan // nil when no weight lies in the mapping
 	arenaBytes int64
 	vectors    int64 // what the model uploaded while it loaded
@@ -178,8 +179,17 @@ func (n *Network) Run(what string, need int64, call func() error) error {
 	// above already emptied it); what remains is a decline with a sentence, and the CPU runs it.
 	retries, err := metal.RunRecovering(strings.TrimPrefix(n.name, "the "), once, metal.Recovery{Shorten: n.b.shorten})
 	n.retries = append(n.retries, retries...)
+	if n.onRetry != nil {
+		for _, r := range retries {
+			n.onRetry(r)
+		}
+	}
 	return err
 }
+
+// SetOnRetry makes f hear each GPU-error recovery of the network's calls as it happens (OK says
+// whether the run after it passed): the pipeline's placement turns them into notices.
+func (n *Network) SetOnRetry(f func(metal.Retry)) { n.onRetry = f }
 
 // Retries are the GPU-error recoveries of this network's calls so far.
 func (n *Network) Retries() []metal.Retry { return append([]metal.Retry(nil), n.retries...) }

@@ -8,10 +8,11 @@ import (
 	"easel/kernels/device"
 )
 
-// The Metal denoiser's recoveries as the pipeline reports them (pipeline.Recovery): each retry
-// that passed (a guard widened after an overflow, a pass run again in shorter command buffers
-// after a watchdog stop or after releasing memory) and a step's decline, after which the Runner
-// moves the run to the CPU. The pipeline tells each kind once per run.
+// The Metal networks' recoveries as the pipeline reports them (pipeline.Recovery): each retry that
+// passed (the denoiser's guard widened after an overflow; a pass or call run again in shorter
+// command buffers after a watchdog stop, or after releasing memory — the denoiser's, the text
+// encoder's and the VAE's) and a denoiser step's decline, after which the Runner moves the run to
+// the CPU. The pipeline tells each kind once per run and network.
 
 // recoverer turns the denoiser's retries and its steps' declines into the site's recoveries.
 type recoverer struct{ s pipeline.Site }
@@ -68,7 +69,8 @@ func theCall(call string) string {
 	return call
 }
 
-// callOf is what a retry's stage ("denoiser step", "denoiser prefill") ran.
+// callOf is what a retry's stage ("denoiser step", "denoiser prefill"; "VAE", "text encoder"
+// for a whole call of those) ran.
 func callOf(stage string) string {
 	switch {
 	case strings.HasSuffix(stage, "step"):
@@ -76,5 +78,5 @@ func callOf(stage string) string {
 	case strings.HasSuffix(stage, "prefill"):
 		return "the prefill"
 	}
-	return stage
+	return "the " + stage
 }

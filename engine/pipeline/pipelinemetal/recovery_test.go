@@ -12,6 +12,7 @@ import (
 	"easel/engine/qi21/qi21metal"
 	"easel/internal/pipelinecase"
 	"easel/kernels/emu"
+	"easel/kernels/emu/emutest"
 )
 
 // faultAtFirstStep wraps a placed denoiser so that fault is injected into the device just before
@@ -197,5 +198,41 @@ func TestEmuWatchdogLevelIsRememberedAcrossProcesses(t *testing.T) {
 	}
 	if d := pipelinecase.MaxAbs(t, "latents", second.Latents, first.Latents); d != 0 {
 		t.Errorf("second process: latents differ from the first's by %.3g, want bit for bit", d)
+	}
+}
+
+// TestEmuVAERecoveryReachesTheRun: the VAE on the emulated device meets one out-of-memory command
+// buffer in its decode; the call runs again, the run's events carry exactly one notice of it, and
+// the image is the unfaulted device decode's bit for bit.
+func TestEmuVAERecoveryReachesTheRun(t *testing.T) {
+	req := behaviourRequest(t, 0)
+	req.Width, req.Height = 64, 64
+	run := func(fault emu.Fault) (*pipeline.Result, []pipeline.Event, int) {
+		dev := emutest.Device(t, emu.Options{Fault: &fault})
+		p := q8Pipeline(t, func(f *cmf.File) pipeline.Options { return pipeline.Options{VAE: VAE(dev, f.Bytes())} })
+		res, events := runCollecting(t, p, req)
+		var recs []pipeline.Event
+		for _, ev := range events {
+			if ev.Recovery != nil {
+				t.Logf("notice at %s: %s", ev.Stage, ev.Notice)
+				recs = append(recs, ev)
+			}
+		}
+		return res, recs, dev.(emu.FaultInjector).FaultsFired()
+	}
+	clean, recs, _ := run(emu.Fault{})
+	if len(recs) != 0 {
+		t.Fatalf("the unfaulted run reported %d recoveries", len(recs))
+	}
+	got, recs, fired := run(emu.Fault{Kind: emu.OOM, Count: 1})
+	if fired != 1 || len(recs) != 1 || recs[0].Recovery.Kind != pipeline.RecoveryOutOfMemory || recs[0].Stage != pipeline.StageDecoding ||
+		!strings.HasPrefix(recs[0].Notice, "The VAE on Metal: the GPU ran out of memory") {
+		t.Fatalf("fault fired %d times, %d recovery notices: want one out-of-memory notice from the VAE's decode", fired, len(recs))
+	}
+	if len(got.Recoveries) != 1 || got.Recoveries[0].Network != "the VAE" {
+		t.Errorf("Result.Recoveries = %+v", got.Recoveries)
+	}
+	if d := pipelinecase.MaxAbs(t, "image", pipelinecase.ImageHWC(got.Decoded), pipelinecase.ImageHWC(clean.Decoded)); d != 0 {
+		t.Errorf("the image differs from the unfaulted device decode's by %.3g, want bit for bit", d)
 	}
 }

@@ -31,6 +31,7 @@ func TextEncoder(dev device.Device, mapping []byte) pipeline.Place[pipeline.Text
 			return nil, pipeline.Placement{}, err
 		}
 		e.SetOtherResident(s.Others)
+		e.SetOnRetry(recoverer{s}.retried)
 		return textRunner{r}, pipeline.Placement{
 			Notice:     "the text encoder runs on Metal (" + e.DeviceName() + ")",
 			Device:     e.DeviceName(),

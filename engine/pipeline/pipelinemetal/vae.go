@@ -31,6 +31,7 @@ func VAE(dev device.Device, mapping []byte) pipeline.Place[pipeline.VAE, *vae.Mo
 			return nil, pipeline.Placement{}, err
 		}
 		v.SetOtherResident(s.Others)
+		v.SetOnRetry(recoverer{s}.retried)
 		return vaeRunner{r}, pipeline.Placement{
 			Notice:     "the VAE runs on Metal (" + v.DeviceName() + ")",
 			Device:     v.DeviceName(),
