@@ -11,11 +11,17 @@ package emu
 #include <sys/mman.h>
 #include <unistd.h>
 
-// Keep in sync with include/msl_emu_entry.h.
+// Keep in sync with include/msl_emu_entry.h, with one difference: the buffer addresses are
+// uintptr_t here where the header has void* (the same size and layout, asserted below). Go fills
+// this struct in C memory, and a Go store of a pointer-typed value runs the garbage collector's
+// write barrier, which reads the slot's old value as a pointer: in malloc'd memory that is a
+// stale address left by an earlier launch (a weight buffer's Go memory, since freed), and the
+// collector stops the process ("found bad pointer in Go heap", "found pointer to free object").
+// An integer store has no write barrier.
 typedef struct msl_emu_launch {
   uint32_t groups[3];
   uint32_t tg[3];
-  void* buffers[31];
+  uintptr_t buffers[31];
   uint64_t tg_len[8];
   int32_t workers;
   int32_t order;
@@ -26,7 +32,7 @@ typedef struct msl_emu_launch {
 typedef const char* (*msl_emu_name_fn)(int);
 typedef int (*msl_emu_run_fn)(const char*, const msl_emu_launch*);
 
-static void* msl_emu_ptr(uintptr_t p) { return (void*)p; }
+_Static_assert(sizeof(uintptr_t) == sizeof(void*), "msl_emu_launch.buffers: an address must fit uintptr_t");
 static uint32_t msl_emu_u32(uintptr_t p) { return *(const uint32_t*)p; }
 static const char* msl_emu_call_name(void* f, int i) { return ((msl_emu_name_fn)f)(i); }
 static int msl_emu_call_run(void* f, const char* name, const msl_emu_launch* l) { return ((msl_emu_run_fn)f)(name, l); }
@@ -56,6 +62,7 @@ import "C"
 
 import (
 	"fmt"
+	"reflect"
 	"unsafe"
 )
 
@@ -94,6 +101,10 @@ func openShared(path string) (*sharedObject, error) {
 	return so, nil
 }
 
+// cLaunchType is the Go view of the C launch block runKernel fills (for its test: the block must
+// hold no pointer-typed fields).
+var cLaunchType = reflect.TypeFor[C.msl_emu_launch]()
+
 // launch is one dispatch in the form the shared object takes.
 type launch struct {
 	groups, threads [3]int
@@ -123,7 +134,7 @@ func (so *sharedObject) runKernel(kernel string, l *launch) error {
 		cl.nonuniform = 1
 	}
 	for i, p := range l.buffers {
-		cl.buffers[i] = C.msl_emu_ptr(C.uintptr_t(p))
+		cl.buffers[i] = C.uintptr_t(p) // an integer: no write barrier reads the malloc'd slot
 	}
 	for i, n := range l.tgLen {
 		cl.tg_len[i] = C.uint64_t(n)
