@@ -52,12 +52,12 @@ func TestBenchDiTMetal(t *testing.T) {
 }
 
 // TestBenchDiTMetalVariants: --variants lists the baseline and every variant of each op class
-// (kernels.GemmVariants, kernels.FlashVariants) for the default codec with its parity against the
+// (kernels.GemmVariants, kernels.FlashVariants) for both codecs with its parity against the
 // baseline, which on the emulator is bit-identical, or within ParityBound for the variants that
 // change the accumulation order; nothing is skipped (the emulator has the tensor-op subset).
 func TestBenchDiTMetalVariants(t *testing.T) {
 	emutest.Device(t, emu.Options{})
-	code, stdout, stderr := run("bench", "dit-metal", "--emulator", "--variants", "--json", "--heads", "1", "--rows", "16", "--prefix", "40")
+	code, stdout, stderr := run("bench", "dit-metal", "--emulator", "--variants", "--json", "--heads", "1", "--rows", "16", "--prefix", "40", "--codecs", "q4tp,q8_2f")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -69,7 +69,7 @@ func TestBenchDiTMetalVariants(t *testing.T) {
 		t.Fatalf("%v: %s", err, stdout)
 	}
 	want := map[string]bool{}
-	for _, codec := range []string{"q4tp"} { // q8's variants: kernels' TestEmuGemmVariantsMatchBaseline
+	for _, codec := range []string{"q4tp", "q8_2f"} {
 		for _, v := range kernels.GemmVariants {
 			want[codec+"/gemm/"+v.Name] = true
 		}
