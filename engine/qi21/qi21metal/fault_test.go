@@ -306,3 +306,49 @@ func TestEmuOutOfMemoryRePlansTheStep(t *testing.T) {
 		t.Errorf("no notice says the GPU ran out of memory: %q", tight.notices)
 	}
 }
+
+// TestEmuRunnerStartsTheNextRunOnTheDevice: a step the device declined moves the prompt and the
+// rest of the run to the CPU, and the next run (its first prefill) starts on the device again.
+func TestEmuRunnerStartsTheNextRunOnTheDevice(t *testing.T) {
+	m, f := tinyModel(t, convert.ProfileCortiq)
+	dc := fewestConditions(t)
+	lay := dc.layout
+	in := m.Config.InChannels
+	cond, target := dc.latents[:lay.CondLatents()*in], dc.latents[lay.CondLatents()*in:]
+	dev := emutest.Device(t, emu.Options{Fault: &emu.Fault{}})
+	inj := dev.(emu.FaultInjector)
+	k := metal.Knobs{Guards: metal.DefaultGuards}
+	d, err := New(dev, m, f.Bytes(), Options{Knobs: &k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var stepDeclines, declines int
+	r, err := NewRunner(d, m, func(dc *metal.Declined) { declines++; t.Logf("declined: %v", dc) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SetStepDecline(func(*metal.Declined) { stepDeclines++ })
+	// step prefills, injects fault, runs two steps and removes the fault
+	step := func(fault emu.Fault) bool {
+		p, err := r.Prefill(t.Context(), lay, dc.text, cond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Release(p)
+		inj.InjectFault(fault)
+		defer inj.InjectFault(emu.Fault{})
+		for range 2 {
+			if _, err := r.Step(t.Context(), p, target, dc.midSigma()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return p.OnDevice()
+	}
+	if step(emu.Fault{Kind: emu.Overflow, HalfMax: 1e-6}) || stepDeclines != 1 {
+		t.Fatalf("under an overflow no guard fixes: the program stayed on the device or the step declines were told %d times (want 1)", stepDeclines)
+	}
+	if !step(emu.Fault{}) || stepDeclines != 1 || declines != 0 {
+		t.Errorf("the next run: on device false or declines told again (steps %d, others %d)", stepDeclines, declines)
+	}
+}

@@ -16,10 +16,11 @@ import (
 //     reads back anyway). The first slot in encoding order that stored ±inf, NaN or came within
 //     a factor of two of half's largest value is where the overflow began (later sites only
 //     carry it on); that site's guard is widened by metal.WidenBits and the pass runs again,
-//     until it passes or the guards stop moving. The widened guards stay for the denoiser's
-//     later programs (the model's). A step cannot widen the qkv guard (its cached prefix V is
-//     stored under it); an overflow that cannot be fixed declines, and the Runner moves the
-//     prompt to the CPU for the rest of the run. A non-finite velocity is never returned.
+//     until it passes or the guards stop moving. The widened guards of a pass that passed stay
+//     for the denoiser's later programs (the model's). A step cannot widen the qkv guard (its
+//     cached prefix V is stored under it); an overflow that cannot be fixed declines, and the
+//     Runner moves the prompt to the CPU for the rest of the run. A non-finite velocity is
+//     never returned.
 //   - a GPU error goes through metal.RunRecovering: after a watchdog stop the pass runs again in
 //     one-block command buffers, and if those are stopped too with each large GEMM split into
 //     row chunks (4, then 16), each in its own command buffer (a GEMM chunked by output rows
@@ -139,11 +140,21 @@ func (d *Denoiser) recovery(replan func() string) metal.Recovery {
 // pass may not widen.
 func (d *Denoiser) runWatched(what string, g *metal.Guards, fixed []int, replan func() string, pass func(metal.Guards) (watch, out []float32, err error)) error {
 	stage := "denoiser " + what
-	// the guards widened so far: told once the pass ends, OK when it passed
+	// the guards widened so far: told once the pass ends, OK when it passed, and kept for the
+	// model's later programs only then (a guard widened in vain would cost precision)
 	var widened []metal.Retry
 	done := func(err error) error {
 		for i := range widened {
 			widened[i].OK = err == nil
+		}
+		if err == nil && len(widened) > 0 {
+			d.mu.Lock()
+			for site := range amaxSites {
+				if p := d.knobs.Guards.Site(site); *p < *g.Site(site) {
+					*p = *g.Site(site)
+				}
+			}
+			d.mu.Unlock()
 		}
 		d.noteRetries(widened...)
 		return err
@@ -178,12 +189,6 @@ func (d *Denoiser) runWatched(what string, g *metal.Guards, fixed []int, replan 
 		}
 		widened = append(widened, metal.Retry{Stage: stage, Kind: "overflow", What: fmt.Sprintf("half precision overflowed at the %s site of block %d; ran again with that guard widened to %d bits", name, site/len(amaxSites), *wider.Site(site % len(amaxSites)))})
 		*g = wider
-		s := site % len(amaxSites)
-		d.mu.Lock()
-		if p := d.knobs.Guards.Site(s); *p < *wider.Site(s) {
-			*p = *wider.Site(s)
-		}
-		d.mu.Unlock()
 	}
 }
 
