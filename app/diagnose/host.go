@@ -19,7 +19,8 @@ type Host struct {
 	Thermal string `json:"thermal_state,omitempty"`
 	// Footprint is this process's memory now: phys_footprint (task_info TASK_VM_INFO) on macOS,
 	// the resident set elsewhere; PeakFootprint its peak (ledger_phys_footprint_peak on macOS,
-	// VmHWM elsewhere).
+	// VmHWM elsewhere, which a run resets at each stage's start where Linux allows it, so there it
+	// is the peak since the last stage began). engine/procmem reads both.
 	Footprint     int64 `json:"footprint_bytes"`
 	PeakFootprint int64 `json:"peak_footprint_bytes"`
 }

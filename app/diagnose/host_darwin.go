@@ -3,21 +3,9 @@
 package diagnose
 
 /*
-#include <mach/mach.h>
-#include <mach/task_info.h>
 #include <sys/sysctl.h>
 #include <stdint.h>
-
-static int64_t easelPhysFootprint(int64_t *peak) {
-	task_vm_info_data_t info;
-	mach_msg_type_number_t count = TASK_VM_INFO_COUNT;
-	if (task_info(mach_task_self(), TASK_VM_INFO, (task_info_t)&info, &count) != KERN_SUCCESS) {
-		*peak = -1;
-		return -1;
-	}
-	*peak = (int64_t)info.ledger_phys_footprint_peak;
-	return (int64_t)info.phys_footprint;
-}
+#include <stdlib.h>
 
 static int easelSysctlString(const char *name, char *buf, size_t len) {
 	return sysctlbyname(name, buf, &len, NULL, 0);
@@ -37,6 +25,8 @@ import (
 	"unsafe"
 
 	"github.com/progrium/darwinkit/macos/foundation"
+
+	"easel/engine/procmem"
 )
 
 func sysctlString(name string) string {
@@ -54,13 +44,12 @@ func sysctlString(name string) string {
 	return string(buf)
 }
 
-// hostInfo reads sysctl, task_info and NSProcessInfo.
+// hostInfo reads sysctl, task_info (engine/procmem) and NSProcessInfo.
 func hostInfo() Host {
 	cname := C.CString("hw.memsize")
 	mem := int64(C.easelSysctlInt64(cname))
 	C.free(unsafe.Pointer(cname))
-	var peak C.int64_t
-	fp := int64(C.easelPhysFootprint(&peak))
+	fp := procmem.Read()
 	pi := foundation.ProcessInfo_ProcessInfo()
 	thermal := map[foundation.ProcessInfoThermalState]string{
 		foundation.ProcessInfoThermalStateNominal: "nominal", foundation.ProcessInfoThermalStateFair: "fair",
@@ -68,5 +57,5 @@ func hostInfo() Host {
 	}[pi.ThermalState()]
 	return Host{OS: runtime.GOOS, Arch: runtime.GOARCH, OSBuild: sysctlString("kern.osversion"),
 		OSVersion: pi.OperatingSystemVersionString(), Chip: sysctlString("machdep.cpu.brand_string"),
-		Cores: runtime.NumCPU(), PhysicalMemory: mem, Thermal: thermal, Footprint: fp, PeakFootprint: int64(peak)}
+		Cores: runtime.NumCPU(), PhysicalMemory: mem, Thermal: thermal, Footprint: fp.Now, PeakFootprint: fp.Peak}
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"easel/engine/procmem"
 )
 
 // hostInfo reads /proc and uname (Linux); fields it cannot read stay empty.
@@ -21,8 +23,8 @@ func hostInfo() Host {
 	h.OSVersion = strings.Trim(field("/etc/os-release", "PRETTY_NAME="), `"`)
 	h.Chip = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(field("/proc/cpuinfo", "model name")), ":"))
 	h.PhysicalMemory = kB(field("/proc/meminfo", "MemTotal:"))
-	h.Footprint = kB(field("/proc/self/status", "VmRSS:"))
-	h.PeakFootprint = kB(field("/proc/self/status", "VmHWM:"))
+	fp := procmem.Read()
+	h.Footprint, h.PeakFootprint = fp.Now, fp.Peak
 	return h
 }
 
