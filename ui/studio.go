@@ -315,7 +315,7 @@ func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 	}
 	if u.Event != nil {
 		s.progress.showEvent(j, *u.Event)
-		s.timing.show(u.Event.Timings)
+		s.timing.showRun(u.Event.Timings, u.Event.GPUClasses, denoiserTitle(*u.Event) == gpuTitle)
 		s.timing.observe(*u.Event)
 		s.memory.showLedger(u.Event.Memory, j, s.jobPeaks[j.ID])
 		if u.Event.Notice != "" {
@@ -343,9 +343,8 @@ func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 	case jobs.Done:
 		s.finished(j)
 		s.progress.done(j)
-		s.timing.show(j.Result.Timings)
+		s.timing.showResult(j.Result)
 		s.showVariants()
-		s.timing.showDevice(j.Result.StageDeviceTimes)
 		if framed != nil {
 			s.canvas.showFinal(framed, j.Result.Width, j.Result.Height)
 			s.canvasJob = j.ID

@@ -119,8 +119,22 @@ func deviceStageText(stages [len(pipeline.Event{}.StageDeviceTimes)]time.Duratio
 
 // classTitle names where the per-class times come from: the denoiser's backend. It ran on the
 // device when its prefill or its steps have GPU time; it runs on the CPU when its prefill ended
-// without any (a declined denoiser, or the CPU backend). "" while that is not known yet.
+// without any (a declined denoiser, or the CPU backend). "" while that is not known yet. The GPU's
+// title says how its time per class was measured: sampled (timestamps at compute-pass
+// boundaries), estimated split (each command buffer's time apportioned by a cost model), or
+// profiling.
 func classTitle(ev pipeline.Event) string {
+	t := denoiserTitle(ev)
+	if src := ev.GPUClasses.Source(); t == gpuTitle && src != "" {
+		t += " (" + src + ")"
+	}
+	return t
+}
+
+const gpuTitle = "GPU time by kernel class"
+
+// denoiserTitle is classTitle without the GPU's source.
+func denoiserTitle(ev pipeline.Event) string {
 	dev := ev.StageDeviceTimes
 	var finished time.Duration
 	for _, d := range dev {
@@ -130,7 +144,7 @@ func classTitle(ev pipeline.Event) string {
 	switch {
 	case dev[pipeline.StagePrefill] > 0 || dev[pipeline.StageDenoising] > 0,
 		denoiserNow && ev.DeviceTime > finished:
-		return "GPU time by kernel class"
+		return gpuTitle
 	case ev.Stage > pipeline.StagePrefill:
 		return "CPU time by kernel class"
 	}
@@ -176,6 +190,35 @@ func (p *timingPanel) observe(ev pipeline.Event) {
 		}
 	}
 	p.lastElapsed = ev.Elapsed
+}
+
+// showRun renders a run's per-class times: the device networks' GPU time per class (measured in
+// every mode, see classTitle) when the denoiser runs on the device and they have any, else the
+// backend's times.
+func (p *timingPanel) showRun(t [ml.NumClasses]ml.ClassTime, gpu ml.GPUClasses, denoiserOnDevice bool) {
+	if denoiserOnDevice && gpu.Total() > 0 {
+		var g [ml.NumClasses]ml.ClassTime
+		for c, d := range gpu.Time {
+			g[c].Time = d
+		}
+		t = g
+	}
+	p.show(t)
+}
+
+// denoiserRanOnDevice says whether a run's prefill or steps had device time.
+func denoiserRanOnDevice(dev [len(pipeline.Event{}.StageDeviceTimes)]time.Duration) bool {
+	return dev[pipeline.StagePrefill] > 0 || dev[pipeline.StageDenoising] > 0
+}
+
+// showResult renders a finished run's per-class times and GPU time per stage.
+func (p *timingPanel) showResult(r *pipeline.Result) {
+	onDevice := denoiserRanOnDevice(r.StageDeviceTimes)
+	p.showRun(r.Timings, r.GPUClasses, onDevice)
+	p.showDevice(r.StageDeviceTimes)
+	if onDevice && r.GPUClasses.Source() != "" {
+		p.title.SetText(gpuTitle + " (" + r.GPUClasses.Source() + ")")
+	}
 }
 
 // show renders a run's per-class times (seconds, share of the total, and the rate achieved when

@@ -103,3 +103,46 @@ func TestClassTitleFollowsWhereTheDenoiserRan(t *testing.T) {
 		}
 	}
 }
+
+// With the denoiser on the device, the per-class bars show the devices' GPU time per class in
+// every mode, and the title says how it was measured; a finished job's result does the same.
+// With the denoiser on the CPU the bars stay the backend's.
+func TestGPUTimePerClassShowsItsSource(t *testing.T) {
+	test.NewTempApp(t)
+	p := newTimingPanel()
+	p.startRun()
+	var cpuT [ml.NumClasses]ml.ClassTime
+	cpuT[ml.ClassNorm].Time = 500 * time.Millisecond
+	var gpu ml.GPUClasses
+	gpu.Add([ml.NumClasses]time.Duration{ml.ClassGemm: 3 * time.Second, ml.ClassAttn: time.Second}, ml.TimeSampled)
+	var dev [len(pipeline.Event{}.StageDeviceTimes)]time.Duration
+	ev := pipeline.Event{Stage: pipeline.StagePrefill, DeviceTime: 4 * time.Second, StageDeviceTimes: dev, Timings: cpuT, GPUClasses: gpu}
+	p.showRun(ev.Timings, ev.GPUClasses, denoiserTitle(ev) == gpuTitle)
+	p.observe(ev)
+	if got, want := p.title.Text, "GPU time by kernel class (sampled)"; got != want {
+		t.Errorf("title %q, want %q", got, want)
+	}
+	if got, want := p.texts[ml.ClassGemm], "3.0 s · 75 %"; got != want {
+		t.Errorf("gemm %q, want %q (the GPU's)", got, want)
+	}
+	if got, want := p.texts[ml.ClassNorm], "0.0 s · 0 %"; got != want {
+		t.Errorf("norm %q, want %q (the CPU's time is not mixed into the GPU's)", got, want)
+	}
+
+	var est ml.GPUClasses
+	est.Add([ml.NumClasses]time.Duration{ml.ClassGemm: time.Second}, ml.TimeEstimated)
+	dev[pipeline.StageDenoising] = time.Second
+	p.startRun()
+	p.showResult(&pipeline.Result{Timings: cpuT, GPUClasses: est, StageDeviceTimes: dev})
+	if got, want := p.title.Text, "GPU time by kernel class (estimated split)"; got != want {
+		t.Errorf("finished job's title %q, want %q", got, want)
+	}
+
+	p.startRun()
+	cpuEv := pipeline.Event{Stage: pipeline.StageDecoding, Timings: cpuT}
+	p.showRun(cpuEv.Timings, cpuEv.GPUClasses, denoiserTitle(cpuEv) == gpuTitle)
+	p.observe(cpuEv)
+	if got, want := p.title.Text, "CPU time by kernel class"; got != want || p.texts[ml.ClassNorm] != "0.5 s · 100 %" {
+		t.Errorf("CPU run: title %q, norm %q", got, p.texts[ml.ClassNorm])
+	}
+}

@@ -94,6 +94,15 @@ func (p *Pipeline) classTimes() [ml.NumClasses]ml.ClassTime {
 	return t
 }
 
+// gpuClasses is the GPU time per class of the denoiser, the text encoder and the VAE so far.
+func (p *Pipeline) gpuClasses() ml.GPUClasses {
+	var g ml.GPUClasses
+	for _, n := range p.placements() {
+		g = g.Plus(n.gpuClasses())
+	}
+	return g
+}
+
 // deviceTime is the device time of the denoiser, the text encoder and the VAE so far, 0 when they
 // have none.
 func (p *Pipeline) deviceTime() time.Duration {

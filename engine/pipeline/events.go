@@ -68,6 +68,10 @@ type Event struct {
 	// Timings is the backend's per-class op time since Run started, plus the Metal text
 	// encoder's and VAE's GPU time per class in profiling mode (EASEL_METAL_PROF=1).
 	Timings [ml.NumClasses]ml.ClassTime
+	// GPUClasses is the device networks' GPU time per class since Run started, in every mode,
+	// and how it was measured (sampled, estimated split, profiling); zero when nothing ran on a
+	// device.
+	GPUClasses ml.GPUClasses
 	// DeviceTime is the device time of the text encoder, the denoiser and the VAE since Run
 	// started (the Metal command buffers' GPU time), 0 when all run on the backend.
 	DeviceTime time.Duration

@@ -44,6 +44,9 @@ type Placement struct {
 	DeviceTime func() time.Duration
 	// Timings are the device's per-class op times, added to the backend's (nil: none).
 	Timings func() *ml.Timings
+	// GPUClasses is the device's GPU time per op class so far, kept in every mode, and how it was
+	// measured (nil: none).
+	GPUClasses func() ml.GPUClasses
 	// Resident is the device memory the network holds between its calls, which the other
 	// networks' device plans count (nil: none).
 	Resident func() int64
@@ -113,6 +116,13 @@ func (n *placed) deviceTime() time.Duration {
 		return 0
 	}
 	return n.DeviceTime()
+}
+
+func (n *placed) gpuClasses() ml.GPUClasses {
+	if n.GPUClasses == nil {
+		return ml.GPUClasses{}
+	}
+	return n.GPUClasses()
 }
 
 func (n *placed) resident() int64 {

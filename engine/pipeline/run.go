@@ -12,6 +12,7 @@ import (
 	"easel/engine/condimage"
 	"easel/engine/ml"
 	"easel/engine/mmapfile"
+	"easel/engine/procmem"
 	"easel/engine/qwen3vl"
 	"easel/engine/vae"
 )
@@ -54,6 +55,14 @@ type Result struct {
 	// Timings is the backend's per-class op time over the run, plus the Metal text encoder's and
 	// VAE's GPU time per class in profiling mode (EASEL_METAL_PROF=1).
 	Timings [ml.NumClasses]ml.ClassTime
+	// GPUClasses is the device networks' GPU time per class over the run, in every mode, and how
+	// it was measured (zero when nothing ran on a device).
+	GPUClasses ml.GPUClasses
+	// StagePeakMemory is the process's peak memory footprint during each stage, indexed by Stage
+	// (engine/procmem: phys_footprint on macOS, the resident set on Linux; the most over a batch's
+	// images); PeakMemoryMethod says how it was measured.
+	StagePeakMemory  [numStages]int64
+	PeakMemoryMethod string
 	// Memory is the ledger at the end of denoising (both programs still counted).
 	Memory Memory
 	// LoRAs are the request's LoRAFiles as applied.
@@ -94,7 +103,7 @@ func (p *Pipeline) Run(ctx context.Context, req Request, events chan<- Event) (*
 	for _, n := range p.placements() {
 		n.startRun()
 	}
-	r := &run{p: p, req: &req, em: em, start: time.Now(), timings0: p.classTimes(), steps: set.stepsRun(), images: req.Batch(), device0: p.deviceTime()}
+	r := &run{p: p, req: &req, em: em, start: time.Now(), timings0: p.classTimes(), gpu0: p.gpuClasses(), steps: set.stepsRun(), images: req.Batch(), device0: p.deviceTime()}
 	res, err := r.generateSafely(ctx, &req, set)
 	if err != nil {
 		var fault *mmapfile.FaultError
@@ -145,7 +154,11 @@ type run struct {
 	stageTimes [numStages]time.Duration
 	stageDev   [numStages]time.Duration // device time per stage
 	stageDev0  time.Duration            // device time when the current stage began
+	stagePeak  [numStages]int64         // peak memory footprint per stage
+	stageMem   procmem.Interval         // the current stage's memory interval
+	memExact   bool                     // every stage's peak was reset at its start
 	timings0   [ml.NumClasses]ml.ClassTime
+	gpu0       ml.GPUClasses // the device networks' GPU time per class when the run started
 	device0    time.Duration // the denoiser's device time when the run started
 	progs      []Program     // the live programs while denoising
 	steps      int
@@ -174,6 +187,13 @@ func (r *run) enter(s Stage) {
 	if !r.stageStart.IsZero() {
 		r.stageTimes[r.stage] += now.Sub(r.stageStart)
 		r.stageDev[r.stage] += dev - r.stageDev0
+		r.stagePeak[r.stage] = max(r.stagePeak[r.stage], r.stageMem.End())
+		r.memExact = r.memExact && r.stageMem.Exact()
+	} else {
+		r.memExact = true
+	}
+	if s != StageDone {
+		r.stageMem = procmem.Begin()
 	}
 	r.stage, r.stageStart, r.stageDev0 = s, now, dev
 	if s == StageDenoising {
@@ -196,7 +216,8 @@ func (r *run) timings() [ml.NumClasses]ml.ClassTime {
 // event is the current state as an Event.
 func (r *run) event() Event {
 	ev := Event{Stage: r.stage, Steps: r.steps, Elapsed: time.Since(r.start), Timings: r.timings(), Memory: r.p.liveLedger(r.progs),
-		DeviceTime: r.p.deviceTime() - r.device0, StageDeviceTimes: r.stageDev, Image: r.image, Images: r.images}
+		DeviceTime: r.p.deviceTime() - r.device0, StageDeviceTimes: r.stageDev, Image: r.image, Images: r.images,
+		GPUClasses: r.p.gpuClasses().Minus(r.gpu0)}
 	ev.Seed, ev.VariationSeed = r.req.ImageSeeds(r.image)
 	if r.stage == StageDenoising && r.stepsDone > 0 {
 		ev.Step = r.stepsDone
@@ -444,11 +465,13 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 	}
 	r.enter(StageDone)
 	r.stageTimes[StageDone] = time.Since(r.start)
-	timings := r.timings()
+	timings, gpu := r.timings(), r.p.gpuClasses().Minus(r.gpu0)
 	recoveries := p.Recoveries()
 	for _, res := range results {
 		res.StageTimes, res.StageDeviceTimes, res.Timings, res.Memory = r.stageTimes, r.stageDev, timings, memory
 		res.Recoveries = recoveries
+		res.GPUClasses = gpu
+		res.StagePeakMemory, res.PeakMemoryMethod = r.stagePeak, procmem.Method(r.memExact)
 	}
 	if n > 1 {
 		results[0].Batch = results

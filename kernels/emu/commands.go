@@ -11,6 +11,8 @@ import (
 	"easel/kernels/device"
 )
 
+var _ device.EncoderTimer = (*CommandBuffer)(nil)
+
 // CommandBuffer records dispatches and runs them, in order, when committed.
 type CommandBuffer struct {
 	dev        *Device
@@ -18,6 +20,7 @@ type CommandBuffer struct {
 	committed  bool
 	err        error
 	gpuTime    time.Duration
+	encTimes   []time.Duration  // each encoder's host time (EncoderTimes)
 	ownedBytes []unsafe.Pointer // SetBytes copies, freed after the run
 }
 
@@ -62,6 +65,7 @@ func (cb *CommandBuffer) Commit() {
 	start := time.Now()
 	ran := 0
 	for _, e := range cb.encoders {
+		encStart := time.Now()
 		for i, dp := range e.dispatches {
 			if ran == f.stopAfter {
 				cb.setErr(f.stopErr)
@@ -74,6 +78,7 @@ func (cb *CommandBuffer) Commit() {
 			cb.dev.faults.after(f.fault, &dp)
 			ran++
 		}
+		cb.encTimes = append(cb.encTimes, time.Since(encStart))
 	}
 	cb.gpuTime = time.Since(start)
 }
@@ -88,6 +93,20 @@ func (cb *CommandBuffer) Wait() error {
 
 // GPUDuration is the wall-clock time the emulator spent running the buffer (not a GPU figure).
 func (cb *CommandBuffer) GPUDuration() time.Duration { return cb.gpuTime }
+
+// TimesEncoders is true unless Options.NoEncoderTiming: the emulator times every encoder with
+// the host clock, as a Mac samples timestamps at each compute pass's boundaries.
+func (cb *CommandBuffer) TimesEncoders() bool { return !cb.dev.opts.NoEncoderTiming }
+
+// EncoderTimes is the host time each encoder's dispatches took (not a GPU figure), in the order
+// the encoders were started; ok is false with Options.NoEncoderTiming or when the buffer did not
+// run to its end.
+func (cb *CommandBuffer) EncoderTimes() ([]time.Duration, bool) {
+	if cb.dev.opts.NoEncoderTiming || !cb.committed || len(cb.encTimes) != len(cb.encoders) {
+		return nil, false
+	}
+	return cb.encTimes, true
+}
 
 func (cb *CommandBuffer) setErr(err error) {
 	if cb.err == nil {

@@ -70,6 +70,10 @@ type Options struct {
 	// Fault is injected into the device's work (fault.go); the zero value means the one FaultEnv
 	// asks for, if any. Tests can change it later with (*Device).InjectFault.
 	Fault *Fault
+	// NoEncoderTiming makes the device's command buffers say they cannot time their encoders
+	// (device.EncoderTimer), as a GPU without stage-boundary counter sampling, so the callers'
+	// estimated split of a buffer's GPU time over kernel classes runs in tests.
+	NoEncoderTiming bool
 }
 
 // DefaultLimits are those of a 24 GB M4 (maxBufferLength 13.6 GB per the seed's note; the

@@ -36,12 +36,14 @@ func SystemDevice() (device.Device, error) {
 	if d.queue.IsNil() {
 		return nil, fmt.Errorf("metal: %s gave no command queue", d.dev.Name())
 	}
+	d.sampler = newSampler(d.dev)
 	return d, nil
 }
 
 type darwinDevice struct {
-	dev   metal.DeviceObject
-	queue metal.CommandQueueObject
+	dev     metal.DeviceObject
+	queue   metal.CommandQueueObject
+	sampler *sampler // timestamps at compute-pass boundaries (counters_darwin.go); nil: none
 }
 
 func (d *darwinDevice) Name() string { return d.dev.Name() }
@@ -116,7 +118,7 @@ func (d *darwinDevice) NewCommandBuffer() (device.CommandBuffer, error) {
 	if cb.IsNil() {
 		return nil, fmt.Errorf("metal: %s gave no command buffer", d.Name())
 	}
-	return &darwinCommandBuffer{cb: cb}, nil
+	return &darwinCommandBuffer{cb: cb, sampler: d.sampler}, nil
 }
 
 // describeNSError is an NSError's description, or a placeholder when Metal gave none.
@@ -174,9 +176,28 @@ type darwinCommandBuffer struct {
 	gpu  time.Duration
 	err  error
 	done bool
+
+	// Encoder timing (counters_darwin.go): the sample buffer, how many encoders were started and
+	// how many of them timed, whether one went untimed, and the resolved times.
+	sampler    *sampler
+	samples    metal.CounterSampleBufferObject
+	encoders   int
+	timed      int
+	untimed    bool
+	encTimes   []time.Duration
+	encTimesOK bool
 }
 
+var _ device.EncoderTimer = (*darwinCommandBuffer)(nil)
+
+// ComputeEncoder starts a compute pass, timed at its boundaries where the device samples
+// timestamps there.
 func (c *darwinCommandBuffer) ComputeEncoder() device.Encoder {
+	c.encoders++
+	if enc, ok := c.timedEncoder(); ok {
+		return &darwinEncoder{enc: enc}
+	}
+	c.untimed = c.untimed || c.sampler != nil
 	var enc metal.ComputeCommandEncoderObject
 	objc.WithAutoreleasePool(func() {
 		enc = c.cb.ComputeCommandEncoder()
@@ -200,6 +221,7 @@ func (c *darwinCommandBuffer) Wait() error {
 		c.err = commandBufferError(c.cb, st)
 	}
 	c.gpu = time.Duration(float64(c.cb.GPUEndTime()-c.cb.GPUStartTime()) * float64(time.Second))
+	c.resolveTimes()
 	c.cb.Release()
 	return c.err
 }

@@ -104,6 +104,7 @@ func (b *Backend) Attention(dst, q, k, v, prefixK, prefixV ml.Tensor, spec ml.At
 		scores := kernels.BatchParams{M: uint32(m), N: uint32(keys), K: uint32(hd), Lda: uint32(qw), Ldb: uint32(kw), Ldc: uint32(keys),
 			TransB: 1, Alpha: spec.Scale, AZ: uint32(hd), BZ: uint32(hd), CZ: uint32(rows * keys), Group: uint32(H / KVH)}
 		g, t := kernels.BatchGrid(m, keys, H)
+		b.flops = 2 * float64(m) * float64(keys) * float64(hd) * float64(H)
 		if err := dispatch(b, b.pipes.mm, ml.ClassAttn, &scores, g, t, func(enc device.Encoder) int {
 			enc.SetBuffer(qt.st.buf, 4*(qt.off+r0*qw), 0)
 			kt.bind(enc, 1)
@@ -132,6 +133,7 @@ func (b *Backend) Attention(dst, q, k, v, prefixK, prefixV ml.Tensor, spec ml.At
 		sum := kernels.BatchParams{M: uint32(m), N: uint32(hd), K: uint32(keys), Lda: uint32(keys), Ldb: uint32(kw), Ldc: uint32(qw),
 			Alpha: 1, AZ: uint32(rows * keys), BZ: uint32(hd), CZ: uint32(hd), Group: uint32(H / KVH)}
 		g, t = kernels.BatchGrid(m, hd, H)
+		b.flops = 2 * float64(m) * float64(keys) * float64(hd) * float64(H)
 		if err := dispatch(b, b.pipes.mm, ml.ClassAttn, &sum, g, t, func(enc device.Encoder) int {
 			st.bind(enc, 0)
 			vt.bind(enc, 1)

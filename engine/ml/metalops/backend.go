@@ -36,14 +36,15 @@ type Backend struct {
 	declined    error                    // the first *metal.Declined of the call in progress
 	weightBytes int64                    // converted weights
 
-	cb         device.CommandBuffer
-	enc        device.Encoder
+	cb         *metal.ClassBuffer // the open command buffer (nil: none)
 	dispatches int
 	pending    []pendingBuffer
-	class      ml.Class      // of the open command buffer's ops
+	class      ml.Class      // of the open command buffer's latest op
 	profile    bool          // one command buffer per run of one class (SetProfile)
 	gpu        time.Duration // GPU time of every waited command buffer
-	timings    ml.Timings
+	timings    ml.Timings    // per class, profiling mode only
+	gpuClasses ml.GPUTimings // per class, always (metal.ClassBuffer's split)
+	flops      float64       // the next dispatch's floating-point work (the split's cost model)
 }
 
 type halfWeight struct {
@@ -117,6 +118,10 @@ func (b *Backend) Name() string { return "metalops (" + b.dev.Name() + ")" }
 // asynchronous, so their time is known only per command buffer (DeviceTime).
 func (b *Backend) Timings() *ml.Timings { return &b.timings }
 
+// GPUClasses is the GPU time per op class of every waited command buffer, in any mode, and how
+// it was measured (sampled at encoder boundaries, an estimated split, or profiling mode).
+func (b *Backend) GPUClasses() ml.GPUClasses { return b.gpuClasses.Snapshot() }
+
 // DeviceTime is the GPU time of every command buffer waited for so far (wall-clock CPU time on
 // the emulator).
 func (b *Backend) DeviceTime() time.Duration { return b.gpu }
@@ -137,9 +142,12 @@ func (b *Backend) encoder(c ml.Class) (device.Encoder, error) {
 		if err != nil {
 			return nil, fmt.Errorf("metalops: new command buffer: %w", err)
 		}
-		b.cb, b.enc = cb, cb.ComputeEncoder()
+		b.cb = metal.NewClassBuffer(cb)
 	}
-	return b.enc, nil
+	enc := b.cb.Encoder(c)
+	b.cb.AddFlops(b.flops)
+	b.flops = 0
+	return enc, nil
 }
 
 // dispatched counts one dispatch and commits the buffer when it is full.
@@ -155,10 +163,10 @@ func (b *Backend) commit() {
 	if b.cb == nil {
 		return
 	}
-	b.enc.End()
-	b.cb.Commit()
+	b.cb.End()
+	b.cb.CommandBuffer().Commit()
 	b.pending = append(b.pending, pendingBuffer{b.cb, b.class})
-	b.cb, b.enc, b.dispatches = nil, nil, 0
+	b.cb, b.dispatches = nil, 0
 }
 
 // sync commits and waits for all work, summing GPU time; it reports the first failure.
@@ -166,14 +174,18 @@ func (b *Backend) sync() error {
 	b.commit()
 	var err error
 	for _, p := range b.pending {
-		if werr := p.cb.Wait(); werr != nil && err == nil {
+		cb := p.cb.CommandBuffer()
+		if werr := cb.Wait(); werr != nil && err == nil {
 			err = fmt.Errorf("metalops: a command buffer failed: %w", werr)
 		}
-		d := p.cb.GPUDuration()
+		d := cb.GPUDuration()
 		b.gpu += d
+		by, src := p.cb.Split()
 		if b.profile {
 			b.timings.Add(p.class, d, 0)
+			src = ml.TimeProfiled
 		}
+		b.gpuClasses.Add(by, src)
 	}
 	b.pending = nil
 	return err
@@ -345,9 +357,10 @@ func (b *Backend) Release() error {
 	return err
 }
 
-// pendingBuffer is a committed command buffer and the class of its ops (profiling mode).
+// pendingBuffer is a committed command buffer and the class of its latest op (its only class in
+// profiling mode).
 type pendingBuffer struct {
-	cb    device.CommandBuffer
+	cb    *metal.ClassBuffer
 	class ml.Class
 }
 

@@ -112,6 +112,10 @@ func (n *Network) DeviceName() string { return n.b.Device().Name() }
 // Timings is the GPU time per op class in profiling mode (EASEL_METAL_PROF=1), else empty.
 func (n *Network) Timings() *ml.Timings { return n.b.Timings() }
 
+// GPUClasses is the GPU time per op class of every call so far, in any mode, and how it was
+// measured.
+func (n *Network) GPUClasses() ml.GPUClasses { return n.b.GPUClasses() }
+
 // DeviceTime is the GPU time of every call so far.
 func (n *Network) DeviceTime() time.Duration { return n.b.DeviceTime() }
 

@@ -235,6 +235,7 @@ func (b *Backend) Conv2D(dst, x ml.Tensor, w *quant.Tensor, bias ml.Tensor, spec
 		prm.HasBias = 1
 	}
 	g, t := kernels.ConvGrid(oh*ow, oc)
+	b.flops = 2 * float64(oh*ow) * float64(oc) * float64(ic*k*k)
 	return dispatch(b, b.pipes.conv, ml.ClassConv, &prm, g, t, func(enc device.Encoder) int {
 		enc.SetBuffer(wbuf, woff, 0)
 		a.bind(enc, 1)

@@ -113,6 +113,7 @@ func (b *Backend) Linear(dst, x ml.Tensor, w *quant.Tensor) error {
 		prm.Q8 = 1
 	}
 	g, t := kernels.LinearGrid(n, out)
+	b.flops = 2 * float64(n) * float64(out) * float64(in)
 	return dispatch(b, b.pipes.linear, ml.ClassGemm, &prm, g, t, func(enc device.Encoder) int {
 		enc.SetBuffer(lw.buf, lw.off, 0)
 		a.bind(enc, 1)

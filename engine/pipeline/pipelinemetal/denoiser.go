@@ -57,6 +57,7 @@ func Denoiser(dev device.Device, mapping []byte, opts qi21metal.Options) pipelin
 			Device:     d.DeviceName(),
 			Budget:     d.WorkingSet(),
 			DeviceTime: d.DeviceTime,
+			GPUClasses: d.GPUClasses,
 			Resident:   d.Resident,
 			Close:      d.Close,
 		}, nil

@@ -37,6 +37,7 @@ func TextEncoder(dev device.Device, mapping []byte) pipeline.Place[pipeline.Text
 			Device:     e.DeviceName(),
 			DeviceTime: e.DeviceTime,
 			Timings:    e.Timings,
+			GPUClasses: e.GPUClasses,
 			Close:      r.Close,
 		}, nil
 	}

@@ -37,6 +37,7 @@ func VAE(dev device.Device, mapping []byte) pipeline.Place[pipeline.VAE, *vae.Mo
 			Device:     v.DeviceName(),
 			DeviceTime: v.DeviceTime,
 			Timings:    v.Timings,
+			GPUClasses: v.GPUClasses,
 			Close:      r.Close,
 		}, nil
 	}

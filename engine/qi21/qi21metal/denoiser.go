@@ -41,6 +41,7 @@ type Denoiser struct {
 	// deviceTime is the device time of every pass so far
 	deviceTime time.Duration
 	timings    ml.Timings
+	gpu        ml.GPUTimings // GPU time per class of every pass, always (recorder)
 	logf       func(format string, args ...any)
 	onOOM      func()              // Options.ReleaseCaches
 	onRetry    func(metal.Retry)   // Options.OnRetry
@@ -285,6 +286,10 @@ func checkGeometry(c qi21.Config) error {
 
 // Timings is the GPU time per op class, summed over passes run in profiling mode.
 func (d *Denoiser) Timings() *ml.Timings { return &d.timings }
+
+// GPUClasses is the GPU time per op class of every pass so far, in any mode, and how it was
+// measured (sampled at encoder boundaries, an estimated split, or profiling mode).
+func (d *Denoiser) GPUClasses() ml.GPUClasses { return d.gpu.Snapshot() }
 
 // Close releases the weights. Programs must be released first.
 func (d *Denoiser) Close() {

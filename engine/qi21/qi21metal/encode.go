@@ -113,6 +113,7 @@ func (e *encoder) gemm(blk *blockWeights, ws []int, x device.Buffer, xOff []int,
 				e.rec.split() // each chunk in its own command buffer
 			}
 			enc := e.rec.encoder(ml.ClassGemm)
+			e.rec.flops(2 * float64(m) * float64(w0.rows) * float64(w0.cols) * float64(len(sel)))
 			enc.SetPipeline(kv.pipeline(q8, halfOut))
 			for s := 0; s < 3; s++ {
 				w := &blk.w[ws[sel[min(s, len(sel)-1)]]]
@@ -222,6 +223,7 @@ func (e *encoder) blocks(p *pass) {
 			}
 			fk := pp.flashFor(D, kvOff)
 			enc := e.rec.encoder(ml.ClassAttn)
+			e.rec.flops(4 * float64(n) * float64(n+p.prefix) * float64(D))
 			enc.SetPipeline(fk.p)
 			enc.SetBuffer(a.panel, 0, 0)
 			enc.SetBuffer(a.attn, 0, 1)

@@ -299,6 +299,7 @@ func (d *Denoiser) finishPass(e *encoder, what string) ([]float32, error) {
 	d.last = st
 	d.deviceTime += st.GPU
 	d.mu.Unlock()
+	d.gpu.AddClasses(st.Classes)
 	if err != nil {
 		return nil, err
 	}

@@ -6,28 +6,24 @@ import (
 	"time"
 
 	"easel/engine/ml"
+	"easel/engine/ml/metal"
 	"easel/kernels/device"
 )
 
 // recorder encodes a pass into command buffers: a new buffer at every cut (every two blocks, short
 // enough for the GPU watchdog) and, in profiling mode, a new buffer whenever the op class changes,
-// so each buffer's GPU time belongs to one class.
+// so each buffer's GPU time belongs to one class. Outside profiling mode each buffer's GPU time is
+// still split over classes (metal.ClassBuffer: a compute encoder per run of one class where the
+// device timestamps encoders, else an estimated split).
 type recorder struct {
 	dev     device.Device
 	ctx     context.Context
 	profile bool
 
-	cb    device.CommandBuffer
-	enc   device.Encoder
+	cb    *metal.ClassBuffer
 	class ml.Class
-	done  []committed
+	done  []*metal.ClassBuffer
 	err   error
-}
-
-// committed is a submitted command buffer and the class of its ops (profiling mode).
-type committed struct {
-	cb    device.CommandBuffer
-	class ml.Class
 }
 
 func newRecorder(ctx context.Context, dev device.Device, profile bool) *recorder {
@@ -49,9 +45,18 @@ func (r *recorder) encoder(c ml.Class) device.Encoder {
 			r.err = fmt.Errorf("metal: new command buffer: %w", err)
 			return dropEncoder{}
 		}
-		r.cb, r.enc, r.class = cb, cb.ComputeEncoder(), c
+		r.cb = metal.NewClassBuffer(cb)
 	}
-	return r.enc
+	r.class = c
+	return r.cb.Encoder(c)
+}
+
+// flops declares the floating-point work of the op just given an encoder (the estimated split's
+// cost model, metal.ClassBuffer).
+func (r *recorder) flops(f float64) {
+	if r.cb != nil {
+		r.cb.AddFlops(f)
+	}
 }
 
 // close commits the open command buffer.
@@ -59,10 +64,10 @@ func (r *recorder) close() {
 	if r.cb == nil {
 		return
 	}
-	r.enc.End()
-	r.cb.Commit()
-	r.done = append(r.done, committed{r.cb, r.class})
-	r.cb, r.enc = nil, nil
+	r.cb.End()
+	r.cb.CommandBuffer().Commit()
+	r.done = append(r.done, r.cb)
+	r.cb = nil
 }
 
 // cut ends a command buffer (every two blocks) and stops encoding when the context is done.
@@ -88,8 +93,11 @@ func (r *recorder) split() {
 type PassStats struct {
 	GPU            time.Duration                // summed GPU time of the pass's command buffers
 	CommandBuffers int                          // how many there were
-	ByClass        [ml.NumClasses]time.Duration // profiling mode only
-	Amax           []float32                    // EASEL_METAL_AMAX=1 only: stored |max| per half site
+	Encoders       int                          // how many compute encoders they had
+	ByClass        [ml.NumClasses]time.Duration // the GPU time split over classes (see recorder)
+	// Classes is ByClass with the count of buffers by how it was measured (ml.TimeSource).
+	Classes ml.GPUClasses
+	Amax    []float32 // EASEL_METAL_AMAX=1 only: stored |max| per half site
 	// LoRAFlops is the floating-point work of the LoRA dispatches encoded (down and up
 	// projections: 2·rows·rank·(in + out) per adapted layer).
 	LoRAFlops float64
@@ -101,15 +109,19 @@ func (r *recorder) finish() (PassStats, error) {
 	var st PassStats
 	err := r.err
 	for _, c := range r.done {
-		if werr := c.cb.Wait(); werr != nil && err == nil {
+		cb := c.CommandBuffer()
+		if werr := cb.Wait(); werr != nil && err == nil {
 			err = fmt.Errorf("metal: a command buffer failed: %w", werr)
 		}
-		d := c.cb.GPUDuration()
-		st.GPU += d
+		st.GPU += cb.GPUDuration()
+		st.Encoders += c.Encoders()
+		by, src := c.Split()
 		if r.profile {
-			st.ByClass[c.class] += d
+			src = ml.TimeProfiled
 		}
+		st.Classes.Add(by, src)
 	}
+	st.ByClass = st.Classes.Time
 	st.CommandBuffers = len(r.done)
 	r.done = nil
 	return st, err
