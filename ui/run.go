@@ -54,7 +54,8 @@ func DefaultDeps() Deps {
 		d.LoRADir = dir
 		os.MkdirAll(dir, 0o755)
 	}
-	d.Generator = &jobs.ModelGenerator{Path: d.Settings.Model, Backend: d.Settings.Backend, SelfTestDir: selfTestDir(), TuneDir: backend.TuningDir()}
+	d.Generator = &jobs.ModelGenerator{Path: d.Settings.Model, Backend: d.Settings.Backend, SelfTestDir: selfTestDir(), TuneDir: backend.TuningDir(),
+		DiagnosticsDir: diagnosticsDir()}
 	d.Geometry = memplan.PublishedGeometry()
 	if d.Settings.Model != "" {
 		if g, err := memplan.GeometryOf(d.Settings.Model); err == nil {
@@ -75,6 +76,16 @@ func DefaultDeps() Deps {
 
 // selfTestDir is the app-support folder's selftest/, where the first-use Metal self-test's report
 // is cached ("" when there is no app-support folder: the self-test is then skipped).
+// diagnosticsDir is the app-support folder the last job's record goes to (Help → Copy
+// Diagnostics and `easel diagnose` read it), or "" when there is none.
+func diagnosticsDir() string {
+	dir, err := settings.Dir()
+	if err != nil {
+		return ""
+	}
+	return dir
+}
+
 func selfTestDir() string {
 	dir, err := settings.Dir()
 	if err != nil {

@@ -133,19 +133,14 @@ func selfTest(ctx context.Context, dev device.Device, model, dir string, rerun b
 // diagnoseHostBuild is the OS build the self-test is keyed by.
 func diagnoseHostBuild() string { return diagnose.HostBuild() }
 
-// recordLastJob keeps the finished job's times, notices and retries for `easel diagnose` (in the
-// app-support folder; nothing personal). A record that cannot be written is left out quietly: the
-// image is what the user asked for.
-func recordLastJob(res *pipeline.Result, backendName string, notices []string, metalOn bool) {
+// recordLastJob keeps the finished job's times, peak memory per stage and notices for `easel
+// diagnose` (in the app-support folder; nothing personal: the model file's base name only).
+func recordLastJob(res *pipeline.Result, backendName, model string, notices []string) {
 	dir, err := settings.Dir()
 	if err != nil {
 		return
 	}
-	profiling := false
-	if k, err := metal.KnobsFromEnv(); err == nil {
-		profiling = k.Profile
-	}
-	_ = diagnose.SaveLastJob(dir, diagnose.JobFromResult(res, backendName, notices, nil, metalOn && profiling))
+	diagnose.RecordLastJob(dir, res, backendName, model, notices, nil)
 }
 
 // tuneProgress is easel generate's line while the kernels are tuned for this Mac (once per

@@ -126,3 +126,36 @@ func TestEmuDiagnoseShowsTheRememberedRecoveryPolicy(t *testing.T) {
 		t.Errorf("the text report has no recovery policies line:\n%s", out.String())
 	}
 }
+
+// TestDiagnosePrintsTheLastJob: the last job's record (as the window's queue, `easel serve` and
+// `easel generate` write it) is in the report: stage times with GPU time and peak memory, the GPU
+// time per kernel class with how it was measured, the notices and declines.
+func TestDiagnosePrintsTheLastJob(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	dir, err := settings.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &diagnose.LastJob{Backend: "metal (M4) + cpu", Model: "tiny.cmf", Width: 64, Height: 64, Steps: 2,
+		Stages: []diagnose.Stage{{Stage: "denoising", Seconds: 2, DeviceSeconds: 1.5, PeakBytes: 3 << 30}},
+		PeakFootprint: 3 << 30, PeakMemoryMethod: "VmHWM, reset at each stage's start (/proc/self/clear_refs 5)",
+		Classes: map[string]float64{"gemm": 1.2, "attn": 0.3}, ClassesAre: "GPU, estimated split",
+		Notices:  []string{"Metal declined the VAE: too big; the CPU runs it instead"},
+		Declines: []string{"Metal declined the VAE: too big; the CPU runs it instead"}}
+	if err := diagnose.SaveLastJob(dir, j); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := run("diagnose")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"model file: tiny.cmf", "denoising", "GPU 1.50 s", "peak memory 3.2 GB",
+		"time per kernel class (GPU, estimated split): attn 0.30 s · gemm 1.20 s", "clear_refs", "notice: Metal declined the VAE"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report does not say %q:\n%s", want, out)
+		}
+	}
+	if r := runDiagnoseJSON(t); r.LastJob == nil || r.LastJob.Stages[0].PeakBytes != 3<<30 || r.LastJob.ClassesAre != "GPU, estimated split" {
+		t.Errorf("--json last job: %+v", r.LastJob)
+	}
+}

@@ -301,7 +301,7 @@ func generate(g *generateArgs, out *generateOutput) ([]*savedImage, *failure) {
 		if err := imagefile.WriteFile(outPaths[i], img, settings); err != nil {
 			return saved, &failure{ExitWrite, err}
 		}
-		recordLastJob(final, backendName, notices, choice.Metal())
+		recordLastJob(final, backendName, g.model, notices)
 		s := newSavedImage(outPaths[i], final, loaded, time.Since(saveStart), time.Since(loadStart))
 		s.Index, s.Images = i, len(results)
 		s.VariationSeed = first.VariationSeed

@@ -125,6 +125,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		// The first-use GPU self-test and kernel tuning, cached as for the window and generate;
 		// their progress goes to the log (the first Metal job of a geometry takes longer).
 		gen.SelfTestDir, gen.TuneDir = filepath.Join(dir, "selftest"), filepath.Join(dir, "tuning")
+		gen.DiagnosticsDir = dir // the last job's record for `easel diagnose`
 	}
 	defer gen.Close()
 	queue := jobs.New(gen, func(u jobs.Update) {

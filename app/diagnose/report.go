@@ -155,12 +155,18 @@ func (r *Report) Text() string {
 	}
 	if j := r.LastJob; j != nil {
 		p("last job (%s): %dx%d, %d steps, %s", j.When.Format(time.RFC3339), j.Width, j.Height, j.Steps, j.Backend)
+		if j.Model != "" {
+			p("  model file: %s", j.Model)
+		}
 		for _, s := range j.Stages {
-			dev := ""
+			dev, peak := "", ""
 			if s.DeviceSeconds > 0 {
 				dev = fmt.Sprintf(", GPU %.2f s", s.DeviceSeconds)
 			}
-			p("  %-18s %.2f s%s", s.Stage, s.Seconds, dev)
+			if s.PeakBytes > 0 {
+				peak = ", peak memory " + gb(s.PeakBytes)
+			}
+			p("  %-18s %.2f s%s%s", s.Stage, s.Seconds, dev, peak)
 		}
 		if len(j.Classes) > 0 {
 			names := make([]string, 0, len(j.Classes))
@@ -175,10 +181,17 @@ func (r *Report) Text() string {
 			p("  time per kernel class (%s): %s", j.ClassesAre, strings.Join(parts, " · "))
 		}
 		if j.PeakFootprint > 0 {
-			p("  peak memory: %s", gb(j.PeakFootprint))
+			how := ""
+			if j.PeakMemoryMethod != "" {
+				how = " (" + j.PeakMemoryMethod + ")"
+			}
+			p("  peak memory: %s%s", gb(j.PeakFootprint), how)
 		}
 		for _, n := range j.Notices {
 			p("  notice: %s", n)
+		}
+		if len(j.Declines) == 0 {
+			p("  declines: none")
 		}
 		for _, rt := range j.Retries {
 			p("  retry: %s after %s: %s (passed: %v)", rt.Stage, rt.Kind, rt.What, rt.OK)

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"easel/app/backend"
+	"easel/app/diagnose"
 	"easel/app/settings"
 	"easel/engine/cmf"
 	"easel/engine/ml/cpu"
@@ -28,6 +29,10 @@ type ModelGenerator struct {
 	// job (ReportStatus: the window's progress line).
 	SelfTestDir string
 	TuneDir     string
+	// DiagnosticsDir, when set, is the app-support folder where each finished job's record goes
+	// for `easel diagnose` (app/diagnose: stage times, GPU time per kernel class, peak memory per
+	// stage, notices; nothing personal).
+	DiagnosticsDir string
 
 	mu         sync.Mutex
 	file       *cmf.File
@@ -120,13 +125,47 @@ func (g *ModelGenerator) Run(ctx context.Context, req pipeline.Request, events c
 		}
 		return nil, err
 	}
-	res, err := p.Run(ctx, req, events)
+	res, err := g.runRecorded(ctx, p, req, events)
 	var fault *mmapfile.FaultError
 	if errors.As(err, &fault) {
 		// The file changed under its mapping (a drive unplugged, the file truncated or replaced):
 		// let go of the mapping and the pipeline built on it; the next job opens the file again,
 		// as it is then.
 		g.drop(p)
+	}
+	return res, err
+}
+
+// runRecorded runs p and, with DiagnosticsDir set, records the finished job for `easel
+// diagnose`, with the notices it sent (read on their way to events).
+func (g *ModelGenerator) runRecorded(ctx context.Context, p *pipeline.Pipeline, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
+	g.mu.Lock()
+	dir, model := g.DiagnosticsDir, g.loaded
+	g.mu.Unlock()
+	if dir == "" || events == nil {
+		return p.Run(ctx, req, events)
+	}
+	seen := make(chan pipeline.Event, cap(events))
+	notices := make(chan []string, 1)
+	go func() {
+		var ns []string
+		for ev := range seen {
+			if ev.Notice != "" {
+				ns = append(ns, ev.Notice)
+			}
+			events <- ev
+		}
+		close(events)
+		notices <- ns
+	}()
+	res, err := p.Run(ctx, req, seen)
+	ns := <-notices // the pipeline closes seen after its last event
+	if err == nil {
+		backendName := p.Backend().Name()
+		if dev := p.DenoiserDevice(); dev != "" {
+			backendName = "metal (" + dev + ") + " + backendName
+		}
+		diagnose.RecordLastJob(dir, res, backendName, model, ns, nil)
 	}
 	return res, err
 }
