@@ -86,3 +86,41 @@ func TestEmuEveryPassSplitsGPUTimeByClass(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkEmuStepEncoderTiming is one step on the emulator with an encoder per run of one class
+// (the device times encoders: what a Mac with stage-boundary sampling does) against one encoder per
+// command buffer (the estimated split), to show what the extra encoders cost there. Emulator
+// time, not a GPU figure.
+func BenchmarkEmuStepEncoderTiming(b *testing.B) {
+	m, f := tinyModel(b, convert.ProfileCortiq)
+	dc := fewestConditions(b)
+	lay := dc.layout
+	in := m.Config.InChannels
+	cond, target := dc.latents[:lay.CondLatents()*in], dc.latents[lay.CondLatents()*in:]
+	knobs := metal.Knobs{Guards: metal.DefaultGuards}
+	for _, tc := range []struct {
+		name string
+		opts emu.Options
+	}{{"encoder-per-class-run", emu.Options{}}, {"encoder-per-buffer", emu.Options{NoEncoderTiming: true}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			d, err := New(emutest.Device(b, tc.opts), m, f.Bytes(), Options{Knobs: &knobs})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer d.Close()
+			prog, err := d.Prefill(b.Context(), lay, dc.text, cond)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer d.Release(prog)
+			b.ResetTimer()
+			for range b.N {
+				if _, err := d.Step(b.Context(), prog, target, dc.midSigma()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(d.LastPass().Encoders), "encoders/step")
+		})
+	}
+}
