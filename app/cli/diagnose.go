@@ -140,7 +140,7 @@ func recordLastJob(res *pipeline.Result, backendName, model string, notices []st
 	if err != nil {
 		return
 	}
-	diagnose.RecordLastJob(dir, res, backendName, model, notices, nil)
+	diagnose.RecordLastJob(dir, res, backendName, model, notices)
 }
 
 // tuneProgress is easel generate's line while the kernels are tuned for this Mac (once per

@@ -14,6 +14,7 @@ import (
 	"easel/app/diagnose"
 	"easel/app/settings"
 	"easel/engine/ml/metal"
+	"easel/engine/pipeline"
 	"easel/kernels/emu"
 )
 
@@ -137,11 +138,13 @@ func TestDiagnosePrintsTheLastJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := &diagnose.LastJob{Backend: "metal (M4) + cpu", Model: "tiny.cmf", Width: 64, Height: 64, Steps: 2,
-		Stages: []diagnose.Stage{{Stage: "denoising", Seconds: 2, DeviceSeconds: 1.5, PeakBytes: 3 << 30}},
+		Stages:        []diagnose.Stage{{Stage: "denoising", Seconds: 2, DeviceSeconds: 1.5, PeakBytes: 3 << 30}},
 		PeakFootprint: 3 << 30, PeakMemoryMethod: "VmHWM, reset at each stage's start (/proc/self/clear_refs 5)",
 		Classes: map[string]float64{"gemm": 1.2, "attn": 0.3}, ClassesAre: "GPU, estimated split",
 		Notices:  []string{"Metal declined the VAE: too big; the CPU runs it instead"},
-		Declines: []string{"Metal declined the VAE: too big; the CPU runs it instead"}}
+		Declines: []string{"Metal declined the VAE: too big; the CPU runs it instead"},
+		Recoveries: []pipeline.Recovery{{Kind: pipeline.RecoveryTimeout, Device: "Metal", Network: "the denoiser", Call: "a step", Count: 3,
+			What: "the GPU's watchdog stopped a command buffer; Easel ran it again in shorter ones", Means: "the image is unaffected"}}}
 	if err := diagnose.SaveLastJob(dir, j); err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +153,8 @@ func TestDiagnosePrintsTheLastJob(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{"model file: tiny.cmf", "denoising", "GPU 1.50 s", "peak memory 3.2 GB",
-		"time per kernel class (GPU, estimated split): attn 0.30 s · gemm 1.20 s", "clear_refs", "notice: Metal declined the VAE"} {
+		"time per kernel class (GPU, estimated split): attn 0.30 s · gemm 1.20 s", "clear_refs", "notice: Metal declined the VAE",
+		"recovery: timeout during a step (the denoiser), 3× on Metal: the GPU's watchdog stopped"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the report does not say %q:\n%s", want, out)
 		}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"easel/engine/ml"
-	"easel/engine/ml/metal"
 	"easel/engine/pipeline"
 )
 
@@ -34,11 +33,13 @@ type LastJob struct {
 	// or "CPU" when nothing ran on a device.
 	Classes    map[string]float64 `json:"class_seconds,omitempty"`
 	ClassesAre string             `json:"class_seconds_are,omitempty"`
-	// Notices are the run's notices (where the networks ran, fallbacks); Declines those of them
-	// that are a device's decline; Retries the GPU errors recovered.
-	Notices  []string      `json:"notices,omitempty"`
-	Declines []string      `json:"declines,omitempty"`
-	Retries  []metal.Retry `json:"retries,omitempty"`
+	// Notices are the run's notices (where the networks ran, fallbacks, recoveries); Declines
+	// those of them that are a device's decline; Recoveries the devices' recoveries during the run
+	// (a GPU overflow, watchdog stop or out-of-memory a retry fixed, a step moved to the CPU: the
+	// pipeline's Result.Recoveries, one per kind and network with its count).
+	Notices    []string            `json:"notices,omitempty"`
+	Declines   []string            `json:"declines,omitempty"`
+	Recoveries []pipeline.Recovery `json:"recoveries,omitempty"`
 }
 
 // Stage is one stage's wall time, its GPU time and the process's peak memory footprint during it.
@@ -51,9 +52,9 @@ type Stage struct {
 
 // JobFromResult summarises a finished run: model is the model file's path (only its base name is
 // kept), notices the run's notice events.
-func JobFromResult(res *pipeline.Result, backend, model string, notices []string, retries []metal.Retry) *LastJob {
+func JobFromResult(res *pipeline.Result, backend, model string, notices []string) *LastJob {
 	j := &LastJob{When: time.Now().UTC().Truncate(time.Second), Backend: backend, Width: res.Width, Height: res.Height,
-		Steps: res.Steps, Notices: notices, Retries: retries, Classes: map[string]float64{}, PeakMemoryMethod: res.PeakMemoryMethod}
+		Steps: res.Steps, Notices: notices, Recoveries: res.Recoveries, Classes: map[string]float64{}, PeakMemoryMethod: res.PeakMemoryMethod}
 	if model != "" {
 		j.Model = ModelName(model)
 	}
@@ -94,11 +95,11 @@ func JobFromResult(res *pipeline.Result, backend, model string, notices []string
 // RecordLastJob keeps a finished job's record in the app-support folder dir for `easel diagnose`
 // (nothing personal). A record that cannot be written is left out quietly: the image is what the
 // user asked for.
-func RecordLastJob(dir string, res *pipeline.Result, backend, model string, notices []string, retries []metal.Retry) {
+func RecordLastJob(dir string, res *pipeline.Result, backend, model string, notices []string) {
 	if dir == "" || res == nil {
 		return
 	}
-	_ = SaveLastJob(dir, JobFromResult(res, backend, model, notices, retries))
+	_ = SaveLastJob(dir, JobFromResult(res, backend, model, notices))
 }
 
 func lastJobPath(dir string) string { return filepath.Join(dir, "diagnostics", "last-job.json") }

@@ -193,8 +193,11 @@ func (r *Report) Text() string {
 		if len(j.Declines) == 0 {
 			p("  declines: none")
 		}
-		for _, rt := range j.Retries {
-			p("  retry: %s after %s: %s (passed: %v)", rt.Stage, rt.Kind, rt.What, rt.OK)
+		for _, rc := range j.Recoveries {
+			p("  recovery: %s during %s (%s), %d× on %s: %s; %s", rc.Kind, rc.Call, rc.Network, rc.Count, rc.Device, rc.What, rc.Means)
+		}
+		if len(j.Recoveries) == 0 {
+			p("  recoveries: none")
 		}
 	}
 	return b.String()

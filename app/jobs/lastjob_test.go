@@ -28,6 +28,7 @@ func TestTheQueueRecordsTheLastJobForDiagnose(t *testing.T) {
 	if _, err := emu.NewDevice(emu.Options{}); errors.Is(err, emu.ErrNoCompiler) {
 		t.Skipf("Metal emulator unavailable: %v", err)
 	}
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // the device's persisted recovery policy goes there
 	t.Setenv(emu.FaultEnv, "")
 	t.Setenv("EASEL_METAL_PROF", "")
 	src := tinymodel.Path(t, convert.Options{Profile: convert.ProfileCortiq})
@@ -111,5 +112,33 @@ func TestTheQueueRecordsTheLastJobForDiagnose(t *testing.T) {
 	}
 	if strings.Contains(text, "private-folder") || strings.Contains(text, prompt) {
 		t.Errorf("the report shows the folder or the prompt:\n%s", text)
+	}
+	if len(j.Recoveries) != 0 {
+		t.Errorf("an unfaulted job recorded recoveries: %+v", j.Recoveries)
+	}
+
+	// A job whose command buffers the GPU's watchdog stops (injected) is retried in shorter ones:
+	// the record lists the recovery.
+	t.Setenv(emu.FaultEnv, "watchdog")
+	faulted := &ModelGenerator{Path: model, Backend: backend.Emulator, DiagnosticsDir: dir}
+	defer faulted.Close()
+	q2 := New(faulted, rec.notify)
+	defer q2.Close()
+	if _, err := q2.Submit(pipeline.Request{Prompt: prompt, Width: 64, Height: 64, Steps: 2, Seed: 7}, "watchdog"); err != nil {
+		t.Fatal(err)
+	}
+	if j := <-rec.finished; j.State != Done {
+		t.Fatalf("the watchdog job ended %v: %v", j.State, j.Err)
+	}
+	j = diagnose.LoadLastJob(dir)
+	found := false
+	for _, r := range j.Recoveries {
+		found = found || (r.Kind == pipeline.RecoveryTimeout && r.Count > 0)
+	}
+	if !found {
+		t.Errorf("the record of a job the watchdog stopped lists no timeout recovery: %+v", j.Recoveries)
+	}
+	if text := diagnose.Build(diagnose.Options{Dir: dir}).Text(); !strings.Contains(text, "recovery: timeout") {
+		t.Errorf("the report does not list the recovery:\n%s", text)
 	}
 }

@@ -165,7 +165,7 @@ func (g *ModelGenerator) runRecorded(ctx context.Context, p *pipeline.Pipeline, 
 		if dev := p.DenoiserDevice(); dev != "" {
 			backendName = "metal (" + dev + ") + " + backendName
 		}
-		diagnose.RecordLastJob(dir, res, backendName, model, ns, nil)
+		diagnose.RecordLastJob(dir, res, backendName, model, ns)
 	}
 	return res, err
 }
