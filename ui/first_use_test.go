@@ -26,7 +26,10 @@ type firstUseGen struct {
 	*scriptedGen
 	report *metal.TuneReport
 	lines  []string
+	tuneOn *bool // what the Settings dialog last set
 }
+
+func (g *firstUseGen) SetAutoTune(on bool) { g.tuneOn = &on }
 
 func (g *firstUseGen) Run(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
 	for _, l := range g.lines {
@@ -43,7 +46,8 @@ func (g *firstUseGen) MetalDevice() string                 { return g.report.Key
 // line while they run and the tuning's notice shows under the controls; when the job is done the
 // timing panel captions the gemm and attn rows with the variants the denoiser ran; the Settings
 // dialog has a read-only GPU section with the cached self-test result and the variants chosen per
-// geometry class (read from the app-support folder's caches).
+// geometry class (read from the app-support folder's caches), and turning its GPU tuning off
+// reaches the generator.
 func TestFirstMetalUseInTheWindow(t *testing.T) {
 	cfg := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", cfg)
@@ -126,6 +130,14 @@ func TestFirstMetalUseInTheWindow(t *testing.T) {
 		if !strings.Contains(gpu, want) {
 			t.Errorf("the Settings dialog's GPU section does not say %q", want)
 		}
+	}
+
+	// Turning GPU tuning off in Settings reaches the generator from the next job on.
+	ns := h.s.deps.Settings
+	ns.NoGPUTuning = true
+	h.s.settingsSaved(ns)
+	if gen.tuneOn == nil || *gen.tuneOn {
+		t.Errorf("saving GPU tuning off told the generator %v", gen.tuneOn)
 	}
 }
 

@@ -55,7 +55,7 @@ func DefaultDeps() Deps {
 		os.MkdirAll(dir, 0o755)
 	}
 	d.Generator = &jobs.ModelGenerator{Path: d.Settings.Model, Backend: d.Settings.Backend, SelfTestDir: selfTestDir(), TuneDir: backend.TuningDir(),
-		DiagnosticsDir: diagnosticsDir()}
+		DiagnosticsDir: diagnosticsDir(), NoAutoTune: d.Settings.NoGPUTuning}
 	d.Geometry = memplan.PublishedGeometry()
 	if d.Settings.Model != "" {
 		if g, err := memplan.GeometryOf(d.Settings.Model); err == nil {

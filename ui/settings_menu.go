@@ -59,6 +59,11 @@ func (s *studio) settingsSaved(ns settings.Settings) {
 		// The selector's change handler records the choice (setBackend).
 		s.options.backend.SetSelected(map[settings.Backend]string{settings.BackendAuto: "Auto", settings.BackendMetal: "Metal", settings.BackendCPU: "CPU"}[ns.Backend])
 	}
+	if ns.NoGPUTuning != old.NoGPUTuning {
+		if g, ok := s.deps.Generator.(interface{ SetAutoTune(bool) }); ok {
+			g.SetAutoTune(!ns.NoGPUTuning)
+		}
+	}
 	if ns.Preview != old.Preview {
 		s.draftChanged() // the sharp preview's decodes join the denoiser's stage in the prediction
 	}

@@ -3,6 +3,7 @@ package backend
 import (
 	"fmt"
 	"runtime"
+	"sync/atomic"
 
 	"easel/app/settings"
 	"easel/engine/cmf"
@@ -34,6 +35,8 @@ type Choice struct {
 	TuneDir      string
 	TuneProgress metal.TuneProgress
 	TuneNotice   func(string)
+	// noAutoTune is SetAutoTune(false): no class is tuned on first use (the Settings dialog).
+	noAutoTune atomic.Bool
 	// selfTest is the self-test's report once SelfTest ran (selftest.go).
 	selfTest *metal.SelfTestReport
 	tuning   tuning

@@ -118,10 +118,15 @@ func (c *Choice) notify(format string, args ...any) {
 	}
 }
 
+// SetAutoTune turns tuning on first use on or off from the next run on (the Settings dialog's
+// "GPU tuning"); choices already cached still run.
+func (c *Choice) SetAutoTune(on bool) { c.noAutoTune.Store(!on) }
+
 // autoTune reports whether a class never tuned is tuned on first use: there is a folder to cache
-// the choice in, the self-test ran and passed for the denoiser, and AutoTuneEnv does not turn it off.
+// the choice in, the self-test ran and passed for the denoiser, and neither SetAutoTune nor
+// AutoTuneEnv turns it off.
 func (c *Choice) autoTune() bool {
-	return c.TuneDir != "" && c.selfTest != nil && c.selfTest.Decline(metal.StageDenoiser) == nil && !AutoTuneOff()
+	return c.TuneDir != "" && c.selfTest != nil && c.selfTest.Decline(metal.StageDenoiser) == nil && !c.noAutoTune.Load() && !AutoTuneOff()
 }
 
 // tuner is the denoiser's qi21metal.Tuner: the cached choice for the class (in TuneDir, else the
@@ -132,7 +137,6 @@ func (c *Choice) tuner() qi21metal.Tuner {
 	if dir == "" {
 		dir = TuningDir()
 	}
-	auto := c.autoTune()
 	reps := 0 // qi21metal's default
 	if c.Asked == Emulator {
 		reps = 1 // the emulator's times are CPU time: one run is enough to exercise the choice
@@ -143,7 +147,7 @@ func (c *Choice) tuner() qi21metal.Tuner {
 			return r, nil
 		}
 		c.used(nil, geometry, false)
-		if !auto {
+		if !c.autoTune() {
 			return nil, nil
 		}
 		reg := &metal.Registry{}

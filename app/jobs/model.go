@@ -33,6 +33,9 @@ type ModelGenerator struct {
 	// for `easel diagnose` (app/diagnose: stage times, GPU time per kernel class, peak memory per
 	// stage, notices; nothing personal).
 	DiagnosticsDir string
+	// NoAutoTune keeps the kernels from being tuned on first use (SetAutoTune; cached choices
+	// still run).
+	NoAutoTune bool
 
 	mu         sync.Mutex
 	file       *cmf.File
@@ -97,6 +100,17 @@ func (g *ModelGenerator) BackendReason() string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.reason
+}
+
+// SetAutoTune turns tuning the kernels on first use of a geometry class on or off from the next
+// job on.
+func (g *ModelGenerator) SetAutoTune(on bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.NoAutoTune = !on
+	if g.choice != nil {
+		g.choice.SetAutoTune(on)
+	}
 }
 
 // SetPath switches to another model file from the next job on. The queue runs one job at a time,
@@ -215,6 +229,7 @@ func (g *ModelGenerator) pipeline(ctx context.Context) (*pipeline.Pipeline, erro
 		return nil, err
 	}
 	choice.SelfTestDir, choice.TuneDir = g.SelfTestDir, g.TuneDir
+	choice.SetAutoTune(!g.NoAutoTune)
 	choice.SelfTestProgress = func(done, total int, kernel string) {
 		g.status(Status{Line: SelfTestProgressText(done, total, kernel)})
 	}

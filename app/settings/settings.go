@@ -56,6 +56,9 @@ type Settings struct {
 	// Easel that shares, with its token RenderToken.
 	RenderOn    string `json:"render_on,omitempty"`
 	RenderToken string `json:"render_token,omitempty"`
+	// NoGPUTuning turns off tuning the Metal kernels for this Mac on first use of each geometry
+	// class (choices already cached still run); the zero value tunes.
+	NoGPUTuning bool `json:"no_gpu_tuning,omitempty"`
 }
 
 // DefaultShareAddr is where "Share this Mac" listens: every interface, A1111's port (the token is

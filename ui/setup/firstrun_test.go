@@ -345,13 +345,17 @@ func TestSettingsDialogSavesWhatItShows(t *testing.T) {
 	}
 	f.backend.SetSelected("Metal (GPU)")
 	f.steps.SetText("28")
+	if !f.tune.Checked {
+		t.Error("GPU tuning is off in new settings")
+	}
+	f.tune.SetChecked(false)
 	test.Tap(findButton(t, w, "Save"))
 	s, err := store.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(saved) != 1 || s.Backend != settings.BackendMetal || s.Steps != 28 || saved[0] != s {
-		t.Errorf("saved %+v, file %+v; want Metal and 28 steps in both", saved, s)
+	if len(saved) != 1 || s.Backend != settings.BackendMetal || s.Steps != 28 || !s.NoGPUTuning || saved[0] != s {
+		t.Errorf("saved %+v, file %+v; want Metal, 28 steps and GPU tuning off in both", saved, s)
 	}
 }
 

@@ -43,6 +43,8 @@ type settingsForm struct {
 	// Mac) with the other machine's token.
 	share                                        *widget.Check
 	shareAddr, shareToken, renderOn, renderToken *widget.Entry
+	// tune is "Tune the GPU kernels for this Mac on first use" (settings.NoGPUTuning unchecked).
+	tune *widget.Check
 }
 
 func newSettingsForm(s settings.Settings) *settingsForm {
@@ -67,6 +69,8 @@ func newSettingsForm(s settings.Settings) *settingsForm {
 			f.backend.SetSelected(b.label)
 		}
 	}
+	f.tune = widget.NewCheck("Tune the GPU kernels for this Mac on first use (the first job of each size takes longer)", nil)
+	f.tune.SetChecked(!s.NoGPUTuning)
 	f.share = widget.NewCheck("Share this Mac (other machines and tools can render here)", nil)
 	f.share.SetChecked(s.Share)
 	f.shareAddr = widget.NewEntry()
@@ -102,6 +106,7 @@ func (f *settingsForm) settings() (settings.Settings, error) {
 	s.OutputFolder = strings.TrimSpace(f.output.Text)
 	s.Share, s.ShareAddr, s.ShareToken = f.share.Checked, strings.TrimSpace(f.shareAddr.Text), strings.TrimSpace(f.shareToken.Text)
 	s.RenderOn, s.RenderToken = strings.TrimSpace(f.renderOn.Text), strings.TrimSpace(f.renderToken.Text)
+	s.NoGPUTuning = !f.tune.Checked
 	for _, b := range backendLabels {
 		if b.label == f.backend.Selected {
 			s.Backend = b.backend
@@ -197,6 +202,7 @@ func showSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Se
 		widget.NewFormItem("Share token", f.shareToken),
 		widget.NewFormItem("Render on", f.renderOn),
 		widget.NewFormItem("Its token", f.renderToken),
+		widget.NewFormItem("GPU tuning", f.tune),
 	}
 	if gpu != "" {
 		// Read-only: what the first Metal use found (the self-test) and chose (the kernels).
