@@ -31,9 +31,12 @@ type Report struct {
 	// watchdog stopped a longer one (metal.DevicePolicy, in words), "" when none.
 	RecoveryPolicy string   `json:"recovery_policy,omitempty"`
 	LastJob        *LastJob `json:"last_job,omitempty"`
-	// Variants is the kernel-variant choice cached for this Mac (`easel bench dit-metal --tune`),
-	// nil when none: the baseline kernels run.
-	Variants *metal.TuneReport `json:"kernel_variants,omitempty"`
+	// Variants is the most recent kernel-variant choice cached for this Mac (tuned on first use
+	// of a geometry class, or by `easel bench dit-metal --tune`), nil when none: the baseline
+	// kernels run. Tunings are all of them, one per device and geometry class, most recent first
+	// (each with every variant's time: the figures a Mac owner's report brings).
+	Variants *metal.TuneReport   `json:"kernel_variants,omitempty"`
+	Tunings  []*metal.TuneReport `json:"kernel_variants_by_geometry,omitempty"`
 }
 
 // MetalInfo is the GPU as the report shows it.
@@ -91,7 +94,10 @@ func Build(o Options) *Report {
 	}
 	if o.Dir != "" {
 		r.LastJob = LoadLastJob(o.Dir)
-		r.Variants = metal.TuneCache{Dir: filepath.Join(o.Dir, "tuning")}.Latest()
+		r.Tunings = metal.TuneCache{Dir: filepath.Join(o.Dir, "tuning")}.All()
+		if len(r.Tunings) > 0 {
+			r.Variants = r.Tunings[0]
+		}
 	}
 	return r
 }
@@ -123,7 +129,12 @@ func (r *Report) Text() string {
 	if r.Metal.Available {
 		p("recovery policies: %s", orDefault(r.RecoveryPolicy, "none remembered (the default command buffers)"))
 	}
-	p("%s", r.Variants.Summary())
+	if len(r.Tunings) == 0 {
+		p("%s", r.Variants.Summary())
+	}
+	for _, t := range r.Tunings {
+		p("%s", t.Summary())
+	}
 	if st := r.SelfTest; st != nil {
 		verdict := "passed"
 		if !st.Passed() {
