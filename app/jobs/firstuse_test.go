@@ -117,7 +117,9 @@ func TestEmuFirstMetalUseTunesOncePerGeometry(t *testing.T) {
 		t.Errorf("a job of another size: class %q (first %q), %d tuning lines, %d tunings cached; want its class tuned and cached",
 			g3, g1, lines(j3.ID, "Tuning for this Mac"), cached("tuning"))
 	}
-	t.Logf("classes tuned: %q, %q", g1, g3)
+	for _, r := range backend.TunedFor(filepath.Join(dir, "tuning"), gen.MetalDevice()) {
+		t.Logf("tuned in %.1f s of emulator time: %s", r.Seconds, r.Summary())
+	}
 
 	// A job of a third size, cancelled while it tunes.
 	for len(tuning) > 0 {
