@@ -7,6 +7,7 @@ import (
 
 	"easel/app/compose"
 	"easel/app/hires"
+	"easel/app/history"
 	"easel/app/imagefile"
 	"easel/app/jobs"
 	"easel/engine/pipeline"
@@ -76,19 +77,16 @@ func (s *studio) saveBatchImage(id jobs.ID, res *pipeline.Result, count int) {
 	if c := s.sheet.cell(index); c != nil && s.sheetJob == id {
 		c.set = set
 	}
-	go func() {
-		e, err := store.Save(img, set, now)
-		s.deps.Do(func() {
-			if err != nil {
-				s.keep(id, keptImage{img: img, set: set, at: now}, err)
-				return
-			}
-			s.history.addSession(e)
-			if s.sheetJob == id {
-				s.sheet.saved(index, e.Path)
-			}
-		})
-	}()
+	s.saveInBackground(store, img, set, now, func(e history.Entry, err error) {
+		if err != nil {
+			s.keep(id, keptImage{img: img, set: set, at: now}, err)
+			return
+		}
+		s.history.addSession(e)
+		if s.sheetJob == id {
+			s.sheet.saved(index, e.Path)
+		}
+	})
 }
 
 // openCell shows a cell's picture on the canvas.

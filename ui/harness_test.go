@@ -36,6 +36,8 @@ type harness struct {
 	// patience is how long pump waits before failing (20 s when 0); tests that run the real
 	// tiny model wait longer, as a run takes minutes on a loaded machine.
 	patience time.Duration
+	// closed is set once the window is closed (closeWindow).
+	closed bool
 }
 
 func newHarness(t *testing.T, budget int64) *harness {
@@ -75,22 +77,29 @@ func newHarnessWith(t *testing.T, budget int64, adjust func(h *harness, d *Deps)
 	}
 	h.w, h.s = newMainWindow(a, deps)
 	h.w.Resize(fyne.NewSize(1400, 860))
-	t.Cleanup(func() {
-		// Keep running UI calls while the window closes (the queue waits for its worker).
-		done := make(chan struct{})
-		go func() {
-			for {
-				select {
-				case <-h.calls:
-				case <-done:
-					return
-				}
-			}
-		}()
-		h.w.Close()
-		close(done)
-	})
+	t.Cleanup(h.closeWindow)
 	return h
+}
+
+// closeWindow closes the window once, running UI calls while it closes (the queue waits for its
+// worker, and the window for the images being written).
+func (h *harness) closeWindow() {
+	if h.closed {
+		return
+	}
+	h.closed = true
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-h.calls:
+			case <-done:
+				return
+			}
+		}
+	}()
+	h.w.Close()
+	close(done)
 }
 
 // pump runs collected UI calls until cond holds; it fails after a generous deadline instead of

@@ -71,22 +71,19 @@ func (s *studio) saveKeptTo(id jobs.ID, folder string) {
 		return
 	}
 	store := history.New(folder)
-	go func() {
-		e, err := store.Save(k.img, k.set, k.at)
-		s.deps.Do(func() {
-			if err != nil {
-				s.offerAnotherFolder(id, err)
-				return
-			}
-			delete(s.kept, id)
-			s.history.addSession(e)
-			if s.canvasJob == id {
-				s.setShownFile(e.Path)
-			}
-			s.updateSaveTo()
-			s.say("Saved %s. New images still go to %s (change it in Settings).", shortPath(e.Path), shortPath(s.deps.Settings.OutputFolder))
-		})
-	}()
+	s.saveInBackground(store, k.img, k.set, k.at, func(e history.Entry, err error) {
+		if err != nil {
+			s.offerAnotherFolder(id, err)
+			return
+		}
+		delete(s.kept, id)
+		s.history.addSession(e)
+		if s.canvasJob == id {
+			s.setShownFile(e.Path)
+		}
+		s.updateSaveTo()
+		s.say("Saved %s. New images still go to %s (change it in Settings).", shortPath(e.Path), shortPath(s.deps.Settings.OutputFolder))
+	})
 }
 
 // saveKeptShown is the Save to… button: the kept image on the canvas goes to a chosen folder.

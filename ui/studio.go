@@ -8,6 +8,7 @@ import (
 	"image"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -39,6 +40,8 @@ type studio struct {
 	share  *sharing
 	draft  compose.Draft
 	queue  *jobs.Queue
+	// saving counts the images being written off the UI goroutine (saveInBackground).
+	saving sync.WaitGroup
 
 	// jobDrafts remembers what each submitted job was made from (for the PNG's settings).
 	jobDrafts map[jobs.ID]compose.Draft
@@ -429,20 +432,17 @@ func (s *studio) save(j jobs.Job) {
 	now := s.now()
 	store := s.deps.History
 	id := j.ID
-	go func() {
-		e, err := store.Save(img, set, now)
-		s.deps.Do(func() {
-			if err != nil {
-				s.keep(id, keptImage{img: img, set: set, at: now}, err)
-				return
-			}
-			s.history.addSession(e)
-			if s.canvasJob == id {
-				s.setShownFile(e.Path)
-			}
-			s.progress.stage.SetText(s.progress.stage.Text + " · saved " + shortPath(e.Path))
-		})
-	}()
+	s.saveInBackground(store, img, set, now, func(e history.Entry, err error) {
+		if err != nil {
+			s.keep(id, keptImage{img: img, set: set, at: now}, err)
+			return
+		}
+		s.history.addSession(e)
+		if s.canvasJob == id {
+			s.setShownFile(e.Path)
+		}
+		s.progress.stage.SetText(s.progress.stage.Text + " · saved " + shortPath(e.Path))
+	})
 }
 
 // apiPicture is what a job from app/serve hands the window: its picture and settings.
@@ -510,10 +510,12 @@ func (s *studio) showFile(path string) {
 	}()
 }
 
-// close stops the queue (and any running generation) when the window closes.
+// close stops the queue (and any running generation) when the window closes, and waits for the
+// images still being written.
 func (s *studio) close() {
 	s.stopSharing()
 	s.queue.Close()
+	s.saving.Wait()
 }
 
 func randomSeed() uint64 {
