@@ -212,7 +212,13 @@ func generate(g *generateArgs, out *generateOutput) ([]*savedImage, *failure) {
 		choice.TuneProgress = out.tuneProgress
 		choice.TuneNotice = func(n string) { out.notice(pipeline.Event{Notice: n}) }
 	}
-	p, err := jobs.OpenPipeline(model, choice, adjustPipeline)
+	// Ctrl-C stops the run from here on, the first-use self-test included (it caches nothing then).
+	ctx, stop := interruptContext()
+	defer stop()
+	p, err := jobs.OpenPipelineContext(ctx, model, choice, adjustPipeline)
+	if errors.Is(err, context.Canceled) {
+		return nil, fail(ExitCancelled, "cancelled during the GPU self-test (it runs again next time); %s was not written", outPath)
+	}
 	if changed := (*mmapfile.FaultError)(nil); errors.As(err, &changed) {
 		return nil, fail(ExitModelChanged, "%v; %s was not written", err, outPath)
 	}
@@ -248,8 +254,6 @@ func generate(g *generateArgs, out *generateOutput) ([]*savedImage, *failure) {
 
 	loaded := time.Since(loadStart)
 
-	ctx, stop := interruptContext()
-	defer stop()
 	var notices []string
 	// run runs one request with its events going to the progress output.
 	run := func(req pipeline.Request, pass int, do func(chan<- pipeline.Event) (*pipeline.Result, error)) (*pipeline.Result, error) {

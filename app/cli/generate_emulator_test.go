@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"image"
 	"image/png"
@@ -129,4 +130,36 @@ func isBlack(a *image.NRGBA) bool {
 		}
 	}
 	return true
+}
+
+// TestEmuGenerateCancelledDuringTheSelfTest: Ctrl-C during the first-use GPU self-test stops
+// easel generate there: exit 130, the file not written, and no self-test result cached (the next
+// run checks the GPU again).
+func TestEmuGenerateCancelledDuringTheSelfTest(t *testing.T) {
+	if _, err := emu.NewDevice(emu.Options{Fault: &emu.Fault{}}); errors.Is(err, emu.ErrNoCompiler) {
+		t.Skipf("Metal emulator unavailable: %v", err)
+	}
+	model := tinymodel.Path(t, convert.Options{Profile: convert.ProfileCortiq})
+	config := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", config)
+	old := interruptContext
+	interruptContext = func() (context.Context, context.CancelFunc) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // Ctrl-C pressed as the self-test begins
+		return ctx, cancel
+	}
+	defer func() { interruptContext = old }()
+	out := filepath.Join(t.TempDir(), "cancelled.png")
+	code, _, stderr := run("generate", "--model", model, "--prompt", "a lighthouse", "--size", "64x64",
+		"--steps", "2", "--backend", "emulator", "--out", out)
+	if code != ExitCancelled || !strings.Contains(stderr, "self-test") || !strings.Contains(stderr, "was not written") {
+		t.Errorf("exit %d, stderr %q; want %d, saying the self-test was cancelled and the file not written", code, stderr, ExitCancelled)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("%s exists after a cancelled run", out)
+	}
+	cached, _ := filepath.Glob(filepath.Join(config, "Easel", "selftest", "*"))
+	if len(cached) != 0 {
+		t.Errorf("a cancelled self-test cached %v", cached)
+	}
 }
