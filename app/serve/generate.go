@@ -223,7 +223,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind string, f
 		}
 	}
 	warnings := append([]string(nil), p.Warnings...)
-	warnings = append(warnings, recoveryNotices(out.results)...)
+	warnings = append(warnings, runNotices(out)...)
 	if out.interrupted {
 		warnings = append(warnings, fmt.Sprintf("interrupted: %d of %d images were made", len(sets), len(plans)))
 	}
@@ -245,22 +245,32 @@ func (s *Server) logRequest(r *http.Request, kind string, p *params, plans []pla
 	s.cfg.Log.Printf("%s from %s: %d of %d image(s) %d×%d, seed %d, %s, %.1f s", kind, clientHost(r), made, len(plans), w, h, plans[0].Seed, prompt, took.Seconds())
 }
 
-// recoveryNotices are the sentences of the devices' recoveries during the request's runs (a GPU
-// overflow, watchdog stop or out-of-memory a retry fixed, a step moved to the CPU:
-// pipeline.Result.Recoveries), each once, for the response's warnings.
-func recoveryNotices(results []*pipeline.Result) []string {
-	var out []string
+// runNotices are what the request's runs said on their way (a stage a device declined to the
+// CPU, a tuning that failed) and the devices' recoveries (a GPU overflow, watchdog stop or
+// out-of-memory a retry fixed, a step moved to the CPU: pipeline.Result.Recoveries), each
+// sentence once however many images said it, for the response's warnings.
+func runNotices(out outcome) []string {
+	var said []string
 	seen := map[string]bool{}
-	for _, res := range results {
-		if res == nil {
-			continue
+	add := func(n string) {
+		if n != "" && !seen[n] {
+			seen[n] = true
+			said = append(said, n)
 		}
-		for _, r := range res.Recoveries {
-			if !seen[r.Notice] {
-				seen[r.Notice] = true
-				out = append(out, r.Notice)
+	}
+	out.b.mu.Lock()
+	for _, aj := range out.b.jobs {
+		for _, n := range aj.notices {
+			add(n)
+		}
+	}
+	out.b.mu.Unlock()
+	for _, res := range out.results {
+		if res != nil {
+			for _, r := range res.Recoveries {
+				add(r.Notice)
 			}
 		}
 	}
-	return out
+	return said
 }

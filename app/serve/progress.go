@@ -33,6 +33,9 @@ type apiJob struct {
 	done   chan jobs.Job // buffered 1
 	plan   *plan
 	origin string
+	// notices are the run's notices as they arrived (a stage a device declined, a tuning that
+	// failed, a recovery), guarded by b.mu.
+	notices []string
 }
 
 // Picture is the image and the settings an API job's answer carries for its result (the init
@@ -78,6 +81,11 @@ func (t *tracker) update(u jobs.Update) {
 		return // a running job's self-test or tuning line: not a state change
 	}
 	aj, _ := u.Job.Owner.(*apiJob)
+	if aj != nil && u.Event != nil && u.Event.Notice != "" {
+		aj.b.mu.Lock()
+		aj.notices = append(aj.notices, u.Event.Notice)
+		aj.b.mu.Unlock()
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if u.Event != nil {

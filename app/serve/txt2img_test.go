@@ -189,6 +189,37 @@ func (g *recoveringGen) Run(ctx context.Context, req pipeline.Request, events ch
 	return res, err
 }
 
+// decliningGen is a generator whose device declines the denoiser at each run's start: the
+// pipeline says so in a notice event and goes on on the CPU.
+type decliningGen struct{ fakeGen }
+
+const declineNotice = "Metal declined the denoiser (the GPU self-test failed for ops_linear): it runs on the CPU, slower."
+
+func (g *decliningGen) Run(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
+	events <- pipeline.Event{Stage: pipeline.StageEncodingPrompt, Notice: declineNotice}
+	return g.fakeGen.Run(ctx, req, events)
+}
+
+// TestDeclinesAreSaidInInfo: a notice a run sent on its way (a stage a device declined) is in
+// info's warnings, once however many images said it.
+func TestDeclinesAreSaidInInfo(t *testing.T) {
+	ts := newTestServer(t, &decliningGen{}, serve.Config{})
+	var resp genResponse
+	if code := call(t, "POST", ts.URL+"/sdapi/v1/txt2img", map[string]any{"width": 32, "height": 32, "batch_size": 2}, &resp); code != 200 {
+		t.Fatalf("%d", code)
+	}
+	w, _ := resp.info(t)["warnings"].([]any)
+	n := 0
+	for _, s := range w {
+		if s == declineNotice {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("warnings %q: want the decline's notice once", w)
+	}
+}
+
 // TestRecoveriesAreSaidInInfo: what a device recovered from during the request's runs is in
 // info's warnings, once however many images recovered the same way.
 func TestRecoveriesAreSaidInInfo(t *testing.T) {
