@@ -6,6 +6,7 @@ import (
 	"easel/app/backend"
 	"easel/app/jobs"
 	"easel/engine/ml/metal"
+	"easel/engine/pipeline"
 )
 
 // The first Metal use, as the window shows it: the GPU self-test and the kernel tuning make the
@@ -31,16 +32,18 @@ type tuningSource interface {
 	Tuning() (*metal.TuneReport, string)
 }
 
-// showVariants captions the timing panel's class rows with the variants the last job ran: the
-// tuned classes when the denoiser ran on Metal with a geometry class, none otherwise.
-func (s *studio) showVariants() {
+// showVariants captions the timing panel's class rows with the variants the finished job ran:
+// the tuned classes when its denoiser ran on this Mac's GPU with a geometry class, none when it
+// ran on the CPU or on another Mac (Render on: a remote result carries no device times).
+func (s *studio) showVariants(res *pipeline.Result) {
 	src, ok := s.deps.Generator.(tuningSource)
 	if !ok {
 		return
 	}
 	r, geometry := src.Tuning()
+	onThisGPU := res != nil && (res.StageDeviceTimes[pipeline.StagePrefill] > 0 || res.StageDeviceTimes[pipeline.StageDenoising] > 0)
 	s.timing.showVariants(func(class string) string {
-		if geometry == "" || !slices.Contains(backend.TunedClasses, class) {
+		if !onThisGPU || geometry == "" || !slices.Contains(backend.TunedClasses, class) {
 			return ""
 		}
 		return backend.VariantInUse(r, class)

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,6 +28,8 @@ type firstUseGen struct {
 	report *metal.TuneReport
 	lines  []string
 	tuneOn *bool // what the Settings dialog last set
+	// onCPU makes the next runs' denoiser run on the CPU (no device time in the result).
+	onCPU bool
 }
 
 func (g *firstUseGen) SetAutoTune(on bool) { g.tuneOn = &on }
@@ -36,7 +39,11 @@ func (g *firstUseGen) Run(ctx context.Context, req pipeline.Request, events chan
 		jobs.ReportStatus(ctx, jobs.Status{Line: l})
 	}
 	jobs.ReportStatus(ctx, jobs.Status{Notice: "the kernel choice for this Mac is not remembered (a test); it is tuned again next time"})
-	return g.scriptedGen.Run(ctx, req, events)
+	res, err := g.scriptedGen.Run(ctx, req, events)
+	if res != nil && !g.onCPU {
+		res.StageDeviceTimes[pipeline.StageDenoising] = 3 * time.Second // the denoiser ran on Metal
+	}
+	return res, err
 }
 
 func (g *firstUseGen) Tuning() (*metal.TuneReport, string) { return g.report, g.report.Key.Geometry }
@@ -144,4 +151,32 @@ func TestFirstMetalUseInTheWindow(t *testing.T) {
 // backendKey is the OS build and app version this process keys its caches with.
 func backendKey() (osBuild, appVersion string) {
 	return diagnose.HostBuild(), app.Version
+}
+
+// TestVariantCaptionsOnlyForJobsOnThisGPU: the timing panel's rows name the kernel variants after
+// a job whose denoiser ran on this Mac's GPU, and only the classes after one that ran on the CPU
+// (or on another Mac, whose result carries no device time).
+func TestVariantCaptionsOnlyForJobsOnThisGPU(t *testing.T) {
+	report := &metal.TuneReport{Key: metal.TuneKey{Device: "Apple M4 (test)", Geometry: "qi21 D256 H2 F768 q4tp rows16 prefix16"},
+		Choices: []metal.ClassChoice{{Class: "gemm", Variant: "swizzle"}, {Class: "attn", Variant: "base"}}}
+	gen := &firstUseGen{scriptedGen: newScriptedGen(), report: report}
+	h := newHarnessWith(t, 16e9, func(h *harness, d *Deps) { d.Generator = gen })
+	job := func(n int) {
+		test.Tap(h.s.generateBtn)
+		<-gen.started
+		for range fakeSteps {
+			gen.step <- struct{}{}
+		}
+		gen.release <- struct{}{}
+		h.pump("the job done", func() bool { return strings.Contains(h.s.progress.stage.Text, fmt.Sprintf("Job %d: done", n)) })
+	}
+	job(1)
+	if g := h.s.timing.names[0].Text; g != "gemm: swizzle" {
+		t.Errorf("after a job on the GPU the gemm row says %q, want gemm: swizzle", g)
+	}
+	gen.onCPU = true
+	job(2)
+	if g, a := h.s.timing.names[0].Text, h.s.timing.names[1].Text; g != "gemm" || a != "attn" {
+		t.Errorf("after a job on the CPU the rows say %q and %q, want gemm and attn", g, a)
+	}
 }

@@ -347,7 +347,7 @@ func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 		s.finished(j)
 		s.progress.done(j)
 		s.timing.showResult(j.Result)
-		s.showVariants()
+		s.showVariants(j.Result)
 		if framed != nil {
 			s.canvas.showFinal(framed, j.Result.Width, j.Result.Height)
 			s.canvasJob = j.ID
