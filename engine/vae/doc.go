@@ -1,11 +1,13 @@
 // Package vae is Qwen-Image-2.1's image autoencoder (diffusers AutoencoderKLQwenImage21, spec §8)
 // for still images, written once against the engine/ml op set: Decode turns normalized latents into
-// an RGBA image in [-1, 1], Encode turns an image into latents, DecodeTiled decodes large grids
-// tile by tile with blended overlaps, and ToRGBA does the pipeline's 8-bit post-processing (§9).
+// an RGBA image in [-1, 1], Encode turns an image into latents, DecodeTiled and EncodeTiled decode
+// large grids and encode large images tile by tile with blended overlaps (ChooseTiling and
+// ChooseEncodeTiling pick one piece or tiles against a memory budget), and ToRGBA does the
+// pipeline's 8-bit post-processing (§9).
 //
 // It is written the way every Easel network is: weights bound by ml.Binder from the `weight` tags
-// of its parts (weights.go), the forward pass on an ml.Scope (one scope per decode, per tile of a
-// tiled decode, per encode) that owns every activation and drops each as soon as the next exists
+// of its parts (weights.go), the forward pass on an ml.Scope (one scope per decode or encode, and
+// per tile of a tiled one) that owns every activation and drops each as soon as the next exists
 // (ops.go), and cancellation through ml.WithContext. The dry-run planner (plan.go) runs this same
 // code on a backend that only counts.
 //

@@ -127,7 +127,7 @@ func TestDecodeMemoryIsBoundedByTheTile(t *testing.T) {
 	}
 	t.Logf("tiled 64² latents (1024² pixels): activations at peak %.0f MB, %.2f TFLOP of convolutions", float64(p.PeakActivationBytes)/MB, p.ConvFLOPs/1e12)
 	// The encoder runs untiled on ~1 MP condition images (spec §3.1).
-	if p, err = planEncode(cfg, 1024, 1024); err != nil {
+	if p, err = planEncode(cfg, 1024, 1024, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("encode 1024² (untiled): activations at peak %.0f MB, %.2f TFLOP of convolutions", float64(p.PeakActivationBytes)/MB, p.ConvFLOPs/1e12)

@@ -97,36 +97,54 @@ func (m *Model) decodeRaw(ctx context.Context, z *Latents) (*Image, error) {
 
 // Encode turns an image [in_channels, H, W] in [-1, 1] (H and W multiples of 16) into the mode
 // of the latent distribution (the mean half of quant_conv's output) and its normalization
-// (z − mean)/std, which is what the denoiser takes as condition latents.
+// (z − mean)/std, which is what the denoiser takes as condition latents, in one piece. For large
+// images use EncodeTiled.
 func (m *Model) Encode(ctx context.Context, img *Image) (mode, normalized *Latents, err error) {
-	s := m.cfg.Scale()
-	if img == nil || img.C != m.cfg.InChannels || img.H <= 0 || img.W <= 0 || img.H%s != 0 || img.W%s != 0 || len(img.Pix) != img.C*img.H*img.W {
-		if img == nil {
-			return nil, nil, fmt.Errorf("vae encode: the image is nil")
-		}
-		return nil, nil, fmt.Errorf("vae encode: the image is %d×%d×%d with %d values; it needs %d channels and sides that are multiples of %d (resize it first)",
-			img.C, img.H, img.W, len(img.Pix), m.cfg.InChannels, s)
+	if err := m.checkImage(img); err != nil {
+		return nil, nil, err
 	}
-	e := ml.NewScope(ml.WithContext(m.b, ctx))
-	defer e.Release()
-	x := e.Own(e.Upload(img.Pix, img.C, img.H, img.W))
-	if err := e.Err(); err != nil {
-		return nil, nil, fmt.Errorf("vae encode: %v", err)
+	if mode, err = m.encodeRaw(ctx, img); err != nil {
+		return nil, nil, err
 	}
-	moments, err := m.runStages(e, x, m.w.encodeStages())
-	if err != nil {
-		return nil, nil, fmt.Errorf("vae encode of a %d×%d image: %w", img.H, img.W, err)
-	}
-	e.Free(x)
-	_, h, w := chw(moments)
-	data := e.Download(e.Slice(moments, 0, m.cfg.ZDim, h, w))
-	if err := e.Err(); err != nil {
-		return nil, nil, fmt.Errorf("vae encode: %v", err)
-	}
-	mode = &Latents{C: m.cfg.ZDim, H: h, W: w, Data: data}
 	normalized, err = m.Normalize(mode)
 	if err != nil {
 		return nil, nil, err
 	}
 	return mode, normalized, nil
+}
+
+// checkImage refuses an image the encoder cannot take.
+func (m *Model) checkImage(img *Image) error {
+	s := m.cfg.Scale()
+	if img == nil || img.C != m.cfg.InChannels || img.H <= 0 || img.W <= 0 || img.H%s != 0 || img.W%s != 0 || len(img.Pix) != img.C*img.H*img.W {
+		if img == nil {
+			return fmt.Errorf("vae encode: the image is nil")
+		}
+		return fmt.Errorf("vae encode: the image is %d×%d×%d with %d values; it needs %d channels and sides that are multiples of %d (resize it first)",
+			img.C, img.H, img.W, len(img.Pix), m.cfg.InChannels, s)
+	}
+	return nil
+}
+
+// encodeRaw runs the encoder and quant_conv on a checked image and returns the mode (the mean
+// half of the moments), before the normalization, in a scope of its own (one per tile of a tiled
+// encode): every activation is freed when it returns.
+func (m *Model) encodeRaw(ctx context.Context, img *Image) (*Latents, error) {
+	e := ml.NewScope(ml.WithContext(m.b, ctx))
+	defer e.Release()
+	x := e.Own(e.Upload(img.Pix, img.C, img.H, img.W))
+	if err := e.Err(); err != nil {
+		return nil, fmt.Errorf("vae encode: %v", err)
+	}
+	moments, err := m.runStages(e, x, m.w.encodeStages())
+	if err != nil {
+		return nil, fmt.Errorf("vae encode of a %d×%d image: %w", img.H, img.W, err)
+	}
+	e.Free(x)
+	_, h, w := chw(moments)
+	data := e.Download(e.Slice(moments, 0, m.cfg.ZDim, h, w))
+	if err := e.Err(); err != nil {
+		return nil, fmt.Errorf("vae encode: %v", err)
+	}
+	return &Latents{C: m.cfg.ZDim, H: h, W: w, Data: data}, nil
 }

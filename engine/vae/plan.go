@@ -38,7 +38,18 @@ func (m *Model) PlanDecode(h, w int, tiling *Tiling) (Plan, error) {
 
 // PlanEncode is the cost of Encode of an H×W image on this model's backend.
 func (m *Model) PlanEncode(H, W int) (Plan, error) {
-	return planEncode(m.cfg, H, W)
+	return planEncode(m.cfg, H, W, nil)
+}
+
+// PlanEncodeTiled is the cost of EncodeTiled of an H×W image on this model's backend.
+func (m *Model) PlanEncodeTiled(H, W int, tiling Tiling) (Plan, error) {
+	return planEncode(m.cfg, H, W, &tiling)
+}
+
+// PlanEncodeTiledFor is PlanEncodeFor in tiles (EncodeTiled): app/memplan and vaemetal plan the
+// tiled encode of a large start image with it.
+func PlanEncodeTiledFor(cfg *Config, H, W int, tiling Tiling) (Plan, error) {
+	return planEncode(cfg, H, W, &tiling)
 }
 
 // dryModel binds the geometry to a fresh dry backend; base is the bytes its biases and gains take.
@@ -82,16 +93,33 @@ func (m *Model) decodeTilesOnly(ctx context.Context, zn *Latents, t Tiling) erro
 	return eachTile(ctx, z, t, m.decodeRaw, nil)
 }
 
-func planEncode(cfg *Config, H, W int) (Plan, error) {
+func planEncode(cfg *Config, H, W int, tiling *Tiling) (Plan, error) {
 	m, dry, base, err := dryModel(cfg)
 	if err != nil {
 		return Plan{}, err
 	}
 	img := &Image{C: cfg.InChannels, H: H, W: W, Pix: make([]float32, cfg.InChannels*H*W)}
-	if _, _, err := m.Encode(context.Background(), img); err != nil {
+	if tiling == nil {
+		_, _, err = m.Encode(context.Background(), img)
+	} else {
+		err = m.encodeTilesOnly(context.Background(), img, *tiling)
+	}
+	if err != nil {
 		return Plan{}, fmt.Errorf("vae plan: %v", err)
 	}
 	return dry.plan(base), nil
+}
+
+// encodeTilesOnly is EncodeTiled's work on the backend — every tile's encode, in its order —
+// without the blend on the host, which a plan does not count.
+func (m *Model) encodeTilesOnly(ctx context.Context, img *Image, t Tiling) error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	if err := m.checkImage(img); err != nil {
+		return err
+	}
+	return eachImageTile(ctx, img, t, m.cfg.Scale(), m.encodeRaw, nil)
 }
 
 // plan is what the dry run counted, above base bytes of resident tensors.
@@ -115,7 +143,7 @@ func (s geometrySource) Tensor(name string) (*quant.Tensor, error) {
 	return t, nil
 }
 
-// tileCandidates are the tile sides ChooseTiling tries, largest first, each with a quarter of it
+// tileCandidates are the tile sides ChooseTiling and ChooseEncodeTiling try, largest first, each with a quarter of it
 // (at least 4 latents) as overlap.
 var tileCandidates = []int{64, 48, 40, 32, 24, 16, 12, 8}
 
@@ -133,22 +161,50 @@ func ChooseTilingFor(cfg *Config, h, w int, budget int64) (*Tiling, Plan, error)
 }
 
 func chooseTiling(cfg *Config, h, w int, budget int64) (*Tiling, Plan, error) {
-	plan, err := planDecode(cfg, h, w, nil)
-	if err != nil || plan.PeakActivationBytes <= budget {
-		return nil, plan, err
+	return chooseTiles(h, w, budget, func(t *Tiling) (Plan, error) { return planDecode(cfg, h, w, t) },
+		fmt.Sprintf("decoding %d×%d latents", h, w))
+}
+
+// ChooseEncodeTiling picks how to encode an H×W image within budget bytes of activations, as
+// ChooseTiling does for a decode: nil (one piece, exact: Encode) when that fits, else the largest
+// candidate tiling (on the latent grid, for EncodeTiled) that fits. It returns the chosen plan,
+// or an error naming the smallest need when nothing fits.
+func (m *Model) ChooseEncodeTiling(H, W int, budget int64) (*Tiling, Plan, error) {
+	return chooseEncodeTiling(m.cfg, H, W, budget)
+}
+
+// ChooseEncodeTilingFor is ChooseEncodeTiling for a model of geometry cfg, from the config alone
+// (app/memplan predicts with it).
+func ChooseEncodeTilingFor(cfg *Config, H, W int, budget int64) (*Tiling, Plan, error) {
+	return chooseEncodeTiling(cfg, H, W, budget)
+}
+
+func chooseEncodeTiling(cfg *Config, H, W int, budget int64) (*Tiling, Plan, error) {
+	s := cfg.Scale()
+	return chooseTiles(H/s, W/s, budget, func(t *Tiling) (Plan, error) { return planEncode(cfg, H, W, t) },
+		fmt.Sprintf("encoding a %d×%d image", W, H))
+}
+
+// chooseTiles is the choice over an h×w latent grid of a network whose cost plan gives (tiling
+// nil: in one piece): one piece when it fits the budget, else the largest candidate tile that
+// does. what names the work in the error.
+func chooseTiles(h, w int, budget int64, plan func(*Tiling) (Plan, error), what string) (*Tiling, Plan, error) {
+	p, err := plan(nil)
+	if err != nil || p.PeakActivationBytes <= budget {
+		return nil, p, err
 	}
 	for _, side := range tileCandidates {
 		if side >= max(h, w) {
 			continue
 		}
 		t := &Tiling{Tile: side, Overlap: max(4, side/4)}
-		if plan, err = planDecode(cfg, h, w, t); err != nil {
+		if p, err = plan(t); err != nil {
 			return nil, Plan{}, err
 		}
-		if plan.PeakActivationBytes <= budget {
-			return t, plan, nil
+		if p.PeakActivationBytes <= budget {
+			return t, p, nil
 		}
 	}
-	return nil, plan, fmt.Errorf("vae: decoding %d×%d latents needs %.0f MB of activations even in %d-latent tiles; the budget is %.0f MB",
-		h, w, float64(plan.PeakActivationBytes)/(1<<20), tileCandidates[len(tileCandidates)-1], float64(budget)/(1<<20))
+	return nil, p, fmt.Errorf("vae: %s needs %.0f MB of activations even in %d-latent tiles; the budget is %.0f MB",
+		what, float64(p.PeakActivationBytes)/(1<<20), tileCandidates[len(tileCandidates)-1], float64(budget)/(1<<20))
 }

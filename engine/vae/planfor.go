@@ -7,8 +7,8 @@ import "easel/engine/published"
 // estimate the published model's work from its config.
 func PlanDecodeFor(cfg *Config, h, w int) (Plan, error) { return planDecode(cfg, h, w, nil) }
 
-// PlanEncodeFor is the cost of encoding an H×W image with a model of geometry cfg.
-func PlanEncodeFor(cfg *Config, H, W int) (Plan, error) { return planEncode(cfg, H, W) }
+// PlanEncodeFor is the cost of encoding an H×W image in one piece with a model of geometry cfg.
+func PlanEncodeFor(cfg *Config, H, W int) (Plan, error) { return planEncode(cfg, H, W, nil) }
 
 // PublishedConfig is the published model's geometry (engine/published's vae/config.json, spec
 // §8.1) with neutral latent statistics (mean 0, std 1); only for plans.

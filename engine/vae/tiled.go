@@ -5,11 +5,12 @@ import (
 	"fmt"
 )
 
-// Tiling is how DecodeTiled splits a latent grid: square-ish tiles of at most Tile latents per
-// side that overlap their neighbours by at least Overlap latents. Along each axis it takes the
-// fewest tiles that allow this, shrinks them to the smallest size that still covers the axis, and
-// spreads them evenly. Overlaps are cross-faded linearly in pixel space. Peak activation memory
-// follows the tile size, not the image size (docs/BENCHMARKS.md, "VAE").
+// Tiling is how DecodeTiled and EncodeTiled split a latent grid: square-ish tiles of at most Tile
+// latents per side that overlap their neighbours by at least Overlap latents. Along each axis it
+// takes the fewest tiles that allow this, shrinks them to the smallest size that still covers the
+// axis, and spreads them evenly. Overlaps are cross-faded linearly, in pixel space for a decode
+// and in latent space for an encode. Peak activation memory follows the tile size, not the image
+// size (docs/BENCHMARKS.md, "VAE").
 type Tiling struct {
 	Tile, Overlap int
 }
