@@ -104,9 +104,9 @@ func resolveInit(in *InitImage, s *settings) (*initPlan, error) {
 }
 
 // encodeInit is the init image's packed normalized latents [h·w, 64], encoded as condition
-// images are.
+// images are (encodeImage: in tiles when one piece would not fit the VAE's budget).
 func (p *Pipeline) encodeInit(ctx context.Context, img *image.NRGBA, h, w int) ([]float32, error) {
-	_, zn, err := p.vaeNet.Encode(ctx, vae.FromNRGBA(img))
+	zn, err := p.encodeImage(ctx, vae.FromNRGBA(img))
 	if err != nil {
 		return nil, fmt.Errorf("image to start from: %w", err)
 	}

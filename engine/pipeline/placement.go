@@ -20,10 +20,11 @@ type (
 	TextEncoder interface {
 		Encode(ctx context.Context, ids []int32, images []qwen3vl.VisionInput) ([]float32, error)
 	}
-	// VAE decodes latents (in one piece when tiling is nil) and encodes images.
+	// VAE decodes latents and encodes images, each in one piece when tiling is nil (the tiling is
+	// on the latent grid either way: vae.Model.DecodeTiled, EncodeTiled).
 	VAE interface {
 		Decode(ctx context.Context, zn *vae.Latents, tiling *vae.Tiling) (*vae.Image, error)
-		Encode(ctx context.Context, img *vae.Image) (mode, normalized *vae.Latents, err error)
+		Encode(ctx context.Context, img *vae.Image, tiling *vae.Tiling) (mode, normalized *vae.Latents, err error)
 	}
 )
 
@@ -179,6 +180,9 @@ func (v cpuVAE) Decode(ctx context.Context, zn *vae.Latents, tiling *vae.Tiling)
 	return v.m.DecodeTiled(ctx, zn, *tiling)
 }
 
-func (v cpuVAE) Encode(ctx context.Context, img *vae.Image) (mode, normalized *vae.Latents, err error) {
-	return v.m.Encode(ctx, img)
+func (v cpuVAE) Encode(ctx context.Context, img *vae.Image, tiling *vae.Tiling) (mode, normalized *vae.Latents, err error) {
+	if tiling == nil {
+		return v.m.Encode(ctx, img)
+	}
+	return v.m.EncodeTiled(ctx, img, *tiling)
 }

@@ -104,11 +104,11 @@ func (p *Pipeline) EncodePrompt(ctx context.Context, ids []int32, drop int, visi
 }
 
 // EncodeConditionImages encodes each image with the VAE (the mode of the latent distribution,
-// normalized) and concatenates their packed tokens in order (spec §3.3). shapes are the latent
-// grids (h, w).
+// normalized; encodeImage) and concatenates their packed tokens in order (spec §3.3). shapes are
+// the latent grids (h, w).
 func (p *Pipeline) EncodeConditionImages(ctx context.Context, images []*vae.Image) (latents []float32, shapes [][2]int, err error) {
 	for i, img := range images {
-		_, zn, err := p.vaeNet.Encode(ctx, img)
+		zn, err := p.encodeImage(ctx, img)
 		if err != nil {
 			return nil, nil, fmt.Errorf("condition image %d: %w", i+1, err)
 		}
@@ -175,17 +175,33 @@ func (p *Pipeline) Decode(ctx context.Context, latents []float32, h, w int) (*va
 	}
 	tiling := p.tiling
 	if tiling == nil {
-		if tiling, _, err = p.vae.ChooseTiling(h, w, p.decodeBudget()); err != nil {
+		if tiling, _, err = p.vae.ChooseTiling(h, w, p.vaeBudget()); err != nil {
 			return nil, fmt.Errorf("decoding %d×%d latents: %w", h, w, err)
 		}
 	}
 	return p.vaeNet.Decode(ctx, zn, tiling)
 }
 
-// decodeBudget is the activation memory the VAE decode may take: a quarter of the op backend's
-// budget (physical memory for the CPU backend), wherever the decode then runs, so that a device decode and its CPU
-// fallback choose the same tiles and so the same seams; leaving the rest to the mapped weights, the system and the user's other apps. On a 16 GB Mac a
-// 1024² image decodes in one piece (3.2 GB with the published decoder) and a 2048² one in tiles.
-func (p *Pipeline) decodeBudget() int64 {
+// encodeImage is one image's normalized latents (the mode of the latent distribution): in one
+// piece when that fits the VAE's budget (exact, and what every image of a usual size gets), else
+// in the largest tiles that fit, blended where they overlap (vae.Model.EncodeTiled). As for
+// Decode, the tiling is chosen from the CPU model's plan wherever the VAE runs, so a device
+// encode and its CPU fallback have the same seams. Options.Tiling forces only the decode.
+func (p *Pipeline) encodeImage(ctx context.Context, img *vae.Image) (*vae.Latents, error) {
+	tiling, _, err := p.vae.ChooseEncodeTiling(img.H, img.W, p.vaeBudget())
+	if err != nil {
+		return nil, fmt.Errorf("encoding a %d×%d image: %w", img.W, img.H, err)
+	}
+	_, zn, err := p.vaeNet.Encode(ctx, img, tiling)
+	return zn, err
+}
+
+// vaeBudget is the activation memory a VAE decode or encode may take: a quarter of the op
+// backend's budget (physical memory for the CPU backend), wherever the work then runs, so that a
+// device decode and its CPU fallback choose the same tiles and so the same seams; leaving the
+// rest to the mapped weights, the system and the user's other apps. On a 16 GB Mac a 1024² image
+// decodes in one piece (3.2 GB with the published decoder) and a 2048² one in tiles; a 2048²
+// start image (6.2 GB of encoder activations in one piece) encodes in tiles.
+func (p *Pipeline) vaeBudget() int64 {
 	return p.backendBudget() / 4
 }

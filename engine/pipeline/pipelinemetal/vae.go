@@ -51,8 +51,8 @@ func (v vaeRunner) Decode(ctx context.Context, zn *vae.Latents, tiling *vae.Tili
 	return img, err
 }
 
-func (v vaeRunner) Encode(ctx context.Context, img *vae.Image) (mode, normalized *vae.Latents, err error) {
-	mode, normalized, _, err = v.r.Encode(ctx, img)
+func (v vaeRunner) Encode(ctx context.Context, img *vae.Image, tiling *vae.Tiling) (mode, normalized *vae.Latents, err error) {
+	mode, normalized, _, err = v.r.Encode(ctx, img, tiling)
 	return mode, normalized, err
 }
 
@@ -66,6 +66,9 @@ func (v cpuVAE) Decode(ctx context.Context, zn *vae.Latents, tiling *vae.Tiling)
 	return v.m.DecodeTiled(ctx, zn, *tiling)
 }
 
-func (v cpuVAE) Encode(ctx context.Context, img *vae.Image) (mode, normalized *vae.Latents, err error) {
-	return v.m.Encode(ctx, img)
+func (v cpuVAE) Encode(ctx context.Context, img *vae.Image, tiling *vae.Tiling) (mode, normalized *vae.Latents, err error) {
+	if tiling == nil {
+		return v.m.Encode(ctx, img)
+	}
+	return v.m.EncodeTiled(ctx, img, *tiling)
 }

@@ -63,12 +63,24 @@ func TestEmuVAEForcedDeclineGivesTheCPUResult(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mode, norm, onDevice, err := r.Encode(ctx, c.img)
+			mode, norm, onDevice, err := r.Encode(ctx, c.img, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if onDevice || !slices.Equal(mode.Data, wantMode.Data) || !slices.Equal(norm.Data, wantNorm.Data) {
 				t.Errorf("the declined encode ran on the device (%v) or differs from the CPU encode", onDevice)
+			}
+			encTiling := encodeTilingFor(c.img)
+			wantMode, wantNorm, err = cpuModel.EncodeTiled(ctx, c.img, encTiling)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mode, norm, onDevice, err = r.Encode(ctx, c.img, &encTiling)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if onDevice || !slices.Equal(mode.Data, wantMode.Data) || !slices.Equal(norm.Data, wantNorm.Data) {
+				t.Errorf("the declined tiled encode ran on the device (%v) or differs from the CPU tiled encode", onDevice)
 			}
 		})
 	}

@@ -100,3 +100,31 @@ func TestEmuVAEEncodeMatchesCPU(t *testing.T) {
 		})
 	}
 }
+
+// encodeTilingFor is tilingFor on an image's latent grid: at least two tiles along its longer side.
+func encodeTilingFor(img *vae.Image) vae.Tiling {
+	return tilingFor(&vae.Latents{H: img.H / 16, W: img.W / 16})
+}
+
+func TestEmuVAEEncodeTiledMatchesCPU(t *testing.T) {
+	cpuModel, gpu, _ := models(t, device.Limits{})
+	ctx := context.Background()
+	for _, c := range vaeCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			tiling := encodeTilingFor(c.img)
+			wantMode, wantNorm, err := cpuModel.EncodeTiled(ctx, c.img, tiling)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mode, norm, err := gpu.EncodeTiled(ctx, c.img, tiling)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mode.C != wantMode.C || mode.H != wantMode.H || mode.W != wantMode.W {
+				t.Fatalf("mode %d×%d×%d, the CPU %d×%d×%d", mode.C, mode.H, mode.W, wantMode.C, wantMode.H, wantMode.W)
+			}
+			checkParity(t, "tiled encoded mode", mode.Data, wantMode.Data, parityBound)
+			checkParity(t, "tiled encoded normalized", norm.Data, wantNorm.Data, parityBound)
+		})
+	}
+}

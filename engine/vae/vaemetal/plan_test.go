@@ -49,4 +49,14 @@ func TestEmuPlanForMatchesTheDeviceModel(t *testing.T) {
 	if want := p.PeakActivationBytes + metalops.AttentionScratchBytes(24, 24, 1); got != want {
 		t.Errorf("encode: PlanEncodeFor %d, the device model's dry run %d", got, want)
 	}
+	tiling := vae.Tiling{Tile: 4, Overlap: 2}
+	if p, err = m.PlanEncodeTiled(12*s, 9*s, tiling); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = PlanEncodeTiledFor(cfg, 12*s, 9*s, tiling); err != nil {
+		t.Fatal(err)
+	}
+	if want := p.PeakActivationBytes + metalops.AttentionScratchBytes(16, 16, 1); got != want {
+		t.Errorf("tiled encode: PlanEncodeTiledFor %d, the device model's dry run %d", got, want)
+	}
 }

@@ -64,12 +64,19 @@ func (r *Runner) Decode(ctx context.Context, zn *vae.Latents, tiling *vae.Tiling
 	}, r.onDecline)
 }
 
-// Encode encodes on the device or, when it declines, on the CPU.
-func (r *Runner) Encode(ctx context.Context, img *vae.Image) (mode, normalized *vae.Latents, onDevice bool, err error) {
+// Encode encodes in one piece (tiling nil) or in tiles, on the device or, when it declines, on
+// the CPU.
+func (r *Runner) Encode(ctx context.Context, img *vae.Image, tiling *vae.Tiling) (mode, normalized *vae.Latents, onDevice bool, err error) {
 	var device func() ([2]*vae.Latents, error)
 	if r.gpu != nil {
 		device = func() ([2]*vae.Latents, error) {
-			mode, normalized, err := r.gpu.Encode(ctx, img)
+			var mode, normalized *vae.Latents
+			var err error
+			if tiling == nil {
+				mode, normalized, err = r.gpu.Encode(ctx, img)
+			} else {
+				mode, normalized, err = r.gpu.EncodeTiled(ctx, img, *tiling)
+			}
 			if err != nil {
 				return [2]*vae.Latents{}, fmt.Errorf("the VAE encode on %s: %w", r.gpu.DeviceName(), err)
 			}
@@ -77,7 +84,13 @@ func (r *Runner) Encode(ctx context.Context, img *vae.Image) (mode, normalized *
 		}
 	}
 	out, onDevice, err := metal.Try(device, func() ([2]*vae.Latents, error) {
-		mode, normalized, err := r.cpu.Encode(ctx, img)
+		var mode, normalized *vae.Latents
+		var err error
+		if tiling == nil {
+			mode, normalized, err = r.cpu.Encode(ctx, img)
+		} else {
+			mode, normalized, err = r.cpu.EncodeTiled(ctx, img, *tiling)
+		}
 		return [2]*vae.Latents{mode, normalized}, err
 	}, r.onDecline)
 	return out[0], out[1], onDevice, err

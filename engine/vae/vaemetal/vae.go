@@ -56,6 +56,12 @@ func (v *VAE) PlanDecode(h, w int, tiling *vae.Tiling) (int64, error) {
 // PlanEncodeFor at this model's geometry.
 func (v *VAE) PlanEncode(H, W int) (int64, error) { return PlanEncodeFor(v.m.Config(), H, W) }
 
+// PlanEncodeTiled is the device memory a tiled encode of an H×W image needs beyond
+// ResidentBytes: PlanEncodeTiledFor at this model's geometry.
+func (v *VAE) PlanEncodeTiled(H, W int, t vae.Tiling) (int64, error) {
+	return PlanEncodeTiledFor(v.m.Config(), H, W, t)
+}
+
 // PlanDecodeFor is the device memory, beyond the biases and gains, of decoding an h×w latent grid
 // (in one piece when tiling is nil, else in its tiles) with a VAE of geometry cfg, from the config
 // alone: engine/vae's dry run of the decode with the device's channel norm, plus the attention's
@@ -85,6 +91,19 @@ func PlanEncodeFor(cfg *vae.Config, H, W int) (int64, error) {
 	}
 	s := cfg.Scale()
 	return p.PeakActivationBytes + metalops.AttentionScratchBytes((H/s)*(W/s), (H/s)*(W/s), 1), nil
+}
+
+// PlanEncodeTiledFor is PlanEncodeFor in tiles (vae.Model.EncodeTiled): engine/vae's dry run of
+// every tile's encode, plus the mid block's score buffer for one tile. EncodeTiled's check and
+// app/memplan's prediction both count with it.
+func PlanEncodeTiledFor(cfg *vae.Config, H, W int, t vae.Tiling) (int64, error) {
+	p, err := vae.PlanEncodeTiledFor(cfg, H, W, t)
+	if err != nil {
+		return 0, err
+	}
+	s := cfg.Scale()
+	th, tw := min(H/s, t.Tile), min(W/s, t.Tile)
+	return p.PeakActivationBytes + metalops.AttentionScratchBytes(th*tw, th*tw, 1), nil
 }
 
 // Decode is vae.Model.Decode on the device (one piece).
@@ -132,6 +151,22 @@ func (v *VAE) Encode(ctx context.Context, img *vae.Image) (mode, normalized *vae
 	}
 	err = v.Run(fmt.Sprintf("encoding a %d×%d image", img.W, img.H), need, func() (err error) {
 		mode, normalized, err = v.m.Encode(ctx, img)
+		return err
+	})
+	return mode, normalized, err
+}
+
+// EncodeTiled is vae.Model.EncodeTiled on the device: the same tiles, blended the same way.
+func (v *VAE) EncodeTiled(ctx context.Context, img *vae.Image, t vae.Tiling) (mode, normalized *vae.Latents, err error) {
+	if img == nil {
+		return nil, nil, errors.New("vaemetal: EncodeTiled of a nil image")
+	}
+	need, err := v.PlanEncodeTiled(img.H, img.W, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	err = v.Run(fmt.Sprintf("encoding a %d×%d image in %d² tiles", img.W, img.H, t.Tile), need, func() (err error) {
+		mode, normalized, err = v.m.EncodeTiled(ctx, img, t)
 		return err
 	})
 	return mode, normalized, err
