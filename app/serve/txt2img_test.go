@@ -203,27 +203,20 @@ func (g *decliningGen) Run(ctx context.Context, req pipeline.Request, events cha
 // TestDeclinesAreSaidInInfo: a notice a run sent on its way (a stage a device declined) is in
 // info's warnings, once however many images said it.
 func TestDeclinesAreSaidInInfo(t *testing.T) {
-	ts := newTestServer(t, &decliningGen{}, serve.Config{})
-	var resp genResponse
-	if code := call(t, "POST", ts.URL+"/sdapi/v1/txt2img", map[string]any{"width": 32, "height": 32, "batch_size": 2}, &resp); code != 200 {
-		t.Fatalf("%d", code)
-	}
-	w, _ := resp.info(t)["warnings"].([]any)
-	n := 0
-	for _, s := range w {
-		if s == declineNotice {
-			n++
-		}
-	}
-	if n != 1 {
-		t.Errorf("warnings %q: want the decline's notice once", w)
-	}
+	checkSaidOnceInWarnings(t, &decliningGen{}, declineNotice)
 }
 
 // TestRecoveriesAreSaidInInfo: what a device recovered from during the request's runs is in
 // info's warnings, once however many images recovered the same way.
 func TestRecoveriesAreSaidInInfo(t *testing.T) {
-	ts := newTestServer(t, &recoveringGen{}, serve.Config{})
+	checkSaidOnceInWarnings(t, &recoveringGen{}, watchdogNotice)
+}
+
+// checkSaidOnceInWarnings makes a batch of two images on gen and checks that info's warnings
+// hold notice exactly once.
+func checkSaidOnceInWarnings(t *testing.T, gen jobs.Generator, notice string) {
+	t.Helper()
+	ts := newTestServer(t, gen, serve.Config{})
 	var resp genResponse
 	if code := call(t, "POST", ts.URL+"/sdapi/v1/txt2img", map[string]any{"width": 32, "height": 32, "batch_size": 2}, &resp); code != 200 {
 		t.Fatalf("%d", code)
@@ -231,11 +224,11 @@ func TestRecoveriesAreSaidInInfo(t *testing.T) {
 	w, _ := resp.info(t)["warnings"].([]any)
 	n := 0
 	for _, s := range w {
-		if s == watchdogNotice {
+		if s == notice {
 			n++
 		}
 	}
 	if n != 1 {
-		t.Errorf("warnings %q: want the watchdog notice once", w)
+		t.Errorf("warnings %q: want %q once", w, notice)
 	}
 }
