@@ -2,12 +2,7 @@ package metal
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -30,11 +25,7 @@ type TuneKey struct {
 }
 
 // ID is a file-name-safe digest of the key.
-func (k TuneKey) ID() string {
-	b, _ := json.Marshal(k)
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:12])
-}
+func (k TuneKey) ID() string { return keyID(k) }
 
 // VariantResult is one variant's outcome in a tuning run.
 type VariantResult struct {
@@ -288,24 +279,7 @@ func applyForced(r *TuneReport, getenv func(string) string) bool {
 
 // All is every report in the folder, most recently tuned first (for Settings and diagnostics).
 func (c TuneCache) All() []*TuneReport {
-	entries, err := os.ReadDir(c.Dir)
-	if err != nil {
-		return nil
-	}
-	var all []*TuneReport
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".json") {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(c.Dir, e.Name()))
-		if err != nil {
-			continue
-		}
-		var r TuneReport
-		if json.Unmarshal(b, &r) == nil {
-			all = append(all, &r)
-		}
-	}
+	all := readAllCachedJSON[TuneReport](c.Dir)
 	slices.SortStableFunc(all, func(a, b *TuneReport) int { return b.When.Compare(a.When) })
 	return all
 }

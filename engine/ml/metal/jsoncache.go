@@ -1,15 +1,49 @@
 package metal
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
-// The self-test and the autotuner each keep one small JSON report per key in a folder of the
-// app-support folder; these two functions are that folder's reading and atomic writing.
+// The self-test, the autotuner and the device policy each keep one small JSON report per key in
+// a folder of the app-support folder, named by the key's digest; these functions are that
+// folder's naming, reading and atomic writing.
+
+// keyID is a file-name-safe digest of a cache key (its JSON).
+func keyID(key any) string {
+	b, _ := json.Marshal(key)
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:12])
+}
+
+// readAllCachedJSON decodes every report in dir (for diagnostics), skipping files that cannot be
+// read; none when dir is unset or missing.
+func readAllCachedJSON[T any](dir string) []*T {
+	if dir == "" {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var all []*T
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		var r T
+		if readCachedJSON(dir, e.Name(), &r) {
+			all = append(all, &r)
+		}
+	}
+	return all
+}
 
 // readCachedJSON decodes dir/name into v; false when dir is unset or the file is missing or
 // unreadable (the caller then measures again).

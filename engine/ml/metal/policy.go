@@ -1,9 +1,6 @@
 package metal
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -54,11 +51,7 @@ type PolicyKey struct {
 }
 
 // ID is a file-name-safe digest of the key.
-func (k PolicyKey) ID() string {
-	b, _ := json.Marshal(k)
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:12])
-}
+func (k PolicyKey) ID() string { return keyID(k) }
 
 // policyFile is one device's persisted levels.
 type policyFile struct {

@@ -2,9 +2,6 @@ package metal
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -81,11 +78,7 @@ func (k SelfTestKey) ModelKey(path string) (SelfTestKey, error) {
 }
 
 // ID is a file-name-safe digest of the key.
-func (k SelfTestKey) ID() string {
-	b, _ := json.Marshal(k)
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:12])
-}
+func (k SelfTestKey) ID() string { return keyID(k) }
 
 // SelfTestReport is a self-test's outcome, as cached and as diagnostics show it.
 type SelfTestReport struct {
@@ -242,22 +235,10 @@ func (c SelfTestCache) Save(r *SelfTestReport) error {
 
 // Latest is the most recently written report in the folder (for diagnostics), or nil.
 func (c SelfTestCache) Latest() *SelfTestReport {
-	entries, err := os.ReadDir(c.Dir)
-	if err != nil {
-		return nil
-	}
 	var best *SelfTestReport
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".json") {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(c.Dir, e.Name()))
-		if err != nil {
-			continue
-		}
-		var r SelfTestReport
-		if json.Unmarshal(b, &r) == nil && (best == nil || r.When.After(best.When)) {
-			best = &r
+	for _, r := range readAllCachedJSON[SelfTestReport](c.Dir) {
+		if best == nil || r.When.After(best.When) {
+			best = r
 		}
 	}
 	return best
