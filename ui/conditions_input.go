@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/dialog"
-	"fyne.io/fyne/v2/storage"
 
 	"easel/app/compose"
 	"easel/engine/imageio"
@@ -109,10 +107,7 @@ func (s *studio) pasteImage(cb fyne.Clipboard, fromButton bool) bool {
 	}
 	var paths []string
 	for _, line := range strings.Split(strings.TrimSpace(cb.Content()), "\n") {
-		line = strings.TrimSpace(line)
-		if u, err := storage.ParseURI(line); err == nil && u.Scheme() == "file" && strings.HasPrefix(line, "file://") {
-			line = u.Path()
-		}
+		line = clipboardPath(line)
 		if st, err := os.Stat(line); err == nil && !st.IsDir() && line != "" {
 			paths = append(paths, line)
 		} else if fromButton && line != "" {
@@ -127,23 +122,9 @@ func (s *studio) pasteImage(cb fyne.Clipboard, fromButton bool) bool {
 	return true
 }
 
-// pickImages opens the file dialog.
+// pickImages opens the file dialog for a condition image.
 func (s *studio) pickImages() {
-	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
-		if err != nil {
-			s.say("The file could not be opened: %v", err)
-			return
-		}
-		if r == nil {
-			return
-		}
-		path := r.URI().Path()
-		r.Close()
-		s.addFiles([]string{path})
-	}, s.win)
-	d.SetFilter(storage.NewExtensionFileFilter([]string{".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff"}))
-	d.Show()
-	d.Resize(fyne.NewSize(900, 600)) // after Show: Fyne's file dialog has no window to size before it
+	s.pickImageFile(func(path string) { s.addFiles([]string{path}) })
 }
 
 func (s *studio) moveCondition(i, delta int) {

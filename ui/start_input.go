@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/dialog"
-	"fyne.io/fyne/v2/storage"
 
 	"easel/app/compose"
 	"easel/app/history"
@@ -67,10 +65,7 @@ func (s *studio) pasteStart(cb fyne.Clipboard) bool {
 	if cb == nil {
 		return false
 	}
-	line := strings.TrimSpace(strings.SplitN(strings.TrimSpace(cb.Content()), "\n", 2)[0])
-	if u, err := storage.ParseURI(line); err == nil && u.Scheme() == "file" && strings.HasPrefix(line, "file://") {
-		line = u.Path()
-	}
+	line := clipboardPath(strings.SplitN(strings.TrimSpace(cb.Content()), "\n", 2)[0])
 	if line == "" {
 		return false
 	}
@@ -83,23 +78,7 @@ func (s *studio) pasteStart(cb fyne.Clipboard) bool {
 }
 
 // pickStart opens the file dialog for the start image.
-func (s *studio) pickStart() {
-	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
-		if err != nil {
-			s.say("The file could not be opened: %v", err)
-			return
-		}
-		if r == nil {
-			return
-		}
-		path := r.URI().Path()
-		r.Close()
-		s.loadStart(path)
-	}, s.win)
-	d.SetFilter(storage.NewExtensionFileFilter([]string{".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff"}))
-	d.Show()
-	d.Resize(fyne.NewSize(900, 600))
-}
+func (s *studio) pickStart() { s.pickImageFile(s.loadStart) }
 
 // maskEdit applies an edit of the whole mask (invert, clear, undo) and shows it.
 func (s *studio) maskEdit(edit func()) {
