@@ -98,3 +98,38 @@ func TestPlanSaysFitTimeAndASmallerFactor(t *testing.T) {
 		t.Error("strength 0 accepted")
 	}
 }
+
+// A ×2 pass over a 1024² image starts from a 2048² image, whose one-piece VAE encode (13.0 GB on
+// the CPU with the heap's headroom) would set the pass's peak; the pipeline encodes it in tiles
+// when that does not fit its quarter of the budget, and the planner counts it so: from the
+// smallest budget where the pass fits, the encoder is not the stage that decides. The budgets go
+// to docs/BENCHMARKS.md ("VAE"): go test ./app/hires -run TestTheStartImageEncodeDoesNotLimitTheSecondPass -v
+func TestTheStartImageEncodeDoesNotLimitTheSecondPass(t *testing.T) {
+	g := memplan.PublishedGeometry()
+	for _, metal := range []bool{false, true} {
+		base := memplan.Plan{Width: 1024, Height: 1024, PromptBytes: 40, Metal: metal}
+		// the smallest budget (to 0.1 GB) where the pass fits, by bisection: each budget is new
+		// dry runs of the VAE's tiling choices at 2048²
+		lo, hi := int64(4e9), int64(40e9)
+		if !predictAt(g, base, hi, 2048, 2048).Fits() {
+			t.Fatalf("metal %v: ×2 fits no budget up to 40 GB", metal)
+		}
+		for hi-lo > 1e8 {
+			if mid := (lo + hi) / 2; predictAt(g, base, mid, 2048, 2048).Fits() {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+		fits := hi
+		o, err := Plan(g, base, fits, 2, DefaultStrength, 40, 0)
+		if err != nil || !o.Fits() || o.Width != 2048 {
+			t.Fatalf("metal %v: the ×2 offer at %d bytes: %+v, %v", metal, fits, o, err)
+		}
+		largest := o.Prediction.Largest()
+		t.Logf("metal %v: ×2 (%d×%d) fits from a %.1f GB budget: peak %s, set by the %s stage", metal, o.Width, o.Height, float64(fits)/1e9, memplan.GB(o.Prediction.Peak), largest.Name)
+		if largest.Name == "VAE encoder" {
+			t.Errorf("metal %v: the VAE encoder (%s) sets the second pass's peak", metal, memplan.GB(largest.Total()))
+		}
+	}
+}

@@ -9,7 +9,8 @@ import "easel/engine/vae"
 // gate, up and down products) plus the dequantization tiles (256 rows of the widest projection
 // per core, two cores counted) and the attention's score scratch, or the vision tower's per patch
 // (its hidden state six times, its MLP twice) when that is larger; the VAE's are engine/vae's dry
-// run in the tiling the pipeline picks against a quarter of the budget (decodeBudget).
+// runs of the encodes and the decode, each in the tiling the pipeline picks against a quarter of
+// the budget (engine/pipeline's vaeBudget).
 func cpuWorkingSets(g Geometry, p Plan, textRows, patches int, budget int64) workingSets {
 	tc, vc, cfg := g.configs()
 	rowFloats := 3*tc.Hidden + 2*tc.Heads*tc.HeadDim + 2*tc.KVHeads*tc.HeadDim + 3*tc.Intermediate
@@ -20,7 +21,7 @@ func cpuWorkingSets(g Geometry, p Plan, textRows, patches int, budget int64) wor
 	}
 	var encode int64
 	for _, c := range p.encodes() {
-		encode = max(encode, cpuEncode(cfg, c[1], c[0]))
+		encode = max(encode, cpuEncode(cfg, c[1], c[0], budget))
 	}
 	s := cfg.Scale()
 	return workingSets{
@@ -30,12 +31,17 @@ func cpuWorkingSets(g Geometry, p Plan, textRows, patches int, budget int64) wor
 	}
 }
 
-// cpuEncode is the dry run's activation peak of encoding an H×W condition or start image, or the
-// published model's count when the dry run rejects the size (the run then fails with the VAE's
-// own message).
-func cpuEncode(cfg *vae.Config, H, W int) int64 {
-	return remember(planKey{cfg: cfg, op: "cpu encode", h: H, w: W}, func() int64 {
-		plan, err := vae.PlanEncodeFor(cfg, H, W)
+// cpuEncode is the dry run's activation peak of encoding an H×W condition or start image in the
+// tiling the pipeline chooses on the CPU (vae.ChooseEncodeTilingFor against a quarter of the
+// budget: one piece when that fits or the budget is unknown, else the largest tiles that fit), or
+// the published model's one-piece count when the dry run rejects the size (the run then fails
+// with the VAE's own message).
+func cpuEncode(cfg *vae.Config, H, W int, budget int64) int64 {
+	return remember(planKey{cfg: cfg, op: "cpu encode", h: H, w: W, budget: budget}, func() int64 {
+		if budget <= 0 {
+			budget = 1 << 62
+		}
+		_, plan, err := vae.ChooseEncodeTilingFor(cfg, H, W, budget/4)
 		if err != nil {
 			return encodePeak(H/16, W/16)
 		}

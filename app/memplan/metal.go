@@ -30,7 +30,7 @@ func metalWorkingSets(g Geometry, p Plan, textRows int, budget int64) workingSet
 		grids[i] = [3]int{1, c[1] / vc.PatchSize, c[0] / vc.PatchSize} // image_grid_thw: one frame
 	}
 	for _, c := range p.encodes() {
-		out.encode = max(out.encode, deviceEncode(vcfg, c[1], c[0]))
+		out.encode = max(out.encode, deviceEncode(vcfg, c[1], c[0], budget))
 	}
 	var vision *qwen3vl.VisionConfig
 	if g.HasVision() {
@@ -41,11 +41,28 @@ func metalWorkingSets(g Geometry, p Plan, textRows int, budget int64) workingSet
 	return out
 }
 
-// deviceEncode is vaemetal.PlanEncodeFor of an H×W condition or start image, or the CPU's count when the
-// dry run rejects the size (the run then fails with the VAE's own message).
-func deviceEncode(cfg *vae.Config, H, W int) int64 {
-	return remember(planKey{cfg: cfg, op: "encode", h: H, w: W}, func() int64 {
-		n, err := vaemetal.PlanEncodeFor(cfg, H, W)
+// deviceEncode is vaemetal.PlanEncodeFor of an H×W condition or start image, or
+// PlanEncodeTiledFor in the tiling the pipeline chooses wherever the encode runs (as deviceDecode:
+// vae.ChooseEncodeTilingFor against a third of the working set, a quarter of physical memory; one
+// piece when the budget is unknown), or the CPU's count when the dry run rejects the size (the run
+// then fails with the VAE's own message).
+func deviceEncode(cfg *vae.Config, H, W int, budget int64) int64 {
+	return remember(planKey{cfg: cfg, op: "encode", h: H, w: W, budget: budget}, func() int64 {
+		var tiling *vae.Tiling
+		if budget > 0 {
+			t, _, err := vae.ChooseEncodeTilingFor(cfg, H, W, budget/3)
+			if err != nil {
+				return heapHeadroom * encodePeak(H/16, W/16)
+			}
+			tiling = t
+		}
+		var n int64
+		var err error
+		if tiling == nil {
+			n, err = vaemetal.PlanEncodeFor(cfg, H, W)
+		} else {
+			n, err = vaemetal.PlanEncodeTiledFor(cfg, H, W, *tiling)
+		}
 		if err != nil {
 			return heapHeadroom * encodePeak(H/16, W/16)
 		}
@@ -55,7 +72,7 @@ func deviceEncode(cfg *vae.Config, H, W int) int64 {
 
 // deviceDecode is vaemetal.PlanDecodeFor of an h×w latent grid in the tiling the pipeline chooses
 // wherever the decode runs: the CPU model's plan (vae.ChooseTilingFor) against a quarter of
-// physical memory (engine/pipeline's decodeBudget), which is a third of the working set
+// physical memory (engine/pipeline's vaeBudget), which is a third of the working set
 // DeviceBudget estimates on a Mac. An unknown budget decodes in one piece.
 func deviceDecode(cfg *vae.Config, h, w int, budget int64) int64 {
 	return remember(planKey{cfg: cfg, op: "decode", h: h, w: w, budget: budget}, func() int64 {

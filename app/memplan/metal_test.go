@@ -231,8 +231,10 @@ func TestCPUPredictionCountsTheOpenedModel(t *testing.T) {
 
 // A run that starts from an image (img2img, inpainting) encodes it at the output size before the
 // denoiser runs: the VAE-encoder stage counts that encode (engine/vae's dry run on the CPU, with
-// the heap's headroom; vaemetal's device plan on Metal), beside any condition image, and nothing
-// of the prompt's moves (the start image is no condition: no vision patches, no prefix rows).
+// the heap's headroom; vaemetal's device plan on Metal), in the tiling the pipeline chooses
+// against a quarter of physical memory (one piece for these sizes, tiles for the 2048² condition
+// image), beside any condition image, and nothing of the prompt's moves (the start image is no
+// condition: no vision patches, no prefix rows).
 func TestAStartImageCountsItsEncode(t *testing.T) {
 	g := PublishedGeometry()
 	cfg := vae.PublishedConfig()
@@ -244,13 +246,20 @@ func TestAStartImageCountsItsEncode(t *testing.T) {
 			with := Predict(g, plan, mac16WorkingSet)
 			encode := func(w, h int) int64 {
 				if metal {
+					tiling, _, err := vae.ChooseEncodeTilingFor(cfg, h, w, mac16Physical/4)
+					if err != nil {
+						t.Fatal(err)
+					}
 					n, err := vaemetal.PlanEncodeFor(cfg, h, w)
+					if tiling != nil {
+						n, err = vaemetal.PlanEncodeTiledFor(cfg, h, w, *tiling)
+					}
 					if err != nil {
 						t.Fatal(err)
 					}
 					return n
 				}
-				p, err := vae.PlanEncodeFor(cfg, h, w)
+				_, p, err := vae.ChooseEncodeTilingFor(cfg, h, w, mac16WorkingSet/4)
 				if err != nil {
 					t.Fatal(err)
 				}
