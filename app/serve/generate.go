@@ -132,7 +132,13 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, plans []plan, label
 		busy(w, 30, err.Error())
 		return outcome{}, false
 	}
+	b.mu.Lock()
 	b.ids = ids
+	interrupted := b.interrupted
+	b.mu.Unlock()
+	if interrupted { // /interrupt came while the jobs were being queued
+		b.cancel(s.cfg.Queue)
+	}
 	out := outcome{b: b, results: make([]*pipeline.Result, len(plans))}
 	for i, aj := range b.jobs {
 		select {

@@ -18,10 +18,10 @@ import (
 // batch is one txt2img/img2img request's jobs (batch_size × n_iter images, in order).
 type batch struct {
 	jobs  []*apiJob
-	ids   []jobs.ID
 	start time.Time
 
 	mu          sync.Mutex
+	ids         []jobs.ID // once submitted
 	interrupted bool
 	skipped     int
 }
@@ -132,9 +132,13 @@ func (t *tracker) remove(b *batch) {
 	t.mu.Unlock()
 }
 
-// cancel stops every job of b that is not finished.
+// cancel stops every job of b that is not finished (none before run has their IDs; run then
+// cancels them itself when the batch was interrupted meanwhile).
 func (b *batch) cancel(q *jobs.Queue) {
-	for _, id := range b.ids {
+	b.mu.Lock()
+	ids := b.ids
+	b.mu.Unlock()
+	for _, id := range ids {
 		q.Cancel(id)
 	}
 }
