@@ -90,7 +90,7 @@ func (m *Model) decodeTilesOnly(ctx context.Context, zn *Latents, t Tiling) erro
 	if err != nil {
 		return err
 	}
-	return eachTile(ctx, z, t, m.decodeRaw, nil)
+	return eachTile(ctx, t, z.H, z.W, decodeTile(z, m.decodeRaw), nil)
 }
 
 func planEncode(cfg *Config, H, W int, tiling *Tiling) (Plan, error) {
@@ -119,7 +119,8 @@ func (m *Model) encodeTilesOnly(ctx context.Context, img *Image, t Tiling) error
 	if err := m.checkImage(img); err != nil {
 		return err
 	}
-	return eachImageTile(ctx, img, t, m.cfg.Scale(), m.encodeRaw, nil)
+	s := m.cfg.Scale()
+	return eachTile(ctx, t, img.H/s, img.W/s, encodeTile(img, s, m.encodeRaw), nil)
 }
 
 // plan is what the dry run counted, above base bytes of resident tensors.

@@ -66,16 +66,34 @@ func (m *Model) DecodeTiled(ctx context.Context, zn *Latents, t Tiling) (*Image,
 // blendTiles decodes z tile by tile with decode (latents → image at scale× the size) and returns
 // the weighted average of the tiles.
 func blendTiles(ctx context.Context, z *Latents, t Tiling, scale, channels int, decode func(context.Context, *Latents) (*Image, error)) (*Image, error) {
-	ys, th := t.spans(z.H)
-	xs, tw := t.spans(z.W)
-	out := &Image{C: channels, H: scale * z.H, W: scale * z.W}
+	return blendGrid(ctx, t, z.H, z.W, scale, channels, decodeTile(z, decode))
+}
+
+// decodeTile is the tile work of a decode of z: the tile's latents, decoded.
+func decodeTile(z *Latents, decode func(context.Context, *Latents) (*Image, error)) tileWork {
+	return func(ctx context.Context, y0, x0, th, tw int) (*Image, error) {
+		return decode(ctx, &Latents{C: z.C, H: th, W: tw, Data: cropCHW(z.Data, z.C, z.H, z.W, y0, x0, th, tw)})
+	}
+}
+
+// tileWork makes one tile's output from the tile of a latent grid at latent (y0, x0), th×tw
+// latents: channel planes of per·th × per·tw values (per output values per latent and side).
+type tileWork func(ctx context.Context, y0, x0, th, tw int) (*Image, error)
+
+// blendGrid runs work over the tiles of an h×w latent grid and returns the weighted average of
+// their outputs, a channels × per·h × per·w grid: each tile weighted by blendRamp's linear
+// cross-fades over its overlaps, divided by the weights' sum.
+func blendGrid(ctx context.Context, t Tiling, h, w, per, channels int, work tileWork) (*Image, error) {
+	ys, th := t.spans(h)
+	xs, tw := t.spans(w)
+	out := &Image{C: channels, H: per * h, W: per * w}
 	out.Pix = make([]float32, out.C*out.H*out.W)
 	weightSum := make([]float32, out.H*out.W)
-	err := eachTile(ctx, z, t, decode, func(tile *Image, iy, ix int) error {
-		if tile.C != channels || tile.H != scale*th || tile.W != scale*tw {
-			return fmt.Errorf("tile at latent (%d, %d) of %d×%d decoded to %d×%d×%d, want %d×%d×%d", ys[iy], xs[ix], z.H, z.W, tile.C, tile.H, tile.W, channels, scale*th, scale*tw)
+	err := eachTile(ctx, t, h, w, work, func(tile *Image, iy, ix int) error {
+		if tile.C != channels || tile.H != per*th || tile.W != per*tw || len(tile.Pix) != channels*per*th*per*tw {
+			return fmt.Errorf("tile at latent (%d, %d) of %d×%d gave %d×%d×%d, want %d×%d×%d", ys[iy], xs[ix], h, w, tile.C, tile.H, tile.W, channels, per*th, per*tw)
 		}
-		accumulate(out, weightSum, tile, scale*ys[iy], scale*xs[ix], blendRamp(ys, iy, th, scale), blendRamp(xs, ix, tw, scale))
+		accumulate(out, weightSum, tile, per*ys[iy], per*xs[ix], blendRamp(ys, iy, th, per), blendRamp(xs, ix, tw, per))
 		return nil
 	})
 	if err != nil {
@@ -88,17 +106,17 @@ func blendTiles(ctx context.Context, z *Latents, t Tiling, scale, channels int, 
 	return out, nil
 }
 
-// eachTile decodes z's tiles in order (rows of tiles, top to bottom) and hands each decoded tile
-// with its row and column index to use (nil: decode only, as a plan's dry run does: the blend
-// touches only host memory, which a plan does not count).
-func eachTile(ctx context.Context, z *Latents, t Tiling, decode func(context.Context, *Latents) (*Image, error), use func(tile *Image, iy, ix int) error) error {
-	ys, th := t.spans(z.H)
-	xs, tw := t.spans(z.W)
+// eachTile runs work over the tiles of an h×w latent grid in order (rows of tiles, top to bottom)
+// and hands each output with its row and column index to use (nil: the work only, as a plan's dry
+// run does: the blend touches only host memory, which a plan does not count).
+func eachTile(ctx context.Context, t Tiling, h, w int, work tileWork, use func(tile *Image, iy, ix int) error) error {
+	ys, th := t.spans(h)
+	xs, tw := t.spans(w)
 	for iy, y0 := range ys {
 		for ix, x0 := range xs {
-			tile, err := decode(ctx, z.crop(y0, x0, th, tw))
+			tile, err := work(ctx, y0, x0, th, tw)
 			if err != nil {
-				return fmt.Errorf("tile at latent (%d, %d) of %d×%d: %w", y0, x0, z.H, z.W, err)
+				return fmt.Errorf("tile at latent (%d, %d) of %d×%d: %w", y0, x0, h, w, err)
 			}
 			if use != nil {
 				if err := use(tile, iy, ix); err != nil {
@@ -110,13 +128,13 @@ func eachTile(ctx context.Context, z *Latents, t Tiling, decode func(context.Con
 	return nil
 }
 
-// crop copies the h×w window at (y0, x0) of every channel.
-func (l *Latents) crop(y0, x0, h, w int) *Latents {
-	out := &Latents{C: l.C, H: h, W: w, Data: make([]float32, l.C*h*w)}
-	for c := 0; c < l.C; c++ {
+// cropCHW copies the h×w window at (y0, x0) of every channel of a c×H×W grid.
+func cropCHW(data []float32, c, H, W, y0, x0, h, w int) []float32 {
+	out := make([]float32, c*h*w)
+	for ch := 0; ch < c; ch++ {
 		for y := 0; y < h; y++ {
-			src := l.Data[(c*l.H+y0+y)*l.W+x0:]
-			copy(out.Data[(c*h+y)*w:(c*h+y+1)*w], src[:w])
+			src := data[(ch*H+y0+y)*W+x0:]
+			copy(out[(ch*h+y)*w:(ch*h+y+1)*w], src[:w])
 		}
 	}
 	return out
