@@ -3,8 +3,6 @@ package ui
 import (
 	"strings"
 
-	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/storage"
 )
 
@@ -15,23 +13,7 @@ import (
 var imageFileExtensions = []string{".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff"}
 
 // pickImageFile opens the file dialog for one image and hands its path to use.
-func (s *studio) pickImageFile(use func(path string)) {
-	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
-		if err != nil {
-			s.say("The file could not be opened: %v", err)
-			return
-		}
-		if r == nil {
-			return
-		}
-		path := r.URI().Path()
-		r.Close()
-		use(path)
-	}, s.win)
-	d.SetFilter(storage.NewExtensionFileFilter(imageFileExtensions))
-	d.Show()
-	d.Resize(fyne.NewSize(900, 600)) // after Show: Fyne's file dialog has no window to size before it
-}
+func (s *studio) pickImageFile(use func(path string)) { s.pickFile(imageFileExtensions, "", use) }
 
 // clipboardPath is a line of copied text as a file path: a file:// URI's path, else the line
 // itself, trimmed.

@@ -7,8 +7,6 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/dialog"
-	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -162,26 +160,7 @@ func presetOf(path string) (pr *lora.Preset, err error) {
 
 // pickLoRA opens a file dialog for a .safetensors LoRA, starting in the LoRA folder.
 func (s *studio) pickLoRA() {
-	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
-		if err != nil {
-			s.say("The file could not be opened: %v", err)
-			return
-		}
-		if r == nil {
-			return
-		}
-		path := r.URI().Path()
-		r.Close()
-		s.addLoRAs([]string{path})
-	}, s.win)
-	d.SetFilter(storage.NewExtensionFileFilter([]string{".safetensors"}))
-	if s.deps.LoRADir != "" {
-		if l, err := storage.ListerForURI(storage.NewFileURI(s.deps.LoRADir)); err == nil {
-			d.SetLocation(l)
-		}
-	}
-	d.Show()
-	d.Resize(fyne.NewSize(900, 600))
+	s.pickFile([]string{".safetensors"}, s.deps.LoRADir, func(path string) { s.addLoRAs([]string{path}) })
 }
 
 // addLoRAs adds LoRA files to the list (enabled, strength 1).

@@ -6,8 +6,6 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/dialog"
-	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -311,19 +309,7 @@ func (s *studio) setBackend(b settings.Backend) {
 }
 
 // pickModel chooses the .cmf model file.
-func (s *studio) pickModel() {
-	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
-		if err != nil || r == nil {
-			return
-		}
-		path := r.URI().Path()
-		r.Close()
-		s.useModel(path)
-	}, s.win)
-	d.SetFilter(storage.NewExtensionFileFilter([]string{".cmf"}))
-	d.Show()
-	d.Resize(fyne.NewSize(900, 600)) // after Show: Fyne's file dialog has no window to size before it
-}
+func (s *studio) pickModel() { s.pickFile([]string{".cmf"}, "", s.useModel) }
 
 // useModel switches to a model file: its geometry drives the memory prediction at once, and the
 // generator opens it for the next job.
