@@ -149,7 +149,7 @@ func New(m ModelFile, be ml.Backend, opts Options) (*Pipeline, error) {
 	p.denAt = &placed{network: "the denoiser", call: "a prompt"}
 	p.vaeAt = &placed{network: "the VAE", call: "the VAE"}
 	p.textAt = &placed{network: "the text encoder", call: "the text encoder"}
-	if p.vaeNet, err = place(p, p.vaeAt, opts.VAE, p.vae, VAE(cpuVAE{p.vae})); err != nil {
+	if p.vaeNet, err = place(p, p.vaeAt, opts.VAE, p.vae, VAE(p.vae)); err != nil {
 		return nil, err
 	}
 	if p.textNet, err = place(p, p.textAt, opts.TextEncoder, p.enc, TextEncoder(p.enc)); err != nil {

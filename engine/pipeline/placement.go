@@ -21,10 +21,11 @@ type (
 		Encode(ctx context.Context, ids []int32, images []qwen3vl.VisionInput) ([]float32, error)
 	}
 	// VAE decodes latents and encodes images, each in one piece when tiling is nil (the tiling is
-	// on the latent grid either way: vae.Model.DecodeTiled, EncodeTiled).
+	// on the latent grid either way: vae.Model.DecodeTiled, EncodeTiled). *vae.Model is one, on
+	// the pipeline's backend.
 	VAE interface {
-		Decode(ctx context.Context, zn *vae.Latents, tiling *vae.Tiling) (*vae.Image, error)
-		Encode(ctx context.Context, img *vae.Image, tiling *vae.Tiling) (mode, normalized *vae.Latents, err error)
+		DecodeWith(ctx context.Context, zn *vae.Latents, tiling *vae.Tiling) (*vae.Image, error)
+		EncodeWith(ctx context.Context, img *vae.Image, tiling *vae.Tiling) (mode, normalized *vae.Latents, err error)
 	}
 )
 
@@ -168,21 +169,4 @@ func (p *Pipeline) residentBesides(at *placed) int64 {
 		}
 	}
 	return n
-}
-
-// cpuVAE is the VAE on the pipeline's backend.
-type cpuVAE struct{ m *vae.Model }
-
-func (v cpuVAE) Decode(ctx context.Context, zn *vae.Latents, tiling *vae.Tiling) (*vae.Image, error) {
-	if tiling == nil {
-		return v.m.Decode(ctx, zn)
-	}
-	return v.m.DecodeTiled(ctx, zn, *tiling)
-}
-
-func (v cpuVAE) Encode(ctx context.Context, img *vae.Image, tiling *vae.Tiling) (mode, normalized *vae.Latents, err error) {
-	if tiling == nil {
-		return v.m.Encode(ctx, img)
-	}
-	return v.m.EncodeTiled(ctx, img, *tiling)
 }

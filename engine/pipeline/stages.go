@@ -179,7 +179,7 @@ func (p *Pipeline) Decode(ctx context.Context, latents []float32, h, w int) (*va
 			return nil, fmt.Errorf("decoding %d×%d latents: %w", h, w, err)
 		}
 	}
-	return p.vaeNet.Decode(ctx, zn, tiling)
+	return p.vaeNet.DecodeWith(ctx, zn, tiling)
 }
 
 // encodeImage is one image's normalized latents (the mode of the latent distribution): in one
@@ -192,7 +192,7 @@ func (p *Pipeline) encodeImage(ctx context.Context, img *vae.Image) (*vae.Latent
 	if err != nil {
 		return nil, fmt.Errorf("encoding a %d×%d image: %w", img.W, img.H, err)
 	}
-	_, zn, err := p.vaeNet.Encode(ctx, img, tiling)
+	_, zn, err := p.vaeNet.EncodeWith(ctx, img, tiling)
 	return zn, err
 }
 

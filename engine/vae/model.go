@@ -56,6 +56,23 @@ func LoadWithConfig(b ml.Backend, src quant.Source, cfg *Config) (*Model, error)
 // Config is the model's geometry.
 func (m *Model) Config() *Config { return m.cfg }
 
+// DecodeWith is Decode when tiling is nil (one piece, exact), else DecodeTiled: how the pipeline
+// calls a VAE, with the tiling it chose for the image.
+func (m *Model) DecodeWith(ctx context.Context, zn *Latents, tiling *Tiling) (*Image, error) {
+	if tiling == nil {
+		return m.Decode(ctx, zn)
+	}
+	return m.DecodeTiled(ctx, zn, *tiling)
+}
+
+// EncodeWith is Encode when tiling is nil (one piece, exact), else EncodeTiled.
+func (m *Model) EncodeWith(ctx context.Context, img *Image, tiling *Tiling) (mode, normalized *Latents, err error) {
+	if tiling == nil {
+		return m.Encode(ctx, img)
+	}
+	return m.EncodeTiled(ctx, img, *tiling)
+}
+
 // Decode turns normalized latents [z_dim, h, w] (what the denoiser produces) into an image
 // [out_channels, 16h, 16w] clamped to [-1, 1], in one piece. For large grids use DecodeTiled.
 func (m *Model) Decode(ctx context.Context, zn *Latents) (*Image, error) {

@@ -20,7 +20,7 @@ func VAE(dev device.Device, mapping []byte) pipeline.Place[pipeline.VAE, *vae.Mo
 		v, err := vaemetal.New(dev, s.Model, mapping)
 		var declined *metal.Declined
 		if errors.As(err, &declined) {
-			return cpuVAE{cpu}, pipeline.Placement{Notice: decline(declined).Notice("the VAE")}, nil
+			return cpu, pipeline.Placement{Notice: decline(declined).Notice("the VAE")}, nil
 		}
 		if err != nil {
 			return nil, pipeline.Placement{}, fmt.Errorf("the Metal VAE on %s: %w", dev.Name(), err)
@@ -46,29 +46,12 @@ func VAE(dev device.Device, mapping []byte) pipeline.Place[pipeline.VAE, *vae.Mo
 // vaeRunner is the device VAE with its CPU fallback.
 type vaeRunner struct{ r *vaemetal.Runner }
 
-func (v vaeRunner) Decode(ctx context.Context, zn *vae.Latents, tiling *vae.Tiling) (*vae.Image, error) {
+func (v vaeRunner) DecodeWith(ctx context.Context, zn *vae.Latents, tiling *vae.Tiling) (*vae.Image, error) {
 	img, _, err := v.r.Decode(ctx, zn, tiling)
 	return img, err
 }
 
-func (v vaeRunner) Encode(ctx context.Context, img *vae.Image, tiling *vae.Tiling) (mode, normalized *vae.Latents, err error) {
+func (v vaeRunner) EncodeWith(ctx context.Context, img *vae.Image, tiling *vae.Tiling) (mode, normalized *vae.Latents, err error) {
 	mode, normalized, _, err = v.r.Encode(ctx, img, tiling)
 	return mode, normalized, err
-}
-
-// cpuVAE is the CPU model after the device declined the whole VAE.
-type cpuVAE struct{ m *vae.Model }
-
-func (v cpuVAE) Decode(ctx context.Context, zn *vae.Latents, tiling *vae.Tiling) (*vae.Image, error) {
-	if tiling == nil {
-		return v.m.Decode(ctx, zn)
-	}
-	return v.m.DecodeTiled(ctx, zn, *tiling)
-}
-
-func (v cpuVAE) Encode(ctx context.Context, img *vae.Image, tiling *vae.Tiling) (mode, normalized *vae.Latents, err error) {
-	if tiling == nil {
-		return v.m.Encode(ctx, img)
-	}
-	return v.m.EncodeTiled(ctx, img, *tiling)
 }

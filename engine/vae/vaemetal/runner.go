@@ -43,25 +43,14 @@ func (r *Runner) Decode(ctx context.Context, zn *vae.Latents, tiling *vae.Tiling
 	var device func() (*vae.Image, error)
 	if r.gpu != nil {
 		device = func() (*vae.Image, error) {
-			var img *vae.Image
-			var err error
-			if tiling == nil {
-				img, err = r.gpu.Decode(ctx, zn)
-			} else {
-				img, err = r.gpu.DecodeTiled(ctx, zn, *tiling)
-			}
+			img, err := r.gpu.DecodeWith(ctx, zn, tiling)
 			if err != nil {
 				return nil, fmt.Errorf("the VAE decode on %s: %w", r.gpu.DeviceName(), err)
 			}
 			return img, nil
 		}
 	}
-	return metal.Try(device, func() (*vae.Image, error) {
-		if tiling == nil {
-			return r.cpu.Decode(ctx, zn)
-		}
-		return r.cpu.DecodeTiled(ctx, zn, *tiling)
-	}, r.onDecline)
+	return metal.Try(device, func() (*vae.Image, error) { return r.cpu.DecodeWith(ctx, zn, tiling) }, r.onDecline)
 }
 
 // Encode encodes in one piece (tiling nil) or in tiles, on the device or, when it declines, on
@@ -70,13 +59,7 @@ func (r *Runner) Encode(ctx context.Context, img *vae.Image, tiling *vae.Tiling)
 	var device func() ([2]*vae.Latents, error)
 	if r.gpu != nil {
 		device = func() ([2]*vae.Latents, error) {
-			var mode, normalized *vae.Latents
-			var err error
-			if tiling == nil {
-				mode, normalized, err = r.gpu.Encode(ctx, img)
-			} else {
-				mode, normalized, err = r.gpu.EncodeTiled(ctx, img, *tiling)
-			}
+			mode, normalized, err := r.gpu.EncodeWith(ctx, img, tiling)
 			if err != nil {
 				return [2]*vae.Latents{}, fmt.Errorf("the VAE encode on %s: %w", r.gpu.DeviceName(), err)
 			}
@@ -84,13 +67,7 @@ func (r *Runner) Encode(ctx context.Context, img *vae.Image, tiling *vae.Tiling)
 		}
 	}
 	out, onDevice, err := metal.Try(device, func() ([2]*vae.Latents, error) {
-		var mode, normalized *vae.Latents
-		var err error
-		if tiling == nil {
-			mode, normalized, err = r.cpu.Encode(ctx, img)
-		} else {
-			mode, normalized, err = r.cpu.EncodeTiled(ctx, img, *tiling)
-		}
+		mode, normalized, err := r.cpu.EncodeWith(ctx, img, tiling)
 		return [2]*vae.Latents{mode, normalized}, err
 	}, r.onDecline)
 	return out[0], out[1], onDevice, err

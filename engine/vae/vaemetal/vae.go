@@ -106,6 +106,22 @@ func PlanEncodeTiledFor(cfg *vae.Config, H, W int, t vae.Tiling) (int64, error) 
 	return p.PeakActivationBytes + metalops.AttentionScratchBytes(th*tw, th*tw, 1), nil
 }
 
+// DecodeWith is Decode when tiling is nil, else DecodeTiled (vae.Model.DecodeWith on the device).
+func (v *VAE) DecodeWith(ctx context.Context, zn *vae.Latents, tiling *vae.Tiling) (*vae.Image, error) {
+	if tiling == nil {
+		return v.Decode(ctx, zn)
+	}
+	return v.DecodeTiled(ctx, zn, *tiling)
+}
+
+// EncodeWith is Encode when tiling is nil, else EncodeTiled (vae.Model.EncodeWith on the device).
+func (v *VAE) EncodeWith(ctx context.Context, img *vae.Image, tiling *vae.Tiling) (mode, normalized *vae.Latents, err error) {
+	if tiling == nil {
+		return v.Encode(ctx, img)
+	}
+	return v.EncodeTiled(ctx, img, *tiling)
+}
+
 // Decode is vae.Model.Decode on the device (one piece).
 func (v *VAE) Decode(ctx context.Context, zn *vae.Latents) (*vae.Image, error) {
 	if zn == nil {
