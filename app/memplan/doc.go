@@ -7,6 +7,6 @@
 // ledger uses (engine/pipeline/memory.go), plus the VAE's counted per-tile activation peak
 // (docs/BENCHMARKS.md, VAE section). On Metal the networks' working sets are their device
 // buffers, counted by the same functions their decline checks use (qi21metal.PlanProgramFor,
-// qwen3vlmetal.PlanEncodeFor, vaemetal.PlanDecodeFor, PlanEncodeFor and PlanEncodeTiledFor). It
+// qwen3vlmetal.PlanEncodeFor, vaemetal.PlanDecodeFor and PlanEncodeFor). It
 // is an estimate from shapes, not a measurement.
 package memplan

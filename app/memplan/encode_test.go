@@ -20,7 +20,7 @@ func TestA2048StartImageIsPlannedTiled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wholeDevice, err := vaemetal.PlanEncodeFor(cfg, side, side)
+	wholeDevice, err := vaemetal.PlanEncodeFor(cfg, side, side, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestA2048StartImageIsPlannedTiled(t *testing.T) {
 			}
 			want := heapHeadroom * plan.PeakActivationBytes
 			if c.metal {
-				if want, err = vaemetal.PlanEncodeTiledFor(cfg, side, side, *tiling); err != nil {
+				if want, err = vaemetal.PlanEncodeFor(cfg, side, side, tiling); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -41,8 +41,8 @@ func metalWorkingSets(g Geometry, p Plan, textRows int, budget int64) workingSet
 	return out
 }
 
-// deviceEncode is vaemetal.PlanEncodeFor of an H×W condition or start image, or
-// PlanEncodeTiledFor in the tiling the pipeline chooses wherever the encode runs (as deviceDecode:
+// deviceEncode is vaemetal.PlanEncodeFor of an H×W condition or start image in the tiling the
+// pipeline chooses wherever the encode runs (as deviceDecode:
 // vae.ChooseEncodeTilingFor against a third of the working set, a quarter of physical memory; one
 // piece when the budget is unknown), or the CPU's count when the dry run rejects the size (the run
 // then fails with the VAE's own message).
@@ -56,13 +56,7 @@ func deviceEncode(cfg *vae.Config, H, W int, budget int64) int64 {
 			}
 			tiling = t
 		}
-		var n int64
-		var err error
-		if tiling == nil {
-			n, err = vaemetal.PlanEncodeFor(cfg, H, W)
-		} else {
-			n, err = vaemetal.PlanEncodeTiledFor(cfg, H, W, *tiling)
-		}
+		n, err := vaemetal.PlanEncodeFor(cfg, H, W, tiling)
 		if err != nil {
 			return heapHeadroom * encodePeak(H/16, W/16)
 		}

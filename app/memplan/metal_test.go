@@ -45,7 +45,7 @@ func TestMetalPlanCountsTheDevicePlans(t *testing.T) {
 			for _, c := range plan.Conditions {
 				tokens += (c[0] / 32) * (c[1] / 32)
 				grids = append(grids, [3]int{1, c[1] / 16, c[0] / 16})
-				n, err := vaemetal.PlanEncodeFor(cfg, c[1], c[0])
+				n, err := vaemetal.PlanEncodeFor(cfg, c[1], c[0], nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -250,9 +250,9 @@ func TestAStartImageCountsItsEncode(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					n, err := vaemetal.PlanEncodeFor(cfg, h, w)
+					n, err := vaemetal.PlanEncodeFor(cfg, h, w, nil)
 					if tiling != nil {
-						n, err = vaemetal.PlanEncodeTiledFor(cfg, h, w, *tiling)
+						n, err = vaemetal.PlanEncodeFor(cfg, h, w, tiling)
 					}
 					if err != nil {
 						t.Fatal(err)

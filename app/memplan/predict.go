@@ -23,8 +23,7 @@ type Plan struct {
 	// Metal says the networks run on the Metal device (app/backend's choice): the denoiser's
 	// programs each hold their own activation buffers there (qi21metal.PlanProgramFor), and
 	// the text encoder with its vision tower and the VAE hold the buffers their device plans
-	// count (qwen3vlmetal.PlanEncodeFor, vaemetal.PlanDecodeFor, PlanEncodeFor and
-	// PlanEncodeTiledFor), instead of float32 working sets on the Go heap with its headroom.
+	// count (qwen3vlmetal.PlanEncodeFor, vaemetal.PlanDecodeFor and PlanEncodeFor), instead of float32 working sets on the Go heap with its headroom.
 	Metal bool
 	// SharpPreview says the sharp preview is on: while the denoiser runs, a second VAE on its
 	// own CPU backend decodes reduced x0 estimates (engine/pipeline/sharp.go), so its weights and

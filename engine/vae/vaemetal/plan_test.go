@@ -42,7 +42,7 @@ func TestEmuPlanForMatchesTheDeviceModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := PlanEncodeFor(cfg, 6*s, 4*s)
+	got, err := PlanEncodeFor(cfg, 6*s, 4*s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,10 +53,10 @@ func TestEmuPlanForMatchesTheDeviceModel(t *testing.T) {
 	if p, err = m.PlanEncodeTiled(12*s, 9*s, tiling); err != nil {
 		t.Fatal(err)
 	}
-	if got, err = PlanEncodeTiledFor(cfg, 12*s, 9*s, tiling); err != nil {
+	if got, err = PlanEncodeFor(cfg, 12*s, 9*s, &tiling); err != nil {
 		t.Fatal(err)
 	}
 	if want := p.PeakActivationBytes + metalops.AttentionScratchBytes(16, 16, 1); got != want {
-		t.Errorf("tiled encode: PlanEncodeTiledFor %d, the device model's dry run %d", got, want)
+		t.Errorf("tiled encode: PlanEncodeFor %d, the device model's dry run %d", got, want)
 	}
 }

@@ -52,14 +52,10 @@ func (v *VAE) PlanDecode(h, w int, tiling *vae.Tiling) (int64, error) {
 	return PlanDecodeFor(v.m.Config(), h, w, tiling)
 }
 
-// PlanEncode is the device memory an encode of an H×W image needs beyond ResidentBytes:
-// PlanEncodeFor at this model's geometry.
-func (v *VAE) PlanEncode(H, W int) (int64, error) { return PlanEncodeFor(v.m.Config(), H, W) }
-
-// PlanEncodeTiled is the device memory a tiled encode of an H×W image needs beyond
-// ResidentBytes: PlanEncodeTiledFor at this model's geometry.
-func (v *VAE) PlanEncodeTiled(H, W int, t vae.Tiling) (int64, error) {
-	return PlanEncodeTiledFor(v.m.Config(), H, W, t)
+// PlanEncode is the device memory an encode of an H×W image (in one piece when tiling is nil)
+// needs beyond ResidentBytes: PlanEncodeFor at this model's geometry.
+func (v *VAE) PlanEncode(H, W int, tiling *vae.Tiling) (int64, error) {
+	return PlanEncodeFor(v.m.Config(), H, W, tiling)
 }
 
 // PlanDecodeFor is the device memory, beyond the biases and gains, of decoding an h×w latent grid
@@ -82,27 +78,24 @@ func PlanDecodeFor(cfg *vae.Config, h, w int, tiling *vae.Tiling) (int64, error)
 	return p.PeakActivationBytes + metalops.AttentionScratchBytes(th*tw, th*tw, 1), nil
 }
 
-// PlanEncodeFor is the device memory, beyond the biases and gains, of encoding an H×W image with
-// a VAE of geometry cfg: the dry run's peak plus the mid block's score buffer.
-func PlanEncodeFor(cfg *vae.Config, H, W int) (int64, error) {
-	p, err := vae.PlanEncodeFor(cfg, H, W)
+// PlanEncodeFor is the device memory, beyond the biases and gains, of encoding an H×W image (in
+// one piece when tiling is nil, else in its tiles: vae.Model.EncodeTiled) with a VAE of geometry
+// cfg, from the config alone: engine/vae's dry run plus the mid block's score buffer for one
+// tile. Encode's and EncodeTiled's checks and app/memplan's prediction all count with it.
+func PlanEncodeFor(cfg *vae.Config, H, W int, tiling *vae.Tiling) (int64, error) {
+	var p vae.Plan
+	var err error
+	s := cfg.Scale()
+	th, tw := H/s, W/s
+	if tiling == nil {
+		p, err = vae.PlanEncodeFor(cfg, H, W)
+	} else {
+		p, err = vae.PlanEncodeTiledFor(cfg, H, W, *tiling)
+		th, tw = min(th, tiling.Tile), min(tw, tiling.Tile)
+	}
 	if err != nil {
 		return 0, err
 	}
-	s := cfg.Scale()
-	return p.PeakActivationBytes + metalops.AttentionScratchBytes((H/s)*(W/s), (H/s)*(W/s), 1), nil
-}
-
-// PlanEncodeTiledFor is PlanEncodeFor in tiles (vae.Model.EncodeTiled): engine/vae's dry run of
-// every tile's encode, plus the mid block's score buffer for one tile. EncodeTiled's check and
-// app/memplan's prediction both count with it.
-func PlanEncodeTiledFor(cfg *vae.Config, H, W int, t vae.Tiling) (int64, error) {
-	p, err := vae.PlanEncodeTiledFor(cfg, H, W, t)
-	if err != nil {
-		return 0, err
-	}
-	s := cfg.Scale()
-	th, tw := min(H/s, t.Tile), min(W/s, t.Tile)
 	return p.PeakActivationBytes + metalops.AttentionScratchBytes(th*tw, th*tw, 1), nil
 }
 
@@ -161,7 +154,7 @@ func (v *VAE) Encode(ctx context.Context, img *vae.Image) (mode, normalized *vae
 	if img == nil {
 		return nil, nil, errors.New("vaemetal: Encode of a nil image")
 	}
-	need, err := v.PlanEncode(img.H, img.W)
+	need, err := v.PlanEncode(img.H, img.W, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -177,7 +170,7 @@ func (v *VAE) EncodeTiled(ctx context.Context, img *vae.Image, t vae.Tiling) (mo
 	if img == nil {
 		return nil, nil, errors.New("vaemetal: EncodeTiled of a nil image")
 	}
-	need, err := v.PlanEncodeTiled(img.H, img.W, t)
+	need, err := v.PlanEncode(img.H, img.W, &t)
 	if err != nil {
 		return nil, nil, err
 	}
