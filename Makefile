@@ -28,7 +28,9 @@ vet:
 	$(GO) vet ./...
 
 # Type-checks every package (tests included) and the darwinkit/Fyne code it imports for
-# darwin/arm64, cgo files included, without a Mac.
+# darwin/arm64, cgo files included, without a Mac; and lints every call into darwinkit against
+# darwinkit's own source (a wrapper that calls objc.WrapAsProtocol, a Release of an autoreleased
+# object, a +1 object never released: internal/darwincheck/darwinkit.go).
 darwin-check:
 	$(GO) run ./tools/darwincheck -test ./...
 

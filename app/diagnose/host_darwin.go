@@ -25,6 +25,7 @@ import (
 	"unsafe"
 
 	"github.com/progrium/darwinkit/macos/foundation"
+	"github.com/progrium/darwinkit/objc"
 
 	"easel/engine/procmem"
 )
@@ -50,12 +51,16 @@ func hostInfo() Host {
 	mem := int64(C.easelSysctlInt64(cname))
 	C.free(unsafe.Pointer(cname))
 	fp := procmem.Read()
-	pi := foundation.ProcessInfo_ProcessInfo()
-	thermal := map[foundation.ProcessInfoThermalState]string{
-		foundation.ProcessInfoThermalStateNominal: "nominal", foundation.ProcessInfoThermalStateFair: "fair",
-		foundation.ProcessInfoThermalStateSerious: "serious", foundation.ProcessInfoThermalStateCritical: "critical",
-	}[pi.ThermalState()]
+	var thermal, version string
+	objc.WithAutoreleasePool(func() { // the version NSString is autoreleased; a Go thread has no pool
+		pi := foundation.ProcessInfo_ProcessInfo()
+		thermal = map[foundation.ProcessInfoThermalState]string{
+			foundation.ProcessInfoThermalStateNominal: "nominal", foundation.ProcessInfoThermalStateFair: "fair",
+			foundation.ProcessInfoThermalStateSerious: "serious", foundation.ProcessInfoThermalStateCritical: "critical",
+		}[pi.ThermalState()]
+		version = pi.OperatingSystemVersionString()
+	})
 	return Host{OS: runtime.GOOS, Arch: runtime.GOARCH, OSBuild: sysctlString("kern.osversion"),
-		OSVersion: pi.OperatingSystemVersionString(), Chip: sysctlString("machdep.cpu.brand_string"),
+		OSVersion: version, Chip: sysctlString("machdep.cpu.brand_string"),
 		Cores: runtime.NumCPU(), PhysicalMemory: mem, Thermal: thermal, Footprint: fp.Now, PeakFootprint: fp.Peak}
 }

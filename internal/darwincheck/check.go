@@ -33,6 +33,7 @@ type Options struct {
 	Tests       bool     // include _test.go files
 	KeepInvalid bool     // keep "invalid type" errors (artifacts of FakeImportC)
 	Patterns    []string // default "./..."
+	Darwinkit   bool     // also lint every call into darwinkit (darwinkit.go)
 }
 
 // Report is the outcome of one check.
@@ -41,6 +42,7 @@ type Report struct {
 	Packages   int      // packages type-checked, dependencies and std included
 	DepErrors  int      // errors in dependencies (not counted as failures)
 	Suppressed int      // FakeImportC "invalid type" messages dropped
+	Findings   []string // with Options.Darwinkit: "file:line:col: message", one per misuse of darwinkit
 	Elapsed    time.Duration
 }
 
@@ -77,6 +79,10 @@ func Check(opts Options) (*Report, error) {
 	sizes := types.SizesFor("gc", opts.GOARCH)
 	ctxt := types.NewContext()
 	seen := map[string]bool{} // with Tests a file is checked in p and in "p [p.test]"
+	var lint *kitLint
+	if opts.Darwinkit {
+		lint = newKitLint(fset)
+	}
 	for _, p := range pkgs {
 		if p.ImportPath == "unsafe" || p.ImportPath == "C" || strings.HasSuffix(p.ImportPath, ".test") {
 			continue
@@ -130,9 +136,21 @@ func Check(opts Options) (*Report, error) {
 		if p.Module != nil && p.Module.GoVersion != "" {
 			conf.GoVersion = "go" + p.Module.GoVersion
 		}
-		tp, _ := conf.Check(p.ImportPath, fset, files, &types.Info{})
+		info := &types.Info{}
+		keep := lint != nil && (!p.DepOnly || isKitPath(p.ImportPath))
+		if keep {
+			info.Uses = map[*ast.Ident]types.Object{}
+			info.Defs = map[*ast.Ident]types.Object{}
+		}
+		tp, _ := conf.Check(p.ImportPath, fset, files, info)
 		done[p.ImportPath] = tp
 		rep.Packages++
+		if keep {
+			lint.add(p.ImportPath, !p.DepOnly, files, info)
+		}
+	}
+	if lint != nil {
+		rep.Findings = lint.run()
 	}
 	rep.Elapsed = time.Since(start)
 	return rep, nil

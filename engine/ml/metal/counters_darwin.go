@@ -46,12 +46,17 @@ func newSampler(dev metal.DeviceObject) *sampler {
 	if !dev.HasSupportsCounterSampling() || !dev.SupportsCounterSampling(metal.CounterSamplingPointAtStageBoundary) || !dev.HasCounterSets() {
 		return nil
 	}
-	for _, set := range dev.CounterSets() {
-		if set.Name() == string(metal.CommonCounterSetTimestamp) {
-			return &sampler{dev: dev, set: set}
+	var s *sampler
+	objc.WithAutoreleasePool(func() { // the array and the names are autoreleased
+		for _, set := range dev.CounterSets() {
+			if set.Name() == string(metal.CommonCounterSetTimestamp) {
+				set.Retain() // kept beyond the pool, for the life of the device
+				s = &sampler{dev: dev, set: set}
+				return
+			}
 		}
-	}
-	return nil
+	})
+	return s
 }
 
 // take returns a pooled or new sample buffer; ok false when none can be made.
@@ -68,13 +73,12 @@ func (s *sampler) take() (metal.CounterSampleBufferObject, bool) {
 	}
 	var b metal.CounterSampleBufferObject
 	objc.WithAutoreleasePool(func() {
-		desc := metal.NewCounterSampleBufferDescriptor()
-		desc.SetCounterSet(s.set)
+		desc := metal.NewCounterSampleBufferDescriptor() // new + autorelease: the pool frees it, never Release
+		desc.SetCounterSetObject(s.set)                  // Metal's own counter set, not an adaptor
 		desc.SetSampleCount(samplesPerBuffer)
 		desc.SetStorageMode(metal.StorageModeShared)
 		var nsErr unsafe.Pointer
 		b = s.dev.NewCounterSampleBufferWithDescriptorError(desc, unsafe.Pointer(&nsErr))
-		desc.Release()
 	})
 	if b.IsNil() {
 		s.bad = true
@@ -109,7 +113,7 @@ func (c *darwinCommandBuffer) timedEncoder() (metal.ComputeCommandEncoderObject,
 	objc.WithAutoreleasePool(func() {
 		desc := metal.ComputePassDescriptor_ComputePassDescriptor()
 		att := desc.SampleBufferAttachments().ObjectAtIndexedSubscript(0)
-		att.SetSampleBuffer(c.samples)
+		att.SetSampleBufferObject(c.samples) // Metal's own sample buffer, not an adaptor
 		att.SetStartOfEncoderSampleIndex(2 * i)
 		att.SetEndOfEncoderSampleIndex(2*i + 1)
 		enc = c.cb.ComputeCommandEncoderWithDescriptor(desc)

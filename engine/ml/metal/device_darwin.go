@@ -19,7 +19,11 @@ import (
 // This file is kernels/device over darwinkit's Metal bindings: the real GPU. It is type-checked on
 // Linux (make darwin-check) and runs only on a Mac. Objects Metal hands back autoreleased
 // (command buffers, encoders) are retained inside a short autorelease pool and released when done,
-// so no pool has to span goroutines.
+// so no pool has to span goroutines; every other call that makes Objective-C objects (strings,
+// compile options, errors, blocks, arrays) runs inside a pool too, since a Go thread has none and
+// anything autoreleased outside one leaks. Each object from a new… selector is released once (or
+// kept for the life of the process where marked //easel:keep). Messages darwinkit wraps wrongly
+// are sent directly (rawcalls_darwin.go); `make darwin-check` lints every darwinkit call.
 
 // languageVersion3_0 is MTLLanguageVersion3_0 (darwinkit v0.5.0 names versions up to 2.4).
 const languageVersion3_0 = metal.LanguageVersion(3 << 16)
@@ -32,21 +36,26 @@ func SystemDevice() (device.Device, error) {
 		return nil, Decline("this Mac has no Metal device")
 	}
 	d := &darwinDevice{dev: metal.DeviceObject{Object: objc.ObjectFrom(ptr)}}
-	d.queue = d.dev.NewCommandQueue()
+	objc.WithAutoreleasePool(func() {
+		d.name = d.dev.Name()
+		//easel:keep the device's one queue lives as long as the process
+		d.queue = d.dev.NewCommandQueue()
+		d.sampler = newSampler(d.dev)
+	})
 	if d.queue.IsNil() {
-		return nil, fmt.Errorf("metal: %s gave no command queue", d.dev.Name())
+		return nil, fmt.Errorf("metal: %s gave no command queue", d.name)
 	}
-	d.sampler = newSampler(d.dev)
 	return d, nil
 }
 
 type darwinDevice struct {
 	dev     metal.DeviceObject
+	name    string // MTLDevice.name, read once
 	queue   metal.CommandQueueObject
 	sampler *sampler // timestamps at compute-pass boundaries (counters_darwin.go); nil: none
 }
 
-func (d *darwinDevice) Name() string { return d.dev.Name() }
+func (d *darwinDevice) Name() string { return d.name }
 
 // Limits are MTLDevice.maxBufferLength and recommendedMaxWorkingSetSize.
 func (d *darwinDevice) Limits() device.Limits {
@@ -57,7 +66,10 @@ func (d *darwinDevice) NewBuffer(length int) (device.Buffer, error) {
 	if length < 0 {
 		return nil, fmt.Errorf("metal: a buffer of %d bytes", length)
 	}
-	buf := d.dev.NewBufferWithLengthOptions(uint(max(length, 1)), metal.ResourceStorageModeShared)
+	var buf metal.BufferObject
+	objc.WithAutoreleasePool(func() {
+		buf = d.dev.NewBufferWithLengthOptions(uint(max(length, 1)), metal.ResourceStorageModeShared)
+	})
 	if buf.IsNil() {
 		return nil, fmt.Errorf("metal: %s could not allocate %s (largest buffer %s)", d.Name(), FormatBytes(int64(length)), FormatBytes(d.Limits().MaxBufferLength))
 	}
@@ -71,8 +83,11 @@ func (d *darwinDevice) NewBufferNoCopy(mem []byte) (device.Buffer, error) {
 	if len(mem) == 0 || len(mem)%page != 0 || uintptr(unsafe.Pointer(unsafe.SliceData(mem)))%uintptr(page) != 0 {
 		return nil, fmt.Errorf("metal: a no-copy buffer must start and end on %d-byte page boundaries; got %d bytes at %p", page, len(mem), unsafe.SliceData(mem))
 	}
-	buf := d.dev.NewBufferWithBytesNoCopyLengthOptionsDeallocator(unsafe.Pointer(unsafe.SliceData(mem)), uint(len(mem)),
-		metal.ResourceStorageModeShared, func(unsafe.Pointer, uint) {})
+	var buf metal.BufferObject
+	objc.WithAutoreleasePool(func() { // the deallocator block is autoreleased
+		buf = d.dev.NewBufferWithBytesNoCopyLengthOptionsDeallocator(unsafe.Pointer(unsafe.SliceData(mem)), uint(len(mem)),
+			metal.ResourceStorageModeShared, func(unsafe.Pointer, uint) {})
+	})
 	if buf.IsNil() {
 		return nil, fmt.Errorf("metal: %s could not wrap %s of the file mapping as a buffer (largest buffer %s)", d.Name(), FormatBytes(int64(len(mem))), FormatBytes(d.Limits().MaxBufferLength))
 	}
@@ -80,14 +95,26 @@ func (d *darwinDevice) NewBufferNoCopy(mem []byte) (device.Buffer, error) {
 }
 
 func (d *darwinDevice) NewLibrary(name string, source []byte) (device.Library, error) {
-	opts := metal.NewCompileOptions()
-	opts.SetLanguageVersion(languageVersionFor(source))
-	var nsErr unsafe.Pointer
-	lib := d.dev.NewLibraryWithSourceOptionsError(string(source), opts, unsafe.Pointer(&nsErr))
+	var lib metal.LibraryObject
+	var functions []string
+	var failure string
+	objc.WithAutoreleasePool(func() { // the options, the source NSString and the NSError are autoreleased
+		opts := metal.NewCompileOptions()
+		opts.SetLanguageVersion(languageVersionFor(source))
+		setSafeMath(opts)
+		var nsErr unsafe.Pointer
+		//easel:keep compiled libraries are cached per device for the life of the process
+		lib = d.dev.NewLibraryWithSourceOptionsError(string(source), opts, unsafe.Pointer(&nsErr))
+		if lib.IsNil() {
+			failure = describeNSError(nsErr)
+			return
+		}
+		functions = lib.FunctionNames()
+	})
 	if lib.IsNil() {
-		return nil, fmt.Errorf("metal: compiling %s: %s", name, describeNSError(nsErr))
+		return nil, fmt.Errorf("metal: compiling %s: %s", name, failure)
 	}
-	return &darwinLibrary{lib: lib, name: name}, nil
+	return &darwinLibrary{lib: lib, name: name, functions: functions}, nil
 }
 
 func (d *darwinDevice) Pipeline(lib device.Library, function string) (device.Pipeline, error) {
@@ -95,14 +122,24 @@ func (d *darwinDevice) Pipeline(lib device.Library, function string) (device.Pip
 	if !ok {
 		return nil, fmt.Errorf("metal: library %q was not compiled by the Metal device", lib.Name())
 	}
-	fn := l.lib.NewFunctionWithName(function)
-	if fn.IsNil() {
-		return nil, fmt.Errorf("metal: %s has no kernel %q (it has %v)", l.name, function, l.Functions())
-	}
-	var nsErr unsafe.Pointer
-	pso := d.dev.NewComputePipelineStateWithFunctionError(fn, unsafe.Pointer(&nsErr))
+	var pso metal.ComputePipelineStateObject
+	var failure string
+	objc.WithAutoreleasePool(func() { // the name NSString and the NSError are autoreleased
+		fn := l.lib.NewFunctionWithName(function)
+		if fn.IsNil() {
+			failure = fmt.Sprintf("%s has no kernel %q (it has %v)", l.name, function, l.Functions())
+			return
+		}
+		defer fn.Release() // the pipeline keeps what it needs of the function
+		var nsErr unsafe.Pointer
+		//easel:keep pipelines are cached per device for the life of the process
+		pso = newComputePipelineState(d.dev, fn, &nsErr)
+		if pso.IsNil() {
+			failure = fmt.Sprintf("pipeline %s of %s: %s", function, l.name, describeNSError(nsErr))
+		}
+	})
 	if pso.IsNil() {
-		return nil, fmt.Errorf("metal: pipeline %s of %s: %s", function, l.name, describeNSError(nsErr))
+		return nil, fmt.Errorf("metal: %s", failure)
 	}
 	return &darwinPipeline{pso: pso, function: function}, nil
 }
@@ -121,7 +158,8 @@ func (d *darwinDevice) NewCommandBuffer() (device.CommandBuffer, error) {
 	return &darwinCommandBuffer{cb: cb, sampler: d.sampler}, nil
 }
 
-// describeNSError is an NSError's description, or a placeholder when Metal gave none.
+// describeNSError is an NSError's description, or a placeholder when Metal gave none. Call it
+// inside the pool the error was autoreleased into.
 func describeNSError(p unsafe.Pointer) string {
 	if p == nil {
 		return "no error description from Metal"
@@ -153,12 +191,13 @@ func (b *darwinBuffer) Release() {
 }
 
 type darwinLibrary struct {
-	lib  metal.LibraryObject
-	name string
+	lib       metal.LibraryObject
+	name      string
+	functions []string // MTLLibrary.functionNames, read once inside a pool
 }
 
 func (l *darwinLibrary) Name() string        { return l.name }
-func (l *darwinLibrary) Functions() []string { return l.lib.FunctionNames() }
+func (l *darwinLibrary) Functions() []string { return l.functions }
 
 type darwinPipeline struct {
 	pso      metal.ComputePipelineStateObject
@@ -218,7 +257,7 @@ func (c *darwinCommandBuffer) Wait() error {
 	c.done = true
 	c.cb.WaitUntilCompleted()
 	if st := c.cb.Status(); st != metal.CommandBufferStatusCompleted {
-		c.err = commandBufferError(c.cb, st)
+		objc.WithAutoreleasePool(func() { c.err = commandBufferError(c.cb, st) }) // NSError, strings, array
 	}
 	c.gpu = time.Duration(float64(c.cb.GPUEndTime()-c.cb.GPUStartTime()) * float64(time.Second))
 	c.resolveTimes()
@@ -249,13 +288,13 @@ type darwinEncoder struct {
 
 func (e *darwinEncoder) SetPipeline(p device.Pipeline) {
 	if dp, ok := p.(*darwinPipeline); ok {
-		e.enc.SetComputePipelineState(dp.pso)
+		setComputePipelineState(e.enc, dp.pso)
 	}
 }
 
 func (e *darwinEncoder) SetBuffer(buf device.Buffer, offset, index int) {
 	if db, ok := buf.(*darwinBuffer); ok {
-		e.enc.SetBufferOffsetAtIndex_(db.buf, uint(offset), uint(index))
+		setBuffer(e.enc, db.buf, uint(offset), uint(index))
 	}
 }
 

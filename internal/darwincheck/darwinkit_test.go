@@ -1,0 +1,101 @@
+package darwincheck
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// kitModule lays out a throwaway module requiring darwinkit v0.5.0 (go.sum from this module, so
+// the module cache answers) with src as its only darwin package, and lints it.
+func kitModule(t *testing.T, src string) *Report {
+	t.Helper()
+	sum, err := os.ReadFile("../../go.sum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := writeModule(t, map[string]string{"p/p_darwin.go": src, "go.sum": string(sum)})
+	mod := "module probe\n\ngo 1.26\n\nrequire github.com/progrium/darwinkit v0.5.0\n\nrequire github.com/go-test/deep v1.1.0 // indirect\n"
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Check(Options{Dir: dir, Darwinkit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Errors) > 0 {
+		t.Fatalf("the test package does not type-check for darwin: %q", rep.Errors)
+	}
+	return rep
+}
+
+// rulePhrase is the words each rule's finding carries.
+var rulePhrase = map[string]string{
+	"wraps":        "passes its argument through objc.WrapAsProtocol",
+	"over-release": "already autoreleased it",
+	"leak":         "is never released",
+}
+
+var wantRE = regexp.MustCompile(`// want: (\S+) (\S+)`)
+
+// TestDarwinkitLintFindsEachMadeUpViolation feeds every testdata/kitlint/violation_*.go through
+// the lint: each `// want: RULE NAME` line must be reported with that rule's words and the name,
+// and nothing else may be reported.
+func TestDarwinkitLintFindsEachMadeUpViolation(t *testing.T) {
+	files, _ := filepath.Glob("testdata/kitlint/violation_*.go")
+	if len(files) != 3 {
+		t.Fatalf("want the three violation files (wraps, over-release, leak), found %v", files)
+	}
+	seenRules := map[string]bool{}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			src, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep := kitModule(t, string(src))
+			matched := make([]bool, len(rep.Findings))
+			for i, line := range strings.Split(string(src), "\n") {
+				m := wantRE.FindStringSubmatch(line)
+				if m == nil {
+					continue
+				}
+				seenRules[m[1]] = true
+				at := "p_darwin.go:" + strconv.Itoa(i+1) + ":"
+				found := false
+				for j, f := range rep.Findings {
+					if strings.Contains(f, at) && strings.Contains(f, rulePhrase[m[1]]) && strings.Contains(f, strings.Trim(m[2], `"`)) {
+						found, matched[j] = true, true
+					}
+				}
+				if !found {
+					t.Errorf("line %d: no %s finding naming %s; findings: %q", i+1, m[1], m[2], rep.Findings)
+				}
+			}
+			for j, ok := range matched {
+				if !ok {
+					t.Errorf("unexpected finding %q", rep.Findings[j])
+				}
+			}
+		})
+	}
+	for rule := range rulePhrase {
+		if !seenRules[rule] {
+			t.Errorf("no made-up violation of rule %q", rule)
+		}
+	}
+}
+
+// TestDarwinkitLintPassesCorrectUse: the right way to do each thing gives no finding.
+func TestDarwinkitLintPassesCorrectUse(t *testing.T) {
+	src, err := os.ReadFile("testdata/kitlint/clean.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := kitModule(t, string(src)); len(rep.Findings) != 0 {
+		t.Fatalf("correct darwinkit use reported: %q", rep.Findings)
+	}
+}
