@@ -4,7 +4,7 @@ import "github.com/progrium/darwinkit/macos/metal"
 
 // Bind makes the mistake easel made: darwinkit wraps a struct argument with objc.WrapAsProtocol.
 func Bind(enc metal.ComputeCommandEncoderObject, pso metal.ComputePipelineStateObject, buf metal.BufferObject) {
-	enc.SetComputePipelineState(pso)     // want: wraps SetComputePipelineState
+	enc.SetComputePipelineState(pso)       // want: wraps SetComputePipelineState
 	enc.SetBufferOffsetAtIndex_(buf, 0, 1) // want: wraps SetBufferOffsetAtIndex_
 }
 
