@@ -10,7 +10,7 @@ import (
 )
 
 func main() {
-	args := os.Args[1:]
+	args := cli.LaunchArgs(os.Args[1:]) // Finder's -psn_… is not a subcommand: open the window
 	if len(args) == 0 {
 		ui.Run()
 		return

@@ -49,6 +49,7 @@ pkgs=(gcc pkg-config libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev lib
 # Tests: clang compiles the Metal kernels for the CPU emulator.
 if [ "$mode" = test ]; then
 	pkgs+=(clang-14) # pinned: the Metal emulator is validated with clang 14 (clang 16 also tested)
+	pkgs+=(xvfb)     # the launch test opens the real window under xvfb-run (main_test.go)
 fi
 
 missing=()

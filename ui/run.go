@@ -24,6 +24,7 @@ func Run() {
 	a := fyneapp.NewWithID(app.ID)
 	var deps Deps
 	setup.Start(a, func() { deps = DefaultDeps(); NewMainWindow(a, deps).Show() })
+	quitWhenShown(a)
 	a.Run()
 	if g, ok := deps.Generator.(*jobs.ModelGenerator); ok {
 		g.Close()

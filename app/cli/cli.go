@@ -33,6 +33,7 @@ func register(c *Command) { commands[c.Name] = c }
 
 // Run dispatches args (without the program name) and returns the process exit code.
 func Run(args []string, stdout, stderr io.Writer) int {
+	args = LaunchArgs(args)
 	if len(args) == 0 {
 		usage(stdout)
 		return ExitOK
