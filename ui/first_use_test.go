@@ -71,6 +71,7 @@ func TestFirstMetalUseInTheWindow(t *testing.T) {
 	report := &metal.TuneReport{Key: metal.TuneKey{Device: dev, Geometry: "qi21 D256 H2 F768 q4tp rows16 prefix16"}, When: when,
 		Choices: []metal.ClassChoice{{Class: "gemm", Variant: "swizzle"}, {Class: "attn", Variant: "base"}}}
 	report.Key.OSBuild, report.Key.AppVersion = backendKey()
+	report.Key.Build = metal.BuildID()
 	if err := (metal.TuneCache{Dir: filepath.Join(dir, "tuning")}).Save(report); err != nil {
 		t.Fatal(err)
 	}

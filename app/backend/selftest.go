@@ -25,7 +25,7 @@ func (c *Choice) SelfTest(ctx context.Context, f *cmf.File, cacheDir string, pro
 	if !c.Metal() {
 		return nil, false, nil
 	}
-	key, err := metal.SelfTestKey{Device: c.Device.Name(), OSBuild: diagnose.HostBuild(), AppVersion: app.Version}.ModelKey(f.Path())
+	key, err := metal.SelfTestKey{Device: c.Device.Name(), OSBuild: diagnose.HostBuild(), AppVersion: app.Version, Build: metal.BuildID()}.ModelKey(f.Path())
 	if err != nil {
 		return nil, false, err
 	}

@@ -54,7 +54,7 @@ func TuningDir() string {
 
 // tuneKey is the cache key of a choice for dev and geometry class on this OS build and app version.
 func tuneKey(dev device.Device, geometry string) metal.TuneKey {
-	return metal.TuneKey{Device: dev.Name(), OSBuild: diagnose.HostBuild(), AppVersion: app.Version, Geometry: geometry}
+	return metal.TuneKey{Device: dev.Name(), OSBuild: diagnose.HostBuild(), AppVersion: app.Version, Build: metal.BuildID(), Geometry: geometry}
 }
 
 // TunedVariants is the kernel-variant choice cached in dir for dev and the geometry class on
@@ -72,7 +72,7 @@ func TunedVariants(dir string, dev device.Device, geometry string) *metal.TuneRe
 func TunedFor(dir, dev string) []*metal.TuneReport {
 	var rs []*metal.TuneReport
 	for _, r := range (metal.TuneCache{Dir: dir}).All() {
-		if r.Key.Device == dev && r.Key.AppVersion == app.Version && r.Key.OSBuild == diagnose.HostBuild() {
+		if r.Key.Device == dev && r.Key.AppVersion == app.Version && r.Key.Build == metal.BuildID() && r.Key.OSBuild == diagnose.HostBuild() {
 			rs = append(rs, r)
 		}
 	}

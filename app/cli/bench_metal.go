@@ -183,7 +183,7 @@ func tuneVariants(dev device.Device, m *qi21.Model, rows, prefix, reps int, code
 		fmt.Fprintf(stderr, "easel bench dit-metal --tune: %v\n", err)
 		return ExitFailure
 	}
-	key := metal.TuneKey{Device: dev.Name(), OSBuild: diagnose.HostBuild(), AppVersion: app.Version,
+	key := metal.TuneKey{Device: dev.Name(), OSBuild: diagnose.HostBuild(), AppVersion: app.Version, Build: metal.BuildID(),
 		Geometry: qi21metal.TuneGeometry(m.Config, codec, rows, prefix)}
 	progress := func(done, total int, class, variant string) {
 		if variant == "" {

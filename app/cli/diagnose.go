@@ -100,7 +100,7 @@ func runDiagnose(args []string, stdout, stderr io.Writer) int {
 // selfTest loads the cached self-test for dev and the model file, or runs it with a progress line
 // on stderr and caches it under dir/selftest.
 func selfTest(ctx context.Context, dev device.Device, model, dir string, rerun bool, stderr io.Writer) (*metal.SelfTestReport, bool, error) {
-	key := metal.SelfTestKey{Device: dev.Name(), OSBuild: diagnoseHostBuild(), AppVersion: app.Version}
+	key := metal.SelfTestKey{Device: dev.Name(), OSBuild: diagnoseHostBuild(), AppVersion: app.Version, Build: metal.BuildID()}
 	if model != "" {
 		var err error
 		if key, err = key.ModelKey(model); err != nil {

@@ -20,6 +20,8 @@ type TuneKey struct {
 	Device     string `json:"device"`
 	OSBuild    string `json:"os_build"`
 	AppVersion string `json:"app_version"`
+	// Build is BuildID(): the kernel sources and the build's revision.
+	Build string `json:"build"`
 	// Geometry is the geometry class the variants were timed on (e.g. "qi21 D3072 rows4096 prefix256").
 	Geometry string `json:"geometry"`
 }

@@ -17,8 +17,8 @@ import (
 //
 // With Persist, the levels are remembered across processes: one small JSON file per device in a
 // folder of the app-support folder (recovery/), keyed like the self-test's cache by the device's
-// name, the OS build and the app version (a new macOS or a new Easel starts from the defaults
-// again), loaded the first time a device is asked about and written at every Remember.
+// name, the OS build, the app version and BuildID (a new macOS, a new Easel or a changed kernel
+// starts from the defaults again), loaded the first time a device is asked about and written at every Remember.
 type DevicePolicy struct {
 	mu sync.Mutex
 	// levels per device name, then per program
@@ -26,6 +26,7 @@ type DevicePolicy struct {
 	// dir, osBuild and appVersion locate the persisted files ("" dir: process lifetime only);
 	// loaded are the devices whose file was read
 	dir, osBuild, appVersion string
+	build                    string // BuildID() from Persist
 	loaded                   map[string]bool
 }
 
@@ -48,6 +49,7 @@ type PolicyKey struct {
 	Device     string `json:"device"`
 	OSBuild    string `json:"os_build"`
 	AppVersion string `json:"app_version"`
+	Build      string `json:"build"` // BuildID(): the kernel sources and the build's revision
 }
 
 // ID is a file-name-safe digest of the key.
@@ -61,7 +63,7 @@ type policyFile struct {
 }
 
 // Persist makes p remember its levels in dir (created when first written) for this OS build and
-// app version; each device's file is read the next time the device is asked about (levels learned
+// app version (and BuildID); each device's file is read the next time the device is asked about (levels learned
 // in this process stay when higher). An empty dir keeps the levels for the process's life only.
 func (p *DevicePolicy) Persist(dir, osBuild, appVersion string) {
 	p.mu.Lock()
@@ -69,12 +71,12 @@ func (p *DevicePolicy) Persist(dir, osBuild, appVersion string) {
 	if p.dir == dir && p.osBuild == osBuild && p.appVersion == appVersion {
 		return
 	}
-	p.dir, p.osBuild, p.appVersion = dir, osBuild, appVersion
+	p.dir, p.osBuild, p.appVersion, p.build = dir, osBuild, appVersion, BuildID()
 	p.loaded = nil
 }
 
 func (p *DevicePolicy) key(dev string) PolicyKey {
-	return PolicyKey{Device: dev, OSBuild: p.osBuild, AppVersion: p.appVersion}
+	return PolicyKey{Device: dev, OSBuild: p.osBuild, AppVersion: p.appVersion, Build: p.build}
 }
 
 // load reads dev's file once (under p.mu); levels learned in this process stay when higher.

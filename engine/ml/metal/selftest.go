@@ -17,7 +17,8 @@ import (
 // kernels on small slices on the device and on the CPU and compares them within the bounds the
 // emulator tests establish. A kernel that fails to compile, fails to run or does not match
 // declines the stages that use it (the CPU runs them) with a notice naming the kernel and the
-// error. The report is cached per device, OS build, app version and model file, so it costs
+// error. The report is cached per device, OS build, app version, build (BuildID: the kernel
+// sources and revision) and model file, so it costs
 // its few seconds once.
 
 // Stage names the self-test gates.
@@ -60,6 +61,8 @@ type SelfTestKey struct {
 	Device     string `json:"device"`
 	OSBuild    string `json:"os_build"`
 	AppVersion string `json:"app_version"`
+	// Build is BuildID(): the kernel sources and the build's revision.
+	Build string `json:"build"`
 	// Model is the model file's base name, size and modification time (no folder: nothing
 	// personal leaves the machine in diagnostics).
 	Model      string `json:"model"`
