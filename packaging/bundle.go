@@ -1,7 +1,8 @@
 // Package packaging finishes and checks the macOS .app bundle that `fyne package` assembles:
 // the fyne CLI writes a generic Info.plist (minimum macOS 10.11); Easel needs macOS 14 on Apple
-// silicon for its Metal denoiser and declares the .cmf model files it opens. The same checks run
-// in CI on Linux against a bundle assembled from a stand-in binary.
+// silicon for its Metal denoiser, and a Finder-launched app needs the local-network usage
+// description for Share and Render on to reach the LAN. The same checks run in CI on Linux against
+// a bundle assembled from a stand-in binary. (package.sh signs the finished bundle ad hoc on a Mac.)
 package packaging
 
 import (
@@ -46,27 +47,16 @@ func insertBeforeLastDictEnd(doc, fragment string) string {
 	return doc[:i] + fragment + doc[i:]
 }
 
-// documentTypes declares the files Easel opens from Finder: its .cmf model files.
-const documentTypes = `	<key>CFBundleDocumentTypes</key>
-	<array>
-		<dict>
-			<key>CFBundleTypeName</key>
-			<string>Easel model file</string>
-			<key>CFBundleTypeRole</key>
-			<string>Viewer</string>
-			<key>LSHandlerRank</key>
-			<string>Owner</string>
-			<key>CFBundleTypeExtensions</key>
-			<array>
-				<string>cmf</string>
-			</array>
-		</dict>
-	</array>
-`
+// LocalNetworkUsage is the NSLocalNetworkUsageDescription: macOS 15 and later silently deny LAN
+// traffic to a Finder-launched app without it ("Share this Mac" and "Render on host:port").
+const LocalNetworkUsage = "Easel uses the local network when you share this Mac as an image server or render on another Mac."
+
+// Easel declares no document types: opening a .cmf from Finder does nothing yet (the model is
+// chosen in the first-run window or Settings), so the bundle must not claim to open one.
 
 // FinishInfoPlist rewrites Contents/Info.plist of the bundle at app: the minimum macOS version,
 // high-resolution support, Apple-silicon-only architecture priority, the graphics category and the
-// .cmf document type. Running it twice changes nothing more.
+// local-network usage description. Running it twice changes nothing more.
 func FinishInfoPlist(app string) error {
 	path := filepath.Join(app, "Contents", "Info.plist")
 	b, err := os.ReadFile(path)
@@ -78,9 +68,7 @@ func FinishInfoPlist(app string) error {
 	doc = plistBool(doc, "NSHighResolutionCapable", true)
 	doc = plistString(doc, "LSApplicationCategoryType", "public.app-category.graphics-design")
 	doc = plistBool(doc, "LSRequiresNativeExecution", true)
-	if !strings.Contains(doc, "<key>CFBundleDocumentTypes</key>") {
-		doc = insertBeforeLastDictEnd(doc, documentTypes)
-	}
+	doc = plistString(doc, "NSLocalNetworkUsageDescription", LocalNetworkUsage)
 	return os.WriteFile(path, []byte(doc), 0o644)
 }
 
@@ -116,8 +104,11 @@ func CheckBundle(app, wantID, wantVersion string) error {
 	if !isTrue("NSHighResolutionCapable") {
 		bad("NSHighResolutionCapable is not true")
 	}
-	if !strings.Contains(doc, "<string>cmf</string>") {
-		bad("the .cmf document type is not declared")
+	if value("NSLocalNetworkUsageDescription") == "" {
+		bad("NSLocalNetworkUsageDescription is missing: a Finder-launched Easel is denied the local network on macOS 15+ (run FinishInfoPlist)")
+	}
+	if strings.Contains(doc, "<key>CFBundleDocumentTypes</key>") {
+		bad("CFBundleDocumentTypes is declared, but Easel opens no document from Finder")
 	}
 	exe := value("CFBundleExecutable")
 	if exe == "" {

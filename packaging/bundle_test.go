@@ -61,8 +61,8 @@ func TestDarwinBundleFromStandIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	plist, _ := os.ReadFile(filepath.Join(bundle, "Contents", "Info.plist"))
-	if n := strings.Count(string(plist), "<key>CFBundleDocumentTypes</key>"); n != 1 {
-		t.Errorf("CFBundleDocumentTypes appears %d times", n)
+	if n := strings.Count(string(plist), "<key>NSLocalNetworkUsageDescription</key>"); n != 1 {
+		t.Errorf("NSLocalNetworkUsageDescription appears %d times", n)
 	}
 	// fyne bumped the build number in the copy, never in the work tree.
 	after, err := os.ReadFile(filepath.Join(root, "FyneApp.toml"))
@@ -84,7 +84,7 @@ func TestCheckBundleNamesEveryProblem(t *testing.T) {
 	if err == nil {
 		t.Fatal("an empty bundle passed")
 	}
-	for _, want := range []string{"CFBundleIdentifier", "LSMinimumSystemVersion", "NSHighResolutionCapable", "Contents/MacOS/easel", "icon", "cmf"} {
+	for _, want := range []string{"CFBundleIdentifier", "LSMinimumSystemVersion", "NSHighResolutionCapable", "Contents/MacOS/easel", "icon", "NSLocalNetworkUsageDescription"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the error does not mention %s:\n%v", want, err)
 		}
@@ -123,4 +123,69 @@ func run(t *testing.T, dir string, env []string, name string, args ...string) st
 		t.Logf("%s %s wrote to stderr:\n%s", name, strings.Join(args, " "), stderr.Bytes())
 	}
 	return string(out)
+}
+
+// TestCheckBundleRequiresLocalNetworkUsage: a bundle finished in every other way fails the check
+// without NSLocalNetworkUsageDescription, and with a document type Easel does not open.
+func TestCheckBundleRequiresLocalNetworkUsage(t *testing.T) {
+	app := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(app, "Contents", "MacOS"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(app, "Contents", "Resources"), 0o755))
+	must(t, os.WriteFile(filepath.Join(app, "Contents", "MacOS", "easel"), []byte("#!/bin/sh\n"), 0o755))
+	must(t, os.WriteFile(filepath.Join(app, "Contents", "Resources", "icon.icns"), []byte("icns"), 0o644))
+	plist := "<plist><dict>\n<key>CFBundleExecutable</key>\n<string>easel</string>\n<key>CFBundleIconFile</key>\n<string>icon.icns</string>\n" +
+		"<key>CFBundleIdentifier</key>\n<string>" + "app.easel.Easel" + "</string>\n<key>CFBundleShortVersionString</key>\n<string>0.1.0</string>\n</dict></plist>\n"
+	path := filepath.Join(app, "Contents", "Info.plist")
+	must(t, os.WriteFile(path, []byte(plist), 0o644))
+	must(t, FinishInfoPlist(app))
+	if err := CheckBundle(app, "app.easel.Easel", "0.1.0"); err != nil {
+		t.Fatalf("the finished bundle fails: %v", err)
+	}
+	b, _ := os.ReadFile(path)
+	without := strings.Replace(string(b), "<key>NSLocalNetworkUsageDescription</key>", "<key>Removed</key>", 1)
+	must(t, os.WriteFile(path, []byte(without), 0o644))
+	if err := CheckBundle(app, "app.easel.Easel", "0.1.0"); err == nil || !strings.Contains(err.Error(), "NSLocalNetworkUsageDescription") {
+		t.Fatalf("a bundle without NSLocalNetworkUsageDescription: %v", err)
+	}
+	withDoc := strings.Replace(string(b), "</dict></plist>", "<key>CFBundleDocumentTypes</key><array/></dict></plist>", 1)
+	must(t, os.WriteFile(path, []byte(withDoc), 0o644))
+	if err := CheckBundle(app, "app.easel.Easel", "0.1.0"); err == nil || !strings.Contains(err.Error(), "CFBundleDocumentTypes") {
+		t.Fatalf("a bundle declaring a document type: %v", err)
+	}
+}
+
+// TestPackageScriptSignsAdHocOnMac runs package.sh darwin as on a Mac, with stand-ins on PATH for
+// uname (Darwin), go (fyne package makes an empty Easel.app) and codesign (records its
+// arguments), in a copy of the script's folder: the finished bundle must be signed ad hoc and
+// verified.
+func TestPackageScriptSignsAdHocOnMac(t *testing.T) {
+	root := moduleRoot(t)
+	tree := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(tree, "packaging"), 0o755))
+	copyFile(t, filepath.Join(root, "packaging", "package.sh"), filepath.Join(tree, "packaging", "package.sh"))
+	copyFile(t, filepath.Join(root, "FyneApp.toml"), filepath.Join(tree, "FyneApp.toml"))
+	bin := filepath.Join(tree, "bin")
+	must(t, os.MkdirAll(bin, 0o755))
+	calls := filepath.Join(tree, "calls.log")
+	stub := func(name, body string) {
+		must(t, os.WriteFile(filepath.Join(bin, name), []byte("#!/usr/bin/env bash\n"+body+"\n"), 0o755))
+	}
+	stub("uname", `echo Darwin`)
+	stub("go", `echo "go $*" >> "`+calls+`"; if [ "$1 $2 $3" = "tool fyne package" ]; then mkdir -p Easel.app/Contents; fi`)
+	stub("codesign", `echo "codesign $*" >> "`+calls+`"`)
+	cmd := exec.Command("bash", filepath.Join(tree, "packaging", "package.sh"), "darwin")
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("package.sh darwin: %v\n%s", err, out)
+	}
+	log, err := os.ReadFile(calls)
+	must(t, err)
+	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+	want := []string{"codesign --force --deep -s - Easel.app", "codesign --verify --deep --strict Easel.app"}
+	if len(lines) < 2 || lines[len(lines)-2] != want[0] || lines[len(lines)-1] != want[1] {
+		t.Fatalf("package.sh darwin ran:\n%s\nwant it to end with:\n%s", log, strings.Join(want, "\n"))
+	}
+	if !strings.Contains(string(log), "go run ./tools/macbundle Easel.app") {
+		t.Fatalf("the bundle was not finished and checked before signing:\n%s", log)
+	}
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Packages Easel with the fyne CLI pinned in go.mod (`go tool fyne`).
-#   package.sh darwin   Easel.app (macOS only: needs the Xcode command-line tools), finished and checked
+#   package.sh darwin   Easel.app (macOS only: needs the Xcode command-line tools), finished, checked
+#                       and signed ad hoc
 #   package.sh dmg      Easel-<version>.dmg with the app and an Applications link (macOS only)
 #   package.sh linux    Easel.tar.xz (desktop file, icon, binary) for Linux
 # `fyne package` writes a new build number into FyneApp.toml on every run; this script puts the
@@ -22,12 +23,23 @@ need_mac() {
 	fi
 }
 
+# sign_adhoc signs a finished bundle with an ad-hoc identity and verifies it. An unsigned bundle
+# downloaded from the web is refused by Gatekeeper as "damaged"; an ad-hoc one can be opened
+# (Control-click → Open, or System Settings → Privacy & Security). A release is signed with a
+# Developer ID and notarized instead (docs/METAL.md, "Signing a release").
+sign_adhoc() {
+	codesign --force --deep -s - "$1"
+	codesign --verify --deep --strict "$1"
+	echo "signed $1 ad hoc (codesign -s -)"
+}
+
 case "$target" in
 darwin)
 	need_mac "make app"
 	rm -rf Easel.app
 	GOARCH=arm64 go tool fyne package -os darwin --release
 	go run ./tools/macbundle Easel.app
+	sign_adhoc Easel.app
 	;;
 dmg)
 	need_mac "make dmg"

@@ -13,8 +13,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
+
+	"easel/engine/freespace"
 )
 
 // Progress is reported while downloading.
@@ -290,17 +291,9 @@ func (t *tracker) report(file string) {
 	t.d.Progress(p)
 }
 
+// freeBytes is the space available on the disk of dir (which may not exist yet), counted as the
+// OS's file manager counts it (engine/freespace: purgeable space included on macOS).
 func freeBytes(dir string) (uint64, error) {
-	for {
-		var s syscall.Statfs_t
-		err := syscall.Statfs(dir, &s)
-		if err == nil {
-			return s.Bavail * uint64(s.Bsize), nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return 0, err
-		}
-		dir = parent // the destination may not exist yet
-	}
+	n, err := freespace.Available(dir)
+	return uint64(max(n, 0)), err
 }

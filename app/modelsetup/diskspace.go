@@ -3,34 +3,15 @@ package modelsetup
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"syscall"
+
+	"easel/engine/freespace"
 )
 
-// FreeBytes is the space available to Easel on the disk that holds path. The path need not
-// exist yet: the nearest existing folder above it is measured.
-func FreeBytes(path string) (int64, error) {
-	dir, err := filepath.Abs(path)
-	if err != nil {
-		return 0, err
-	}
-	for {
-		if st, err := os.Stat(dir); err == nil && st.IsDir() {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return 0, fmt.Errorf("cannot measure the free space for %s: no folder above it exists", path)
-		}
-		dir = parent
-	}
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		return 0, fmt.Errorf("cannot measure the free space of %s: %v", dir, err)
-	}
-	return int64(st.Bavail) * int64(st.Bsize), nil
-}
+// FreeBytes is the space available to Easel on the disk that holds path, counted as the OS's
+// file manager counts it (engine/freespace: purgeable space included on macOS). The path need
+// not exist yet: the nearest existing folder above it is measured.
+func FreeBytes(path string) (int64, error) { return freespace.Available(path) }
 
 // ErrNoSpace is the kind of error returned when a disk cannot hold what a step would write.
 var ErrNoSpace = errors.New("not enough free disk space")
