@@ -106,6 +106,9 @@ func buildPipelines(dev device.Device) (*pipelines, error) {
 			if *k.dst, err = dev.Pipeline(l, k.fn); err != nil {
 				return nil, fmt.Errorf("metalops: pipeline %s of %s: %w", k.fn, lib.file, err)
 			}
+			if err := kernels.FitsBaseline(k.fn, *k.dst); err != nil {
+				return nil, fmt.Errorf("metalops: %w", err)
+			}
 		}
 	}
 	return p, nil

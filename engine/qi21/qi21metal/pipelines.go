@@ -42,6 +42,9 @@ func buildPipelines(dev device.Device) (*pipelines, error) {
 		if err != nil {
 			return nil, fmt.Errorf("metal: pipeline %s of %s: %w", fn, file, err)
 		}
+		if err := kernels.FitsBaseline(fn, p); err != nil { // as the variants are (variants.go)
+			return nil, fmt.Errorf("metal: %w", err)
+		}
 		return p, nil
 	}
 	p := &pipelines{}
