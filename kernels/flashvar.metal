@@ -26,6 +26,7 @@ constant constexpr uint FV_LD = FV_HD + 8;    // padded staged row, in halves (2
 constant constexpr float FV_MASKED = -2.0e30f;
 constant constexpr float FV_M_INIT = -1.0e30f;
 
+static_assert(FV_LD % 8 == 0, "the staged tile is declared as 16-byte words (it is stored to as uint4)");
 static_assert(FV_BQ * FV_LD * 2 + 8 <= 32768, "the padded Q tile exceeds 32 KiB of threadgroup memory");
 static_assert(2 * 32 * FV_LD * 2 <= FV_BQ * FV_LD * 2, "32-key K and V blocks must fit in the Q tile's rows");
 static_assert(64 * FV_LD * 2 <= FV_BQ * FV_LD * 2, "a 64-key block must fit in the Q tile's rows");
@@ -198,7 +199,8 @@ kernel void qi_flash_st(device const half* panel [[buffer(0)]],
                         ushort lane [[thread_index_in_simdgroup]])
 {
     constexpr uint BK = 32;
-    threadgroup half tile[FV_BQ * FV_LD];   // Q tile, then the K block (32 rows) and the V block
+    threadgroup uint4 tile_words[(FV_BQ * FV_LD) / 8];  // Q tile, then the K block (32 rows) and the V block (16-byte words: stored to as uint4)
+    threadgroup half* tile = (threadgroup half*)tile_words;
     threadgroup uint key_limit[2];
     threadgroup half* ks = tile;
     threadgroup half* vs = tile + BK * FV_LD;
@@ -259,7 +261,8 @@ kernel void qi_flash_k64(device const half* panel [[buffer(0)]],
                          ushort lane [[thread_index_in_simdgroup]])
 {
     constexpr uint BK = 64;
-    threadgroup half tile[FV_BQ * FV_LD];   // Q tile, then per block K (64 rows), then V in its place
+    threadgroup uint4 tile_words[(FV_BQ * FV_LD) / 8];  // Q tile, then per block K (64 rows), then V in its place (16-byte words: stored to as uint4)
+    threadgroup half* tile = (threadgroup half*)tile_words;
     threadgroup uint key_limit[2];
 
     const uint q0 = tg.x * FV_BQ;

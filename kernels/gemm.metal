@@ -132,8 +132,10 @@ kernel void qi_mm_q4tp(device const uchar* w0 [[buffer(0)]],
                        ushort sg [[simdgroup_index_in_threadgroup]],
                        ushort lane [[thread_index_in_simdgroup]])
 {
-    threadgroup half xs[TILE_M * TILE_LD];
-    threadgroup half ws[TILE_N * TILE_LD];
+    threadgroup uint4 xs_words[(TILE_M * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* xs = (threadgroup half*)xs_words;
+    threadgroup uint4 ws_words[(TILE_N * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* ws = (threadgroup half*)ws_words;
     device const uchar* w = tg.z == 0 ? w0 : (tg.z == 1 ? w1 : w2);
     mm_body<false>(w, (device const float*)w, (device const float*)w, x, y, p, xs, ws, tg, tid, sg, lane);
 }
@@ -155,8 +157,10 @@ kernel void qi_mm_q8(device const uchar* w0 [[buffer(0)]],
                      ushort sg [[simdgroup_index_in_threadgroup]],
                      ushort lane [[thread_index_in_simdgroup]])
 {
-    threadgroup half xs[TILE_M * TILE_LD];
-    threadgroup half ws[TILE_N * TILE_LD];
+    threadgroup uint4 xs_words[(TILE_M * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* xs = (threadgroup half*)xs_words;
+    threadgroup uint4 ws_words[(TILE_N * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* ws = (threadgroup half*)ws_words;
     const uint z = tg.z;
     device const uchar* w = z == 0 ? w0 : (z == 1 ? w1 : w2);
     device const float* rs = z == 0 ? rs0 : (z == 1 ? rs1 : rs2);

@@ -121,8 +121,10 @@ kernel void qi_mm_q4tp_tensor(device const uchar* w0 [[buffer(0)]], device const
                               device uchar* y [[buffer(7)]], constant MmParams& p [[buffer(8)]],
                               uint3 tg [[threadgroup_position_in_grid]], ushort tid [[thread_index_in_threadgroup]])
 {
-    threadgroup half xs[64 * TILE_LD];
-    threadgroup half ws[TILE_N * TILE_LD];
+    threadgroup uint4 xs_words[(64 * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* xs = (threadgroup half*)xs_words;
+    threadgroup uint4 ws_words[(TILE_N * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* ws = (threadgroup half*)ws_words;
     threadgroup float cs[64 * MT_CN];
     device const uchar* w = tg.z == 0 ? w0 : (tg.z == 1 ? w1 : w2);
     mt_body<false>(w, (device const float*)w, (device const float*)w, x, y, p, xs, ws, cs, tg, tid);
@@ -136,8 +138,10 @@ kernel void qi_mm_q8_tensor(device const uchar* w0 [[buffer(0)]], device const u
                             device const float* col1 [[buffer(10)]], device const float* col2 [[buffer(11)]],
                             uint3 tg [[threadgroup_position_in_grid]], ushort tid [[thread_index_in_threadgroup]])
 {
-    threadgroup half xs[64 * TILE_LD];
-    threadgroup half ws[TILE_N * TILE_LD];
+    threadgroup uint4 xs_words[(64 * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* xs = (threadgroup half*)xs_words;
+    threadgroup uint4 ws_words[(TILE_N * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* ws = (threadgroup half*)ws_words;
     threadgroup float cs[64 * MT_CN];
     const uint z = tg.z;
     device const uchar* w = z == 0 ? w0 : (z == 1 ? w1 : w2);

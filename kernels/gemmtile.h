@@ -22,6 +22,10 @@ constant constexpr uint TILE_M = 64;            // rows of C per threadgroup
 constant constexpr uint TILE_N = 64;            // columns of C per threadgroup
 constant constexpr uint TILE_K = 32;            // reduction step
 constant constexpr uint TILE_LD = TILE_K + 8;   // padded row of a staged operand, in halves
+// The staged tiles are stored to through uint4 pointers (tile_x_store, tile_q4_store,
+// tile_q8_store), so every kernel declares them as uint4 words, which guarantees the 16-byte
+// alignment a half array does not, and views them as half; a row must be whole 16-byte words.
+static_assert(TILE_LD % 8 == 0, "a staged row must be a whole number of 16-byte words");
 
 // First row of C (within the block) that simdgroup sg accumulates.
 METAL_FUNC uint tile_sg_row(ushort sg) { return 32 * (sg / 2); }

@@ -162,8 +162,10 @@ kernel void qi_mm_q4tp_st(device const uchar* w0 [[buffer(0)]], device const uch
                           ushort tid [[thread_index_in_threadgroup]], ushort sg [[simdgroup_index_in_threadgroup]],
                           ushort lane [[thread_index_in_simdgroup]])
 {
-    threadgroup half xs[64 * TILE_LD];
-    threadgroup half ws[TILE_N * TILE_LD];
+    threadgroup uint4 xs_words[(64 * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* xs = (threadgroup half*)xs_words;
+    threadgroup uint4 ws_words[(TILE_N * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* ws = (threadgroup half*)ws_words;
     device const uchar* w = mv_pick(tg.z, w0, w1, w2);
     mv_body<false, 64, false, -1>(w, (device const float*)w, (device const float*)w, x, y, p, xs, ws, tg, ntg, tid, sg, lane);
 }
@@ -178,8 +180,10 @@ kernel void qi_mm_q8_st(device const uchar* w0 [[buffer(0)]], device const uchar
                         ushort tid [[thread_index_in_threadgroup]], ushort sg [[simdgroup_index_in_threadgroup]],
                         ushort lane [[thread_index_in_simdgroup]])
 {
-    threadgroup half xs[64 * TILE_LD];
-    threadgroup half ws[TILE_N * TILE_LD];
+    threadgroup uint4 xs_words[(64 * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* xs = (threadgroup half*)xs_words;
+    threadgroup uint4 ws_words[(TILE_N * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* ws = (threadgroup half*)ws_words;
     const uint z = tg.z;
     mv_body<true, 64, false, -1>(mv_pick(z, w0, w1, w2), mv_pickf(z, rs0, rs1, rs2), mv_pickf(z, col0, col1, col2),
                                  x, y, p, xs, ws, tg, ntg, tid, sg, lane);
@@ -192,8 +196,10 @@ kernel void qi_mm_q4tp_sw(device const uchar* w0 [[buffer(0)]], device const uch
                           ushort tid [[thread_index_in_threadgroup]], ushort sg [[simdgroup_index_in_threadgroup]],
                           ushort lane [[thread_index_in_simdgroup]])
 {
-    threadgroup half xs[64 * TILE_LD];
-    threadgroup half ws[TILE_N * TILE_LD];
+    threadgroup uint4 xs_words[(64 * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* xs = (threadgroup half*)xs_words;
+    threadgroup uint4 ws_words[(TILE_N * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* ws = (threadgroup half*)ws_words;
     device const uchar* w = mv_pick(tg.z, w0, w1, w2);
     mv_body<false, 64, true, -1>(w, (device const float*)w, (device const float*)w, x, y, p, xs, ws, tg, ntg, tid, sg, lane);
 }
@@ -208,8 +214,10 @@ kernel void qi_mm_q8_sw(device const uchar* w0 [[buffer(0)]], device const uchar
                         ushort tid [[thread_index_in_threadgroup]], ushort sg [[simdgroup_index_in_threadgroup]],
                         ushort lane [[thread_index_in_simdgroup]])
 {
-    threadgroup half xs[64 * TILE_LD];
-    threadgroup half ws[TILE_N * TILE_LD];
+    threadgroup uint4 xs_words[(64 * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* xs = (threadgroup half*)xs_words;
+    threadgroup uint4 ws_words[(TILE_N * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* ws = (threadgroup half*)ws_words;
     const uint z = tg.z;
     mv_body<true, 64, true, -1>(mv_pick(z, w0, w1, w2), mv_pickf(z, rs0, rs1, rs2), mv_pickf(z, col0, col1, col2),
                                 x, y, p, xs, ws, tg, ntg, tid, sg, lane);
@@ -222,8 +230,10 @@ kernel void qi_mm_q4tp_w128(device const uchar* w0 [[buffer(0)]], device const u
                             ushort tid [[thread_index_in_threadgroup]], ushort sg [[simdgroup_index_in_threadgroup]],
                             ushort lane [[thread_index_in_simdgroup]])
 {
-    threadgroup half xs[128 * TILE_LD];
-    threadgroup half ws[TILE_N * TILE_LD];
+    threadgroup uint4 xs_words[(128 * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* xs = (threadgroup half*)xs_words;
+    threadgroup uint4 ws_words[(TILE_N * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* ws = (threadgroup half*)ws_words;
     device const uchar* w = mv_pick(tg.z, w0, w1, w2);
     mv_body<false, 128, true, -1>(w, (device const float*)w, (device const float*)w, x, y, p, xs, ws, tg, ntg, tid, sg, lane);
 }
@@ -238,8 +248,10 @@ kernel void qi_mm_q8_w128(device const uchar* w0 [[buffer(0)]], device const uch
                           ushort tid [[thread_index_in_threadgroup]], ushort sg [[simdgroup_index_in_threadgroup]],
                           ushort lane [[thread_index_in_simdgroup]])
 {
-    threadgroup half xs[128 * TILE_LD];
-    threadgroup half ws[TILE_N * TILE_LD];
+    threadgroup uint4 xs_words[(128 * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* xs = (threadgroup half*)xs_words;
+    threadgroup uint4 ws_words[(TILE_N * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* ws = (threadgroup half*)ws_words;
     const uint z = tg.z;
     mv_body<true, 128, true, -1>(mv_pick(z, w0, w1, w2), mv_pickf(z, rs0, rs1, rs2), mv_pickf(z, col0, col1, col2),
                                  x, y, p, xs, ws, tg, ntg, tid, sg, lane);
@@ -252,8 +264,10 @@ kernel void qi_mm_q4tp_sp_f(device const uchar* w0 [[buffer(0)]], device const u
                             ushort tid [[thread_index_in_threadgroup]], ushort sg [[simdgroup_index_in_threadgroup]],
                             ushort lane [[thread_index_in_simdgroup]])
 {
-    threadgroup half xs[64 * TILE_LD];
-    threadgroup half ws[TILE_N * TILE_LD];
+    threadgroup uint4 xs_words[(64 * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* xs = (threadgroup half*)xs_words;
+    threadgroup uint4 ws_words[(TILE_N * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* ws = (threadgroup half*)ws_words;
     device const uchar* w = mv_pick(tg.z, w0, w1, w2);
     mv_body<false, 64, true, 0>(w, (device const float*)w, (device const float*)w, x, y, p, xs, ws, tg, ntg, tid, sg, lane);
 }
@@ -265,8 +279,10 @@ kernel void qi_mm_q4tp_sp_h(device const uchar* w0 [[buffer(0)]], device const u
                             ushort tid [[thread_index_in_threadgroup]], ushort sg [[simdgroup_index_in_threadgroup]],
                             ushort lane [[thread_index_in_simdgroup]])
 {
-    threadgroup half xs[64 * TILE_LD];
-    threadgroup half ws[TILE_N * TILE_LD];
+    threadgroup uint4 xs_words[(64 * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* xs = (threadgroup half*)xs_words;
+    threadgroup uint4 ws_words[(TILE_N * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* ws = (threadgroup half*)ws_words;
     device const uchar* w = mv_pick(tg.z, w0, w1, w2);
     mv_body<false, 64, true, 1>(w, (device const float*)w, (device const float*)w, x, y, p, xs, ws, tg, ntg, tid, sg, lane);
 }
@@ -281,8 +297,10 @@ kernel void qi_mm_q8_sp_f(device const uchar* w0 [[buffer(0)]], device const uch
                           ushort tid [[thread_index_in_threadgroup]], ushort sg [[simdgroup_index_in_threadgroup]],
                           ushort lane [[thread_index_in_simdgroup]])
 {
-    threadgroup half xs[64 * TILE_LD];
-    threadgroup half ws[TILE_N * TILE_LD];
+    threadgroup uint4 xs_words[(64 * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* xs = (threadgroup half*)xs_words;
+    threadgroup uint4 ws_words[(TILE_N * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* ws = (threadgroup half*)ws_words;
     const uint z = tg.z;
     mv_body<true, 64, true, 0>(mv_pick(z, w0, w1, w2), mv_pickf(z, rs0, rs1, rs2), mv_pickf(z, col0, col1, col2),
                                x, y, p, xs, ws, tg, ntg, tid, sg, lane);
@@ -298,8 +316,10 @@ kernel void qi_mm_q8_sp_h(device const uchar* w0 [[buffer(0)]], device const uch
                           ushort tid [[thread_index_in_threadgroup]], ushort sg [[simdgroup_index_in_threadgroup]],
                           ushort lane [[thread_index_in_simdgroup]])
 {
-    threadgroup half xs[64 * TILE_LD];
-    threadgroup half ws[TILE_N * TILE_LD];
+    threadgroup uint4 xs_words[(64 * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* xs = (threadgroup half*)xs_words;
+    threadgroup uint4 ws_words[(TILE_N * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* ws = (threadgroup half*)ws_words;
     const uint z = tg.z;
     mv_body<true, 64, true, 1>(mv_pick(z, w0, w1, w2), mv_pickf(z, rs0, rs1, rs2), mv_pickf(z, col0, col1, col2),
                                x, y, p, xs, ws, tg, ntg, tid, sg, lane);

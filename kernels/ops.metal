@@ -103,8 +103,10 @@ kernel void ops_linear(device const uchar* w [[buffer(0)]],
                        ushort sg [[simdgroup_index_in_threadgroup]],
                        ushort lane [[thread_index_in_simdgroup]])
 {
-    threadgroup half xs[TILE_M * TILE_LD];
-    threadgroup half ws[TILE_N * TILE_LD];
+    threadgroup uint4 xs_words[(TILE_M * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* xs = (threadgroup half*)xs_words;
+    threadgroup uint4 ws_words[(TILE_N * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* ws = (threadgroup half*)ws_words;
     const uint t0 = tg.x * TILE_M;
     const uint o0 = tg.y * TILE_N;
     const uint r = tid / 2;
@@ -163,8 +165,10 @@ kernel void ops_mm(device const float* a [[buffer(0)]],
                    ushort sg [[simdgroup_index_in_threadgroup]],
                    ushort lane [[thread_index_in_simdgroup]])
 {
-    threadgroup half as[TILE_M * TILE_LD];
-    threadgroup half bs[TILE_N * TILE_LD];
+    threadgroup uint4 as_words[(TILE_M * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* as = (threadgroup half*)as_words;
+    threadgroup uint4 bs_words[(TILE_N * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* bs = (threadgroup half*)bs_words;
     const uint n0 = tg.x * TILE_N;
     const uint m0 = tg.y * TILE_M;
     const uint z = tg.z;

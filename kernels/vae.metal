@@ -109,8 +109,10 @@ kernel void vae_conv(device const half* wt [[buffer(0)]],
                      ushort sg [[simdgroup_index_in_threadgroup]],
                      ushort lane [[thread_index_in_simdgroup]])
 {
-    threadgroup half ws[TILE_M * TILE_LD];
-    threadgroup half xs[TILE_N * TILE_LD];
+    threadgroup uint4 ws_words[(TILE_M * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* ws = (threadgroup half*)ws_words;
+    threadgroup uint4 xs_words[(TILE_N * TILE_LD) / 8];  // 16-byte words: stored to as uint4
+    threadgroup half* xs = (threadgroup half*)xs_words;
     const uint npix = p.oh * p.ow;
     const uint kk2 = p.k * p.k;
     const uint kdim = p.ic * kk2;
