@@ -48,6 +48,7 @@ func TestSourcesAvoidEmulatorGaps(t *testing.T) {
 		{regexp.MustCompile(`\b\d+[eE][-+]?\d+\b[^f]`), "an exponent literal without the f suffix"},
 		{regexp.MustCompile(`\b(double|long double|goto|virtual|throw|try|catch|new|delete|thread_local|printf)\b`), "a C++ feature MSL forbids"},
 		{regexp.MustCompile(`\bstd::`), "the C++ standard library, which MSL does not have"},
+		{regexp.MustCompile(`\b(INFINITY|HUGE_VALF?|isinf|isnan|isfinite|infinity|NAN)\b`), "an infinity or NaN the kernel relies on (undefined under fast math, which Metal compiles with unless told otherwise; use a finite bound such as -FLT_MAX)"},
 	}
 	for _, name := range append(kernels.Names(), kernels.Fragments()...) {
 		src, err := kernels.File(name)

@@ -259,7 +259,7 @@ kernel void ops_softmax(device float* s [[buffer(0)]],
     if (p.use_vis != 0) {
         n = uint(clamp(vis[p.row0 + row % p.m], 0, int(p.n)));
     }
-    float m = -INFINITY;
+    float m = -FLT_MAX; // finite: no kernel relies on infinities (docs/METAL.md, "One math mode")
     for (uint i = tid; i < n; i += 256) {
         m = max(m, r[i]);
     }

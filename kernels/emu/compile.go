@@ -61,10 +61,20 @@ func cpuFlags() []string {
 // takes a class-type template argument, as Apple's header does, which needs C++20.
 var tensorHeader = regexp.MustCompile(`(?m)^\s*#\s*include\s*<(metal_tensor|MetalPerformancePrimitives/)`)
 
+// FastMathEnv, set to 1, compiles the kernels with clang's -ffast-math (finite math only,
+// reassociation, contraction, approximate reciprocals), the nearest CPU stand-in for Metal's
+// default fast math. The device compiles with fast math off (MTLMathModeSafe), as the emulator
+// does by default; this switch is how that choice was made and can be re-checked: the parity tests
+// run under it (docs/METAL.md, "One math mode").
+const FastMathEnv = "EASEL_MSL_FAST_MATH"
+
 // flagsFor returns cxxFlags for source, with -std=c++20 instead of c++17 when it includes the
 // tensor headers (every other file keeps the flags, and so its cached build).
 func flagsFor(source []byte) []string {
 	flags := append([]string{}, cxxFlags...)
+	if os.Getenv(FastMathEnv) == "1" {
+		flags = append(flags, "-ffast-math")
+	}
 	if tensorHeader.Match(source) {
 		for i, f := range flags {
 			if f == "-std=c++17" {

@@ -29,8 +29,9 @@
 // buffer (device.ErrorTimeout), the GPU out of memory (device.ErrorOutOfMemory) — so the Metal
 // path's self-test and recovery run without a Mac.
 //
-// What it cannot tell: timings are not GPU timings; numerics follow IEEE with libm (Metal
-// defaults to fast math); SIMD lanes do not run in lockstep; races that need true concurrency are
+// What it cannot tell: timings are not GPU timings; numerics follow IEEE with libm (the device
+// compiles with fast math off, MTLMathModeSafe, to match; EASEL_MSL_FAST_MATH=1 compiles the
+// emulated kernels with clang's -ffast-math instead); SIMD lanes do not run in lockstep; races that need true concurrency are
 // not reproduced; Apple's compiler may reject code clang accepts (some address-space conversions,
 // C++ features MSL forbids). The team's design notes (docs/reference/msl-emu.md §5) list the gaps.
 package emu
