@@ -75,4 +75,4 @@ linux-package: deps
 	@bash packaging/package.sh linux
 
 clean:
-	rm -rf $(BIN) Easel.app Easel-*.dmg Easel.tar.xz
+	rm -rf $(BIN) Easel.app Easel-*.dmg Easel.tar.xz mac-check-report.md

@@ -7,6 +7,7 @@ import (
 
 	"github.com/progrium/darwinkit/macos/foundation"
 	"github.com/progrium/darwinkit/macos/metal"
+	"github.com/progrium/darwinkit/objc"
 )
 
 // Metal 4's tensor API on the real device: kernels/gemmtensor.metal includes <metal_tensor> and
@@ -31,7 +32,11 @@ func languageVersionFor(source []byte) metal.LanguageVersion {
 // SupportsTensorOps reports whether the device has Metal 4's tensor operations with neural
 // accelerators behind them: macOS 26 or later and an Apple10-family GPU.
 func (d *darwinDevice) SupportsTensorOps() bool {
-	if !foundation.ProcessInfo_ProcessInfo().IsOperatingSystemAtLeastVersion(foundation.OperatingSystemVersion{MajorVersion: 26}) {
+	var macOS26 bool
+	objc.WithAutoreleasePool(func() { // processInfo may come back autoreleased; a Go thread has no pool
+		macOS26 = foundation.ProcessInfo_ProcessInfo().IsOperatingSystemAtLeastVersion(foundation.OperatingSystemVersion{MajorVersion: 26})
+	})
+	if !macOS26 {
 		return false
 	}
 	return d.dev.SupportsFamily(gpuFamilyApple10)
