@@ -75,3 +75,12 @@ func emulatorOnly(opts emu.Options) string {
 	}
 	return ""
 }
+
+// EmulatorOnly skips the test under EASEL_TEST_DEVICE=system: it needs what only the emulator
+// has (need names it, e.g. "live-buffer counts").
+func EmulatorOnly(tb testing.TB, need string) {
+	tb.Helper()
+	if os.Getenv(DeviceEnv) == "system" {
+		tb.Skipf("%s=system: this test needs the emulator's %s", DeviceEnv, need)
+	}
+}
