@@ -3,6 +3,7 @@
 package metal
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"sync"
@@ -53,6 +54,18 @@ type darwinDevice struct {
 	name    string // MTLDevice.name, read once
 	queue   metal.CommandQueueObject
 	sampler *sampler // timestamps at compute-pass boundaries (counters_darwin.go); nil: none
+
+	// Compiled libraries (by name and source) and pipelines (by library and function) are kept
+	// for the process's life and handed out again: every network, tuning run and self-test that
+	// asks for the same kernel gets the same Metal objects, so none is made twice or leaked.
+	mu    sync.Mutex
+	libs  map[[32]byte]*darwinLibrary
+	pipes map[pipelineKey]*darwinPipeline
+}
+
+type pipelineKey struct {
+	lib      *darwinLibrary
+	function string
 }
 
 func (d *darwinDevice) Name() string { return d.name }
@@ -95,6 +108,13 @@ func (d *darwinDevice) NewBufferNoCopy(mem []byte) (device.Buffer, error) {
 }
 
 func (d *darwinDevice) NewLibrary(name string, source []byte) (device.Library, error) {
+	key := sha256.Sum256(append([]byte(name+"\x00"), source...))
+	d.mu.Lock()
+	cached := d.libs[key]
+	d.mu.Unlock()
+	if cached != nil {
+		return cached, nil
+	}
 	var lib metal.LibraryObject
 	var functions []string
 	var failure string
@@ -103,7 +123,7 @@ func (d *darwinDevice) NewLibrary(name string, source []byte) (device.Library, e
 		opts.SetLanguageVersion(languageVersionFor(source))
 		setSafeMath(opts)
 		var nsErr unsafe.Pointer
-		//easel:keep compiled libraries are cached per device for the life of the process
+		//easel:keep compiled libraries are kept in d.libs for the life of the process
 		lib = d.dev.NewLibraryWithSourceOptionsError(string(source), opts, unsafe.Pointer(&nsErr))
 		if lib.IsNil() {
 			failure = describeNSError(nsErr)
@@ -114,13 +134,31 @@ func (d *darwinDevice) NewLibrary(name string, source []byte) (device.Library, e
 	if lib.IsNil() {
 		return nil, fmt.Errorf("metal: compiling %s: %s", name, failure)
 	}
-	return &darwinLibrary{lib: lib, name: name, functions: functions}, nil
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if cached := d.libs[key]; cached != nil { // compiled meanwhile by another goroutine
+		lib.Release()
+		return cached, nil
+	}
+	if d.libs == nil {
+		d.libs = map[[32]byte]*darwinLibrary{}
+	}
+	l := &darwinLibrary{lib: lib, name: name, functions: functions}
+	d.libs[key] = l
+	return l, nil
 }
 
 func (d *darwinDevice) Pipeline(lib device.Library, function string) (device.Pipeline, error) {
 	l, ok := lib.(*darwinLibrary)
 	if !ok {
 		return nil, fmt.Errorf("metal: library %q was not compiled by the Metal device", lib.Name())
+	}
+	key := pipelineKey{l, function}
+	d.mu.Lock()
+	cached := d.pipes[key]
+	d.mu.Unlock()
+	if cached != nil {
+		return cached, nil
 	}
 	var pso metal.ComputePipelineStateObject
 	var failure string
@@ -132,7 +170,7 @@ func (d *darwinDevice) Pipeline(lib device.Library, function string) (device.Pip
 		}
 		defer fn.Release() // the pipeline keeps what it needs of the function
 		var nsErr unsafe.Pointer
-		//easel:keep pipelines are cached per device for the life of the process
+		//easel:keep pipelines are kept in d.pipes for the life of the process
 		pso = newComputePipelineState(d.dev, fn, &nsErr)
 		if pso.IsNil() {
 			failure = fmt.Sprintf("pipeline %s of %s: %s", function, l.name, describeNSError(nsErr))
@@ -141,7 +179,18 @@ func (d *darwinDevice) Pipeline(lib device.Library, function string) (device.Pip
 	if pso.IsNil() {
 		return nil, fmt.Errorf("metal: %s", failure)
 	}
-	return &darwinPipeline{pso: pso, function: function}, nil
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if cached := d.pipes[key]; cached != nil {
+		pso.Release()
+		return cached, nil
+	}
+	if d.pipes == nil {
+		d.pipes = map[pipelineKey]*darwinPipeline{}
+	}
+	p := &darwinPipeline{pso: pso, function: function}
+	d.pipes[key] = p
+	return p, nil
 }
 
 func (d *darwinDevice) NewCommandBuffer() (device.CommandBuffer, error) {
