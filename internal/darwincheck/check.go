@@ -43,6 +43,7 @@ type Report struct {
 	DepErrors  int      // errors in dependencies (not counted as failures)
 	Suppressed int      // FakeImportC "invalid type" messages dropped
 	Findings   []string // with Options.Darwinkit: "file:line:col: message", one per misuse of darwinkit
+	KitCalls   int      // with Options.Darwinkit: calls from the module into darwinkit examined
 	Elapsed    time.Duration
 }
 
@@ -151,6 +152,7 @@ func Check(opts Options) (*Report, error) {
 	}
 	if lint != nil {
 		rep.Findings = lint.run()
+		rep.KitCalls = len(lint.calls)
 	}
 	rep.Elapsed = time.Since(start)
 	return rep, nil

@@ -84,11 +84,12 @@ type kitLint struct {
 	declInfo map[*types.Func]*types.Info
 	sums     map[*types.Func]*kitSummary
 	findings map[string]bool
+	calls    map[token.Pos]bool // the module's calls into darwinkit examined (a package and its test variant share positions)
 }
 
 func newKitLint(fset *token.FileSet) *kitLint {
 	return &kitLint{fset: fset, decls: map[*types.Func]*ast.FuncDecl{}, declInfo: map[*types.Func]*types.Info{},
-		sums: map[*types.Func]*kitSummary{}, findings: map[string]bool{}}
+		sums: map[*types.Func]*kitSummary{}, findings: map[string]bool{}, calls: map[token.Pos]bool{}}
 }
 
 func (l *kitLint) add(path string, module bool, files []*ast.File, info *types.Info) {
@@ -253,6 +254,7 @@ func (l *kitLint) checkPackage(p *kitPkg) {
 				if c == nil || c.Pkg() == nil || !isKitPath(c.Pkg().Path()) {
 					return true
 				}
+				l.calls[call.Pos()] = true
 				var plusOne bool
 				var what string
 				if inPkg(c, objcPath) && c.Name() == "Call" {

@@ -99,3 +99,21 @@ func TestDarwinkitLintPassesCorrectUse(t *testing.T) {
 		t.Fatalf("correct darwinkit use reported: %q", rep.Findings)
 	}
 }
+
+// TestDarwinkitLintPassesOnTheTree: the module's own darwin code (the Metal device, the
+// diagnostics host probe, the free-space probe) has no finding, and the lint really walked its
+// calls into darwinkit (dozens of them), so the pass is not vacuous. make darwin-check runs the
+// same lint over every package.
+func TestDarwinkitLintPassesOnTheTree(t *testing.T) {
+	rep, err := Check(Options{Dir: "../..", Darwinkit: true, Patterns: []string{"./engine/ml/metal/", "./app/diagnose/", "./engine/freespace/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Errors) > 0 || len(rep.Findings) > 0 {
+		t.Fatalf("errors %q\nfindings %q", rep.Errors, rep.Findings)
+	}
+	if rep.KitCalls < 40 {
+		t.Fatalf("the lint examined %d calls into darwinkit; the Metal device alone makes more", rep.KitCalls)
+	}
+	t.Logf("%d calls into darwinkit examined", rep.KitCalls)
+}

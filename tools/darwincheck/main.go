@@ -39,8 +39,8 @@ func main() {
 	for _, f := range rep.Findings {
 		fmt.Println(f)
 	}
-	fmt.Printf("darwincheck %s/%s: %d packages in %.1fs, %d errors in this module, %d in dependencies, %d FakeImportC messages suppressed, %d darwinkit findings\n",
-		opts.GOOS, opts.GOARCH, rep.Packages, rep.Elapsed.Seconds(), len(rep.Errors), rep.DepErrors, rep.Suppressed, len(rep.Findings))
+	fmt.Printf("darwincheck %s/%s: %d packages in %.1fs, %d errors in this module, %d in dependencies, %d FakeImportC messages suppressed, %d darwinkit findings in %d calls\n",
+		opts.GOOS, opts.GOARCH, rep.Packages, rep.Elapsed.Seconds(), len(rep.Errors), rep.DepErrors, rep.Suppressed, len(rep.Findings), rep.KitCalls)
 	if len(rep.Errors) > 0 || len(rep.Findings) > 0 {
 		os.Exit(1)
 	}
