@@ -32,6 +32,10 @@ type Result struct {
 	// StepsRun is the number of steps run: Steps, or fewer when an init image's Strength skipped
 	// the schedule's first steps. Strength is the init image's (0 without one).
 	StepsRun int
+	// Interrupted is set when Request.Stop ended the loop early: the image is the x0 estimate of
+	// step StepsDone of StepsRun.
+	Interrupted bool
+	StepsDone   int
 	Strength float64
 	CFG      float64
 	Seed     uint64
@@ -400,6 +404,8 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 		if req.VariationStrength > 0 {
 			res.VariationSeed, res.VariationStrength = v, req.VariationStrength
 		}
+		res.StepsDone = r.stepsDone
+		res.Interrupted = stopped(req.Stop) && r.stepsDone < schedule.Steps()
 		results = append(results, res)
 		if n > 1 {
 			ev := r.event()
@@ -414,7 +420,7 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 		return nil, err
 	}
 	in := DenoiseInput{Positive: pos, Negative: neg, CFG: set.cfg, CondLatents: condLatents, CondShapes: condShapes,
-		H: set.h, W: set.w, Schedule: schedule, Init: init}
+		H: set.h, W: set.w, Schedule: schedule, Init: init, Stop: req.Stop}
 	if n == 1 {
 		if in.Noise, err = noiseFor(0); err != nil {
 			return nil, err
