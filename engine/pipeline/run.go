@@ -36,10 +36,10 @@ type Result struct {
 	// step StepsDone of StepsRun.
 	Interrupted bool
 	StepsDone   int
-	Strength float64
-	CFG      float64
-	Seed     uint64
-	Sigmas   []float32
+	Strength    float64
+	CFG         float64
+	Seed        uint64
+	Sigmas      []float32
 	// Index is the image's place in its batch (0-based; 0 for a single image). Seed is its own
 	// seed; VariationSeed and VariationStrength its variation (0 strength: none).
 	Index             int
