@@ -32,14 +32,14 @@ type Result struct {
 	// StepsRun is the number of steps run: Steps, or fewer when an init image's Strength skipped
 	// the schedule's first steps. Strength is the init image's (0 without one).
 	StepsRun int
+	Strength float64
+	CFG      float64
+	Seed     uint64
+	Sigmas   []float32
 	// Interrupted is set when Request.Stop ended the loop early: the image is the x0 estimate of
 	// step StepsDone of StepsRun.
 	Interrupted bool
 	StepsDone   int
-	Strength    float64
-	CFG         float64
-	Seed        uint64
-	Sigmas      []float32
 	// Index is the image's place in its batch (0-based; 0 for a single image). Seed is its own
 	// seed; VariationSeed and VariationStrength its variation (0 strength: none).
 	Index             int
