@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"easel/app/imagefile"
@@ -159,8 +160,11 @@ func TestInterruptReturnsTheImageSoFar(t *testing.T) {
 // a negative prompt CFG 1 would ignore is said, naming cfg_scale; save_images saves into the
 // server's folder, and is refused with a warning where the server does not save.
 func TestStepsOneAndTheUnusedNegativePrompt(t *testing.T) {
+	var mu sync.Mutex // the handlers' goroutines save
 	var saved []string
 	ts := newTestServer(t, &fakeGen{}, serve.Config{Save: func(img *image.NRGBA, set *imagefile.Settings) error {
+		mu.Lock()
+		defer mu.Unlock()
 		saved = append(saved, fmt.Sprintf("%dx%d seed %d", img.Rect.Dx(), img.Rect.Dy(), set.Seed))
 		return nil
 	}})
@@ -172,6 +176,8 @@ func TestStepsOneAndTheUnusedNegativePrompt(t *testing.T) {
 	if w := jsonText(info["warnings"]); !strings.Contains(w, "negative_prompt") || !strings.Contains(w, "cfg_scale") {
 		t.Errorf("the unused negative prompt was not said: %s", w)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if len(saved) != 1 || saved[0] != "32x32 seed 9" || resp.Parameters["save_images"] != true {
 		t.Errorf("save_images: saved %v, parameters %v", saved, resp.Parameters["save_images"])
 	}
