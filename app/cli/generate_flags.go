@@ -264,6 +264,9 @@ func (g *generateArgs) startImage(d *compose.Draft) *failure {
 			return fail(ExitSize, "--%v", err)
 		}
 		st.Extend = m
+		if f := extendedCanvasSize(d, st, a.extend); f != nil {
+			return f
+		}
 	}
 	d.Start = st
 	if d.Size == compose.SizeAuto && d.Ratio == 0 {
