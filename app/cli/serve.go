@@ -35,11 +35,13 @@ var serveListening = func(addr string) {}
 const serveUsage = `usage: easel serve [flags]
 
 Serves the AUTOMATIC1111 web UI's API (/sdapi/v1/txt2img, img2img, progress, interrupt, skip,
-options, sd-models, loras, samplers, schedulers, memory, cmd-flags, png-info) on one queue: jobs
-run one at a time, in order.
+options, sd-models, loras, samplers, schedulers, upscalers, extra-single-image,
+extra-batch-images, memory, cmd-flags, png-info, and A1111's other routes, empty where Easel has
+nothing of the kind: docs/A1111-API.md) on one queue: jobs run one at a time, in order.
 
   --listen ADDR       where to listen (default 127.0.0.1:7860, this machine only); any other
-                      address needs --api-auth or --token, else easel serve refuses to start
+                      address needs --api-auth, --token or --allow-from, else easel serve
+                      refuses to start
   --model M.cmf       the model (default: the app's); sd_model_checkpoint switches among the
                       .cmf files of its folder, by name
   --api-auth U:P      HTTP Basic credentials every request must carry (A1111's flag)
