@@ -184,7 +184,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	srv, err := serve.New(serve.Config{
 		Queue: queue, Model: *model, SetModel: func(p string) { gen.SetPath(p); calib.Start(p) }, LoRADir: loraDir,
-		Backend: be, Preview: calib.Render, Auth: auth, CORS: cors, Save: save, HashCache: hashCache,
+		Backend: be, Preview: calib.Render, Auth: auth, CORS: cors, Save: save, NoSave: *noSave, HashCache: hashCache,
 		MaxBody: int64(*maxBody) << 20, MaxPending: *maxQueue, MaxConns: *maxConns,
 		LogPrompts: *logPrompts, Log: logger,
 		Flags: map[string]any{"listen": *listen, "model": *model, "backend": string(be), "tls": *cert != "",

@@ -186,7 +186,7 @@ func TestStepsOneAndTheUnusedNegativePrompt(t *testing.T) {
 		t.Errorf("with cfg_scale 4 the negative prompt is used, yet: %s", w)
 	}
 
-	noSave := newTestServer(t, &fakeGen{}, serve.Config{})
+	noSave := newTestServer(t, &fakeGen{}, serve.Config{NoSave: true})
 	call(t, "POST", noSave.URL+"/sdapi/v1/txt2img", map[string]any{"prompt": "a cat", "width": 32, "height": 32, "save_images": true}, &resp)
 	if w := jsonText(resp.info(t)["warnings"]); !strings.Contains(w, "save_images was refused") {
 		t.Errorf("a server that does not save did not say so: %s", w)

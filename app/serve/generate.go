@@ -22,6 +22,7 @@ import (
 // makes, with A1111's seeds (seed + i, or with a variation strength the same seed and subseed + i).
 func (s *Server) drafts(p *params) ([]plan, []detailItem) {
 	_, modelPath, defaults := s.models.current()
+	modelHash := s.hashes.lookup(modelPath) // known since startup, or "" while it is being read
 	w, h := p.Width, p.Height
 	if w == 0 {
 		w = defaults.Width
@@ -116,7 +117,7 @@ func (s *Server) drafts(p *params) ([]plan, []detailItem) {
 		req.Preview = s.cfg.Preview
 		stop := make(chan struct{})
 		req.Stop = stop
-		plans[i] = plan{Draft: d, Seed: sd, Subseed: sub, Request: req, Prep: job.Prepared, Exact: ex, stop: stop}
+		plans[i] = plan{Draft: d, Seed: sd, Subseed: sub, Request: req, Prep: job.Prepared, Exact: ex, stop: stop, ModelHash: modelHash}
 		if i == 0 {
 			p.Warnings = append(p.Warnings, job.Notices...)
 		}
@@ -243,7 +244,6 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind string, f
 			serverError(w, "PasteBackError", err)
 			return
 		}
-		set.ModelHash = s.hashes.lookup(plans[i].Draft.Model)
 		if res.Interrupted {
 			p.Interrupted = true
 			p.Warnings = append(p.Warnings, fmt.Sprintf("image %d was interrupted at step %d of %d: it is the model's estimate of the image at that step", i+1, res.StepsDone, res.StepsRun))

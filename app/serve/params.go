@@ -144,6 +144,8 @@ type plan struct {
 	Prep *imagework.Prepared
 	// Exact is how the requested size is made when the model cannot make it directly.
 	Exact exactSize
+	// ModelHash is the model file's SHA-256 for the image's settings ("" while unknown).
+	ModelHash string
 	// stop ends the job's denoising early (/interrupt): pipeline.Request.Stop.
 	stop chan struct{}
 }

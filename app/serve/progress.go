@@ -45,7 +45,7 @@ type apiJob struct {
 // same into its history.
 func (aj *apiJob) Picture(res *pipeline.Result) (*image.NRGBA, *imagefile.Settings, error) {
 	set := aj.plan.Draft.FileSettings(res)
-	set.Origin = aj.origin
+	set.Origin, set.ModelHash = aj.origin, aj.plan.ModelHash
 	img := res.Image
 	if prep := aj.plan.Prep; prep != nil {
 		finished, err := prep.Finish(res.Image)

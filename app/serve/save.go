@@ -11,8 +11,11 @@ import (
 // output folder: through Config.Save, the server's output folder and history. It returns the
 // warnings for the answer (save_images refused, or the save failed).
 func (s *Server) save(img *image.NRGBA, set *imagefile.Settings) []string {
-	if s.cfg.Save == nil {
+	if s.cfg.NoSave {
 		return []string{"save_images was refused: this server does not save images (it was started with --no-save); the image is only in this answer"}
+	}
+	if s.cfg.Save == nil {
+		return nil // the host saves every image (the window's history)
 	}
 	if err := s.cfg.Save(img, set); err != nil {
 		s.cfg.Log.Printf("saving an API image: %v", err)

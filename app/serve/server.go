@@ -53,8 +53,10 @@ type Config struct {
 	// CORS is the browser origins whose pages may call the API (none: the default).
 	CORS CORS
 	// Save keeps an image a request asked to save (save_images) in the server's output folder
-	// and history; nil: save_images is refused with a warning (easel serve --no-save).
-	Save func(img *image.NRGBA, set *imagefile.Settings) error
+	// and history. Nil: the host keeps every image itself (the window saves its queue's jobs),
+	// or, with NoSave, save_images is refused with a warning (easel serve --no-save).
+	Save   func(img *image.NRGBA, set *imagefile.Settings) error
+	NoSave bool
 	// HashCache is a folder where the model files' short hashes are kept by name, size and
 	// modification time ("": only in memory).
 	HashCache string
