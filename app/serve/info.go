@@ -11,8 +11,7 @@ import (
 // info is the response's `info`: a JSON object written as a string, as A1111 does, with the
 // values actually used (the model's defaults filled in) and what Easel could not do in warnings.
 func (s *Server) info(p *params, plans, used []plan, sets []*imagefile.Settings, warnings []string, extra map[string]any) string {
-	name, modelPath, defaults := s.models.current()
-
+	name, _, defaults := s.models.current()
 	allSeeds, allSubseeds, infotexts := []uint64{}, []uint64{}, []string{}
 	allPrompts, allNegatives := []string{}, []string{}
 	for _, pl := range plans {
@@ -61,7 +60,7 @@ func (s *Server) info(p *params, plans, used []plan, sets []*imagefile.Settings,
 		"restore_faces":                    false,
 		"face_restoration_model":           nil,
 		"sd_model_name":                    stem(name),
-		"sd_model_hash":                    shortHash(s.hashes.lookup(modelPath)),
+		"sd_model_hash":                    shortHash(plans[0].ModelHash),
 		"sd_vae_name":                      nil,
 		"sd_vae_hash":                      nil,
 		"seed_resize_from_w":               -1,
