@@ -32,8 +32,13 @@ type hashKey struct {
 	MTime int64
 }
 
+// hashRegistry holds one hashes per cache folder for the process, so a server started again
+// (the window's "Share this Mac" switched off and on) does not read the model file again.
+var hashRegistry sync.Map // dir → *hashes
+
 func newHashes(dir string) *hashes {
-	return &hashes{dir: dir, known: map[hashKey]string{}, running: map[hashKey]chan struct{}{}}
+	h, _ := hashRegistry.LoadOrStore(dir, &hashes{dir: dir, known: map[hashKey]string{}, running: map[hashKey]chan struct{}{}})
+	return h.(*hashes)
 }
 
 func keyOf(path string) (hashKey, bool) {
