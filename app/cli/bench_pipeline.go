@@ -126,9 +126,8 @@ func benchPipeline(args []string, stdout, stderr io.Writer) int {
 	}
 	req := pipeline.Request{Prompt: *prompt, NegativePrompt: "blurry", Width: w, Height: h, Steps: *steps, CFG: *cfg, Resolution: *resolution, Seed: 42}
 	if *steps == 1 {
-		// The step-count schedule needs two steps to stretch to its terminal sigma; one step
-		// takes the fixed grid [0.5], which the scheduler shifts and stretches like any other
-		// (one denoiser call: what a memory and timing run needs).
+		// One step takes the fixed grid [0.5], which the scheduler shifts and stretches like any
+		// other: one denoiser call at a middle σ, what a memory and timing run needs.
 		req.Sigmas = []float64{0.5}
 	}
 	for _, p := range images {

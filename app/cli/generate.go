@@ -191,7 +191,7 @@ func generate(g *generateArgs, out *generateOutput) ([]*savedImage, *failure) {
 		return nil, f
 	}
 	out.backendChosen(choice)
-	for _, n := range job.Notices {
+	for _, n := range append(sizeNotices(d), job.Notices...) {
 		out.notice(pipeline.Event{Notice: n})
 	}
 

@@ -135,7 +135,7 @@ func (g *generateArgs) draft() (*compose.Draft, uint64, *failure) {
 	d := &compose.Draft{Prompt: g.prompt, Negative: g.negative, Steps: g.steps, CFG: g.cfg, Resolution: g.resolution,
 		Size: compose.SizeAuto, Model: g.model}
 	if g.steps < 0 {
-		return nil, 0, fail(ExitSettings, "--steps %d: choose at least 2", g.steps)
+		return nil, 0, fail(ExitSettings, "--steps %d: choose at least 1", g.steps)
 	}
 	if g.cfg < 0 {
 		return nil, 0, fail(ExitSettings, "--cfg %g: choose 1 (off) or more", g.cfg)
@@ -264,6 +264,9 @@ func (g *generateArgs) startImage(d *compose.Draft) *failure {
 			return fail(ExitSize, "--%v", err)
 		}
 		st.Extend = m
+		if f := extendedCanvasSize(d, st, a.extend); f != nil {
+			return f
+		}
 	}
 	d.Start = st
 	if d.Size == compose.SizeAuto && d.Ratio == 0 {

@@ -279,6 +279,10 @@ func TestGenerateStartImageBadInputs(t *testing.T) {
 		{"missing start image", []string{"--init", filepath.Join(dir, "gone.png")}, ExitImage, "gone.png"},
 		{"mask without a start image", []string{"--mask", black}, ExitUsage, "--init"},
 		{"bad extension", []string{"--init", init, "--extend", "0,0,0"}, ExitSize, "left,top,right,bottom"},
+		// The extended canvas (64×64 grown to 128×64) sets the size: a --size that would crop the
+		// extension away is refused naming both.
+		{"size against extension", []string{"--init", init, "--extend", "0,0,64,0", "--size", "64x64"}, ExitSize, "--size 64x64 and --extend 0,0,64,0 disagree: the start image (64×64) extended is a 128×64 canvas"},
+		{"aspect against extension", []string{"--init", init, "--extend", "0,0,64,0", "--aspect", "1:1"}, ExitSize, "the extended canvas (128×64"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := run(append(append([]string{}, base...), tc.args...)...)
@@ -295,5 +299,20 @@ func TestGenerateStartImageBadInputs(t *testing.T) {
 	code, _, stderr := run(append(append([]string{}, base...), "--init", init, "--mask", small)...)
 	if code != ExitOK || !strings.Contains(stderr, "scaled the mask") {
 		t.Errorf("a 32×32 mask for a 64×64 image: exit %d, stderr %q; want it scaled with a notice", code, stderr)
+	}
+}
+
+// TestGenerateExtendWithItsOwnSize: a --size equal to the extended canvas is accepted.
+func TestGenerateExtendWithItsOwnSize(t *testing.T) { checkExtend(t, tinyCMF(t), "--size", "128x64") }
+
+// TestGenerateSaysWhenItFloorsTheSize: --size 80x64 is made 64×64 and said on stderr.
+func TestGenerateSaysWhenItFloorsTheSize(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "floored.png")
+	code, _, stderr := run("generate", "--model", tinyCMF(t), "--prompt", "a pier", "--steps", "2", "--size", "80x64", "--out", out)
+	if code != ExitOK || !strings.Contains(stderr, "--size 80x64 is made 64×64") {
+		t.Fatalf("exit %d, stderr %q; want the floored size said", code, stderr)
+	}
+	if got := readPNG(t, out); got.Rect.Dx() != 64 || got.Rect.Dy() != 64 {
+		t.Errorf("made %v", got.Rect)
 	}
 }

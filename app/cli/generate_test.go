@@ -274,7 +274,7 @@ func TestGenerateBadInputs(t *testing.T) {
 		{"size and aspect", with("--aspect", "16:9"), ExitSize, "choose one"},
 		{"bad size", with("--size", "large"), ExitSize, "WIDTHxHEIGHT"},
 		{"bad aspect", []string{"--model", model, "--aspect", "0:1", "--out", out}, ExitSize, "aspect ratio"},
-		{"one step", with("--steps", "1"), ExitSettings, "at least 2 steps"},
+		{"negative steps", with("--steps", "-1"), ExitSettings, "choose at least 1"},
 		{"negative cfg", with("--cfg", "-2"), ExitSettings, "--cfg"},
 		{"bad seed", with("--seed", "lucky"), ExitSettings, "--seed"},
 		{"missing folder", with("--out", filepath.Join(dir, "no", "out.png")), ExitWrite, "does not exist"},

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"image"
 	"io"
 	"log"
 	"net/http"
 	"path/filepath"
 	"time"
 
+	"easel/app/history"
+	"easel/app/imagefile"
 	"easel/app/jobs"
 	"easel/app/preview"
 	"easel/app/serve"
@@ -32,11 +35,13 @@ var serveListening = func(addr string) {}
 const serveUsage = `usage: easel serve [flags]
 
 Serves the AUTOMATIC1111 web UI's API (/sdapi/v1/txt2img, img2img, progress, interrupt, skip,
-options, sd-models, loras, samplers, schedulers, memory, cmd-flags, png-info) on one queue: jobs
-run one at a time, in order.
+options, sd-models, loras, samplers, schedulers, upscalers, extra-single-image,
+extra-batch-images, memory, cmd-flags, png-info, and A1111's other routes, empty where Easel has
+nothing of the kind: docs/A1111-API.md) on one queue: jobs run one at a time, in order.
 
   --listen ADDR       where to listen (default 127.0.0.1:7860, this machine only); any other
-                      address needs --api-auth or --token, else easel serve refuses to start
+                      address needs --api-auth, --token or --allow-from, else easel serve
+                      refuses to start
   --model M.cmf       the model (default: the app's); sd_model_checkpoint switches among the
                       .cmf files of its folder, by name
   --api-auth U:P      HTTP Basic credentials every request must carry (A1111's flag)
@@ -48,6 +53,14 @@ run one at a time, in order.
   --max-body MB       the largest request body (default 256)
   --max-conns N       concurrent connections (default 64)
   --log-prompts       write prompts into the log (off: only their length)
+  --allow-from NETS   networks let in without credentials, CIDR[,CIDR…] (like 192.168.1.0/24):
+                      for clients that cannot send any; every other address needs --api-auth
+                      or --token; with it alone, --listen 0.0.0.0:7860 is allowed
+  --cors-allow-origins LIST     browser origins whose pages may call the API, comma-separated
+                      (like http://localhost:3456), as A1111's flag; default: none
+  --cors-allow-origin-regex RE  origins matching RE may too
+  --no-save           refuse save_images (a request asking for it gets a warning); without it,
+                      save_images: true saves into the app's output folder and history
 
 LoRAs are named in the prompt as <lora:NAME:WEIGHT> and found in the app's LoRA folder by name;
 no request field names a file.`
@@ -72,6 +85,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	maxBody := f.Int("max-body", serve.DefaultMaxBody>>20, "")
 	maxConns := f.Int("max-conns", serve.DefaultMaxConns, "")
 	logPrompts := f.Bool("log-prompts", false, "")
+	allowFrom := f.String("allow-from", "", "")
+	corsOrigins := f.String("cors-allow-origins", "", "")
+	corsRegex := f.String("cors-allow-origin-regex", "", "")
+	noSave := f.Bool("no-save", false, "")
 	if err := f.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "easel serve: %v\n\n%s\n", err, serveUsage)
 		return ExitUsage
@@ -90,6 +107,17 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		auth.User, auth.Pass = u, p
 	}
 	auth.Token = *token
+	nets, err := serve.ParseAllowFrom(*allowFrom)
+	if err != nil {
+		fmt.Fprintf(stderr, "easel serve: %v\n", err)
+		return ExitUsage
+	}
+	auth.AllowFrom = nets
+	cors, err := serve.ParseCORS(*corsOrigins, *corsRegex)
+	if err != nil {
+		fmt.Fprintf(stderr, "easel serve: %v\n", err)
+		return ExitUsage
+	}
 	if err := serve.Check(*listen, auth, *cert, *key); err != nil {
 		fmt.Fprintf(stderr, "easel serve: %v\n", err)
 		return ExitUsage
@@ -142,13 +170,26 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	calib.Start(*model)
 	defer calib.Stop()
 
+	var save func(*image.NRGBA, *imagefile.Settings) error
+	if !*noSave {
+		hist := history.New(st.OutputFolder)
+		save = func(img *image.NRGBA, set *imagefile.Settings) error {
+			_, err := hist.Save(img, set, time.Now())
+			return err
+		}
+	}
+	hashCache := ""
+	if dir, err := settings.Dir(); err == nil {
+		hashCache = filepath.Join(dir, "modelhash")
+	}
 	srv, err := serve.New(serve.Config{
 		Queue: queue, Model: *model, SetModel: func(p string) { gen.SetPath(p); calib.Start(p) }, LoRADir: loraDir,
-		Backend: be, Preview: calib.Render, Auth: auth,
+		Backend: be, Preview: calib.Render, Auth: auth, CORS: cors, Save: save, NoSave: *noSave, HashCache: hashCache,
 		MaxBody: int64(*maxBody) << 20, MaxPending: *maxQueue, MaxConns: *maxConns,
 		LogPrompts: *logPrompts, Log: logger,
 		Flags: map[string]any{"listen": *listen, "model": *model, "backend": string(be), "tls": *cert != "",
-			"max_queue": *maxQueue, "max_body_mb": *maxBody, "max_conns": *maxConns},
+			"max_queue": *maxQueue, "max_body_mb": *maxBody, "max_conns": *maxConns,
+			"allow_from": *allowFrom, "cors_allow_origins": *corsOrigins, "cors_allow_origin_regex": *corsRegex, "no_save": *noSave},
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "easel serve: %v\n", err)

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -55,6 +57,53 @@ func TestServeRefusesOtherAddressesWithoutCredentials(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Errorf("with credentials: %d, want 200", resp.StatusCode)
+	}
+	stop()
+	select {
+	case code := <-exited:
+		if code != ExitOK {
+			t.Errorf("easel serve exited %d after the interrupt", code)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("easel serve did not stop on the interrupt")
+	}
+}
+
+// TestServeAllowFromWithoutCredentials: `easel serve --listen 0.0.0.0:PORT --allow-from
+// 127.0.0.0/8` starts without credentials and lets a loopback client in; /cmd-flags names the
+// model without its folder; a bad network is refused at start (exit 2).
+func TestServeAllowFromWithoutCredentials(t *testing.T) {
+	model := tinyCMF(t)
+	if code, _, stderr := run("serve", "--listen", "0.0.0.0:0", "--model", model, "--allow-from", "10.0.0.0/33"); code != ExitUsage || !strings.Contains(stderr, "--allow-from") {
+		t.Fatalf("a bad network: exit %d, %q", code, stderr)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	oldCtx, oldListening := interruptContext, serveListening
+	addr := make(chan string, 1)
+	interruptContext = func() (context.Context, context.CancelFunc) { return ctx, stop }
+	serveListening = func(a string) { addr <- a }
+	defer func() { interruptContext, serveListening = oldCtx, oldListening }()
+	exited := make(chan int, 1)
+	go func() {
+		code, _, _ := run("serve", "--listen", "0.0.0.0:0", "--model", model, "--allow-from", "127.0.0.0/8")
+		exited <- code
+	}()
+	var a string
+	select {
+	case a = <-addr:
+	case code := <-exited:
+		t.Fatalf("easel serve --allow-from exited %d", code)
+	}
+	port := a[strings.LastIndex(a, ":"):]
+	resp, err := http.Get("http://127.0.0.1" + port + "/sdapi/v1/cmd-flags")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || strings.Contains(string(body), filepath.Dir(model)) || !strings.Contains(string(body), `"model":"`+filepath.Base(model)+`"`) {
+		t.Errorf("cmd-flags from loopback without credentials: %d %s", resp.StatusCode, body)
 	}
 	stop()
 	select {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 )
@@ -13,10 +14,16 @@ import (
 type Auth struct {
 	User, Pass string
 	Token      string
+	// AllowFrom are networks whose clients need no credentials (--allow-from: a studio's LAN,
+	// for clients that cannot send any); every other address still needs them.
+	AllowFrom []*net.IPNet
 }
 
 // Set reports whether any credentials are configured.
 func (a Auth) Set() bool { return a.User != "" || a.Token != "" }
+
+// guarded reports whether not every client is let in: credentials or allowed networks.
+func (a Auth) guarded() bool { return a.Set() || len(a.AllowFrom) > 0 }
 
 // ParseAPIAuth reads --api-auth USER:PASS.
 func ParseAPIAuth(s string) (user, pass string, err error) {
@@ -57,10 +64,18 @@ func (a Auth) allows(r *http.Request) bool {
 // requireAuth answers 401 (as A1111 does: a Basic challenge and a detail) to requests without the
 // credentials.
 func (a Auth) requireAuth(next http.Handler) http.Handler {
-	if !a.Set() {
+	if !a.guarded() {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.fromAllowed(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !a.Set() {
+			writeJSON(w, http.StatusForbidden, map[string]any{"detail": "this server lets in only the networks given with --allow-from; " + clientHost(r) + " is not one of them"})
+			return
+		}
 		if !a.allows(r) {
 			if a.User != "" {
 				w.Header().Set("WWW-Authenticate", "Basic")

@@ -1,6 +1,6 @@
 // Package serve is Easel's HTTP API, the AUTOMATIC1111 web UI's (`/sdapi/v1/...`), so that the
-// artist's other tools (Photoshop and Krita plugins, scripts, queue tools, another Easel window)
-// can drive it. It speaks the API as A1111 does: its field names and defaults (except that absent
+// artist's other tools (the Photoshop plugin, browser and chat front ends, bots, scripts, queue
+// tools, another Easel window) can drive it. It speaks the API as A1111 does: its field names and defaults (except that absent
 // generation settings take the model's own: its steps, CFG 1, its size), `info` as a JSON string,
 // FastAPI/pydantic's 422 `detail` lists for a wrong type or range, unknown keys ignored, and what
 // Easel cannot do said in the response rather than silently changed.
@@ -10,8 +10,9 @@
 // equals `easel generate`'s with the same settings bit for bit, and carries the same metadata
 // (app/imagefile). Batches (batch_size × n_iter) are sequential jobs, one seed each.
 //
-// Security: loopback only unless credentials are set (Config.Check), HTTP Basic (A1111's
-// --api-auth) or a bearer token compared in constant time, a body cap, the app's image limits,
+// Security: loopback only unless credentials or --allow-from networks are set (Check), HTTP
+// Basic (A1111's --api-auth) or a bearer token compared in constant time, CORS only for the
+// origins given, a body cap, the app's image limits,
 // header/read/idle timeouts, a cap on concurrent connections, a bounded queue (503 with
 // Retry-After), models and LoRAs chosen by name among the app's folders, never by path, and logs
 // without prompts unless asked. The client side, for a window that renders on another machine, is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
 	"net/http"
 	"strings"
 	"time"
@@ -21,6 +22,7 @@ import (
 // makes, with A1111's seeds (seed + i, or with a variation strength the same seed and subseed + i).
 func (s *Server) drafts(p *params) ([]plan, []detailItem) {
 	_, modelPath, defaults := s.models.current()
+	modelHash := s.hashes.lookup(modelPath) // known since startup, or "" while it is being read
 	w, h := p.Width, p.Height
 	if w == 0 {
 		w = defaults.Width
@@ -28,8 +30,20 @@ func (s *Server) drafts(p *params) ([]plan, []detailItem) {
 	if h == 0 {
 		h = defaults.Height
 	}
+	ex := exactSize{}
+	if rw, rh := renderSide(w), renderSide(h); rw != w || rh != h {
+		ex = exactSize{Want: image.Pt(w, h), Render: image.Pt(rw, rh)}
+		w, h = rw, rh // rendered at the covering size, centre-cropped (exactsize.go)
+	}
 	base := compose.Draft{Prompt: p.Prompt, Negative: p.Negative, Size: compose.SizeExact, CustomW: w, CustomH: h,
 		Steps: p.Steps, CFG: p.CFG, Backend: s.cfg.Backend, Model: modelPath, LoRAs: p.LoRAs, Conditions: p.Conditions}
+	if p.Negative != "" && (p.CFG == 0 && defaults.CFG <= 1 || p.CFG != 0 && p.CFG <= 1) {
+		cfg := p.CFG
+		if cfg == 0 {
+			cfg = max(defaults.CFG, 1)
+		}
+		p.Warnings = append(p.Warnings, fmt.Sprintf("negative_prompt was not used: with cfg_scale %g the model ignores it; send a cfg_scale above 1 (like 4) to use it", cfg))
+	}
 	bw, bh, err := base.OutputSize()
 	if err != nil {
 		return nil, []detailItem{{Loc: []any{"body", "width"}, Msg: err.Error(), Type: "value_error"}}
@@ -42,6 +56,17 @@ func (s *Server) drafts(p *params) ([]plan, []detailItem) {
 		if !p.SizeGiven {
 			base.Size = compose.SizeFromImage // the size follows the init image, as `easel generate --init`
 		}
+	}
+	if base.Size != compose.SizeExact {
+		ex = exactSize{}
+	}
+	if ex.crops() {
+		if base.Start != nil {
+			st := *base.Start
+			ex.start(&st)
+			base.Start = &st
+		}
+		p.Warnings = append(p.Warnings, ex.warning())
 	}
 	if p.Seed == -1 {
 		p.Seed = randomSeed()
@@ -90,7 +115,9 @@ func (s *Server) drafts(p *params) ([]plan, []detailItem) {
 			req.Noise = noise
 		}
 		req.Preview = s.cfg.Preview
-		plans[i] = plan{Draft: d, Seed: sd, Subseed: sub, Request: req, Prep: job.Prepared}
+		stop := make(chan struct{})
+		req.Stop = stop
+		plans[i] = plan{Draft: d, Seed: sd, Subseed: sub, Request: req, Prep: job.Prepared, Exact: ex, stop: stop, ModelHash: modelHash}
 		if i == 0 {
 			p.Warnings = append(p.Warnings, job.Notices...)
 		}
@@ -137,7 +164,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, plans []plan, label
 	interrupted := b.interrupted
 	b.mu.Unlock()
 	if interrupted { // /interrupt came while the jobs were being queued
-		b.cancel(s.cfg.Queue)
+		b.cancelRest(s.cfg.Queue)
 	}
 	out := outcome{b: b, results: make([]*pipeline.Result, len(plans))}
 	for i, aj := range b.jobs {
@@ -217,6 +244,13 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind string, f
 			serverError(w, "PasteBackError", err)
 			return
 		}
+		if res.Interrupted {
+			p.Interrupted = true
+			p.Warnings = append(p.Warnings, fmt.Sprintf("image %d was interrupted at step %d of %d: it is the model's estimate of the image at that step", i+1, res.StepsDone, res.StepsRun))
+		}
+		if p.SaveImages {
+			p.Warnings = append(p.Warnings, s.save(img, set)...)
+		}
 		sets = append(sets, set)
 		used = append(used, plans[i])
 		if p.SendImages {
@@ -228,8 +262,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind string, f
 			images = append(images, enc)
 		}
 	}
-	warnings := append([]string(nil), p.Warnings...)
+	warnings := dedupe(p.Warnings)
 	warnings = append(warnings, runNotices(out)...)
+	p.Interrupted = p.Interrupted || out.interrupted
 	if out.interrupted {
 		warnings = append(warnings, fmt.Sprintf("interrupted: %d of %d images were made", len(sets), len(plans)))
 	}

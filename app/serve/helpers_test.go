@@ -3,7 +3,9 @@ package serve_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -65,12 +67,22 @@ func (g *fakeGen) Run(ctx context.Context, req pipeline.Request, events chan<- p
 	}
 	w, h := req.Width, req.Height
 	events <- pipeline.Event{Stage: pipeline.StageEncodingPrompt}
+	done := steps
 	for i := 1; i <= steps; i++ {
+		if i > 1 && req.Stop != nil && isClosed(req.Stop) { // as the pipeline: the image as far as it got
+			done = i - 1
+			break
+		}
 		if g.gate != nil {
 			select {
 			case <-g.gate:
+			case <-req.Stop:
+				done = i - 1
 			case <-ctx.Done():
 				return nil, fmt.Errorf("fake: %w", ctx.Err())
+			}
+			if done < steps {
+				break
 			}
 		} else if g.pause > 0 {
 			select {
@@ -97,7 +109,17 @@ func (g *fakeGen) Run(ctx context.Context, req pipeline.Request, events chan<- p
 	if cfg == 0 {
 		cfg = 1
 	}
-	return &pipeline.Result{Image: img, Width: w, Height: h, Steps: steps, CFG: cfg, Seed: req.Seed, Resolution: req.Resolution}, nil
+	return &pipeline.Result{Image: img, Width: w, Height: h, Steps: steps, StepsRun: steps, StepsDone: done, Interrupted: done < steps,
+		CFG: cfg, Seed: req.Seed, Resolution: req.Resolution}, nil
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 func (g *fakeGen) requests() []pipeline.Request {
@@ -239,3 +261,14 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 }
 
 func pngB64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// fileSHA256 is a file's SHA-256 in hex, computed here for comparison.
+func fileSHA256(t testing.TB, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}

@@ -23,7 +23,10 @@ func (s *Server) info(p *params, plans, used []plan, sets []*imagefile.Settings,
 	for _, set := range sets {
 		infotexts = append(infotexts, imagefile.Parameters(set))
 	}
-	width, height, _ := plans[0].Draft.OutputSize()
+	width, height := plans[0].size()
+	if len(sets) > 0 {
+		width, height = sets[0].Width, sets[0].Height // the size delivered
+	}
 	steps, cfg := p.Steps, p.CFG
 	if steps == 0 {
 		steps = defaults.Steps
@@ -57,7 +60,7 @@ func (s *Server) info(p *params, plans, used []plan, sets []*imagefile.Settings,
 		"restore_faces":                    false,
 		"face_restoration_model":           nil,
 		"sd_model_name":                    stem(name),
-		"sd_model_hash":                    nil,
+		"sd_model_hash":                    shortHash(plans[0].ModelHash),
 		"sd_vae_name":                      nil,
 		"sd_vae_hash":                      nil,
 		"seed_resize_from_w":               -1,
@@ -71,7 +74,8 @@ func (s *Server) info(p *params, plans, used []plan, sets []*imagefile.Settings,
 		"clip_skip":                        1,
 		"is_using_inpainting_conditioning": false,
 		"version":                          "Easel " + app.Version,
-		"warnings":                         warnings,
+		"warnings":                         noPathsAll(warnings),
+		"interrupted":                      p.Interrupted,
 	}
 	if p.EaselSigmas != nil {
 		m["easel_sigmas"] = p.EaselSigmas // the grid used, so a client can tell it was not ignored
@@ -82,7 +86,7 @@ func (s *Server) info(p *params, plans, used []plan, sets []*imagefile.Settings,
 
 // parameters is the response's `parameters`: the request's fields as they were used.
 func (s *Server) parameters(p *params, plans []plan, extra map[string]any) map[string]any {
-	width, height, _ := plans[0].Draft.OutputSize()
+	width, height := plans[0].size()
 	m := map[string]any{
 		"prompt":           p.Prompt,
 		"negative_prompt":  p.Negative,
@@ -98,7 +102,7 @@ func (s *Server) parameters(p *params, plans []plan, extra map[string]any) map[s
 		"sampler_name":     p.Sampler,
 		"scheduler":        p.Scheduler,
 		"send_images":      p.SendImages,
-		"save_images":      false,
+		"save_images":      p.SaveImages,
 	}
 	if p.Steps == 0 {
 		m["steps"] = nil
@@ -110,4 +114,14 @@ func (s *Server) parameters(p *params, plans []plan, extra map[string]any) map[s
 		m[k] = v
 	}
 	return m
+}
+
+// size is the image size a plan delivers (before an init image's paste-back decides it: 0 when
+// the size follows the init image).
+func (pl plan) size() (int, int) {
+	if pl.Exact.crops() {
+		return pl.Exact.Want.X, pl.Exact.Want.Y
+	}
+	w, h, _ := pl.Draft.OutputSize()
+	return w, h
 }

@@ -7,10 +7,11 @@ import (
 
 // getOptions answers GET /sdapi/v1/options: the options A1111 clients read, with Easel's values.
 func (s *Server) getOptions(w http.ResponseWriter, r *http.Request) {
-	name, _, _ := s.models.current()
+	name, path, _ := s.models.current()
+	sum := s.hashes.lookup(path)
 	writeJSON(w, http.StatusOK, map[string]any{
-		"sd_model_checkpoint":         name,
-		"sd_checkpoint_hash":          nil,
+		"sd_model_checkpoint":         modelTitle(name, sum),
+		"sd_checkpoint_hash":          orNil(sum),
 		"sd_vae":                      "Automatic",
 		"samples_format":              "png",
 		"CLIP_stop_at_last_layers":    1,

@@ -33,6 +33,8 @@ type params struct {
 	EaselSigmas    []float64
 	EaselScheduler *sched.Config
 	SendImages     bool
+	SaveImages     bool // save_images: into the server's output folder and history (Config.Save)
+	Interrupted    bool // an image was stopped early by /interrupt (info's "interrupted")
 	Conditions     []compose.Condition
 	LoRAs          []compose.LoRA
 	Warnings       []string
@@ -65,7 +67,7 @@ func (s *Server) readParams(f *fields) *params {
 	p.Width, p.Height = int(w), int(h)
 	p.SizeGiven = f.Has("width") || f.Has("height")
 	steps := f.Int("steps", 0)
-	f.Range("steps", steps, 2, 1000)
+	f.Range("steps", steps, 1, 1000)
 	p.Steps = int(steps)
 	p.CFG = f.Float("cfg_scale", 0)
 	f.RangeF("cfg_scale", p.CFG, 0, 100)
@@ -80,7 +82,7 @@ func (s *Server) readParams(f *fields) *params {
 	p.Sampler = f.Str("sampler_name", f.Str("sampler_index", ""))
 	p.Scheduler = f.Str("scheduler", "")
 	p.SendImages = f.Bool("send_images", true)
-	f.Bool("save_images", false)
+	p.SaveImages = f.Bool("save_images", false)
 
 	if cs := f.StrList("extra_images"); len(cs) > 0 {
 		if len(cs) > compose.MaxConditions {
@@ -140,4 +142,10 @@ type plan struct {
 	// Prep is the init image prepared for the run (img2img), whose Finish makes the picture to
 	// answer with; nil for txt2img.
 	Prep *imagework.Prepared
+	// Exact is how the requested size is made when the model cannot make it directly.
+	Exact exactSize
+	// ModelHash is the model file's SHA-256 for the image's settings ("" while unknown).
+	ModelHash string
+	// stop ends the job's denoising early (/interrupt): pipeline.Request.Stop.
+	stop chan struct{}
 }

@@ -36,6 +36,8 @@ type apiJob struct {
 	// notices are the run's notices as they arrived (a stage a device declined, a tuning that
 	// failed, a recovery), guarded by b.mu.
 	notices []string
+	// stopped is set (under b.mu) once /interrupt closed the plan's stop channel.
+	stopped bool
 }
 
 // Picture is the image and the settings an API job's answer carries for its result (the init
@@ -43,7 +45,7 @@ type apiJob struct {
 // same into its history.
 func (aj *apiJob) Picture(res *pipeline.Result) (*image.NRGBA, *imagefile.Settings, error) {
 	set := aj.plan.Draft.FileSettings(res)
-	set.Origin = aj.origin
+	set.Origin, set.ModelHash = aj.origin, aj.plan.ModelHash
 	img := res.Image
 	if prep := aj.plan.Prep; prep != nil {
 		finished, err := prep.Finish(res.Image)
@@ -51,8 +53,9 @@ func (aj *apiJob) Picture(res *pipeline.Result) (*image.NRGBA, *imagefile.Settin
 			return nil, nil, err
 		}
 		img = finished
-		set.Width, set.Height = img.Rect.Dx(), img.Rect.Dy()
 	}
+	img = aj.plan.Exact.crop(img) // the size asked for (exactsize.go)
+	set.Width, set.Height = img.Rect.Dx(), img.Rect.Dy()
 	return img, set, nil
 }
 
@@ -140,6 +143,30 @@ func (b *batch) cancel(q *jobs.Queue) {
 	b.mu.Unlock()
 	for _, id := range ids {
 		q.Cancel(id)
+	}
+}
+
+// cancelRest cancels every job of b that /interrupt did not stop (a stopped job finishes its
+// current step and answers with the image as far as it got).
+func (b *batch) cancelRest(q *jobs.Queue) {
+	b.mu.Lock()
+	var ids []jobs.ID
+	for i, id := range b.ids {
+		if i < len(b.jobs) && !b.jobs[i].stopped {
+			ids = append(ids, id)
+		}
+	}
+	b.mu.Unlock()
+	for _, id := range ids {
+		q.Cancel(id)
+	}
+}
+
+// stop ends aj's denoising at the next step (pipeline.Request.Stop); b.mu is held.
+func (aj *apiJob) stop() {
+	if !aj.stopped && aj.plan.stop != nil {
+		aj.stopped = true
+		close(aj.plan.stop)
 	}
 }
 
@@ -268,9 +295,11 @@ func (t *tracker) snapshot(withImage bool) progressResponse {
 	return resp
 }
 
-// interrupt answers POST /sdapi/v1/interrupt: the API request whose image is being made stops
-// (its running job and the rest of its batch); its handler answers with the images already made.
-// A window job is not stopped from the API (the artist at the window cancels it there).
+// interrupt answers POST /sdapi/v1/interrupt: the API request whose image is being made stops,
+// as A1111's does: the running image ends after the step it is in and is decoded from that step's
+// estimate (marked interrupted in info), the rest of its batch is cancelled; its handler answers
+// with the images made. A window job is not stopped from the API (the artist at the window
+// cancels it there).
 func (s *Server) interrupt(w http.ResponseWriter, r *http.Request) {
 	s.tracker.mu.Lock()
 	owner := s.tracker.owner
@@ -278,8 +307,9 @@ func (s *Server) interrupt(w http.ResponseWriter, r *http.Request) {
 	if owner != nil {
 		owner.b.mu.Lock()
 		owner.b.interrupted = true
+		owner.stop()
 		owner.b.mu.Unlock()
-		owner.b.cancel(s.cfg.Queue)
+		owner.b.cancelRest(s.cfg.Queue)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{})
 }

@@ -45,10 +45,11 @@ func (s *Server) routes() http.Handler {
 	handle(http.MethodGet, "/sdapi/v1/memory", s.memory)
 	handle(http.MethodGet, "/sdapi/v1/cmd-flags", s.cmdFlags)
 	handle(http.MethodPost, "/sdapi/v1/png-info", s.pngInfo)
+	s.a1111Routes(handle)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"detail": "Not Found"})
 	})
-	return s.cfg.Auth.requireAuth(mux)
+	return s.cfg.CORS.wrap(oneTrailingSlash(s.cfg.Auth.requireAuth(mux)))
 }
 
 // writeJSON answers with v as JSON.
@@ -62,18 +63,21 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // unprocessable answers 422 with FastAPI's body.
 func unprocessable(w http.ResponseWriter, detail []detailItem) {
+	for i := range detail {
+		detail[i].Msg = noPaths(detail[i].Msg)
+	}
 	writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": detail})
 }
 
 // serverError answers 500 as A1111's API exception handler does.
 func serverError(w http.ResponseWriter, kind string, err error) {
-	writeJSON(w, http.StatusInternalServerError, map[string]any{"error": kind, "detail": "", "body": "", "errors": err.Error()})
+	writeJSON(w, http.StatusInternalServerError, map[string]any{"error": kind, "detail": "", "body": "", "errors": noPaths(err.Error())})
 }
 
 // busy answers 503 with Retry-After (the queue is full or closing).
 func busy(w http.ResponseWriter, after int, msg string) {
 	w.Header().Set("Retry-After", itoa(after))
-	writeJSON(w, http.StatusServiceUnavailable, map[string]any{"detail": msg})
+	writeJSON(w, http.StatusServiceUnavailable, map[string]any{"detail": noPaths(msg)})
 }
 
 func itoa(n int) string {

@@ -1,6 +1,7 @@
 package serve_test
 
 import (
+	"context"
 	"fmt"
 	"image"
 	"net/http"
@@ -27,19 +28,23 @@ func TestOptionsSwitchModelsByName(t *testing.T) {
 	var switched []string
 	ts := newTestServer(t, &fakeGen{}, serve.Config{Model: filepath.Join(dir, "first.cmf"),
 		SetModel: func(p string) { mu.Lock(); switched = append(switched, p); mu.Unlock() }})
+	// A1111's titles: "NAME [short hash]" once the file's SHA-256 is known (read in the background).
+	ts.WaitModelHashes(context.Background())
+	sum := fileSHA256(t, tinyModel(t))
 	var opts map[string]any
-	if call(t, "GET", ts.URL+"/sdapi/v1/options", nil, &opts); opts["sd_model_checkpoint"] != "first.cmf" {
+	if call(t, "GET", ts.URL+"/sdapi/v1/options", nil, &opts); opts["sd_model_checkpoint"] != "first.cmf ["+sum[:10]+"]" || opts["sd_checkpoint_hash"] != sum {
 		t.Errorf("options %v", opts)
 	}
 	var models []map[string]any
 	call(t, "GET", ts.URL+"/sdapi/v1/sd-models", nil, &models)
-	if len(models) != 2 || models[1]["model_name"] != "second" || models[1]["title"] != "second.cmf" {
+	if len(models) != 2 || models[1]["model_name"] != "second" || models[1]["title"] != "second.cmf ["+sum[:10]+"]" ||
+		models[1]["hash"] != sum[:10] || models[1]["sha256"] != sum || models[1]["filename"] != "second.cmf" {
 		t.Errorf("sd-models %v", models)
 	}
 	if code := call(t, "POST", ts.URL+"/sdapi/v1/options", map[string]any{"sd_model_checkpoint": "second [abc]", "CLIP_stop_at_last_layers": 2}, nil); code != 200 {
 		t.Fatalf("switch: %d", code)
 	}
-	if call(t, "GET", ts.URL+"/sdapi/v1/options", nil, &opts); opts["sd_model_checkpoint"] != "second.cmf" || len(switched) != 1 || switched[0] != filepath.Join(dir, "second.cmf") {
+	if call(t, "GET", ts.URL+"/sdapi/v1/options", nil, &opts); opts["sd_model_checkpoint"] != "second.cmf ["+sum[:10]+"]" || len(switched) != 1 || switched[0] != filepath.Join(dir, "second.cmf") {
 		t.Errorf("after the switch: options %v, generator switched to %v", opts["sd_model_checkpoint"], switched)
 	}
 	for _, bad := range []string{"../second.cmf", filepath.Join(dir, "first.cmf"), "missing"} {

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"image"
 	"io"
 	"log"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"easel/app/imagefile"
 	"easel/app/jobs"
 	"easel/app/settings"
 	"easel/engine/pipeline"
@@ -45,8 +47,19 @@ type Config struct {
 	Backend settings.Backend
 	// Preview renders each step's x0 for /progress's current_image (nil: no preview).
 	Preview pipeline.PreviewFunc
-	// Auth is the credentials every request must carry (none: only loopback may listen).
+	// Auth is the credentials every request must carry and the networks let in without them
+	// (neither: only loopback may listen).
 	Auth Auth
+	// CORS is the browser origins whose pages may call the API (none: the default).
+	CORS CORS
+	// Save keeps an image a request asked to save (save_images) in the server's output folder
+	// and history. Nil: the host keeps every image itself (the window saves its queue's jobs),
+	// or, with NoSave, save_images is refused with a warning (easel serve --no-save).
+	Save   func(img *image.NRGBA, set *imagefile.Settings) error
+	NoSave bool
+	// HashCache is a folder where the model files' short hashes are kept by name, size and
+	// modification time ("": only in memory).
+	HashCache string
 	// Limits (0 takes the Default).
 	MaxBody                              int64
 	MaxPending, MaxConns                 int
@@ -68,6 +81,7 @@ type Server struct {
 
 	models  *modelState
 	tracker *tracker
+	hashes  *hashes
 
 	mu     sync.Mutex
 	httpSv *http.Server
@@ -104,7 +118,10 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, models: models, tracker: newTracker()}
+	s := &Server{cfg: cfg, models: models, tracker: newTracker(), hashes: newHashes(cfg.HashCache)}
+	for _, p := range s.modelPaths() {
+		s.hashes.lookup(p) // read in the background now, known by the first requests
+	}
 	s.stop = cfg.Queue.Watch(s.tracker.update)
 	s.handler = s.routes()
 	return s, nil
@@ -120,7 +137,7 @@ func Check(addr string, auth Auth, certFile, keyFile string) error {
 	if (certFile == "") != (keyFile == "") {
 		return errors.New("give both --tls-cert and --tls-key, or neither")
 	}
-	if auth.Set() {
+	if auth.Set() || len(auth.AllowFrom) > 0 {
 		return nil
 	}
 	host, _, err := net.SplitHostPort(addr)
@@ -133,7 +150,7 @@ func Check(addr string, auth Auth, certFile, keyFile string) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("listening on %s would let other machines use this one without credentials: give --api-auth USER:PASS or --token TOKEN (and preferably --tls-cert/--tls-key), or listen on 127.0.0.1", addr)
+	return fmt.Errorf("listening on %s would let other machines use this one without credentials: give --api-auth USER:PASS or --token TOKEN (and preferably --tls-cert/--tls-key), or --allow-from with the networks to let in (like 192.168.1.0/24), or listen on 127.0.0.1", addr)
 }
 
 // Listen opens addr after Check, capped at MaxConns concurrent connections; it returns the

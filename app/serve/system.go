@@ -23,6 +23,9 @@ func (s *Server) memory(w http.ResponseWriter, r *http.Request) {
 func (s *Server) cmdFlags(w http.ResponseWriter, r *http.Request) {
 	out := map[string]any{}
 	for k, v := range s.cfg.Flags {
+		if str, ok := v.(string); ok {
+			v = noPaths(str)
+		}
 		out[k] = v
 	}
 	out["api"] = true

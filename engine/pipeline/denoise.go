@@ -30,6 +30,19 @@ type DenoiseInput struct {
 	// Init, when not nil, starts the loop from an image's latents noised to the schedule's first
 	// σ, and with a mask keeps what the mask keeps after every step (see InitImage).
 	Init *DenoiseInit
+	// Stop, when closed, ends the loop after the step it is in: the latents returned are that
+	// step's x0 estimate (see Request.Stop).
+	Stop <-chan struct{}
+}
+
+// stopped reports whether a Stop channel is closed.
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // StepReport describes one finished step to DenoiseHooks.Step.
@@ -190,6 +203,9 @@ func (p *Pipeline) walk(ctx context.Context, progs []Program, in DenoiseInput, i
 	x0 := make([]float32, len(x))
 	scale := float32(in.CFG)
 	for i := range in.Schedule.Steps() {
+		if i > 0 && stopped(in.Stop) {
+			return x0, nil // interrupted: the image as far as it got
+		}
 		sigma := in.Schedule.Sigmas[i]
 		v, err := p.den.Step(ctx, progs[0], x, sigma)
 		if err != nil {

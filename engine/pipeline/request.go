@@ -108,6 +108,10 @@ type Request struct {
 	// resolution, on a goroutine of its own that the denoiser never waits for; they arrive in
 	// Event.Preview.Sharp, its costs in Event.Sharp (see SharpBudget). Needs an events channel.
 	SharpPreview bool
+	// Stop, when not nil and closed, ends the denoising loop at the next step boundary (after at
+	// least one step): the image is decoded from the last step's x0 estimate and the result is
+	// marked Interrupted (the API's /interrupt, which answers with the image as far as it got).
+	Stop <-chan struct{}
 }
 
 // Batch is the number of images the request makes (Count, at least 1).

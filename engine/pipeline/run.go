@@ -36,6 +36,10 @@ type Result struct {
 	CFG      float64
 	Seed     uint64
 	Sigmas   []float32
+	// Interrupted is set when Request.Stop ended the loop early: the image is the x0 estimate of
+	// step StepsDone of StepsRun.
+	Interrupted bool
+	StepsDone   int
 	// Index is the image's place in its batch (0-based; 0 for a single image). Seed is its own
 	// seed; VariationSeed and VariationStrength its variation (0 strength: none).
 	Index             int
@@ -400,6 +404,8 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 		if req.VariationStrength > 0 {
 			res.VariationSeed, res.VariationStrength = v, req.VariationStrength
 		}
+		res.StepsDone = r.stepsDone
+		res.Interrupted = stopped(req.Stop) && r.stepsDone < schedule.Steps()
 		results = append(results, res)
 		if n > 1 {
 			ev := r.event()
@@ -414,7 +420,7 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 		return nil, err
 	}
 	in := DenoiseInput{Positive: pos, Negative: neg, CFG: set.cfg, CondLatents: condLatents, CondShapes: condShapes,
-		H: set.h, W: set.w, Schedule: schedule, Init: init}
+		H: set.h, W: set.w, Schedule: schedule, Init: init, Stop: req.Stop}
 	if n == 1 {
 		if in.Noise, err = noiseFor(0); err != nil {
 			return nil, err

@@ -62,15 +62,15 @@ func TestTurboScheduleKeepsTheStoredGrid(t *testing.T) {
 	}
 }
 
-// TestScheduleRejectsUnstretchableGrids: one step leaves a grid of [1], whose stretch divides by
-// zero in the reference (NaN); Easel says so instead.
+// TestScheduleRejectsUnstretchableGrids: zero steps and no tokens are refused, as is a grid of
+// several sigmas of 1 (its stretch divides by zero in the reference: NaN). One step is a schedule:
+// from σ = 1 straight to 0 (the API's steps: 1), where the reference's stretch divides 0 by 0.
 func TestScheduleRejectsUnstretchableGrids(t *testing.T) {
 	tests := []struct {
 		name  string
 		steps int
 		seq   int
 	}{
-		{"one step", 1, 4096},
 		{"zero steps", 0, 4096},
 		{"no tokens", 20, 0},
 	}
@@ -80,5 +80,12 @@ func TestScheduleRejectsUnstretchableGrids(t *testing.T) {
 				t.Error("no error")
 			}
 		})
+	}
+	if _, err := DefaultConfig().ScheduleFromSigmas([]float64{1, 1}, 4096); err == nil {
+		t.Error("a grid of two sigmas of 1 was stretched")
+	}
+	one, err := DefaultConfig().Schedule(1, 4096)
+	if err != nil || len(one.Sigmas) != 2 || one.Sigmas[0] != 1 || one.Sigmas[1] != 0 || one.Steps() != 1 {
+		t.Errorf("one step: %v, %v; want sigmas [1 0]", one, err)
 	}
 }

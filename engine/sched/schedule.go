@@ -116,8 +116,11 @@ func (c Config) staticShift(s []float32) {
 // σ ← 1 − (1 − σ) / ((1 − σ_last) / (1 − shift_terminal)).
 func (c Config) stretchToTerminal(s []float32) error {
 	last := 1 - s[len(s)-1]
+	if last == 0 && len(s) == 1 {
+		return nil // one step from σ = 1 goes straight to 0: nothing to stretch (diffusers divides 0 by 0 here)
+	}
 	if last == 0 {
-		return fmt.Errorf("cannot stretch a schedule whose last sigma is 1 to shift_terminal %g: use at least 2 steps", c.ShiftTerminal)
+		return fmt.Errorf("cannot stretch a grid of several sigmas whose last is 1 to shift_terminal %g: end the grid below 1", c.ShiftTerminal)
 	}
 	scale := last / float32(1-c.ShiftTerminal)
 	for i, v := range s {
