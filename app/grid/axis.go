@@ -121,9 +121,9 @@ func ParseAxis(label, spec string, c Context) (*Axis, error) {
 			a.Values = append(a.Values, Value{Text: it})
 		}
 		if err := checkCount(where, a); err != nil {
-		return nil, err
-	}
-	return a, nil
+			return nil, err
+		}
+		return a, nil
 	}
 	for _, it := range items {
 		vs, err := parseItem(a.Kind, it)
