@@ -24,6 +24,9 @@ type Grid struct {
 // altGroup finds a prompt's {a|b|c} alternatives.
 var altGroup = regexp.MustCompile(`\{([^{}]*\|[^{}]*)\}`)
 
+// HasAlternatives reports whether a prompt holds {a|b} alternatives (which make a grid).
+func HasAlternatives(prompt string) bool { return altGroup.MatchString(prompt) }
+
 // Parse reads the axes X, Y, Z (each "" when not given) against c. The prompt's {a|b|c} groups
 // each take the first free axis, in order. Every error is a sentence naming the axis.
 func Parse(specs [3]string, c Context) (*Grid, error) {
