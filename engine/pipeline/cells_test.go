@@ -34,7 +34,7 @@ func (d *countingDenoiser) Step(ctx context.Context, prog Program, x []float32, 
 }
 
 // newCountingPipeline is the tiny model on the CPU with its denoiser counted.
-func newCountingPipeline(t *testing.T) (*Pipeline, *countingDenoiser) {
+func newCountingPipeline(t testing.TB) (*Pipeline, *countingDenoiser) {
 	t.Helper()
 	f, err := cmf.Open(tinyModel(t))
 	if err != nil {
