@@ -184,7 +184,7 @@ func xyzValues(o xyzOption, values string, dropdown []string, a *xyzArgs) ([]str
 		list = strings.Split(strings.TrimSpace(values), "\n")
 	default:
 		r := csv.NewReader(strings.NewReader(values))
-		r.FieldsPerRecord = -1
+		r.FieldsPerRecord, r.LazyQuotes = -1, true
 		for {
 			rec, err := r.Read()
 			if err != nil {
