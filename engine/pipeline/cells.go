@@ -24,10 +24,23 @@ type Cell struct {
 	Strength          float64 // the start image's strength; 0: the request's
 }
 
+// runCells is Run for a request with Cells: the first cell's result, every cell's in its Batch.
+// On an error the finished cells were delivered in Finished events.
+func (p *Pipeline) runCells(ctx context.Context, req Request, events chan<- Event) (*Result, error) {
+	cells := req.Cells
+	req.Cells = nil
+	results, err := p.RunCells(ctx, req, cells, events)
+	if err != nil {
+		return nil, err
+	}
+	results[0].Batch = results
+	return results[0], nil
+}
+
 // request is req with the cell's settings, as a single Run of that cell would take it.
 func (c Cell) request(req Request) Request {
 	r := req
-	r.Count, r.Noise = 0, nil
+	r.Count, r.Noise, r.Cells = 0, nil, nil
 	r.Seed, r.VariationSeed, r.VariationStrength = c.Seed, c.VariationSeed, c.VariationStrength
 	if c.Steps != 0 {
 		r.Steps, r.Sigmas = c.Steps, nil

@@ -68,11 +68,14 @@ func checkCellsAreSingleRuns(t *testing.T, p *Pipeline, d *countingDenoiser, req
 		}
 		close(drained)
 	}()
-	got, err := p.RunCells(t.Context(), req, cells, events)
+	withCells := req
+	withCells.Cells = cells
+	res, err := p.Run(t.Context(), withCells, events) // Request.Cells runs RunCells
 	<-drained
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := res.Batch
 	if n := d.prefills.Load(); n != wantPrefills {
 		t.Errorf("%d cells prefilled %d programs, want %d", len(cells), n, wantPrefills)
 	}
