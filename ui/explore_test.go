@@ -1,0 +1,109 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+
+	"easel/app/imagefile"
+	"easel/app/jobs"
+	"easel/app/memplan"
+	"easel/engine/convert"
+	"easel/internal/tinymodel"
+)
+
+// TestExploreBuildsAGrid drives the Explore section on the real tiny model: two axes typed with
+// the range syntax give the cell count and prefill count before starting, a bad axis turns
+// Explore off with its sentence; Explore makes one job for the one prefill, the grid fills as
+// the 4 cells finish, each cell saved with its own seed and steps under one grid identity, then
+// the labelled grid itself with its axes; a tap on a cell opens its menu and Restore brings its
+// settings back.
+func TestExploreBuildsAGrid(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the tiny model")
+	}
+	model := tinymodel.Path(t, convert.Options{Profile: convert.ProfileF16})
+	gen := &jobs.ModelGenerator{Path: model}
+	t.Cleanup(func() { gen.Close() })
+	h := newHarnessWith(t, 64e9, func(h *harness, d *Deps) {
+		d.Generator = gen
+		d.Settings.Model = model
+		g, err := memplan.GeometryOf(model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Geometry = g
+	})
+	h.patience = 5 * time.Minute
+	s, p := h.s, h.s.explore
+	h.s.options.sizeSelect.SetSelected(sizeCustomLabel)
+	h.s.options.customW.SetText("256")
+	h.s.options.customH.SetText("256")
+	h.s.options.steps.SetText("2")
+	s.draft.RandomSeed, s.draft.Seed = false, 3
+	test.Type(s.prompt.prompt, "a paper crane")
+
+	p.kinds[0].SetSelected("seed")
+	p.values[0].SetText("1-2")
+	p.kinds[1].SetSelected("seed")
+	p.values[1].SetText("5")
+	if !strings.Contains(p.info.Text, "seed is already axis X") || !p.start.Disabled() {
+		t.Fatalf("a seed axis twice: %q (Explore disabled: %v)", p.info.Text, p.start.Disabled())
+	}
+	p.kinds[1].SetSelected("steps")
+	p.values[1].SetText("2,3")
+	if !strings.Contains(p.info.Text, "4 cells (2 × 2 × 1) in 1 prefill(s)") || !strings.Contains(p.info.Text, "Peak memory about") || p.start.Disabled() {
+		t.Fatalf("before starting: %q", p.info.Text)
+	}
+	test.Tap(p.start)
+	h.pump("the grid's 4 cells and the grid saved", func() bool { return len(s.history.entries) == 5 })
+	run := s.exploring
+	if len(run.cellOf) != 1 || len(run.pictures) != 4 || !p.sheet.box.Visible() {
+		t.Fatalf("%d jobs, %d cells shown", len(run.cellOf), len(run.pictures))
+	}
+	var grid *imagefile.Settings
+	cells := map[int]*imagefile.Settings{}
+	for _, e := range s.history.entries {
+		switch {
+		case e.Settings == nil:
+			t.Fatalf("%s has no settings", e.Path)
+		case e.Settings.Grid != nil:
+			grid = e.Settings
+		case e.Settings.Batch != nil && e.Settings.Batch.ID == run.batchID && e.Settings.Batch.Count == 4:
+			cells[e.Settings.Batch.Index] = e.Settings
+		}
+	}
+	want := []struct {
+		seed  uint64
+		steps int
+	}{{1, 2}, {2, 2}, {1, 3}, {2, 3}}
+	for i, w := range want {
+		if c := cells[i]; c == nil || c.Seed != w.seed || c.Steps != w.steps {
+			t.Errorf("cell %d saved as %+v, want seed %d, %d steps", i+1, c, w.seed, w.steps)
+		}
+	}
+	if grid == nil || len(grid.Grid.Axes) != 2 || grid.Grid.Axes[1].Name != "steps" || len(grid.Grid.Cells) != 4 {
+		t.Fatalf("the grid image's settings %+v", grid)
+	}
+	l := p.sheet.layout
+	if p.sheet.shown.Rect.Dx() != l.Width || l.CellW != 256 {
+		t.Errorf("the sheet shows %v with cells %d wide", p.sheet.shown.Rect, l.CellW)
+	}
+	// The fourth cell (seed 2, steps 3), tapped where it is drawn, opens its menu; Restore.
+	p.sheet.Resize(fyne.NewSize(float32(l.Width), float32(l.Height)))
+	r := l.CellRect(1, 1)
+	if got := p.sheet.cellAt(fyne.NewPos(float32(r.Min.X+10), float32(r.Min.Y+10))); got != 3 {
+		t.Fatalf("a tap on the fourth cell finds cell %d", got+1)
+	}
+	menu := p.sheet.cellMenu(3)
+	if len(menu.Items) != 4 {
+		t.Fatalf("the cell menu has %d items", len(menu.Items))
+	}
+	menu.Items[0].Action()
+	if s.draft.Seed != 2 || s.draft.Steps != 3 {
+		t.Errorf("restored seed %d, %d steps; want 2 and 3", s.draft.Seed, s.draft.Steps)
+	}
+}
