@@ -1,12 +1,17 @@
 package ui
 
 import (
+	"image/png"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
 
 	"easel/app/imagefile"
 	"easel/app/jobs"
@@ -105,5 +110,22 @@ func TestExploreBuildsAGrid(t *testing.T) {
 	menu.Items[0].Action()
 	if s.draft.Seed != 2 || s.draft.Steps != 3 {
 		t.Errorf("restored seed %d, %d steps; want 2 and 3", s.draft.Seed, s.draft.Steps)
+	}
+	// With EASEL_SCREENSHOTS=docs/screenshots: the Explore section with its grid, on the real
+	// theme, for the README.
+	if dir := os.Getenv("EASEL_SCREENSHOTS"); dir != "" {
+		fyne.CurrentApp().Settings().SetTheme(theme.DefaultTheme())
+		w := fyne.CurrentApp().NewWindow("Explore")
+		w.SetContent(container.NewPadded(p.box))
+		w.Resize(fyne.NewSize(420, p.box.MinSize().Height+16))
+		w.Canvas().Capture()
+		f, err := os.Create(filepath.Join(dir, "window-explore.png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := png.Encode(f, w.Canvas().Capture()); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
