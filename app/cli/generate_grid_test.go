@@ -236,3 +236,43 @@ func TestGenerateGridCancelKeepsFinishedCells(t *testing.T) {
 		t.Error("the unfinished cell is not drawn as the placeholder")
 	}
 }
+
+// A lora:NAME axis of two weights prefills twice (the weights change the denoiser's layers) and
+// each cell is the single run with --lora FILE:WEIGHT; a hires axis shares the first pass and
+// runs the second per cell.
+func TestGenerateGridLoRAAndHires(t *testing.T) {
+	model := tinyCMF(t)
+	dir := t.TempDir()
+	loraPath, _ := writeRandomLoRA(t, dir)
+	watch := watchPrefills(t)
+	common := []string{"generate", "--model", model, "--prompt", "a lighthouse", "--size", "64x64", "--steps", "2", "--backend", "cpu", "--seed", "4"}
+	code, _, stderr := run(append(common, "--lora", loraPath+":1", "--grid-x", "lora:style=0.5,1.5", "--grid-y", "hires=1,2", "--out", filepath.Join(dir, "l.png"))...)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// Two LoRA weights: two prefills; the hires cells' second passes prefill once each.
+	if n := watch.Prefills(); n != 2+2 {
+		t.Errorf("%d prefills, want 2 first-pass groups and 2 second passes", n)
+	}
+	for i, c := range []struct {
+		weight string
+		hires  bool
+	}{{"0.5", false}, {"1.5", false}, {"0.5", true}, {"1.5", true}} {
+		single := filepath.Join(dir, "single.png")
+		args := append(common, "--lora", loraPath+":"+c.weight, "--out", single)
+		if c.hires {
+			args = append(args, "--hires", "2")
+		}
+		if code, _, stderr := run(args...); code != ExitOK {
+			t.Fatalf("single: exit %d: %s", code, stderr)
+		}
+		cell := filepath.Join(dir, "l-"+strconv.Itoa(i+1)+".png")
+		if !bytes.Equal(pixelsOf(t, cell), pixelsOf(t, single)) {
+			t.Errorf("cell %d (LoRA %s, hires %v) differs from its single run", i+1, c.weight, c.hires)
+		}
+		m, err := imagefile.ReadFile(cell)
+		if err != nil || len(m.Settings.LoRAs) != 1 || strconv.FormatFloat(m.Settings.LoRAs[0].Strength, 'g', -1, 64) != c.weight || (m.Settings.Hires != nil) != c.hires {
+			t.Errorf("cell %d records %+v (%v)", i+1, m.Settings, err)
+		}
+	}
+}
