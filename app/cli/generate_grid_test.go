@@ -276,3 +276,30 @@ func TestGenerateGridLoRAAndHires(t *testing.T) {
 		}
 	}
 }
+
+// A size axis prefills once per size; each cell is made at its size and the grid's slots take
+// the largest.
+func TestGenerateGridSize(t *testing.T) {
+	model := tinyCMF(t)
+	dir := t.TempDir()
+	watch := watchPrefills(t)
+	code, _, stderr := run("generate", "--model", model, "--prompt", "a lighthouse", "--steps", "2", "--backend", "cpu", "--seed", "4",
+		"--grid-x", "size=64x64,96x64", "--out", filepath.Join(dir, "s.png"))
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n := watch.Prefills(); n != 2 {
+		t.Errorf("%d prefills for two sizes, want 2", n)
+	}
+	for i, w := range []int{64, 96} {
+		m, err := imagefile.ReadFile(filepath.Join(dir, "s-"+strconv.Itoa(i+1)+".png"))
+		if err != nil || m.Width != w || m.Height != 64 {
+			t.Errorf("cell %d is %d×%d (%v), want %d×64", i+1, m.Width, m.Height, err, w)
+		}
+	}
+	gr, _ := grid.Parse([3]string{"size=64x64,96x64"}, grid.Context{})
+	l, _ := gr.Layout(96, 64)
+	if sheet := decodePNG(t, filepath.Join(dir, "s-grid.png")); sheet.Rect.Dx() != l.Width || sheet.Rect.Dy() != l.Height {
+		t.Errorf("grid %v, want %d×%d", sheet.Rect, l.Width, l.Height)
+	}
+}
