@@ -180,6 +180,15 @@ func generateGrid(g *generateArgs, out *generateOutput) ([]*savedImage, *failure
 			groupLoRAs[i] = loralib.Applied{File: a.File, Strength: s.LoRAs[i].Weight}
 		}
 		req.LoRAs = loralib.ForModel(groupLoRAs)
+		if pr := loralib.FirstPreset(applied); pr != nil && g.loraPreset { // as generate does
+			steps, cfg, sigmas, scheduler := loralib.PresetSettings(pr, p.SchedulerConfig())
+			if !g.set["steps"] {
+				req.Steps, req.Sigmas, req.Scheduler = steps, sigmas, scheduler
+			}
+			if !g.set["cfg"] {
+				req.CFG = cfg
+			}
+		}
 		// One pipeline cell per distinct first pass (a hires axis shares it).
 		var cells []pipeline.Cell
 		at := map[pipeline.Cell]int{}
