@@ -179,6 +179,27 @@ type exploration struct {
 	paths    map[int]string
 	drafts   map[int]compose.Draft // each cell's draft (its own seed, steps, CFG)
 	prompt   string
+	// stopped is set once one of its jobs failed or was cancelled: the grid is saved with the
+	// cells made; gridSaved once it was.
+	stopped, gridSaved bool
+}
+
+// exploreStopped marks a grid whose job failed or was cancelled: its other jobs are cancelled,
+// and the grid is saved with the cells finished (placeholders for the rest) once they are saved.
+func (s *studio) exploreStopped(j jobs.Job) {
+	run := s.exploring
+	if run == nil || run.cellOf[j.ID] == nil || run.stopped {
+		return
+	}
+	run.stopped = true
+	for id := range run.cellOf {
+		if id != j.ID {
+			s.queue.Cancel(id)
+		}
+	}
+	if len(run.pictures) > 0 && len(run.paths) == len(run.pictures) {
+		s.saveGrid(run)
+	}
 }
 
 // explore submits the grid: one job per prefill group, each with its cells (Request.Cells).
@@ -282,7 +303,7 @@ func (s *studio) exploreEvent(j jobs.Job, ev pipeline.Event) bool {
 		}
 		run.paths[gi] = e.Path
 		s.history.addSession(e)
-		if len(run.paths) == run.g.Count() {
+		if len(run.paths) == run.g.Count() || (run.stopped && len(run.paths) == len(run.pictures)) {
 			s.saveGrid(run)
 		}
 	})
@@ -291,6 +312,10 @@ func (s *studio) exploreEvent(j jobs.Job, ev pipeline.Event) bool {
 
 // saveGrid saves the finished grid image(s), with the axes in their settings, to the history.
 func (s *studio) saveGrid(run *exploration) {
+	if run.gridSaved {
+		return
+	}
+	run.gridSaved = true
 	names := make([]string, run.g.Count())
 	for i, p := range run.paths {
 		names[i] = filepath.Base(p)
@@ -301,7 +326,14 @@ func (s *studio) saveGrid(run *exploration) {
 			s.say("The grid image could not be drawn: %v", err)
 			return
 		}
-		set := *run.sets[z*run.g.PerGrid()]
+		var first *imagefile.Settings // the first cell made of this grid: its settings head the grid's
+		for i := z * run.g.PerGrid(); i < (z+1)*run.g.PerGrid() && first == nil; i++ {
+			first = run.sets[i]
+		}
+		if first == nil {
+			continue // no cell of this Z value was made
+		}
+		set := *first
 		set.Batch, set.Width, set.Height, set.Grid = nil, img.Rect.Dx(), img.Rect.Dy(), run.g.Settings(z, names)
 		set.InitImage, set.MaskImage = nil, nil
 		s.saveInBackground(s.deps.History, img, &set, s.now(), func(e history.Entry, err error) {

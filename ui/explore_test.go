@@ -13,10 +13,15 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 
+	"easel/app/grid"
 	"easel/app/imagefile"
 	"easel/app/jobs"
 	"easel/app/memplan"
+	"easel/engine/cmf"
 	"easel/engine/convert"
+	"easel/engine/ml/cpu"
+	"easel/engine/pipeline"
+	"easel/engine/pipeline/pipelinetest"
 	"easel/internal/tinymodel"
 )
 
@@ -127,5 +132,67 @@ func TestExploreBuildsAGrid(t *testing.T) {
 		if err := png.Encode(f, w.Canvas().Capture()); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestExploreCancelKeepsFinishedCells: cancelling a grid part-way (at the first step of its
+// third cell, from the denoiser's own goroutine) keeps the two finished cells in History and
+// saves the partial grid, its missing cells drawn as placeholders and left out of its list.
+func TestExploreCancelKeepsFinishedCells(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the tiny model")
+	}
+	f, err := cmf.Open(tinymodel.Path(t, convert.Options{Profile: convert.ProfileF16}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	ids := make(chan jobs.ID, 1)
+	var h *harness
+	watch := &pipelinetest.Watch{BeforeStep: func(n int) {
+		if n == 5 { // 2 steps a cell, no CFG: the third cell's first step
+			h.s.queue.Cancel(<-ids)
+		}
+	}}
+	p, err := pipeline.New(f, cpu.New(), pipelinetest.WatchDenoiser(pipeline.Options{}, watch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h = newHarnessWith(t, 64e9, func(h *harness, d *Deps) {
+		d.Generator = p
+		g, err := memplan.GeometryOf(f.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Geometry = g
+	})
+	h.patience = 5 * time.Minute
+	s, e := h.s, h.s.explore
+	s.options.sizeSelect.SetSelected(sizeCustomLabel)
+	s.options.customW.SetText("256")
+	s.options.customH.SetText("256")
+	s.options.steps.SetText("2")
+	s.draft.RandomSeed = false
+	test.Type(s.prompt.prompt, "a paper crane")
+	e.kinds[0].SetSelected("seed")
+	e.values[0].SetText("1-4")
+	test.Tap(e.start)
+	for id := range s.exploring.cellOf {
+		ids <- id
+	}
+	h.pump("the two finished cells and the partial grid saved", func() bool { return len(s.history.entries) == 3 })
+	var partial *imagefile.Settings
+	for _, en := range s.history.entries {
+		if en.Settings != nil && en.Settings.Grid != nil {
+			partial = en.Settings
+		}
+	}
+	if partial == nil || len(partial.Grid.Cells) != 4 || partial.Grid.Cells[0] == "" || partial.Grid.Cells[1] == "" || partial.Grid.Cells[2] != "" || partial.Grid.Cells[3] != "" {
+		t.Fatalf("the partial grid: %+v", partial)
+	}
+	l := e.sheet.layout
+	r := l.CellRect(3, 0)
+	if e.sheet.shown.NRGBAAt(r.Min.X+5, r.Min.Y+5) != grid.Placeholder {
+		t.Error("the unfinished fourth cell is not a placeholder")
 	}
 }
