@@ -143,3 +143,34 @@ func text(dst draw.Image, f font.Face, s string, x, y, maxX int) {
 	d := font.Drawer{Dst: dst, Src: image.Black, Face: f, Dot: fixed.P(x, y)}
 	d.DrawString(s)
 }
+
+// ComposeZ puts the grid images of each Z value side by side under a title band naming the Z
+// axis and each value ("cfg: 2"), as A1111's X/Y/Z plot answers first; without a Z axis it is
+// the one grid image itself.
+func (g *Grid) ComposeZ(grids []*image.NRGBA) (*image.NRGBA, error) {
+	z := g.Axes[2]
+	if z == nil || len(grids) == 1 {
+		return grids[0], nil
+	}
+	f, err := labelFace()
+	if err != nil {
+		return nil, fmt.Errorf("the label font: %w", err)
+	}
+	line := f.Metrics().Height.Ceil()
+	top := line + 2*pad
+	w, h := 0, 0
+	for _, gi := range grids {
+		w, h = w+gi.Rect.Dx(), max(h, gi.Rect.Dy())
+	}
+	out := image.NewNRGBA(image.Rect(0, 0, w, top+h))
+	draw.Draw(out, out.Rect, image.White, image.Point{}, draw.Src)
+	x := 0
+	for i, gi := range grids {
+		title := z.Name() + ": " + z.Values[i].Text
+		tw := font.MeasureString(f, title).Ceil()
+		text(out, f, title, x+max(pad, (gi.Rect.Dx()-tw)/2), pad+f.Metrics().Ascent.Ceil(), x+gi.Rect.Dx())
+		draw.Draw(out, image.Rect(x, top, x+gi.Rect.Dx(), top+gi.Rect.Dy()), gi, gi.Rect.Min, draw.Src)
+		x += gi.Rect.Dx()
+	}
+	return out, nil
+}

@@ -80,3 +80,42 @@ func TestComposeLabelsAndOffsets(t *testing.T) {
 		t.Errorf("grid settings %+v", s)
 	}
 }
+
+// ComposeZ puts the Z grids side by side under their titles.
+func TestComposeZTitles(t *testing.T) {
+	g, err := Parse([3]string{"seed=1,2", "", "cfg=2,4"}, Context{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var grids []*image.NRGBA
+	for z := range 2 {
+		cells := map[int]*image.NRGBA{}
+		for i := range 2 {
+			cells[z*2+i] = solid(40, 40, color.NRGBA{uint8(60 * (z + 1)), 0, 0, 255})
+		}
+		img, _, err := g.Compose(z, cells)
+		if err != nil {
+			t.Fatal(err)
+		}
+		grids = append(grids, img)
+	}
+	all, err := g.ComposeZ(grids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w0 := grids[0].Rect.Dx()
+	if all.Rect.Dx() != 2*w0 || all.Rect.Dy() <= grids[0].Rect.Dy() {
+		t.Fatalf("%v for two grids of %v", all.Rect, grids[0].Rect)
+	}
+	top := all.Rect.Dy() - grids[0].Rect.Dy()
+	for z := range 2 {
+		if dark(all, image.Rect(z*w0, 0, (z+1)*w0, top)) == 0 {
+			t.Errorf("no title over Z grid %d", z+1)
+		}
+		l, _ := g.Layout(40, 40)
+		p := l.CellRect(0, 0).Min.Add(image.Pt(z*w0+5, top+5))
+		if c := all.NRGBAAt(p.X, p.Y); c.R != uint8(60*(z+1)) {
+			t.Errorf("Z grid %d's first cell at %v is %v", z+1, p, c)
+		}
+	}
+}

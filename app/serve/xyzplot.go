@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"image/draw"
 	"net/http"
 	"strings"
 	"time"
@@ -22,7 +21,7 @@ import (
 // strength, Steps, CFG Scale, Prompt S/R, and Denoising in img2img) become the grid's axes; any
 // other type is left out with a sentence in info.warnings. Each cell is one queued job (the queue
 // runs each as its single run). The answer is A1111's: the grid first (the Z grids side by side
-// when there is a Z axis), then each Z grid with include_sub_grids, then the cells with
+// under their titles when there is a Z axis), then each Z grid with include_sub_grids, then the cells with
 // include_lone_images.
 func (s *Server) xyzPlot(w http.ResponseWriter, r *http.Request, kind string, f *fields, p *params, extra map[string]any) bool {
 	if !strings.EqualFold(strings.TrimSpace(f.Str("script_name", "")), xyzScriptName) {
@@ -166,7 +165,12 @@ func (s *Server) xyzPlot(w http.ResponseWriter, r *http.Request, kind string, f 
 	if p.SendImages && len(pictures) > 0 {
 		mainSet := *gridSets[0]
 		mainSet.Grid = &imagefile.GridSettings{Axes: gridSets[0].Grid.Axes, Cells: names}
-		enc, err := encodePNG(sideBySide(grids), &mainSet)
+		all, err := gr.ComposeZ(grids)
+		if err != nil {
+			serverError(w, "GridError", err)
+			return true
+		}
+		enc, err := encodePNG(all, &mainSet)
 		if err != nil {
 			serverError(w, "EncodeError", err)
 			return true
@@ -192,23 +196,4 @@ func (s *Server) xyzPlot(w http.ResponseWriter, r *http.Request, kind string, f 
 	s.logRequest(r, kind+" x/y/z plot", p, plans, len(sets), time.Since(start))
 	writeJSON(w, http.StatusOK, map[string]any{"images": images, "parameters": s.parameters(p, plans, extra), "info": info})
 	return true
-}
-
-// sideBySide puts grid images in a row, top-aligned (the one image itself when there is one).
-func sideBySide(imgs []*image.NRGBA) *image.NRGBA {
-	if len(imgs) == 1 {
-		return imgs[0]
-	}
-	w, h := 0, 0
-	for _, g := range imgs {
-		w, h = w+g.Rect.Dx(), max(h, g.Rect.Dy())
-	}
-	out := image.NewNRGBA(image.Rect(0, 0, w, h))
-	draw.Draw(out, out.Rect, image.White, image.Point{}, draw.Src)
-	x := 0
-	for _, g := range imgs {
-		draw.Draw(out, image.Rect(x, 0, x+g.Rect.Dx(), g.Rect.Dy()), g, g.Rect.Min, draw.Src)
-		x += g.Rect.Dx()
-	}
-	return out
 }

@@ -122,3 +122,32 @@ func TestXYZPlotBadArgs(t *testing.T) {
 		}
 	}
 }
+
+// With a Z axis and include_sub_grids the answer is the titled Z grids side by side, then each Z
+// grid, then the cells: 1 + 2 + 4 images.
+func TestXYZPlotZAxisSubGrids(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the tiny model")
+	}
+	model := tinyModel(t)
+	ts := newTestServer(t, &jobs.ModelGenerator{Path: model}, serve.Config{Model: model})
+	args := xyzArgs(1, "1,2", 0, "", 6, "1,2", true)
+	args[11] = true // include_sub_grids
+	var resp genResponse
+	code := call(t, "POST", ts.URL+"/sdapi/v1/txt2img", map[string]any{"prompt": "a red apple", "width": 64, "height": 64, "steps": 2, "seed": 5,
+		"script_name": "x/y/z plot", "script_args": args}, &resp)
+	if code != 200 || len(resp.Images) != 7 {
+		t.Fatalf("%d with %d images; want 200 with 7", code, len(resp.Images))
+	}
+	main, _ := decodeImage(t, resp.Images[0])
+	for z := range 2 {
+		sub, data := decodeImage(t, resp.Images[1+z])
+		m, err := imagefile.Read(bytes.NewReader(data), "sub-grid")
+		if err != nil || m.Settings.Grid == nil || m.Settings.Grid.Z != "cfg="+fmt.Sprint(z+1) {
+			t.Errorf("sub-grid %d: %+v (%v)", z+1, m.Settings, err)
+		}
+		if main.Rect.Dx() != 2*sub.Rect.Dx() || main.Rect.Dy() <= sub.Rect.Dy() {
+			t.Errorf("the main grid %v does not hold the two sub-grids %v under titles", main.Rect, sub.Rect)
+		}
+	}
+}
