@@ -59,6 +59,7 @@ func (s *studio) batchEvent(j jobs.Job, ev pipeline.Event, framed image.Image) {
 
 // batchStopped marks a failed or cancelled batch's unfinished images.
 func (s *studio) batchStopped(j jobs.Job) {
+	s.exploreStopped(j) // a grid keeps its finished cells and its partial grid (explore.go)
 	if s.sheetJob == j.ID {
 		s.sheet.stopped()
 	}

@@ -69,6 +69,7 @@ func (s *studio) build() {
 	s.history = newHistoryPanel(s)
 	s.sheet = s.newSheet()
 	s.work = newImageWorkPanel(s)
+	s.explore = newExplorePanel(s)
 }
 
 // layout arranges the three columns.
@@ -78,6 +79,7 @@ func (s *studio) layout() fyne.CanvasObject {
 	actions := container.NewVBox(container.NewGridWithColumns(2, s.generateBtn, s.cancelBtn), s.blocked, shortcut, s.message)
 	left := container.NewBorder(nil, actions, nil, nil, container.NewVScroll(container.NewVBox(
 		s.prompt.box, widget.NewSeparator(), s.conditions.box, widget.NewSeparator(), s.work.box, widget.NewSeparator(), s.loras.box, widget.NewSeparator(), s.options.box,
+		widget.NewSeparator(), s.explore.box,
 	)))
 	middle := container.NewBorder(nil, container.NewVBox(s.progress.box, widget.NewSeparator(), s.queueList.box), nil, nil, s.canvas.box)
 	right := container.NewVScroll(container.NewVBox(s.sheet.box, s.memory.box, widget.NewSeparator(), s.timing.box, widget.NewSeparator(), s.history.box))

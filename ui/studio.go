@@ -66,6 +66,9 @@ type studio struct {
 	sheetDraft compose.Draft
 	// lastStepTime is the latest run's mean step time (the upscale offer's time estimate).
 	lastStepTime time.Duration
+	// explore is the Explore section and exploring the grid it is making (explore.go).
+	explore   *explorePanel
+	exploring *exploration
 
 	prompt     *promptPanel
 	conditions *conditionsPanel
@@ -172,6 +175,9 @@ func (s *studio) draftChanged() {
 		s.memory.showError(err)
 	}
 	s.updateButtons()
+	if s.explore != nil {
+		s.explore.refresh() // the cell count and predictions follow the draft
+	}
 }
 
 // canGenerate says whether Generate is allowed now, and why not.
@@ -313,7 +319,7 @@ func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 	if u.Event != nil && u.Event.StepTime > 0 {
 		s.lastStepTime = u.Event.StepTime
 	}
-	if u.Event != nil && u.Event.Images > 1 {
+	if u.Event != nil && !s.exploreEvent(j, *u.Event) && u.Event.Images > 1 {
 		s.batchEvent(j, *u.Event, framed)
 	}
 	if u.Event != nil {

@@ -130,13 +130,13 @@ func fail(code int, format string, a ...any) *failure {
 func runGenerate(args []string, stdout, stderr io.Writer) int {
 	for _, a := range args {
 		if a == "-h" || a == "--help" || a == "-help" {
-			fmt.Fprintln(stdout, generateUsage)
+			fmt.Fprintln(stdout, generateUsage+gridUsage)
 			return ExitOK
 		}
 	}
 	g, err := parseGenerateArgs(args)
 	if err != nil {
-		fmt.Fprintf(stderr, "easel generate: %v\n\n%s\n", err, generateUsage)
+		fmt.Fprintf(stderr, "easel generate: %v\n\n%s\n", err, generateUsage+gridUsage)
 		return ExitUsage
 	}
 	out := newGenerateOutput(g.json, stdout, stderr)
@@ -159,6 +159,9 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 // A batch (--count) prefills once and saves each image as the batch ends; --hires runs each
 // image's second pass before saving it. The images saved before a failure are returned with it.
 func generate(g *generateArgs, out *generateOutput) ([]*savedImage, *failure) {
+	if g.hasGrid() {
+		return generateGrid(g, out)
+	}
 	if g.from != "" {
 		if f := applyFrom(g, out); f != nil {
 			return nil, f

@@ -39,6 +39,7 @@ type generateArgs struct {
 	start                                            startArgs
 	fromSettings                                     *imagefile.Settings // the --from image's, when it started from an image
 	batch                                            batchArgs
+	grid                                             [3]string // --grid-x, --grid-y, --grid-z (generate_grid.go)
 }
 
 // startArgs are the flags of working on an image.
@@ -90,6 +91,9 @@ func parseGenerateArgs(args []string) (*generateArgs, error) {
 	f.Float64Var(&g.batch.hires, "hires", 0, "")
 	f.Float64Var(&g.batch.hiresStrength, "hires-strength", 0.35, "")
 	f.IntVar(&g.batch.hiresSteps, "hires-steps", 0, "")
+	f.StringVar(&g.grid[0], "grid-x", "", "")
+	f.StringVar(&g.grid[1], "grid-y", "", "")
+	f.StringVar(&g.grid[2], "grid-z", "", "")
 	if err := f.Parse(args); err != nil {
 		return nil, err
 	}

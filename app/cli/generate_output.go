@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"easel/app/backend"
+	"easel/app/imagefile"
 	"easel/engine/ml"
 	"easel/engine/pipeline"
 )
@@ -24,6 +25,8 @@ type savedImage struct {
 	StageTimes    map[string]float64 `json:"stage_s"`
 	// StageDeviceTimes is each stage's Metal GPU time (empty on the CPU backend).
 	StageDeviceTimes map[string]float64 `json:"stage_device_s,omitempty"`
+	// Cell is a grid cell's axis values (nil outside a grid).
+	Cell map[string]string `json:"-"`
 }
 
 // newSavedImage is the report of a run saved to path: the stage times (with loading the model
@@ -53,6 +56,8 @@ type generateOutput struct {
 	stdout, stderr io.Writer
 	terminal       *os.File // stderr when it is a terminal
 	enc            *json.Encoder
+	// cellValues, during a grid, names cell i's axis values for the events (generate_grid.go).
+	cellValues func(i int) map[string]string
 }
 
 func newGenerateOutput(asJSON bool, stdout, stderr io.Writer) *generateOutput {
@@ -107,6 +112,8 @@ type jsonEvent struct {
 	Recovery       *pipeline.Recovery       `json:"recovery,omitempty"` // on a notice of a device's recovery during the run
 	Error          string                   `json:"error,omitempty"`
 	ExitCode       int                      `json:"exit_code,omitempty"`
+	Cell           map[string]string        `json:"cell,omitempty"` // a grid cell's axis values
+	Grid           *imagefile.GridSettings  `json:"grid,omitempty"` // a grid image's axes
 }
 
 type jsonClassTime struct {
@@ -142,6 +149,9 @@ func (o *generateOutput) progressPass(ev pipeline.Event, pass int) {
 		}
 		if pass > 1 {
 			je.Pass = pass
+		}
+		if o.cellValues != nil {
+			je.Cell = o.cellValues(ev.Image)
 		}
 		for c, t := range ev.Timings {
 			if t.Ops > 0 {
@@ -223,8 +233,18 @@ func (o *generateOutput) saved(s *savedImage) {
 			n := s.Index + 1
 			je.Image, je.Images = &n, s.Images
 		}
+		je.Cell = s.Cell
 		o.enc.Encode(je)
 		return
 	}
 	fmt.Fprintf(o.stdout, "%s: %d×%d, seed %d, %.1f s\n", s.Path, s.Width, s.Height, s.Seed, s.Elapsed.Seconds())
+}
+
+// gridSaved reports a grid image written: a --json "grid" event with its axes, else a line.
+func (o *generateOutput) gridSaved(path string, g *imagefile.GridSettings) {
+	if o.json {
+		o.enc.Encode(jsonEvent{Stage: "grid", Path: path, Grid: g})
+		return
+	}
+	fmt.Fprintf(o.stdout, "%s: the grid\n", path)
 }

@@ -67,6 +67,8 @@ type Settings struct {
 	// Batch, when not nil, places the image in the batch that made it (nil: a single image,
 	// or a PNG written before batches were recorded).
 	Batch *BatchSettings `json:"batch,omitempty"`
+	// Grid, when not nil, marks a grid image and lists its axes (grid.go).
+	Grid *GridSettings `json:"grid,omitempty"`
 	// InitImage and MaskImage are the start image and its mask themselves, written to and read
 	// from the "eaIn" and "eaMk" chunks (nil when absent).
 	InitImage *image.NRGBA `json:"-"`

@@ -207,6 +207,9 @@ var badRequestKinds = []error{pipeline.ErrSize, pipeline.ErrImages, pipeline.Err
 
 // generate is txt2img and img2img after their own fields: plans, jobs, the answer.
 func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind string, f *fields, p *params, extra map[string]any) {
+	if s.xyzPlot(w, r, kind, f, p, extra) { // script_name "x/y/z plot" (xyzplot.go)
+		return
+	}
 	plans, bad := s.drafts(p)
 	if bad != nil {
 		unprocessable(w, bad)

@@ -102,6 +102,11 @@ type Request struct {
 	// LoRAs; Result.LoRAs reports them.
 	LoRAFiles []LoRAFile
 
+	// Cells, when not empty, makes one image per cell over one prefill (RunCells, cells.go):
+	// Run returns the first cell's result with every cell's in Result.Batch, and a Finished
+	// event for each. Count and Noise must be unset.
+	Cells []Cell
+
 	// Preview, when not nil, renders each step's x0 estimate into Event.Preview.Image.
 	Preview PreviewFunc
 	// SharpPreview also decodes some steps' x0 estimates through the real VAE decoder, at reduced

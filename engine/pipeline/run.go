@@ -85,6 +85,9 @@ type Result struct {
 // the run within one backend op; the error then wraps ctx.Err() (context.Canceled) and names the
 // stage. Runs on one Pipeline are serialized.
 func (p *Pipeline) Run(ctx context.Context, req Request, events chan<- Event) (*Result, error) {
+	if len(req.Cells) > 0 {
+		return p.runCells(ctx, req, events) // a grid's cells (cells.go)
+	}
 	em := newEmitter(events, req.Preview)
 	defer em.close()
 	set, err := p.resolve(&req)

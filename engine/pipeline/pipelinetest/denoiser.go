@@ -17,9 +17,17 @@ type Watch struct {
 	// (1 for the first; under CFG each prompt's step counts).
 	BeforeStep func(n int)
 
-	mu    sync.Mutex
-	steps int
-	live  map[pipeline.Program]bool
+	mu       sync.Mutex
+	steps    int
+	prefills int
+	live     map[pipeline.Program]bool
+}
+
+// Prefills is the number of programs prefilled so far (one per prompt a run encodes).
+func (w *Watch) Prefills() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.prefills
 }
 
 // Live is the number of programs prefilled and not yet released.
@@ -67,6 +75,7 @@ func (d *watched) Prefill(ctx context.Context, lay *qi21.Layout, text, cond []fl
 			d.w.live = map[pipeline.Program]bool{}
 		}
 		d.w.live[p] = true
+		d.w.prefills++
 		d.w.mu.Unlock()
 	}
 	return p, err

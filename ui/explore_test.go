@@ -1,0 +1,198 @@
+package ui
+
+import (
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
+
+	"easel/app/grid"
+	"easel/app/imagefile"
+	"easel/app/jobs"
+	"easel/app/memplan"
+	"easel/engine/cmf"
+	"easel/engine/convert"
+	"easel/engine/ml/cpu"
+	"easel/engine/pipeline"
+	"easel/engine/pipeline/pipelinetest"
+	"easel/internal/tinymodel"
+)
+
+// TestExploreBuildsAGrid drives the Explore section on the real tiny model: two axes typed with
+// the range syntax give the cell count and prefill count before starting, a bad axis turns
+// Explore off with its sentence; Explore makes one job for the one prefill, the grid fills as
+// the 4 cells finish, each cell saved with its own seed and steps under one grid identity, then
+// the labelled grid itself with its axes; a tap on a cell opens its menu and Restore brings its
+// settings back.
+func TestExploreBuildsAGrid(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the tiny model")
+	}
+	model := tinymodel.Path(t, convert.Options{Profile: convert.ProfileF16})
+	gen := &jobs.ModelGenerator{Path: model}
+	t.Cleanup(func() { gen.Close() })
+	h := newHarnessWith(t, 64e9, func(h *harness, d *Deps) {
+		d.Generator = gen
+		d.Settings.Model = model
+		g, err := memplan.GeometryOf(model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Geometry = g
+	})
+	h.patience = 5 * time.Minute
+	s, p := h.s, h.s.explore
+	h.s.options.sizeSelect.SetSelected(sizeCustomLabel)
+	h.s.options.customW.SetText("256")
+	h.s.options.customH.SetText("256")
+	h.s.options.steps.SetText("2")
+	s.draft.RandomSeed, s.draft.Seed = false, 3
+	test.Type(s.prompt.prompt, "a paper crane")
+
+	p.kinds[0].SetSelected("seed")
+	p.values[0].SetText("1-2")
+	p.kinds[1].SetSelected("seed")
+	p.values[1].SetText("5")
+	if !strings.Contains(p.info.Text, "seed is already axis X") || !p.start.Disabled() {
+		t.Fatalf("a seed axis twice: %q (Explore disabled: %v)", p.info.Text, p.start.Disabled())
+	}
+	p.kinds[1].SetSelected("steps")
+	p.values[1].SetText("2,3")
+	if !strings.Contains(p.info.Text, "4 cells (2 × 2 × 1) in 1 prefill(s)") || !strings.Contains(p.info.Text, "Peak memory about") || p.start.Disabled() {
+		t.Fatalf("before starting: %q", p.info.Text)
+	}
+	test.Tap(p.start)
+	h.pump("the grid's 4 cells and the grid saved", func() bool { return len(s.history.entries) == 5 })
+	run := s.exploring
+	if len(run.cellOf) != 1 || len(run.pictures) != 4 || !p.sheet.box.Visible() {
+		t.Fatalf("%d jobs, %d cells shown", len(run.cellOf), len(run.pictures))
+	}
+	var grid *imagefile.Settings
+	cells := map[int]*imagefile.Settings{}
+	for _, e := range s.history.entries {
+		switch {
+		case e.Settings == nil:
+			t.Fatalf("%s has no settings", e.Path)
+		case e.Settings.Grid != nil:
+			grid = e.Settings
+		case e.Settings.Batch != nil && e.Settings.Batch.ID == run.batchID && e.Settings.Batch.Count == 4:
+			cells[e.Settings.Batch.Index] = e.Settings
+		}
+	}
+	want := []struct {
+		seed  uint64
+		steps int
+	}{{1, 2}, {2, 2}, {1, 3}, {2, 3}}
+	for i, w := range want {
+		if c := cells[i]; c == nil || c.Seed != w.seed || c.Steps != w.steps {
+			t.Errorf("cell %d saved as %+v, want seed %d, %d steps", i+1, c, w.seed, w.steps)
+		}
+	}
+	if grid == nil || len(grid.Grid.Axes) != 2 || grid.Grid.Axes[1].Name != "steps" || len(grid.Grid.Cells) != 4 {
+		t.Fatalf("the grid image's settings %+v", grid)
+	}
+	l := p.sheet.layout
+	if p.sheet.shown.Rect.Dx() != l.Width || l.CellW != 256 {
+		t.Errorf("the sheet shows %v with cells %d wide", p.sheet.shown.Rect, l.CellW)
+	}
+	// The fourth cell (seed 2, steps 3), tapped where it is drawn, opens its menu; Restore.
+	p.sheet.Resize(fyne.NewSize(float32(l.Width), float32(l.Height)))
+	r := l.CellRect(1, 1)
+	if got := p.sheet.cellAt(fyne.NewPos(float32(r.Min.X+10), float32(r.Min.Y+10))); got != 3 {
+		t.Fatalf("a tap on the fourth cell finds cell %d", got+1)
+	}
+	menu := p.sheet.cellMenu(3)
+	if len(menu.Items) != 4 {
+		t.Fatalf("the cell menu has %d items", len(menu.Items))
+	}
+	menu.Items[0].Action()
+	if s.draft.Seed != 2 || s.draft.Steps != 3 {
+		t.Errorf("restored seed %d, %d steps; want 2 and 3", s.draft.Seed, s.draft.Steps)
+	}
+	// With EASEL_SCREENSHOTS=docs/screenshots: the Explore section with its grid, on the real
+	// theme, for the README.
+	if dir := os.Getenv("EASEL_SCREENSHOTS"); dir != "" {
+		fyne.CurrentApp().Settings().SetTheme(theme.DefaultTheme())
+		w := fyne.CurrentApp().NewWindow("Explore")
+		w.SetContent(container.NewPadded(p.box))
+		w.Resize(fyne.NewSize(420, p.box.MinSize().Height+16))
+		w.Canvas().Capture()
+		f, err := os.Create(filepath.Join(dir, "window-explore.png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := png.Encode(f, w.Canvas().Capture()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestExploreCancelKeepsFinishedCells: cancelling a grid part-way (at the first step of its
+// third cell, from the denoiser's own goroutine) keeps the two finished cells in History and
+// saves the partial grid, its missing cells drawn as placeholders and left out of its list.
+func TestExploreCancelKeepsFinishedCells(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the tiny model")
+	}
+	f, err := cmf.Open(tinymodel.Path(t, convert.Options{Profile: convert.ProfileF16}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	ids := make(chan jobs.ID, 1)
+	var h *harness
+	watch := &pipelinetest.Watch{BeforeStep: func(n int) {
+		if n == 5 { // 2 steps a cell, no CFG: the third cell's first step
+			h.s.queue.Cancel(<-ids)
+		}
+	}}
+	p, err := pipeline.New(f, cpu.New(), pipelinetest.WatchDenoiser(pipeline.Options{}, watch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h = newHarnessWith(t, 64e9, func(h *harness, d *Deps) {
+		d.Generator = p
+		g, err := memplan.GeometryOf(f.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Geometry = g
+	})
+	h.patience = 5 * time.Minute
+	s, e := h.s, h.s.explore
+	s.options.sizeSelect.SetSelected(sizeCustomLabel)
+	s.options.customW.SetText("256")
+	s.options.customH.SetText("256")
+	s.options.steps.SetText("2")
+	s.draft.RandomSeed = false
+	test.Type(s.prompt.prompt, "a paper crane")
+	e.kinds[0].SetSelected("seed")
+	e.values[0].SetText("1-4")
+	test.Tap(e.start)
+	for id := range s.exploring.cellOf {
+		ids <- id
+	}
+	h.pump("the two finished cells and the partial grid saved", func() bool { return len(s.history.entries) == 3 })
+	var partial *imagefile.Settings
+	for _, en := range s.history.entries {
+		if en.Settings != nil && en.Settings.Grid != nil {
+			partial = en.Settings
+		}
+	}
+	if partial == nil || len(partial.Grid.Cells) != 4 || partial.Grid.Cells[0] == "" || partial.Grid.Cells[1] == "" || partial.Grid.Cells[2] != "" || partial.Grid.Cells[3] != "" {
+		t.Fatalf("the partial grid: %+v", partial)
+	}
+	l := e.sheet.layout
+	r := l.CellRect(3, 0)
+	if e.sheet.shown.NRGBAAt(r.Min.X+5, r.Min.Y+5) != grid.Placeholder {
+		t.Error("the unfinished fourth cell is not a placeholder")
+	}
+}
