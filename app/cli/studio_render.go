@@ -2,9 +2,9 @@ package cli
 
 import (
 	"context"
-	"image"
 	"encoding/json"
 	"fmt"
+	"image"
 	"io"
 	"os"
 	"path/filepath"

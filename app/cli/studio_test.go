@@ -79,27 +79,7 @@ func TestStudioBatchOverThreeWorkerProcesses(t *testing.T) {
 		t.Skip("renders 48 tiny images")
 	}
 	model := tinyCMF(t)
-	const token = "studio-test-token-0123456789"
-	h, err := studio.StartHub(studio.HubConfig{Listen: "127.0.0.1:0", Token: token, Data: t.TempDir(), AckWait: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	url := h.URL()
-	var workers []*studioWorker
-	for i := 1; i <= 3; i++ {
-		workers = append(workers, startStudioWorker(t, url, token, model, "mac-"+strconv.Itoa(i)))
-	}
-	for _, w := range workers { // each has joined (its first event)
-		select {
-		case e := <-w.events:
-			if e.Kind != "joined" {
-				t.Fatalf("first worker event %+v, want joined", e)
-			}
-		case <-time.After(60 * time.Second):
-			t.Fatal("a worker did not join within 60 s")
-		}
-	}
+	url, workers := startStudio(t, model, 2*time.Second, 3)
 	// SIGKILL mac-1 as soon as it holds a job.
 	killed := make(chan studio.WorkerEvent, 1)
 	go func() {
@@ -113,7 +93,7 @@ func TestStudioBatchOverThreeWorkerProcesses(t *testing.T) {
 	}()
 	dir := t.TempDir()
 	common := []string{"--model", model, "--prompt", "a lighthouse", "--size", "32x32", "--steps", "2", "--seed", "7", "--count", "24", "--backend", "cpu", "--json"}
-	code, stdout, stderr := run(append([]string{"generate", "--studio", url, "--token", token, "--out", filepath.Join(dir, "studio.png")}, common...)...)
+	code, stdout, stderr := run(append([]string{"generate", "--studio", url, "--token", studioTestToken, "--out", filepath.Join(dir, "studio.png")}, common...)...)
 	if code != ExitOK {
 		t.Fatalf("generate --studio: exit %d: %s", code, stderr)
 	}
@@ -159,4 +139,33 @@ func TestStudioBatchOverThreeWorkerProcesses(t *testing.T) {
 			t.Errorf("image %d: seed %v, want %d", i, saved[i]["seed"], 6+i)
 		}
 	}
+}
+
+const studioTestToken = "studio-test-token-0123456789"
+
+// startStudio runs a loopback hub with the ack wait and n worker subprocesses on the model, and
+// waits (bounded) until each has joined.
+func startStudio(t *testing.T, model string, ackWait time.Duration, n int) (string, []*studioWorker) {
+	t.Helper()
+	h, err := studio.StartHub(studio.HubConfig{Listen: "127.0.0.1:0", Token: studioTestToken, Data: t.TempDir(), AckWait: ackWait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	url := h.URL()
+	var workers []*studioWorker
+	for i := 1; i <= n; i++ {
+		workers = append(workers, startStudioWorker(t, url, studioTestToken, model, "mac-"+strconv.Itoa(i)))
+	}
+	for _, w := range workers {
+		select {
+		case e := <-w.events:
+			if e.Kind != "joined" {
+				t.Fatalf("first worker event %+v, want joined", e)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatal("a worker did not join within 60 s")
+		}
+	}
+	return url, workers
 }
