@@ -5,7 +5,7 @@ GO      ?= go
 BIN     ?= easel
 GOFILES  = $(shell find . -name '*.go' -not -path './testdata/*' -not -path './.git/*')
 
-.PHONY: run build test deps deps-test fmt-check vet darwin-check unit golden-variant bench clean app dmg linux-package screenshot screenshot-inpaint
+.PHONY: run build test deps deps-test fmt-check vet darwin-check unit golden-variant race bench clean app dmg linux-package screenshot screenshot-inpaint
 
 run: deps build
 	./$(BIN)
@@ -37,6 +37,12 @@ darwin-check:
 # stopped after 60 minutes, not go test's default 10 (a hang guard, not a timing claim).
 unit:
 	EASEL_REQUIRE_EMULATOR=1 $(GO) test -timeout 60m ./...
+
+# The race detector over the packages that coordinate goroutines and other processes and import
+# no Fyne (no cgo rebuild of the window): the studio, the HTTP server and the job queue. -short
+# leaves out their model-backed tests (make unit runs those), keeping the concurrency tests.
+race:
+	$(GO) test -race -short -count=1 ./app/studio/... ./app/serve/... ./app/jobs/...
 
 # Every test that reads reference cases, against folders built from the public cases (cases
 # dropped and renamed, no debug/): EASEL_GOLDEN_DIR must work on any folder in the format.
