@@ -24,10 +24,12 @@ import (
 // studioInputRef references to the hub's inputs bucket, and the batch it belongs to (for the
 // PNG's batch record).
 type studioRequest struct {
-	Args    []string `json:"args"`
-	BatchID string   `json:"batch_id"`
-	Index   int      `json:"index"`
-	Count   int      `json:"count"`
+	Args []string `json:"args,omitempty"`
+	// Pipeline, instead of Args, is a request of the A1111 API (easel serve --studio).
+	Pipeline *studioPipelineRequest `json:"pipeline,omitempty"`
+	BatchID  string                 `json:"batch_id"`
+	Index    int                    `json:"index"`
+	Count    int                    `json:"count"`
 }
 
 // studioInputRef prefixes a file argument that lives in the hub's inputs bucket.
@@ -98,6 +100,9 @@ func (r *studioRenderer) Render(ctx context.Context, job *studio.Job, inputs stu
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
+	if sr.Pipeline != nil {
+		return r.renderPipeline(ctx, sr.Pipeline, inputs, dir, progress)
+	}
 	args := make([]string, 0, len(sr.Args)+2)
 	for _, a := range sr.Args {
 		if ref, ok := strings.CutPrefix(a, studioInputRef); ok {
