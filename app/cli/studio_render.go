@@ -14,6 +14,7 @@ import (
 	"easel/app/imagefile"
 	"easel/app/jobs"
 	"easel/app/loralib"
+	"easel/app/preview"
 	"easel/app/studio"
 	"easel/engine/cmf"
 	"easel/engine/pipeline"
@@ -46,6 +47,23 @@ type studioRenderer struct {
 	mu   sync.Mutex
 	p    *pipeline.Pipeline
 	name string // the backend the pipeline runs on, for the PNG
+	// calib renders the previews a job asks for (started on the first such job).
+	calib *preview.Calibrator
+}
+
+// previewFunc is the calibrated latent preview of this model, started on first use.
+func (r *studioRenderer) previewFunc() pipeline.PreviewFunc {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.calib == nil {
+		cache, err := preview.DefaultCache()
+		if err != nil {
+			cache = preview.Cache{}
+		}
+		r.calib = &preview.Calibrator{Cache: cache}
+		r.calib.Start(r.modelPath)
+	}
+	return r.calib.Render
 }
 
 // newStudioRenderer opens the model file (its header and tensor table: the fingerprint).
@@ -62,6 +80,9 @@ func (r *studioRenderer) Close() {
 	defer r.mu.Unlock()
 	if r.p != nil {
 		r.p.Close()
+	}
+	if r.calib != nil {
+		r.calib.Stop()
 	}
 	r.model.Close()
 }
@@ -90,7 +111,7 @@ func (r *studioRenderer) pipeline(ctx context.Context) (*pipeline.Pipeline, stri
 }
 
 // Render makes one job's PNG.
-func (r *studioRenderer) Render(ctx context.Context, job *studio.Job, inputs studio.Inputs, progress func(step, steps int)) ([]byte, error) {
+func (r *studioRenderer) Render(ctx context.Context, job *studio.Job, inputs studio.Inputs, progress func(studio.Step)) ([]byte, error) {
 	var sr studioRequest
 	if err := json.Unmarshal(job.Request, &sr); err != nil {
 		return nil, fmt.Errorf("not a request this Easel reads: %v", err)
@@ -101,7 +122,7 @@ func (r *studioRenderer) Render(ctx context.Context, job *studio.Job, inputs stu
 	}
 	defer os.RemoveAll(dir)
 	if sr.Pipeline != nil {
-		return r.renderPipeline(ctx, sr.Pipeline, inputs, dir, progress)
+		return r.renderPipeline(ctx, sr.Pipeline, job.Previews, inputs, dir, progress)
 	}
 	args := make([]string, 0, len(sr.Args)+2)
 	for _, a := range sr.Args {
@@ -150,7 +171,7 @@ func (r *studioRenderer) Render(ctx context.Context, job *studio.Job, inputs stu
 
 // renderOne runs one image of the generate path on an open pipeline: the draft, its LoRAs and
 // preset, the run, the start image's finish and a --hires second pass.
-func renderOne(ctx context.Context, g *generateArgs, p *pipeline.Pipeline, out *generateOutput, progress func(step, steps int)) (img *image.NRGBA, settings *imagefile.Settings, err error) {
+func renderOne(ctx context.Context, g *generateArgs, p *pipeline.Pipeline, out *generateOutput, progress func(studio.Step)) (img *image.NRGBA, settings *imagefile.Settings, err error) {
 	d, seed, f := g.draft()
 	if f != nil {
 		return nil, nil, f.err
@@ -181,7 +202,7 @@ func renderOne(ctx context.Context, g *generateArgs, p *pipeline.Pipeline, out *
 		go func() {
 			for ev := range events {
 				if ev.Stage == pipeline.StageDenoising && ev.Step > 0 {
-					progress(ev.Step, ev.Steps)
+					progress(studio.Step{N: ev.Step, Of: ev.Steps})
 				}
 			}
 			close(drained)

@@ -148,7 +148,7 @@ func (g *studioGenerator) Run(ctx context.Context, req pipeline.Request, events 
 		one := sr
 		one.Seed, one.VariationSeed = req.ImageSeeds(i)
 		data, _ := json.Marshal(studioRequest{Pipeline: &one, Index: i, Count: n})
-		jobs[i] = &studio.Job{Batch: batch, Index: i, Images: n, Fingerprint: g.fp, Request: data, Inputs: inputs}
+		jobs[i] = &studio.Job{Batch: batch, Index: i, Images: n, Fingerprint: g.fp, Request: data, Inputs: inputs, Previews: req.Preview != nil}
 	}
 	results := make([]*pipeline.Result, n)
 	var bad error
@@ -156,7 +156,13 @@ func (g *studioGenerator) Run(ctx context.Context, req pipeline.Request, events 
 		seed, v := req.ImageSeeds(e.Index)
 		switch e.Kind {
 		case studio.EventProgress:
-			send(pipeline.Event{Stage: pipeline.StageDenoising, Step: e.Step, Steps: e.Steps, Image: e.Index, Images: n, Seed: seed, VariationSeed: v})
+			ev := pipeline.Event{Stage: pipeline.StageDenoising, Step: e.Step, Steps: e.Steps, Image: e.Index, Images: n, Seed: seed, VariationSeed: v}
+			if e.PNG != nil {
+				if im, err := png.Decode(bytes.NewReader(e.PNG)); err == nil {
+					ev.Preview = &pipeline.Preview{Image: im} // the picture travels, not the latents
+				}
+			}
+			send(ev)
 		case studio.EventTaken, studio.EventHandedBack, studio.EventDuplicate, studio.EventNotice:
 			send(pipeline.Event{Notice: fmt.Sprintf("image %d: %s", e.Index+1, studioEvent{Event: e.Kind, Worker: e.Worker, Attempt: e.Attempt, Detail: e.Detail}.text())})
 		case studio.EventResult:
@@ -226,7 +232,7 @@ func studioNRGBA(img image.Image) *image.NRGBA {
 }
 
 // renderPipeline renders a studioPipelineRequest (the worker's side of serve --studio).
-func (r *studioRenderer) renderPipeline(ctx context.Context, sr *studioPipelineRequest, inputs studio.Inputs, dir string, progress func(step, steps int)) ([]byte, error) {
+func (r *studioRenderer) renderPipeline(ctx context.Context, sr *studioPipelineRequest, previews bool, inputs studio.Inputs, dir string, progress func(studio.Step)) ([]byte, error) {
 	get := func(name string) (image.Image, error) {
 		data, err := inputs(ctx, name)
 		if err != nil {
@@ -289,12 +295,19 @@ func (r *studioRenderer) renderPipeline(ctx context.Context, sr *studioPipelineR
 	if err != nil {
 		return nil, err
 	}
+	if previews {
+		req.Preview = r.previewFunc()
+	}
 	events := make(chan pipeline.Event)
 	drained := make(chan struct{})
 	go func() {
 		for ev := range events {
 			if ev.Stage == pipeline.StageDenoising && ev.Step > 0 {
-				progress(ev.Step, ev.Steps)
+				st := studio.Step{N: ev.Step, Of: ev.Steps}
+				if ev.Preview != nil && ev.Preview.Image != nil {
+					st.Preview = encodePNG(ev.Preview.Image)
+				}
+				progress(st)
 			}
 		}
 		close(drained)

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"image"
 	"testing"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 
 // The generator behind `easel serve --studio`: a request of 3 images (as the A1111 API's
 // batch_size makes) goes to two worker subprocesses; each image is bit-identical to the local
-// generator's image of the same request, with its own seed.
+// generator's image of the same request, with its own seed; the workers' step previews come back.
 func TestStudioServeGeneratorMatchesLocal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("renders tiny images in subprocesses")
@@ -31,18 +32,30 @@ func TestStudioServeGeneratorMatchesLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sg.conn.Close()
-	req := pipeline.Request{Prompt: "a lighthouse", Width: 32, Height: 32, Steps: 2, Seed: 11, Count: 3}
+	req := pipeline.Request{Prompt: "a lighthouse", Width: 32, Height: 32, Steps: 2, Seed: 11, Count: 3,
+		// asks for previews: the workers render their own (funcs do not travel)
+		Preview: func([]float32, int, int) image.Image { return nil }}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	events := make(chan pipeline.Event, 64)
+	previews := make(chan int, 1)
 	go func() {
-		for range events { // the generator closes the channel after its last event
+		n := 0
+		for ev := range events { // the generator closes the channel after its last event
+			if ev.Preview != nil && ev.Preview.Image != nil {
+				n++
+			}
 		}
+		previews <- n
 	}()
 	got, err := sg.Run(ctx, req, events)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if n := <-previews; n == 0 {
+		t.Error("no step preview came back from the workers")
+	}
+	req.Preview = nil
 	local := &jobs.ModelGenerator{Path: model, Backend: settings.BackendCPU}
 	defer local.Close()
 	want, err := local.Run(ctx, req, nil)

@@ -23,7 +23,7 @@ type Event struct {
 	Attempt int
 	Step    int
 	Steps   int
-	PNG     []byte // EventResult: the image
+	PNG     []byte // EventResult: the image; EventProgress: the step's preview (nil without one)
 	Detail  string // a failure's reason, a notice's text
 }
 
@@ -190,7 +190,7 @@ func (c *Conn) Run(ctx context.Context, jobs []*Job, on func(Event)) error {
 					fallthrough
 				default:
 					if ev.Step > 0 && ev.Attempt == attempts[ev.Index] {
-						on(Event{Kind: EventProgress, Index: ev.Index, Worker: ev.Worker, Attempt: ev.Attempt, Step: ev.Step, Steps: ev.Steps})
+						on(Event{Kind: EventProgress, Index: ev.Index, Worker: ev.Worker, Attempt: ev.Attempt, Step: ev.Step, Steps: ev.Steps, PNG: ev.Preview})
 					}
 				}
 			case maxDeliveries:

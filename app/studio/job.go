@@ -18,6 +18,8 @@ type Job struct {
 	Request json.RawMessage `json:"request"`
 	// Inputs are the objects of the inputs bucket the request refers to.
 	Inputs []string `json:"inputs,omitempty"`
+	// Previews asks the worker for each step's small preview image with its progress.
+	Previews bool `json:"previews,omitempty"`
 }
 
 // msgID is the job's Nats-Msg-Id: publishing it twice (a retry after a lost acknowledgement)
@@ -44,6 +46,8 @@ type Progress struct {
 	HandedBack bool `json:"handed_back,omitempty"`
 	// Error: the job cannot be rendered (a bad request); it is not retried.
 	Error string `json:"error,omitempty"`
+	// Preview is the step's small preview image (PNG), when the job asked for previews.
+	Preview []byte `json:"preview,omitempty"`
 }
 
 func itoa(i int) string {

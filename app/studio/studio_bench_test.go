@@ -10,14 +10,14 @@ import (
 
 // sleeper is a stand-in generator: each job takes d (in 4 steps, with progress), no CPU.
 func sleeper(d time.Duration) Renderer {
-	return RenderFunc(func(ctx context.Context, job *Job, _ Inputs, progress func(int, int)) ([]byte, error) {
+	return RenderFunc(func(ctx context.Context, job *Job, _ Inputs, progress func(Step)) ([]byte, error) {
 		for s := 1; s <= 4; s++ {
 			select {
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			case <-time.After(d / 4):
 			}
-			progress(s, 4)
+			progress(Step{N: s, Of: 4})
 		}
 		return []byte("png"), nil
 	})

@@ -45,7 +45,7 @@ var testFP = Fingerprint{Easel: "test", Model: "model-a"}
 // echoRenderer "renders" a job into its own request bytes after the given steps, each gated by
 // step (nil: no gate).
 func echoRenderer(steps int, gate func(ctx context.Context, job *Job, step int) error) Renderer {
-	return RenderFunc(func(ctx context.Context, job *Job, _ Inputs, progress func(int, int)) ([]byte, error) {
+	return RenderFunc(func(ctx context.Context, job *Job, _ Inputs, progress func(Step)) ([]byte, error) {
 		for s := 1; s <= steps; s++ {
 			if gate != nil {
 				if err := gate(ctx, job, s); err != nil {
@@ -55,7 +55,11 @@ func echoRenderer(steps int, gate func(ctx context.Context, job *Job, step int) 
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			progress(s, steps)
+			st := Step{N: s, Of: steps}
+			if job.Previews {
+				st.Preview = []byte(fmt.Sprintf("preview %d", s))
+			}
+			progress(st)
 		}
 		return []byte(fmt.Sprintf("image %s/%d", job.Batch, job.Index)), nil
 	})
@@ -119,11 +123,19 @@ func TestBatchOverThreeWorkersArrivesOnceEach(t *testing.T) {
 	}
 	client := dial(t, h, RoleClient, testToken)
 	jobs := makeJobs(24, testFP)
+	jobs[5].Previews = true
+	previews := 0
 	got := map[int]string{}
 	by := map[string]int{}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	err := client.Run(ctx, jobs, func(ev Event) {
+		if ev.Kind == EventProgress && ev.PNG != nil {
+			if ev.Index != 5 || string(ev.PNG) != fmt.Sprintf("preview %d", ev.Step) {
+				t.Errorf("preview %q with image %d's step %d", ev.PNG, ev.Index, ev.Step)
+			}
+			previews++
+		}
 		if ev.Kind == EventResult {
 			if _, dup := got[ev.Index]; dup {
 				t.Errorf("image %d reported twice", ev.Index)
@@ -142,6 +154,9 @@ func TestBatchOverThreeWorkersArrivesOnceEach(t *testing.T) {
 		if want := fmt.Sprintf("image %s/%d", j.Batch, i); got[i] != want {
 			t.Errorf("image %d: %q, want %q", i, got[i], want)
 		}
+	}
+	if previews == 0 {
+		t.Error("no preview came back for the image that asked for them")
 	}
 	t.Logf("images per worker: %v", by)
 }

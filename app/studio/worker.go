@@ -16,14 +16,21 @@ import (
 // Renderer makes one job's image (a PNG). It reports each finished step through progress and
 // returns soon after ctx is cancelled. Inputs fetches an object the job names.
 type Renderer interface {
-	Render(ctx context.Context, job *Job, inputs Inputs, progress func(step, steps int)) ([]byte, error)
+	Render(ctx context.Context, job *Job, inputs Inputs, progress func(Step)) ([]byte, error)
+}
+
+// Step is a finished denoising step; Preview, when the job asked for previews (Job.Previews),
+// is that step's small preview image as a PNG.
+type Step struct {
+	N, Of   int
+	Preview []byte
 }
 
 // RenderFunc adapts a function to Renderer.
-type RenderFunc func(ctx context.Context, job *Job, inputs Inputs, progress func(step, steps int)) ([]byte, error)
+type RenderFunc func(ctx context.Context, job *Job, inputs Inputs, progress func(Step)) ([]byte, error)
 
 // Render calls f.
-func (f RenderFunc) Render(ctx context.Context, job *Job, inputs Inputs, progress func(step, steps int)) ([]byte, error) {
+func (f RenderFunc) Render(ctx context.Context, job *Job, inputs Inputs, progress func(Step)) ([]byte, error) {
 	return f(ctx, job, inputs, progress)
 }
 
@@ -201,10 +208,10 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, get Inputs, result
 			}
 		}
 	}()
-	png, err := w.Renderer.Render(rctx, &job, get, func(step, steps int) {
+	png, err := w.Renderer.Render(rctx, &job, get, func(st Step) {
 		m.InProgress()
-		w.say(&job, attempt, Progress{Step: step, Steps: steps})
-		w.setStatus(func(s *WorkerStatus) { s.Step, s.Steps = step, steps })
+		w.say(&job, attempt, Progress{Step: st.N, Steps: st.Of, Preview: st.Preview})
+		w.setStatus(func(s *WorkerStatus) { s.Step, s.Steps = st.N, st.Of })
 	})
 	close(done)
 	if <-handedBack {
