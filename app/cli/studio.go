@@ -15,6 +15,7 @@ import (
 
 	"easel/app"
 	"easel/app/studio"
+	"easel/app/studio/keepawake"
 )
 
 func init() {
@@ -175,7 +176,7 @@ func joinAndRender(ctx context.Context, c *studio.Conn, model, backend, name str
 		return f.code
 	}
 	enc := json.NewEncoder(stdout)
-	w := &studio.Worker{Name: name, Chip: runtime.GOARCH, Model: baseName(model), Renderer: r,
+	w := &studio.Worker{Name: name, Chip: runtime.GOARCH, Model: baseName(model), Renderer: r, Hold: keepawake.Hold,
 		Fingerprint: studio.Fingerprint{Easel: app.Version, Model: r.fingerprint},
 		OnEvent: func(e studio.WorkerEvent) {
 			if asJSON {

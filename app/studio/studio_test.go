@@ -161,6 +161,53 @@ func TestBatchOverThreeWorkersArrivesOnceEach(t *testing.T) {
 	t.Logf("images per worker: %v", by)
 }
 
+// A worker holds off sleep (Hold) exactly while it holds a job: taken after the hold, the hold
+// released once the result is in.
+func TestWorkerHoldsWhileRendering(t *testing.T) {
+	h := startTestHub(t, HubConfig{Token: testToken})
+	var mu sync.Mutex
+	held, holds := 0, 0
+	r := RenderFunc(func(ctx context.Context, job *Job, _ Inputs, progress func(Step)) ([]byte, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if held != 1 {
+			t.Errorf("rendering with %d holds, want 1", held)
+		}
+		return []byte("png"), nil
+	})
+	c := dial(t, h, RoleWorker, testToken)
+	w := &Worker{Name: "mac-a", Fingerprint: testFP, Renderer: r, FetchWait: 500 * time.Millisecond,
+		Hold: func(string) func() {
+			mu.Lock()
+			held++
+			holds++
+			mu.Unlock()
+			return func() { mu.Lock(); held--; mu.Unlock() }
+		}}
+	finished := make(chan struct{})
+	events := make(chan WorkerEvent, 16)
+	w.OnEvent = func(e WorkerEvent) { events <- e }
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { defer close(finished); w.Run(ctx, c) }()
+	client := dial(t, h, RoleClient, testToken)
+	waitFor(t, 10*time.Second, func() bool { return client.checkTaker(ctx, testFP) == nil })
+	if err := client.Run(ctx, makeJobs(3, testFP), func(Event) {}); err != nil {
+		t.Fatal(err)
+	}
+	for n := 0; n < 3; { // each job finished; Run returns after the last one is released
+		if e := <-events; e.Kind == "finished" {
+			n++
+		}
+	}
+	cancel()
+	<-finished
+	mu.Lock()
+	defer mu.Unlock()
+	if holds != 3 || held != 0 {
+		t.Errorf("%d holds for 3 jobs, %d still held after; want 3 and 0", holds, held)
+	}
+}
+
 func TestNoMatchingWorkerIsReported(t *testing.T) {
 	h := startTestHub(t, HubConfig{Token: testToken})
 	startWorker(t, h, "mac-a", Fingerprint{Easel: "test", Model: "other"}, echoRenderer(1, nil))

@@ -48,6 +48,9 @@ type Worker struct {
 	OnEvent func(WorkerEvent)
 	// FetchWait is how long one pull waits for a job (0 → 5 s); a leave waits for it at most.
 	FetchWait time.Duration
+	// Hold, when set, is called while a job is held, and its release when the job is done or
+	// handed back (app/studio/keepawake: no idle sleep on a Mac holding a job).
+	Hold func(reason string) (release func())
 
 	mu     sync.Mutex
 	status WorkerStatus
@@ -180,6 +183,10 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, get Inputs, result
 		s.State, s.Job, s.Attempt, s.Step, s.Steps = StateRendering, job.Batch+"/"+strconv.Itoa(job.Index), attempt, 0, 0
 	})
 	defer w.setStatus(func(s *WorkerStatus) { s.State, s.Job, s.Attempt, s.Step, s.Steps = StateIdle, "", 0, 0, 0 })
+	if w.Hold != nil {
+		release := w.Hold("Rendering an image for the Easel studio")
+		defer release()
+	}
 	w.event(WorkerEvent{Kind: "taken", Batch: job.Batch, Index: job.Index, Attempt: attempt})
 	w.say(&job, attempt, Progress{})
 
