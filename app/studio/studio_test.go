@@ -118,8 +118,22 @@ func makeJobs(n int, fp Fingerprint) []*Job {
 
 func TestBatchOverThreeWorkersArrivesOnceEach(t *testing.T) {
 	h := startTestHub(t, HubConfig{Token: testToken})
+	// Image 5 asks for previews; its render waits after step 1 until the client has seen the
+	// step's preview (progress after a result is dropped, and a stand-in renders at once).
+	seen := make(chan struct{})
+	var seenOnce sync.Once
+	gate := func(ctx context.Context, job *Job, step int) error {
+		if job.Index == 5 && step == 2 {
+			select {
+			case <-seen:
+			case <-time.After(10 * time.Second):
+				return fmt.Errorf("the client never saw image 5's first preview")
+			}
+		}
+		return nil
+	}
 	for _, n := range []string{"mac-a", "mac-b", "mac-c"} {
-		startWorker(t, h, n, testFP, echoRenderer(2, nil))
+		startWorker(t, h, n, testFP, echoRenderer(2, gate))
 	}
 	client := dial(t, h, RoleClient, testToken)
 	jobs := makeJobs(24, testFP)
@@ -135,6 +149,7 @@ func TestBatchOverThreeWorkersArrivesOnceEach(t *testing.T) {
 				t.Errorf("preview %q with image %d's step %d", ev.PNG, ev.Index, ev.Step)
 			}
 			previews++
+			seenOnce.Do(func() { close(seen) })
 		}
 		if ev.Kind == EventResult {
 			if _, dup := got[ev.Index]; dup {
