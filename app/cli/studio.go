@@ -8,12 +8,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"easel/app"
+	"easel/app/settings"
 	"easel/app/studio"
 	"easel/app/studio/keepawake"
 )
@@ -102,12 +104,12 @@ func runStudioHub(args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	if cfg.Data == "" {
-		dir, err := os.UserConfigDir()
+		dir, err := settings.Dir()
 		if err != nil {
-			fmt.Fprintln(stderr, "easel studio hub: give --data DIR for the queue")
+			fmt.Fprintf(stderr, "easel studio hub: %v; give --data DIR for the queue\n", err)
 			return ExitUsage
 		}
-		cfg.Data = dir + "/Easel/studio"
+		cfg.Data = filepath.Join(dir, "studio")
 	}
 	h, err := studio.StartHub(cfg)
 	if err != nil {
@@ -116,6 +118,7 @@ func runStudioHub(args []string, stdout, stderr io.Writer) int {
 	}
 	defer h.Close()
 	fmt.Fprintf(stdout, "studio hub on %s (queue in %s)\n", h.URL(), cfg.Data)
+	studioHubListening(h.URL())
 	if h.Fingerprint != "" {
 		fmt.Fprintf(stdout, "pairing: certificate fingerprint %s (workers: --pin %s)\n", h.Fingerprint, h.Fingerprint)
 	}
@@ -134,6 +137,9 @@ func runStudioHub(args []string, stdout, stderr io.Writer) int {
 	<-ctx.Done()
 	return ExitOK
 }
+
+// studioHubListening tells a test the hub's address (a no-op otherwise).
+var studioHubListening = func(string) {}
 
 func runStudioJoin(args []string, stdout, stderr io.Writer) int {
 	var token, model, name, backend, pin string
