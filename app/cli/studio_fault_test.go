@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"easel/app/imagefile"
 	"easel/app/studio"
 )
 
@@ -212,5 +214,53 @@ func TestStudioLeavingWorkerHandsBack(t *testing.T) {
 	}
 	if err := workers[0].cmd.Wait(); err != nil {
 		t.Errorf("the leaving worker exited with %v, want a clean exit", err)
+	}
+}
+
+// Condition image, start image, mask and LoRA travel through the hub by digest: a batch of 2 over
+// the studio equals the local batch with the same files, pixel for pixel.
+func TestStudioFilesTravelByDigest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders tiny images in a subprocess")
+	}
+	model := tinyCMF(t)
+	url, _ := startStudio(t, model, time.Minute, 1)
+	in := t.TempDir()
+	cond := writePNG(t, in, "cond.png", startPicture())
+	start := writePNG(t, in, "start.png", startPicture())
+	mask := writePNG(t, in, "mask.png", leftMask(64, 64))
+	lora, _ := writeRandomLoRA(t, in)
+	dir := t.TempDir()
+	common := []string{"--model", model, "--prompt", "a lighthouse", "--image", cond, "--init", start, "--mask", mask,
+		"--lora", lora + ":0.7", "--steps", "2", "--seed", "9", "--count", "2", "--backend", "cpu", "--json"}
+	code, stdout, stderr := run(append([]string{"generate", "--studio", url, "--token", studioTestToken, "--out", filepath.Join(dir, "s.png")}, common...)...)
+	if code != ExitOK {
+		t.Fatalf("generate --studio: exit %d: %s", code, stderr)
+	}
+	saved := 0
+	for _, ev := range jsonLines(t, stdout) {
+		if ev["stage"] == "saved" {
+			saved++
+		}
+	}
+	if code, _, stderr := run(append([]string{"generate", "--out", filepath.Join(dir, "l.png")}, common...)...); code != ExitOK {
+		t.Fatalf("local: exit %d: %s", code, stderr)
+	}
+	if saved != 2 {
+		t.Fatalf("%d images saved, want 2", saved)
+	}
+	for i := 1; i <= 2; i++ {
+		s := pixelsOf(t, filepath.Join(dir, fmt.Sprintf("s-%d.png", i)))
+		l := pixelsOf(t, filepath.Join(dir, fmt.Sprintf("l-%d.png", i)))
+		if !bytes.Equal(s, l) {
+			t.Errorf("image %d: the studio's pixels differ from the local render's", i)
+		}
+	}
+	md, err := imagefile.ReadFile(filepath.Join(dir, "s-1.png"))
+	if err != nil || md.Settings == nil || len(md.Settings.LoRAs) != 1 || md.Settings.Init == nil || len(md.Settings.Images) != 1 {
+		t.Fatalf("the studio image's settings: %v %+v", err, md)
+	}
+	if md.Settings.LoRAs[0].Name != "style.safetensors" && md.Settings.LoRAs[0].Name != "style" {
+		t.Errorf("the LoRA is recorded as %q, want the file's own name", md.Settings.LoRAs[0].Name)
 	}
 }
