@@ -27,6 +27,8 @@ type HubConfig struct {
 	Token string
 	// TLSCert and TLSKey are PEM files; with neither, a non-loopback hub makes its own pair.
 	TLSCert, TLSKey string
+	// TLS speaks TLS on loopback too (the window's hub always does).
+	TLS bool
 	// Data is the folder of the JetStream file store: the queue survives a hub restart there.
 	Data string
 	// AckWait is how long a job may go without a word (progress or heartbeat) before it goes to
@@ -116,7 +118,7 @@ func StartHub(cfg HubConfig) (*Hub, error) {
 		MaxPayload: 8 << 20,
 	}
 	h := &Hub{cfg: cfg}
-	if cfg.TLSCert != "" || !loopback {
+	if cfg.TLSCert != "" || cfg.TLS || !loopback {
 		tc, fp, err := hubTLS(cfg)
 		if err != nil {
 			return nil, err
