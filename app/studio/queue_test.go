@@ -171,3 +171,24 @@ func TestGracefulLeaveHandsBackAtOnce(t *testing.T) {
 		t.Fatalf("want mac-a's hand-back then mac-b's result as attempt 2; events %+v", events)
 	}
 }
+
+// Publishing a job twice (a retry after a lost acknowledgement) queues it once: Nats-Msg-Id.
+func TestRepublishedJobQueuesOnce(t *testing.T) {
+	h := startTestHub(t, HubConfig{Token: testToken})
+	c := dial(t, h, RoleClient, testToken)
+	ctx := context.Background()
+	j := makeJobs(1, testFP)[0]
+	for range 2 {
+		if _, err := c.JS.Publish(ctx, jobsSubject(testFP.Key()), j.Request, jetstream.WithMsgID(j.msgID())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, _ := c.JS.Stream(ctx, StreamName)
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 1 {
+		t.Fatalf("%d jobs queued after publishing one twice, want 1", info.State.Msgs)
+	}
+}
