@@ -157,6 +157,47 @@ func (c *Conn) Run(ctx context.Context, jobs []*Job, on func(Event)) error {
 	}
 	check := time.NewTicker(statusEvery)
 	defer check.Stop()
+	// handle is one progress message or advisory.
+	handle := func(ev any) {
+		switch ev := ev.(type) {
+		case Progress:
+			if resolved[ev.Index] || ev.Index < 0 || ev.Index >= len(jobs) {
+				return
+			}
+			switch {
+			case ev.Error != "":
+				resolved[ev.Index] = true
+				if firstErr == nil {
+					firstErr = fmt.Errorf("image %d: %s", ev.Index+1, ev.Error)
+				}
+				on(Event{Kind: EventFailed, Index: ev.Index, Worker: ev.Worker, Attempt: ev.Attempt, Detail: ev.Error})
+			case ev.HandedBack:
+				on(Event{Kind: EventHandedBack, Index: ev.Index, Worker: ev.Worker, Attempt: ev.Attempt})
+			case ev.Attempt > attempts[ev.Index]:
+				attempts[ev.Index] = ev.Attempt
+				on(Event{Kind: EventTaken, Index: ev.Index, Worker: ev.Worker, Attempt: ev.Attempt})
+				fallthrough
+			default:
+				if ev.Step > 0 && ev.Attempt == attempts[ev.Index] {
+					on(Event{Kind: EventProgress, Index: ev.Index, Worker: ev.Worker, Attempt: ev.Attempt, Step: ev.Step, Steps: ev.Steps, PNG: ev.Preview})
+				}
+			}
+		case maxDeliveries:
+			i, ok := seqs[ev.StreamSeq]
+			if !ok || resolved[i] {
+				return
+			}
+			resolved[i] = true
+			dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			stream.DeleteMsg(dctx, ev.StreamSeq)
+			cancel()
+			err := fmt.Errorf("image %d was given to %d Macs and none finished it (each went silent past the ack wait): retry it", i+1, ev.Deliveries)
+			if firstErr == nil {
+				firstErr = err
+			}
+			on(Event{Kind: EventFailed, Index: i, Detail: err.Error()})
+		}
+	}
 	warned := false
 	for len(resolved) < len(jobs) {
 		select {
@@ -170,45 +211,18 @@ func (c *Conn) Run(ctx context.Context, jobs []*Job, on func(Event)) error {
 				warned = false
 			}
 		case ev := <-events:
-			switch ev := ev.(type) {
-			case Progress:
-				if resolved[ev.Index] || ev.Index < 0 || ev.Index >= len(jobs) {
-					continue
-				}
-				switch {
-				case ev.Error != "":
-					resolved[ev.Index] = true
-					if firstErr == nil {
-						firstErr = fmt.Errorf("image %d: %s", ev.Index+1, ev.Error)
-					}
-					on(Event{Kind: EventFailed, Index: ev.Index, Worker: ev.Worker, Attempt: ev.Attempt, Detail: ev.Error})
-				case ev.HandedBack:
-					on(Event{Kind: EventHandedBack, Index: ev.Index, Worker: ev.Worker, Attempt: ev.Attempt})
-				case ev.Attempt > attempts[ev.Index]:
-					attempts[ev.Index] = ev.Attempt
-					on(Event{Kind: EventTaken, Index: ev.Index, Worker: ev.Worker, Attempt: ev.Attempt})
-					fallthrough
-				default:
-					if ev.Step > 0 && ev.Attempt == attempts[ev.Index] {
-						on(Event{Kind: EventProgress, Index: ev.Index, Worker: ev.Worker, Attempt: ev.Attempt, Step: ev.Step, Steps: ev.Steps, PNG: ev.Preview})
-					}
-				}
-			case maxDeliveries:
-				i, ok := seqs[ev.StreamSeq]
-				if !ok || resolved[i] {
-					continue
-				}
-				resolved[i] = true
-				dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-				stream.DeleteMsg(dctx, ev.StreamSeq)
-				cancel()
-				err := fmt.Errorf("image %d was given to %d Macs and none finished it (each went silent past the ack wait): retry it", i+1, ev.Deliveries)
-				if firstErr == nil {
-					firstErr = err
-				}
-				on(Event{Kind: EventFailed, Index: i, Detail: err.Error()})
-			}
+			handle(ev)
 		case info := <-watcher.Updates():
+			// The messages that came before this result are told first (a hand-back before the
+			// other Mac's result of the same image).
+			for drained := false; !drained; {
+				select {
+				case ev := <-events:
+					handle(ev)
+				default:
+					drained = true
+				}
+			}
 			if info == nil || info.Metadata["batch"] != batch {
 				continue
 			}

@@ -232,3 +232,20 @@ func TestNoMatchingWorkerIsReported(t *testing.T) {
 		t.Fatalf("got %v, want ErrNoWorker naming mac-a", err)
 	}
 }
+
+// Two Macs with the same name are two rows in the status, not one.
+func TestWorkersOfTheSameNameBothShow(t *testing.T) {
+	h := startTestHub(t, HubConfig{Token: testToken})
+	startWorker(t, h, "Mac-mini", testFP, echoRenderer(1, nil))
+	c := dial(t, h, RoleWorker, testToken)
+	w := &Worker{Name: "Mac-mini", Fingerprint: testFP, Renderer: echoRenderer(1, nil), FetchWait: 500 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(ctx, c) }()
+	defer func() { cancel(); <-done }()
+	client := dial(t, h, RoleClient, testToken)
+	waitFor(t, 10*time.Second, func() bool {
+		ws, _ := client.Workers(context.Background())
+		return len(ws) == 2
+	})
+}

@@ -174,8 +174,8 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, get Inputs, result
 		return
 	}
 	if ctx.Err() != nil { // the leave came while the job was on its way
+		w.say(&job, attempt, Progress{HandedBack: true}) // said before the Nak: it reaches the client first
 		m.Nak()
-		w.say(&job, attempt, Progress{HandedBack: true})
 		w.event(WorkerEvent{Kind: "handed_back", Batch: job.Batch, Index: job.Index, Attempt: attempt})
 		return
 	}
@@ -204,8 +204,8 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, get Inputs, result
 			case <-t.C:
 				m.InProgress()
 			case <-ctx.Done():
+				w.say(&job, attempt, Progress{HandedBack: true}) // said before the Nak: it reaches the client first
 				m.Nak()
-				w.say(&job, attempt, Progress{HandedBack: true})
 				handedBack <- true
 				stopRender()
 				return

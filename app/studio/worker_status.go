@@ -35,12 +35,12 @@ func (w *Worker) poke() {
 	}
 }
 
-// publishStatus keeps the worker's entry in the workers bucket fresh (on each change and every
+// publishStatus keeps the worker's entry (under a key of its own for this run) in the workers bucket fresh (on each change and every
 // statusEvery, so it expires statusTTL after the worker goes silent); stop removes it.
 func (w *Worker) publishStatus(kv jetstream.KeyValue) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	finished := make(chan struct{})
-	key := statusKey(w.Name)
+	key := statusKey(w.Name) + "-" + NewBatchID()[:6] // two Macs of the same name keep their own entries
 	put := func() {
 		data, _ := json.Marshal(w.Status())
 		pctx, c := context.WithTimeout(ctx, 5*time.Second)
