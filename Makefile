@@ -6,7 +6,7 @@ BIN     ?= easel
 GOFILES  = $(shell find . -name '*.go' -not -path './testdata/*' -not -path './.git/*')
 UNAME_S ?= $(shell uname -s)
 
-.PHONY: run build test deps deps-test fmt-check vet darwin-check unit golden-variant bench clean app dmg linux-package screenshot screenshot-inpaint mac-check
+.PHONY: run build test deps deps-test fmt-check vet darwin-check unit golden-variant bench clean app dmg linux-package screenshot screenshot-inpaint mac-check race
 
 run: deps build
 	./$(BIN)
@@ -48,6 +48,12 @@ unit:
 # mac-check-report.md to paste into an issue.
 mac-check: deps build
 	$(GO) run ./tools/maccheck -easel ./$(BIN) -out mac-check-report.md
+
+# The race detector over the packages that coordinate goroutines and other processes and import
+# no Fyne (no cgo rebuild of the window): the studio, the HTTP server and the job queue. -short
+# leaves out their model-backed tests (make unit runs those), keeping the concurrency tests.
+race:
+	$(GO) test -race -short -count=1 ./app/studio/... ./app/serve/... ./app/jobs/...
 
 # Every test that reads reference cases, against folders built from the public cases (cases
 # dropped and renamed, no debug/): EASEL_GOLDEN_DIR must work on any folder in the format.

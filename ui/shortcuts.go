@@ -30,7 +30,7 @@ func (s *studio) installShortcuts() {
 		}
 	})
 	s.win.SetMainMenu(fyne.NewMainMenu(
-		fyne.NewMenu("Easel", s.settingsMenuItem()),
+		fyne.NewMenu("Easel", s.settingsMenuItem(), s.studioMenuItem()),
 		fyne.NewMenu("Image", gen, cancel, fyne.NewMenuItemSeparator(), add, paste),
 		fyne.NewMenu("Help", s.diagnosticsMenuItem())))
 

@@ -38,8 +38,10 @@ type studio struct {
 	// the window's own server while "Share this Mac" is on.
 	router *renderRouter
 	share  *sharing
-	draft  compose.Draft
-	queue  *jobs.Queue
+	// studioShare is Settings → Studio's hub (studio_share.go), made when first opened.
+	studioShare *studioShare
+	draft       compose.Draft
+	queue       *jobs.Queue
 	// saving counts the images being written off the UI goroutine (saveInBackground).
 	saving sync.WaitGroup
 
@@ -520,6 +522,9 @@ func (s *studio) showFile(path string) {
 // images still being written.
 func (s *studio) close() {
 	s.stopSharing()
+	if s.studioShare != nil {
+		s.studioShare.close() // studio_share.go
+	}
 	s.queue.Close()
 	s.saving.Wait()
 }

@@ -134,6 +134,9 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 			return ExitOK
 		}
 	}
+	if url, token, pin, rest, ok := studioClientArgs(args); ok {
+		return runGenerateStudio(url, token, pin, rest, stdout, stderr) // studio_generate.go
+	}
 	g, err := parseGenerateArgs(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "easel generate: %v\n\n%s\n", err, generateUsage+gridUsage)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -61,6 +62,9 @@ nothing of the kind: docs/A1111-API.md) on one queue: jobs run one at a time, in
   --cors-allow-origin-regex RE  origins matching RE may too
   --no-save           refuse save_images (a request asking for it gets a warning); without it,
                       save_images: true saves into the app's output folder and history
+  --studio URL        render the jobs on a studio's Macs (easel studio hub) instead of here;
+                      --studio-token T is the hub's token (default: --token), --studio-pin its
+                      certificate fingerprint
 
 LoRAs are named in the prompt as <lora:NAME:WEIGHT> and found in the app's LoRA folder by name;
 no request field names a file.`
@@ -89,6 +93,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	corsOrigins := f.String("cors-allow-origins", "", "")
 	corsRegex := f.String("cors-allow-origin-regex", "", "")
 	noSave := f.Bool("no-save", false, "")
+	studioURL, studioToken, studioPin := f.String("studio", "", ""), f.String("studio-token", "", ""), f.String("studio-pin", "", "") // studio_serve.go
 	if err := f.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "easel serve: %v\n\n%s\n", err, serveUsage)
 		return ExitUsage
@@ -140,6 +145,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "easel serve: %v\n", fl.err)
 		return fl.code
 	}
+	fingerprint := modelFingerprint(m)
 	m.Close()
 	be := settings.Backend(*backendFlag)
 	if be == "" {
@@ -156,7 +162,17 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		gen.DiagnosticsDir = dir // the last job's record for `easel diagnose`
 	}
 	defer gen.Close()
-	queue := jobs.New(gen, func(u jobs.Update) {
+	var queueGen jobs.Generator = gen
+	if *studioURL != "" { // the jobs render on the studio's Macs (studio_serve.go)
+		sg, err := newStudioGenerator(*studioURL, cmp.Or(*studioToken, *token), *studioPin, fingerprint, func(s string) { logger.Print(s) })
+		if err != nil {
+			fmt.Fprintf(stderr, "easel serve: %v\n", err)
+			return ExitFailure
+		}
+		defer sg.conn.Close()
+		queueGen = sg
+	}
+	queue := jobs.New(queueGen, func(u jobs.Update) {
 		if u.Status != nil && u.Status.Line+u.Status.Notice != "" {
 			logger.Printf("job %d: %s", u.Job.ID, u.Status.Line+u.Status.Notice)
 		}

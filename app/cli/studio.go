@@ -1,0 +1,255 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"easel/app"
+	"easel/app/settings"
+	"easel/app/studio"
+	"easel/app/studio/keepawake"
+)
+
+func init() {
+	register(&Command{
+		Name:    "studio",
+		Usage:   "hub|join|status [flags]",
+		Summary: "spread batches over several Macs: run a hub, join one, or see who renders what",
+		Run:     runStudio,
+	})
+}
+
+const studioUsage = `usage:
+  easel studio hub [--listen 127.0.0.1:4222] [--token T] [--tls-cert C --tls-key K] [--data DIR]
+                   [--model M.cmf] [--ack-wait 60s]
+      run the studio's queue (NATS JetStream, on disk under --data). Any address but loopback
+      needs --token, and speaks TLS (--tls-cert/--tls-key, or a self-signed certificate whose
+      fingerprint is printed: workers pin it with --pin). With --model the hub renders too.
+  easel studio join URL --token T --model M.cmf [--name NAME] [--backend B] [--pin FINGERPRINT]
+      lend this Mac: take the hub's jobs for this model, one at a time, until Ctrl-C (which
+      hands the job in hand back at once)
+  easel studio status URL --token T [--pin FINGERPRINT] [--json]
+      the workers (name, model, state, job, step, images done) and the jobs waiting
+
+  easel generate --studio URL --token T [--pin FINGERPRINT] ...   render a batch on the studio`
+
+func runStudio(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintln(stdout, studioUsage)
+		return ExitOK
+	}
+	switch args[0] {
+	case "hub":
+		return runStudioHub(args[1:], stdout, stderr)
+	case "join":
+		return runStudioJoin(args[1:], stdout, stderr)
+	case "status":
+		return runStudioStatus(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "easel studio: unknown subcommand %q: use hub, join or status\n\n%s\n", args[0], studioUsage)
+	return ExitUsage
+}
+
+// studioFlags parses a subcommand's flags, with the URL as the first argument when want is set.
+func studioFlags(name string, args []string, wantURL bool, define func(*flag.FlagSet)) (string, *flag.FlagSet, error) {
+	f := flag.NewFlagSet(name, flag.ContinueOnError)
+	f.SetOutput(io.Discard)
+	define(f)
+	url := ""
+	if wantURL {
+		if len(args) == 0 || len(args[0]) == 0 || args[0][0] == '-' {
+			return "", nil, fmt.Errorf("give the hub's address first, like nats://127.0.0.1:4222 (or tls://host:4222)")
+		}
+		url, args = args[0], args[1:]
+	}
+	if err := f.Parse(args); err != nil {
+		return "", nil, err
+	}
+	if f.NArg() > 0 {
+		return "", nil, fmt.Errorf("unexpected argument %q", f.Arg(0))
+	}
+	return url, f, nil
+}
+
+// studioInterrupt is cancelled by Ctrl-C, SIGTERM, or (for a worker) SIGHUP.
+var studioInterrupt = func() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+}
+
+func runStudioHub(args []string, stdout, stderr io.Writer) int {
+	var cfg studio.HubConfig
+	var model, backend string
+	_, _, err := studioFlags("hub", args, false, func(f *flag.FlagSet) {
+		f.StringVar(&cfg.Listen, "listen", "127.0.0.1:4222", "")
+		f.StringVar(&cfg.Token, "token", "", "")
+		f.StringVar(&cfg.TLSCert, "tls-cert", "", "")
+		f.StringVar(&cfg.TLSKey, "tls-key", "", "")
+		f.StringVar(&cfg.Data, "data", "", "")
+		f.StringVar(&model, "model", "", "")
+		f.StringVar(&backend, "backend", "", "")
+		f.DurationVar(&cfg.AckWait, "ack-wait", studio.DefaultAckWait, "")
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "easel studio hub: %v\n\n%s\n", err, studioUsage)
+		return ExitUsage
+	}
+	if cfg.Data == "" {
+		dir, err := settings.Dir()
+		if err != nil {
+			fmt.Fprintf(stderr, "easel studio hub: %v; give --data DIR for the queue\n", err)
+			return ExitUsage
+		}
+		cfg.Data = filepath.Join(dir, "studio")
+	}
+	h, err := studio.StartHub(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "easel studio hub: %v\n", err)
+		return ExitFailure
+	}
+	defer h.Close()
+	fmt.Fprintf(stdout, "studio hub on %s (queue in %s)\n", h.URL(), cfg.Data)
+	studioHubListening(h.URL())
+	if h.Fingerprint != "" {
+		fmt.Fprintf(stdout, "pairing: certificate fingerprint %s (workers: --pin %s)\n", h.Fingerprint, h.Fingerprint)
+	}
+	ctx, stop := studioInterrupt()
+	defer stop()
+	if model != "" {
+		c, err := h.Connect(studio.RoleWorker)
+		if err != nil {
+			fmt.Fprintf(stderr, "easel studio hub: %v\n", err)
+			return ExitFailure
+		}
+		defer c.Close()
+		host, _ := os.Hostname()
+		return joinAndRender(ctx, c, model, backend, host+"-hub", false, stdout, stderr)
+	}
+	<-ctx.Done()
+	return ExitOK
+}
+
+// studioHubListening tells a test the hub's address (a no-op otherwise).
+var studioHubListening = func(string) {}
+
+func runStudioJoin(args []string, stdout, stderr io.Writer) int {
+	var token, model, name, backend, pin string
+	var asJSON bool
+	url, _, err := studioFlags("join", args, true, func(f *flag.FlagSet) {
+		f.StringVar(&token, "token", "", "")
+		f.StringVar(&model, "model", "", "")
+		f.StringVar(&name, "name", "", "")
+		f.StringVar(&backend, "backend", "", "")
+		f.StringVar(&pin, "pin", "", "")
+		f.BoolVar(&asJSON, "json", false, "")
+	})
+	if err == nil && model == "" {
+		err = fmt.Errorf("--model is required: the .cmf this Mac renders with (jobs for other models are left to other Macs)")
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "easel studio join: %v\n\n%s\n", err, studioUsage)
+		return ExitUsage
+	}
+	if name == "" {
+		name, _ = os.Hostname()
+	}
+	ctx, stop := studioInterrupt()
+	defer stop()
+	c, err := studio.Dial(ctx, url, studio.DialOptions{Role: studio.RoleWorker, Token: token, Pin: pin, Name: name,
+		OnEvent: func(s string) { fmt.Fprintf(stderr, "easel studio join: %s\n", s) }})
+	if err != nil {
+		fmt.Fprintf(stderr, "easel studio join: %v\n", err)
+		return ExitFailure
+	}
+	defer c.Close()
+	return joinAndRender(ctx, c, model, backend, name, asJSON, stdout, stderr)
+}
+
+// joinAndRender runs a worker on c until ctx ends; the job in hand is then handed back.
+func joinAndRender(ctx context.Context, c *studio.Conn, model, backend, name string, asJSON bool, stdout, stderr io.Writer) int {
+	r, f := newStudioRenderer(model, backend)
+	if f != nil {
+		fmt.Fprintf(stderr, "easel studio: %v\n", f.err)
+		return f.code
+	}
+	enc := json.NewEncoder(stdout)
+	w := &studio.Worker{Name: name, Chip: runtime.GOARCH, Model: baseName(model), Renderer: r, Hold: keepawake.Hold,
+		Fingerprint: studio.Fingerprint{Easel: app.Version, Model: r.fingerprint},
+		OnEvent: func(e studio.WorkerEvent) {
+			if asJSON {
+				enc.Encode(e)
+				return
+			}
+			fmt.Fprintf(stderr, "easel studio: %s %s/%d (attempt %d) %s\n", e.Kind, e.Batch, e.Index+1, e.Attempt, e.Detail)
+		}}
+	defer r.Close()
+	if err := w.Run(ctx, c); err != nil {
+		fmt.Fprintf(stderr, "easel studio: %v\n", err)
+		return ExitFailure
+	}
+	return ExitOK
+}
+
+func runStudioStatus(args []string, stdout, stderr io.Writer) int {
+	var token, pin string
+	var asJSON bool
+	url, _, err := studioFlags("status", args, true, func(f *flag.FlagSet) {
+		f.StringVar(&token, "token", "", "")
+		f.StringVar(&pin, "pin", "", "")
+		f.BoolVar(&asJSON, "json", false, "")
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "easel studio status: %v\n\n%s\n", err, studioUsage)
+		return ExitUsage
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	c, err := studio.Dial(ctx, url, studio.DialOptions{Role: studio.RoleClient, Token: token, Pin: pin})
+	if err != nil {
+		fmt.Fprintf(stderr, "easel studio status: %v\n", err)
+		return ExitFailure
+	}
+	defer c.Close()
+	st, err := c.Status(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "easel studio status: %v\n", err)
+		return ExitFailure
+	}
+	if st.Workers == nil {
+		st.Workers = []studio.WorkerStatus{}
+	}
+	if asJSON {
+		json.NewEncoder(stdout).Encode(st)
+		return ExitOK
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MAC\tMODEL\tSTATE\tJOB\tSTEP\tDONE")
+	for _, w := range st.Workers {
+		step := ""
+		if w.State == studio.StateRendering {
+			step = fmt.Sprintf("%d/%d", w.Step, w.Steps)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", w.Name, w.Model, w.State, w.Job, step, w.Done)
+	}
+	tw.Flush()
+	fmt.Fprintf(stdout, "%d Macs, %d images waiting\n", len(st.Workers), st.Queued)
+	return ExitOK
+}
+
+func baseName(p string) string {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '/' || p[i] == '\\' {
+			return p[i+1:]
+		}
+	}
+	return p
+}

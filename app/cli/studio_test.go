@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"easel/app/studio"
+)
+
+// TestStudioWorkerProcess is not a test: it is the worker subprocess of the studio tests (the
+// test binary re-run with EASEL_STUDIO_WORKER_ARGS), so a worker can be SIGKILLed.
+func TestStudioWorkerProcess(t *testing.T) {
+	args := os.Getenv("EASEL_STUDIO_WORKER_ARGS")
+	if args == "" {
+		t.Skip("only runs as a studio worker subprocess")
+	}
+	var a []string
+	json.Unmarshal([]byte(args), &a)
+	os.Exit(Run(a, os.Stdout, os.Stderr))
+}
+
+// studioWorker is a worker subprocess with its --json events.
+type studioWorker struct {
+	cmd    *exec.Cmd
+	events chan studio.WorkerEvent
+}
+
+func startStudioWorker(t *testing.T, url, token, model, name string) *studioWorker {
+	t.Helper()
+	a, _ := json.Marshal([]string{"studio", "join", url, "--token", token, "--model", model, "--name", name, "--backend", "cpu", "--json"})
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStudioWorkerProcess$")
+	cmd.Env = append(os.Environ(), "EASEL_STUDIO_WORKER_ARGS="+string(a))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w := &studioWorker{cmd: cmd, events: make(chan studio.WorkerEvent, 256)}
+	go func() {
+		s := bufio.NewScanner(pipe)
+		for s.Scan() {
+			var e studio.WorkerEvent
+			if json.Unmarshal(s.Bytes(), &e) == nil && e.Kind != "" {
+				w.events <- e
+			}
+		}
+		close(w.events)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("worker %s stderr:\n%s", name, stderr.String())
+		}
+	})
+	return w
+}
+
+// TestStudioBatchOverThreeWorkerProcesses: a hub on loopback, three `easel studio join`
+// subprocesses on the tiny model; a batch of 24 through `easel generate --studio` while one
+// worker is SIGKILLed holding a job. All 24 files arrive, each bit-identical to the local batch's
+// image of its seed (itself the single run of that seed), and the killed worker's image says
+// attempt 2.
+func TestStudioBatchOverThreeWorkerProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders 48 tiny images")
+	}
+	model := tinyCMF(t)
+	url, workers := startStudio(t, model, 2*time.Second, 3)
+	// SIGKILL mac-1 as soon as it holds a job.
+	killed := make(chan studio.WorkerEvent, 1)
+	go func() {
+		for e := range workers[0].events {
+			if e.Kind == "taken" {
+				workers[0].cmd.Process.Kill()
+				killed <- e
+				return
+			}
+		}
+	}()
+	dir := t.TempDir()
+	common := []string{"--model", model, "--prompt", "a lighthouse", "--size", "32x32", "--steps", "2", "--seed", "7", "--count", "24", "--backend", "cpu", "--json"}
+	code, stdout, stderr := run(append([]string{"generate", "--studio", url, "--token", studioTestToken, "--out", filepath.Join(dir, "studio.png")}, common...)...)
+	if code != ExitOK {
+		t.Fatalf("generate --studio: exit %d: %s", code, stderr)
+	}
+	var k studio.WorkerEvent
+	select {
+	case k = <-killed:
+	default:
+		t.Fatal("mac-1 never took a job, so it was not killed")
+	}
+	saved := map[int]map[string]any{}
+	for _, ev := range jsonLines(t, stdout) {
+		if ev["stage"] == "saved" {
+			i := int(ev["image"].(float64))
+			if saved[i] != nil {
+				t.Errorf("image %d saved twice", i)
+			}
+			saved[i] = ev
+		}
+	}
+	if len(saved) != 24 {
+		t.Fatalf("%d images saved, want 24", len(saved))
+	}
+	killedImage := k.Index + 1
+	if a := saved[killedImage]["attempt"].(float64); a != 2 || saved[killedImage]["worker"] == "mac-1" {
+		t.Errorf("the killed worker's image %d: attempt %v by %v, want attempt 2 by another Mac", killedImage, a, saved[killedImage]["worker"])
+	}
+	// The local batch (one process, no studio): each image is the single run of its seed.
+	code, _, stderr = run(append([]string{"generate", "--out", filepath.Join(dir, "local.png")}, common...)...)
+	if code != ExitOK {
+		t.Fatalf("local batch: exit %d: %s", code, stderr)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 48 {
+		t.Errorf("%d files in the output folder, want 24 studio + 24 local", len(entries))
+	}
+	for i := 1; i <= 24; i++ {
+		s := pixelsOf(t, filepath.Join(dir, fmt.Sprintf("studio-%d.png", i)))
+		l := pixelsOf(t, filepath.Join(dir, fmt.Sprintf("local-%d.png", i)))
+		if !bytes.Equal(s, l) {
+			t.Errorf("image %d (seed %d, by %v): the studio's pixels differ from the local render's", i, 6+i, saved[i]["worker"])
+		}
+		if saved[i]["seed"].(float64) != float64(6+i) {
+			t.Errorf("image %d: seed %v, want %d", i, saved[i]["seed"], 6+i)
+		}
+	}
+}
+
+const studioTestToken = "studio-test-token-0123456789"
+
+// startStudio runs a loopback hub with the ack wait and n worker subprocesses on the model, and
+// waits (bounded) until each has joined.
+func startStudio(t *testing.T, model string, ackWait time.Duration, n int) (string, []*studioWorker) {
+	t.Helper()
+	h, err := studio.StartHub(studio.HubConfig{Listen: "127.0.0.1:0", Token: studioTestToken, Data: t.TempDir(), AckWait: ackWait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	url := h.URL()
+	var workers []*studioWorker
+	for i := 1; i <= n; i++ {
+		workers = append(workers, startStudioWorker(t, url, studioTestToken, model, "mac-"+strconv.Itoa(i)))
+	}
+	for _, w := range workers {
+		select {
+		case e := <-w.events:
+			if e.Kind != "joined" {
+				t.Fatalf("first worker event %+v, want joined", e)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatal("a worker did not join within 60 s")
+		}
+	}
+	return url, workers
+}

@@ -1,0 +1,80 @@
+package studio
+
+import (
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// Role is who connects: a worker renders jobs; a client submits them and reads the results.
+// Both present the hub's token (compared by nats-server in constant time,
+// subtle.ConstantTimeCompare) under their role's user name.
+type Role string
+
+const (
+	RoleWorker Role = "worker"
+	RoleClient Role = "client"
+	// roleHub is the hub's own in-process connection that sets up the stream and buckets; its
+	// password is random per run and never leaves the process.
+	roleHub Role = "hub"
+)
+
+// studioUsers are the hub's users: one per role sharing the token, and the hub's own.
+func studioUsers(token, hubSecret string) []*server.User {
+	return []*server.User{
+		{Username: string(roleHub), Password: hubSecret},
+		{Username: string(RoleWorker), Password: token, Permissions: workerPermissions()},
+		{Username: string(RoleClient), Password: token, Permissions: clientPermissions()},
+	}
+}
+
+// workerPermissions are what a worker needs and no more: pull its jobs, acknowledge them, report
+// progress, read inputs, write results and its own status. It cannot publish jobs, delete or
+// purge the stream, or read other workers' results.
+func workerPermissions() *server.Permissions {
+	const jobs, inputs, results, workers = StreamName, "OBJ_" + InputsBucket, "OBJ_" + ResultsBucket, "KV_" + WorkersBucket
+	return &server.Permissions{
+		Publish: &server.SubjectPermission{Allow: []string{
+			"$JS.API.INFO",
+			"$JS.API.STREAM.INFO." + jobs,
+			"$JS.API.CONSUMER.CREATE." + jobs + ".>",
+			"$JS.API.CONSUMER.DURABLE.CREATE." + jobs + ".>",
+			"$JS.API.CONSUMER.INFO." + jobs + ".>",
+			"$JS.API.CONSUMER.MSG.NEXT." + jobs + ".>",
+			"$JS.ACK." + jobs + ".>",
+			progressPrefix + ">",
+			// inputs: read
+			"$JS.API.STREAM.INFO." + inputs,
+			"$JS.API.STREAM.MSG.GET." + inputs,
+			"$JS.API.DIRECT.GET." + inputs + ".>",
+			"$JS.API.CONSUMER.CREATE." + inputs + ".>",
+			"$JS.API.CONSUMER.DELETE." + inputs + ".>",
+			"$JS.API.CONSUMER.MSG.NEXT." + inputs + ".>",
+			"$JS.FC." + inputs + ".>",
+			// results: write
+			"$JS.API.STREAM.INFO." + results,
+			"$JS.API.STREAM.MSG.GET." + results,
+			"$JS.API.DIRECT.GET." + results + ".>",
+			"$JS.API.STREAM.PURGE." + results,
+			"$O." + ResultsBucket + ".>",
+			// own status
+			"$JS.API.STREAM.INFO." + workers,
+			"$JS.API.STREAM.MSG.GET." + workers,
+			"$JS.API.DIRECT.GET." + workers + ".>",
+			"$KV." + WorkersBucket + ".>",
+		}},
+		Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>"}},
+	}
+}
+
+// clientPermissions: a client submits jobs, uploads inputs, reads and removes results, reads the
+// workers' status and the max-deliveries advisories. It cannot act as a worker's acknowledgement
+// or change the hub's stream settings.
+func clientPermissions() *server.Permissions {
+	return &server.Permissions{
+		Publish: &server.SubjectPermission{
+			Allow: []string{"$JS.API.>", jobsPrefix + ">", "$O.>", "$KV." + WorkersBucket + ".>", "$JS.FC.>"},
+			Deny: []string{"$JS.API.STREAM.CREATE.>", "$JS.API.STREAM.UPDATE.>", "$JS.API.STREAM.DELETE.>",
+				"$JS.API.STREAM.PURGE." + StreamName},
+		},
+		Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", progressPrefix + ">", "$JS.EVENT.ADVISORY.>"}},
+	}
+}

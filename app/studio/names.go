@@ -1,0 +1,58 @@
+package studio
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"time"
+)
+
+// The names on the hub. Every job of a model lives on its own subject (easel.jobs.<key>, key from
+// the job's Fingerprint) and its own durable pull consumer, so a worker only ever pulls the jobs
+// its model and Easel version can render.
+const (
+	StreamName            = "EASEL_JOBS"      // the work-queue stream of jobs, one message per image
+	jobsPrefix            = "easel.jobs."     // + fingerprint key
+	progressPrefix        = "easel.progress." // + batch.index: steps, hand-backs and failures
+	InputsBucket          = "EASEL_INPUTS"    // condition/start images, masks and LoRAs, by digest
+	ResultsBucket         = "EASEL_RESULTS"   // the finished PNGs, one object per (batch, index, attempt, worker)
+	WorkersBucket         = "EASEL_WORKERS"   // key-value: each worker's status, expiring when it goes silent
+	consumerPrefix        = "render-"         // + fingerprint key
+	maxDeliveriesAdvisory = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + StreamName + "."
+)
+
+// Defaults of the hub.
+const (
+	DefaultAckWait     = 60 * time.Second // a job silent this long goes to another worker
+	DefaultMaxDeliver  = 3                // deliveries before the client is told the job failed
+	DefaultQueueLength = 32               // jobs waiting at most; more are refused
+	maxHeartbeat       = 10 * time.Second // InProgress at least this often, also while loading
+	statusTTL          = 30 * time.Second // a worker's status expires this long after its last word
+	statusEvery        = 5 * time.Second
+)
+
+// Fingerprint says what a worker needs to render a job bit for bit as the client's own Easel
+// would: the same Easel version and the same model file (its identity from the .cmf header and
+// tensor table, not a hash of 13 GB). LoRAs travel with the job through the inputs bucket, by
+// SHA-256, so every worker has them; their hashes are listed for the record.
+type Fingerprint struct {
+	Easel string   `json:"easel"`
+	Model string   `json:"model"`
+	LoRAs []string `json:"loras,omitempty"`
+}
+
+// Key is the subject token of the fingerprint's jobs: the Easel version and model identity
+// hashed (LoRAs travel with the job, so they do not split the queue).
+func (f Fingerprint) Key() string {
+	h := sha256.Sum256([]byte(f.Easel + "\x00" + f.Model))
+	return hex.EncodeToString(h[:8])
+}
+
+func jobsSubject(key string) string  { return jobsPrefix + key }
+func consumerName(key string) string { return consumerPrefix + key }
+func progressSubject(batch string, i int) string {
+	return progressPrefix + batch + "." + strconv.Itoa(i)
+}
+func resultName(batch string, i, attempt int, worker string) string {
+	return batch + "/" + strconv.Itoa(i) + "/" + strconv.Itoa(attempt) + "-" + worker
+}

@@ -1,0 +1,194 @@
+package studio
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// register puts a fake worker status on the hub so a client sees a taker, without taking jobs.
+func register(t *testing.T, c *Conn, fp Fingerprint) {
+	t.Helper()
+	kv, err := c.JS.KeyValue(context.Background(), WorkersBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := []byte(`{"name":"asleep","model":"m.cmf","key":"` + fp.Key() + `","easel":"test","state":"idle"}`)
+	if _, err := kv.Put(context.Background(), "asleep", data); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestThirtyThirdJobIsRefused(t *testing.T) {
+	h := startTestHub(t, HubConfig{Token: testToken})
+	c := dial(t, h, RoleClient, testToken)
+	register(t, c, testFP)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// 32 jobs fill the queue (nobody takes them); a second client's one job is refused.
+	first := makeJobs(DefaultQueueLength, testFP)
+	running := make(chan error, 1)
+	rctx, stop := context.WithCancel(ctx)
+	go func() { running <- c.Run(rctx, first, func(Event) {}) }()
+	s, _ := c.JS.Stream(ctx, StreamName)
+	waitFor(t, 10*time.Second, func() bool {
+		info, err := s.Info(ctx)
+		return err == nil && info.State.Msgs == DefaultQueueLength
+	})
+	other := dial(t, h, RoleClient, testToken)
+	err := other.Run(ctx, makeJobs(1, testFP), func(Event) {})
+	if !errors.Is(err, ErrQueueFull) || !strings.Contains(err.Error(), "32") {
+		t.Fatalf("the 33rd job: %v, want ErrQueueFull saying the queue holds 32", err)
+	}
+	t.Logf("refused with: %v", err)
+	stop()
+	if err := <-running; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the cancelled batch: %v", err)
+	}
+	// cancelling took its jobs off the queue
+	info, _ := s.Info(ctx)
+	if info.State.Msgs != 0 {
+		t.Errorf("%d jobs left after the client cancelled its batch", info.State.Msgs)
+	}
+}
+
+func TestQueueSurvivesHubRestart(t *testing.T) {
+	dir := t.TempDir()
+	h := startTestHub(t, HubConfig{Token: testToken, Data: dir})
+	c := dial(t, h, RoleClient, testToken)
+	ctx := context.Background()
+	for i := 0; i < 3; i++ {
+		if _, err := c.JS.Publish(ctx, jobsSubject(testFP.Key()), []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Close()
+	h.Close()
+	h2 := startTestHub(t, HubConfig{Token: testToken, Data: dir})
+	c2 := dial(t, h2, RoleClient, testToken)
+	st, err := c2.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Queued != 3 {
+		t.Fatalf("after a restart the queue holds %d jobs, want 3", st.Queued)
+	}
+}
+
+// A job whose worker goes silent past the ack wait is redelivered; after MaxDeliver silent
+// deliveries the client is told.
+func TestSilentWorkersThenClientIsTold(t *testing.T) {
+	h := startTestHub(t, HubConfig{Token: testToken, AckWait: 300 * time.Millisecond, MaxDeliver: 2})
+	// A worker that never finishes and sends no heartbeat: simulated by pulling with a raw
+	// consumer and never acknowledging.
+	w := dial(t, h, RoleWorker, testToken)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cons, err := w.JS.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{
+		Durable: consumerName(testFP.Key()), FilterSubject: jobsSubject(testFP.Key()),
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: 300 * time.Millisecond, MaxDeliver: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for ctx.Err() == nil {
+			b, err := cons.Fetch(1, jetstream.FetchMaxWait(200*time.Millisecond))
+			if err == nil {
+				for range b.Messages() {
+				}
+			}
+		}
+	}()
+	c := dial(t, h, RoleClient, testToken)
+	register(t, c, testFP)
+	var failed []Event
+	err = c.Run(ctx, makeJobs(1, testFP), func(ev Event) {
+		if ev.Kind == EventFailed {
+			failed = append(failed, ev)
+		}
+	})
+	if err == nil || len(failed) != 1 || !strings.Contains(failed[0].Detail, "given to 2 Macs") {
+		t.Fatalf("err %v, failures %+v", err, failed)
+	}
+}
+
+// A worker that leaves (its context cancelled: quit, or a sleep notice) hands its job back at
+// once: the ack wait here is 10 minutes, so only the Nak can bring the job to the second worker.
+func TestGracefulLeaveHandsBackAtOnce(t *testing.T) {
+	h := startTestHub(t, HubConfig{Token: testToken, AckWait: 10 * time.Minute})
+	holding := make(chan struct{})
+	var stopA func()
+	stopA = startWorker(t, h, "mac-a", testFP, echoRenderer(3, func(ctx context.Context, job *Job, step int) error {
+		if step == 2 {
+			close(holding)
+			<-ctx.Done() // blocks until the leave
+			return ctx.Err()
+		}
+		return nil
+	}))
+	c := dial(t, h, RoleClient, testToken)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	// mac-a leaves once it holds the job; mac-b joins after (its own worker loop; the status
+	// wait in startWorker runs on this goroutine).
+	joined := make(chan func(), 1)
+	go func() {
+		<-holding
+		stopA()
+		c := dial(t, h, RoleWorker, testToken)
+		w := &Worker{Name: "mac-b", Model: "m.cmf", Fingerprint: testFP, Renderer: echoRenderer(3, nil), FetchWait: 500 * time.Millisecond}
+		wctx, stop := context.WithCancel(context.Background())
+		finished := make(chan struct{})
+		go func() { defer close(finished); w.Run(wctx, c) }()
+		joined <- func() { stop(); <-finished }
+	}()
+	defer func() {
+		select {
+		case stop := <-joined:
+			stop()
+		case <-time.After(10 * time.Second):
+		}
+	}()
+	var events []Event
+	err := c.Run(ctx, makeJobs(1, testFP), func(ev Event) { events = append(events, ev) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	handed, result := false, false
+	for _, ev := range events {
+		switch {
+		case ev.Kind == EventHandedBack && ev.Worker == "mac-a" && ev.Attempt == 1:
+			handed = true
+		case ev.Kind == EventResult && ev.Worker == "mac-b" && ev.Attempt == 2:
+			result = true
+		}
+	}
+	if !handed || !result {
+		t.Fatalf("want mac-a's hand-back then mac-b's result as attempt 2; events %+v", events)
+	}
+}
+
+// Publishing a job twice (a retry after a lost acknowledgement) queues it once: Nats-Msg-Id.
+func TestRepublishedJobQueuesOnce(t *testing.T) {
+	h := startTestHub(t, HubConfig{Token: testToken})
+	c := dial(t, h, RoleClient, testToken)
+	ctx := context.Background()
+	j := makeJobs(1, testFP)[0]
+	for range 2 {
+		if _, err := c.JS.Publish(ctx, jobsSubject(testFP.Key()), j.Request, jetstream.WithMsgID(j.msgID())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, _ := c.JS.Stream(ctx, StreamName)
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 1 {
+		t.Fatalf("%d jobs queued after publishing one twice, want 1", info.State.Msgs)
+	}
+}

@@ -1,0 +1,272 @@
+package studio
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Renderer makes one job's image (a PNG). It reports each finished step through progress and
+// returns soon after ctx is cancelled. Inputs fetches an object the job names.
+type Renderer interface {
+	Render(ctx context.Context, job *Job, inputs Inputs, progress func(Step)) ([]byte, error)
+}
+
+// Step is a finished denoising step; Preview, when the job asked for previews (Job.Previews),
+// is that step's small preview image as a PNG.
+type Step struct {
+	N, Of   int
+	Preview []byte
+}
+
+// RenderFunc adapts a function to Renderer.
+type RenderFunc func(ctx context.Context, job *Job, inputs Inputs, progress func(Step)) ([]byte, error)
+
+// Render calls f.
+func (f RenderFunc) Render(ctx context.Context, job *Job, inputs Inputs, progress func(Step)) ([]byte, error) {
+	return f(ctx, job, inputs, progress)
+}
+
+// Inputs fetches an input object by name.
+type Inputs func(ctx context.Context, name string) ([]byte, error)
+
+// Worker renders the jobs of its fingerprint, one at a time, pulled only when idle.
+type Worker struct {
+	Name        string
+	Chip        string
+	Model       string // the model file's name, for the status
+	Fingerprint Fingerprint
+	Renderer    Renderer
+	// OnEvent hears one line per job taken, finished, handed back or failed.
+	OnEvent func(WorkerEvent)
+	// FetchWait is how long one pull waits for a job (0 → 5 s); a leave waits for it at most.
+	FetchWait time.Duration
+	// Hold, when set, is called while a job is held, and its release when the job is done or
+	// handed back (app/studio/keepawake: no idle sleep on a Mac holding a job).
+	Hold func(reason string) (release func())
+
+	mu     sync.Mutex
+	status WorkerStatus
+	c      *Conn
+	poked  chan struct{}
+}
+
+// WorkerEvent is what a worker did.
+type WorkerEvent struct {
+	Kind    string `json:"event"` // "joined", "taken", "finished", "handed_back", "failed", "late"
+	Batch   string `json:"batch,omitempty"`
+	Index   int    `json:"index"`
+	Attempt int    `json:"attempt,omitempty"`
+	Detail  string `json:"detail,omitempty"`
+}
+
+func (w *Worker) event(e WorkerEvent) {
+	if w.OnEvent != nil {
+		w.OnEvent(e)
+	}
+}
+
+// consumerSettings are the hub's ack wait and max deliveries, from the stream's metadata.
+func consumerSettings(ctx context.Context, js jetstream.JetStream) (time.Duration, int, error) {
+	s, err := js.Stream(ctx, StreamName)
+	if err != nil {
+		return 0, 0, hubMissing(err)
+	}
+	md := s.CachedInfo().Config.Metadata
+	ack, err := time.ParseDuration(md[metaAckWait])
+	if err != nil || ack <= 0 {
+		ack = DefaultAckWait
+	}
+	maxDeliver, err := strconv.Atoi(md[metaMaxDeliver])
+	if err != nil || maxDeliver <= 0 {
+		maxDeliver = DefaultMaxDeliver
+	}
+	return ack, maxDeliver, nil
+}
+
+// Run takes jobs until ctx is cancelled (a quit, or the Mac going to sleep): then the job in hand
+// goes back to the queue at once (Nak) and Run returns nil.
+func (w *Worker) Run(ctx context.Context, c *Conn) error {
+	key := w.Fingerprint.Key()
+	ackWait, maxDeliver, err := consumerSettings(ctx, c.JS)
+	if err != nil {
+		return err
+	}
+	cons, err := c.JS.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{
+		Durable:       consumerName(key),
+		FilterSubject: jobsSubject(key),
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       ackWait,
+		MaxDeliver:    maxDeliver,
+	})
+	if err != nil {
+		return fmt.Errorf("joining the studio's queue: %w", err)
+	}
+	inputs, err := c.JS.ObjectStore(ctx, InputsBucket)
+	if err != nil {
+		return hubMissing(err)
+	}
+	results, err := c.JS.ObjectStore(ctx, ResultsBucket)
+	if err != nil {
+		return hubMissing(err)
+	}
+	kv, err := c.JS.KeyValue(ctx, WorkersBucket)
+	if err != nil {
+		return hubMissing(err)
+	}
+	w.mu.Lock()
+	w.c, w.poked = c, make(chan struct{}, 1)
+	w.status = WorkerStatus{Name: w.Name, Chip: w.Chip, Model: w.Model, Key: key, Easel: w.Fingerprint.Easel, State: StateIdle}
+	w.mu.Unlock()
+	stopStatus := w.publishStatus(kv)
+	defer stopStatus()
+	w.event(WorkerEvent{Kind: "joined", Detail: fmt.Sprintf("ack wait %s, at most %d deliveries", ackWait, maxDeliver)})
+
+	heartbeat := min(maxHeartbeat, ackWait/4)
+	wait := w.FetchWait
+	if wait <= 0 {
+		wait = 5 * time.Second
+	}
+	get := func(ctx context.Context, name string) ([]byte, error) { return inputs.GetBytes(ctx, name) }
+	for ctx.Err() == nil {
+		fctx, cancel := context.WithTimeout(ctx, wait)
+		batch, err := cons.Fetch(1, jetstream.FetchContext(fctx))
+		if err != nil {
+			cancel()
+			if ctx.Err() != nil {
+				break
+			}
+			if errors.Is(err, context.DeadlineExceeded) {
+				continue
+			}
+			// The hub is away (asleep, restarting): the connection reconnects by itself.
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		for m := range batch.Messages() {
+			w.handle(ctx, m, get, results, heartbeat)
+		}
+		cancel()
+	}
+	return nil
+}
+
+// handle renders one job: heartbeat and progress keep it ours; a leave hands it back at once.
+func (w *Worker) handle(ctx context.Context, m jetstream.Msg, get Inputs, results jetstream.ObjectStore, heartbeat time.Duration) {
+	attempt := 1
+	if md, err := m.Metadata(); err == nil {
+		attempt = int(md.NumDelivered)
+	}
+	var job Job
+	if err := json.Unmarshal(m.Data(), &job); err != nil {
+		m.TermWithReason("not an Easel job: " + err.Error())
+		w.event(WorkerEvent{Kind: "failed", Detail: "a message that is not an Easel job was dropped"})
+		return
+	}
+	if ctx.Err() != nil { // the leave came while the job was on its way
+		w.say(&job, attempt, Progress{HandedBack: true}) // said before the Nak: it reaches the client first
+		m.Nak()
+		w.event(WorkerEvent{Kind: "handed_back", Batch: job.Batch, Index: job.Index, Attempt: attempt})
+		return
+	}
+	w.setStatus(func(s *WorkerStatus) {
+		s.State, s.Job, s.Attempt, s.Step, s.Steps = StateRendering, job.Batch+"/"+strconv.Itoa(job.Index), attempt, 0, 0
+	})
+	defer w.setStatus(func(s *WorkerStatus) { s.State, s.Job, s.Attempt, s.Step, s.Steps = StateIdle, "", 0, 0, 0 })
+	if w.Hold != nil {
+		release := w.Hold("Rendering an image for the Easel studio")
+		defer release()
+	}
+	w.event(WorkerEvent{Kind: "taken", Batch: job.Batch, Index: job.Index, Attempt: attempt})
+	w.say(&job, attempt, Progress{})
+
+	// The render's context is not ctx: on a leave the heartbeat goroutine hands the job back
+	// first and then stops the render.
+	rctx, stopRender := context.WithCancel(context.Background())
+	defer stopRender()
+	done := make(chan struct{})
+	handedBack := make(chan bool, 1)
+	go func() {
+		t := time.NewTicker(heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				m.InProgress()
+			case <-ctx.Done():
+				w.say(&job, attempt, Progress{HandedBack: true}) // said before the Nak: it reaches the client first
+				m.Nak()
+				handedBack <- true
+				stopRender()
+				return
+			case <-done:
+				handedBack <- false
+				return
+			}
+		}
+	}()
+	png, err := w.Renderer.Render(rctx, &job, get, func(st Step) {
+		m.InProgress()
+		w.say(&job, attempt, Progress{Step: st.N, Steps: st.Of, Preview: st.Preview})
+		w.setStatus(func(s *WorkerStatus) { s.Step, s.Steps = st.N, st.Of })
+	})
+	close(done)
+	if <-handedBack {
+		w.event(WorkerEvent{Kind: "handed_back", Batch: job.Batch, Index: job.Index, Attempt: attempt})
+		return
+	}
+	if err != nil {
+		w.say(&job, attempt, Progress{Error: err.Error()})
+		m.TermWithReason(err.Error())
+		w.event(WorkerEvent{Kind: "failed", Batch: job.Batch, Index: job.Index, Attempt: attempt, Detail: err.Error()})
+		return
+	}
+	// A finished image is delivered even when a leave comes now: it takes a moment.
+	pctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, err = results.Put(pctx, jetstream.ObjectMeta{
+		Name: resultName(job.Batch, job.Index, attempt, statusKey(w.Name)),
+		Metadata: map[string]string{
+			"batch": job.Batch, "index": strconv.Itoa(job.Index), "worker": w.Name, "attempt": strconv.Itoa(attempt),
+		},
+	}, bytes.NewReader(png))
+	if err != nil {
+		m.Nak()
+		w.event(WorkerEvent{Kind: "handed_back", Batch: job.Batch, Index: job.Index, Attempt: attempt, Detail: "the result could not be stored: " + err.Error()})
+		return
+	}
+	if err := m.DoubleAck(pctx); err != nil {
+		// The job had gone to another worker meanwhile (this Mac slept past the ack wait): the
+		// client keeps whichever result came first.
+		w.event(WorkerEvent{Kind: "late", Batch: job.Batch, Index: job.Index, Attempt: attempt, Detail: err.Error()})
+	} else {
+		w.event(WorkerEvent{Kind: "finished", Batch: job.Batch, Index: job.Index, Attempt: attempt})
+	}
+	w.setStatus(func(s *WorkerStatus) { s.Done++ })
+}
+
+// say publishes progress on the job's subject (fire and forget: a lost one is harmless).
+func (w *Worker) say(job *Job, attempt int, p Progress) {
+	p.Batch, p.Index, p.Worker, p.Attempt = job.Batch, job.Index, w.Name, attempt
+	data, _ := json.Marshal(p)
+	if c := w.conn(); c != nil {
+		c.NC.Publish(progressSubject(job.Batch, job.Index), data)
+	}
+}
+
+func (w *Worker) setStatus(f func(*WorkerStatus)) {
+	w.mu.Lock()
+	f(&w.status)
+	w.mu.Unlock()
+	w.poke()
+}

@@ -1,0 +1,150 @@
+package ui
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/widget"
+
+	"easel/app/settings"
+	macs "easel/app/studio"
+)
+
+// studioShare is Settings → Studio's "Share this Mac's queue with the studio": a hub (TLS, a
+// fresh token) whose address, token and pairing fingerprint the other Macs need, and the Studio
+// panel of the Macs that joined it (`easel studio join` on each).
+type studioShare struct {
+	dataDir, listen string
+	do              func(func()) // runs on the UI goroutine
+
+	check                       *widget.Check
+	address, token, fingerprint *widget.Label
+	err                         *widget.Label
+	panel                       *studioMacsPanel
+
+	mu   sync.Mutex
+	hub  *macs.Hub
+	conn *macs.Conn
+	stop context.CancelFunc
+}
+
+func newStudioShare(dataDir, listen string, do func(func())) *studioShare {
+	s := &studioShare{dataDir: dataDir, listen: listen, do: do,
+		address: widget.NewLabel(""), token: widget.NewLabel(""), fingerprint: widget.NewLabel(""), err: widget.NewLabel(""),
+		panel: newStudioMacsPanel()}
+	for _, l := range []*widget.Label{s.address, s.token, s.fingerprint} {
+		l.Selectable = true
+	}
+	s.err.Wrapping = fyne.TextWrapWord
+	s.check = widget.NewCheck("Share this Mac's queue with the studio", func(on bool) {
+		if err := s.setOn(on); err != nil {
+			s.err.SetText(err.Error())
+			s.check.SetChecked(false)
+		}
+	})
+	return s
+}
+
+// setOn starts or stops the hub.
+func (s *studioShare) setOn(on bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !on {
+		if s.stop != nil {
+			s.stop()
+			s.conn.Close()
+			s.hub.Close()
+			s.hub, s.conn, s.stop = nil, nil, nil
+		}
+		s.address.SetText("")
+		s.token.SetText("")
+		s.fingerprint.SetText("")
+		return nil
+	}
+	if s.hub != nil {
+		return nil
+	}
+	var b [16]byte
+	rand.Read(b[:])
+	token := hex.EncodeToString(b[:])
+	hub, err := macs.StartHub(macs.HubConfig{Listen: s.listen, Token: token, TLS: true, Data: s.dataDir})
+	if err != nil {
+		return fmt.Errorf("the studio could not start: %w", err)
+	}
+	conn, err := hub.Connect(macs.RoleClient)
+	if err != nil {
+		hub.Close()
+		return err
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	s.hub, s.conn, s.stop = hub, conn, stop
+	s.address.SetText(hub.URL())
+	s.token.SetText(token)
+	s.fingerprint.SetText(hub.Fingerprint)
+	s.err.SetText("")
+	go s.poll(ctx, conn)
+	return nil
+}
+
+// poll refreshes the Studio panel every 2 s while the hub runs.
+func (s *studioShare) poll(ctx context.Context, conn *macs.Conn) {
+	t := time.NewTicker(2 * time.Second)
+	defer t.Stop()
+	for {
+		s.refresh(ctx, conn)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// refresh reads the studio's status once and shows it.
+func (s *studioShare) refresh(ctx context.Context, conn *macs.Conn) {
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	st, err := conn.Status(rctx)
+	if err != nil || ctx.Err() != nil {
+		return
+	}
+	s.do(func() { s.panel.show(st) })
+}
+
+func (s *studioShare) content() fyne.CanvasObject {
+	form := widget.NewForm(
+		widget.NewFormItem("Address", s.address),
+		widget.NewFormItem("Token", s.token),
+		widget.NewFormItem("Pairing fingerprint", s.fingerprint))
+	help := widget.NewLabel("On each other Mac: easel studio join ADDRESS --token TOKEN --pin FINGERPRINT --model M.cmf")
+	help.Wrapping = fyne.TextWrapWord
+	return container.NewVBox(s.check, form, help, s.err, s.panel.box)
+}
+
+// close stops the hub (the window is closing).
+func (s *studioShare) close() { s.setOn(false) }
+
+// studioMenuItem opens Settings → Studio.
+func (s *studio) studioMenuItem() *fyne.MenuItem {
+	return fyne.NewMenuItem("Studio…", func() {
+		if s.studioShare == nil {
+			dir, err := settings.Dir()
+			if err != nil {
+				s.say("The studio needs the app-support folder: %v", err)
+				return
+			}
+			s.studioShare = newStudioShare(filepath.Join(dir, "studio"), "0.0.0.0:4222", fyne.Do)
+		}
+		d := dialog.NewCustom("Studio", "Close", container.NewVScroll(s.studioShare.content()), s.win)
+		d.Resize(fyne.NewSize(560, 480))
+		d.Show()
+	})
+}

@@ -1,0 +1,94 @@
+package ui
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	macs "easel/app/studio"
+)
+
+// Settings → Studio: sharing starts a hub on loopback (TLS, a fresh token) and shows its
+// address, token and pairing fingerprint; a Mac that joins with them appears in the Studio panel
+// with its name, chip, model and state; one that leaves mid-job is said in one line; turning
+// sharing off stops the hub.
+func TestStudioShareShowsPairingAndMacs(t *testing.T) {
+	test.NewTempApp(t)
+	calls := make(chan func(), 16)
+	share := newStudioShare(t.TempDir(), "127.0.0.1:0", func(f func()) {
+		select { // a refresh the test does not pump is dropped; the next one shows the same
+		case calls <- f:
+		default:
+		}
+	})
+	test.NewTempWindow(t, share.content())
+	test.Tap(share.check)
+	if share.err.Text != "" {
+		t.Fatalf("sharing failed: %s", share.err.Text)
+	}
+	defer share.close()
+	if !strings.HasPrefix(share.address.Text, "tls://127.0.0.1:") || len(share.token.Text) != 32 ||
+		!regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(share.fingerprint.Text) {
+		t.Fatalf("pairing shows address %q, token %q, fingerprint %q", share.address.Text, share.token.Text, share.fingerprint.Text)
+	}
+
+	// A Mac joins with exactly what the pairing shows.
+	c, err := macs.Dial(context.Background(), share.address.Text, macs.DialOptions{Role: macs.RoleWorker, Token: share.token.Text, Pin: share.fingerprint.Text})
+	if err != nil {
+		t.Fatalf("joining with the shown pairing: %v", err)
+	}
+	defer c.Close()
+	worker := &macs.Worker{Name: "mini", Chip: "M4", Model: "qwen.cmf", Fingerprint: macs.Fingerprint{Easel: "t", Model: "m"},
+		Renderer: macs.RenderFunc(func(ctx context.Context, _ *macs.Job, _ macs.Inputs, _ func(macs.Step)) ([]byte, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}), FetchWait: 500 * time.Millisecond}
+	wctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); worker.Run(wctx, c) }()
+	defer func() { stop(); <-done }()
+
+	// The panel refreshes from the hub every 2 s (on the UI goroutine: here, this one).
+	deadline := time.After(30 * time.Second)
+	for !strings.Contains(share.panel.summary.Text, "1 Macs") {
+		select {
+		case f := <-calls:
+			f()
+		case <-deadline:
+			t.Fatalf("the Studio panel never showed the Mac: %q", share.panel.summary.Text)
+		}
+	}
+	if got := share.panel.rows.Objects[0].(*widget.Label).Text; got != "mini · M4 · qwen.cmf · idle · 0 done" {
+		t.Errorf("the Mac's row is %q", got)
+	}
+
+	// A Mac that leaves while rendering is said in one line.
+	share.panel.show(&macs.Status{Workers: []macs.WorkerStatus{{Name: "air", Model: "qwen.cmf", State: macs.StateRendering, Job: "b/3", Step: 4, Steps: 40}}})
+	share.panel.show(&macs.Status{})
+	if share.panel.left.Text != "air left while rendering b/3; the image goes to another Mac." {
+		t.Errorf("the leave line is %q", share.panel.left.Text)
+	}
+
+	test.Tap(share.check) // off
+	if share.address.Text != "" || share.hub != nil {
+		t.Errorf("sharing off leaves address %q, hub %v", share.address.Text, share.hub)
+	}
+}
+
+// The main menu offers Studio… (beside Settings…).
+func TestMainMenuOffersStudio(t *testing.T) {
+	h := newHarness(t, 16e9)
+	for _, m := range h.w.MainMenu().Items {
+		for _, it := range m.Items {
+			if it.Label == "Studio…" && it.Action != nil {
+				return
+			}
+		}
+	}
+	t.Fatal("the main menu has no Studio… item")
+}
