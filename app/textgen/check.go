@@ -104,7 +104,7 @@ func (w *Writer) Check(ctx context.Context, img *image.NRGBA, prompt string, o O
 	}
 	in, err := w.VisionInput(img)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%w: %v", ErrBadImage, err)
 	}
 	pads := in.Grid[0] * in.Grid[1] * in.Grid[2] / (w.proc.MergeSize * w.proc.MergeSize)
 	if o.MaxTokens <= 0 {

@@ -113,6 +113,9 @@ func (w *Writer) Expand(ctx context.Context, idea string, o Options) (*Result, e
 // ErrEmptyIdea is Expand's refusal of an empty idea.
 var ErrEmptyIdea = errors.New("the idea is empty: write a few words (a subject, a scene) for Expand to work from")
 
+// ErrBadImage marks an image the model cannot be shown (empty, an impossible aspect ratio).
+var ErrBadImage = errors.New("the image cannot be shown to the model")
+
 // Describe writes a prompt for img, answering question (DescribeQuestion when empty).
 func (w *Writer) Describe(ctx context.Context, img *image.NRGBA, question string, o Options) (*Result, error) {
 	if strings.TrimSpace(question) == "" {
@@ -121,7 +124,7 @@ func (w *Writer) Describe(ctx context.Context, img *image.NRGBA, question string
 	start := time.Now()
 	in, err := w.VisionInput(img)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", ErrBadImage, err)
 	}
 	pads := in.Grid[0] * in.Grid[1] * in.Grid[2] / (w.proc.MergeSize * w.proc.MergeSize)
 	stage := Stage{"image", time.Since(start)}

@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"easel/engine/convert"
+	"easel/internal/golden"
+	"easel/internal/tinymodel"
+)
+
+// describeImage is the reference describe case's picture, or a test skip when the golden folder
+// has none.
+func describeImage(t *testing.T) string {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(mustGoldenDir(t), "generate_*.png"))
+	if len(paths) == 0 {
+		t.Fatal("no generate_*.png in the golden folder")
+	}
+	return paths[0]
+}
+
+func mustGoldenDir(t *testing.T) string {
+	t.Helper()
+	d, err := golden.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func textReportOf(t *testing.T, stdout string) textReport {
+	t.Helper()
+	var r textReport
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v\n%s", err, stdout)
+	}
+	return r
+}
+
+// describe and expand write on the tiny model: --json carries the text, the token count, the
+// rate, the stage times and the seed, and the same seed writes the same text.
+func TestDescribeAndExpandWrite(t *testing.T) {
+	model := tinymodel.Path(t, convert.Options{Profile: convert.ProfileCortiq})
+	img := describeImage(t)
+	code, out, errOut := run("describe", "--model", model, img, "--json", "--max-tokens", "6", "--seed", "5", "--backend", "cpu", "--temperature", "3")
+	if code != ExitOK {
+		t.Fatalf("describe: exit %d: %s", code, errOut)
+	}
+	r := textReportOf(t, out)
+	if r.Tokens < 1 || r.Tokens > 6 || r.Seed != 5 || r.Backend != "cpu" || r.StageTimes["prefill"] <= 0 || r.StageTimes["image"] <= 0 {
+		t.Errorf("describe report %+v", r)
+	}
+	code, out2, _ := run("describe", "--model", model, img, "--json", "--max-tokens", "6", "--seed", "5", "--backend", "cpu", "--temperature", "3", "--question", "What is in it?")
+	if code != ExitOK || textReportOf(t, out2).Tokens == 0 {
+		t.Errorf("describe with a question: exit %d %s", code, out2)
+	}
+	a, b := textReportOf(t, out2), textReportOf(t, mustRun(t, "describe", "--model", model, img, "--json", "--max-tokens", "6", "--seed", "5", "--backend", "cpu", "--temperature", "3", "--question", "What is in it?"))
+	if a.Text != b.Text || a.Tokens != b.Tokens {
+		t.Errorf("the same seed wrote %q then %q", a.Text, b.Text)
+	}
+	code, out, errOut = run("expand", "--model", model, "a cat asleep on a sunny windowsill", "--max-tokens", "4", "--backend", "cpu")
+	if code != ExitOK || !strings.Contains(errOut, "tokens/s on cpu, seed ") {
+		t.Errorf("expand: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	code, out, errOut := run(args...)
+	if code != ExitOK {
+		t.Fatalf("%v: exit %d: %s", args, code, errOut)
+	}
+	return out
+}
+
+// Bad input: a file that is not an image exits 6, an empty idea 2, a model file converted before
+// Easel could write text 5 with one sentence that says how to get the head.
+func TestDescribeAndExpandRefusals(t *testing.T) {
+	model := tinymodel.Path(t, convert.Options{Profile: convert.ProfileCortiq})
+	notImage := filepath.Join(t.TempDir(), "notes.png")
+	if err := os.WriteFile(notImage, []byte("shopping list: milk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := tinymodel.WithoutHead(t, convert.Options{Profile: convert.ProfileCortiq})
+	for _, c := range []struct {
+		args []string
+		code int
+		say  string
+	}{
+		{[]string{"describe", "--model", model, notImage}, ExitImage, "notes.png"},
+		{[]string{"describe", "--model", model, filepath.Join(t.TempDir(), "missing.png")}, ExitImage, "does not exist"},
+		{[]string{"expand", "--model", model, "   "}, ExitUsage, "the idea is empty"},
+		{[]string{"expand", "--model", model}, ExitUsage, "give the idea"},
+		{[]string{"expand", "--model", model, "a fox", "--temperature", "-1"}, ExitUsage, "temperature"},
+		{[]string{"expand", "--model", old, "a fox"}, ExitModelInvalid, "lacks the language head"},
+		{[]string{"describe", "--model", old, describeImage(t)}, ExitModelInvalid, "convert the snapshot again with `easel convert`"},
+		{[]string{"expand", "--model", filepath.Join(t.TempDir(), "none.cmf"), "a fox"}, ExitModelMissing, "does not exist"},
+	} {
+		code, out, errOut := run(c.args...)
+		if code != c.code || !strings.Contains(errOut, c.say) {
+			t.Errorf("%v: exit %d (want %d), stderr %q (want %q), stdout %q", c.args[:2], code, c.code, errOut, c.say, out)
+		}
+		if c.code == ExitModelInvalid && strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+			t.Errorf("%v: the old-file message is more than one line: %q", c.args[:2], errOut)
+		}
+	}
+}
