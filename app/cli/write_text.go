@@ -30,7 +30,9 @@ func init() {
 		Name:    "describe",
 		Usage:   "--model M.cmf IMAGE [--question TEXT] [--json] [--backend B] [--max-tokens N] [--temperature T] [--seed S]",
 		Summary: "write a prompt that describes an image, with the model's own text encoder",
-		Run:     func(args []string, stdout, stderr io.Writer) int { return runWriteText("describe", args, stdout, stderr) },
+		Run: func(args []string, stdout, stderr io.Writer) int {
+			return runWriteText("describe", args, stdout, stderr)
+		},
 	})
 	register(&Command{
 		Name:    "expand",
