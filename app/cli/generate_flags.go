@@ -39,6 +39,7 @@ type generateArgs struct {
 	start                                            startArgs
 	fromSettings                                     *imagefile.Settings // the --from image's, when it started from an image
 	batch                                            batchArgs
+	text                                             generateTextArgs // --expand, --check
 }
 
 // startArgs are the flags of working on an image.
@@ -90,6 +91,8 @@ func parseGenerateArgs(args []string) (*generateArgs, error) {
 	f.Float64Var(&g.batch.hires, "hires", 0, "")
 	f.Float64Var(&g.batch.hiresStrength, "hires-strength", 0.35, "")
 	f.IntVar(&g.batch.hiresSteps, "hires-steps", 0, "")
+	f.BoolVar(&g.text.expand, "expand", false, "")
+	f.BoolVar(&g.text.check, "check", false, "")
 	if err := f.Parse(args); err != nil {
 		return nil, err
 	}
