@@ -214,15 +214,15 @@ func writeText(ctx context.Context, cmd, modelPath, arg, question, backendFlag s
 		}
 		return nil, &failure{ExitFailure, err}
 	}
-	return newTextReport(r, opts.Seed, name, loading), nil
+	return newTextReport(r, opts.Seed, name(), loading), nil
 }
 
 // openTextWriter opens the model and the decoder where --backend (or the app's setting) says: on
 // a Metal device (or the emulator) with the CPU as fallback when it declines, said on stderr.
-func openTextWriter(modelPath, backendFlag string, stderr io.Writer) (*textgen.Writer, string, func(), *failure) {
+func openTextWriter(modelPath, backendFlag string, stderr io.Writer) (*textgen.Writer, func() string, func(), *failure) {
 	m, f := openModel(modelPath)
 	if f != nil {
-		return nil, "", nil, f
+		return nil, nil, nil, f
 	}
 	want := settings.Backend(backendFlag)
 	if backendFlag == "" {
@@ -236,15 +236,15 @@ func openTextWriter(modelPath, backendFlag string, stderr io.Writer) (*textgen.W
 	choice, err := backend.Choose(want)
 	if err != nil {
 		m.Close()
-		return nil, "", nil, fail(ExitBackend, "--backend %s: %v", want, err)
+		return nil, nil, nil, fail(ExitBackend, "--backend %s: %v", want, err)
 	}
 	cpuEnc, err := qwen3vl.NewEncoder(cpu.New(), m)
 	if err != nil {
 		m.Close()
-		return nil, "", nil, &failure{ExitModelInvalid, err}
+		return nil, nil, nil, &failure{ExitModelInvalid, err}
 	}
 	var gen textgen.Generator = cpuEnc
-	name, closeFn := "cpu", func() { m.Close() }
+	name, closeFn := func() string { return "cpu" }, func() { m.Close() }
 	if choice.Metal() {
 		gen, name, closeFn = deviceGenerator(choice, m, cpuEnc, stderr)
 	}
@@ -252,29 +252,31 @@ func openTextWriter(modelPath, backendFlag string, stderr io.Writer) (*textgen.W
 	if err != nil {
 		closeFn()
 		if errors.Is(err, textgen.ErrNoHead) {
-			return nil, "", nil, &failure{ExitModelInvalid, fmt.Errorf("%s: %s", modelPath, strings.TrimPrefix(err.Error(), textgen.ErrNoHead.Error()+": "))}
+			return nil, nil, nil, &failure{ExitModelInvalid, fmt.Errorf("%s: %s", modelPath, strings.TrimPrefix(err.Error(), textgen.ErrNoHead.Error()+": "))}
 		}
-		return nil, "", nil, &failure{ExitModelInvalid, err}
+		return nil, nil, nil, &failure{ExitModelInvalid, err}
 	}
 	return w, name, closeFn, nil
 }
 
 // deviceGenerator is the text encoder on the chosen device with the CPU encoder behind it; a
 // device that declines (now or at a run) leaves the work to the CPU and says so.
-func deviceGenerator(choice *backend.Choice, m *cmf.File, cpuEnc *qwen3vl.Encoder, stderr io.Writer) (textgen.Generator, string, func()) {
+func deviceGenerator(choice *backend.Choice, m *cmf.File, cpuEnc *qwen3vl.Encoder, stderr io.Writer) (textgen.Generator, func() string, func()) {
+	name := choice.Name()
 	notice := func(d *metal.Declined) {
 		fmt.Fprintf(stderr, "easel: %v; writing on the CPU instead\n", d)
+		name = "cpu" // the report says where the text was written
 	}
 	gpu, err := qwen3vlmetal.New(choice.Device, m, m.Bytes())
 	var d *metal.Declined
 	if errors.As(err, &d) {
 		notice(d)
-		return cpuEnc, "cpu", func() { m.Close() }
+		return cpuEnc, func() string { return "cpu" }, func() { m.Close() }
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "easel: the text encoder cannot load on %s (%v); writing on the CPU instead\n", choice.Device.Name(), err)
-		return cpuEnc, "cpu", func() { m.Close() }
+		return cpuEnc, func() string { return "cpu" }, func() { m.Close() }
 	}
 	r, _ := qwen3vlmetal.NewRunner(gpu, cpuEnc, notice)
-	return r, choice.Name(), func() { r.Close(); m.Close() }
+	return r, func() string { return name }, func() { r.Close(); m.Close() }
 }
