@@ -137,29 +137,26 @@ func runDescribeBench(ctx context.Context, src quant.Source, rep *describeBenchR
 	if _, err := enc.Generate(ctx, ids[:1], nil, qwen3vl.GenerateOptions{MaxTokens: 2}); err != nil {
 		return err
 	}
-	copyRate := copyBandwidth()
-	var stamps []time.Time
+	// Between two tokens the copy loop runs once, outside the token's time, so the two rates are
+	// sampled under the same load from the rest of the machine; each is the median of its samples.
+	c := newCopyLoop()
+	var per, copies []float64
+	last := time.Now()
 	g, err := enc.Generate(ctx, ids, nil, qwen3vl.GenerateOptions{MaxTokens: rep.Tokens, OnToken: func(int32) error {
-		stamps = append(stamps, time.Now())
+		per = append(per, time.Since(last).Seconds())
+		copies = append(copies, c.rate())
+		last = time.Now()
 		return nil
 	}})
 	if err != nil {
 		return err
 	}
-	copyRate = max(copyRate, copyBandwidth()) // before and after: the better of the two
-	var per []float64
-	for i := 1; i < len(stamps); i++ {
-		per = append(per, stamps[i].Sub(stamps[i-1]).Seconds())
-	}
-	slices.Sort(per)
-	med := per[len(per)/2]
-	if len(per)%2 == 0 {
-		med = (per[len(per)/2-1] + per[len(per)/2]) / 2
-	}
+	med := median(per[1:]) // the first ends the prefill and its token
 	rep.PrefillSeconds = g.Prefill.Seconds()
 	rep.TokenMS = med * 1e3
 	rep.TokensPerSecond = 1 / med
 	rep.StreamGBs = float64(rep.WeightBytesToken) / med / 1e9
+	copyRate := median(copies)
 	rep.CopyGBs, rep.CopyTrafficGBs = copyRate/1e9, 2*copyRate/1e9
 	rep.RatioToCopy = rep.StreamGBs / rep.CopyGBs
 	rep.RatioToCopyTraffic = rep.StreamGBs / rep.CopyTrafficGBs
@@ -188,20 +185,31 @@ func decodeWeightBytes(src quant.Source, tc qwen3vl.TextConfig) (int64, error) {
 	return n + int64(len(head.Data)), nil
 }
 
-// copyBandwidth is the best of five copies of 512 MB on every core, in bytes copied per second.
-func copyBandwidth() float64 {
-	const size = 512 << 20
-	src, dst := make([]byte, size), make([]byte, size)
+// copyLoop copies 256 MB on every core; rate is one copy's bytes per second.
+type copyLoop struct{ src, dst []byte }
+
+func newCopyLoop() *copyLoop {
+	const size = 256 << 20
+	c := &copyLoop{src: make([]byte, size), dst: make([]byte, size)}
 	for i := 0; i < size; i += 4096 {
-		src[i], dst[i] = 1, 1 // touch every page before timing
+		c.src[i], c.dst[i] = 1, 1 // touch every page before timing
 	}
-	best := math.Inf(1)
-	for range 5 {
-		start := time.Now()
-		parallelCopy(dst, src)
-		best = min(best, time.Since(start).Seconds())
+	return c
+}
+
+func (c *copyLoop) rate() float64 {
+	start := time.Now()
+	parallelCopy(c.dst, c.src)
+	return float64(len(c.src)) / time.Since(start).Seconds()
+}
+
+// median of a non-empty list (sorted in place).
+func median(v []float64) float64 {
+	slices.Sort(v)
+	if n := len(v); n%2 == 0 {
+		return (v[n/2-1] + v[n/2]) / 2
 	}
-	return size / best
+	return v[len(v)/2]
 }
 
 // parallelCopy copies src into dst in one contiguous piece per core.

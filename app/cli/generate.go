@@ -163,13 +163,13 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 // A batch (--count) prefills once and saves each image as the batch ends; --hires runs each
 // image's second pass before saving it. The images saved before a failure are returned with it.
 func generate(g *generateArgs, out *generateOutput) ([]*savedImage, *failure) {
-	if f := expandPrompt(g, out); f != nil {
-		return nil, f
-	}
 	if g.from != "" {
 		if f := applyFrom(g, out); f != nil {
 			return nil, f
 		}
+	}
+	if f := expandPrompt(g, out); f != nil {
+		return nil, f
 	}
 	d, seed, f := g.draft()
 	if f != nil {
