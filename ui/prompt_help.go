@@ -94,6 +94,9 @@ func newPromptHelp(s *studio) *promptHelp {
 
 // refreshSources lists what Describe can look at now.
 func (h *promptHelp) refreshSources() {
+	if h == nil {
+		return // the window is still being built
+	}
 	opts := []string{sourceShown}
 	if h.s.start != nil {
 		opts = append(opts, sourceStart)

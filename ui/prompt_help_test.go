@@ -7,7 +7,6 @@ import (
 
 	"fyne.io/fyne/v2/test"
 
-	"easel/app/compose"
 	"easel/app/jobs"
 	"easel/engine/convert"
 	"easel/engine/imageio"
@@ -65,8 +64,7 @@ func TestPromptHelpExpandDescribeAndCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.s.draft.Conditions = append(h.s.draft.Conditions, compose.Condition{Name: "photo.png", Image: img})
-	p.refreshSources()
+	h.s.addLoaded([]loadedCondition{{c: mustCondition(t, path)}})
 	p.source.SetSelected("Condition image 1")
 	test.Tap(p.describe)
 	h.pump("Describe to finish", idle)
