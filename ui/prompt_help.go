@@ -31,6 +31,7 @@ type promptHelp struct {
 	s *studio
 
 	expand, describe, stop *widget.Button
+	checkNow               *widget.Button // Check the picture shown against the prompt, on demand
 	source                 *widget.Select // what Describe looks at
 	suggestion             *widget.Entry  // the text being written, editable once done
 	accept, discard, undo  *widget.Button
@@ -80,13 +81,14 @@ func newPromptHelp(s *studio) *promptHelp {
 	h.status.Importance = widget.LowImportance
 	h.status.Truncation = fyne.TextTruncateEllipsis
 	h.checkOn = widget.NewCheck("Check each new picture against its prompt", nil)
+	h.checkNow = widget.NewButtonWithIcon("Check picture", theme.SearchIcon(), h.runCheckNow)
 	h.checks = widget.NewLabel("")
 	h.checks.Hide()
 	h.suggestionBox = container.NewVBox(h.suggestion, container.NewGridWithColumns(2, h.accept, h.discard))
 	h.suggestionBox.Hide()
 	h.box = container.NewVBox(
 		container.NewGridWithColumns(3, h.expand, h.describe, h.stop),
-		h.source, h.suggestionBox, h.undo, h.status, h.checkOn, h.checks,
+		h.source, h.suggestionBox, h.undo, h.status, container.NewBorder(nil, nil, nil, h.checkNow, h.checkOn), h.checks,
 	)
 	h.refreshSources()
 	return h
@@ -134,8 +136,13 @@ func (h *promptHelp) sourceImage() (*image.NRGBA, error) {
 		}
 		return s.draft.Conditions[n-1].Image, nil
 	}
-	if s.shownPath != "" {
-		return imageio.Load(s.shownPath)
+	return h.shownImage()
+}
+
+// shownImage is the picture on the canvas: the saved file shown, else the latest finished one.
+func (h *promptHelp) shownImage() (*image.NRGBA, error) {
+	if h.s.shownPath != "" {
+		return imageio.Load(h.s.shownPath)
 	}
 	if h.lastImage != nil {
 		return h.lastImage, nil
@@ -193,12 +200,14 @@ func (h *promptHelp) busy(on bool, what string) {
 	if on {
 		h.expand.Disable()
 		h.describe.Disable()
+		h.checkNow.Disable()
 		h.stop.Show()
 		h.status.SetText(what)
 		return
 	}
 	h.expand.Enable()
 	h.describe.Enable()
+	h.checkNow.Enable()
 	h.stop.Hide()
 	h.cancel = nil
 }
@@ -322,6 +331,16 @@ func (h *promptHelp) finished(j jobs.Job) {
 	if h.checkOn.Checked {
 		h.checkPicture(j.Result.Image, j.Request.Prompt)
 	}
+}
+
+// runCheckNow checks the picture shown (or the latest one) against the prompt as it is now.
+func (h *promptHelp) runCheckNow() {
+	img, err := h.shownImage()
+	if err != nil {
+		h.s.say("Check: %v", err)
+		return
+	}
+	h.checkPicture(img, h.s.draft.Prompt)
 }
 
 // checkPicture asks whether each element of prompt is in img and lists the answers.

@@ -85,6 +85,13 @@ func TestPromptHelpExpandDescribeAndCheck(t *testing.T) {
 	if p.checks.Hidden || len(lines) != 2 || !strings.HasSuffix(lines[0], " a red lighthouse") || !strings.HasSuffix(lines[1], " two boats") {
 		t.Errorf("Check lines %q (shown %v)", p.checks.Text, !p.checks.Hidden)
 	}
+	// On demand: the picture shown, against the prompt as it is now.
+	h.s.prompt.prompt.SetText("a red lighthouse, two boats, a dog")
+	test.Tap(p.checkNow)
+	h.pump("Check picture to finish", idle)
+	if n := len(strings.Split(p.checks.Text, "\n")); n != 3 || !strings.HasSuffix(p.checks.Text, " a dog") {
+		t.Errorf("Check picture: %q, want three lines ending with the dog", p.checks.Text)
+	}
 	p.suggestionBox.Show()
 	if m := h.w.Content().MinSize(); m.Width > 1400 || m.Height > 860 {
 		t.Errorf("with the suggestion and the checks shown the window's minimum size is %v, more than the 1400×860 it opens at", m)
