@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"math"
 	"strings"
 	"sync"
 
@@ -14,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/jobs"
+	"easel/app/memplan"
 	"easel/app/textgen"
 	"easel/engine/cmf"
 	"easel/engine/imageio"
@@ -212,14 +214,34 @@ func (h *promptHelp) busy(on bool, what string) {
 	h.cancel = nil
 }
 
+// plan is the memory a writing needs (memplan.PredictWriting on the model's geometry): the status
+// line says it, and a writing that does not fit the budget is refused before it starts.
+func (h *promptHelp) plan(promptBytes int, img *image.NRGBA) memplan.WritingPrediction {
+	p := memplan.WritingPlan{PromptTokens: 60 + promptBytes/4, MaxTokens: 300}
+	if img != nil {
+		// The image as Describe prepares it: at most a megapixel, a patch per 16×16 pixels and a
+		// token per 2×2 patches.
+		w, hgt := float64(img.Rect.Dx()), float64(img.Rect.Dy())
+		scale := math.Min(1, math.Sqrt(float64(1<<20)/(w*hgt)))
+		grid := [3]int{1, max(2, int(hgt*scale)/16), max(2, int(w*scale)/16)}
+		p.Image, p.PromptTokens = &grid, p.PromptTokens+grid[1]*grid[2]/4
+	}
+	return memplan.PredictWriting(h.s.deps.Geometry, p, h.s.deps.Budget)
+}
+
 // write runs one use off the UI goroutine, streaming its text into the suggestion.
-func (h *promptHelp) write(what string, run func(ctx context.Context, w *textgen.Writer, o textgen.Options) (*textgen.Result, error), done func(*textgen.Result)) {
+func (h *promptHelp) write(what string, need memplan.WritingPrediction, run func(ctx context.Context, w *textgen.Writer, o textgen.Options) (*textgen.Result, error), done func(*textgen.Result)) {
 	if h.cancel != nil {
+		return
+	}
+	if !need.Fits {
+		h.s.say("%s needs about %s of memory while writing (the text encoder, its language head and cache), more than this machine's budget allows: close other apps, or use a smaller model file.", what, memplan.GB(need.Peak))
+		h.suggestionBox.Hide()
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
-	h.busy(true, what+"…")
+	h.busy(true, fmt.Sprintf("%s… (about %s in memory while writing)", what, memplan.GB(need.Peak)))
 	path, do := h.s.deps.Settings.Model, h.s.deps.Do
 	if do == nil {
 		do = fyne.Do
@@ -266,7 +288,7 @@ func (h *promptHelp) runExpand() {
 		return
 	}
 	h.startSuggestion()
-	h.write("Expand", func(ctx context.Context, w *textgen.Writer, o textgen.Options) (*textgen.Result, error) {
+	h.write("Expand", h.plan(len(idea), nil), func(ctx context.Context, w *textgen.Writer, o textgen.Options) (*textgen.Result, error) {
 		return w.Expand(ctx, idea, o)
 	}, func(r *textgen.Result) { h.suggestion.SetText(r.Text) })
 }
@@ -280,7 +302,7 @@ func (h *promptHelp) runDescribe() {
 		return
 	}
 	h.startSuggestion()
-	h.write("Describe", func(ctx context.Context, w *textgen.Writer, o textgen.Options) (*textgen.Result, error) {
+	h.write("Describe", h.plan(len(textgen.DescribeQuestion), img), func(ctx context.Context, w *textgen.Writer, o textgen.Options) (*textgen.Result, error) {
 		return w.Describe(ctx, img, "", o)
 	}, func(r *textgen.Result) { h.suggestion.SetText(r.Text) })
 }
@@ -346,7 +368,7 @@ func (h *promptHelp) runCheckNow() {
 // checkPicture asks whether each element of prompt is in img and lists the answers.
 func (h *promptHelp) checkPicture(img *image.NRGBA, prompt string) {
 	var verdicts []textgen.Verdict
-	h.write("Check", func(ctx context.Context, w *textgen.Writer, o textgen.Options) (*textgen.Result, error) {
+	h.write("Check", h.plan(len(prompt)*2, img), func(ctx context.Context, w *textgen.Writer, o textgen.Options) (*textgen.Result, error) {
 		o.Sampling, o.OnText = qwen3vl.Sampling{}, nil // greedy: the answer does not depend on a seed
 		v, r, err := w.Check(ctx, img, prompt, o)
 		verdicts = v

@@ -102,3 +102,18 @@ func TestPromptHelpExpandDescribeAndCheck(t *testing.T) {
 		}
 	}
 }
+
+// A writing that does not fit the memory budget is refused before it starts, saying what it
+// needs; the prompt stays as it was.
+func TestPromptHelpRefusesWhatDoesNotFit(t *testing.T) {
+	h := newHarness(t, 4e9)
+	p := h.s.help
+	h.s.prompt.prompt.SetText("a lighthouse")
+	test.Tap(p.expand)
+	if p.cancel != nil || !p.suggestionBox.Hidden || h.s.draft.Prompt != "a lighthouse" {
+		t.Errorf("Expand started on a 4 GB budget (running %v, suggestion shown %v)", p.cancel != nil, !p.suggestionBox.Hidden)
+	}
+	if msg := h.s.message.Text; !strings.Contains(msg, "Expand needs about") || !strings.Contains(msg, "GB of memory") {
+		t.Errorf("message %q", msg)
+	}
+}
