@@ -13,7 +13,6 @@ import (
 
 	"easel/engine/convert"
 	"easel/internal/generatecase"
-	"easel/internal/golden"
 	"easel/internal/tinysnapshot"
 )
 
@@ -31,10 +30,7 @@ func TestScreenshotDescribe(t *testing.T) {
 	h := newHarnessWith(t, 16e9, func(_ *harness, d *Deps) { d.Settings.Model = model })
 	h.patience = 3 * time.Minute
 	fyne.CurrentApp().Settings().SetTheme(theme.DefaultTheme())
-	path, err := golden.Path("generate_describe.png")
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := generatecase.PicturePNG(t, 96, 64)
 	h.s.addLoaded([]loadedCondition{{c: mustCondition(t, path)}})
 	p := h.s.help
 	p.source.SetSelected("Condition image 1")

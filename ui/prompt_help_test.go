@@ -12,7 +12,6 @@ import (
 	"easel/engine/imageio"
 	"easel/engine/pipeline"
 	"easel/internal/generatecase"
-	"easel/internal/golden"
 	"easel/internal/tinysnapshot"
 )
 
@@ -56,10 +55,7 @@ func TestPromptHelpExpandDescribeAndCheck(t *testing.T) {
 	}
 
 	// Describe a condition image, then use it as the prompt.
-	path, err := golden.Path("generate_describe.png")
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := generatecase.PicturePNG(t, 96, 64)
 	img, err := imageio.Load(path)
 	if err != nil {
 		t.Fatal(err)

@@ -8,28 +8,14 @@ import (
 	"testing"
 
 	"easel/engine/convert"
-	"easel/internal/golden"
+	"easel/internal/generatecase"
 	"easel/internal/tinymodel"
 )
 
-// describeImage is the reference describe case's picture, or a test skip when the golden folder
-// has none.
+// describeImage is a picture to describe, made by the test (no reference case needed).
 func describeImage(t *testing.T) string {
 	t.Helper()
-	paths, _ := filepath.Glob(filepath.Join(mustGoldenDir(t), "generate_*.png"))
-	if len(paths) == 0 {
-		t.Fatal("no generate_*.png in the golden folder")
-	}
-	return paths[0]
-}
-
-func mustGoldenDir(t *testing.T) string {
-	t.Helper()
-	d, err := golden.Dir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return generatecase.PicturePNG(t, 96, 64)
 }
 
 func textReportOf(t *testing.T, stdout string) textReport {
