@@ -92,10 +92,15 @@ func build(from, out, keepDebug, pipelines string) error {
 	}
 	cases, pngs := renames, pngRenames
 	if pipelines == "cfg1" {
-		cases, pngs = map[string]string{}, nil
+		cases, pngs = map[string]string{}, map[string]string{}
 		for name, to := range renames {
 			if !strings.HasPrefix(name, "pipeline_") {
 				cases[name] = to
+			}
+		}
+		for name, to := range pngRenames {
+			if !strings.HasPrefix(name, "pipeline_") {
+				pngs[name] = to // the other cases' images stay
 			}
 		}
 		for name, to := range cfg1Pipeline {
