@@ -17,9 +17,7 @@ import (
 	"easel/app/jobs"
 	"easel/app/memplan"
 	"easel/app/textgen"
-	"easel/engine/cmf"
 	"easel/engine/imageio"
-	"easel/engine/ml/cpu"
 	"easel/engine/qwen3vl"
 )
 
@@ -50,10 +48,10 @@ type promptHelp struct {
 	lastImage *image.NRGBA
 	cancel    context.CancelFunc // the running writing's, nil when idle
 
-	mu         sync.Mutex // guards the writer, opened off the UI goroutine
-	writer     *textgen.Writer
-	writerFile *cmf.File
-	writerPath string
+	mu          sync.Mutex // guards the writer, opened off the UI goroutine
+	writer      *textgen.Writer
+	closeWriter func() error
+	writerPath  string
 }
 
 // Describe's sources.
@@ -160,30 +158,22 @@ func (h *promptHelp) openWriter(path string) (*textgen.Writer, error) {
 	if h.writer != nil && h.writerPath == path {
 		return h.writer, nil
 	}
-	if h.writerFile != nil {
-		h.writerFile.Close()
-		h.writer, h.writerFile = nil, nil
+	if h.closeWriter != nil {
+		h.closeWriter()
+		h.writer, h.closeWriter = nil, nil
 	}
 	if path == "" {
 		return nil, errors.New("no model is chosen: choose the model file in Settings first")
 	}
-	f, err := cmf.Open(path)
+	w, closeFile, err := textgen.OpenFile(path)
 	if err != nil {
-		return nil, err
-	}
-	enc, err := qwen3vl.NewEncoder(cpu.New(), f)
-	if err == nil {
-		h.writer, err = textgen.New(f, enc)
-	}
-	if err != nil {
-		f.Close()
 		if errors.Is(err, textgen.ErrNoHead) {
 			return nil, errors.New(strings.TrimPrefix(err.Error(), textgen.ErrNoHead.Error()+": "))
 		}
 		return nil, err
 	}
-	h.writerFile, h.writerPath = f, path
-	return h.writer, nil
+	h.writer, h.closeWriter, h.writerPath = w, closeFile, path
+	return w, nil
 }
 
 // close releases the writer's model file (the window closed).
@@ -191,9 +181,9 @@ func (h *promptHelp) close() {
 	h.stopWriting()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.writerFile != nil {
-		h.writerFile.Close()
-		h.writer, h.writerFile = nil, nil
+	if h.closeWriter != nil {
+		h.closeWriter()
+		h.writer, h.closeWriter = nil, nil
 	}
 }
 

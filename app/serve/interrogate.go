@@ -6,10 +6,7 @@ import (
 	"sync"
 
 	"easel/app/textgen"
-	"easel/engine/cmf"
 	"easel/engine/imageio"
-	"easel/engine/ml/cpu"
-	"easel/engine/qwen3vl"
 )
 
 // POST /sdapi/v1/interrogate {"image": base64 or data URL, "model": "clip"|"deepdanbooru"|…} →
@@ -21,10 +18,10 @@ import (
 // interrogator is a server's Describe writer over its current model file, opened at the first
 // request and again when the model changes.
 type interrogator struct {
-	mu   sync.Mutex
-	path string
-	file *cmf.File
-	w    *textgen.Writer
+	mu        sync.Mutex
+	path      string
+	closeFile func() error
+	w         *textgen.Writer
 }
 
 // interrogators holds each Server's interrogator (kept here so the Server itself is unchanged).
@@ -91,22 +88,14 @@ func (it *interrogator) open(path string) error {
 	if it.w != nil && it.path == path {
 		return nil
 	}
-	if it.file != nil {
-		it.file.Close()
-		it.file, it.w = nil, nil
+	if it.closeFile != nil {
+		it.closeFile()
+		it.closeFile, it.w = nil, nil
 	}
-	m, err := cmf.Open(path)
+	w, closeFile, err := textgen.OpenFile(path)
 	if err != nil {
 		return err
 	}
-	enc, err := qwen3vl.NewEncoder(cpu.New(), m)
-	if err == nil {
-		it.w, err = textgen.New(m, enc)
-	}
-	if err != nil {
-		m.Close()
-		return err
-	}
-	it.path, it.file = path, m
+	it.path, it.w, it.closeFile = path, w, closeFile
 	return nil
 }
