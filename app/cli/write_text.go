@@ -46,6 +46,10 @@ const writeTextExits = `exit codes: 0 written, 2 bad command line (or an empty i
 .cmf (or one converted before Easel could write text: convert it again), 6 the image is missing or
 unreadable, 11 the backend cannot run here, 130 cancelled (Ctrl-C)`
 
+// maxWriteTokens bounds --max-tokens: the key/value cache grows with it (4096 tokens: 1.2 GB at
+// the published size) and a prompt never needs more.
+const maxWriteTokens = 4096
+
 // textFlags are the flags describe, expand and generate --expand/--check share.
 type textFlags struct {
 	backend     string
@@ -68,8 +72,8 @@ func (t *textFlags) options() (textgen.Options, *failure) {
 	if err := s.Check(); err != nil {
 		return textgen.Options{}, fail(ExitUsage, "--temperature: %v", err)
 	}
-	if t.maxTokens < 0 {
-		return textgen.Options{}, fail(ExitUsage, "--max-tokens %d: give a positive count, or leave it out", t.maxTokens)
+	if t.maxTokens < 0 || t.maxTokens > maxWriteTokens {
+		return textgen.Options{}, fail(ExitUsage, "--max-tokens %d: give a count from 1 to %d, or leave it out (300)", t.maxTokens, maxWriteTokens)
 	}
 	seed := uint64(t.seed)
 	if t.seed < 0 {

@@ -82,6 +82,7 @@ func TestDescribeAndExpandRefusals(t *testing.T) {
 		{[]string{"expand", "--model", model, "   "}, ExitUsage, "the idea is empty"},
 		{[]string{"expand", "--model", model}, ExitUsage, "give the idea"},
 		{[]string{"expand", "--model", model, "a fox", "--temperature", "-1"}, ExitUsage, "temperature"},
+		{[]string{"expand", "--model", model, "a fox", "--max-tokens", "100000"}, ExitUsage, "from 1 to 4096"},
 		{[]string{"expand", "--model", old, "a fox"}, ExitModelInvalid, "lacks the language head"},
 		{[]string{"describe", "--model", old, describeImage(t)}, ExitModelInvalid, "convert the snapshot again with `easel convert`"},
 		{[]string{"expand", "--model", filepath.Join(t.TempDir(), "none.cmf"), "a fox"}, ExitModelMissing, "does not exist"},
