@@ -33,6 +33,9 @@ type textEvent struct {
 // expandPrompt replaces the prompt by its expansion when --expand is given, keeping the idea.
 // The seed, when --seed is a number, seeds the writing too, so the run repeats.
 func expandPrompt(g *generateArgs, out *generateOutput) *failure {
+	if g.text.check && !g.text.expand {
+		return checkCanWrite(g.model)
+	}
 	if !g.text.expand {
 		return nil
 	}
@@ -63,6 +66,24 @@ func expandPrompt(g *generateArgs, out *generateOutput) *failure {
 		out.enc.Encode(textEvent{Stage: "expanded", Idea: g.text.idea, Prompt: g.prompt, Tokens: r.Tokens})
 	} else {
 		fmt.Fprintf(out.stderr, "expanded %q into: %s\n", g.text.idea, g.prompt)
+	}
+	return nil
+}
+
+// checkCanWrite refuses --check before any image is made when the model file lacks the language
+// head.
+func checkCanWrite(path string) *failure {
+	m, f := openModel(path)
+	if f != nil {
+		return f
+	}
+	defer m.Close()
+	info, err := qwen3vl.DescribeHead(m)
+	if err != nil {
+		return &failure{ExitModelInvalid, err}
+	}
+	if !info.Present {
+		return fail(ExitModelInvalid, "--check: %s: %s; no image was made", path, qwen3vl.NoHeadAdvice(info))
 	}
 	return nil
 }

@@ -96,3 +96,18 @@ func TestDescribeAndExpandRefusals(t *testing.T) {
 		}
 	}
 }
+
+// A model file converted before the language head was kept still makes images; only writing
+// asks for the head.
+func TestAFileWithoutTheHeadStillMakesImages(t *testing.T) {
+	old := tinymodel.WithoutHead(t, convert.Options{Profile: convert.ProfileCortiq})
+	out := filepath.Join(t.TempDir(), "old.png")
+	code, _, errOut := run("generate", "--model", old, "--prompt", "a lighthouse", "--size", "64x64", "--steps", "2", "--seed", "1", "--backend", "cpu", "--out", out)
+	if code != ExitOK {
+		t.Errorf("generate with a file without the head: exit %d: %s", code, errOut)
+	}
+	code, _, errOut = run("generate", "--model", old, "--prompt", "a lighthouse", "--check", "--size", "64x64", "--steps", "2", "--seed", "1", "--backend", "cpu", "--out", out)
+	if code != ExitModelInvalid || !strings.Contains(errOut, "easel convert") || !strings.Contains(errOut, "no image was made") {
+		t.Errorf("generate --check with a file without the head: exit %d: %s", code, errOut)
+	}
+}
