@@ -140,6 +140,7 @@ func (s *studio) removeCondition(i int) {
 // conditionsChanged refreshes the list and everything the images affect (size, memory).
 func (s *studio) conditionsChanged() {
 	s.conditions.refresh()
+	s.help.refreshSources()
 	s.draftChanged()
 }
 

@@ -55,6 +55,7 @@ func (s *studio) build() {
 	s.generateBtn.Importance = widget.HighImportance
 	s.cancelBtn = widget.NewButtonWithIcon("Cancel", theme.MediaStopIcon(), s.cancelCurrent)
 	s.prompt = newPromptPanel(s)
+	s.help = newPromptHelp(s)
 	s.conditions = newConditionsPanel(s)
 	s.loras = newLorasPanel(s)
 	s.options = newOptionsPanel(s)
@@ -78,7 +79,7 @@ func (s *studio) layout() fyne.CanvasObject {
 	shortcut.Importance = widget.LowImportance
 	actions := container.NewVBox(container.NewGridWithColumns(2, s.generateBtn, s.cancelBtn), s.blocked, shortcut, s.message)
 	left := container.NewBorder(nil, actions, nil, nil, container.NewVScroll(container.NewVBox(
-		s.prompt.box, widget.NewSeparator(), s.conditions.box, widget.NewSeparator(), s.work.box, widget.NewSeparator(), s.loras.box, widget.NewSeparator(), s.options.box,
+		s.prompt.box, s.help.box, widget.NewSeparator(), s.conditions.box, widget.NewSeparator(), s.work.box, widget.NewSeparator(), s.loras.box, widget.NewSeparator(), s.options.box,
 		widget.NewSeparator(), s.explore.box,
 	)))
 	middle := container.NewBorder(nil, container.NewVBox(s.progress.box, widget.NewSeparator(), s.queueList.box), nil, nil, s.canvas.box)

@@ -73,6 +73,7 @@ type studio struct {
 	exploring *exploration
 
 	prompt     *promptPanel
+	help       *promptHelp // Expand, Describe, Check (prompt_help.go)
 	conditions *conditionsPanel
 	loras      *lorasPanel
 	options    *optionsPanel
@@ -397,6 +398,7 @@ func (s *studio) previewNote() string {
 // image (a done job's draft goes with its image to save), so a long session of cancelled or
 // failed jobs does not keep their condition images.
 func (s *studio) finished(j jobs.Job) {
+	s.help.finished(j)
 	delete(s.jobPeaks, j.ID)
 	if j.State != jobs.Done {
 		delete(s.jobDrafts, j.ID)
@@ -521,6 +523,7 @@ func (s *studio) showFile(path string) {
 // close stops the queue (and any running generation) when the window closes, and waits for the
 // images still being written.
 func (s *studio) close() {
+	s.help.close()
 	s.stopSharing()
 	if s.studioShare != nil {
 		s.studioShare.close() // studio_share.go

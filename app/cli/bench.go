@@ -17,6 +17,7 @@ import (
 
 // benchmarks are the machine measurements `easel bench NAME` runs.
 var benchmarks = map[string]func(args []string, stdout, stderr io.Writer) int{
+	"describe":  benchDescribe,
 	"dit-cpu":   benchDiTCPU,
 	"dit-metal": benchDiTMetal,
 	"pipeline":  benchPipeline,

@@ -20,7 +20,7 @@ func TestConvertCommand(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, out+": 328 tensors") || !strings.Contains(stdout, "left out 13 tensors") || !strings.Contains(stdout, "time_conv") {
+	if !strings.Contains(stdout, out+": 329 tensors") || !strings.Contains(stdout, "left out 12 tensors") || !strings.Contains(stdout, "time_conv") {
 		t.Errorf("stdout %q", stdout)
 	}
 	f, err := cmf.Open(out)

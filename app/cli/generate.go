@@ -98,6 +98,10 @@ const generateUsage = `usage: easel generate --model M.cmf --prompt TEXT [flags]
   --hires-steps N     the second pass's scheduled steps (default: the first pass's)
   --json              print one JSON event per line on stdout instead of a progress line
   --verbose           say on stderr which backend runs the denoiser and why
+  --expand            first turn the prompt (a short idea) into a detailed one with the model's
+                      own text encoder; the PNG records the idea and the prompt used
+  --check             after saving, ask the model whether each element the prompt names is in
+                      the image; prints ✓/✗ per element (in --json: a "checked" line)
   --from IMAGE.png    make an image Easel saved again: its prompt, negative prompt, size, steps,
                       CFG, seed, condition images and LoRAs (found beside it or, for LoRAs, in
                       the LoRA folder; checked by SHA-256); flags given as well override them
@@ -169,6 +173,9 @@ func generate(g *generateArgs, out *generateOutput) ([]*savedImage, *failure) {
 		if f := applyFrom(g, out); f != nil {
 			return nil, f
 		}
+	}
+	if f := expandPrompt(g, out); f != nil {
+		return nil, f
 	}
 	d, seed, f := g.draft()
 	if f != nil {
@@ -298,6 +305,7 @@ func generate(g *generateArgs, out *generateOutput) ([]*savedImage, *failure) {
 		settings.Width, settings.Height = img.Rect.Dx(), img.Rect.Dy()
 		settings.NegativePrompt = negativeUsed(req.NegativePrompt, first.CFG)
 		settings.ModelHash, settings.LoRAs, settings.Backend = modelFingerprint(model), loralib.Refs(applied), backendName
+		settings.Idea = g.text.idea
 		settings.InBatch(batchID, first.Index, len(results))
 		final := first
 		if g.batch.hires > 0 {
@@ -316,6 +324,9 @@ func generate(g *generateArgs, out *generateOutput) ([]*savedImage, *failure) {
 		s.Index, s.Images = i, len(results)
 		s.VariationSeed = first.VariationSeed
 		saved = append(saved, s)
+		if f := checkSaved(ctx, g, model, img, s, out); f != nil {
+			return saved, f
+		}
 	}
 	return saved, nil
 }

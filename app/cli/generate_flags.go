@@ -40,6 +40,7 @@ type generateArgs struct {
 	fromSettings                                     *imagefile.Settings // the --from image's, when it started from an image
 	batch                                            batchArgs
 	grid                                             [3]string // --grid-x, --grid-y, --grid-z (generate_grid.go)
+	text                                             generateTextArgs // --expand, --check
 }
 
 // startArgs are the flags of working on an image.
@@ -94,6 +95,8 @@ func parseGenerateArgs(args []string) (*generateArgs, error) {
 	f.StringVar(&g.grid[0], "grid-x", "", "")
 	f.StringVar(&g.grid[1], "grid-y", "", "")
 	f.StringVar(&g.grid[2], "grid-z", "", "")
+	f.BoolVar(&g.text.expand, "expand", false, "")
+	f.BoolVar(&g.text.check, "check", false, "")
 	if err := f.Parse(args); err != nil {
 		return nil, err
 	}

@@ -75,6 +75,7 @@ func describe(b *strings.Builder, f *cmf.File, listTensors bool) {
 	fmt.Fprintf(b, "  vocab         %s\n", vocabText(f.Vocab()))
 	fmt.Fprintf(b, "  text encoder  hidden %d, %d layers, %d heads (%d kv) x %d, vocab %d (from the header arch)\n",
 		h.Arch.HiddenSize, h.Arch.NumLayers, h.Arch.NumAttentionHeads, h.Arch.NumKVHeads, h.Arch.HeadDim, h.Arch.VocabSize)
+	fmt.Fprintf(b, "  language head %s\n", languageHeadText(f))
 
 	b.WriteString("\ncomponents\n")
 	for _, c := range components(f.Entries()) {

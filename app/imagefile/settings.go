@@ -54,6 +54,8 @@ type Settings struct {
 	// Origin is who asked for the image when it was not this app's window or CLI: "API host" for
 	// a request to the HTTP API (app/serve).
 	Origin string `json:"origin,omitempty"`
+	// Idea is the short idea Expand turned into Prompt (empty: the prompt was written as is).
+	Idea string `json:"idea,omitempty"`
 	// Init is the start image's settings (nil: made from noise alone).
 	Init *InitSettings `json:"init,omitempty"`
 	// VariationSeed and VariationStrength are the variation seed the starting noise was moved

@@ -20,6 +20,10 @@ type Geometry struct {
 	// TextEmbedding is the bytes of the text encoder's token embedding (te.embed_tokens), of
 	// which a prompt reads only its own rows.
 	TextEmbedding int64
+	// TextHead is the bytes of the text encoder's language head (te.lm_head.weight and
+	// te.norm.weight), which only writing text touches (app/memplan/writing.go); 0 when the file
+	// has none or ties the head to the embedding.
+	TextHead int64
 	// Estimated says the weights are the published model's expected sizes, not a file's.
 	Estimated bool
 	// Text, Vision and VAE are the other networks' geometry, which the Metal plan counts their
@@ -39,11 +43,12 @@ func PublishedGeometry() Geometry {
 		Layers: 32, Hidden: 4096, MLPHidden: 12288,
 		Weights: []pipeline.ComponentBytes{
 			{Name: "dit", Bytes: 3_903_000_000},
-			{Name: "te", Bytes: 7_576_000_000},
+			{Name: "te", Bytes: 7_576_000_000 + 622_658_304}, // the language model, then its head
 			{Name: "vis", Bytes: 588_600_000},
 			{Name: "vae", Bytes: 662_200_000},
 		},
 		TextEmbedding: 622_600_000,
+		TextHead:      622_658_304, // lm_head at q8_2f [151936, 4096] and the final norm
 		Estimated:     true,
 	}
 }
@@ -113,6 +118,7 @@ func GeometryOfFile(f *cmf.File) (g Geometry, err error) {
 	if e, ok := f.Entry(textEmbeddingTensor); ok {
 		g.TextEmbedding = int64(e.Size)
 	}
+	g.TextHead = textHeadBytes(f)
 	if js, err := f.ConfigJSON(textConfigTensor); err == nil {
 		tc, err := qwen3vl.ParseTextConfig(js)
 		if err != nil {

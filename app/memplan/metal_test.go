@@ -64,7 +64,7 @@ func TestMetalPlanCountsTheDevicePlans(t *testing.T) {
 			for _, s := range p.Stages {
 				stages[s.Name] = s
 			}
-			te := w["te"] - g.TextEmbedding
+			te := w["te"] - g.TextEmbedding - g.TextHead
 			if len(plan.Conditions) > 0 {
 				te += w["vis"]
 			}

@@ -141,7 +141,7 @@ func Predict(g Geometry, p Plan, budget int64) Prediction {
 
 	// The text encoder reads every projection of every layer but only the prompt's rows of the
 	// token embedding; the vision tower runs only for condition images.
-	te := weights["te"] - g.TextEmbedding
+	te := weights["te"] - g.TextEmbedding - g.TextHead // the head only writes text (writing.go)
 	if len(p.Conditions) > 0 {
 		te += weights["vis"]
 	}

@@ -112,14 +112,14 @@ func TestStagesHoldOneNetworkEach(t *testing.T) {
 		w[c.Name] = c.Bytes
 	}
 	t2i := Predict(g, Plan{Width: 256, Height: 256}, 24e9)
-	if got := t2i.Stages[0]; got.Name != "text encoder" || got.Weights != w["te"]-g.TextEmbedding {
-		t.Errorf("text-to-image text encoder stage %+v: want te less the embedding, %d", got, w["te"]-g.TextEmbedding)
+	if got := t2i.Stages[0]; got.Name != "text encoder" || got.Weights != w["te"]-g.TextEmbedding-g.TextHead {
+		t.Errorf("text-to-image text encoder stage %+v: want te less the embedding and the language head, %d", got, w["te"]-g.TextEmbedding-g.TextHead)
 	}
 	if t2i.Largest().Name != "text encoder" || t2i.Peak >= t2i.Weights {
 		t.Errorf("256² peak %d at %q: want the text encoder's stage, far below all weights %d", t2i.Peak, t2i.Largest().Name, t2i.Weights)
 	}
 	ti2i := Predict(g, Plan{Width: 512, Height: 512, Conditions: [][2]int{{512, 512}}}, 24e9)
-	if got := ti2i.Stages[0].Weights; got != w["te"]-g.TextEmbedding+w["vis"] {
+	if got := ti2i.Stages[0].Weights; got != w["te"]-g.TextEmbedding-g.TextHead+w["vis"] {
 		t.Errorf("with a condition image the text encoder stage maps %d, want te less the embedding plus vis", got)
 	}
 	names := []string{}

@@ -46,6 +46,7 @@ func (s *Server) routes() http.Handler {
 	handle(http.MethodGet, "/sdapi/v1/cmd-flags", s.cmdFlags)
 	handle(http.MethodPost, "/sdapi/v1/png-info", s.pngInfo)
 	s.a1111Routes(handle)
+	handle(http.MethodPost, "/sdapi/v1/interrogate", s.interrogate)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"detail": "Not Found"})
 	})

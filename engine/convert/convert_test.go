@@ -163,7 +163,13 @@ func TestConvertTinySnapshot(t *testing.T) {
 			if len(names) != res.Tensors {
 				t.Errorf("file holds %d tensors, result says %d", len(names), res.Tensors)
 			}
-			for _, skipped := range []string{"model.language_model.norm.weight", "decoder.up_blocks.0.upsampler.time_conv.weight"} {
+			if e, ok := f.Entry("te.norm.weight"); !ok || e.DType != quant.F32 {
+				t.Errorf("te.norm.weight (the final norm, for writing text) stored as %v (present %v), want f32", e.DType, ok)
+			}
+			if _, ok := f.Entry("te.lm_head.weight"); ok {
+				t.Errorf("te.lm_head.weight written for a snapshot that ties it to the embedding")
+			}
+			for _, skipped := range []string{"decoder.up_blocks.0.upsampler.time_conv.weight"} {
 				if !slices.ContainsFunc(res.Skipped, func(s string) bool { return strings.Contains(s, skipped) }) {
 					t.Errorf("%s is not listed as skipped: %v", skipped, res.Skipped)
 				}

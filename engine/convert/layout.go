@@ -9,8 +9,8 @@ import (
 // The tensors a Qwen-Image-2.1 snapshot holds, worked out from its configs alone: names and
 // shapes as the diffusers and transformers constructors create them (qi21-spec.md §6.2, §10.5,
 // Appendix A). The synthetic model is written from these lists; a test checks them against the
-// tiny snapshot's real files. Tensors the converter drops anyway (the VAE's time_conv, lm_head) are
-// not listed.
+// tiny snapshot's real files. Tensors the converter drops anyway (the VAE's time_conv) are not listed;
+// lm_head.weight is listed when the config unties it from the embedding.
 
 // sourceTensor is one tensor of a snapshot: its name in its component and its shape.
 type sourceTensor struct {
@@ -40,6 +40,8 @@ type textGeometry struct {
 		HeadDim      int `json:"head_dim"`
 		Vocab        int `json:"vocab_size"`
 	} `json:"text_config"`
+	// Tied is tie_word_embeddings: when false the snapshot has its own lm_head.weight.
+	Tied   *bool `json:"tie_word_embeddings"`
 	Vision *struct {
 		Depth        int   `json:"depth"`
 		Hidden       int   `json:"hidden_size"`
@@ -141,6 +143,10 @@ func textEncoderTensors(raw []byte) ([]sourceTensor, error) {
 		)
 	}
 	ts = append(ts, sourceTensor{lm + "norm.weight", []int{t.Hidden}})
+	if g.Tied != nil && !*g.Tied {
+		// An untied checkpoint (the published one) saves its own language head.
+		ts = append(ts, sourceTensor{"lm_head.weight", []int{t.Vocab, t.Hidden}})
+	}
 	v := g.Vision
 	if v == nil {
 		return ts, nil

@@ -56,7 +56,8 @@ func plan(dit, te, vae []*shard, c codecs, vision bool) (items []item, skipped [
 			if lm, ok := strings.CutPrefix(t.Name, "model.language_model."); ok {
 				switch {
 				case lm == "norm.weight":
-					skipped = append(skipped, s.rel+": "+t.Name+" (the text encoder's final norm: the pipeline taps the last layer before it)")
+					// The image pipeline taps the last layer before it; writing text needs it.
+					add(s, t, "te.norm.weight", asF32, t.Shape)
 				case lm == "embed_tokens.weight":
 					cd := c.te
 					if cd.quantizes() {
@@ -68,6 +69,12 @@ func plan(dit, te, vae []*shard, c codecs, vision bool) (items []item, skipped [
 				default:
 					add(s, t, "te."+lm, asF32, t.Shape)
 				}
+				continue
+			}
+			if t.Name == "lm_head.weight" {
+				// The language head, for writing text (Describe, Expand, Check). A snapshot that ties
+				// it to the embedding has none, and readers then use te.embed_tokens.weight.
+				add(s, t, "te.lm_head.weight", c.te, t.Shape)
 				continue
 			}
 			vis, ok := strings.CutPrefix(t.Name, "model.visual.")

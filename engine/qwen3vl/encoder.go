@@ -22,6 +22,9 @@ type Encoder struct {
 	vision       *visionTower
 	visionErr    error
 	imageTokenID int32
+	// src keeps the weights for the language head, bound at its first use (head.go).
+	src  quant.Source
+	head *languageHead
 }
 
 // NewEncoder binds the language model (te.*, te.config_json) and, when the source has one, the
@@ -40,7 +43,7 @@ func NewEncoder(b ml.Backend, src quant.Source) (*Encoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Encoder{backend: b, text: tc, lm: &languageModel{b: b, c: tc, w: lmw}, imageTokenID: defaultImageTokenID}
+	e := &Encoder{backend: b, text: tc, lm: &languageModel{b: b, c: tc, w: lmw}, imageTokenID: defaultImageTokenID, src: src}
 	if id, ok := imageTokenID(raw); ok {
 		e.imageTokenID = id
 	}
@@ -84,27 +87,44 @@ func (e *Encoder) VisionConfig() (c VisionConfig, ok bool) {
 // images in prompt order. It returns the last decoder layer's output before the final norm,
 // len(ids) rows of TextConfig().Hidden values, row-major. ctx cancels between layers.
 func (e *Encoder) Encode(ctx context.Context, ids []int32, images []VisionInput) ([]float32, error) {
+	x, _, err := e.run(ctx, ids, images, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer e.backend.Free(x)
+	out, err := e.backend.Download(x)
+	if err != nil {
+		return nil, fmt.Errorf("text encoder: %w", err)
+	}
+	return out, nil
+}
+
+// run is Encode's pass on the device: it returns the residual stream x [len(ids), hidden] (the
+// caller frees it) and next, the mRoPE position the token after the prompt takes (one more than
+// the largest position of the prompt, images included). With a cache, the prompt's keys and
+// values are appended to it.
+func (e *Encoder) run(ctx context.Context, ids []int32, images []VisionInput, cache *kvCache) (ml.Tensor, int, error) {
 	b, D := e.backend, e.text.Hidden
 	if len(ids) == 0 {
-		return nil, fmt.Errorf("text encoder: the prompt has no tokens")
+		return nil, 0, fmt.Errorf("text encoder: the prompt has no tokens")
 	}
 	var grids []mergedGrid
 	if len(images) > 0 {
 		if e.vision == nil {
-			return nil, fmt.Errorf("text encoder: %d condition images given, but %w", len(images), e.visionErr)
+			return nil, 0, fmt.Errorf("text encoder: %d condition images given, but %w", len(images), e.visionErr)
 		}
 		var err error
 		if grids, err = e.vision.checkImages(images); err != nil {
-			return nil, fmt.Errorf("text encoder: %w", err)
+			return nil, 0, fmt.Errorf("text encoder: %w", err)
 		}
 	}
 	pos, runs, err := mropePositions(ids, e.imageTokenID, grids)
 	if err != nil {
-		return nil, fmt.Errorf("text encoder: %w", err)
+		return nil, 0, fmt.Errorf("text encoder: %w", err)
 	}
 	host, err := e.lm.embed(ids)
 	if err != nil {
-		return nil, fmt.Errorf("text encoder: %w", err)
+		return nil, 0, fmt.Errorf("text encoder: %w", err)
 	}
 
 	// One image at a time through the tower: attention never crosses images, and the
@@ -119,35 +139,40 @@ func (e *Encoder) Encode(ctx context.Context, ids []int32, images []VisionInput)
 	}()
 	for i := range images {
 		if vis[i], err = e.vision.encode(ctx, images[i:i+1]); err != nil {
-			return nil, fmt.Errorf("text encoder: condition image %d: %w", i+1, err)
+			return nil, 0, fmt.Errorf("text encoder: condition image %d: %w", i+1, err)
 		}
 	}
 
 	n := len(ids)
 	x, err := b.Upload(host, n, D)
 	if err != nil {
-		return nil, fmt.Errorf("text encoder: %w", err)
+		return nil, 0, fmt.Errorf("text encoder: %w", err)
 	}
-	defer b.Free(x)
+	ok := false
+	defer func() {
+		if !ok {
+			b.Free(x)
+		}
+	}()
 	if e.lm.tap != nil {
 		e.lm.tap("embed_tokens", x)
 	}
 	if len(vis) > 0 {
 		embeds := func(v *visionOutput) ml.Tensor { return v.embeds }
 		if err := e.eachImageRun(x, runs, vis, embeds, b.Copy); err != nil {
-			return nil, fmt.Errorf("text encoder: image embeddings: %w", err)
+			return nil, 0, fmt.Errorf("text encoder: image embeddings: %w", err)
 		}
 	}
 	half := e.text.HeadDim / 2
 	cosT, sinT := mropeTables(pos, e.text.HeadDim, e.text.RopeTheta, e.text.MRopeSection)
 	cos, err := b.Upload(cosT, n, half)
 	if err != nil {
-		return nil, fmt.Errorf("text encoder: %w", err)
+		return nil, 0, fmt.Errorf("text encoder: %w", err)
 	}
 	defer b.Free(cos)
 	sin, err := b.Upload(sinT, n, half)
 	if err != nil {
-		return nil, fmt.Errorf("text encoder: %w", err)
+		return nil, 0, fmt.Errorf("text encoder: %w", err)
 	}
 	defer b.Free(sin)
 
@@ -162,14 +187,15 @@ func (e *Encoder) Encode(ctx context.Context, ids []int32, images []VisionInput)
 			return e.eachImageRun(x, runs, vis, feats, add)
 		}
 	}
-	if err := e.lm.forward(ctx, x, n, &ml.Rope{Cos: cos, Sin: sin, Pairs: ml.HalfSplit}, inject); err != nil {
-		return nil, fmt.Errorf("text encoder: %w", err)
+	if err := e.lm.forwardCached(ctx, x, n, &ml.Rope{Cos: cos, Sin: sin, Pairs: ml.HalfSplit}, inject, cache); err != nil {
+		return nil, 0, fmt.Errorf("text encoder: %w", err)
 	}
-	out, err := b.Download(x)
-	if err != nil {
-		return nil, fmt.Errorf("text encoder: %w", err)
+	next := 0
+	for _, p := range pos {
+		next = max(next, p[0]+1, p[1]+1, p[2]+1)
 	}
-	return out, nil
+	ok = true
+	return x, next, nil
 }
 
 // eachImageRun applies op(rows of x at image i's tokens, pick(vision output of image i)) for every

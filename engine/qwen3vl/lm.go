@@ -41,6 +41,13 @@ type lmScratch struct {
 // forward runs every decoder layer over x [n, hidden] in place. After layer l, inject(l) may add
 // to x (DeepStack). The result is the residual stream before the final norm.
 func (m *languageModel) forward(ctx context.Context, x ml.Tensor, n int, rope *ml.Rope, inject func(layer int) error) error {
+	return m.forwardCached(ctx, x, n, rope, inject, nil)
+}
+
+// forwardCached is forward with a key/value cache: when cache is not nil, x holds the n tokens
+// after the cache's cache.n rows, each layer's keys and values are appended to the cache and the
+// queries attend to every cached row before them (the cache's length grows by n).
+func (m *languageModel) forwardCached(ctx context.Context, x ml.Tensor, n int, rope *ml.Rope, inject func(layer int) error, cache *kvCache) error {
 	c := m.c
 	e := ml.NewScope(m.b)
 	defer e.Release()
@@ -52,15 +59,22 @@ func (m *languageModel) forward(ctx context.Context, x ml.Tensor, n int, rope *m
 	if err := e.Err(); err != nil {
 		return fmt.Errorf("language model over %d tokens: %w", n, err)
 	}
+	start := 0
+	if cache != nil {
+		start = cache.n
+		if start+n > cache.capacity {
+			return fmt.Errorf("language model: %d cached tokens and %d new ones exceed the cache's %d rows", start, n, cache.capacity)
+		}
+	}
 	spec := ml.AttnSpec{
 		Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
-		Scale: float32(1 / math.Sqrt(float64(c.HeadDim))), Visible: ml.CausalVisibility(0, n),
+		Scale: float32(1 / math.Sqrt(float64(c.HeadDim))), Visible: ml.CausalVisibility(start, n),
 	}
 	for l := range m.w.layers {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		m.layer(e, &m.w.layers[l], x, s, rope, spec)
+		m.layer(e, &m.w.layers[l], x, s, rope, spec, cache.layer(e, l, start, n))
 		if err := e.Err(); err != nil {
 			return fmt.Errorf("language model layer %d: %w", l, err)
 		}
@@ -73,6 +87,9 @@ func (m *languageModel) forward(ctx context.Context, x ml.Tensor, n int, rope *m
 			}
 		}
 	}
+	if cache != nil {
+		cache.n += n
+	}
 	return nil
 }
 
@@ -80,13 +97,22 @@ func (m *languageModel) forward(ctx context.Context, x ml.Tensor, n int, rope *m
 //
 //	x += o(attn(rope(norm(q)), rope(norm(k)), v)) over RMSNorm(x)
 //	x += down(SiLU(gate)·up) over RMSNorm(x)
-func (m *languageModel) layer(e *ml.Scope, w *lmLayer, x ml.Tensor, s *lmScratch, rope *ml.Rope, spec ml.AttnSpec) {
+//
+// With a cache view kv, the rotated keys and the values go into the cache's new rows and the
+// attention reads keys and values from all of its rows so far.
+func (m *languageModel) layer(e *ml.Scope, w *lmLayer, x ml.Tensor, s *lmScratch, rope *ml.Rope, spec ml.AttnSpec, kv *layerView) {
 	b, c := e.B, m.c
 	e.Do(b.RMSNorm(s.h, x, w.InputNorm, c.RMSNormEps, false))
 	e.Do(b.LinearBatch([]ml.Tensor{s.q, s.k, s.v}, s.h, []*quant.Tensor{w.Q, w.K, w.V}))
 	e.Do(b.HeadNormRoPE(s.q, c.Heads, c.HeadDim, w.QNorm, c.RMSNormEps, rope))
 	e.Do(b.HeadNormRoPE(s.k, c.KVHeads, c.HeadDim, w.KNorm, c.RMSNormEps, rope))
-	e.Do(b.Attention(s.attn, s.q, s.k, s.v, nil, nil, spec))
+	if kv != nil {
+		e.Do(b.Copy(kv.newK, s.k))
+		e.Do(b.Copy(kv.newV, s.v))
+		e.Do(b.Attention(s.attn, s.q, kv.allK, kv.allV, nil, nil, spec))
+	} else {
+		e.Do(b.Attention(s.attn, s.q, s.k, s.v, nil, nil, spec))
+	}
 	e.Do(b.Linear(s.h, s.attn, w.O))
 	e.Do(b.Add(x, x, s.h))
 	e.Do(b.RMSNorm(s.h, x, w.PostNorm, c.RMSNormEps, false))

@@ -12,6 +12,7 @@
 //   - pipeline: pipeline_t2i is dropped (no case without CFG is left); pipeline_ti2i_two and its
 //     condition PNGs are renamed, the case's cond_images rewritten to the new names;
 //   - vae, textenc: renamed, one textenc case dropped;
+//   - generate: generate_expand dropped, generate_describe and its image renamed (image_png rewritten);
 //   - the tiny model snapshot is copied into a folder with another name.
 //
 // With -pipeline cfg1 the folder holds a single pipeline case instead, pipeline_t2i renamed: CFG
@@ -46,12 +47,14 @@ var renames = map[string]string{
 	"vae_2x3":           "vae_b",
 	"textenc_t2i_1":     "textenc_a",
 	"randn_cases":       "randn_cases",
+	"generate_describe": "generate_a",
 }
 
 // pngRenames maps condition images to their names in the variant.
 var pngRenames = map[string]string{
 	"pipeline_ti2i_two_cond0.png": "pipeline_a_first.png",
 	"pipeline_ti2i_two_cond1.png": "pipeline_a_second.png",
+	"generate_describe.png":       "generate_a_image.png",
 }
 
 // cfg1Pipeline is the one pipeline case of -pipeline cfg1, which replaces the pipeline cases of
@@ -89,10 +92,15 @@ func build(from, out, keepDebug, pipelines string) error {
 	}
 	cases, pngs := renames, pngRenames
 	if pipelines == "cfg1" {
-		cases, pngs = map[string]string{}, nil
+		cases, pngs = map[string]string{}, map[string]string{}
 		for name, to := range renames {
 			if !strings.HasPrefix(name, "pipeline_") {
 				cases[name] = to
+			}
+		}
+		for name, to := range pngRenames {
+			if !strings.HasPrefix(name, "pipeline_") {
+				pngs[name] = to // the other cases' images stay
 			}
 		}
 		for name, to := range cfg1Pipeline {
@@ -107,6 +115,9 @@ func build(from, out, keepDebug, pipelines string) error {
 	}
 	for name, to := range cases {
 		edit := func(meta map[string]any) {}
+		if name == "generate_describe" {
+			edit = func(meta map[string]any) { meta["image_png"] = pngRenames["generate_describe.png"] }
+		}
 		if name == "pipeline_ti2i_two" {
 			edit = func(meta map[string]any) {
 				list, _ := meta["cond_images"].([]any)

@@ -50,6 +50,10 @@ func (b *Backend) LinearBatch(dsts []ml.Tensor, x ml.Tensor, ws []*quant.Tensor)
 		return nil
 	}
 	defer b.track(ml.ClassGemm, flops)()
+	if rowLinear(n, ws) {
+		b.linearRow(outs, cx, ws) // one token through 8-bit weights (gemv.go)
+		return nil
+	}
 	if !blasParallel {
 		return b.linearTiles(outs, cx, ws, maxIn)
 	}

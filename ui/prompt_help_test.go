@@ -1,0 +1,115 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/test"
+
+	"easel/app/jobs"
+	"easel/engine/convert"
+	"easel/engine/imageio"
+	"easel/engine/pipeline"
+	"easel/internal/generatecase"
+	"easel/internal/tinysnapshot"
+)
+
+// Expand, Describe, Use as prompt, Undo, Stop and Check in the window, on the untied tiny model
+// (its random weights write words; the tied one writes only whitespace).
+func TestPromptHelpExpandDescribeAndCheck(t *testing.T) {
+	model := generatecase.Model(t, tinysnapshot.Permutation{A: 7907, B: 5}, convert.ProfileCortiq)
+	h := newHarnessWith(t, 0, func(_ *harness, d *Deps) { d.Settings.Model = model })
+	h.patience = 3 * time.Minute
+	p := h.s.help
+	idle := func() bool { return p.cancel == nil }
+
+	// Expand streams into a suggestion; Use as prompt takes it; Undo restores the idea.
+	h.s.prompt.prompt.SetText("a lighthouse")
+	test.Tap(p.expand)
+	if p.stop.Hidden || !p.expand.Disabled() {
+		t.Error("while writing, Stop is not offered or Expand is not disabled")
+	}
+	h.pump("Expand to finish", idle)
+	got := strings.TrimSpace(p.suggestion.Text)
+	if got == "" || p.suggestionBox.Hidden || !strings.Contains(p.status.Text, "tokens") {
+		t.Fatalf("after Expand: suggestion %q (shown %v), status %q", got, !p.suggestionBox.Hidden, p.status.Text)
+	}
+	test.Tap(p.accept)
+	if h.s.draft.Prompt != got || p.undo.Hidden {
+		t.Errorf("Use as prompt: prompt %q, want the suggestion %q (undo offered: %v)", h.s.draft.Prompt, got, !p.undo.Hidden)
+	}
+	test.Tap(p.undo)
+	if h.s.draft.Prompt != "a lighthouse" {
+		t.Errorf("Undo: prompt %q, want the idea back", h.s.draft.Prompt)
+	}
+
+	// Stop leaves the prompt as it was. The writer is held so the stop comes before any token.
+	p.mu.Lock()
+	test.Tap(p.expand)
+	test.Tap(p.stop)
+	p.mu.Unlock()
+	h.pump("the stopped Expand to end", idle)
+	if h.s.draft.Prompt != "a lighthouse" || !strings.Contains(p.status.Text, "stopped") || !p.suggestionBox.Hidden {
+		t.Errorf("after Stop: prompt %q, status %q, suggestion shown %v", h.s.draft.Prompt, p.status.Text, !p.suggestionBox.Hidden)
+	}
+
+	// Describe a condition image, then use it as the prompt.
+	path := generatecase.PicturePNG(t, 96, 64)
+	img, err := imageio.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.s.addLoaded([]loadedCondition{{c: mustCondition(t, path)}})
+	p.source.SetSelected("Condition image 1")
+	test.Tap(p.describe)
+	h.pump("Describe to finish", idle)
+	desc := strings.TrimSpace(p.suggestion.Text)
+	if desc == "" || !strings.HasPrefix(p.status.Text, "Describe:") {
+		t.Fatalf("after Describe: suggestion %q, status %q", desc, p.status.Text)
+	}
+	test.Tap(p.accept)
+	if h.s.draft.Prompt != desc {
+		t.Errorf("Use as prompt after Describe: prompt %q, want %q", h.s.draft.Prompt, desc)
+	}
+
+	// Check, when on, lists a verdict per element of the finished picture's prompt.
+	test.Tap(p.checkOn)
+	p.finished(jobs.Job{State: jobs.Done, Request: pipeline.Request{Prompt: "a red lighthouse, two boats"}, Result: &pipeline.Result{Image: img}})
+	h.pump("Check to finish", idle)
+	lines := strings.Split(p.checks.Text, "\n")
+	if p.checks.Hidden || len(lines) != 2 || !strings.HasSuffix(lines[0], " a red lighthouse") || !strings.HasSuffix(lines[1], " two boats") {
+		t.Errorf("Check lines %q (shown %v)", p.checks.Text, !p.checks.Hidden)
+	}
+	// On demand: the picture shown, against the prompt as it is now.
+	h.s.prompt.prompt.SetText("a red lighthouse, two boats, a dog")
+	test.Tap(p.checkNow)
+	h.pump("Check picture to finish", idle)
+	if n := len(strings.Split(p.checks.Text, "\n")); n != 3 || !strings.HasSuffix(p.checks.Text, " a dog") {
+		t.Errorf("Check picture: %q, want three lines ending with the dog", p.checks.Text)
+	}
+	p.suggestionBox.Show()
+	if m := h.w.Content().MinSize(); m.Width > 1400 || m.Height > 860 {
+		t.Errorf("with the suggestion and the checks shown the window's minimum size is %v, more than the 1400×860 it opens at", m)
+	}
+	for _, l := range lines {
+		if m := strings.SplitN(l, " ", 2)[0]; m != "✓" && m != "✗" && m != "?" {
+			t.Errorf("Check line %q does not start with ✓, ✗ or ?", l)
+		}
+	}
+}
+
+// A writing that does not fit the memory budget is refused before it starts, saying what it
+// needs; the prompt stays as it was.
+func TestPromptHelpRefusesWhatDoesNotFit(t *testing.T) {
+	h := newHarness(t, 4e9)
+	p := h.s.help
+	h.s.prompt.prompt.SetText("a lighthouse")
+	test.Tap(p.expand)
+	if p.cancel != nil || !p.suggestionBox.Hidden || h.s.draft.Prompt != "a lighthouse" {
+		t.Errorf("Expand started on a 4 GB budget (running %v, suggestion shown %v)", p.cancel != nil, !p.suggestionBox.Hidden)
+	}
+	if msg := h.s.message.Text; !strings.Contains(msg, "Expand needs about") || !strings.Contains(msg, "GB of memory") {
+		t.Errorf("message %q", msg)
+	}
+}
