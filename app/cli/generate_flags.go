@@ -39,7 +39,7 @@ type generateArgs struct {
 	start                                            startArgs
 	fromSettings                                     *imagefile.Settings // the --from image's, when it started from an image
 	batch                                            batchArgs
-	grid                                             [3]string // --grid-x, --grid-y, --grid-z (generate_grid.go)
+	grid                                             [3]string        // --grid-x, --grid-y, --grid-z (generate_grid.go)
 	text                                             generateTextArgs // --expand, --check
 }
 
