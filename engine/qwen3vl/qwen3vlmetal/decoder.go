@@ -200,10 +200,16 @@ func (d *rowDecoder) begin() (*pass, error) {
 	return &pass{d: d, cb: cb, enc: cb.ComputeEncoder()}, nil
 }
 
+// finish commits and waits; a GPU error becomes a *metal.Declined with its sentence, so the CPU
+// writes the text instead (a page fault, the model file's, and other errors pass as they are).
 func (p *pass) finish() error {
 	p.enc.End()
 	p.cb.Commit()
-	return p.cb.Wait()
+	err := p.cb.Wait()
+	if advice := metal.GPUErrorAdvice("text encoder's writing", err); advice != "" {
+		return metal.Decline("%s", advice)
+	}
+	return err
 }
 
 // dispatch runs fn over rows with bufs bound at 0.. and prm after them.
