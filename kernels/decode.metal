@@ -4,7 +4,7 @@
 // head; lanes stride over the row and meet in simd_sum / simd_max. No threadgroup memory.
 //
 //	dec_gemv     y[y_off + r] (+)= Σ_c W[r, c] · x[x_off + c], W dequantized in the kernel from its
-//	             stored codec (dtype: 0 f32, 1 f16, 2 bf16, 3 q8_row, 9 q8_2f), each weight read once
+//	             stored codec (dtype: 0 f32, 1 f16, 2 bf16, 3 q8_row, 9 q8_2f, 15 q4tp), each weight read once
 //	dec_rmsnorm  y[y_off + r·cols + i] = x[x_off + r·cols + i] · rms⁻¹ · w[i] over rows rows
 //	dec_headrope per head of x (at y_off): RMSNorm with w, then half-split rotary with cos | sin
 //	dec_attn     per query head: softmax(q·Kᵀ·scale)·V over keys cached rows, grouped-query
@@ -51,6 +51,35 @@ inline float dec_weight(device const uchar* w, uint dtype, uint rows, uint cols,
     return ((device const float*)w)[i];
 }
 
+// Lane lane's share of row r of a q4tp matrix times x (cmf.md §9.3: [nibbles][row params lo,
+// step as half][5-bit codes]): the lane holds weight lane of every 32-weight tile and, once per
+// row, rung lane of the row's scale ladder 2^lo · (2^step)^lane, multiplied up as engine/quant
+// does; each tile's scale is the lane its code names. cols is a multiple of 32.
+inline float dec_q4tp_dot(device const uchar* w, uint rows, uint cols, uint r, uint lane, device const float* x) {
+    const uint gpr = cols / 32;
+    device const half* prm = (device const half*)(w + rows * gpr * 16 + 4 * r);
+    const float ratio = precise::exp2(float(prm[1]));
+    float rung = precise::exp2(float(prm[0]));
+    for (uint c = 0; c < lane; ++c) {
+        rung *= ratio;
+    }
+    device const uchar* codes = w + rows * gpr * 16 + 4 * rows + r * ((gpr * 5 + 7) / 8);
+    device const uchar* tiles = w + r * gpr * 16;
+    float acc = 0.0f;
+    for (uint g = 0; g < gpr; ++g) {
+        const uint bit = 5 * g;
+        uint v = codes[bit >> 3];
+        if ((bit & 7) > 3) {
+            v |= uint(codes[(bit >> 3) + 1]) << 8;
+        }
+        const float s = simd_shuffle(rung, ushort((v >> (bit & 7)) & 31));
+        const uint b = tiles[g * 16 + lane / 2];
+        const uint n = (lane & 1) != 0 ? (b >> 4) : (b & 15);
+        acc += ((float(n) - 8.0f) * s) * x[g * 32 + lane];
+    }
+    return acc;
+}
+
 // Buffers: 0 W (bytes as stored), 1 x, 2 y, 3 DecParams.
 kernel void dec_gemv(device const uchar* w [[buffer(0)]],
                      device const float* x [[buffer(1)]],
@@ -65,8 +94,12 @@ kernel void dec_gemv(device const uchar* w [[buffer(0)]],
         return;
     }
     float acc = 0.0f;
-    for (uint c = lane; c < p.cols; c += 32) {
-        acc += dec_weight(w, p.dtype, p.rows, p.cols, r, c) * x[p.x_off + c];
+    if (p.dtype == 15) {
+        acc = dec_q4tp_dot(w, p.rows, p.cols, r, lane, x + p.x_off);
+    } else {
+        for (uint c = lane; c < p.cols; c += 32) {
+            acc += dec_weight(w, p.dtype, p.rows, p.cols, r, c) * x[p.x_off + c];
+        }
     }
     const float dot = simd_sum(acc);
     if (lane == 0) {

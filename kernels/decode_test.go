@@ -50,7 +50,7 @@ func TestEmuDecodeGEMV(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(32, 1))
-	for _, dt := range []quant.DType{quant.F32, quant.F16, quant.BF16, quant.Q8Row, quant.Q8_2F} {
+	for _, dt := range []quant.DType{quant.F32, quant.F16, quant.BF16, quant.Q8Row, quant.Q8_2F, quant.Q4TP} {
 		t.Run(dt.String(), func(t *testing.T) {
 			payload, err := quant.Encode(dt, []int{rows, cols}, randFloats(rng, rows*cols, 0.5))
 			if err != nil {

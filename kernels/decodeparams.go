@@ -25,6 +25,7 @@ const (
 	DecodeBF16  = 2
 	DecodeQ8Row = 3
 	DecodeQ82F  = 9
+	DecodeQ4TP  = 15 // columns a multiple of 32
 )
 
 // DecodeKernels are decode.metal's kernels.

@@ -55,6 +55,8 @@ func decodeCodec(d quant.DType) (uint32, bool) {
 		return kernels.DecodeQ8Row, true
 	case quant.Q8_2F:
 		return kernels.DecodeQ82F, true
+	case quant.Q4TP:
+		return kernels.DecodeQ4TP, true
 	}
 	return 0, false
 }
@@ -136,6 +138,9 @@ func newRowDecoder(dev device.Device, w *qwen3vl.RowWeights, capacity int, resid
 	}
 	matrix := func(t *quant.Tensor) decMatrix {
 		code, ok := decodeCodec(t.DType)
+		if ok && t.DType == quant.Q4TP && t.Cols()%32 != 0 {
+			ok = false
+		}
 		if !ok {
 			if err == nil {
 				err = metal.Decline("the one-row decode kernels do not read %v weights (%s): the CPU writes the text", t.DType, t.Name)
