@@ -64,7 +64,6 @@ func decodeCodec(d quant.DType) (uint32, bool) {
 // RowDecodeBytes is the device memory of a rowDecoder for w and capacity cached rows: the
 // weights as stored, the norms, the cache, the scratch rows and the attention scores.
 func RowDecodeBytes(w *qwen3vl.RowWeights, capacity int) int64 {
-	c := w.Config
 	n := int64(len(w.Head.Data)) + 4*int64(len(w.Norm))
 	for _, l := range w.Layers {
 		for _, m := range []*quant.Tensor{l.Q, l.K, l.V, l.O, l.Gate, l.Up, l.Down} {
@@ -72,9 +71,7 @@ func RowDecodeBytes(w *qwen3vl.RowWeights, capacity int) int64 {
 		}
 		n += 4 * int64(len(l.InputNorm)+len(l.PostNorm)+len(l.QNorm)+len(l.KNorm))
 	}
-	qw := c.Heads * c.HeadDim
-	scratch := 2*c.Hidden + 2*qw + 2*c.Intermediate + c.Vocab + c.HeadDim + c.Heads*capacity
-	return n + qwen3vl.KVCacheBytes(c, capacity) + 4*int64(scratch)
+	return n + PlanGenerateFor(w.Config, nil, capacity, 0, nil)
 }
 
 // newRowDecoder places w on dev for capacity cached rows; resident is what the device already

@@ -9,10 +9,15 @@ import (
 )
 
 // PlanGenerateFor is the device memory, beyond the weights, of writing maxTokens tokens after a
-// prompt of tokens tokens with images: the prefill's activations (PlanEncodeFor), the key/value
-// cache of every layer for all the tokens, and one row's logits.
+// prompt of tokens tokens: the one-row decoder's key/value cache of every layer for all the
+// tokens, its scratch rows, the logits and the attention scores (RowDecodeBytes adds the copied
+// weights). Condition images cost the device nothing here: Generate runs the vision tower on the
+// host encoder, so vc and grids are not counted.
 func PlanGenerateFor(tc qwen3vl.TextConfig, vc *qwen3vl.VisionConfig, tokens, maxTokens int, grids [][3]int) int64 {
-	return PlanEncodeFor(tc, vc, tokens, grids) + qwen3vl.KVCacheBytes(tc, tokens+maxTokens) + 4*int64(tc.Vocab+tc.Hidden)
+	capacity := tokens + maxTokens
+	qw := tc.Heads * tc.HeadDim
+	scratch := 2*tc.Hidden + 2*qw + 2*tc.Intermediate + tc.Vocab + tc.HeadDim + tc.Heads*capacity
+	return qwen3vl.KVCacheBytes(tc, capacity) + 4*int64(scratch)
 }
 
 // Generate is qwen3vl.Encoder.Generate on the device through the float one-row decode kernels
