@@ -36,6 +36,8 @@
 //	                               and proj_out's normalized input
 //	vae.metal        vae_*         the autoencoder's: implicit-GEMM convolution, channel RMS norm,
 //	                               element-wise ops, nearest upsampling, transpose
+//	decode.metal     dec_*         the text encoder's one-row decode in float: GEMV over stored
+//	                               weights, RMSNorm, q/k norm + mRoPE, cached attention, SwiGLU
 //	ops.metal        ops_*         the text encoder's and vision tower's: linear layers (f16, q8),
 //	                               batched GEMMs and masked softmax for attention, row norms, q/k
 //	                               norm + rotary embedding
@@ -113,4 +115,5 @@ var Libraries = []Library{
 	{"lora.metal", []string{"qi_lora_down_h", "qi_lora_down_f", "qi_lora_up", "qi_lora_up_h", "qi_lora_lnscale"}},
 	{"vae.metal", []string{"vae_amax", "vae_conv", "vae_chnorm", "vae_elt", "vae_upsample", "vae_transpose"}},
 	{"ops.metal", []string{"ops_linear", "ops_mm", "ops_softmax", "ops_rownorm", "ops_headrope"}},
+	{"decode.metal", DecodeKernels},
 }

@@ -38,6 +38,7 @@ func TestEmuParamLayouts(t *testing.T) {
 		{"ops.metal", "SoftParams", reflect.TypeFor[kernels.SoftParams]()},
 		{"ops.metal", "RowNormParams", reflect.TypeFor[kernels.RowNormParams]()},
 		{"ops.metal", "HeadParams", reflect.TypeFor[kernels.HeadParams]()},
+		{"decode.metal", "DecParams", reflect.TypeFor[kernels.DecParams]()},
 	}
 	// One library: every file (their names do not collide), then the probes.
 	var src []byte

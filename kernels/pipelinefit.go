@@ -46,6 +46,9 @@ var baselineThreads = func() map[string]int {
 	for _, fn := range []string{"ops_softmax", "ops_rownorm"} {
 		m[fn] = count(RowGrid(1))
 	}
+	for _, fn := range DecodeKernels {
+		m[fn] = count(DecodeGrid(1))
+	}
 	return m
 }()
 

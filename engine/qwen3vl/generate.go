@@ -73,31 +73,40 @@ func (e *Encoder) Generate(ctx context.Context, ids []int32, images []VisionInpu
 		return nil, err
 	}
 	g := &Generation{PromptTokens: len(ids), Prefill: time.Since(start)}
+	return g, decodeLoop(ctx, g, ids, logits, opts, func(id int32, step int) ([]float32, error) {
+		return e.step(ctx, head, cache, id, next+step)
+	})
+}
+
+// decodeLoop samples tokens into g from the prompt's logits on: each chosen token goes through
+// step (the token and its index after the prompt) for the next logits, until a stop token or
+// the limit. Generate and GenerateRows share it.
+func decodeLoop(ctx context.Context, g *Generation, ids []int32, logits []float32, opts GenerateOptions, step func(id int32, step int) ([]float32, error)) (err error) {
 	sp := newSampler(opts.Sampling, opts.Seed, ids)
 	decodeStart := time.Now()
 	defer func() { g.Decode = time.Since(decodeStart) }()
-	for step := 0; ; step++ {
+	for i := 0; ; i++ {
 		if opts.OnLogits != nil {
-			opts.OnLogits(step, logits)
+			opts.OnLogits(i, logits)
 		}
 		id := sp.next(logits)
 		g.IDs = append(g.IDs, id)
 		if opts.OnToken != nil {
 			if err := opts.OnToken(id); err != nil {
-				return g, err
+				return err
 			}
 		}
 		for _, s := range opts.Stop {
 			g.Stopped = g.Stopped || id == s
 		}
 		if g.Stopped || len(g.IDs) == opts.MaxTokens {
-			return g, nil
+			return nil
 		}
 		if err := ctx.Err(); err != nil {
-			return g, err
+			return err
 		}
-		if logits, err = e.step(ctx, head, cache, id, next+step); err != nil {
-			return g, err
+		if logits, err = step(id, i); err != nil {
+			return err
 		}
 	}
 }

@@ -16,7 +16,8 @@ import (
 // the device.
 type Encoder struct {
 	*metalops.Network
-	enc *qwen3vl.Encoder
+	enc  *qwen3vl.Encoder
+	host *qwen3vl.Encoder // the CPU encoder Generate prepares prompt rows with (NewRunner sets it)
 }
 
 // New loads the text encoder (and the vision tower when src has one) onto dev: the q8 and f16

@@ -23,6 +23,9 @@ func NewRunner(gpu *Encoder, cpu *qwen3vl.Encoder, onDecline func(*metal.Decline
 	if cpu == nil {
 		return nil, errors.New("qwen3vlmetal.NewRunner: no CPU encoder to fall back on")
 	}
+	if gpu != nil {
+		gpu.host = cpu // Generate prepares prompt rows (and images) on the host
+	}
 	return &Runner{gpu: gpu, cpu: cpu, onDecline: onDecline}, nil
 }
 
