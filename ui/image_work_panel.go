@@ -140,7 +140,7 @@ func newImageWorkPanel(s *studio) *imageWorkPanel {
 	form := widget.NewForm(
 		widget.NewFormItem("Strength", container.NewBorder(nil, nil, nil, p.strengthV, p.strength)),
 		widget.NewFormItem("Fit", p.fit),
-		widget.NewFormItem("Mask", container.NewBorder(nil, nil, nil, p.showMask, p.tool)),
+		widget.NewFormItem("Mask", container.NewVBox(p.tool, p.showMask)),
 		widget.NewFormItem("Brush", container.NewBorder(nil, nil, nil, p.brushV, p.brush)),
 		widget.NewFormItem("Grow", container.NewBorder(nil, nil, nil, p.growV, p.grow)),
 		widget.NewFormItem("Feather", container.NewBorder(nil, nil, nil, p.featherV, p.feather)),

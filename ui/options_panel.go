@@ -20,28 +20,47 @@ const (
 	sizeFromImageLabel = "From the last condition image"
 )
 
+// squareSides are the square sizes the size menu offers besides the aspect ratios (a custom size
+// underneath), and squareLabels their names there.
+var (
+	squareSides  = []int{512, 768, 1024}
+	squareLabels = []string{"512×512", "768×768", "1024×1024"}
+)
+
+// squareLabel is the size menu's name for a custom w×h that is one of the squares, or "".
+func squareLabel(w, h int) string {
+	for i, side := range squareSides {
+		if w == side && h == side {
+			return squareLabels[i]
+		}
+	}
+	return ""
+}
+
 // optionsPanel holds size, steps, CFG, seed, backend and model.
 type optionsPanel struct {
 	s *studio
 
-	sizeSelect   *widget.Select
-	scaleRadio   *widget.RadioGroup
-	customW      *widget.Entry
-	customH      *widget.Entry
-	customRow    fyne.CanvasObject
-	sizeResult   *widget.Label
-	steps        *widget.Entry
-	count        *widget.Entry // the batch's images, 1–MaxWindowCount
-	cfg          *widget.Slider
-	cfgLabel     *widget.Label
-	seedMode     *widget.RadioGroup
-	seedEntry    *widget.Entry
-	lastSeed     *widget.Label
-	copySeed     *widget.Button
-	backend      *widget.Select
-	modelLabel   *widget.Label
-	form         *widget.Form
-	box          fyne.CanvasObject
+	sizeSelect *widget.Select
+	scaleRadio *widget.RadioGroup
+	customW    *widget.Entry
+	customH    *widget.Entry
+	customRow  fyne.CanvasObject
+	sizeResult *widget.Label
+	steps      *widget.Entry
+	count      *widget.Entry // the batch's images, 1–MaxWindowCount
+	cfg        *widget.Slider
+	cfgLabel   *widget.Label
+	seedMode   *widget.RadioGroup
+	seedEntry  *widget.Entry
+	lastSeed   *widget.Label
+	copySeed   *widget.Button
+	backend    *widget.Select
+	modelLabel *widget.Label
+	form       *widget.Form
+	box        fyne.CanvasObject // the everyday settings
+	advanced   *widget.Form      // backend and model
+
 	loadingDraft bool // true while load() sets widgets, so their callbacks do not echo back
 }
 
@@ -51,6 +70,7 @@ func newOptionsPanel(s *studio) *optionsPanel {
 	for _, a := range compose.Aspects {
 		sizeNames = append(sizeNames, a.Name)
 	}
+	sizeNames = append(sizeNames, squareLabels...)
 	sizeNames = append(sizeNames, sizeCustomLabel, sizeFromImageLabel)
 	p.sizeSelect = widget.NewSelect(sizeNames, func(v string) { p.sizeChosen(v) })
 	p.scaleRadio = widget.NewRadioGroup([]string{"1K", "2K"}, func(v string) {
@@ -159,18 +179,21 @@ func newOptionsPanel(s *studio) *optionsPanel {
 	p.modelLabel.Truncation = fyne.TextTruncateEllipsis
 	chooseModel := widget.NewButton("Choose…", s.pickModel)
 
+	// The everyday settings in a compact block, always visible under the prompt; the backend and
+	// the model under Advanced.
 	p.form = widget.NewForm(
 		widget.NewFormItem("Size", container.NewBorder(nil, nil, nil, p.scaleRadio, p.sizeSelect)),
 		widget.NewFormItem("", container.NewVBox(p.customRow, p.sizeResult)),
-		widget.NewFormItem("Steps", p.steps),
-		widget.NewFormItem("Images", p.count),
+		widget.NewFormItem("Steps", container.NewGridWithColumns(3, p.steps, widget.NewLabelWithStyle("Images", fyne.TextAlignTrailing, fyne.TextStyle{}), p.count)),
 		widget.NewFormItem("CFG scale", container.NewBorder(nil, nil, nil, p.cfgLabel, p.cfg)),
 		widget.NewFormItem("Seed", container.NewBorder(nil, nil, p.seedMode, nil, p.seedEntry)),
 		widget.NewFormItem("", container.NewBorder(nil, nil, nil, p.copySeed, p.lastSeed)),
+	)
+	p.box = p.form
+	p.advanced = widget.NewForm(
 		widget.NewFormItem("Backend", p.backend),
 		widget.NewFormItem("Model", container.NewBorder(nil, nil, nil, chooseModel, p.modelLabel)),
 	)
-	p.box = container.NewVBox(heading("Image"), p.form)
 	p.load(&s.draft)
 	return p
 }
@@ -190,7 +213,11 @@ func (p *optionsPanel) load(d *compose.Draft) {
 	case compose.SizePreset:
 		p.sizeSelect.SetSelected(d.Aspect.Name)
 	case compose.SizeCustom:
-		p.sizeSelect.SetSelected(sizeCustomLabel)
+		if sq := squareLabel(d.CustomW, d.CustomH); sq != "" {
+			p.sizeSelect.SetSelected(sq)
+		} else {
+			p.sizeSelect.SetSelected(sizeCustomLabel)
+		}
 	default:
 		p.sizeSelect.SetSelected(sizeFromImageLabel)
 	}
@@ -229,6 +256,17 @@ func (p *optionsPanel) sizeChosen(v string) {
 		return
 	}
 	d := &p.s.draft
+	for i, sq := range squareLabels {
+		if v == sq {
+			d.Size, d.CustomW, d.CustomH = compose.SizeCustom, squareSides[i], squareSides[i]
+			p.loadingDraft = true
+			p.customW.SetText(strconv.Itoa(d.CustomW))
+			p.customH.SetText(strconv.Itoa(d.CustomH))
+			p.loadingDraft = false
+			p.s.draftChanged()
+			return
+		}
+	}
 	switch v {
 	case sizeCustomLabel:
 		d.Size = compose.SizeCustom
@@ -260,7 +298,7 @@ func (p *optionsPanel) customChanged() {
 // refreshSize shows the size the draft will make and which inputs apply.
 func (p *optionsPanel) refreshSize() {
 	d := &p.s.draft
-	if d.Size == compose.SizeCustom {
+	if d.Size == compose.SizeCustom && squareLabel(d.CustomW, d.CustomH) == "" || p.sizeSelect.Selected == sizeCustomLabel {
 		p.customRow.Show()
 	} else {
 		p.customRow.Hide()

@@ -79,6 +79,8 @@ type studio struct {
 	history    *historyPanel
 	actions    *imageActions
 	work       *imageWorkPanel
+	strip      *liveStrip        // memory and time under the canvas
+	sections   *widget.Accordion // the recipe's folding sections besides Work on an image
 
 	// start is the image the next generation starts from (nil: text to image); strength,
 	// followImage (the output size follows the start image instead of cropping it to the
@@ -183,7 +185,7 @@ func (s *studio) canGenerate() (bool, string) {
 		return false, "this model file has no vision tower (it was converted with --no-vision), so it cannot read condition images: remove them, or convert the model again without --no-vision"
 	}
 	if !s.prediction.Fits() {
-		return false, "this size does not fit in memory (see Memory)"
+		return false, "this size does not fit in memory (see Details under the canvas)"
 	}
 	return true, ""
 }
