@@ -482,6 +482,7 @@ func (s *studio) restore(e history.Entry) {
 func (s *studio) draftRestored() {
 	s.prompt.load(&s.draft)
 	s.options.load(&s.draft)
+	s.conditions.refresh()
 	s.loras.refresh()
 	s.persistLoRAs()
 	s.draftChanged()
