@@ -127,12 +127,7 @@ func (s *studio) extendSide(side int) {
 		return
 	}
 	s.extend = next
-	if !s.followImage {
-		// An extended canvas sets the size: the fit shows it.
-		s.followImage = true
-		s.work.load()
-	}
-	s.work.refreshExtend()
+	s.work.refreshExtend() // an extended canvas sets the size and the strength: the panel shows them
 	s.showStart()
 	s.draftChanged()
 	s.quiet()

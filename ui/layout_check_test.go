@@ -322,3 +322,52 @@ func (h *harness) writeLoRA(name string) string {
 	}
 	return path
 }
+
+// wrappedInForms lists the word-wrapped labels inside forms under o: a form does not measure a
+// wrapped label again when its text changes, so a longer text draws over the rows under it
+// (DESIGN §8, broken item 4: the Extend row over the LoRAs header).
+func wrappedInForms(o fyne.CanvasObject, inForm bool, path string) []string {
+	var out []string
+	if l, ok := o.(*widget.Label); ok && inForm && l.Visible() && l.Wrapping != fyne.TextWrapOff {
+		out = append(out, path)
+	}
+	_, isForm := o.(*widget.Form)
+	kids, _ := children(o)
+	if _, isLabel := o.(*widget.Label); isLabel {
+		kids = nil
+	}
+	for _, c := range kids {
+		if c != nil && c.Visible() {
+			out = append(out, wrappedInForms(c, inForm || isForm, path+" > "+describe(c))...)
+		}
+	}
+	return out
+}
+
+// After restoring an extended image (and through painting and extending), no form row holds a
+// wrapped text, and the window lays out within the screen.
+func TestRestoredExtendedImageKeepsItsRowsApart(t *testing.T) {
+	h := newHarness(t, 64e9)
+	s := h.s
+	s.setStart(mustCondition(t, h.writePNG("a-start-image-with-a-long-name.png", 256, 256)))
+	s.extendSide(sideRight)
+	s.extendSide(sideTop)
+	test.Tap(s.generateBtn)
+	<-h.gen.started
+	for range fakeSteps {
+		h.gen.step <- struct{}{}
+	}
+	h.gen.release <- struct{}{}
+	h.pump("the saved image", func() bool { return len(s.history.entries) == 1 })
+	s.removeStart()
+	s.restore(s.history.entries[0])
+	openEverySection(s)
+	for _, p := range wrappedInForms(h.w.Content(), false, "window") {
+		t.Errorf("a wrapped text in a form row: %s", p)
+	}
+	assertLayoutFits(t, h.w, "a restored extended image")
+	if s.work.strength.Value != 1 || !s.work.strength.Disabled() || s.work.fit.Selected != fitFollowLabel {
+		t.Errorf("the extended image shows strength %.2f (off: %v) and fit %q; the run uses 1 and the image's size",
+			s.work.strength.Value, s.work.strength.Disabled(), s.work.fit.Selected)
+	}
+}

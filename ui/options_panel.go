@@ -90,6 +90,7 @@ func newOptionsPanel(s *studio) *optionsPanel {
 	p.customH.OnChanged = func(string) { p.customChanged() }
 	p.customRow = container.NewGridWithColumns(3, p.customW, widget.NewLabel("×"), p.customH)
 	p.sizeResult = widget.NewLabel("")
+	p.sizeResult.Truncation = fyne.TextTruncateEllipsis // one line in the form; a problem is said in full under Generate
 
 	p.steps = widget.NewEntry()
 	p.steps.OnChanged = func(v string) {
@@ -317,7 +318,6 @@ func (p *optionsPanel) refreshSize() {
 	default:
 		p.sizeResult.SetText(fmt.Sprintf("%d × %d px", w, h))
 	}
-	p.sizeResult.Wrapping = fyne.TextWrapWord
 	if p.form != nil {
 		p.form.Refresh() // the custom-size row came or went: lay the form out again
 	}
