@@ -39,6 +39,7 @@ type generateArgs struct {
 	start                                            startArgs
 	fromSettings                                     *imagefile.Settings // the --from image's, when it started from an image
 	batch                                            batchArgs
+	remote                                           remoteArgs // --render-on, --token (generate_remote.go)
 }
 
 // startArgs are the flags of working on an image.
@@ -90,6 +91,8 @@ func parseGenerateArgs(args []string) (*generateArgs, error) {
 	f.Float64Var(&g.batch.hires, "hires", 0, "")
 	f.Float64Var(&g.batch.hiresStrength, "hires-strength", 0.35, "")
 	f.IntVar(&g.batch.hiresSteps, "hires-steps", 0, "")
+	f.StringVar(&g.remote.addr, "render-on", "", "")
+	f.StringVar(&g.remote.token, "token", "", "")
 	if err := f.Parse(args); err != nil {
 		return nil, err
 	}
@@ -98,8 +101,11 @@ func parseGenerateArgs(args []string) (*generateArgs, error) {
 	if f.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (quote a prompt with spaces)", f.Arg(0))
 	}
-	if g.model == "" {
-		return nil, errors.New("--model is required")
+	if g.model == "" && g.remote.addr == "" {
+		return nil, errors.New("--model is required (or --render-on HOST:PORT to render on another machine)")
+	}
+	if err := g.checkRemote(); err != nil {
+		return nil, err
 	}
 	if g.start.init == "" && g.from == "" {
 		for _, name := range []string{"strength", "mask", "mask-blur", "mask-grow", "mask-crop", "keep-original", "extend"} {

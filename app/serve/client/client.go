@@ -149,6 +149,9 @@ func body(req pipeline.Request) (map[string]any, string, error) {
 				return nil, "", err
 			}
 			b["mask"], b["mask_blur"], b["inpaint_full_res"] = m, 0, false // prepared here already
+			// The window pastes the result back through its own mask (as after a local run):
+			// the server must not paste it too, or the feather and the seam differ.
+			b["easel_paste_back"] = false
 		}
 	}
 	return b, route, nil
