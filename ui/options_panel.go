@@ -43,16 +43,16 @@ type optionsPanel struct {
 
 	sizeSelect *widget.Select
 	scaleRadio *widget.RadioGroup
-	customW    *widget.Entry
-	customH    *widget.Entry
+	customW    *escEntry
+	customH    *escEntry
 	customRow  fyne.CanvasObject
 	sizeResult *widget.Label
-	steps      *widget.Entry
-	count      *widget.Entry // the batch's images, 1–MaxWindowCount
+	steps      *escEntry
+	count      *escEntry // the batch's images, 1–MaxWindowCount
 	cfg        *widget.Slider
 	cfgLabel   *widget.Label
 	seedMode   *widget.RadioGroup
-	seedEntry  *widget.Entry
+	seedEntry  *escEntry
 	lastSeed   *widget.Label
 	copySeed   *widget.Button
 	backend    *widget.Select
@@ -85,14 +85,14 @@ func newOptionsPanel(s *studio) *optionsPanel {
 	})
 	p.scaleRadio.Horizontal = true
 	p.scaleRadio.Required = true
-	p.customW, p.customH = widget.NewEntry(), widget.NewEntry()
+	p.customW, p.customH = newEscEntry(s), newEscEntry(s)
 	p.customW.OnChanged = func(string) { p.customChanged() }
 	p.customH.OnChanged = func(string) { p.customChanged() }
 	p.customRow = container.NewGridWithColumns(3, p.customW, widget.NewLabel("×"), p.customH)
 	p.sizeResult = widget.NewLabel("")
 	p.sizeResult.Truncation = fyne.TextTruncateEllipsis // one line in the form; a problem is said in full under Generate
 
-	p.steps = widget.NewEntry()
+	p.steps = newEscEntry(s)
 	p.steps.OnChanged = func(v string) {
 		if p.loadingDraft {
 			return
@@ -104,7 +104,7 @@ func newOptionsPanel(s *studio) *optionsPanel {
 		}
 		s.draft.Steps = n
 	}
-	p.count = widget.NewEntry()
+	p.count = newEscEntry(s)
 	p.count.OnChanged = func(v string) {
 		if p.loadingDraft {
 			return
@@ -146,7 +146,7 @@ func newOptionsPanel(s *studio) *optionsPanel {
 	})
 	p.seedMode.Horizontal = true
 	p.seedMode.Required = true
-	p.seedEntry = widget.NewEntry()
+	p.seedEntry = newEscEntry(s)
 	p.seedEntry.SetPlaceHolder("seed")
 	p.seedEntry.OnChanged = func(v string) {
 		if p.loadingDraft {

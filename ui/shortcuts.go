@@ -46,7 +46,7 @@ func (s *studio) installShortcuts() {
 			s.say("The clipboard holds no image and no image file path.")
 		}
 	})
-	c.AddShortcut(&fyne.ShortcutUndo{}, func(fyne.Shortcut) { s.undoMask() })
+	c.AddShortcut(&fyne.ShortcutUndo{}, func(fyne.Shortcut) { s.undo() })
 	c.SetOnTypedKey(func(k *fyne.KeyEvent) {
 		if k.Name == fyne.KeyEscape {
 			s.cancelCurrent()

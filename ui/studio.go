@@ -79,7 +79,13 @@ type studio struct {
 	history    *historyPanel
 	actions    *imageActions
 	work       *imageWorkPanel
-	strip      *liveStrip        // memory and time under the canvas
+	strip      *liveStrip // memory and time under the canvas
+	// undos are what ⌘Z takes back besides mask strokes (draft_undo.go); edits counts the
+	// window's undoable edits, maskEdits is the count at the latest mask stroke.
+	undos      []undoStep
+	edits      int
+	maskEdits  int
+	noticeKind noticeKind        // the kind of the notice shown
 	sections   *widget.Accordion // the recipe's folding sections besides Work on an image
 
 	// start is the image the next generation starts from (nil: text to image); strength,
@@ -132,11 +138,9 @@ func newStudio(deps Deps) *studio {
 	return s
 }
 
-// say shows a notice under the controls.
-func (s *studio) say(format string, args ...any) {
-	s.message.SetText(fmt.Sprintf(format, args...))
-	s.message.Show()
-}
+// say shows a notice under the controls (a warning: what needs the artist's eye; sayKind for
+// the others).
+func (s *studio) say(format string, args ...any) { s.sayKind(noticeWarning, format, args...) }
 
 // quiet hides the notice once the artist's next action succeeded.
 func (s *studio) quiet() {
@@ -472,7 +476,7 @@ func (s *studio) restore(e history.Entry) {
 		if note != "" {
 			s.say("%s", note)
 		} else {
-			s.say("Settings restored from %s.", shortPath(e.Path))
+			s.sayKind(noticeSuccess, "Settings restored from %s (%s takes the recipe before back).", shortPath(e.Path), undoKeyName())
 		}
 	}
 	s.showFile(e.Path)
