@@ -91,6 +91,7 @@ func settingsIn(path string) *imagefile.Metadata {
 
 // restoreDropped restores a dropped PNG's settings, shows it, and returns the message.
 func (s *studio) restoreDropped(path string, md *imagefile.Metadata) string {
+	s.remember("restoring " + shortPath(path))
 	s.draft.LoRADirs = s.loraDirs(path)
 	note, _ := s.draft.RestoreFile(md)
 	if n := s.restoreStart(md.Settings); n != "" {
@@ -103,4 +104,16 @@ func (s *studio) restoreDropped(path string, md *imagefile.Metadata) string {
 		msg += "\n" + note
 	}
 	return msg
+}
+
+// restoreFromImage is Image → Restore from Image…: a PNG's whole recipe, undoable with ⌘Z.
+func (s *studio) restoreFromImage() {
+	s.pickFile([]string{".png"}, s.deps.Settings.OutputFolder, func(path string) {
+		md := settingsIn(path)
+		if md == nil {
+			s.say("%s holds no settings Easel or another tool wrote: there is nothing to restore. To start from it, use Work on an image.", shortPath(path))
+			return
+		}
+		s.sayKind(noticeSuccess, "%s", s.restoreDropped(path, md))
+	})
 }

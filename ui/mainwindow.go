@@ -21,16 +21,21 @@ func NewMainWindow(a fyne.App, deps Deps) fyne.Window {
 
 func newMainWindow(a fyne.App, deps Deps) (fyne.Window, *studio) {
 	s := newStudio(deps)
+	s.resumeDraft()
 	w := a.NewWindow(app.Name)
 	s.win = w
 	s.build()
+	s.prompt.load(&s.draft) // the resumed draft's prompt
 	w.SetContent(s.layout())
 	w.SetOnDropped(s.dropped)
 	s.installShortcuts()
 	w.SetOnClosed(s.close)
+	w.SetCloseIntercept(s.askClose)
 	w.Resize(fyne.NewSize(1280, 800))
 	if deps.SettingsErr != nil {
 		s.say("%v", deps.SettingsErr)
+	} else if s.resumeErr != nil {
+		s.say("%v", s.resumeErr)
 	}
 	if deps.ScanHistory {
 		s.scanHistory()
@@ -66,6 +71,10 @@ func (s *studio) build() {
 	s.canvas.footer.Objects = []fyne.CanvasObject{layout.NewSpacer(), s.actions.refine}
 	s.progress = newProgressView()
 	s.strip = newLiveStrip(s)
+	s.network = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	s.network.Importance = widget.HighImportance
+	s.network.Truncation = fyne.TextTruncateEllipsis
+	s.network.Hide()
 	s.memory = newMemoryPanel(s)
 	s.timing = newTimingPanel()
 	s.timing.strip = s.strip
@@ -114,7 +123,7 @@ func (s *studio) recipeRegion() fyne.CanvasObject {
 // canvasRegion is the centre: the canvas with its toolbar, then the progress line, the live
 // strip (memory and time, Details for the full panels) and the queue.
 func (s *studio) canvasRegion() fyne.CanvasObject {
-	return container.NewBorder(nil, container.NewVBox(s.progress.box, s.strip.box, widget.NewSeparator(), s.queueList.box), nil, nil, s.canvas.box)
+	return container.NewBorder(nil, container.NewVBox(s.network, s.progress.box, s.strip.box, widget.NewSeparator(), s.queueList.box), nil, nil, s.canvas.box)
 }
 
 // galleryRegion is the right column: the latest batch's sheet over the history, always visible.

@@ -44,6 +44,9 @@ func DefaultDeps() Deps {
 		d.Store = st
 		d.Settings, d.SettingsErr = st.Load()
 	}
+	if st, err := settings.DefaultDraftStore(); err == nil {
+		d.DraftStore = st
+	}
 	if st, err := settings.DefaultLoRAStore(); err == nil {
 		d.LoRAStore = st
 		if d.LoRAs, err = st.Load(); err != nil && d.SettingsErr == nil {

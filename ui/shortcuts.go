@@ -30,8 +30,9 @@ func (s *studio) installShortcuts() {
 		}
 	})
 	s.win.SetMainMenu(fyne.NewMainMenu(
-		fyne.NewMenu("Easel", s.settingsMenuItem()),
-		fyne.NewMenu("Image", gen, cancel, fyne.NewMenuItemSeparator(), add, paste),
+		fyne.NewMenu("Easel", s.settingsMenuItem(), fyne.NewMenuItemSeparator(), s.quitItem()),
+		fyne.NewMenu("Image", gen, cancel, fyne.NewMenuItemSeparator(), add, paste, fyne.NewMenuItemSeparator(),
+			fyne.NewMenuItem("Restore from Image…", s.restoreFromImage)),
 		fyne.NewMenu("Help", s.diagnosticsMenuItem())))
 
 	c := s.win.Canvas()

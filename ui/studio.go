@@ -85,8 +85,15 @@ type studio struct {
 	undos      []undoStep
 	edits      int
 	maskEdits  int
-	noticeKind noticeKind        // the kind of the notice shown
-	sections   *widget.Accordion // the recipe's folding sections besides Work on an image
+	noticeKind noticeKind // the kind of the notice shown
+	// closeAsked is set once the artist chose to discard the jobs and quit; closeDialog is that
+	// question while shown; resumeErr is why the last draft could not be read (closing.go).
+	closeAsked  bool
+	closeDialog *dialog.ConfirmDialog
+	resumeErr   error
+	// network says, while either is on, where jobs render and that this machine is shared.
+	network  *widget.Label
+	sections *widget.Accordion // the recipe's folding sections besides Work on an image
 
 	// start is the image the next generation starts from (nil: text to image); strength,
 	// followImage (the output size follows the start image instead of cropping it to the
@@ -226,7 +233,9 @@ func (s *studio) generate() {
 		seed = randomSeed()
 	}
 	d := s.jobDraft()
-	s.submit(d, seed)
+	if s.submit(d, seed) {
+		s.saveDraft() // what was asked for survives a crash too
+	}
 }
 
 // submit queues a run of d with seed; it reports whether it was queued.
@@ -520,6 +529,7 @@ func (s *studio) showFile(path string) {
 // close stops the queue (and any running generation) when the window closes, and waits for the
 // images still being written.
 func (s *studio) close() {
+	s.saveDraft()
 	s.stopSharing()
 	s.queue.Close()
 	s.saving.Wait()
