@@ -9,7 +9,16 @@ import (
 // window (a plain entry keeps the key for itself).
 type escEntry struct {
 	widget.Entry
-	s *studio
+	s      *studio
+	onBlur func() // after the entry lost the focus (nil: nothing)
+}
+
+// FocusLost runs onBlur after the entry's own handling.
+func (e *escEntry) FocusLost() {
+	e.Entry.FocusLost()
+	if e.onBlur != nil {
+		e.onBlur()
+	}
 }
 
 func newEscEntry(s *studio) *escEntry {

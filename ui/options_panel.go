@@ -61,11 +61,12 @@ type optionsPanel struct {
 	box        fyne.CanvasObject // the everyday settings
 	advanced   *widget.Form      // backend and model
 
-	loadingDraft bool // true while load() sets widgets, so their callbacks do not echo back
+	loadingDraft bool              // true while load() sets widgets, so their callbacks do not echo back
+	problems     map[string]string // what is wrong with each field now, by its name
 }
 
 func newOptionsPanel(s *studio) *optionsPanel {
-	p := &optionsPanel{s: s}
+	p := &optionsPanel{s: s, problems: map[string]string{}}
 	var sizeNames []string
 	for _, a := range compose.Aspects {
 		sizeNames = append(sizeNames, a.Name)
@@ -88,6 +89,10 @@ func newOptionsPanel(s *studio) *optionsPanel {
 	p.customW, p.customH = newEscEntry(s), newEscEntry(s)
 	p.customW.OnChanged = func(string) { p.customChanged() }
 	p.customH.OnChanged = func(string) { p.customChanged() }
+	// Leaving a size field shows the size the run will use in it (snapped, or clamped to the
+	// model's range), so the field never says one size while another is made.
+	p.customW.onBlur = func() { p.showEffective(p.customW, p.s.draft.CustomW) }
+	p.customH.onBlur = func() { p.showEffective(p.customH, p.s.draft.CustomH) }
 	p.customRow = container.NewGridWithColumns(3, p.customW, widget.NewLabel("×"), p.customH)
 	p.sizeResult = widget.NewLabel("")
 	p.sizeResult.Truncation = fyne.TextTruncateEllipsis // one line in the form; a problem is said in full under Generate
@@ -99,9 +104,10 @@ func newOptionsPanel(s *studio) *optionsPanel {
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 2 || n > 200 {
-			s.say("Steps: give a whole number from 2 to 200.")
+			p.problem("Steps", "Steps: give a whole number from 2 to 200.")
 			return
 		}
+		p.problem("Steps", "")
 		s.draft.Steps = n
 	}
 	p.count = newEscEntry(s)
@@ -111,9 +117,10 @@ func newOptionsPanel(s *studio) *optionsPanel {
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > MaxWindowCount {
-			s.say("Images: give a whole number from 1 to %d.", MaxWindowCount)
+			p.problem("Images", fmt.Sprintf("Images: give a whole number from 1 to %d.", MaxWindowCount))
 			return
 		}
+		p.problem("Images", "")
 		s.draft.Count = n
 		s.draftChanged()
 	}
@@ -155,10 +162,11 @@ func newOptionsPanel(s *studio) *optionsPanel {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
 			if v != "" {
-				s.say("Seed: give a whole number from 0 to %d.", uint64(1<<64-1))
+				p.problem("Seed", fmt.Sprintf("Seed: give a whole number from 0 to %d.", uint64(1<<64-1)))
 			}
 			return
 		}
+		p.problem("Seed", "")
 		s.draft.Seed = n
 	}
 	p.lastSeed = widget.NewLabel("Last seed: —")
@@ -313,6 +321,8 @@ func (p *optionsPanel) refreshSize() {
 	switch {
 	case err != nil:
 		p.sizeResult.SetText(err.Error())
+	case d.Size == compose.SizeCustom && (clamped(d.CustomW) || clamped(d.CustomH)):
+		p.sizeResult.SetText(fmt.Sprintf("%d × %d px (clamped to %d–%d)", w, h, compose.MinSide, compose.MaxSide))
 	case d.Size == compose.SizeCustom && (w != d.CustomW || h != d.CustomH):
 		p.sizeResult.SetText(fmt.Sprintf("%d × %d px (snapped to multiples of 32)", w, h))
 	default:
@@ -379,5 +389,38 @@ func (s *studio) persist() {
 	}
 	if err := s.deps.Store.Save(s.deps.Settings); err != nil {
 		s.say("Settings were not saved: %v", err)
+	}
+}
+
+// clamped says whether a custom side lies outside the model's range (Snap clamps it).
+func clamped(v int) bool { return v < compose.MinSide || v > compose.MaxSide }
+
+// showEffective puts the side the run uses in the field the artist just left.
+func (p *optionsPanel) showEffective(e *escEntry, v int) {
+	if p.s.draft.Size != compose.SizeCustom || v <= 0 {
+		return
+	}
+	if n := compose.Snap(v); n != v || e.Text != strconv.Itoa(v) {
+		p.s.draft.CustomW, p.s.draft.CustomH = compose.Snap(p.s.draft.CustomW), compose.Snap(p.s.draft.CustomH)
+		p.loadingDraft = true
+		e.SetText(strconv.Itoa(n))
+		p.loadingDraft = false
+		p.s.draftChanged()
+	}
+}
+
+// problem shows what is wrong with a field as it is typed, or, once it is right again, takes
+// its notice away (validation never goes stale).
+func (p *optionsPanel) problem(field, msg string) {
+	if msg != "" {
+		p.problems[field] = msg
+		p.s.say("%s", msg)
+		return
+	}
+	if old, ok := p.problems[field]; ok {
+		delete(p.problems, field)
+		if p.s.message.Text == old {
+			p.s.quiet()
+		}
 	}
 }
