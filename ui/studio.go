@@ -47,10 +47,18 @@ type studio struct {
 	jobDrafts map[jobs.ID]compose.Draft
 	// jobPeaks is each submitted job's predicted peak, shown beside its live ledger.
 	jobPeaks map[jobs.ID]int64
-	current  jobs.ID // the running job, 0 when idle
-	lastSeed uint64
-	haveSeed bool
-	pasted   int // pasted images so far, for their names
+	// jobHires is an upscale job's Hires record for its PNG; nextKind and nextHires are what the
+	// next submit is ("Vary", "Upscale ×2", "Refine") and its record, taken by submit.
+	jobHires  map[jobs.ID]*imagefile.HiresSettings
+	nextKind  string
+	nextHires *imagefile.HiresSettings
+	// offer is the Upscale or Refine offer while it is shown.
+	offer     *dialog.ConfirmDialog
+	offerText string
+	current   jobs.ID // the running job, 0 when idle
+	lastSeed  uint64
+	haveSeed  bool
+	pasted    int // pasted images so far, for their names
 	// shownPath is the saved file on the canvas ("" while a preview or an unsaved image is
 	// shown); canvasJob is the job whose picture is on the canvas (0 for a file).
 	shownPath string
@@ -125,7 +133,7 @@ type studio struct {
 }
 
 func newStudio(deps Deps) *studio {
-	s := &studio{deps: deps, draft: compose.NewDraft(deps.Settings), jobDrafts: map[jobs.ID]compose.Draft{}, jobPeaks: map[jobs.ID]int64{}, kept: map[jobs.ID]keptImage{}}
+	s := &studio{deps: deps, draft: compose.NewDraft(deps.Settings), jobDrafts: map[jobs.ID]compose.Draft{}, jobPeaks: map[jobs.ID]int64{}, jobHires: map[jobs.ID]*imagefile.HiresSettings{}, kept: map[jobs.ID]keptImage{}}
 	if s.deps.Do == nil {
 		s.deps.Do = fyne.Do
 	}
@@ -259,6 +267,11 @@ func (s *studio) submit(d compose.Draft, seed uint64) bool {
 	if n := req.Batch(); n > 1 {
 		label = fmt.Sprintf("%s · %d images", label, n)
 	}
+	kind, hs := s.nextKind, s.nextHires
+	s.nextKind, s.nextHires = "", nil
+	if kind != "" {
+		label = kind + " · " + label // the queue says what the job is: Vary, Upscale ×2, Refine
+	}
 	id, err := s.queue.Submit(req, label)
 	if err != nil {
 		if req.Init != nil {
@@ -277,6 +290,9 @@ func (s *studio) submit(d compose.Draft, seed uint64) bool {
 	d.Seed = seed
 	s.jobDrafts[id] = d
 	s.jobPeaks[id] = s.prediction.Peak
+	if hs != nil {
+		s.jobHires[id] = hs
+	}
 	s.updateButtons()
 	return true
 }
@@ -425,6 +441,7 @@ func (s *studio) finished(j jobs.Job) {
 func (s *studio) save(j jobs.Job) {
 	d, ok := s.jobDrafts[j.ID]
 	delete(s.jobDrafts, j.ID)
+	defer delete(s.jobHires, j.ID)
 	if j.Result == nil || j.Result.Image == nil || j.Result.Batch != nil {
 		return // a batch's images were saved as each finished (batch.go)
 	}
@@ -433,6 +450,12 @@ func (s *studio) save(j jobs.Job) {
 	switch pic, api := j.Owner.(apiPicture); {
 	case ok:
 		set = d.FileSettings(j.Result)
+		if hs := s.jobHires[j.ID]; hs != nil {
+			// An upscale records A1111's Hires fields: the pass's steps and what ran of them.
+			h := *hs
+			h.StepsRun = j.Result.StepsRun
+			set.Hires = &h
+		}
 	case api:
 		// A job from this window's server (Share this Mac): saved as its answer carries it, with
 		// its origin, so it is in the history too.
