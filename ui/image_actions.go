@@ -16,6 +16,8 @@ type imageActions struct {
 	reveal, copy *widget.Button
 	// refine makes the saved image shown the start image of the next generation.
 	refine *widget.Button
+	// continueFrom makes an edit's result the next start image (continue_from.go).
+	continueFrom *widget.Button
 	// saveTo saves a finished image that could not be saved in the output folder elsewhere; it
 	// shows only while such an image is on the canvas.
 	saveTo *widget.Button
@@ -28,6 +30,7 @@ func newImageActions(s *studio) *imageActions {
 	}
 	a.refine = widget.NewButtonWithIcon("Refine this", theme.ContentRedoIcon(), func() { s.refine(s.shownPath) })
 	a.refine.Disable()
+	a.continueFrom = newContinueButton(s)
 	a.saveTo = widget.NewButtonWithIcon("Save to…", theme.DocumentSaveIcon(), s.saveKeptShown)
 	a.reveal.Disable()
 	a.copy.Disable()
@@ -46,6 +49,7 @@ func (s *studio) setShownFile(path string) {
 		}
 	}
 	s.updateSaveTo()
+	s.showContinue()
 }
 
 // revealFile shows a saved image in the Finder or the file manager (off the UI goroutine); a

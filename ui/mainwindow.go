@@ -68,7 +68,7 @@ func (s *studio) build() {
 	s.canvas = newCanvasView(s.maskChanged, s.extendSide)
 	s.actions = newImageActions(s)
 	s.canvas.tools.Objects = []fyne.CanvasObject{s.actions.saveTo, s.actions.reveal, s.actions.copy}
-	s.canvas.footer.Objects = []fyne.CanvasObject{layout.NewSpacer(), s.actions.refine}
+	s.canvas.footer.Objects = []fyne.CanvasObject{layout.NewSpacer(), s.actions.continueFrom, s.actions.refine}
 	s.progress = newProgressView()
 	s.strip = newLiveStrip(s)
 	s.network = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})

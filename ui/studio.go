@@ -55,10 +55,12 @@ type studio struct {
 	// offer is the Upscale or Refine offer while it is shown.
 	offer     *dialog.ConfirmDialog
 	offerText string
-	current   jobs.ID // the running job, 0 when idle
-	lastSeed  uint64
-	haveSeed  bool
-	pasted    int // pasted images so far, for their names
+	// editedPath is the latest saved result of a run from a start image.
+	editedPath string
+	current    jobs.ID // the running job, 0 when idle
+	lastSeed   uint64
+	haveSeed   bool
+	pasted     int // pasted images so far, for their names
 	// shownPath is the saved file on the canvas ("" while a preview or an unsaved image is
 	// shown); canvasJob is the job whose picture is on the canvas (0 for a file).
 	shownPath string
@@ -470,12 +472,16 @@ func (s *studio) save(j jobs.Job) {
 	now := s.now()
 	store := s.deps.History
 	id := j.ID
+	edited := j.Request.Init != nil
 	s.saveInBackground(store, img, set, now, func(e history.Entry, err error) {
 		if err != nil {
 			s.keep(id, keptImage{img: img, set: set, at: now}, err)
 			return
 		}
 		s.history.addSession(e)
+		if edited {
+			s.editedPath = e.Path // an inpaint or outpaint: Continue from this (continue_from.go)
+		}
 		if s.canvasJob == id {
 			s.setShownFile(e.Path)
 		}
