@@ -55,6 +55,8 @@ type studio struct {
 	// offer is the Upscale or Refine offer while it is shown.
 	offer     *dialog.ConfirmDialog
 	offerText string
+	// restoreAsk is the question what a dropped or pasted PNG with settings is for, while shown.
+	restoreAsk *dialog.ConfirmDialog
 	// editedPath is the latest saved result of a run from a start image.
 	editedPath string
 	current    jobs.ID // the running job, 0 when idle
