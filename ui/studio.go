@@ -21,6 +21,7 @@ import (
 	"easel/app/imagefile"
 	"easel/app/jobs"
 	"easel/app/memplan"
+	"easel/app/serve/client"
 	"easel/app/settings"
 	"easel/engine/cmf"
 	"easel/engine/mmapfile"
@@ -57,6 +58,8 @@ type studio struct {
 	offerText string
 	// restoreAsk is the question what a dropped or pasted PNG with settings is for, while shown.
 	restoreAsk *dialog.ConfirmDialog
+	// renderHere offers to run a job here after the machine it rendered on went away.
+	renderHere *dialog.ConfirmDialog
 	// editedPath is the latest saved result of a run from a start image.
 	editedPath string
 	current    jobs.ID // the running job, 0 when idle
@@ -390,13 +393,16 @@ func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 		}
 		s.save(j)
 	case jobs.Failed:
+		d, hadDraft := s.jobDrafts[j.ID]
 		s.batchStopped(j)
 		s.finished(j)
 		s.progress.failed(j)
 		if fault := (*mmapfile.FaultError)(nil); errors.As(j.Err, &fault) && fault.Kind == cmf.KindModelFile {
 			s.modelLost(j, fault)
+		} else if errors.Is(j.Err, client.ErrServerGone) && hadDraft {
+			s.offerRenderHere(j, d) // render_here.go
 		} else {
-			s.say("Job %d failed: %v", j.ID, j.Err)
+			s.sayKind(noticeError, "Job %d failed: %v", j.ID, j.Err)
 		}
 	case jobs.Cancelled:
 		s.batchStopped(j)
