@@ -58,6 +58,8 @@ type studio struct {
 	offerText string
 	// restoreAsk is the question what a dropped or pasted PNG with settings is for, while shown.
 	restoreAsk *dialog.ConfirmDialog
+	// lastFolder is where the last file was chosen from (file dialogs open there).
+	lastFolder string
 	// renderHere offers to run a job here after the machine it rendered on went away.
 	renderHere *dialog.ConfirmDialog
 	// editedPath is the latest saved result of a run from a start image.
@@ -237,8 +239,12 @@ func (s *studio) updateButtons() {
 	}
 }
 
-// generate submits the draft; while a job runs it queues behind it.
+// generate submits the draft; while a job runs it queues behind it. While a dialog is open
+// (Settings, an offer, a question) ⌘↩ does nothing: the dialog has the artist's attention.
 func (s *studio) generate() {
+	if s.win != nil && s.win.Canvas().Overlays().Top() != nil {
+		return
+	}
 	if ok, why := s.canGenerate(); !ok {
 		s.say("Cannot generate: %s.", why)
 		return

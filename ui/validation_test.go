@@ -3,6 +3,8 @@ package ui
 import (
 	"strings"
 	"testing"
+
+	"fyne.io/fyne/v2/dialog"
 )
 
 // A field's problem shows as it is typed and goes once the value is right (it never stays stale);
@@ -35,4 +37,17 @@ func TestValidationFollowsTheTyping(t *testing.T) {
 	if o.customH.Text != "512" {
 		t.Errorf("height 500 shows %q after leaving the field, want the snapped 512", o.customH.Text)
 	}
+}
+
+// ⌘↩ while a dialog is open (the settings, an offer) queues nothing behind it.
+func TestGenerateWaitsForAnOpenDialog(t *testing.T) {
+	h := newHarness(t, 64e9)
+	dialog.ShowInformation("Settings", "open", h.w)
+	h.s.generate()
+	if n := len(h.s.queue.Jobs()); n != 0 {
+		t.Fatalf("⌘↩ behind a dialog queued %d jobs", n)
+	}
+	h.w.Canvas().Overlays().Remove(h.w.Canvas().Overlays().Top())
+	h.s.generate()
+	<-h.gen.started
 }
