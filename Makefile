@@ -6,7 +6,7 @@ BIN     ?= easel
 GOFILES  = $(shell find . -name '*.go' -not -path './testdata/*' -not -path './.git/*')
 UNAME_S ?= $(shell uname -s)
 
-.PHONY: run build test deps deps-test fmt-check vet darwin-check unit golden-variant bench clean app dmg linux-package screenshot screenshot-inpaint mac-check race
+.PHONY: run build test deps deps-test fmt-check vet darwin-check unit golden-variant bench clean app dmg linux-package screenshot screenshot-inpaint mac-check race screenshot-batch
 
 run: deps build
 	./$(BIN)
@@ -69,6 +69,10 @@ screenshot: deps
 
 screenshot-inpaint: deps
 	@EASEL_SCENE=inpaint bash tools/screenshot.sh docs/screenshots/window-inpaint.png
+
+screenshot-batch: deps
+	@EASEL_SCENE=batch EASEL_STEPS=8 bash tools/screenshot.sh docs/screenshots/window-batch.png 40
+	@EASEL_SCENE=gallery EASEL_STEPS=8 bash tools/screenshot.sh docs/screenshots/window-gallery.png 40
 
 # Packaging (packaging/package.sh): the .app and .dmg need a Mac; the Linux package builds anywhere.
 app: deps

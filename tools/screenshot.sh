@@ -6,8 +6,10 @@
 # EASEL_PREVIEW=sharp, EASEL_SIZE=512 and EASEL_STEPS=100 change the settings the window starts with.
 # EASEL_SCENE=inpaint (make screenshot-inpaint) pastes a drawn landscape as the start image in
 # "Work on an image", paints a mask stroke over it on the canvas and extends the canvas to the
-# right once, instead of generating
-# (xclip too is needed then).
+# right once, instead of generating (xclip too is needed then).
+# EASEL_SCENE=batch (make screenshot-batch) makes a batch of 4 at 512² and captures it finished:
+# the sheet over the gallery. EASEL_SCENE=gallery does the same, then points at a history image
+# (its prompt, seed and size show) and opens its menu.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-docs/screenshot.png}
@@ -45,11 +47,19 @@ go build -o "$work/easel" .
 size=${EASEL_SIZE:-1024}
 width=$size height=$size
 if [ "$scene" = inpaint ]; then width=768 height=512; fi
+if [ "$scene" = batch ] || [ "$scene" = gallery ]; then width=512 height=512; fi
 mkdir -p "$work/config/Easel" "$work/out"
 cat > "$work/config/Easel/settings.json" <<JSON
 {"model": "$work/tiny.cmf", "backend": "cpu", "output_folder": "$work/out",
  "width": $width, "height": $height, "steps": ${EASEL_STEPS:-40}, "cfg": 1, "preview": "${EASEL_PREVIEW:-fast}"}
 JSON
+if [ "$scene" = batch ] || [ "$scene" = gallery ]; then
+	# The draft the window resumes: a batch of 4 (Images) with this prompt.
+	cat > "$work/config/Easel/draft.json" <<JSON
+{"prompt": "A paper lantern festival over a river at dusk", "size": "custom", "width": 512, "height": 512,
+ "steps": ${EASEL_STEPS:-40}, "cfg": 1, "count": 4, "random_seed": true}
+JSON
+fi
 
 display=:$((90 + RANDOM % 9))
 Xvfb "$display" -screen 0 1440x900x24 -nolisten tcp >/dev/null 2>&1 &
@@ -63,6 +73,8 @@ export DISPLAY=$display
 win=$(xdotool search --sync --onlyvisible --name '^Easel' | head -n1)
 xdotool windowsize "$win" 1440 900 windowmove "$win" 0 0
 sleep 2
+xdotool windowsize "$win" 1440 900 # again: a resize during the window's first layout can be lost
+sleep 1
 if [ "$scene" = inpaint ]; then
 	# A landscape as the start image (on the clipboard as a PNG), pasted through "Work on an
 	# image", then one brush stroke over the tree on the canvas.
@@ -72,21 +84,31 @@ if [ "$scene" = inpaint ]; then
 	xclip -selection clipboard -t image/png -i "$work/start.png"
 	xdotool mousemove 200 90 click 1
 	xdotool type --delay 15 "A red maple tree in autumn"
-	xdotool mousemove 98 472 click 1 # open "Work on an image"
+	xdotool mousemove 98 596 click 1 # open "Work on an image"
 	sleep 1
-	xdotool mousemove 223 589 click 1 # its Paste
+	xdotool mousemove 185 713 click 1 # its Paste
 	sleep 3
-	xdotool mousemove 520 560 mousedown 1
-	for p in "530 530" "545 500" "560 470" "575 500" "590 540" "600 580" "580 595" "550 595" "530 580" "545 540" "565 520" "560 560"; do
+	xdotool mousemove 480 470 mousedown 1
+	for p in "490 450" "500 430" "515 460" "530 500" "545 540" "555 580" "535 600" "505 600" "485 580" "495 540" "510 510" "505 560"; do
 		xdotool mousemove $p
 		sleep 0.1
 	done
 	xdotool mouseup 1
 	sleep 1
-	xdotool mousemove 1012 409 click 1 # the right edge's extend arrow: 64 px more canvas
+	xdotool mousemove 1093 389 click 1 # the right edge's extend arrow: 64 px more canvas
 	sleep 1
-	xdotool mousemove 600 560 # the brush ring over the picture
+	xdotool mousemove 520 560 # the brush ring over the picture
 	sleep 1
+elif [ "$scene" = batch ] || [ "$scene" = gallery ]; then
+	# The resumed draft is the batch; the prompt has the focus at launch.
+	xdotool key ctrl+Return
+	sleep "$wait_s"
+	if [ "$scene" = gallery ]; then
+		xdotool mousemove 1151 760 # over a history thumbnail: its prompt, seed and size show
+		sleep 1
+		xdotool click 3 # its menu
+		sleep 1
+	fi
 else
 	# Type into the prompt (the first field of the left column) and press Ctrl+Enter to generate.
 	xdotool mousemove 200 90 click 1

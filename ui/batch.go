@@ -1,9 +1,14 @@
 package ui
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"image"
 	"os"
+	"time"
+
+	"fyne.io/fyne/v2/dialog"
 
 	"easel/app/compose"
 	"easel/app/hires"
@@ -159,14 +164,16 @@ func (s *studio) varyCell(c *sheetCell, strength float64) {
 	}
 	d.VariationStrength = strength
 	d.Count = max(s.draft.Count, 4)
+	s.nextKind = "Vary"
 	if s.submit(d, d.Seed) {
 		s.say("Making %d variations of seed %d at strength %.2f.", d.Count, d.Seed, strength)
 	}
 }
 
-// secondPass refines a cell's image (factor 1: at its own size) or upscales it (×1.5, ×2):
-// resized with Lanczos, then an image-to-image pass at hires.DefaultStrength with the batch's
-// prompt, condition images and LoRAs and the image's seed, planned by the memory planner first.
+// secondPass offers to refine a cell's image (factor 1: at its own size) or upscale it (×1.5,
+// ×2): resized with Lanczos, then an image-to-image pass at hires.DefaultStrength with the batch's
+// prompt, condition images and LoRAs and the image's seed. The offer (size, the steps it runs,
+// the time expected, whether it fits) comes first; the pass starts on confirm.
 func (s *studio) secondPass(c *sheetCell, factor float64) {
 	img, ok := c.final.(*image.NRGBA)
 	if !ok {
@@ -174,7 +181,14 @@ func (s *studio) secondPass(c *sheetCell, factor float64) {
 	}
 	d := s.cellDraft(c)
 	w, h := img.Rect.Dx(), img.Rect.Dy()
+	what := "Refine"
+	steps := hires.Steps(d.Steps, hires.DefaultStrength)
+	offer := fmt.Sprintf("Refine image %d: %d×%d, %d steps at strength %.2f", c.index+1, w, h, steps, hires.DefaultStrength)
+	if s.lastStepTime > 0 {
+		offer += fmt.Sprintf(", about %s", (s.lastStepTime * time.Duration(steps)).Round(time.Second))
+	}
 	if factor > 1 {
+		what = fmt.Sprintf("Upscale ×%g", factor)
 		plan, err := d.Plan()
 		if err != nil {
 			s.say("Cannot upscale: %v", err)
@@ -191,15 +205,55 @@ func (s *studio) secondPass(c *sheetCell, factor float64) {
 			s.say("Upscale ×%g does not fit in memory: %s.", factor, o.Prediction.Explain())
 			return
 		}
-		w, h = o.Width, o.Height
+		w, h, steps = o.Width, o.Height, o.Steps
+		offer = fmt.Sprintf("Upscale image %d %s", c.index+1, o.Describe())
 	}
-	d.Start = &compose.Start{Name: fmt.Sprintf("batch image %d", c.index+1), Image: hires.Resize(img, w, h), Strength: hires.DefaultStrength}
+	d.Start = &compose.Start{Name: c.sourceName(), SHA256: c.sourceHash(), Image: hires.Resize(img, w, h), Strength: hires.DefaultStrength}
 	d.Size, d.CustomW, d.CustomH = compose.SizeCustom, w, h
-	if s.submit(d, d.Seed) {
-		what := "Refining"
-		if factor > 1 {
-			what = fmt.Sprintf("Upscaling ×%g to %d×%d", factor, w, h)
-		}
-		s.say("%s image %d (seed %d) at strength %.2f.", what, c.index+1, c.seed, hires.DefaultStrength)
+	var hs *imagefile.HiresSettings
+	if factor > 1 {
+		hs = &imagefile.HiresSettings{Factor: factor, Width: w, Height: h, Strength: hires.DefaultStrength, Steps: d.Steps, Upscaler: "Lanczos"}
 	}
+	start := func() {
+		s.nextKind, s.nextHires = what, hs
+		if s.submit(d, d.Seed) {
+			s.sayKind(noticeInfo, "%s: image %d (seed %d), %d×%d, %d steps at strength %.2f.", what, c.index+1, c.seed, w, h, steps, hires.DefaultStrength)
+		}
+	}
+	if s.win == nil {
+		start()
+		return
+	}
+	dlg := dialog.NewConfirm(what+"?", offer, func(ok bool) {
+		if ok {
+			start()
+		}
+	}, s.win)
+	dlg.SetConfirmText(what)
+	dlg.SetDismissText("Not now")
+	dlg.Show()
+	s.offer, s.offerText = dlg, offer
+}
+
+// sourceName is how a second pass's PNG names the image it started from: the saved file's name,
+// else its place in the batch.
+func (c *sheetCell) sourceName() string {
+	if c.path != "" {
+		return shortPath(c.path)
+	}
+	return fmt.Sprintf("batch image %d", c.index+1)
+}
+
+// sourceHash is the SHA-256 of the saved file the second pass started from ("" before it is
+// saved), so the PNG names its source exactly.
+func (c *sheetCell) sourceHash() string {
+	if c.path == "" {
+		return ""
+	}
+	data, err := os.ReadFile(c.path)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }

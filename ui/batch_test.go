@@ -1,6 +1,9 @@
 package ui
 
 import (
+	"fmt"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"fyne.io/fyne/v2/test"
@@ -60,6 +63,22 @@ func TestBatchFillsTheSheetThenVaryUpscaleAndRestore(t *testing.T) {
 		t.Errorf("the canvas shows %q, not the chosen image", s.shownPath)
 	}
 	test.Tap(sheet.up2)
+	// The offer comes first: size, the steps it runs, whether it fits; nothing starts before
+	// the confirm.
+	offer := h.w.Canvas().Overlays().Top()
+	if offer == nil || s.offer == nil {
+		t.Fatal("Upscale ×2 started without its offer")
+	}
+	steps := hires.Steps(s.sheetDraft.Steps, hires.DefaultStrength) // what the pass runs
+	if text := s.offerText; !strings.Contains(text, "512×512") || !strings.Contains(text, fmt.Sprintf("%d steps", steps)) || !strings.Contains(text, "fits") {
+		t.Errorf("the offer says %s", text)
+	}
+	select {
+	case <-h.gen.started:
+		t.Fatal("the upscale started before the confirm")
+	default:
+	}
+	test.Tap(findButton(t, offer, "Upscale ×2"))
 	up := <-h.gen.started
 	if up.Count > 1 || up.Init == nil || up.Init.Strength != hires.DefaultStrength || up.Width != 512 || up.Height != 512 || up.Seed != 9 {
 		t.Fatalf("upscale request: count %d, init %+v, %d×%d, seed %d", up.Count, up.Init, up.Width, up.Height, up.Seed)
@@ -72,6 +91,16 @@ func TestBatchFillsTheSheetThenVaryUpscaleAndRestore(t *testing.T) {
 	}
 	h.gen.release <- struct{}{}
 	h.pump("the upscaled image saved", func() bool { return s.current == 0 && len(s.history.entries) == 5 })
+	// Its PNG records the source file and its hash, and A1111's Hires fields; the queue row said
+	// what it was.
+	upSet := s.history.entries[0].Settings
+	if upSet.Init == nil || upSet.Init.Image.Name != filepath.Base(sheet.cell(2).path) || len(upSet.Init.Image.SHA256) != 64 ||
+		upSet.Hires == nil || upSet.Hires.Factor != 2 || upSet.Hires.Upscaler != "Lanczos" {
+		t.Errorf("the upscaled PNG records init %+v, hires %+v", upSet.Init, upSet.Hires)
+	}
+	if q := queueText(h); !strings.Contains(q, "Upscale ×2 · ") {
+		t.Errorf("the queue does not say Upscale ×2:\n%s", q)
+	}
 
 	// Vary the first image: variations around seed 7.
 	test.Tap(sheet.cell(0))

@@ -83,7 +83,7 @@ func (s *studio) pasteImage(cb fyne.Clipboard, fromButton bool) bool {
 	if s.deps.ClipboardFile != nil {
 		if path := s.deps.ClipboardFile(); path != "" {
 			if st, err := os.Stat(path); err == nil && !st.IsDir() {
-				s.addFiles([]string{path})
+				s.dropFiles([]string{path}, false) // an Easel PNG asks: restore, or condition image
 				return true
 			}
 		}
@@ -118,7 +118,7 @@ func (s *studio) pasteImage(cb fyne.Clipboard, fromButton bool) bool {
 	if len(paths) == 0 {
 		return false
 	}
-	s.addFiles(paths)
+	s.dropFiles(paths, false) // as a drop: an Easel PNG asks whether to restore it
 	return true
 }
 

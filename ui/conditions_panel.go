@@ -34,7 +34,7 @@ func newConditionsPanel(s *studio) *conditionsPanel {
 	hint.Wrapping = fyne.TextWrapWord
 	hint.Importance = widget.LowImportance
 	p.box = container.NewVBox(
-		container.NewBorder(nil, nil, heading("Condition images"), p.count),
+		container.NewBorder(nil, nil, nil, p.count),
 		container.NewGridWithColumns(2, add, paste),
 		hint, p.list,
 	)
@@ -52,6 +52,9 @@ func (p *conditionsPanel) refresh() {
 	}
 	p.list.Objects = rows
 	p.list.Refresh()
+	if len(conds) > 0 && p.s.sections != nil {
+		p.s.sections.Open(sectionConditions) // what was just added is in view
+	}
 }
 
 func (p *conditionsPanel) row(i int, c compose.Condition, n int) fyne.CanvasObject {
@@ -73,5 +76,5 @@ func (p *conditionsPanel) row(i int, c compose.Condition, n int) fyne.CanvasObje
 		right.Disable()
 	}
 	buttons := container.NewHBox(left, right, remove)
-	return container.NewBorder(nil, nil, thumb, buttons, container.NewVBox(name, size))
+	return container.NewBorder(nil, nil, thumb, nil, container.NewVBox(container.NewBorder(nil, nil, nil, buttons, name), size))
 }

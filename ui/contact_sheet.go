@@ -60,7 +60,7 @@ type contactSheet struct {
 }
 
 // sheetCellSize is a cell's thumbnail size.
-const sheetCellSize = 128
+const sheetCellSize = 96
 
 func newContactSheet(act sheetActions) *contactSheet {
 	c := &contactSheet{act: act, title: widget.NewLabel(""), grid: container.NewGridWrap(fyne.NewSize(sheetCellSize, sheetCellSize+24))}
@@ -80,8 +80,9 @@ func newContactSheet(act sheetActions) *contactSheet {
 	c.fit.Wrapping = fyne.TextWrapWord
 	c.fit.Importance = widget.LowImportance
 	strengthRow := container.NewBorder(nil, nil, widget.NewLabel("Variation strength"), nil, c.strength)
-	c.box = container.NewVBox(heading("Batch"), c.title, c.grid,
-		container.NewGridWithColumns(3, c.keep, c.discard, c.vary, c.refine, c.up15, c.up2), strengthRow, c.fit)
+	c.box = container.NewBorder(container.NewVBox(heading("Batch"), c.title),
+		container.NewVBox(container.NewGridWithColumns(3, c.keep, c.discard, c.vary, c.refine, c.up15, c.up2), strengthRow, c.fit),
+		nil, nil, container.NewVScroll(c.grid))
 	c.box.Hide()
 	c.updateButtons()
 	return c

@@ -17,6 +17,8 @@ type Deps struct {
 	Settings settings.Settings
 	// Store persists settings changed in the window (backend, model); nil keeps them in memory.
 	Store *settings.Store
+	// DraftStore keeps the prompt and the everyday settings between launches (nil: not kept).
+	DraftStore *settings.DraftStore
 	// LoRAStore persists the LoRA list (nil keeps it in memory); LoRAs is the list the window
 	// opens with; LoRADir is the LoRA folder (where Add LoRA… starts, and where restoring an
 	// image looks for its LoRAs).

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"fyne.io/fyne/v2/dialog"
+
 	"easel/app/compose"
 	"easel/app/imagefile"
 )
@@ -48,32 +50,53 @@ func (s *studio) dropFiles(paths []string, onStart bool) {
 		}
 		loaded := loadConditions(images)
 		s.deps.Do(func() {
-			var lines []string
-			if from != "" {
-				lines = append(lines, s.restoreDropped(from, md))
-				if len(ignored) > 0 {
-					lines = append(lines, fmt.Sprintf("%s also carry settings and were left out: drop one at a time to restore its settings.", strings.Join(ignored, ", ")))
+			finish := func(restore bool) {
+				var lines []string
+				if from != "" && restore {
+					lines = append(lines, s.restoreDropped(from, md))
+					if len(ignored) > 0 {
+						lines = append(lines, fmt.Sprintf("%s also carry settings and were left out: drop one at a time to restore its settings.", strings.Join(ignored, ", ")))
+					}
+				} else if from != "" {
+					loaded = append(loadConditions([]string{from}), loaded...) // asked to use it as a condition image
 				}
-			}
-			if start != nil {
-				if start.err != nil {
-					lines = append(lines, start.err.Error())
+				if start != nil {
+					if start.err != nil {
+						lines = append(lines, start.err.Error())
+					} else {
+						s.setStart(start.c)
+						lines = append(lines, fmt.Sprintf("Starting from %s: paint over what to repaint, or generate to rework the whole image at strength %.2f.", start.c.Name, s.strength))
+					}
+				}
+				if len(loras) > 0 {
+					lines = append(lines, s.addLoRAs(loras))
+				}
+				lines = append(lines, s.addLoaded(loaded)...)
+				if len(lines) > 0 {
+					s.say("%s", strings.Join(lines, "\n"))
 				} else {
-					s.setStart(start.c)
-					lines = append(lines, fmt.Sprintf("Starting from %s: paint over what to repaint, or generate to rework the whole image at strength %.2f.", start.c.Name, s.strength))
+					s.quiet()
 				}
 			}
-			if len(loras) > 0 {
-				lines = append(lines, s.addLoRAs(loras))
+			if from == "" {
+				finish(false)
+				return
 			}
-			lines = append(lines, s.addLoaded(loaded)...)
-			if len(lines) > 0 {
-				s.say("%s", strings.Join(lines, "\n"))
-			} else {
-				s.quiet()
-			}
+			s.askRestore(from, finish)
 		})
 	}()
+}
+
+// askRestore asks what a dropped or pasted PNG that carries settings is for: its whole recipe
+// (restored, undoable) or a condition image; answer gets the choice.
+func (s *studio) askRestore(path string, answer func(restore bool)) {
+	d := dialog.NewConfirm("Restore "+shortPath(path)+"?",
+		shortPath(path)+" carries the settings it was made with. Restore its whole recipe (prompt, settings, condition images, start image), or use the picture as a condition image?",
+		answer, s.win)
+	d.SetConfirmText("Restore the recipe")
+	d.SetDismissText("Use as condition image")
+	d.Show()
+	s.restoreAsk = d
 }
 
 // settingsIn is a file's PNG metadata when it carries settings to restore, else nil (not a PNG,
@@ -91,6 +114,7 @@ func settingsIn(path string) *imagefile.Metadata {
 
 // restoreDropped restores a dropped PNG's settings, shows it, and returns the message.
 func (s *studio) restoreDropped(path string, md *imagefile.Metadata) string {
+	s.remember("restoring " + shortPath(path))
 	s.draft.LoRADirs = s.loraDirs(path)
 	note, _ := s.draft.RestoreFile(md)
 	if n := s.restoreStart(md.Settings); n != "" {
@@ -103,4 +127,16 @@ func (s *studio) restoreDropped(path string, md *imagefile.Metadata) string {
 		msg += "\n" + note
 	}
 	return msg
+}
+
+// restoreFromImage is Image → Restore from Image…: a PNG's whole recipe, undoable with ⌘Z.
+func (s *studio) restoreFromImage() {
+	s.pickFile([]string{".png"}, s.deps.Settings.OutputFolder, func(path string) {
+		md := settingsIn(path)
+		if md == nil {
+			s.say("%s holds no settings Easel or another tool wrote: there is nothing to restore. To start from it, use Work on an image.", shortPath(path))
+			return
+		}
+		s.sayKind(noticeSuccess, "%s", s.restoreDropped(path, md))
+	})
 }

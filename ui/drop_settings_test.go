@@ -12,6 +12,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/test"
 
 	"easel/app/imagefile"
 )
@@ -47,6 +48,7 @@ func TestDroppedPNGWithSettingsRestoresThem(t *testing.T) {
 	foreign := h.writeForeignPNG("from-a1111.png", "a lighthouse at dusk, oil painting\nNegative prompt: people, boats\n"+
 		"Steps: 30, Sampler: Euler, CFG scale: 5.5, Seed: 1234, Size: 1024x1536, Model hash: 6ce0161689, Model: sd_xl_base_1.0, Version: v1.7.0")
 	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(foreign)})
+	h.answerRestore("Restore the recipe")
 	h.pump("the restore", func() bool { return h.s.prompt.prompt.Text != "" })
 	if h.s.prompt.prompt.Text != "a lighthouse at dusk, oil painting" || h.s.prompt.negative.Text != "people, boats" ||
 		h.s.options.steps.Text != "30" || h.s.draft.CFG != 5.5 || h.s.draft.RandomSeed || h.s.options.seedEntry.Text != "1234" ||
@@ -68,6 +70,7 @@ func TestDroppedPNGWithSettingsRestoresThem(t *testing.T) {
 	}
 	plain := h.writePNG("plain.png", 64, 64)
 	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(plain), storage.NewFileURI(ours)})
+	h.answerRestore("Restore the recipe")
 	h.pump("the second drop", func() bool { return len(h.s.draft.Conditions) == 1 })
 	if h.s.prompt.prompt.Text != "an owl" || h.s.options.sizeSelect.Selected != "16:9" || h.s.draft.Seed != 99 || h.s.draft.Conditions[0].Name != "plain.png" {
 		t.Errorf("prompt %q size %q seed %d conditions %v", h.s.prompt.prompt.Text, h.s.options.sizeSelect.Selected, h.s.draft.Seed, h.s.draft.Conditions[0].Name)
@@ -76,3 +79,43 @@ func TestDroppedPNGWithSettingsRestoresThem(t *testing.T) {
 		t.Errorf("message %q", h.s.message.Text)
 	}
 }
+
+// answerRestore waits for the question what a PNG with settings is for and answers it.
+func (h *harness) answerRestore(button string) {
+	h.t.Helper()
+	h.s.restoreAsk = nil
+	h.pump("the restore question", func() bool { return h.s.restoreAsk != nil })
+	test.Tap(findButton(h.t, h.w.Canvas().Overlays().Top(), button))
+}
+
+// Pasting an Easel PNG's path asks too: used as a condition image it joins the list, the recipe
+// stays; restored, ⌘Z brings the recipe before back.
+func TestPastedEaselPNGAsks(t *testing.T) {
+	h := newHarness(t, 64e9)
+	ours := filepath.Join(h.dir, "made.png")
+	set := &imagefile.Settings{Prompt: "an owl", Width: 1024, Height: 1024, Steps: 12, CFG: 3, Seed: 99, Sampler: "Euler"}
+	if err := imagefile.WriteFile(ours, image.NewNRGBA(image.Rect(0, 0, 16, 16)), set); err != nil {
+		t.Fatal(err)
+	}
+	h.s.prompt.prompt.SetText("my prompt")
+	cb := &memClipboard{text: ours}
+	h.s.pasteImage(cb, true)
+	h.answerRestore("Use as condition image")
+	h.pump("the condition image", func() bool { return len(h.s.draft.Conditions) == 1 })
+	if h.s.draft.Prompt != "my prompt" || h.s.draft.Conditions[0].Name != "made.png" {
+		t.Fatalf("used as a condition image: prompt %q, conditions %v", h.s.draft.Prompt, conditionNames(h.s))
+	}
+	h.s.pasteImage(cb, true)
+	h.answerRestore("Restore the recipe")
+	h.pump("the restore", func() bool { return h.s.draft.Prompt == "an owl" })
+	h.s.undo()
+	if h.s.draft.Prompt != "my prompt" || len(h.s.draft.Conditions) != 1 {
+		t.Errorf("⌘Z after the restore: prompt %q, %d condition images", h.s.draft.Prompt, len(h.s.draft.Conditions))
+	}
+}
+
+// memClipboard is a clipboard holding text.
+type memClipboard struct{ text string }
+
+func (c *memClipboard) Content() string        { return c.text }
+func (c *memClipboard) SetContent(text string) { c.text = text }

@@ -6,6 +6,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/history"
@@ -22,7 +23,8 @@ type historyPanel struct {
 	folded  map[string]bool                 // batches whose thumbnails are folded away, by batch ID
 	batches map[*fyne.Container]*batchGroup // the rows that are batches
 	note    *widget.Label
-	problem string // why some files could not be read, kept under the hint
+	hover   *widget.Label // the prompt, seed and size of the image under the pointer
+	problem string        // why some files could not be read, kept under the hint
 	box     fyne.CanvasObject
 }
 
@@ -33,7 +35,9 @@ func newHistoryPanel(s *studio) *historyPanel {
 	p := &historyPanel{s: s, rows: container.NewVBox(), folded: map[string]bool{}, batches: map[*fyne.Container]*batchGroup{}, note: widget.NewLabel("")}
 	p.note.Importance = widget.LowImportance
 	p.note.Wrapping = fyne.TextWrapWord
-	p.box = container.NewVBox(heading("History"), p.note, p.rows)
+	p.hover = widget.NewLabel(" ")
+	p.hover.Truncation = fyne.TextTruncateEllipsis
+	p.box = container.NewVBox(heading("History"), p.note, p.hover, p.rows)
 	p.render()
 	return p
 }
@@ -41,6 +45,28 @@ func newHistoryPanel(s *studio) *historyPanel {
 // addSession puts a just-saved image first.
 func (p *historyPanel) addSession(e history.Entry) {
 	p.entries = append([]history.Entry{e}, p.entries...)
+	p.render()
+}
+
+// remove takes the image at path out of the list (moved to the Trash).
+func (p *historyPanel) remove(path string) {
+	out := p.entries[:0]
+	for _, e := range p.entries {
+		if e.Path != path {
+			out = append(out, e)
+		}
+	}
+	p.entries = out
+	p.render()
+}
+
+// putBack lists an image again at its place by time (newest first).
+func (p *historyPanel) putBack(e history.Entry) {
+	i := 0
+	for i < len(p.entries) && p.entries[i].ModTime.After(e.ModTime) {
+		i++
+	}
+	p.entries = append(p.entries[:i], append([]history.Entry{e}, p.entries[i:]...)...)
 	p.render()
 }
 
@@ -63,7 +89,7 @@ func (p *historyPanel) render() {
 				singles = container.NewGridWrap(thumbSize)
 				rows = append(rows, singles)
 			}
-			singles.Objects = append(singles.Objects, newThumbButton(g.Entries[0], p.s.restore, p.s.entryMenu))
+			singles.Objects = append(singles.Objects, p.thumb(g.Entries[0]))
 			continue
 		}
 		singles = nil
@@ -76,8 +102,21 @@ func (p *historyPanel) render() {
 	if len(p.entries) == 0 {
 		p.note.SetText("Images you make are saved to " + p.s.deps.Settings.OutputFolder + " and listed here." + p.problem)
 	} else {
-		p.note.SetText("Click an image to restore its settings; right-click it to " + p.s.deps.Desktop.Label() + " or Copy image." + p.problem)
+		p.note.SetText("Newest first. Click an image to use its whole recipe; right-click for its prompt or seed alone, Vary, Refine, " + p.s.deps.Desktop.Label() + ", Copy or Move to Trash." + p.problem)
 	}
+}
+
+// thumb is an image's thumbnail: a click uses its recipe, hovering says what it is.
+func (p *historyPanel) thumb(e history.Entry) *thumbButton {
+	b := newThumbButton(e, p.s.useAll, p.s.entryMenu)
+	b.hover = func(in bool) {
+		if in {
+			p.hover.SetText(describeEntry(e))
+		} else {
+			p.hover.SetText(" ")
+		}
+	}
+	return b
 }
 
 // batchGroup is one batch in the history: its row (box), header and images' thumbnails.
@@ -97,7 +136,7 @@ func (p *historyPanel) batchRow(g history.Group) *batchGroup {
 	b.title.Wrapping = fyne.TextWrapWord
 	b.title.TextStyle.Bold = true
 	for _, e := range g.Entries {
-		b.thumbs.Objects = append(b.thumbs.Objects, newThumbButton(e, p.s.restore, p.s.entryMenu))
+		b.thumbs.Objects = append(b.thumbs.Objects, p.thumb(e))
 	}
 	b.fold = widget.NewButton("", func() {
 		p.folded[g.Batch] = !p.folded[g.Batch]
@@ -146,7 +185,23 @@ type thumbButton struct {
 	entry history.Entry
 	onTap func(history.Entry)
 	menu  func(history.Entry) *fyne.Menu
+	hover func(in bool) // nil: nothing on hover
 	img   *canvas.Image
+}
+
+// MouseIn, MouseMoved and MouseOut say what the image is while the pointer is over it.
+func (b *thumbButton) MouseIn(*desktop.MouseEvent) {
+	if b.hover != nil {
+		b.hover(true)
+	}
+}
+
+func (b *thumbButton) MouseMoved(*desktop.MouseEvent) {}
+
+func (b *thumbButton) MouseOut() {
+	if b.hover != nil {
+		b.hover(false)
+	}
 }
 
 func newThumbButton(e history.Entry, onTap func(history.Entry), menu func(history.Entry) *fyne.Menu) *thumbButton {

@@ -16,6 +16,8 @@ type imageActions struct {
 	reveal, copy *widget.Button
 	// refine makes the saved image shown the start image of the next generation.
 	refine *widget.Button
+	// continueFrom makes an edit's result the next start image (continue_from.go).
+	continueFrom *widget.Button
 	// saveTo saves a finished image that could not be saved in the output folder elsewhere; it
 	// shows only while such an image is on the canvas.
 	saveTo *widget.Button
@@ -28,6 +30,7 @@ func newImageActions(s *studio) *imageActions {
 	}
 	a.refine = widget.NewButtonWithIcon("Refine this", theme.ContentRedoIcon(), func() { s.refine(s.shownPath) })
 	a.refine.Disable()
+	a.continueFrom = newContinueButton(s)
 	a.saveTo = widget.NewButtonWithIcon("Save to…", theme.DocumentSaveIcon(), s.saveKeptShown)
 	a.reveal.Disable()
 	a.copy.Disable()
@@ -46,6 +49,7 @@ func (s *studio) setShownFile(path string) {
 		}
 	}
 	s.updateSaveTo()
+	s.showContinue()
 }
 
 // revealFile shows a saved image in the Finder or the file manager (off the UI goroutine); a
@@ -84,18 +88,28 @@ func (s *studio) copyFile(path string) {
 	}()
 }
 
-// entryMenu is a history image's context menu.
+// entryMenu is a history image's context menu: its recipe whole or in part, the actions that
+// make new images from it, and the file's.
 func (s *studio) entryMenu(e history.Entry) *fyne.Menu {
 	items := []*fyne.MenuItem{
-		fyne.NewMenuItem("Restore settings", func() { s.restore(e) }),
+		fyne.NewMenuItem("Use All (restore the recipe)", func() { s.useAll(e) }),
+		fyne.NewMenuItem("Use Prompt", func() { s.usePrompt(e) }),
+		fyne.NewMenuItem("Use Seed", func() { s.useSeed(e) }),
+		fyne.NewMenuItemSeparator(),
+		fyne.NewMenuItem("Refine this", func() { s.refineEntry(e) }),
+		fyne.NewMenuItem("Vary", func() { s.varyEntry(e) }),
+		fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem(s.deps.Desktop.Label(), func() { s.revealFile(e.Path) }),
 		fyne.NewMenuItem("Copy image", func() { s.copyFile(e.Path) }),
-		fyne.NewMenuItem("Refine this", func() { s.refineEntry(e) }),
+		fyne.NewMenuItem("Move to Trash", func() { s.trashEntry(e) }),
 	}
+	info := fyne.NewMenuItem(describeEntry(e), nil)
+	info.Disabled = true
+	items = append([]*fyne.MenuItem{info, fyne.NewMenuItemSeparator()}, items...)
 	if e.Settings != nil && e.Settings.Origin != "" {
 		from := fyne.NewMenuItem("Made for "+e.Settings.Origin, nil)
 		from.Disabled = true
-		items = append([]*fyne.MenuItem{from, fyne.NewMenuItemSeparator()}, items...)
+		items = append([]*fyne.MenuItem{from}, items...)
 	}
 	return fyne.NewMenu("", items...)
 }

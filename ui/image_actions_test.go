@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
 	"easel/app/history"
@@ -38,7 +39,7 @@ func TestRevealAndCopyAHistoryImage(t *testing.T) {
 	}
 	markup := test.RenderObjectToMarkup(menu)
 	at := -1
-	for _, want := range []string{"Restore settings", "Show in folder", "Copy image"} {
+	for _, want := range []string{"Use All", "Use Prompt", "Use Seed", "Show in folder", "Copy image", "Move to Trash"} {
 		i := strings.Index(markup, want)
 		if i < 0 || i < at {
 			t.Errorf("the menu lacks %q, or has it out of order", want)
@@ -47,7 +48,7 @@ func TestRevealAndCopyAHistoryImage(t *testing.T) {
 	}
 	h.w.Canvas().Overlays().Remove(menu)
 
-	h.s.entryMenu(tb.entry).Items[2].Action()
+	menuItem(t, h.s.entryMenu(tb.entry), "Copy image").Action()
 	c := <-h.ran
 	if c.Name != "xclip" || c.Args[len(c.Args)-1] != path {
 		t.Errorf("Copy image ran %v, want xclip on %s", c, path)
@@ -68,4 +69,16 @@ func TestRevealAndCopyAHistoryImage(t *testing.T) {
 		t.Errorf("ran %v although xdg-open is missing", c)
 	default:
 	}
+}
+
+// menuItem is the item of m labelled label.
+func menuItem(t *testing.T, m *fyne.Menu, label string) *fyne.MenuItem {
+	t.Helper()
+	for _, it := range m.Items {
+		if it.Label == label {
+			return it
+		}
+	}
+	t.Fatalf("the menu has no %q", label)
+	return nil
 }

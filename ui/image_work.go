@@ -53,12 +53,13 @@ func (s *studio) removeStart() {
 	if s.start == nil {
 		return
 	}
+	s.remember("removing the start image " + s.start.c.Name)
 	s.start = nil
 	s.extend, s.startExtras = [4]int{}, compose.Start{}
 	s.canvas.stopEditing()
 	s.work.refresh()
 	s.draftChanged()
-	s.say("Back to text to image: the start image and its mask were removed.")
+	s.sayKind(noticeInfo, "Back to text to image: the start image and its mask were removed (%s brings them back).", undoKeyName())
 }
 
 // showStart puts the start image on the canvas with the mask editor over it.
@@ -82,6 +83,8 @@ func (s *studio) showStart() {
 
 // maskChanged follows a stroke, an invert, a clear or an undo.
 func (s *studio) maskChanged() {
+	s.edits++
+	s.maskEdits = s.edits
 	s.work.refreshMask()
 }
 
@@ -127,12 +130,7 @@ func (s *studio) extendSide(side int) {
 		return
 	}
 	s.extend = next
-	if !s.followImage {
-		// An extended canvas sets the size: the fit shows it.
-		s.followImage = true
-		s.work.load()
-	}
-	s.work.refreshExtend()
+	s.work.refreshExtend() // an extended canvas sets the size and the strength: the panel shows them
 	s.showStart()
 	s.draftChanged()
 	s.quiet()

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -50,6 +51,7 @@ type imageWorkPanel struct {
 	showMask   *widget.Check
 	undo       *widget.Button
 	maskState  *widget.Label
+	extras     *widget.Label // what a restored image was made with that has no control here
 	extendInfo *widget.Label
 	resetExt   *widget.Button
 	details    *fyne.Container // everything that needs a start image
@@ -132,15 +134,22 @@ func newImageWorkPanel(s *studio) *imageWorkPanel {
 	p.undo = widget.NewButtonWithIcon("Undo", theme.ContentUndoIcon(), func() { s.maskEdit(func() { s.start.mask.Undo() }) })
 	p.maskState = widget.NewLabel("")
 	p.maskState.Importance = widget.LowImportance
-	p.maskState.Wrapping = fyne.TextWrapWord
+	// Form rows hold one line each: a wrapped label in a form is not measured again when its
+	// text changes and draws over the rows under it (DESIGN §8). What does not fit is cut with
+	// an ellipsis; the notice under Generate says the rest when it matters.
+	p.maskState.Truncation = fyne.TextTruncateEllipsis
+	p.extras = widget.NewLabel("")
+	p.extras.Importance = widget.LowImportance
+	p.extras.Wrapping = fyne.TextWrapWord
+	p.extras.Hide()
 	p.extendInfo = widget.NewLabel("")
-	p.extendInfo.Wrapping = fyne.TextWrapWord
+	p.extendInfo.Truncation = fyne.TextTruncateEllipsis
 	p.resetExt = widget.NewButton("Reset", s.resetExtend)
 
 	form := widget.NewForm(
 		widget.NewFormItem("Strength", container.NewBorder(nil, nil, nil, p.strengthV, p.strength)),
 		widget.NewFormItem("Fit", p.fit),
-		widget.NewFormItem("Mask", container.NewBorder(nil, nil, nil, p.showMask, p.tool)),
+		widget.NewFormItem("Mask", container.NewVBox(p.tool, p.showMask)),
 		widget.NewFormItem("Brush", container.NewBorder(nil, nil, nil, p.brushV, p.brush)),
 		widget.NewFormItem("Grow", container.NewBorder(nil, nil, nil, p.growV, p.grow)),
 		widget.NewFormItem("Feather", container.NewBorder(nil, nil, nil, p.featherV, p.feather)),
@@ -148,7 +157,7 @@ func newImageWorkPanel(s *studio) *imageWorkPanel {
 		widget.NewFormItem("", p.maskState),
 		widget.NewFormItem("Extend", container.NewBorder(nil, nil, nil, p.resetExt, p.extendInfo)),
 	)
-	p.details = container.NewVBox(form)
+	p.details = container.NewVBox(form, p.extras)
 	content := container.NewVBox(p.slot, container.NewGridWithColumns(3, choose, paste, p.show), p.details)
 	p.accordion = widget.NewAccordion(widget.NewAccordionItem("Work on an image", content))
 	p.box = p.accordion
@@ -204,18 +213,20 @@ func (p *imageWorkPanel) refreshMask() {
 	} else {
 		p.undo.Disable()
 	}
-	var extra string
+	var extras []string
 	if x := p.s.startExtras; x.MaskCrop {
-		extra = fmt.Sprintf(" Only the masked area is worked on (with %d px around it), as the restored image was.", x.CropPadding)
+		extras = append(extras, fmt.Sprintf("Only the masked area is worked on (with %d px around it), as the restored image was.", x.CropPadding))
 	}
 	if p.s.startExtras.DiscardOriginal {
-		extra += " The result is not pasted back over the original, as in the restored image."
+		extras = append(extras, "The result is not pasted back over the original, as in the restored image.")
 	}
-	defer func() { p.maskState.SetText(p.maskState.Text + extra) }()
+	p.extras.SetText(strings.Join(extras, " "))
+	p.extras.Hidden = len(extras) == 0
+	p.extras.Refresh()
 	if n := st.mask.Coverage(); n == 0 {
-		p.maskState.SetText("No mask: the whole image is reworked at this strength. Paint on the canvas to repaint only a part.")
+		p.maskState.SetText("No mask: the whole image is reworked")
 	} else {
-		p.maskState.SetText(fmt.Sprintf("The mask covers %.0f %% of the image: only that part is repainted.", 100*n))
+		p.maskState.SetText(fmt.Sprintf("The mask covers %.0f %%: only that is repainted", 100*n))
 	}
 }
 
@@ -227,10 +238,17 @@ func (p *imageWorkPanel) refreshExtend() {
 	case err != nil:
 		p.extendInfo.SetText(err.Error())
 	case e == [4]int{}:
-		p.extendInfo.SetText(fmt.Sprintf("%d×%d; the arrows on the canvas edges add %d px to a side.", w, h, extendStep))
+		p.extendInfo.SetText(fmt.Sprintf("%d×%d · edge arrows add %d px", w, h, extendStep))
 	default:
-		p.extendInfo.SetText(fmt.Sprintf("%d×%d (left %d, top %d, right %d, bottom %d px new); the run is at strength 1: the new area starts from noise, the mask keeps the rest", w, h, e[sideLeft], e[sideTop], e[sideRight], e[sideBottom]))
+		var sides []string
+		for side, n := range e {
+			if n > 0 {
+				sides = append(sides, fmt.Sprintf("+%d %s", n, sideNames[side]))
+			}
+		}
+		p.extendInfo.SetText(fmt.Sprintf("%d×%d · %s", w, h, strings.Join(sides, ", ")))
 	}
+	p.showRunStrength()
 	if e == [4]int{} {
 		p.resetExt.Disable()
 	} else {
@@ -253,4 +271,28 @@ func (p *imageWorkPanel) load() {
 	p.featherV.SetText(fmt.Sprintf("%d px", p.s.feather))
 	p.grow.SetValue(float64(p.s.grow))
 	p.growV.SetText(fmt.Sprintf("%d px", p.s.grow))
+	p.loading = false
+	p.showRunStrength()
+}
+
+// showRunStrength shows the strength and fit the run will use: an extended canvas runs at
+// strength 1 (the new area starts from noise, the mask keeps the rest) at the size of the
+// extended image, so while it is extended the slider and the fit show that and are off; the
+// chosen strength comes back when the extension is reset.
+func (p *imageWorkPanel) showRunStrength() {
+	extending := p.s.extend != [4]int{}
+	p.loading = true
+	defer func() { p.loading = false }()
+	if extending {
+		p.strength.SetValue(1)
+		p.strengthV.SetText("1.00 · extending")
+		p.strength.Disable()
+		p.fit.SetSelected(fitFollowLabel)
+		p.fit.Disable()
+		return
+	}
+	p.strength.SetValue(p.s.strength)
+	p.strengthV.SetText(fmt.Sprintf("%.2f", p.s.strength))
+	p.strength.Enable()
+	p.fit.Enable()
 }

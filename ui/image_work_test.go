@@ -328,8 +328,8 @@ func TestRestoredStartKeepsSettingsTheWindowHasNoControlFor(t *testing.T) {
 	if st == nil || !st.MaskCrop || st.CropPadding != 24 || !st.DiscardOriginal || st.MaskGrow != 8 || st.Strength != 0.5 || st.Mask.Pix[5] != 255 {
 		t.Fatalf("the restored start makes %+v", st)
 	}
-	if !strings.Contains(h.s.work.maskState.Text, "24 px around it") || !strings.Contains(h.s.work.maskState.Text, "not pasted back") {
-		t.Errorf("the mask section says %q", h.s.work.maskState.Text)
+	if x := h.s.work.extras; !x.Visible() || !strings.Contains(x.Text, "24 px around it") || !strings.Contains(x.Text, "not pasted back") {
+		t.Errorf("the mask section says %q", x.Text)
 	}
 	h.s.setStart(mustCondition(t, h.writePNG("other.png", 64, 64)))
 	if st := h.s.jobDraft().Start; st.MaskCrop || st.DiscardOriginal {

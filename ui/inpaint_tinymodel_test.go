@@ -118,6 +118,7 @@ func TestInpaintThroughTheWindow(t *testing.T) {
 	h.s.work.strength.SetValue(0.3)
 	h.s.work.grow.SetValue(0)
 	h.s.dropped(fyne.NewPos(5, 5), []fyne.URI{storage.NewFileURI(e.Path)})
+	h.answerRestore("Restore the recipe")
 	h.pump("the restored start image", func() bool { return h.s.start != nil })
 	sameNRGBA(t, "the restored start image", h.s.start.c.Image, loaded)
 	sameMask(t, "the restored mask", h.s.start.mask.Image(), painted)

@@ -48,7 +48,7 @@ func newLorasPanel(s *studio) *lorasPanel {
 	p.offer = widget.NewButton("", nil)
 	p.offer.Hide()
 	p.fast = newFastDrafts(s, p.preset)
-	p.box = container.NewVBox(container.NewBorder(nil, nil, heading("LoRAs"), p.count), add, hint, p.list, p.offer, p.fast.box)
+	p.box = container.NewVBox(container.NewBorder(nil, nil, nil, p.count), add, hint, p.list, p.offer, p.fast.box)
 	p.refresh()
 	return p
 }
@@ -70,13 +70,18 @@ func (p *lorasPanel) refresh() {
 	}
 	p.list.Objects = objs
 	p.list.Refresh()
+	if len(ls) > 0 && p.s.sections != nil {
+		p.s.sections.Open(sectionLoRAs)
+	}
 	p.refreshOffer()
 }
 
 func (p *lorasPanel) row(i int, l settings.LoRA) fyne.CanvasObject {
 	r := &loraRow{}
 	name := strings.TrimSuffix(filepath.Base(l.Path), filepath.Ext(l.Path))
-	r.enabled = widget.NewCheck(name, nil)
+	r.enabled = widget.NewCheck("", nil)
+	label := widget.NewLabel(name) // truncated: a long file name never widens the column
+	label.Truncation = fyne.TextTruncateEllipsis
 	r.enabled.SetChecked(l.Enabled)
 	r.enabled.OnChanged = func(on bool) { p.s.setLoRAEnabled(i, on) }
 	r.value = widget.NewLabel(strengthText(l.Strength))
@@ -90,7 +95,7 @@ func (p *lorasPanel) row(i int, l settings.LoRA) fyne.CanvasObject {
 	r.remove = widget.NewButtonWithIcon("", theme.DeleteIcon(), func() { p.s.removeLoRA(i) })
 	p.rows = append(p.rows, r)
 	return container.NewVBox(
-		container.NewBorder(nil, nil, nil, r.remove, r.enabled),
+		container.NewBorder(nil, nil, r.enabled, r.remove, label),
 		container.NewBorder(nil, nil, nil, r.value, r.strength),
 	)
 }

@@ -103,6 +103,7 @@ func TestLoRAThroughTheWindow(t *testing.T) {
 	h.s.loras.rows[0].strength.SetValue(1.5)
 	h.s.loras.rows[0].enabled.SetChecked(false)
 	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(e.Path)})
+	h.answerRestore("Restore the recipe")
 	h.pump("the restore", func() bool { return strings.Contains(h.s.message.Text, "Settings restored") })
 	if l := h.s.draft.LoRAs; len(l) != 1 || !l[0].Enabled || l[0].Strength != 0.5 || h.s.loras.rows[0].strength.Value != 0.5 || !h.s.loras.rows[0].enabled.Checked {
 		t.Errorf("after the restore the list is %+v", l)
@@ -113,6 +114,7 @@ func TestLoRAThroughTheWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(e.Path)})
+	h.answerRestore("Restore the recipe")
 	h.pump("the second restore", func() bool { return strings.Contains(h.s.message.Text, "not found") })
 	if !strings.Contains(h.s.message.Text, "ink-style.safetensors") || !strings.Contains(h.s.message.Text, loraDir) {
 		t.Errorf("message %q does not name the missing LoRA and where it was looked for", h.s.message.Text)
@@ -122,6 +124,7 @@ func TestLoRAThroughTheWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(e.Path)})
+	h.answerRestore("Restore the recipe")
 	h.pump("the third restore", func() bool {
 		for _, l := range h.s.draft.LoRAs {
 			if l.Enabled && filepath.Base(l.Path) == "renamed.safetensors" {

@@ -10,9 +10,10 @@ import (
 	"easel/app"
 )
 
-// NewMainWindow builds the main window: the prompt, condition images and image settings on the
-// left; the canvas with progress and the queue in the middle; memory, compute time and history
-// on the right. Closing it cancels every job.
+// NewMainWindow builds the main window in three regions (DESIGN §8): the recipe on the left (the
+// prompt, the everyday settings, folding sections), the canvas in the centre with the progress,
+// a live strip of memory and time and the queue under it, the gallery on the right (the latest
+// batch and the history). Closing it cancels every job.
 func NewMainWindow(a fyne.App, deps Deps) fyne.Window {
 	w, _ := newMainWindow(a, deps)
 	return w
@@ -20,21 +21,27 @@ func NewMainWindow(a fyne.App, deps Deps) fyne.Window {
 
 func newMainWindow(a fyne.App, deps Deps) (fyne.Window, *studio) {
 	s := newStudio(deps)
+	s.resumeDraft()
 	w := a.NewWindow(app.Name)
 	s.win = w
 	s.build()
+	s.prompt.load(&s.draft) // the resumed draft's prompt
 	w.SetContent(s.layout())
 	w.SetOnDropped(s.dropped)
 	s.installShortcuts()
 	w.SetOnClosed(s.close)
-	w.Resize(fyne.NewSize(1400, 860))
+	w.SetCloseIntercept(s.askClose)
+	w.Resize(fyne.NewSize(1280, 800))
 	if deps.SettingsErr != nil {
 		s.say("%v", deps.SettingsErr)
+	} else if s.resumeErr != nil {
+		s.say("%v", s.resumeErr)
 	}
 	if deps.ScanHistory {
 		s.scanHistory()
 	}
 	s.draftChanged()
+	w.Canvas().Focus(s.prompt.prompt) // type, then ⌘↩
 	if deps.Settings.Share || deps.Settings.RenderOn != "" {
 		s.applyNetwork(deps.Settings)
 	}
@@ -62,10 +69,16 @@ func (s *studio) build() {
 	s.canvas = newCanvasView(s.maskChanged, s.extendSide)
 	s.actions = newImageActions(s)
 	s.canvas.tools.Objects = []fyne.CanvasObject{s.actions.saveTo, s.actions.reveal, s.actions.copy}
-	s.canvas.footer.Objects = []fyne.CanvasObject{layout.NewSpacer(), s.actions.refine}
+	s.canvas.footer.Objects = []fyne.CanvasObject{layout.NewSpacer(), s.actions.continueFrom, s.actions.refine}
 	s.progress = newProgressView()
+	s.strip = newLiveStrip(s)
+	s.network = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	s.network.Importance = widget.HighImportance
+	s.network.Truncation = fyne.TextTruncateEllipsis
+	s.network.Hide()
 	s.memory = newMemoryPanel(s)
 	s.timing = newTimingPanel()
+	s.timing.strip = s.strip
 	s.queueList = newQueuePanel(s)
 	s.history = newHistoryPanel(s)
 	s.sheet = s.newSheet()
@@ -73,22 +86,55 @@ func (s *studio) build() {
 	s.explore = newExplorePanel(s)
 }
 
-// layout arranges the three columns.
+// layout arranges the three regions (regions.go): the recipe, the canvas, the gallery.
 func (s *studio) layout() fyne.CanvasObject {
+	return &fyne.Container{Layout: regionsLayout{}, Objects: []fyne.CanvasObject{s.recipeRegion(), s.canvasRegion(), s.galleryRegion()}}
+}
+
+// The recipe's folding sections (besides Work on an image, which has its own), in s.sections.
+const (
+	sectionConditions = iota
+	sectionLoRAs
+	sectionAdvanced
+	sectionExplore
+)
+
+// recipeRegion is the left column: the prompt, the everyday settings, the folding sections, and
+// Generate with what it says under it.
+func (s *studio) recipeRegion() fyne.CanvasObject {
 	shortcut := widget.NewLabel(shortcutHint())
 	shortcut.Importance = widget.LowImportance
+	shortcut.Wrapping = fyne.TextWrapWord
 	actions := container.NewVBox(container.NewGridWithColumns(2, s.generateBtn, s.cancelBtn), s.blocked, shortcut, s.message)
-	left := container.NewBorder(nil, actions, nil, nil, container.NewVScroll(container.NewVBox(
-		s.prompt.box, s.help.box, widget.NewSeparator(), s.conditions.box, widget.NewSeparator(), s.work.box, widget.NewSeparator(), s.loras.box, widget.NewSeparator(), s.options.box,
-		widget.NewSeparator(), s.explore.box,
+	s.sections = widget.NewAccordion(
+		widget.NewAccordionItem("Condition images", s.conditions.box),
+		widget.NewAccordionItem("LoRAs", s.loras.box),
+		widget.NewAccordionItem("Advanced", s.options.advanced),
+		widget.NewAccordionItem("Explore", s.explore.box),
+	)
+	s.sections.MultiOpen = true
+	if len(s.draft.Conditions) > 0 {
+		s.sections.Open(sectionConditions)
+	}
+	if len(s.draft.LoRAs) > 0 {
+		s.sections.Open(sectionLoRAs)
+	}
+	return container.NewBorder(nil, actions, nil, nil, container.NewVScroll(container.NewVBox(
+		s.prompt.box, s.help.box, s.options.box, s.work.box, s.sections,
 	)))
-	middle := container.NewBorder(nil, container.NewVBox(s.progress.box, widget.NewSeparator(), s.queueList.box), nil, nil, s.canvas.box)
-	right := container.NewVScroll(container.NewVBox(s.sheet.box, s.memory.box, widget.NewSeparator(), s.timing.box, widget.NewSeparator(), s.history.box))
-	inner := container.NewHSplit(middle, right)
-	inner.Offset = 0.64
-	outer := container.NewHSplit(left, inner)
-	outer.Offset = 0.26
-	return outer
+}
+
+// canvasRegion is the centre: the canvas with its toolbar, then the progress line, the live
+// strip (memory and time, Details for the full panels) and the queue.
+func (s *studio) canvasRegion() fyne.CanvasObject {
+	return container.NewBorder(nil, container.NewVBox(s.network, s.progress.box, s.strip.box, widget.NewSeparator(), s.queueList.box), nil, nil, s.canvas.box)
+}
+
+// galleryRegion is the right column: the latest batch's sheet over the history, always visible.
+func (s *studio) galleryRegion() fyne.CanvasObject {
+	split := container.NewVSplit(s.sheet.box, container.NewVScroll(s.history.box))
+	split.Offset = 0.55
+	return split
 }
 
 // scanHistory reads the output folder off the UI goroutine.

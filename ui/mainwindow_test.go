@@ -27,12 +27,20 @@ func TestMainWindowShowsEveryPanel(t *testing.T) {
 		t.Errorf("title %q, want %q", h.w.Title(), app.Name)
 	}
 	markup := test.RenderToMarkup(h.w.Canvas())
-	for _, want := range []string{"Prompt", "Negative prompt", "Transparent background", "Condition images", "0 of 10",
-		"Size", "Steps", "CFG scale", "Seed", "Backend", "Model", "Generate", "Cancel", "Queue",
-		"Memory — predicted for 1024×1024", "Denoiser weights", "Prefix K/V · prompt", "VAE activations",
-		"time by kernel class", "gemm", "attn", "conv", "History", "Describe the image"} {
+	for _, want := range []string{"Prompt", "Negative prompt", "Transparent background", "Condition images", "LoRAs", "Advanced",
+		"Size", "Steps", "Images", "CFG scale", "Seed", "Generate", "Cancel", "Queue",
+		"Memory", "Predicted", "Time", "Details", "History", "Describe the image"} {
 		if !strings.Contains(markup, want) {
 			t.Errorf("window does not show %q", want)
+		}
+	}
+	// Details opens the full panels, in plain words.
+	test.Tap(h.s.strip.details)
+	details := test.RenderObjectToMarkup(h.w.Canvas().Overlays().Top())
+	for _, want := range []string{"Memory — predicted for 1024×1024", "Denoiser weights", "Prompt cache", "VAE activations",
+		"time by kernel class", "gemm", "attn", "conv", "matrix multiplies"} {
+		if !strings.Contains(details, want) {
+			t.Errorf("Details does not show %q", want)
 		}
 	}
 	if b := h.w.Canvas().Capture().Bounds(); b.Dx() < 1000 || b.Dy() < 700 {
@@ -163,11 +171,20 @@ func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 		t.Error("Copy image is on while a preview is shown")
 	}
 	markup := test.RenderToMarkup(h.w.Canvas())
-	for _, want := range []string{"Memory — live, job 1", "Peak resident", "#2 · queued", "#1 · running", "Generate (queue: 2)"} {
+	for _, want := range []string{"Live 13", "#2 · queued", "#1 · running", "Generate (queue: 2)"} {
 		if !strings.Contains(markup, want) {
 			t.Errorf("window does not show %q during the run", want)
 		}
 	}
+	test.Tap(h.s.strip.details)
+	details := test.RenderObjectToMarkup(h.w.Canvas().Overlays().Top())
+	for _, want := range []string{"Memory — live, job 1", "Peak resident"} {
+		if !strings.Contains(details, want) {
+			t.Errorf("Details does not show %q during the run", want)
+		}
+	}
+	h.w.Canvas().Overlays().Top().Hide()
+	h.w.Canvas().Overlays().Remove(h.w.Canvas().Overlays().Top())
 	if !h.s.haveSeed || h.s.lastSeed != first.Seed || !strings.Contains(h.s.options.lastSeed.Text, "Last seed") {
 		t.Error("the running job's seed is not shown")
 	}

@@ -37,6 +37,9 @@ func newMemoryPanel(s *studio) *memoryPanel {
 	return p
 }
 
+// memoryLabelWidth is the bars' label column: a longer name truncates, never widening the panel.
+const memoryLabelWidth = 170
+
 // bar is one component: its name and bytes against the budget.
 type bar struct {
 	name  string
@@ -59,7 +62,8 @@ func (p *memoryPanel) setBars(bars []bar, budget int64) {
 		}
 		m.set(share, text, b.over)
 		label := widget.NewLabel(b.name)
-		objs = append(objs, container.NewGridWithColumns(2, label, m))
+		label.Truncation = fyne.TextTruncateEllipsis
+		objs = append(objs, labelledRow(label, memoryLabelWidth, m))
 	}
 	p.rows.Objects = objs
 	p.rows.Refresh()
@@ -80,9 +84,9 @@ func weightBars(ws []pipeline.ComponentBytes) []bar {
 func kvBars(kv []int64) []bar {
 	var out []bar
 	for i, b := range kv {
-		name := "Prefix K/V · prompt"
+		name := "Prompt cache"
 		if i == 1 {
-			name = "Prefix K/V · negative"
+			name = "Negative prompt cache"
 		}
 		out = append(out, bar{name, b, false})
 	}
@@ -108,6 +112,9 @@ func (p *memoryPanel) showPrediction(pr memplan.Prediction, plan memplan.Plan, g
 	}
 	bars = append(bars, bar{peak, pr.Peak, !pr.Fits()})
 	p.setBars(bars, pr.Budget)
+	if p.s.strip != nil {
+		p.s.strip.showPeak("Predicted", pr.Peak, pr.Budget, !pr.Fits())
+	}
 	p.useSize.Hide()
 	budget := p.budgetName(pr.Budget)
 	switch {
@@ -147,6 +154,9 @@ func (p *memoryPanel) showError(err error) {
 	p.setBars(nil, 0)
 	p.useSize.Hide()
 	p.verdict.SetText(err.Error())
+	if p.s.strip != nil {
+		p.s.strip.memory.set(0, "no prediction", false)
+	}
 }
 
 // showLedger shows the running job's live ledger beside the peak predicted when it was queued.
@@ -162,6 +172,13 @@ func (p *memoryPanel) showLedger(m pipeline.Memory, j jobs.Job, predictedPeak in
 		bars = append(bars, bar{"Peak resident (measured)", m.PeakRSS, m.DeviceBudget > 0 && m.PeakRSS > m.DeviceBudget})
 	}
 	p.setBars(bars, m.DeviceBudget)
+	if p.s.strip != nil {
+		peak := m.PeakRSS
+		if peak == 0 {
+			peak = predictedPeak
+		}
+		p.s.strip.showPeak("Live", peak, m.DeviceBudget, m.DeviceBudget > 0 && m.PeakRSS > m.DeviceBudget)
+	}
 	p.useSize.Hide()
 	p.verdict.SetText(fmt.Sprintf("Predicted peak before the run: %s. Go heap now %s; budget %s.",
 		memplan.GB(predictedPeak), memplan.GB(m.GoHeap), memplan.GB(m.DeviceBudget)))

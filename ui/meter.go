@@ -59,9 +59,26 @@ func (r *meterRenderer) Layout(size fyne.Size) {
 	}
 	r.fill.Resize(fyne.NewSize(w, size.Height))
 	r.fill.Move(fyne.NewPos(0, 0))
+	r.label.Text = fitText(r.m.text, r.label.TextSize, size.Width-2*theme.Padding())
 	ts := r.label.MinSize()
 	r.label.Move(fyne.NewPos(theme.Padding(), (size.Height-ts.Height)/2))
 	r.label.Resize(ts)
+}
+
+// fitText shortens text with an ellipsis until it fits width at size points (a bar's caption
+// never draws past the bar).
+func fitText(text string, size, width float32) string {
+	if fyne.MeasureText(text, size, fyne.TextStyle{}).Width <= width {
+		return text
+	}
+	r := []rune(text)
+	for len(r) > 0 {
+		r = r[:len(r)-1]
+		if t := string(r) + "…"; fyne.MeasureText(t, size, fyne.TextStyle{}).Width <= width {
+			return t
+		}
+	}
+	return ""
 }
 
 func (r *meterRenderer) MinSize() fyne.Size {

@@ -20,37 +20,58 @@ const (
 	sizeFromImageLabel = "From the last condition image"
 )
 
+// squareSides are the square sizes the size menu offers besides the aspect ratios (a custom size
+// underneath), and squareLabels their names there.
+var (
+	squareSides  = []int{512, 768, 1024}
+	squareLabels = []string{"512×512", "768×768", "1024×1024"}
+)
+
+// squareLabel is the size menu's name for a custom w×h that is one of the squares, or "".
+func squareLabel(w, h int) string {
+	for i, side := range squareSides {
+		if w == side && h == side {
+			return squareLabels[i]
+		}
+	}
+	return ""
+}
+
 // optionsPanel holds size, steps, CFG, seed, backend and model.
 type optionsPanel struct {
 	s *studio
 
-	sizeSelect   *widget.Select
-	scaleRadio   *widget.RadioGroup
-	customW      *widget.Entry
-	customH      *widget.Entry
-	customRow    fyne.CanvasObject
-	sizeResult   *widget.Label
-	steps        *widget.Entry
-	count        *widget.Entry // the batch's images, 1–MaxWindowCount
-	cfg          *widget.Slider
-	cfgLabel     *widget.Label
-	seedMode     *widget.RadioGroup
-	seedEntry    *widget.Entry
-	lastSeed     *widget.Label
-	copySeed     *widget.Button
-	backend      *widget.Select
-	modelLabel   *widget.Label
-	form         *widget.Form
-	box          fyne.CanvasObject
-	loadingDraft bool // true while load() sets widgets, so their callbacks do not echo back
+	sizeSelect *widget.Select
+	scaleRadio *widget.RadioGroup
+	customW    *escEntry
+	customH    *escEntry
+	customRow  fyne.CanvasObject
+	sizeResult *widget.Label
+	steps      *escEntry
+	count      *escEntry // the batch's images, 1–MaxWindowCount
+	cfg        *widget.Slider
+	cfgLabel   *widget.Label
+	seedMode   *widget.RadioGroup
+	seedEntry  *escEntry
+	lastSeed   *widget.Label
+	copySeed   *widget.Button
+	backend    *widget.Select
+	modelLabel *widget.Label
+	form       *widget.Form
+	box        fyne.CanvasObject // the everyday settings
+	advanced   *widget.Form      // backend and model
+
+	loadingDraft bool              // true while load() sets widgets, so their callbacks do not echo back
+	problems     map[string]string // what is wrong with each field now, by its name
 }
 
 func newOptionsPanel(s *studio) *optionsPanel {
-	p := &optionsPanel{s: s}
+	p := &optionsPanel{s: s, problems: map[string]string{}}
 	var sizeNames []string
 	for _, a := range compose.Aspects {
 		sizeNames = append(sizeNames, a.Name)
 	}
+	sizeNames = append(sizeNames, squareLabels...)
 	sizeNames = append(sizeNames, sizeCustomLabel, sizeFromImageLabel)
 	p.sizeSelect = widget.NewSelect(sizeNames, func(v string) { p.sizeChosen(v) })
 	p.scaleRadio = widget.NewRadioGroup([]string{"1K", "2K"}, func(v string) {
@@ -65,34 +86,41 @@ func newOptionsPanel(s *studio) *optionsPanel {
 	})
 	p.scaleRadio.Horizontal = true
 	p.scaleRadio.Required = true
-	p.customW, p.customH = widget.NewEntry(), widget.NewEntry()
+	p.customW, p.customH = newEscEntry(s), newEscEntry(s)
 	p.customW.OnChanged = func(string) { p.customChanged() }
 	p.customH.OnChanged = func(string) { p.customChanged() }
+	// Leaving a size field shows the size the run will use in it (snapped, or clamped to the
+	// model's range), so the field never says one size while another is made.
+	p.customW.onBlur = func() { p.showEffective(p.customW, p.s.draft.CustomW) }
+	p.customH.onBlur = func() { p.showEffective(p.customH, p.s.draft.CustomH) }
 	p.customRow = container.NewGridWithColumns(3, p.customW, widget.NewLabel("×"), p.customH)
 	p.sizeResult = widget.NewLabel("")
+	p.sizeResult.Truncation = fyne.TextTruncateEllipsis // one line in the form; a problem is said in full under Generate
 
-	p.steps = widget.NewEntry()
+	p.steps = newEscEntry(s)
 	p.steps.OnChanged = func(v string) {
 		if p.loadingDraft {
 			return
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 2 || n > 200 {
-			s.say("Steps: give a whole number from 2 to 200.")
+			p.problem("Steps", "Steps: give a whole number from 2 to 200.")
 			return
 		}
+		p.problem("Steps", "")
 		s.draft.Steps = n
 	}
-	p.count = widget.NewEntry()
+	p.count = newEscEntry(s)
 	p.count.OnChanged = func(v string) {
 		if p.loadingDraft {
 			return
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > MaxWindowCount {
-			s.say("Images: give a whole number from 1 to %d.", MaxWindowCount)
+			p.problem("Images", fmt.Sprintf("Images: give a whole number from 1 to %d.", MaxWindowCount))
 			return
 		}
+		p.problem("Images", "")
 		s.draft.Count = n
 		s.draftChanged()
 	}
@@ -125,7 +153,7 @@ func newOptionsPanel(s *studio) *optionsPanel {
 	})
 	p.seedMode.Horizontal = true
 	p.seedMode.Required = true
-	p.seedEntry = widget.NewEntry()
+	p.seedEntry = newEscEntry(s)
 	p.seedEntry.SetPlaceHolder("seed")
 	p.seedEntry.OnChanged = func(v string) {
 		if p.loadingDraft {
@@ -134,10 +162,11 @@ func newOptionsPanel(s *studio) *optionsPanel {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
 			if v != "" {
-				s.say("Seed: give a whole number from 0 to %d.", uint64(1<<64-1))
+				p.problem("Seed", fmt.Sprintf("Seed: give a whole number from 0 to %d.", uint64(1<<64-1)))
 			}
 			return
 		}
+		p.problem("Seed", "")
 		s.draft.Seed = n
 	}
 	p.lastSeed = widget.NewLabel("Last seed: —")
@@ -159,18 +188,21 @@ func newOptionsPanel(s *studio) *optionsPanel {
 	p.modelLabel.Truncation = fyne.TextTruncateEllipsis
 	chooseModel := widget.NewButton("Choose…", s.pickModel)
 
+	// The everyday settings in a compact block, always visible under the prompt; the backend and
+	// the model under Advanced.
 	p.form = widget.NewForm(
 		widget.NewFormItem("Size", container.NewBorder(nil, nil, nil, p.scaleRadio, p.sizeSelect)),
 		widget.NewFormItem("", container.NewVBox(p.customRow, p.sizeResult)),
-		widget.NewFormItem("Steps", p.steps),
-		widget.NewFormItem("Images", p.count),
+		widget.NewFormItem("Steps", container.NewGridWithColumns(3, p.steps, widget.NewLabelWithStyle("Images", fyne.TextAlignTrailing, fyne.TextStyle{}), p.count)),
 		widget.NewFormItem("CFG scale", container.NewBorder(nil, nil, nil, p.cfgLabel, p.cfg)),
 		widget.NewFormItem("Seed", container.NewBorder(nil, nil, p.seedMode, nil, p.seedEntry)),
 		widget.NewFormItem("", container.NewBorder(nil, nil, nil, p.copySeed, p.lastSeed)),
+	)
+	p.box = p.form
+	p.advanced = widget.NewForm(
 		widget.NewFormItem("Backend", p.backend),
 		widget.NewFormItem("Model", container.NewBorder(nil, nil, nil, chooseModel, p.modelLabel)),
 	)
-	p.box = container.NewVBox(heading("Image"), p.form)
 	p.load(&s.draft)
 	return p
 }
@@ -190,7 +222,11 @@ func (p *optionsPanel) load(d *compose.Draft) {
 	case compose.SizePreset:
 		p.sizeSelect.SetSelected(d.Aspect.Name)
 	case compose.SizeCustom:
-		p.sizeSelect.SetSelected(sizeCustomLabel)
+		if sq := squareLabel(d.CustomW, d.CustomH); sq != "" {
+			p.sizeSelect.SetSelected(sq)
+		} else {
+			p.sizeSelect.SetSelected(sizeCustomLabel)
+		}
 	default:
 		p.sizeSelect.SetSelected(sizeFromImageLabel)
 	}
@@ -229,6 +265,17 @@ func (p *optionsPanel) sizeChosen(v string) {
 		return
 	}
 	d := &p.s.draft
+	for i, sq := range squareLabels {
+		if v == sq {
+			d.Size, d.CustomW, d.CustomH = compose.SizeCustom, squareSides[i], squareSides[i]
+			p.loadingDraft = true
+			p.customW.SetText(strconv.Itoa(d.CustomW))
+			p.customH.SetText(strconv.Itoa(d.CustomH))
+			p.loadingDraft = false
+			p.s.draftChanged()
+			return
+		}
+	}
 	switch v {
 	case sizeCustomLabel:
 		d.Size = compose.SizeCustom
@@ -260,7 +307,7 @@ func (p *optionsPanel) customChanged() {
 // refreshSize shows the size the draft will make and which inputs apply.
 func (p *optionsPanel) refreshSize() {
 	d := &p.s.draft
-	if d.Size == compose.SizeCustom {
+	if d.Size == compose.SizeCustom && squareLabel(d.CustomW, d.CustomH) == "" || p.sizeSelect.Selected == sizeCustomLabel {
 		p.customRow.Show()
 	} else {
 		p.customRow.Hide()
@@ -274,12 +321,13 @@ func (p *optionsPanel) refreshSize() {
 	switch {
 	case err != nil:
 		p.sizeResult.SetText(err.Error())
+	case d.Size == compose.SizeCustom && (clamped(d.CustomW) || clamped(d.CustomH)):
+		p.sizeResult.SetText(fmt.Sprintf("%d × %d px (clamped to %d–%d)", w, h, compose.MinSide, compose.MaxSide))
 	case d.Size == compose.SizeCustom && (w != d.CustomW || h != d.CustomH):
 		p.sizeResult.SetText(fmt.Sprintf("%d × %d px (snapped to multiples of 32)", w, h))
 	default:
 		p.sizeResult.SetText(fmt.Sprintf("%d × %d px", w, h))
 	}
-	p.sizeResult.Wrapping = fyne.TextWrapWord
 	if p.form != nil {
 		p.form.Refresh() // the custom-size row came or went: lay the form out again
 	}
@@ -341,5 +389,38 @@ func (s *studio) persist() {
 	}
 	if err := s.deps.Store.Save(s.deps.Settings); err != nil {
 		s.say("Settings were not saved: %v", err)
+	}
+}
+
+// clamped says whether a custom side lies outside the model's range (Snap clamps it).
+func clamped(v int) bool { return v < compose.MinSide || v > compose.MaxSide }
+
+// showEffective puts the side the run uses in the field the artist just left.
+func (p *optionsPanel) showEffective(e *escEntry, v int) {
+	if p.s.draft.Size != compose.SizeCustom || v <= 0 {
+		return
+	}
+	if n := compose.Snap(v); n != v || e.Text != strconv.Itoa(v) {
+		p.s.draft.CustomW, p.s.draft.CustomH = compose.Snap(p.s.draft.CustomW), compose.Snap(p.s.draft.CustomH)
+		p.loadingDraft = true
+		e.SetText(strconv.Itoa(n))
+		p.loadingDraft = false
+		p.s.draftChanged()
+	}
+}
+
+// problem shows what is wrong with a field as it is typed, or, once it is right again, takes
+// its notice away (validation never goes stale).
+func (p *optionsPanel) problem(field, msg string) {
+	if msg != "" {
+		p.problems[field] = msg
+		p.s.say("%s", msg)
+		return
+	}
+	if old, ok := p.problems[field]; ok {
+		delete(p.problems, field)
+		if p.s.message.Text == old {
+			p.s.quiet()
+		}
 	}
 }

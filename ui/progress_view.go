@@ -88,7 +88,11 @@ func (p *progressView) showStatus(j jobs.Job, line string) {
 
 func (p *progressView) done(j jobs.Job) {
 	r := j.Result
-	p.stage.SetText(fmt.Sprintf("Job %d: done — %d×%d, %d steps, seed %d", j.ID, r.Width, r.Height, r.Steps, r.Seed))
+	steps := fmt.Sprintf("%d steps", r.Steps)
+	if r.StepsRun > 0 && r.StepsRun < r.Steps {
+		steps = fmt.Sprintf("%d of %d steps run", r.StepsRun, r.Steps) // a pass from an image runs its share
+	}
+	p.stage.SetText(fmt.Sprintf("Job %d: done — %d×%d, %s, seed %d", j.ID, r.Width, r.Height, steps, r.Seed))
 	p.rate.SetText(fmt.Sprintf("%s in all", roundDuration(r.StageTimes[pipeline.StageDone])))
 	p.bar.set(1, "", false)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,6 +78,7 @@ func (sh *sharing) listenAddr() string { return sh.bound }
 // settings dialog saved).
 func (s *studio) applyNetwork(ns settings.Settings) {
 	s.router.set(ns.RenderOn, ns.RenderToken)
+	defer s.showNetwork()
 	want := ns.Share && ns.Model != ""
 	addr := ns.ShareAddr
 	if addr == "" {
@@ -125,7 +127,7 @@ func (s *studio) startSharing(ns settings.Settings, addr string) error {
 	sh := &sharing{srv: srv, addr: addr, bound: ln.Addr().String(), done: make(chan error, 1)}
 	go func() { sh.done <- srv.Serve(ln) }()
 	s.share = sh
-	s.say("This Mac is shared on %s (port %s): other machines render here with the share token.", addr, portOf(ln.Addr()))
+	s.sayKind(noticeInfo, "%s is shared on %s (port %s): %s", thisMachine(), addr, portOf(ln.Addr()), shareReach(addr))
 	return nil
 }
 
@@ -139,6 +141,7 @@ func (s *studio) stopSharing() {
 	s.share.srv.Shutdown(ctx)
 	<-s.share.done
 	s.share = nil
+	s.showNetwork()
 }
 
 func portOf(a net.Addr) string {
@@ -147,4 +150,30 @@ func portOf(a net.Addr) string {
 		return a.String()
 	}
 	return port
+}
+
+// shareReach says who can render on a shared address: a loopback one is this machine's alone.
+func shareReach(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err == nil {
+		if ip := net.ParseIP(host); (ip != nil && ip.IsLoopback()) || host == "localhost" {
+			return "only programs on this machine can use it (a loopback address)."
+		}
+	}
+	return "other machines render here with the share token."
+}
+
+// showNetwork keeps the indicator under the canvas true: where jobs render, and whether this
+// machine is shared.
+func (s *studio) showNetwork() {
+	var parts []string
+	if where := s.router.where(); where != "" {
+		parts = append(parts, "Rendering on "+where)
+	}
+	if s.share != nil {
+		parts = append(parts, "Shared on "+s.share.bound)
+	}
+	s.network.SetText(strings.Join(parts, " · "))
+	s.network.Hidden = len(parts) == 0
+	s.network.Refresh()
 }

@@ -234,10 +234,13 @@ func TestRenderServerGoneMidJob(t *testing.T) {
 	if h.s.draft.Prompt != "a lantern" || h.s.queue.Pending() != 0 {
 		t.Errorf("after the server went away: prompt %q, %d jobs pending", h.s.draft.Prompt, h.s.queue.Pending())
 	}
-	h.s.router.set("", "")
-	test.Tap(h.s.generateBtn)
-	<-h.gen.started
-	if h.s.router.where() != "" {
-		t.Error("still rendering elsewhere")
+	if strings.Contains(h.s.message.Text, "<nil>") || h.s.renderHere == nil {
+		t.Fatalf("no offer to render here (notice %q)", h.s.message.Text)
+	}
+	// Render here: the same job runs on this machine, Render on is off.
+	test.Tap(findButton(t, h.w.Canvas().Overlays().Top(), "Render here"))
+	req := <-h.gen.started
+	if h.s.router.where() != "" || h.s.network.Visible() || req.Prompt != "a lantern" {
+		t.Errorf("after Render here: rendering on %q, indicator %v, prompt %q", h.s.router.where(), h.s.network.Visible(), req.Prompt)
 	}
 }

@@ -23,7 +23,12 @@ import (
 func Run() {
 	a := fyneapp.NewWithID(app.ID)
 	var deps Deps
-	setup.Start(a, func() { deps = DefaultDeps(); NewMainWindow(a, deps).Show() })
+	setup.Start(a, func() {
+		deps = DefaultDeps()
+		w, s := newMainWindow(a, deps)
+		w.Show()
+		w.Canvas().Focus(s.prompt.prompt) // again once shown: the desktop driver drops a focus set before
+	})
 	quitWhenShown(a)
 	a.Run()
 	if g, ok := deps.Generator.(*jobs.ModelGenerator); ok {
@@ -44,6 +49,9 @@ func DefaultDeps() Deps {
 	} else {
 		d.Store = st
 		d.Settings, d.SettingsErr = st.Load()
+	}
+	if st, err := settings.DefaultDraftStore(); err == nil {
+		d.DraftStore = st
 	}
 	if st, err := settings.DefaultLoRAStore(); err == nil {
 		d.LoRAStore = st

@@ -30,8 +30,9 @@ func (s *studio) installShortcuts() {
 		}
 	})
 	s.win.SetMainMenu(fyne.NewMainMenu(
-		fyne.NewMenu("Easel", s.settingsMenuItem(), s.studioMenuItem()),
-		fyne.NewMenu("Image", gen, cancel, fyne.NewMenuItemSeparator(), add, paste),
+		fyne.NewMenu("Easel", s.settingsMenuItem(), s.studioMenuItem(), fyne.NewMenuItemSeparator(), s.quitItem()),
+		fyne.NewMenu("Image", gen, cancel, fyne.NewMenuItemSeparator(), add, paste, fyne.NewMenuItemSeparator(),
+			fyne.NewMenuItem("Restore from Image…", s.restoreFromImage)),
 		fyne.NewMenu("Help", s.diagnosticsMenuItem())))
 
 	c := s.win.Canvas()
@@ -46,7 +47,7 @@ func (s *studio) installShortcuts() {
 			s.say("The clipboard holds no image and no image file path.")
 		}
 	})
-	c.AddShortcut(&fyne.ShortcutUndo{}, func(fyne.Shortcut) { s.undoMask() })
+	c.AddShortcut(&fyne.ShortcutUndo{}, func(fyne.Shortcut) { s.undo() })
 	c.SetOnTypedKey(func(k *fyne.KeyEvent) {
 		if k.Name == fyne.KeyEscape {
 			s.cancelCurrent()

@@ -21,6 +21,7 @@ import (
 	"easel/app/imagefile"
 	"easel/app/jobs"
 	"easel/app/memplan"
+	"easel/app/serve/client"
 	"easel/app/settings"
 	"easel/engine/cmf"
 	"easel/engine/mmapfile"
@@ -49,10 +50,26 @@ type studio struct {
 	jobDrafts map[jobs.ID]compose.Draft
 	// jobPeaks is each submitted job's predicted peak, shown beside its live ledger.
 	jobPeaks map[jobs.ID]int64
-	current  jobs.ID // the running job, 0 when idle
-	lastSeed uint64
-	haveSeed bool
-	pasted   int // pasted images so far, for their names
+	// jobHires is an upscale job's Hires record for its PNG; nextKind and nextHires are what the
+	// next submit is ("Vary", "Upscale ×2", "Refine") and its record, taken by submit.
+	jobHires  map[jobs.ID]*imagefile.HiresSettings
+	nextKind  string
+	nextHires *imagefile.HiresSettings
+	// offer is the Upscale or Refine offer while it is shown.
+	offer     *dialog.ConfirmDialog
+	offerText string
+	// restoreAsk is the question what a dropped or pasted PNG with settings is for, while shown.
+	restoreAsk *dialog.ConfirmDialog
+	// lastFolder is where the last file was chosen from (file dialogs open there).
+	lastFolder string
+	// renderHere offers to run a job here after the machine it rendered on went away.
+	renderHere *dialog.ConfirmDialog
+	// editedPath is the latest saved result of a run from a start image.
+	editedPath string
+	current    jobs.ID // the running job, 0 when idle
+	lastSeed   uint64
+	haveSeed   bool
+	pasted     int // pasted images so far, for their names
 	// shownPath is the saved file on the canvas ("" while a preview or an unsaved image is
 	// shown); canvasJob is the job whose picture is on the canvas (0 for a file).
 	shownPath string
@@ -85,6 +102,21 @@ type studio struct {
 	history    *historyPanel
 	actions    *imageActions
 	work       *imageWorkPanel
+	strip      *liveStrip // memory and time under the canvas
+	// undos are what ⌘Z takes back besides mask strokes (draft_undo.go); edits counts the
+	// window's undoable edits, maskEdits is the count at the latest mask stroke.
+	undos      []undoStep
+	edits      int
+	maskEdits  int
+	noticeKind noticeKind // the kind of the notice shown
+	// closeAsked is set once the artist chose to discard the jobs and quit; closeDialog is that
+	// question while shown; resumeErr is why the last draft could not be read (closing.go).
+	closeAsked  bool
+	closeDialog *dialog.ConfirmDialog
+	resumeErr   error
+	// network says, while either is on, where jobs render and that this machine is shared.
+	network  *widget.Label
+	sections *widget.Accordion // the recipe's folding sections besides Work on an image
 
 	// start is the image the next generation starts from (nil: text to image); strength,
 	// followImage (the output size follows the start image instead of cropping it to the
@@ -116,7 +148,7 @@ type studio struct {
 }
 
 func newStudio(deps Deps) *studio {
-	s := &studio{deps: deps, draft: compose.NewDraft(deps.Settings), jobDrafts: map[jobs.ID]compose.Draft{}, jobPeaks: map[jobs.ID]int64{}, kept: map[jobs.ID]keptImage{}}
+	s := &studio{deps: deps, draft: compose.NewDraft(deps.Settings), jobDrafts: map[jobs.ID]compose.Draft{}, jobPeaks: map[jobs.ID]int64{}, jobHires: map[jobs.ID]*imagefile.HiresSettings{}, kept: map[jobs.ID]keptImage{}}
 	if s.deps.Do == nil {
 		s.deps.Do = fyne.Do
 	}
@@ -136,11 +168,9 @@ func newStudio(deps Deps) *studio {
 	return s
 }
 
-// say shows a notice under the controls.
-func (s *studio) say(format string, args ...any) {
-	s.message.SetText(fmt.Sprintf(format, args...))
-	s.message.Show()
-}
+// say shows a notice under the controls (a warning: what needs the artist's eye; sayKind for
+// the others).
+func (s *studio) say(format string, args ...any) { s.sayKind(noticeWarning, format, args...) }
 
 // quiet hides the notice once the artist's next action succeeded.
 func (s *studio) quiet() {
@@ -192,7 +222,7 @@ func (s *studio) canGenerate() (bool, string) {
 		return false, "this model file has no vision tower (it was converted with --no-vision), so it cannot read condition images: remove them, or convert the model again without --no-vision"
 	}
 	if !s.prediction.Fits() {
-		return false, "this size does not fit in memory (see Memory)"
+		return false, "this size does not fit in memory (see Details under the canvas)"
 	}
 	return true, ""
 }
@@ -218,8 +248,12 @@ func (s *studio) updateButtons() {
 	}
 }
 
-// generate submits the draft; while a job runs it queues behind it.
+// generate submits the draft; while a job runs it queues behind it. While a dialog is open
+// (Settings, an offer, a question) ⌘↩ does nothing: the dialog has the artist's attention.
 func (s *studio) generate() {
+	if s.win != nil && s.win.Canvas().Overlays().Top() != nil {
+		return
+	}
 	if ok, why := s.canGenerate(); !ok {
 		s.say("Cannot generate: %s.", why)
 		return
@@ -229,7 +263,9 @@ func (s *studio) generate() {
 		seed = randomSeed()
 	}
 	d := s.jobDraft()
-	s.submit(d, seed)
+	if s.submit(d, seed) {
+		s.saveDraft() // what was asked for survives a crash too
+	}
 }
 
 // submit queues a run of d with seed; it reports whether it was queued.
@@ -253,6 +289,11 @@ func (s *studio) submit(d compose.Draft, seed uint64) bool {
 	if n := req.Batch(); n > 1 {
 		label = fmt.Sprintf("%s · %d images", label, n)
 	}
+	kind, hs := s.nextKind, s.nextHires
+	s.nextKind, s.nextHires = "", nil
+	if kind != "" {
+		label = kind + " · " + label // the queue says what the job is: Vary, Upscale ×2, Refine
+	}
 	id, err := s.queue.Submit(req, label)
 	if err != nil {
 		if req.Init != nil {
@@ -271,6 +312,9 @@ func (s *studio) submit(d compose.Draft, seed uint64) bool {
 	d.Seed = seed
 	s.jobDrafts[id] = d
 	s.jobPeaks[id] = s.prediction.Peak
+	if hs != nil {
+		s.jobHires[id] = hs
+	}
 	s.updateButtons()
 	return true
 }
@@ -364,13 +408,16 @@ func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 		}
 		s.save(j)
 	case jobs.Failed:
+		d, hadDraft := s.jobDrafts[j.ID]
 		s.batchStopped(j)
 		s.finished(j)
 		s.progress.failed(j)
 		if fault := (*mmapfile.FaultError)(nil); errors.As(j.Err, &fault) && fault.Kind == cmf.KindModelFile {
 			s.modelLost(j, fault)
+		} else if errors.Is(j.Err, client.ErrServerGone) && hadDraft {
+			s.offerRenderHere(j, d) // render_here.go
 		} else {
-			s.say("Job %d failed: %v", j.ID, j.Err)
+			s.sayKind(noticeError, "Job %d failed: %v", j.ID, j.Err)
 		}
 	case jobs.Cancelled:
 		s.batchStopped(j)
@@ -420,6 +467,7 @@ func (s *studio) finished(j jobs.Job) {
 func (s *studio) save(j jobs.Job) {
 	d, ok := s.jobDrafts[j.ID]
 	delete(s.jobDrafts, j.ID)
+	defer delete(s.jobHires, j.ID)
 	if j.Result == nil || j.Result.Image == nil || j.Result.Batch != nil {
 		return // a batch's images were saved as each finished (batch.go)
 	}
@@ -428,6 +476,12 @@ func (s *studio) save(j jobs.Job) {
 	switch pic, api := j.Owner.(apiPicture); {
 	case ok:
 		set = d.FileSettings(j.Result)
+		if hs := s.jobHires[j.ID]; hs != nil {
+			// An upscale records A1111's Hires fields: the pass's steps and what ran of them.
+			h := *hs
+			h.StepsRun = j.Result.StepsRun
+			set.Hires = &h
+		}
 	case api:
 		// A job from this window's server (Share this Mac): saved as its answer carries it, with
 		// its origin, so it is in the history too.
@@ -442,12 +496,16 @@ func (s *studio) save(j jobs.Job) {
 	now := s.now()
 	store := s.deps.History
 	id := j.ID
+	edited := j.Request.Init != nil
 	s.saveInBackground(store, img, set, now, func(e history.Entry, err error) {
 		if err != nil {
 			s.keep(id, keptImage{img: img, set: set, at: now}, err)
 			return
 		}
 		s.history.addSession(e)
+		if edited {
+			s.editedPath = e.Path // an inpaint or outpaint: Continue from this (continue_from.go)
+		}
 		if s.canvasJob == id {
 			s.setShownFile(e.Path)
 		}
@@ -480,7 +538,7 @@ func (s *studio) restore(e history.Entry) {
 		if note != "" {
 			s.say("%s", note)
 		} else {
-			s.say("Settings restored from %s.", shortPath(e.Path))
+			s.sayKind(noticeSuccess, "Settings restored from %s (%s takes the recipe before back).", shortPath(e.Path), undoKeyName())
 		}
 	}
 	s.showFile(e.Path)
@@ -490,6 +548,7 @@ func (s *studio) restore(e history.Entry) {
 func (s *studio) draftRestored() {
 	s.prompt.load(&s.draft)
 	s.options.load(&s.draft)
+	s.conditions.refresh()
 	s.loras.refresh()
 	s.persistLoRAs()
 	s.draftChanged()
@@ -524,6 +583,7 @@ func (s *studio) showFile(path string) {
 // images still being written.
 func (s *studio) close() {
 	s.help.close()
+	s.saveDraft()
 	s.stopSharing()
 	if s.studioShare != nil {
 		s.studioShare.close() // studio_share.go

@@ -43,6 +43,8 @@ type timingPanel struct {
 	sharp     *meter
 	sharpText string
 	box       fyne.CanvasObject
+	// strip is the compact stacked bar under the canvas that shows the same shares (nil: none).
+	strip *liveStrip
 }
 
 func newTimingPanel() *timingPanel {
@@ -59,12 +61,13 @@ func newTimingPanel() *timingPanel {
 		p.texts[c] = "—"
 		p.bars[c].set(0, "—", false)
 		p.names[c] = widget.NewLabel(ml.Class(c).String())
-		rows = append(rows, container.NewGridWithColumns(2, p.names[c], p.bars[c]))
+		p.names[c].Truncation = fyne.TextTruncateEllipsis
+		rows = append(rows, labelledRow(p.names[c], memoryLabelWidth, p.bars[c]))
 	}
 	p.sharp = newMeter()
 	p.sharpText = "off"
 	p.sharp.set(0, p.sharpText, false)
-	rows = append(rows, container.NewGridWithColumns(2, widget.NewLabel("sharp preview"), p.sharp))
+	rows = append(rows, labelledRow(widget.NewLabel("sharp preview"), memoryLabelWidth, p.sharp))
 	p.steps = newStepChart()
 	p.stepText = widget.NewLabel(p.steps.Summary())
 	p.stepText.Wrapping = fyne.TextWrapWord
@@ -244,6 +247,9 @@ func (p *timingPanel) show(t [ml.NumClasses]ml.ClassTime) {
 	}
 	p.kernels, p.flops = total, flops
 	p.showTotal()
+	if p.strip != nil {
+		p.strip.showTimes(t)
+	}
 }
 
 // showTotal renders the run's kernel time and achieved rate, and the last step's.

@@ -96,6 +96,10 @@ const generateUsage = `usage: easel generate --model M.cmf --prompt TEXT [flags]
   --hires-strength S  the second pass's strength (default 0.35): it runs
                       N − int(N − N·S) of its N steps
   --hires-steps N     the second pass's scheduled steps (default: the first pass's)
+  --render-on HOST:PORT  render on another machine's Easel (Settings → Share on it) through the
+                      window's client; the image is pasted back and saved here as a local run's
+                      is, bit for bit the same (not with --lora or --hires); --model is not needed
+  --token T           that machine's share token
   --json              print one JSON event per line on stdout instead of a progress line
   --verbose           say on stderr which backend runs the denoiser and why
   --expand            first turn the prompt (a short idea) into a detailed one with the model's
@@ -111,7 +115,8 @@ image, start image or mask (or a mask that repaints nothing), 7 impossible size,
 steps/CFG/seed/strength, 9 cannot save, 10 too large for this machine's memory, 11 the backend
 cannot run here (metal off Apple silicon), 12 a LoRA is missing, unreadable or for another
 model, 13 the model file changed or became unreadable during the run (drive unplugged, file
-truncated or replaced), 130 cancelled (Ctrl-C)`
+truncated or replaced), 14 --render-on's machine could not be reached or did not make the
+image, 130 cancelled (Ctrl-C)`
 
 // interruptContext is cancelled by Ctrl-C or SIGTERM (a test substitutes its own).
 var interruptContext = func() (context.Context, context.CancelFunc) {
@@ -197,6 +202,12 @@ func generate(g *generateArgs, out *generateOutput) ([]*savedImage, *failure) {
 		if f := checkWritable(path); f != nil {
 			return nil, f
 		}
+	}
+	if g.remote.addr != "" {
+		for _, n := range job.Notices {
+			out.notice(pipeline.Event{Notice: n})
+		}
+		return generateRemote(g, d, job, outPaths, out)
 	}
 
 	choice, f := chooseBackend(g.backend, out)

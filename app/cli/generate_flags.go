@@ -41,6 +41,7 @@ type generateArgs struct {
 	batch                                            batchArgs
 	grid                                             [3]string        // --grid-x, --grid-y, --grid-z (generate_grid.go)
 	text                                             generateTextArgs // --expand, --check
+	remote                                           remoteArgs       // --render-on, --token (generate_remote.go)
 }
 
 // startArgs are the flags of working on an image.
@@ -97,6 +98,8 @@ func parseGenerateArgs(args []string) (*generateArgs, error) {
 	f.StringVar(&g.grid[2], "grid-z", "", "")
 	f.BoolVar(&g.text.expand, "expand", false, "")
 	f.BoolVar(&g.text.check, "check", false, "")
+	f.StringVar(&g.remote.addr, "render-on", "", "")
+	f.StringVar(&g.remote.token, "token", "", "")
 	if err := f.Parse(args); err != nil {
 		return nil, err
 	}
@@ -105,8 +108,11 @@ func parseGenerateArgs(args []string) (*generateArgs, error) {
 	if f.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (quote a prompt with spaces)", f.Arg(0))
 	}
-	if g.model == "" {
-		return nil, errors.New("--model is required")
+	if g.model == "" && g.remote.addr == "" {
+		return nil, errors.New("--model is required (or --render-on HOST:PORT to render on another machine)")
+	}
+	if err := g.checkRemote(); err != nil {
+		return nil, err
 	}
 	if g.start.init == "" && g.from == "" {
 		for _, name := range []string{"strength", "mask", "mask-blur", "mask-grow", "mask-crop", "keep-original", "extend"} {

@@ -199,17 +199,8 @@ func (d *Draft) Restore(s *imagefile.Settings) (note string) {
 		d.Size = SizeFromImage // the size follows the start image again
 	}
 	loraNote := d.restoreLoRAs(s.LoRAs)
-	if n := len(s.Images); n > 0 {
-		names := ""
-		for i, im := range s.Images {
-			if i > 0 {
-				names += ", "
-			}
-			names += im.Name
-		}
-		return strings.TrimSpace(fmt.Sprintf("This image was made with %d condition image(s) (%s): add them again to remake it.\n%s", n, names, loraNote))
-	}
-	return loraNote
+	// The condition images are the image's, not the ones in the list before (restore_conditions.go).
+	return strings.TrimSpace(d.restoreConditions(s.Images) + "\n" + loraNote)
 }
 
 // setSize chooses w×h: as a preset when it is one, else as a custom size.

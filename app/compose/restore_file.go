@@ -44,6 +44,7 @@ func (d *Draft) restoreParameters(p imagefile.ForeignParameters) string {
 		d.Prompt, d.Transparent = p.Prompt, false
 	}
 	d.Negative = p.NegativePrompt
+	d.Conditions = nil // another tool's image was made without Easel's condition images
 	var notes []string
 	if p.Steps > 0 {
 		d.Steps = min(max(p.Steps, minSteps), maxSteps)

@@ -43,6 +43,9 @@ func (s *Server) readInit(f *fields, p *params) {
 	f.Range("inpainting_mask_invert", inv, 0, 1)
 	p.MaskInvert = int(inv)
 	p.InpaintFullRes = f.Bool("inpaint_full_res", true)
+	// Easel's own field: false returns the model's picture without pasting it back over the
+	// init image through the mask (an Easel window that pastes it itself sends it).
+	p.NoPasteBack = !f.Bool("easel_paste_back", true)
 	pad := f.Int("inpaint_full_res_padding", 0)
 	f.Range("inpaint_full_res_padding", pad, 0, 4096)
 	p.InpaintFullResPadding = int(pad)
@@ -86,6 +89,7 @@ func (s *Server) startOf(p *params) (*compose.Start, []detailItem) {
 		}
 		st.Mask, st.MaskName, st.MaskSHA256 = m, p.Mask.Name, p.Mask.SHA256
 		st.MaskCrop, st.CropPadding = p.InpaintFullRes, p.InpaintFullResPadding
+		st.DiscardOriginal = p.NoPasteBack
 	}
 	return st, nil
 }

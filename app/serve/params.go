@@ -47,6 +47,7 @@ type params struct {
 	SizeGiven             bool
 	MaskInvert            int
 	InpaintFullRes        bool
+	NoPasteBack           bool // easel_paste_back false: the client pastes the result back itself
 	InpaintFullResPadding int
 }
 

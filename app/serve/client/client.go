@@ -82,7 +82,7 @@ func (g *Generator) do(ctx context.Context, method, path string, body any) (*htt
 
 // gone is the error for a server that did not answer.
 func (g *Generator) gone(err error) error {
-	return fmt.Errorf("%w: %s stopped answering during the job (%v); the draft is kept: render on this Mac or try again when it is back", ErrServerGone, g.Addr, err)
+	return fmt.Errorf("%w: %s stopped answering during the job (%v); the draft is kept: render here (Settings → Render on: this machine) or try again when it is back", ErrServerGone, g.Addr, err)
 }
 
 // body is the A1111 request for req.
@@ -149,6 +149,9 @@ func body(req pipeline.Request) (map[string]any, string, error) {
 				return nil, "", err
 			}
 			b["mask"], b["mask_blur"], b["inpaint_full_res"] = m, 0, false // prepared here already
+			// The window pastes the result back through its own mask (as after a local run):
+			// the server must not paste it too, or the feather and the seam differ.
+			b["easel_paste_back"] = false
 		}
 	}
 	return b, route, nil
@@ -282,8 +285,11 @@ func (g *Generator) finish(resp *http.Response, req pipeline.Request, start time
 		return nil, fmt.Errorf("%s refused the job (HTTP %d): %s", g.Addr, resp.StatusCode, strings.TrimSpace(string(data)))
 	}
 	var a answer
-	if err := json.Unmarshal(data, &a); err != nil || len(a.Images) == 0 {
-		return nil, fmt.Errorf("%s answered without an image (%v): the job was interrupted there, or the server is not Easel's API", g.Addr, err)
+	if err := json.Unmarshal(data, &a); err != nil {
+		return nil, fmt.Errorf("%s answered with something that is not an image (%v): is it Easel's or A1111's API?", g.Addr, err)
+	}
+	if len(a.Images) == 0 {
+		return nil, fmt.Errorf("%s answered without an image: the job was stopped there (interrupted, or the server is shutting down); the draft is kept: render here or try again", g.Addr)
 	}
 	n := req.Batch()
 	if len(a.Images) > n {

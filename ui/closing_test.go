@@ -1,0 +1,99 @@
+package ui
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2/test"
+
+	"easel/app/jobs"
+	"easel/app/settings"
+)
+
+// The prompt and the everyday settings outlive the window: a new window on the same draft store
+// opens with them.
+func TestDraftPersistsAcrossANewWindow(t *testing.T) {
+	store := &settings.DraftStore{Path: filepath.Join(t.TempDir(), "draft.json")}
+	h := newHarnessWith(t, 64e9, func(h *harness, d *Deps) { d.DraftStore = store })
+	s := h.s
+	s.prompt.prompt.SetText("a tram in the rain, night")
+	s.options.sizeSelect.SetSelected("768×768")
+	s.options.steps.SetText("22")
+	s.options.count.SetText("3")
+	s.options.cfg.SetValue(3.5)
+	s.options.seedMode.SetSelected("Fixed")
+	s.options.seedEntry.SetText("4242")
+	h.closeWindow()
+
+	again := newHarnessWith(t, 64e9, func(h *harness, d *Deps) { d.DraftStore = store })
+	d := again.s.draft
+	if d.Prompt != "a tram in the rain, night" || d.CustomW != 768 || d.CustomH != 768 || d.Steps != 22 || d.Count != 3 || d.CFG != 3.5 || d.RandomSeed || d.Seed != 4242 {
+		t.Fatalf("the new window's draft: %+v", d)
+	}
+	o := again.s.options
+	if again.s.prompt.prompt.Text != d.Prompt || o.sizeSelect.Selected != "768×768" || o.steps.Text != "22" || o.count.Text != "3" || o.seedEntry.Text != "4242" {
+		t.Errorf("the new window shows prompt %q, size %q, steps %q, images %q, seed %q",
+			again.s.prompt.prompt.Text, o.sizeSelect.Selected, o.steps.Text, o.count.Text, o.seedEntry.Text)
+	}
+}
+
+// Closing the window while a job runs asks first: Keep working leaves the job running; Discard and
+// quit closes the window and cancels it. Without jobs it closes at once.
+func TestClosingWithJobsAsks(t *testing.T) {
+	h := newHarness(t, 64e9)
+	s := h.s
+	test.Tap(s.generateBtn)
+	<-h.gen.started
+	s.askClose()
+	if s.closeDialog == nil || h.closed {
+		t.Fatal("closing with a running job asked nothing")
+	}
+	markup := test.RenderObjectToMarkup(h.w.Canvas().Overlays().Top())
+	for _, want := range []string{"A job is running", "Discard and quit", "Keep working", "kept for next time"} {
+		if !strings.Contains(markup, want) {
+			t.Errorf("the question lacks %q", want)
+		}
+	}
+	test.Tap(findButton(t, h.w.Canvas().Overlays().Top(), "Keep working"))
+	if s.queue.Pending() != 1 {
+		t.Fatalf("Keep working: %d jobs pending", s.queue.Pending())
+	}
+	s.askClose()
+	test.Tap(findButton(t, h.w.Canvas().Overlays().Top(), "Discard and quit"))
+	h.closed = true // the window closed itself
+	if js := s.queue.Jobs(); len(js) != 1 || js[0].State != jobs.Cancelled {
+		t.Errorf("after Discard and quit the job is %v", js)
+	}
+}
+
+// Quit in the menu (⌘Q) is the same close.
+func TestQuitMenuItemCloses(t *testing.T) {
+	h := newHarness(t, 64e9)
+	var quit bool
+	for _, m := range h.w.MainMenu().Items {
+		for _, it := range m.Items {
+			if it.IsQuit {
+				quit = true
+			}
+		}
+	}
+	if !quit {
+		t.Error("the menu has no Quit that closes as the window does")
+	}
+}
+
+// While jobs render on another machine the window says so under the canvas, before any job
+// starts; back on this machine the line goes.
+func TestRenderOnIndicator(t *testing.T) {
+	h := newHarnessWith(t, 64e9, func(h *harness, d *Deps) { d.Settings.RenderOn = "192.0.2.7:7860" })
+	if !h.s.network.Visible() || !strings.Contains(h.s.network.Text, "Rendering on 192.0.2.7:7860") {
+		t.Fatalf("the indicator: visible %v, %q", h.s.network.Visible(), h.s.network.Text)
+	}
+	ns := h.s.deps.Settings
+	ns.RenderOn = ""
+	h.s.applyNetwork(ns)
+	if h.s.network.Visible() {
+		t.Errorf("rendering here, the indicator still says %q", h.s.network.Text)
+	}
+}

@@ -1,0 +1,373 @@
+package ui
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"easel/app/compose"
+	"easel/engine/safetensors"
+)
+
+// The screens the window must fit: a 13" laptop and a 15" one (points, as the window counts).
+var (
+	screen1280 = fyne.NewSize(1280, 800)
+	screen1440 = fyne.NewSize(1440, 900)
+)
+
+// layoutSlack absorbs float rounding in layouts (a fraction of a point), nothing more.
+const layoutSlack = 0.5
+
+// rect is an object's place on the window, in window coordinates.
+type rect struct{ x0, y0, x1, y1 float32 }
+
+func (r rect) String() string {
+	return fmt.Sprintf("(%.0f,%.0f)-(%.0f,%.0f)", r.x0, r.y0, r.x1, r.y1)
+}
+
+func (r rect) empty() bool { return r.x1-r.x0 <= layoutSlack || r.y1-r.y0 <= layoutSlack }
+
+func (r rect) contains(o rect) bool {
+	return o.x0 >= r.x0-layoutSlack && o.y0 >= r.y0-layoutSlack && o.x1 <= r.x1+layoutSlack && o.y1 <= r.y1+layoutSlack
+}
+
+func (r rect) intersect(o rect) rect {
+	return rect{max(r.x0, o.x0), max(r.y0, o.y0), min(r.x1, o.x1), min(r.y1, o.y1)}
+}
+
+// layoutProblems lays the window's content out at size as the desktop driver does (every
+// container and widget again, top down, so labels whose text changed are measured anew) and
+// lists what is wrong with it:
+//   - the content's minimum size exceeds size (the desktop window would grow past the screen);
+//   - a visible object lies outside its parent (a row drawn over the next one, a label's text over
+//     a button) or outside the window; inside a scroll, only the part in view counts;
+//   - two visible siblings of a tiling container (boxes, grids, borders, forms, splits) overlap.
+//
+// Containers contain their children and stacks pile them up on purpose, so only siblings of
+// tiling layouts are compared.
+func layoutProblems(w fyne.Window, size fyne.Size) []string {
+	var out []string
+	content := w.Content()
+	pad := theme.Padding()
+	if m := content.MinSize().Add(fyne.NewSquareSize(2 * pad)); m.Width > size.Width+layoutSlack || m.Height > size.Height+layoutSlack {
+		out = append(out, fmt.Sprintf("the window's minimum size %.0f×%.0f exceeds the %.0f×%.0f screen", m.Width, m.Height, size.Width, size.Height))
+	}
+	w.Resize(size)
+	relayout(content)
+	win := rect{0, 0, size.Width, size.Height}
+	pos := content.Position()
+	walkLayout(content, rect{pos.X, pos.Y, pos.X + content.Size().Width, pos.Y + content.Size().Height}, win, win, "window", &out)
+	return out
+}
+
+// relayout lays out every container and widget again, top down, at the size each has.
+func relayout(o fyne.CanvasObject) {
+	if o == nil || !o.Visible() {
+		return
+	}
+	switch v := o.(type) {
+	case *fyne.Container:
+		if v.Layout != nil {
+			v.Layout.Layout(v.Objects, v.Size())
+		}
+		for _, c := range v.Objects {
+			relayout(c)
+		}
+	case fyne.Widget:
+		r := test.WidgetRenderer(v)
+		r.Layout(v.Size())
+		for _, c := range r.Objects() {
+			relayout(c)
+		}
+	}
+}
+
+// children are what o draws inside itself, relative to o, and whether they pile up on purpose
+// (stacks, free layouts, widget renderers' parts) rather than tile.
+func children(o fyne.CanvasObject) (objs []fyne.CanvasObject, tiled bool) {
+	switch v := o.(type) {
+	case *fyne.Container:
+		if v.Layout == nil {
+			return v.Objects, false
+		}
+		name := fmt.Sprintf("%T", v.Layout)
+		tiled = !strings.Contains(name, "stack") && !strings.Contains(name, "center") && !strings.Contains(name, "custompadded") && !strings.Contains(name, "padded")
+		return v.Objects, tiled
+	case fyne.Widget:
+		objs = test.WidgetRenderer(v).Objects()
+		_, isForm := v.(*widget.Form)
+		_, isSplit := v.(*container.Split)
+		return objs, isForm || isSplit
+	}
+	return nil, false
+}
+
+// decoration says whether o is drawn around its owner on purpose (shadows, focus lines).
+func decoration(o fyne.CanvasObject) bool {
+	name := fmt.Sprintf("%T", o)
+	return strings.Contains(name, "Shadow") || strings.Contains(name, "shadow")
+}
+
+func describe(o fyne.CanvasObject) string {
+	name := fmt.Sprintf("%T", o)
+	switch v := o.(type) {
+	case *widget.Label:
+		return fmt.Sprintf("%s %q", name, clip(v.Text))
+	case *widget.Button:
+		return fmt.Sprintf("%s %q", name, clip(v.Text))
+	case *widget.Check:
+		return fmt.Sprintf("%s %q", name, clip(v.Text))
+	case *widget.Entry:
+		return fmt.Sprintf("%s %q", name, clip(v.Text))
+	}
+	return name
+}
+
+func clip(s string) string {
+	if r := []rune(s); len(r) > 40 {
+		return string(r[:39]) + "…"
+	}
+	return s
+}
+
+// drawnText is where a text's letters are: renderers often give a text more room than it uses
+// (the rest is blank), so the text's own width, placed by its alignment, is what is drawn.
+func drawnText(t *canvas.Text) (fyne.Position, fyne.Size) {
+	p, s, m := t.Position(), t.Size(), t.MinSize()
+	if m.Width >= s.Width {
+		return p, fyne.NewSize(m.Width, s.Height)
+	}
+	switch t.Alignment {
+	case fyne.TextAlignCenter:
+		p.X += (s.Width - m.Width) / 2
+	case fyne.TextAlignTrailing:
+		p.X += s.Width - m.Width
+	}
+	return p, fyne.NewSize(m.Width, s.Height)
+}
+
+// walkLayout checks o's children against o (at, in window coordinates), the part in view (view)
+// and the window (win).
+func walkLayout(o fyne.CanvasObject, at, view, win rect, path string, out *[]string) {
+	kids, tiled := children(o)
+	inner := view
+	if _, ok := o.(*container.Scroll); ok {
+		inner = view.intersect(at)
+	}
+	var placed []rect
+	var shown []fyne.CanvasObject
+	for _, c := range kids {
+		if c == nil || !c.Visible() || decoration(c) {
+			continue
+		}
+		p, s := c.Position(), c.Size()
+		if t, ok := c.(*canvas.Text); ok {
+			p, s = drawnText(t)
+		}
+		r := rect{at.x0 + p.X, at.y0 + p.Y, at.x0 + p.X + s.Width, at.y0 + p.Y + s.Height}
+		if r.empty() {
+			continue
+		}
+		seen := r.intersect(inner)
+		if seen.empty() {
+			continue // scrolled out of view
+		}
+		where := path + " > " + describe(c)
+		if sc, scrolling := o.(*container.Scroll); scrolling {
+			// A scroll shows the rest of its content along the directions it scrolls; across
+			// the others, what does not fit is cut off.
+			across := r
+			switch sc.Direction {
+			case container.ScrollVerticalOnly:
+				across.y0, across.y1 = at.y0, at.y1
+			case container.ScrollHorizontalOnly:
+				across.x0, across.x1 = at.x0, at.x1
+			case container.ScrollBoth:
+				across = at
+			}
+			if !at.contains(across) {
+				*out = append(*out, fmt.Sprintf("%s at %v is cut off by its scroll %v (widest: %s)", where, r, at, widest(c, at.x1-at.x0, at.y1-at.y0)))
+			}
+		} else if !at.contains(r) {
+			*out = append(*out, fmt.Sprintf("%s at %v sticks out of its parent %v", where, r, at))
+		} else if !win.contains(seen) {
+			*out = append(*out, fmt.Sprintf("%s at %v lies outside the window %v", where, seen, win))
+		}
+		if tiled {
+			for i, q := range placed {
+				if both := r.intersect(q); !both.empty() {
+					*out = append(*out, fmt.Sprintf("%s at %v overlaps its sibling %s at %v", where, r, describe(shown[i]), q))
+				}
+			}
+			placed, shown = append(placed, r), append(shown, c)
+		}
+		walkLayout(c, r, inner, win, where, out)
+	}
+}
+
+// widest names the deepest object under o whose minimum size exceeds w×h: what makes o too big.
+func widest(o fyne.CanvasObject, w, h float32) string {
+	kids, _ := children(o)
+	var big fyne.CanvasObject
+	for _, c := range kids {
+		if c == nil || !c.Visible() {
+			continue
+		}
+		if m := c.MinSize(); (m.Width > w+layoutSlack || m.Height > h+layoutSlack) && (big == nil || m.Width > big.MinSize().Width) {
+			big = c
+		}
+	}
+	if big == nil {
+		return describe(o) + fmt.Sprintf(" (min %.0f×%.0f)", o.MinSize().Width, o.MinSize().Height)
+	}
+	return describe(o) + " > " + widest(big, w, h)
+}
+
+// assertLayoutFits fails the test with every layout problem of the window at each screen size.
+func assertLayoutFits(t *testing.T, w fyne.Window, what string) {
+	t.Helper()
+	for _, size := range []fyne.Size{screen1280, screen1440} {
+		for _, p := range layoutProblems(w, size) {
+			t.Errorf("%s at %.0f×%.0f: %s", what, size.Width, size.Height, p)
+		}
+	}
+}
+
+// The window fits a 1280×800 and a 1440×900 screen, with nothing drawn outside it or over
+// something else, through what makes it grow: long file names, a start image extended and
+// restored, every section open, a batch of 16 on the sheet (a 4×4 grid of results) and in the
+// history.
+func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
+	h := newHarness(t, 64e9)
+	s := h.s
+	assertLayoutFits(t, h.w, "the new window")
+
+	long := "a-very-long-file-name-for-a-reference-photograph-taken-on-holiday-in-the-mountains"
+	s.addFiles([]string{h.writePNG(long+"-1.png", 96, 64), h.writePNG(long+"-2.png", 64, 96)})
+	h.pump("the condition images", func() bool { return len(s.draft.Conditions) == 2 })
+	s.addLoRAs([]string{h.writeLoRA(long + "-style.safetensors")})
+	s.setStart(mustCondition(t, h.writePNG(long+"-start.png", 256, 256)))
+	s.extendSide(sideRight)
+	openEverySection(s)
+	assertLayoutFits(t, h.w, "long names, an extended start image, every section open")
+
+	// The extended image made and restored.
+	test.Tap(s.generateBtn)
+	<-h.gen.started
+	for range fakeSteps {
+		h.gen.step <- struct{}{}
+	}
+	h.gen.release <- struct{}{}
+	h.pump("the saved image", func() bool { return len(s.history.entries) == 1 })
+	s.restore(s.history.entries[0])
+	openEverySection(s)
+	assertLayoutFits(t, h.w, "a restored extended image")
+
+	// A batch of 16.
+	s.removeStart()
+	s.draft.Size, s.draft.CustomW, s.draft.CustomH = compose.SizeCustom, 256, 256
+	s.options.load(&s.draft)
+	s.options.count.SetText("16")
+	assertLayoutFits(t, h.w, "Images set to 16")
+	test.Tap(s.generateBtn)
+	<-h.gen.started
+	go func() {
+		for range 16 * fakeSteps {
+			h.gen.step <- struct{}{}
+		}
+	}()
+	h.pump("the batch of 16 saved", func() bool { return len(s.history.entries) == 17 })
+	openEverySection(s)
+	assertLayoutFits(t, h.w, "a batch of 16 on the sheet and in the history")
+	s.options.count.SetText("1")
+	assertLayoutFits(t, h.w, "Images set back to 1")
+}
+
+// openEverySection opens every folding section of the window.
+func openEverySection(s *studio) {
+	var open func(o fyne.CanvasObject)
+	open = func(o fyne.CanvasObject) {
+		switch v := o.(type) {
+		case *widget.Accordion:
+			v.MultiOpen = true
+			v.OpenAll()
+		case *fyne.Container:
+			for _, c := range v.Objects {
+				open(c)
+			}
+		}
+		if w, ok := o.(fyne.Widget); ok {
+			for _, c := range test.WidgetRenderer(w).Objects() {
+				open(c)
+			}
+		}
+	}
+	open(s.win.Content())
+}
+
+// writeLoRA writes a one-tensor LoRA file (read for its name and metadata only) and returns its path.
+func (h *harness) writeLoRA(name string) string {
+	h.t.Helper()
+	path := filepath.Join(h.dir, name)
+	if err := safetensors.WriteFile(path, []*safetensors.Tensor{safetensors.F32Tensor("transformer.img_in.lora_A.weight", []int{1, 64}, make([]float32, 64))}, nil); err != nil {
+		h.t.Fatal(err)
+	}
+	return path
+}
+
+// wrappedInForms lists the word-wrapped labels inside forms under o: a form does not measure a
+// wrapped label again when its text changes, so a longer text draws over the rows under it
+// (DESIGN §8, broken item 4: the Extend row over the LoRAs header).
+func wrappedInForms(o fyne.CanvasObject, inForm bool, path string) []string {
+	var out []string
+	if l, ok := o.(*widget.Label); ok && inForm && l.Visible() && l.Wrapping != fyne.TextWrapOff {
+		out = append(out, path)
+	}
+	_, isForm := o.(*widget.Form)
+	kids, _ := children(o)
+	if _, isLabel := o.(*widget.Label); isLabel {
+		kids = nil
+	}
+	for _, c := range kids {
+		if c != nil && c.Visible() {
+			out = append(out, wrappedInForms(c, inForm || isForm, path+" > "+describe(c))...)
+		}
+	}
+	return out
+}
+
+// After restoring an extended image (and through painting and extending), no form row holds a
+// wrapped text, and the window lays out within the screen.
+func TestRestoredExtendedImageKeepsItsRowsApart(t *testing.T) {
+	h := newHarness(t, 64e9)
+	s := h.s
+	s.setStart(mustCondition(t, h.writePNG("a-start-image-with-a-long-name.png", 256, 256)))
+	s.extendSide(sideRight)
+	s.extendSide(sideTop)
+	test.Tap(s.generateBtn)
+	<-h.gen.started
+	for range fakeSteps {
+		h.gen.step <- struct{}{}
+	}
+	h.gen.release <- struct{}{}
+	h.pump("the saved image", func() bool { return len(s.history.entries) == 1 })
+	s.removeStart()
+	s.restore(s.history.entries[0])
+	openEverySection(s)
+	for _, p := range wrappedInForms(h.w.Content(), false, "window") {
+		t.Errorf("a wrapped text in a form row: %s", p)
+	}
+	assertLayoutFits(t, h.w, "a restored extended image")
+	if s.work.strength.Value != 1 || !s.work.strength.Disabled() || s.work.fit.Selected != fitFollowLabel {
+		t.Errorf("the extended image shows strength %.2f (off: %v) and fit %q; the run uses 1 and the image's size",
+			s.work.strength.Value, s.work.strength.Disabled(), s.work.fit.Selected)
+	}
+}

@@ -1,0 +1,35 @@
+package ui
+
+import (
+	"fmt"
+
+	"fyne.io/fyne/v2/dialog"
+
+	"easel/app/compose"
+	"easel/app/jobs"
+)
+
+// offerRenderHere says that the machine a job rendered on stopped answering and offers to run
+// the same job on this one (Render on is then turned off, as the settings dialog would).
+func (s *studio) offerRenderHere(j jobs.Job, d compose.Draft) {
+	where := s.router.where()
+	s.sayKind(noticeError, "Job %d: %v", j.ID, j.Err)
+	msg := fmt.Sprintf("%s stopped answering during job %d; your draft is as it was. Render the job on %s instead?", where, j.ID, thisMachine())
+	dlg := dialog.NewConfirm("The other machine stopped", msg, func(here bool) {
+		if !here {
+			return
+		}
+		ns := s.deps.Settings
+		ns.RenderOn, ns.RenderToken = "", ""
+		s.deps.Settings = ns
+		s.persist()
+		s.applyNetwork(ns)
+		if s.submit(d, d.Seed) {
+			s.sayKind(noticeInfo, "Job %d runs on %s now (Render on is off; Settings turns it on again).", j.ID, thisMachine())
+		}
+	}, s.win)
+	dlg.SetConfirmText("Render here")
+	dlg.SetDismissText("Not now")
+	dlg.Show()
+	s.renderHere = dlg
+}
