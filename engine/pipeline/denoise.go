@@ -30,6 +30,8 @@ type DenoiseInput struct {
 	// Init, when not nil, starts the loop from an image's latents noised to the schedule's first
 	// σ, and with a mask keeps what the mask keeps after every step (see InitImage).
 	Init *DenoiseInit
+	// Resume, when not nil, continues a batch from a saved state (Request.Resume).
+	Resume *Resume
 }
 
 // StepReport describes one finished step to DenoiseHooks.Step.
@@ -140,6 +142,15 @@ func (p *Pipeline) DenoiseBatch(ctx context.Context, in DenoiseInput, n int, noi
 	}
 	var last []float32
 	for img := range n {
+		if r := in.Resume; r != nil && img < r.Image {
+			// Finished before the state was saved: only decoded again.
+			if last = r.Finished[img]; img < n-1 && finished != nil {
+				if err := finished(img, last); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
 		one := in
 		if noise != nil {
 			var err error
@@ -174,13 +185,19 @@ func (p *Pipeline) DenoiseBatch(ctx context.Context, in DenoiseInput, n int, noi
 func (p *Pipeline) walk(ctx context.Context, progs []Program, in DenoiseInput, img, images int, hooks DenoiseHooks) ([]float32, error) {
 	ch := p.dit.Config.InChannels
 	x := slices.Clone(in.Noise)
+	first := 0
+	if r := in.Resume; r != nil && r.Image == img {
+		x, first = slices.Clone(r.Latents), r.Step
+	}
 	var blend *blender
 	if in.Init != nil {
 		if len(in.Init.Latents) != len(in.Noise) {
 			return nil, fmt.Errorf("%w: the image to start from has %d latent values for a %d×%d grid of %d channels", ErrSize, len(in.Init.Latents), in.H, in.W, ch)
 		}
-		if err := sched.Renoise(x, in.Init.Latents, in.Noise, in.Schedule.Sigmas[0]); err != nil {
-			return nil, err
+		if first == 0 {
+			if err := sched.Renoise(x, in.Init.Latents, in.Noise, in.Schedule.Sigmas[0]); err != nil {
+				return nil, err
+			}
 		}
 		var err error
 		if blend, err = newBlender(in.Init, in.Noise, ch, in.Schedule); err != nil {
@@ -189,7 +206,7 @@ func (p *Pipeline) walk(ctx context.Context, progs []Program, in DenoiseInput, i
 	}
 	x0 := make([]float32, len(x))
 	scale := float32(in.CFG)
-	for i := range in.Schedule.Steps() {
+	for i := first; i < in.Schedule.Steps(); i++ {
 		sigma := in.Schedule.Sigmas[i]
 		v, err := p.den.Step(ctx, progs[0], x, sigma)
 		if err != nil {

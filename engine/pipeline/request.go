@@ -108,6 +108,11 @@ type Request struct {
 	// resolution, on a goroutine of its own that the denoiser never waits for; they arrive in
 	// Event.Preview.Sharp, its costs in Event.Sharp (see SharpBudget). Needs an events channel.
 	SharpPreview bool
+
+	// Resume, when not nil, continues the run from a saved state instead of its first step
+	// (see Resume); OnStep, when not nil, receives the state after every step (a checkpoint).
+	Resume *Resume
+	OnStep func(StepState)
 }
 
 // Batch is the number of images the request makes (Count, at least 1).
@@ -275,6 +280,9 @@ func (p *Pipeline) resolve(r *Request) (settings, error) {
 	}
 	if r.Noise != nil && len(r.Noise) != s.h*s.w*p.dit.Config.InChannels {
 		return s, fmt.Errorf("%w: %d values for a %d×%d latent grid of %d channels (%d values)", ErrNoise, len(r.Noise), s.h, s.w, p.dit.Config.InChannels, s.h*s.w*p.dit.Config.InChannels)
+	}
+	if err := checkResume(r.Resume, r.Batch(), s.stepsRun(), s.h*s.w*p.dit.Config.InChannels); err != nil {
+		return s, err
 	}
 	return s, nil
 }

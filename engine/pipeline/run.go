@@ -379,7 +379,9 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 	// finish decodes image i's latents into its Result and reports it.
 	var results []*Result
 	var memory Memory
+	var finished [][]float32 // the images' final latents, for Request.OnStep
 	finish := func(i int, latents []float32) error {
+		finished = append(finished, latents)
 		r.enter(StageDecoding)
 		p.prefetch(vaeWeights)
 		decoded, err := p.Decode(ctx, latents, set.h, set.w)
@@ -414,7 +416,7 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 		return nil, err
 	}
 	in := DenoiseInput{Positive: pos, Negative: neg, CFG: set.cfg, CondLatents: condLatents, CondShapes: condShapes,
-		H: set.h, W: set.w, Schedule: schedule, Init: init}
+		H: set.h, W: set.w, Schedule: schedule, Init: init, Resume: req.Resume}
 	if n == 1 {
 		if in.Noise, err = noiseFor(0); err != nil {
 			return nil, err
@@ -432,6 +434,9 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 				startSharp()
 			}
 			r.image, r.stepsDone = i, 0
+			if req.Resume != nil && req.Resume.Image == i {
+				r.stepsDone = req.Resume.Step
+			}
 			r.enter(StageDenoising)
 		},
 		Notice:    r.notice,
@@ -452,6 +457,10 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 			}
 			memory = ev.Memory
 			r.em.emit(ev)
+			if req.OnStep != nil {
+				req.OnStep(StepState{Image: s.Image, Images: n, Step: s.Index + 1, Steps: s.Steps, Sigmas: schedule.Sigmas,
+					Latents: s.Latents, Finished: finished})
+			}
 		},
 	}, finish)
 	if err != nil {
