@@ -77,8 +77,10 @@ type Checkpoint struct {
 	Latents []float32 `json:"-"`
 	// Finished are the final latents of the images of this pass before Image.
 	Finished [][]float32 `json:"-"`
-	// FirstPass, in a second pass, are the first pass's final latents of every image.
-	FirstPass [][]float32 `json:"-"`
+	// FirstPass, in a second pass, are the first pass's final latents of every image, after
+	// FirstPassSteps steps.
+	FirstPass      [][]float32 `json:"-"`
+	FirstPassSteps int         `json:"first_pass_steps,omitempty"`
 }
 
 // header is the JSON part with the array counts the binary part holds.

@@ -19,6 +19,9 @@ type Writer struct {
 	Written func(*Checkpoint)
 	// Notice, when not nil, receives the sentences for the user (a full disk, checkpoints off).
 	Notice func(string)
+	// EveryStep makes Offer wait for the write in flight instead of skipping, so every step's
+	// state is written (tests that stop a run after a chosen step; the steps then wait for the disk).
+	EveryStep bool
 
 	busy    atomic.Bool
 	off     atomic.Bool
@@ -37,6 +40,9 @@ func (w *Writer) Path() string { return w.path }
 // build runs on the caller's goroutine (copy the run's buffers there) only when the write goes
 // ahead. It reports whether it did.
 func (w *Writer) Offer(build func() *Checkpoint) bool {
+	if w.EveryStep {
+		w.Wait()
+	}
 	if w.off.Load() || !w.busy.CompareAndSwap(false, true) {
 		w.skipped.Add(1)
 		return false

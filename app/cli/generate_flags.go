@@ -2,6 +2,7 @@ package cli
 
 import (
 	"crypto/rand"
+	"easel/app/checkpoint"
 	"encoding/binary"
 	"errors"
 	"flag"
@@ -39,6 +40,9 @@ type generateArgs struct {
 	start                                            startArgs
 	fromSettings                                     *imagefile.Settings // the --from image's, when it started from an image
 	batch                                            batchArgs
+	checkpoint                                       string                 // --checkpoint FILE
+	args                                             []string               // the command line, as a checkpoint records it
+	resume                                           *checkpoint.Checkpoint // --resume: the state to continue from
 }
 
 // startArgs are the flags of working on an image.
@@ -90,6 +94,8 @@ func parseGenerateArgs(args []string) (*generateArgs, error) {
 	f.Float64Var(&g.batch.hires, "hires", 0, "")
 	f.Float64Var(&g.batch.hiresStrength, "hires-strength", 0.35, "")
 	f.IntVar(&g.batch.hiresSteps, "hires-steps", 0, "")
+	f.StringVar(&g.checkpoint, "checkpoint", "", "")
+	g.args = args
 	if err := f.Parse(args); err != nil {
 		return nil, err
 	}
