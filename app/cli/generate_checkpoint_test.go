@@ -59,6 +59,13 @@ func killAfter(t *testing.T, args []string, stop func(ev jsonEvent) bool) jsonEv
 // copies are gone. images are the files a run writes (batch names), relative to the out name.
 func checkKillAndResume(t *testing.T, args []string, images []string, stop func(ev jsonEvent) bool) {
 	t.Helper()
+	checkKillAndResumeAfter(t, args, images, stop, nil)
+}
+
+// checkKillAndResumeAfter is checkKillAndResume with meanwhile run between the kill and the
+// resume (an input file moved away, say).
+func checkKillAndResumeAfter(t *testing.T, args []string, images []string, stop func(ev jsonEvent) bool, meanwhile func()) {
+	t.Helper()
 	dir := t.TempDir()
 	whole := filepath.Join(dir, "whole.png")
 	if code, _, stderr := run(append(append([]string{"generate"}, args...), "--out", whole)...); code != ExitOK {
@@ -70,6 +77,9 @@ func checkKillAndResume(t *testing.T, args []string, images []string, stop func(
 	saved, err := checkpoint.Read(ck)
 	if err != nil {
 		t.Fatalf("after the kill at %+v: %v", ev, err)
+	}
+	if meanwhile != nil {
+		meanwhile()
 	}
 	code, stdout, stderr := run("generate", "--resume", ck, "--json")
 	if code != ExitOK {
@@ -138,7 +148,13 @@ func TestGenerateKilledResumesExactly(t *testing.T) {
 		checkKillAndResume(t, with("--steps", "4"), []string{"OUT.png"}, atStep(3, 0, 1))
 	})
 	t.Run("cfg+image", func(t *testing.T) {
-		checkKillAndResume(t, with("--steps", "3", "--cfg", "3", "--negative", "fog", "--image", cond), []string{"OUT.png"}, atStep(2, 0, 1))
+		// The condition image is moved away before the resume: the copy beside the checkpoint is used.
+		checkKillAndResumeAfter(t, with("--steps", "3", "--cfg", "3", "--negative", "fog", "--image", cond), []string{"OUT.png"}, atStep(2, 0, 1),
+			func() {
+				if err := os.Rename(cond, cond+".moved"); err != nil {
+					t.Fatal(err)
+				}
+			})
 	})
 	t.Run("img2img+mask", func(t *testing.T) {
 		checkKillAndResume(t, with("--steps", "6", "--init", start, "--mask", mask, "--strength", "0.7"), []string{"OUT.png"}, atStep(2, 0, 1))
@@ -158,4 +174,40 @@ func TestEmuGenerateKilledResumesExactly(t *testing.T) {
 	model := tinyCMF(t)
 	checkKillAndResume(t, []string{"--model", model, "--prompt", "a lighthouse", "--size", "64x64", "--seed", "5", "--steps", "3", "--backend", "emulator"},
 		[]string{"OUT.png"}, atStep(1, 0, 1))
+}
+
+// TestResumeRefusals: a checkpoint of another model file, of a newer format, a truncated one and
+// a missing one are refused with exit 14 and a sentence; the damaged file stays.
+func TestResumeRefusals(t *testing.T) {
+	model := tinyCMF(t)
+	dir := t.TempDir()
+	args := []string{"--model", model, "--prompt", "a lighthouse", "--size", "64x64", "--steps", "2", "--out", filepath.Join(dir, "x.png")}
+	js, _ := json.Marshal(checkpointRequest{Args: args})
+	c := &checkpoint.Checkpoint{Model: checkpoint.Model{Path: "/elsewhere/other.cmf", Fingerprint: "0123456789abcdef"}, Request: js, Seed: 1,
+		Pass: 1, Images: 1, Step: 1, Steps: 2, Sigmas: []float32{1, 0.5, 0}, Latents: make([]float32, 4*4*64)}
+	other := filepath.Join(dir, "other.ckpt")
+	if err := checkpoint.WriteFile(other, c); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := c.Marshal()
+	truncated := filepath.Join(dir, "truncated.ckpt")
+	os.WriteFile(truncated, b[:len(b)/2], 0o644)
+	newer := filepath.Join(dir, "newer.ckpt")
+	nb := append([]byte(nil), b...)
+	nb[8] = checkpoint.Version + 1
+	os.WriteFile(newer, nb, 0o644)
+	for path, want := range map[string]string{
+		other:                              "made with the model file /elsewhere/other.cmf",
+		truncated:                          "kept there for inspection",
+		newer:                              "update Easel",
+		filepath.Join(dir, "missing.ckpt"): "cannot be read",
+	} {
+		code, _, stderr := run("generate", "--resume", path)
+		if code != ExitCheckpoint || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d, %q; want %d saying %q", filepath.Base(path), code, stderr, ExitCheckpoint, want)
+		}
+	}
+	if _, err := os.Stat(truncated); err != nil {
+		t.Errorf("the truncated checkpoint is gone: %v", err)
+	}
 }
