@@ -61,8 +61,9 @@ type Checkpoint struct {
 	// Request is the caller's description of the run (the command line, a window's draft).
 	Request json.RawMessage `json:"request"`
 	// Seed and VariationSeed are the seeds the run drew (a random one included).
-	Seed          uint64 `json:"seed"`
-	VariationSeed uint64 `json:"variation_seed,omitempty"`
+	Seed          uint64  `json:"seed"`
+	NoiseSeed     *uint64 `json:"noise_seed,omitempty"` // when the noise is not the seed's
+	VariationSeed uint64  `json:"variation_seed,omitempty"`
 	// Pass is 1, or 2 for a second (hi-res) pass.
 	Pass int `json:"pass"`
 	// Image of Images is the batch's image being made (0-based); Step of Steps its steps done.

@@ -102,6 +102,11 @@ const generateUsage = `usage: easel generate --model M.cmf --prompt TEXT [flags]
   --from IMAGE.png    make an image Easel saved again: its prompt, negative prompt, size, steps,
                       CFG, seed, condition images and LoRAs (found beside it or, for LoRAs, in
                       the LoRA folder; checked by SHA-256); flags given as well override them
+  --noise-seed N      draw the starting noise from N instead of --seed (the seed recorded stays
+                      --seed). Without it, a condition image that Easel made with the same seed
+                      at the same size moves the noise to a seed derived from it (seed.EditNoise),
+                      with a notice: drawing the image's own noise again repeats it instead of
+                      editing it. --init images are not affected
   --checkpoint FILE   keep the run resumable: the state after each step is written to FILE (a
                       step never waits for the disk: a slow one skips a checkpoint), the inputs
                       copied beside it (FILE.files/); both are removed once the images are saved

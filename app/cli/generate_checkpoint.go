@@ -171,7 +171,7 @@ func newCheckpointer(path string, args []string, req *pipeline.Request, model *c
 	}
 	c := &checkpointer{w: checkpoint.NewWriter(path)}
 	c.base = checkpoint.Checkpoint{Model: checkpoint.Model{Path: modelPath, Fingerprint: modelFingerprint(model)},
-		LoRAs: checkpointLoRAs(loras), Request: js, Seed: req.Seed, VariationSeed: req.VariationSeed}
+		LoRAs: checkpointLoRAs(loras), Request: js, Seed: req.Seed, NoiseSeed: req.NoiseSeed, VariationSeed: req.VariationSeed}
 	var bad *failure
 	walkArgs(args, func(name, value string, _ int, _ bool) {
 		if !slices.Contains(fileFlags, name) || bad != nil {
@@ -273,7 +273,7 @@ func (o *generateOutput) checkpointWritten(path string, c *checkpoint.Checkpoint
 	if !o.json {
 		return
 	}
-	je := jsonEvent{Stage: "checkpoint", Path: path, Step: c.Step, Steps: c.Steps, Seed: &c.Seed, VariationSeed: c.VariationSeed}
+	je := jsonEvent{Stage: "checkpoint", Path: path, Step: c.Step, Steps: c.Steps, Seed: &c.Seed, NoiseSeed: c.NoiseSeed, VariationSeed: c.VariationSeed}
 	if c.Images > 1 {
 		n := c.Image + 1
 		je.Image, je.Images = &n, c.Images

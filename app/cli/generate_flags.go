@@ -41,6 +41,7 @@ type generateArgs struct {
 	fromSettings                                     *imagefile.Settings // the --from image's, when it started from an image
 	batch                                            batchArgs
 	checkpoint                                       string                 // --checkpoint FILE
+	noiseSeed                                        string                 // --noise-seed N ("": the rule's)
 	args                                             []string               // the command line, as a checkpoint records it
 	resume                                           *checkpoint.Checkpoint // --resume: the state to continue from
 }
@@ -95,6 +96,7 @@ func parseGenerateArgs(args []string) (*generateArgs, error) {
 	f.Float64Var(&g.batch.hiresStrength, "hires-strength", 0.35, "")
 	f.IntVar(&g.batch.hiresSteps, "hires-steps", 0, "")
 	f.StringVar(&g.checkpoint, "checkpoint", "", "")
+	f.StringVar(&g.noiseSeed, "noise-seed", "", "")
 	g.args = args
 	if err := f.Parse(args); err != nil {
 		return nil, err
@@ -179,6 +181,13 @@ func (g *generateArgs) draft() (*compose.Draft, uint64, *failure) {
 		seed = uint64(binary.LittleEndian.Uint32(b[:]))
 	}
 	d.Seed, d.RandomSeed = seed, g.seed == ""
+	if g.noiseSeed != "" {
+		n, err := strconv.ParseUint(g.noiseSeed, 10, 64)
+		if err != nil {
+			return nil, 0, fail(ExitSettings, "--noise-seed %q: give a whole number from 0 to %d", g.noiseSeed, uint64(1<<64-1))
+		}
+		d.NoiseSeed = &n
+	}
 	if f := g.batch.check(g.set); f != nil {
 		return nil, 0, f
 	}

@@ -72,6 +72,9 @@ type Request struct {
 	CFG float64
 	// Seed picks the starting noise, drawn exactly as torch.Generator("cpu").manual_seed(Seed).
 	Seed uint64
+	// NoiseSeed, when not nil, draws the starting noise from this seed instead of Seed (see
+	// NoiseSeeds); Seed stays the image's seed as recorded. seed.EditNoise derives one.
+	NoiseSeed *uint64
 	// Noise, when not nil, is the starting noise itself, packed [T, 64]; Seed is then unused.
 	Noise []float32
 	// Count is the number of images of a batch (0 or 1: one). The prompt, the condition images

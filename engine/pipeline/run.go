@@ -39,6 +39,7 @@ type Result struct {
 	// Index is the image's place in its batch (0-based; 0 for a single image). Seed is its own
 	// seed; VariationSeed and VariationStrength its variation (0 strength: none).
 	Index             int
+	NoiseSeed         *uint64 // the seed the noise was drawn from when not Seed (Request.NoiseSeed)
 	VariationSeed     uint64
 	VariationStrength float64
 	// Batch, on a batch's result (Request.Count above 1), is every image of the batch in order,
@@ -219,6 +220,7 @@ func (r *run) event() Event {
 		DeviceTime: r.p.deviceTime() - r.device0, StageDeviceTimes: r.stageDev, Image: r.image, Images: r.images,
 		GPUClasses: r.p.gpuClasses().Minus(r.gpu0)}
 	ev.Seed, ev.VariationSeed = r.req.ImageSeeds(r.image)
+	ev.NoiseSeed = r.req.NoiseSeeds(r.image)
 	if r.stage == StageDenoising && r.stepsDone > 0 {
 		ev.Step = r.stepsDone
 		ev.StepTime = time.Since(r.denoise0) / time.Duration(r.stepsDone)
@@ -347,7 +349,8 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 		if req.Noise != nil {
 			return req.Noise, nil
 		}
-		s, v := req.ImageSeeds(i)
+		_, v := req.ImageSeeds(i)
+		s := req.noiseSeed(i)
 		if req.VariationStrength > 0 {
 			return p.VariationNoise(s, v, req.VariationStrength, set.h, set.w)
 		}
@@ -397,7 +400,7 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 		res := &Result{
 			Image: img, Decoded: decoded, Latents: latents,
 			Width: set.width, Height: set.height, Steps: set.steps, StepsRun: schedule.Steps(), Strength: strength, CFG: set.cfg, Seed: s,
-			Index: i, Sigmas: schedule.Sigmas, Resolution: set.resolution, LoRAs: used,
+			Index: i, Sigmas: schedule.Sigmas, Resolution: set.resolution, LoRAs: used, NoiseSeed: req.NoiseSeeds(i),
 		}
 		if req.VariationStrength > 0 {
 			res.VariationSeed, res.VariationStrength = v, req.VariationStrength
