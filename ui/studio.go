@@ -2,6 +2,7 @@ package ui
 
 import (
 	"crypto/rand"
+	"easel/app/activity"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -127,6 +128,9 @@ func newStudio(deps Deps) *studio {
 		framed := frameUpdate(u, keep.of(u)) // compositing a 2K image takes a while: not on the UI goroutine
 		s.deps.Do(func() { s.onUpdate(u, framed) })
 	})
+	if !deps.Settings.AllowIdleSleep {
+		s.queue.KeepAwake(func() func() { return activity.Hold(activity.Reason) })
+	}
 	return s
 }
 
