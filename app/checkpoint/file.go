@@ -144,3 +144,6 @@ func Remove(path string) error {
 	}
 	return nil
 }
+
+// WriteAtomic writes b to path atomically (temp file, fsync, rename), as checkpoints are written.
+func WriteAtomic(path string, b []byte) error { return writeAtomic(path, b) }
