@@ -35,6 +35,7 @@ func newMainWindow(a fyne.App, deps Deps) (fyne.Window, *studio) {
 		s.scanHistory()
 	}
 	s.draftChanged()
+	s.offerResume()
 	if deps.Settings.Share || deps.Settings.RenderOn != "" {
 		s.applyNetwork(deps.Settings)
 	}
