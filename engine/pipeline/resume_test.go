@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"easel/engine/cmf"
@@ -55,4 +56,39 @@ func tinyPipeline(t *testing.T) *pipeline.Pipeline {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestResumeShowsItsLatentsAtOnce: a resumed run's first denoising event, before any step runs,
+// carries a preview of the saved latents at the saved step.
+func TestResumeShowsItsLatentsAtOnce(t *testing.T) {
+	p := tinyPipeline(t)
+	req := pipelinetest.ResumeRequests()["plain"]
+	var saved *pipeline.Resume
+	req.OnStep = func(s pipeline.StepState) {
+		if s.Step == 2 {
+			saved = &pipeline.Resume{Step: 2, Latents: append([]float32(nil), s.Latents...)}
+		}
+	}
+	if _, err := p.Run(t.Context(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	req.OnStep, req.Resume = nil, saved
+	// Read as they come (a preview still queued when the next step's arrives would be dropped).
+	events := make(chan pipeline.Event)
+	shown := make(chan bool, 1)
+	go func() {
+		found := false
+		for ev := range events {
+			if ev.Stage == pipeline.StageDenoising && ev.Sigma == 0 && ev.Preview != nil {
+				found = found || ev.Step == 2 && slices.Equal(ev.Preview.X0, saved.Latents)
+			}
+		}
+		shown <- found
+	}()
+	if _, err := p.Run(t.Context(), req, events); err != nil {
+		t.Fatal(err)
+	}
+	if !<-shown {
+		t.Error("no preview of the saved latents at step 2 before the resumed run's first step")
+	}
 }

@@ -441,6 +441,12 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 				r.stepsDone = req.Resume.Step
 			}
 			r.enter(StageDenoising)
+			if req.Resume != nil && req.Resume.Image == i && r.em.out != nil {
+				// A resumed image shows where it stopped at once: its saved latents.
+				ev := r.event()
+				ev.Preview = &Preview{X0: slices.Clone(req.Resume.Latents), H: set.h, W: set.w}
+				r.em.emit(ev)
+			}
 		},
 		Notice:    r.notice,
 		Recovered: r.recovery,
