@@ -167,13 +167,20 @@ func TestGenerateKilledResumesExactly(t *testing.T) {
 	})
 }
 
-// TestEmuGenerateKilledResumesExactly is the plain case on the emulated Metal device (the
-// pipeline's TestEmuResumeIsExactOnMetal covers inpainting there too).
+// TestEmuGenerateKilledResumesExactly is the CPU test's plain, img2img with a mask, batch of 3
+// and second-pass cases on the emulated Metal device (CFG with a condition image takes many
+// minutes there; the CPU test has it).
 func TestEmuGenerateKilledResumesExactly(t *testing.T) {
 	emutest.Device(t, emu.Options{})
 	model := tinyCMF(t)
-	checkKillAndResume(t, []string{"--model", model, "--prompt", "a lighthouse", "--size", "64x64", "--seed", "5", "--steps", "3", "--backend", "emulator"},
-		[]string{"OUT.png"}, atStep(1, 0, 1))
+	dir := t.TempDir()
+	base := []string{"--model", model, "--prompt", "a lighthouse", "--size", "64x64", "--seed", "5", "--backend", "emulator"}
+	checkKillAndResume(t, append(base, "--steps", "3"), []string{"OUT.png"}, atStep(1, 0, 1))
+	start := writePNG(t, dir, "start.png", startPicture())
+	mask := writePNG(t, dir, "mask.png", leftMask(64, 64))
+	checkKillAndResume(t, append(base, "--steps", "4", "--init", start, "--mask", mask, "--strength", "0.75"), []string{"OUT.png"}, atStep(2, 0, 1))
+	checkKillAndResume(t, append(base, "--steps", "2", "--count", "3"), []string{"OUT-1.png", "OUT-2.png", "OUT-3.png"}, atStep(1, 2, 1))
+	checkKillAndResume(t, append(base, "--steps", "2", "--hires", "1.5", "--hires-steps", "2", "--hires-strength", "1"), []string{"OUT.png"}, atStep(1, 0, 2))
 }
 
 // TestResumeRefusals: a checkpoint of another model file, of a newer format, a truncated one and
