@@ -10,6 +10,7 @@ import (
 	"easel/app/memplan"
 	"easel/app/preview"
 	"easel/app/settings"
+	"easel/app/unfinished"
 )
 
 // Deps are the app services the window works with. Run builds the real ones; tests pass fakes.
@@ -28,6 +29,8 @@ type Deps struct {
 	// SettingsErr is a problem reading the settings, shown once in the window.
 	SettingsErr error
 	Generator   jobs.Generator
+	// Unfinished keeps queued and running jobs across a crash, a quit or a restart (nil: not kept).
+	Unfinished *unfinished.Store
 	// Geometry is the model's, for the memory prediction; Budget is the device budget in bytes
 	// (0: unknown, nothing is refused).
 	Geometry memplan.Geometry

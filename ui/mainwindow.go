@@ -41,6 +41,7 @@ func newMainWindow(a fyne.App, deps Deps) (fyne.Window, *studio) {
 		s.scanHistory()
 	}
 	s.draftChanged()
+	s.offerResume()
 	w.Canvas().Focus(s.prompt.prompt) // type, then ⌘↩
 	if deps.Settings.Share || deps.Settings.RenderOn != "" {
 		s.applyNetwork(deps.Settings)

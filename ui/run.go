@@ -3,6 +3,7 @@
 package ui
 
 import (
+	"easel/app/unfinished"
 	"os"
 	"path/filepath"
 
@@ -80,6 +81,12 @@ func DefaultDeps() Deps {
 	}
 	d.Calibrator = &preview.Calibrator{Cache: cache}
 	d.Calibrator.Start(d.Settings.Model)
+	if dir, err := settings.Dir(); err == nil {
+		// Jobs kept across a crash or a quit; a folder that cannot be written turns that off, said once.
+		if d.Unfinished, err = unfinished.Open(dir); err != nil && d.SettingsErr == nil {
+			d.SettingsErr = err
+		}
+	}
 	return d
 }
 

@@ -2,6 +2,8 @@ package ui
 
 import (
 	"crypto/rand"
+	"easel/app/activity"
+	"easel/app/unfinished"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -33,6 +35,8 @@ import (
 type studio struct {
 	deps Deps
 	win  fyne.Window
+	// keeping are the jobs kept across a crash or a quit (resume_offer.go).
+	keeping keptJobs
 	// finisher runs the queue's jobs on deps.Generator, pasting runs from a start image back.
 	finisher *finishing
 	// router sends jobs to this Mac's generator or another machine's server (Render on); share is
@@ -165,6 +169,9 @@ func newStudio(deps Deps) *studio {
 		framed := frameUpdate(u, keep.of(u)) // compositing a 2K image takes a while: not on the UI goroutine
 		s.deps.Do(func() { s.onUpdate(u, framed) })
 	})
+	if !deps.Settings.AllowIdleSleep {
+		s.queue.KeepAwake(func() func() { return activity.Hold(activity.Reason) })
+	}
 	return s
 }
 
@@ -275,6 +282,12 @@ func (s *studio) submit(d compose.Draft, seed uint64) bool {
 		s.say("Cannot generate: %v", err)
 		return false
 	}
+	return s.submitJob(d, seed, job, nil)
+}
+
+// submitJob queues job, made from d with seed (resumed: the kept job it continues, see
+// resume_offer.go); it reports whether it was queued.
+func (s *studio) submitJob(d compose.Draft, seed uint64, job compose.Job, resumed *unfinished.Job) bool {
 	req := job.Request
 	if job.Prepared != nil {
 		s.finisher.expect(req.Init, &job)
@@ -294,8 +307,12 @@ func (s *studio) submit(d compose.Draft, seed uint64) bool {
 	if kind != "" {
 		label = kind + " · " + label // the queue says what the job is: Vary, Upscale ×2, Refine
 	}
+	k := s.keepJob(d, seed, &req, resumed)
 	id, err := s.queue.Submit(req, label)
 	if err != nil {
+		if k != nil {
+			k.Done()
+		}
 		if req.Init != nil {
 			s.finisher.forget(req.Init)
 		}
@@ -310,6 +327,7 @@ func (s *studio) submit(d compose.Draft, seed uint64) bool {
 	d.Conditions = append([]compose.Condition(nil), d.Conditions...)
 	d.LoRAs = append([]compose.LoRA(nil), d.LoRAs...)
 	d.Seed = seed
+	s.keptAs(id, k)
 	s.jobDrafts[id] = d
 	s.jobPeaks[id] = s.prediction.Peak
 	if hs != nil {
@@ -323,12 +341,14 @@ func (s *studio) submit(d compose.Draft, seed uint64) bool {
 func (s *studio) cancelCurrent() {
 	if s.current != 0 {
 		s.queue.Cancel(s.current)
+		s.finishedKept(s.current)
 		s.progress.stage.SetText("Cancelling…")
 		return
 	}
 	for _, j := range s.queue.Jobs() {
 		if !j.State.Finished() {
 			s.queue.Cancel(j.ID)
+			s.finishedKept(j.ID)
 			return
 		}
 	}
@@ -465,6 +485,7 @@ func (s *studio) finished(j jobs.Job) {
 // save writes a finished image to the output folder off the UI goroutine, then lists it. An image
 // that cannot be saved there is kept (keep) and another folder offered.
 func (s *studio) save(j jobs.Job) {
+	s.finishedKept(j.ID)
 	d, ok := s.jobDrafts[j.ID]
 	delete(s.jobDrafts, j.ID)
 	defer delete(s.jobHires, j.ID)

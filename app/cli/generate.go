@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"easel/app/checkpoint"
 	"errors"
 	"fmt"
 	"image"
@@ -109,6 +110,17 @@ const generateUsage = `usage: easel generate --model M.cmf --prompt TEXT [flags]
   --from IMAGE.png    make an image Easel saved again: its prompt, negative prompt, size, steps,
                       CFG, seed, condition images and LoRAs (found beside it or, for LoRAs, in
                       the LoRA folder; checked by SHA-256); flags given as well override them
+  --noise-seed N      draw the starting noise from N instead of --seed (the seed recorded stays
+                      --seed). Without it, a condition image that Easel made with the same seed
+                      at the same size moves the noise to a seed derived from it (seed.EditNoise),
+                      with a notice: drawing the image's own noise again repeats it instead of
+                      editing it. --init images are not affected
+  --checkpoint FILE   keep the run resumable: the state after each step is written to FILE (a
+                      step never waits for the disk: a slow one skips a checkpoint), the inputs
+                      copied beside it (FILE.files/); both are removed once the images are saved
+  --resume FILE       continue a run that stopped (crash, kill, power) from its checkpoint, bit
+                      for bit the image it would have made; only --out, --model, --backend,
+                      --json and --verbose may be given with it (the model must be the same file)
 
 exit codes: 0 saved, 2 bad command line, 4 model missing, 5 not a usable .cmf, 6 bad condition
 image, start image or mask (or a mask that repaints nothing), 7 impossible size, 8 impossible
@@ -116,7 +128,9 @@ steps/CFG/seed/strength, 9 cannot save, 10 too large for this machine's memory, 
 cannot run here (metal off Apple silicon), 12 a LoRA is missing, unreadable or for another
 model, 13 the model file changed or became unreadable during the run (drive unplugged, file
 truncated or replaced), 14 --render-on's machine could not be reached or did not make the
-image, 130 cancelled (Ctrl-C)`
+image,
+15 the checkpoint cannot be resumed (missing, damaged, newer, or for another model or other
+LoRAs), 130 cancelled (Ctrl-C)`
 
 // interruptContext is cancelled by Ctrl-C or SIGTERM (a test substitutes its own).
 var interruptContext = func() (context.Context, context.CancelFunc) {
@@ -146,7 +160,19 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 	if url, token, pin, rest, ok := studioClientArgs(args); ok {
 		return runGenerateStudio(url, token, pin, rest, stdout, stderr) // studio_generate.go
 	}
+	var resumed *checkpoint.Checkpoint
+	if resumeFlagGiven(args) {
+		run, ck, f := resumeArgs(args, stderr)
+		if f != nil {
+			fmt.Fprintf(stderr, "easel generate: %v\n", f.err)
+			return f.code
+		}
+		args, resumed = run, ck
+	}
 	g, err := parseGenerateArgs(args)
+	if g != nil {
+		g.resume = resumed
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "easel generate: %v\n\n%s\n", err, generateUsage+gridUsage)
 		return ExitUsage
@@ -277,6 +303,20 @@ func generate(g *generateArgs, out *generateOutput) ([]*savedImage, *failure) {
 	}
 
 	loaded := time.Since(loadStart)
+	var ckpt *checkpointer
+	if g.checkpoint != "" {
+		if ckpt, f = newCheckpointer(g.checkpoint, g.args, &req, model, g.model, applied, out); f != nil {
+			return nil, f
+		}
+		defer ckpt.wait()
+	}
+	if g.resume != nil {
+		if f := checkResumable(g.resume, model, applied); f != nil {
+			return nil, f
+		}
+		req.Resume = resumeFirstPass(g.resume)
+	}
+	req.OnStep = ckpt.onStep(1, 0, 0)
 
 	var notices []string
 	// run runs one request with its events going to the progress output.
@@ -305,6 +345,7 @@ func generate(g *generateArgs, out *generateOutput) ([]*savedImage, *failure) {
 	if results == nil {
 		results = []*pipeline.Result{res}
 	}
+	ckpt.firstPassDone(results)
 	var saved []*savedImage
 	batchID := imagefile.NewBatchID(time.Now(), 0, req.Seed) // the history groups a batch's PNGs by it
 	for i, first := range results {
@@ -320,7 +361,12 @@ func generate(g *generateArgs, out *generateOutput) ([]*savedImage, *failure) {
 		settings.InBatch(batchID, first.Index, len(results))
 		final := first
 		if g.batch.hires > 0 {
-			second, hs, err := secondPassRun(ctx, run, p, req, first, img, &g.batch)
+			hreq, skip := secondPassResume(req, g.resume, ckpt, i, len(results))
+			if skip {
+				fmt.Fprintf(out.stderr, "easel generate: %s was saved before the run stopped\n", outPaths[i])
+				continue
+			}
+			second, hs, err := secondPassRun(ctx, run, p, hreq, first, img, &g.batch)
 			if err != nil {
 				return saved, runFailure(err, outPaths[i])
 			}
@@ -338,6 +384,9 @@ func generate(g *generateArgs, out *generateOutput) ([]*savedImage, *failure) {
 		if f := checkSaved(ctx, g, model, img, s, out); f != nil {
 			return saved, f
 		}
+	}
+	if err := ckpt.done(); err != nil {
+		fmt.Fprintf(out.stderr, "easel generate: %v\n", err)
 	}
 	return saved, nil
 }

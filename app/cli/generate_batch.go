@@ -92,7 +92,7 @@ func secondPass(ctx context.Context, p *pipeline.Pipeline, req pipeline.Request,
 		return nil, nil, fmt.Errorf("%w: %v", pipeline.ErrSize, err)
 	}
 	next := req
-	next.Count, next.Seed, next.Noise = 0, first.Seed, nil
+	next.Count, next.Seed, next.Noise, next.NoiseSeed = 0, first.Seed, nil, first.NoiseSeed
 	next.VariationSeed, next.VariationStrength = first.VariationSeed, first.VariationStrength
 	next.Width, next.Height, next.Aspect = w, h, 0
 	next.Init = &pipeline.InitImage{Image: hires.Resize(img, w, h), Strength: b.hiresStrength}

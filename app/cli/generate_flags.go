@@ -2,6 +2,7 @@ package cli
 
 import (
 	"crypto/rand"
+	"easel/app/checkpoint"
 	"encoding/binary"
 	"errors"
 	"flag"
@@ -39,9 +40,13 @@ type generateArgs struct {
 	start                                            startArgs
 	fromSettings                                     *imagefile.Settings // the --from image's, when it started from an image
 	batch                                            batchArgs
-	grid                                             [3]string        // --grid-x, --grid-y, --grid-z (generate_grid.go)
-	text                                             generateTextArgs // --expand, --check
-	remote                                           remoteArgs       // --render-on, --token (generate_remote.go)
+	grid                                             [3]string              // --grid-x, --grid-y, --grid-z (generate_grid.go)
+	text                                             generateTextArgs       // --expand, --check
+	remote                                           remoteArgs             // --render-on, --token (generate_remote.go)
+	checkpoint                                       string                 // --checkpoint FILE
+	noiseSeed                                        string                 // --noise-seed N ("": the rule's)
+	args                                             []string               // the command line, as a checkpoint records it
+	resume                                           *checkpoint.Checkpoint // --resume: the state to continue from
 }
 
 // startArgs are the flags of working on an image.
@@ -100,6 +105,9 @@ func parseGenerateArgs(args []string) (*generateArgs, error) {
 	f.BoolVar(&g.text.check, "check", false, "")
 	f.StringVar(&g.remote.addr, "render-on", "", "")
 	f.StringVar(&g.remote.token, "token", "", "")
+	f.StringVar(&g.checkpoint, "checkpoint", "", "")
+	f.StringVar(&g.noiseSeed, "noise-seed", "", "")
+	g.args = args
 	if err := f.Parse(args); err != nil {
 		return nil, err
 	}
@@ -186,6 +194,13 @@ func (g *generateArgs) draft() (*compose.Draft, uint64, *failure) {
 		seed = uint64(binary.LittleEndian.Uint32(b[:]))
 	}
 	d.Seed, d.RandomSeed = seed, g.seed == ""
+	if g.noiseSeed != "" {
+		n, err := strconv.ParseUint(g.noiseSeed, 10, 64)
+		if err != nil {
+			return nil, 0, fail(ExitSettings, "--noise-seed %q: give a whole number from 0 to %d", g.noiseSeed, uint64(1<<64-1))
+		}
+		d.NoiseSeed = &n
+	}
 	if f := g.batch.check(g.set); f != nil {
 		return nil, 0, f
 	}

@@ -44,6 +44,9 @@ func applyFrom(g *generateArgs, out *generateOutput) *failure {
 	}
 	if !g.set["seed"] {
 		g.seed = strconv.FormatUint(s.Seed, 10)
+		if s.NoiseSeed != nil && !g.set["noise-seed"] {
+			g.noiseSeed = strconv.FormatUint(*s.NoiseSeed, 10)
+		}
 	}
 	if !g.set["image"] {
 		dir := filepath.Dir(g.from)

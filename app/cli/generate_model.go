@@ -1,8 +1,7 @@
 package cli
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
+	"easel/app/checkpoint"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -65,17 +64,9 @@ func openModel(path string) (*cmf.File, *failure) {
 	return f, nil
 }
 
-// modelFingerprint identifies a model file's content without reading its weights: the SHA-256
-// of its header JSON and of every tensor record (name, codec, shape, size and the payload's
-// hash64 the file stores).
-func modelFingerprint(f *cmf.File) string {
-	h := sha256.New()
-	h.Write(f.HeaderJSON())
-	for _, e := range f.Entries() {
-		fmt.Fprintf(h, "\x00%s\x00%d\x00%v\x00%d\x00%016x", e.Name, e.DType, e.Shape, e.Size, e.Hash)
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
+// modelFingerprint identifies a model file's content without reading its weights
+// (checkpoint.Fingerprint).
+func modelFingerprint(f *cmf.File) string { return checkpoint.Fingerprint(f) }
 
 // loadLoRAs reads the --lora files, bound to the pipeline's denoiser; a file matching only some
 // layers is applied with a note on stderr saying how many tensors were left out.

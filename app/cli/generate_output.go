@@ -21,6 +21,7 @@ type savedImage struct {
 	VariationSeed uint64             `json:"-"`
 	Width, Height int                `json:"-"`
 	Seed          uint64             `json:"seed"`
+	NoiseSeed     *uint64            `json:"-"`
 	Elapsed       time.Duration      `json:"-"`
 	StageTimes    map[string]float64 `json:"stage_s"`
 	// StageDeviceTimes is each stage's Metal GPU time (empty on the CPU backend).
@@ -47,7 +48,7 @@ func newSavedImage(path string, res *pipeline.Result, loading, saving, elapsed t
 			device[pipeline.Stage(s).String()] = d.Seconds()
 		}
 	}
-	return &savedImage{Path: path, Width: res.Width, Height: res.Height, Seed: res.Seed, Elapsed: elapsed, StageTimes: stages, StageDeviceTimes: device}
+	return &savedImage{Path: path, Width: res.Width, Height: res.Height, Seed: res.Seed, NoiseSeed: res.NoiseSeed, Elapsed: elapsed, StageTimes: stages, StageDeviceTimes: device}
 }
 
 // generateOutput prints progress (a terminal line, JSON lines, or nothing) and the outcome.
@@ -101,8 +102,9 @@ type jsonEvent struct {
 	Memory         *jsonMemory              `json:"memory,omitempty"`
 	Path           string                   `json:"path,omitempty"`
 	Seed           *uint64                  `json:"seed,omitempty"`
-	Image          *int                     `json:"image,omitempty"`  // the batch's image (1-based), in a batch of Images
-	Images         int                      `json:"images,omitempty"` // the batch's size, when above 1
+	NoiseSeed      *uint64                  `json:"noise_seed,omitempty"` // when the noise is not the seed's (an edit of the seed's own image)
+	Image          *int                     `json:"image,omitempty"`      // the batch's image (1-based), in a batch of Images
+	Images         int                      `json:"images,omitempty"`     // the batch's size, when above 1
 	VariationSeed  uint64                   `json:"variation_seed,omitempty"`
 	Pass           int                      `json:"pass,omitempty"` // 2 for the --hires pass
 	StageTimes     map[string]float64       `json:"stage_s,omitempty"`
@@ -142,7 +144,7 @@ func (o *generateOutput) progressPass(ev pipeline.Event, pass int) {
 	case o.json:
 		je := jsonEvent{Stage: ev.Stage.String(), Step: ev.Step, Steps: ev.Steps, Sigma: ev.Sigma, Elapsed: ev.Elapsed.Seconds(),
 			SecondsPerStep: ev.StepTime.Seconds(), LastStep: ev.LastStepTime.Seconds(), ETA: ev.ETA.Seconds(), Timings: map[string]jsonClassTime{},
-			DeviceSeconds: ev.DeviceTime.Seconds(), Seed: &ev.Seed, VariationSeed: ev.VariationSeed}
+			DeviceSeconds: ev.DeviceTime.Seconds(), Seed: &ev.Seed, VariationSeed: ev.VariationSeed, NoiseSeed: ev.NoiseSeed}
 		if ev.Images > 1 {
 			n := ev.Image + 1
 			je.Image, je.Images = &n, ev.Images
@@ -228,7 +230,7 @@ func (o *generateOutput) failed(f *failure) {
 
 func (o *generateOutput) saved(s *savedImage) {
 	if o.json {
-		je := jsonEvent{Stage: "saved", Path: s.Path, Seed: &s.Seed, VariationSeed: s.VariationSeed, Elapsed: s.Elapsed.Seconds(), StageTimes: s.StageTimes, StageDevice: s.StageDeviceTimes}
+		je := jsonEvent{Stage: "saved", Path: s.Path, Seed: &s.Seed, NoiseSeed: s.NoiseSeed, VariationSeed: s.VariationSeed, Elapsed: s.Elapsed.Seconds(), StageTimes: s.StageTimes, StageDevice: s.StageDeviceTimes}
 		if s.Images > 1 {
 			n := s.Index + 1
 			je.Image, je.Images = &n, s.Images

@@ -26,6 +26,8 @@ type Condition struct {
 	// EncodedW, EncodedH are the size the image is resized to for both encoders.
 	EncodedW, EncodedH int
 	SHA256             string // of the file's bytes (or of the pasted PNG)
+	// Made is what the file records of how Easel made it (nil: not an Easel PNG).
+	Made *MadeWith
 }
 
 // ErrTooMany is wrapped by the error for an eleventh image.
@@ -42,7 +44,7 @@ func NewCondition(name string, data []byte) (Condition, error) {
 		return Condition{}, fmt.Errorf("%s: %w", name, err)
 	}
 	sum := sha256.Sum256(data)
-	return Condition{Name: name, Image: img, EncodedW: w, EncodedH: h, SHA256: hex.EncodeToString(sum[:])}, nil
+	return Condition{Name: name, Image: img, EncodedW: w, EncodedH: h, SHA256: hex.EncodeToString(sum[:]), Made: madeWith(data)}, nil
 }
 
 // LoadCondition reads an image file from disk (checked before decoding: imageio's limits).
@@ -69,7 +71,7 @@ func LoadCondition(path string) (Condition, error) {
 		return Condition{}, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
 	sum := sha256.Sum256(data)
-	return Condition{Name: filepath.Base(path), Image: img, EncodedW: w, EncodedH: h, SHA256: hex.EncodeToString(sum[:])}, nil
+	return Condition{Name: filepath.Base(path), Image: img, EncodedW: w, EncodedH: h, SHA256: hex.EncodeToString(sum[:]), Made: madeWith(data)}, nil
 }
 
 // Add appends a condition, refusing an eleventh.

@@ -37,8 +37,12 @@ type Draft struct {
 	CFG        float64
 	RandomSeed bool
 	Seed       uint64
-	Backend    settings.Backend
-	Model      string
+	// NoiseSeed, when not nil, is the seed the noise is drawn from instead of Seed (restored from
+	// an image that recorded one, or given; it applies while the run's seed is Seed); nil lets Job
+	// move it off an edited image's own seed.
+	NoiseSeed *uint64
+	Backend   settings.Backend
+	Model     string
 	// LoRAs is the LoRA list (the enabled ones are applied); LoRADirs are the folders restoring an
 	// image looks for its LoRA files in, by SHA-256 (the LoRA folder; the image's own is added).
 	LoRAs    []LoRA
@@ -177,6 +181,7 @@ func (d *Draft) FileSettings(res *pipeline.Result) *imagefile.Settings {
 		s.InitImage, s.MaskImage = d.Start.Image, d.Start.Mask
 	}
 	s.VariationSeed, s.VariationStrength = res.VariationSeed, res.VariationStrength
+	s.NoiseSeed = res.NoiseSeed
 	return s
 }
 
@@ -191,7 +196,7 @@ func (d *Draft) Restore(s *imagefile.Settings) (note string) {
 	}
 	d.Negative = s.NegativePrompt
 	d.Steps, d.CFG = s.Steps, s.CFG
-	d.Seed, d.RandomSeed = s.Seed, false
+	d.Seed, d.RandomSeed, d.NoiseSeed = s.Seed, false, s.NoiseSeed
 	d.VariationSeed, d.VariationStrength, d.Count = s.VariationSeed, s.VariationStrength, 1
 	d.setSize(s.Width, s.Height)
 	d.Start = StartFromSettings(s)

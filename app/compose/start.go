@@ -102,7 +102,7 @@ func (j *Job) Finish(res *pipeline.Result) (*image.NRGBA, error) {
 func (d *Draft) Job(seed uint64) (Job, error) {
 	r, err := d.Request(seed)
 	if err != nil || d.Start == nil {
-		return Job{Request: r}, err
+		return Job{Request: r, Notices: d.moveNoise(&r)}, err
 	}
 	s := d.Start
 	if st := s.RunStrength(); !(st > 0 && st <= 1) {
@@ -130,7 +130,7 @@ func (d *Draft) Job(seed uint64) (Job, error) {
 	}
 	r.Width, r.Height, r.Aspect = p.Width, p.Height, 0
 	r.Init = &pipeline.InitImage{Image: p.Init, Strength: s.RunStrength(), Mask: p.Mask}
-	return Job{Request: r, Prepared: p, Notices: p.Notices}, nil
+	return Job{Request: r, Prepared: p, Notices: append(p.Notices, d.moveNoise(&r)...)}, nil
 }
 
 // startSettings are what the PNG records of the start image (see imagefile.InitSettings).

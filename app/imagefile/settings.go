@@ -35,6 +35,9 @@ type Settings struct {
 	Steps          int     `json:"steps"`
 	CFG            float64 `json:"cfg"`
 	Seed           uint64  `json:"seed"`
+	// NoiseSeed is the seed the starting noise was drawn from when it is not Seed (an edit of an
+	// image made with the same seed and size: compose's edit-seed rule); absent means Seed.
+	NoiseSeed *uint64 `json:"noise_seed,omitempty"`
 	// Sigmas is the schedule walked, terminal 0 included.
 	Sigmas []float32 `json:"sigmas,omitempty"`
 	// Resolution is the output_resolution condition images were sized for.

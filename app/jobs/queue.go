@@ -32,6 +32,7 @@ type Queue struct {
 	jobs   []*entry // every job submitted, in order
 	nextID ID
 	closed bool
+	hold   func() (end func()) // KeepAwake's, while a job runs
 
 	notifyMu sync.Mutex // held while notify runs, so updates arrive in the order of the changes
 	watchers map[int]func(Update)

@@ -105,6 +105,7 @@ func (q *Queue) forwardBuffered(e *entry, events <-chan pipeline.Event) {
 
 // run generates one job, forwarding its events, and records how it ended.
 func (q *Queue) run(ctx context.Context, e *entry) {
+	defer q.awake()()
 	events := make(chan pipeline.Event, 8)
 	ended := make(chan outcome, 1)
 	req := e.job.Request

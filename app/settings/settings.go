@@ -59,6 +59,9 @@ type Settings struct {
 	// NoGPUTuning turns off tuning the Metal kernels for this Mac on first use of each geometry
 	// class (choices already cached still run); the zero value tunes.
 	NoGPUTuning bool `json:"no_gpu_tuning,omitempty"`
+	// AllowIdleSleep lets the Mac idle-sleep while a job runs; the zero value holds an activity
+	// assertion that keeps it awake (app/activity; the lid still sleeps it).
+	AllowIdleSleep bool `json:"allow_idle_sleep,omitempty"`
 }
 
 // DefaultShareAddr is where "Share this Mac" listens: every interface, A1111's port (the token is

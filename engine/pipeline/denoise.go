@@ -33,6 +33,8 @@ type DenoiseInput struct {
 	// Stop, when closed, ends the loop after the step it is in: the latents returned are that
 	// step's x0 estimate (see Request.Stop).
 	Stop <-chan struct{}
+	// Resume, when not nil, continues a batch from a saved state (Request.Resume).
+	Resume *Resume
 }
 
 // stopped reports whether a Stop channel is closed.
@@ -153,6 +155,15 @@ func (p *Pipeline) DenoiseBatch(ctx context.Context, in DenoiseInput, n int, noi
 	}
 	var last []float32
 	for img := range n {
+		if r := in.Resume; r != nil && img < r.Image {
+			// Finished before the state was saved: only decoded again.
+			if last = r.Finished[img]; img < n-1 && finished != nil {
+				if err := finished(img, last); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
 		one := in
 		if noise != nil {
 			var err error
@@ -187,13 +198,19 @@ func (p *Pipeline) DenoiseBatch(ctx context.Context, in DenoiseInput, n int, noi
 func (p *Pipeline) walk(ctx context.Context, progs []Program, in DenoiseInput, img, images int, hooks DenoiseHooks) ([]float32, error) {
 	ch := p.dit.Config.InChannels
 	x := slices.Clone(in.Noise)
+	first := 0
+	if r := in.Resume; r != nil && r.Image == img {
+		x, first = slices.Clone(r.Latents), r.Step
+	}
 	var blend *blender
 	if in.Init != nil {
 		if len(in.Init.Latents) != len(in.Noise) {
 			return nil, fmt.Errorf("%w: the image to start from has %d latent values for a %d×%d grid of %d channels", ErrSize, len(in.Init.Latents), in.H, in.W, ch)
 		}
-		if err := sched.Renoise(x, in.Init.Latents, in.Noise, in.Schedule.Sigmas[0]); err != nil {
-			return nil, err
+		if first == 0 {
+			if err := sched.Renoise(x, in.Init.Latents, in.Noise, in.Schedule.Sigmas[0]); err != nil {
+				return nil, err
+			}
 		}
 		var err error
 		if blend, err = newBlender(in.Init, in.Noise, ch, in.Schedule); err != nil {
@@ -202,8 +219,8 @@ func (p *Pipeline) walk(ctx context.Context, progs []Program, in DenoiseInput, i
 	}
 	x0 := make([]float32, len(x))
 	scale := float32(in.CFG)
-	for i := range in.Schedule.Steps() {
-		if i > 0 && stopped(in.Stop) {
+	for i := first; i < in.Schedule.Steps(); i++ {
+		if i > first && stopped(in.Stop) {
 			return x0, nil // interrupted: the image as far as it got
 		}
 		sigma := in.Schedule.Sigmas[i]

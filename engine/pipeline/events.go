@@ -51,6 +51,8 @@ type Event struct {
 	// prefill, then denoising and decoding for image 0, 1, …
 	Image, Images       int
 	Seed, VariationSeed uint64
+	// NoiseSeed is the seed the image's noise is drawn from when it is not Seed (nil: Seed).
+	NoiseSeed *uint64
 	// Finished, on a batch's event after an image is decoded, is that image's result (the run's
 	// own: do not modify it); Run returns the first image's, with every image's in its Batch.
 	Finished *Result

@@ -72,6 +72,9 @@ type Request struct {
 	CFG float64
 	// Seed picks the starting noise, drawn exactly as torch.Generator("cpu").manual_seed(Seed).
 	Seed uint64
+	// NoiseSeed, when not nil, draws the starting noise from this seed instead of Seed (see
+	// NoiseSeeds); Seed stays the image's seed as recorded. seed.EditNoise derives one.
+	NoiseSeed *uint64
 	// Noise, when not nil, is the starting noise itself, packed [T, 64]; Seed is then unused.
 	Noise []float32
 	// Count is the number of images of a batch (0 or 1: one). The prompt, the condition images
@@ -117,6 +120,11 @@ type Request struct {
 	// least one step): the image is decoded from the last step's x0 estimate and the result is
 	// marked Interrupted (the API's /interrupt, which answers with the image as far as it got).
 	Stop <-chan struct{}
+
+	// Resume, when not nil, continues the run from a saved state instead of its first step
+	// (see Resume); OnStep, when not nil, receives the state after every step (a checkpoint).
+	Resume *Resume
+	OnStep func(StepState)
 }
 
 // Batch is the number of images the request makes (Count, at least 1).
@@ -284,6 +292,9 @@ func (p *Pipeline) resolve(r *Request) (settings, error) {
 	}
 	if r.Noise != nil && len(r.Noise) != s.h*s.w*p.dit.Config.InChannels {
 		return s, fmt.Errorf("%w: %d values for a %d×%d latent grid of %d channels (%d values)", ErrNoise, len(r.Noise), s.h, s.w, p.dit.Config.InChannels, s.h*s.w*p.dit.Config.InChannels)
+	}
+	if err := checkResume(r.Resume, r.Batch(), s.stepsRun(), s.h*s.w*p.dit.Config.InChannels); err != nil {
+		return s, err
 	}
 	return s, nil
 }

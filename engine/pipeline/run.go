@@ -43,6 +43,7 @@ type Result struct {
 	// Index is the image's place in its batch (0-based; 0 for a single image). Seed is its own
 	// seed; VariationSeed and VariationStrength its variation (0 strength: none).
 	Index             int
+	NoiseSeed         *uint64 // the seed the noise was drawn from when not Seed (Request.NoiseSeed)
 	VariationSeed     uint64
 	VariationStrength float64
 	// Batch, on a batch's result (Request.Count above 1), is every image of the batch in order,
@@ -226,6 +227,7 @@ func (r *run) event() Event {
 		DeviceTime: r.p.deviceTime() - r.device0, StageDeviceTimes: r.stageDev, Image: r.image, Images: r.images,
 		GPUClasses: r.p.gpuClasses().Minus(r.gpu0)}
 	ev.Seed, ev.VariationSeed = r.req.ImageSeeds(r.image)
+	ev.NoiseSeed = r.req.NoiseSeeds(r.image)
 	if r.stage == StageDenoising && r.stepsDone > 0 {
 		ev.Step = r.stepsDone
 		ev.StepTime = time.Since(r.denoise0) / time.Duration(r.stepsDone)
@@ -354,7 +356,8 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 		if req.Noise != nil {
 			return req.Noise, nil
 		}
-		s, v := req.ImageSeeds(i)
+		_, v := req.ImageSeeds(i)
+		s := req.noiseSeed(i)
 		if req.VariationStrength > 0 {
 			return p.VariationNoise(s, v, req.VariationStrength, set.h, set.w)
 		}
@@ -386,7 +389,9 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 	// finish decodes image i's latents into its Result and reports it.
 	var results []*Result
 	var memory Memory
+	var finished [][]float32 // the images' final latents, for Request.OnStep
 	finish := func(i int, latents []float32) error {
+		finished = append(finished, latents)
 		r.enter(StageDecoding)
 		p.prefetch(vaeWeights)
 		decoded, err := p.Decode(ctx, latents, set.h, set.w)
@@ -402,7 +407,7 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 		res := &Result{
 			Image: img, Decoded: decoded, Latents: latents,
 			Width: set.width, Height: set.height, Steps: set.steps, StepsRun: schedule.Steps(), Strength: strength, CFG: set.cfg, Seed: s,
-			Index: i, Sigmas: schedule.Sigmas, Resolution: set.resolution, LoRAs: used,
+			Index: i, Sigmas: schedule.Sigmas, Resolution: set.resolution, LoRAs: used, NoiseSeed: req.NoiseSeeds(i),
 		}
 		if req.VariationStrength > 0 {
 			res.VariationSeed, res.VariationStrength = v, req.VariationStrength
@@ -423,7 +428,7 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 		return nil, err
 	}
 	in := DenoiseInput{Positive: pos, Negative: neg, CFG: set.cfg, CondLatents: condLatents, CondShapes: condShapes,
-		H: set.h, W: set.w, Schedule: schedule, Init: init, Stop: req.Stop}
+		H: set.h, W: set.w, Schedule: schedule, Init: init, Stop: req.Stop, Resume: req.Resume}
 	if n == 1 {
 		if in.Noise, err = noiseFor(0); err != nil {
 			return nil, err
@@ -441,7 +446,16 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 				startSharp()
 			}
 			r.image, r.stepsDone = i, 0
+			if req.Resume != nil && req.Resume.Image == i {
+				r.stepsDone = req.Resume.Step
+			}
 			r.enter(StageDenoising)
+			if req.Resume != nil && req.Resume.Image == i && r.em.out != nil {
+				// A resumed image shows where it stopped at once: its saved latents.
+				ev := r.event()
+				ev.Preview = &Preview{X0: slices.Clone(req.Resume.Latents), H: set.h, W: set.w}
+				r.em.emit(ev)
+			}
 		},
 		Notice:    r.notice,
 		Recovered: r.recovery,
@@ -461,6 +475,10 @@ func (r *run) generate(ctx context.Context, req *Request, set settings) (*Result
 			}
 			memory = ev.Memory
 			r.em.emit(ev)
+			if req.OnStep != nil {
+				req.OnStep(StepState{Image: s.Image, Images: n, Step: s.Index + 1, Steps: s.Steps, Sigmas: schedule.Sigmas,
+					Latents: s.Latents, Finished: finished})
+			}
 		},
 	}, finish)
 	if err != nil {

@@ -1,0 +1,6 @@
+//go:build !darwin
+
+package activity
+
+// Hold does nothing off macOS; the returned function does nothing either.
+func Hold(reason string) (end func()) { return func() {} }
