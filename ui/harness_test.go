@@ -121,6 +121,27 @@ func (h *harness) pump(what string, cond func() bool) {
 	}
 }
 
+// pumpUntil runs the window's calls until ch delivers a value, and returns it: unlike pump, it
+// wakes on the value itself, so an answer that comes after the window's last call is not missed.
+func pumpUntil[T any](h *harness, what string, ch <-chan T) T {
+	h.t.Helper()
+	patience := h.patience
+	if patience == 0 {
+		patience = 20 * time.Second
+	}
+	deadline := time.After(patience)
+	for {
+		select {
+		case v := <-ch:
+			return v
+		case f := <-h.calls:
+			f()
+		case <-deadline:
+			h.t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
 // writePNG writes a w×h PNG (a gradient with some transparency) and returns its path.
 func (h *harness) writePNG(name string, w, hgt int) string {
 	h.t.Helper()

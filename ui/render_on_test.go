@@ -147,8 +147,7 @@ func TestShareThisMac(t *testing.T) {
 		h.gen.step <- struct{}{}
 	}
 	h.gen.release <- struct{}{}
-	h.pump("the API answer", func() bool { return len(answered) == 1 })
-	if code := <-answered; code != 200 {
+	if code := pumpUntil(h, "the API answer", answered); code != 200 {
 		t.Errorf("with the token: %d", code)
 	}
 	h.pump("the API image in the window's history", func() bool { return len(h.s.history.entries) == 1 })
