@@ -173,3 +173,66 @@ func TestXYZPlotInterruptKeepsCells(t *testing.T) {
 		t.Errorf("warnings %v; want the interruption", ws)
 	}
 }
+
+// TestXYZPlotPromptSRPrefills: a Prompt S/R axis of three values changes the prompt, so the grid
+// runs three jobs and prefills three times; a Seed axis against it shares each prompt's prefill.
+func TestXYZPlotPromptSRPrefills(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the tiny model")
+	}
+	watch := &pipelinetest.Watch{}
+	ts := watchedServer(t, watch)
+	var resp genResponse
+	code := call(t, "POST", ts.URL+"/sdapi/v1/txt2img", map[string]any{
+		"prompt": "a red apple", "width": 64, "height": 64, "steps": 2, "seed": 5, "cfg_scale": 1,
+		"script_name": "x/y/z plot", "script_args": xyzArgs(7, "red, green, blue", 1, "1,2", 0, "", true)}, &resp)
+	if code != 200 || len(resp.Images) != 7 {
+		t.Fatalf("%d with %d images; want 200 with the grid and 6 cells", code, len(resp.Images))
+	}
+	if n := watch.Prefills(); n != 3 {
+		t.Errorf("%d prefills for three prompts; want 3", n)
+	}
+	if n := len(ts.Queue.Jobs()); n != 3 {
+		t.Errorf("%d queued jobs; want 3 (one per prompt)", n)
+	}
+	got, _ := decodeImage(t, resp.Images[1+5]) // blue, seed 2: X fastest
+	if !bytes.Equal(got.Pix, cliImage(t, "a blue apple", 2, 2)) {
+		t.Error("the cell (blue, seed 2) differs from easel generate's")
+	}
+}
+
+// TestXYZPlotImg2imgCellsAreSingleRuns: an img2img Denoising axis runs over one prefill, each
+// cell the image the single img2img request with that denoising_strength makes.
+func TestXYZPlotImg2imgCellsAreSingleRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the tiny model")
+	}
+	watch := &pipelinetest.Watch{}
+	ts := watchedServer(t, watch)
+	init := pngBase64(t, testPicture(64, 64))
+	body := func() map[string]any {
+		return map[string]any{"prompt": "a red apple", "init_images": []string{init}, "steps": 3, "seed": 3, "cfg_scale": 1}
+	}
+	grid := body()
+	grid["script_name"], grid["script_args"] = "x/y/z plot", xyzArgs(22, "0.5,0.8", 0, "", 0, "", true)
+	var resp genResponse
+	if code := call(t, "POST", ts.URL+"/sdapi/v1/img2img", grid, &resp); code != 200 || len(resp.Images) != 3 {
+		t.Fatalf("%d with %d images; want 200 with the grid and 2 cells", code, len(resp.Images))
+	}
+	if n := watch.Prefills(); n != 1 {
+		t.Errorf("%d prefills; want 1", n)
+	}
+	for i, strength := range []float64{0.5, 0.8} {
+		one := body()
+		one["denoising_strength"] = strength
+		var single genResponse
+		if code := call(t, "POST", ts.URL+"/sdapi/v1/img2img", one, &single); code != 200 || len(single.Images) != 1 {
+			t.Fatalf("the single img2img at %g: %d", strength, code)
+		}
+		want, _ := decodeImage(t, single.Images[0])
+		got, _ := decodeImage(t, resp.Images[1+i])
+		if !bytes.Equal(got.Pix, want.Pix) {
+			t.Errorf("cell %d (denoising %g) differs from the single img2img's image", i+1, strength)
+		}
+	}
+}
