@@ -194,6 +194,8 @@ func (s *Server) xyzPlot(w http.ResponseWriter, r *http.Request, kind string, f 
 	if out.interrupted {
 		p.Interrupted = true
 		warnings = append(warnings, fmt.Sprintf("interrupted: %d of %d cells were made; the grid shows them", len(sets), len(plans)))
+	} else if out.skipped > 0 { // a skip cancels the job of cells sharing the one being made's prefill
+		warnings = append(warnings, fmt.Sprintf("skipped: %d of %d cells were made (a skip ends the cell being made and the rest of the cells sharing its prompt); the grid shows them", len(sets), len(plans)))
 	}
 	info := s.info(p, plans, used, sets, warnings, extra)
 	s.logRequest(r, kind+" x/y/z plot", p, plans, len(sets), time.Since(start))

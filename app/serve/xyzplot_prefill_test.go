@@ -236,3 +236,31 @@ func TestXYZPlotImg2imgCellsAreSingleRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestXYZPlotSkipSaysWhatWasMade: /skip during a grid's third cell ends that cell's job (the
+// cells sharing its prefill); the answer keeps the two finished cells and says what was made.
+func TestXYZPlotSkipSaysWhatWasMade(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the tiny model")
+	}
+	var url string
+	watch := &pipelinetest.Watch{BeforeStep: func(n int) {
+		if n == 5 { // 2 steps a cell, no CFG: the third cell's first step
+			if r, err := http.Post(url+"/sdapi/v1/skip", "application/json", strings.NewReader("{}")); err == nil {
+				r.Body.Close()
+			}
+		}
+	}}
+	ts := watchedServer(t, watch)
+	url = ts.URL
+	var resp genResponse
+	code := call(t, "POST", ts.URL+"/sdapi/v1/txt2img", map[string]any{
+		"prompt": "a paper crane", "width": 64, "height": 64, "steps": 2, "seed": 5, "cfg_scale": 1,
+		"script_name": "x/y/z plot", "script_args": xyzArgs(1, "1-4", 0, "", 0, "", true)}, &resp)
+	if code != 200 || len(resp.Images) != 3 {
+		t.Fatalf("%d with %d images; want 200 with the partial grid and the 2 finished cells", code, len(resp.Images))
+	}
+	if ws := fmt.Sprint(resp.info(t)["warnings"]); !strings.Contains(ws, "skipped: 2 of 4 cells were made") {
+		t.Errorf("warnings %v; want what the skip left", ws)
+	}
+}
