@@ -54,7 +54,7 @@ func (s *studio) batchEvent(j jobs.Job, ev pipeline.Event, framed image.Image) {
 	if ev.Finished != nil {
 		res := ev.Finished
 		s.sheet.finished(res.Index, res.Image, frameFinal(res.Image))
-		s.saveBatchImage(j.ID, res, j.Request.Batch())
+		s.saveBatchImage(j, res, max(j.Request.Batch(), len(j.Request.Cells)))
 		return
 	}
 	if ev.Preview != nil && framed != nil {
@@ -71,15 +71,24 @@ func (s *studio) batchStopped(j jobs.Job) {
 }
 
 // saveBatchImage saves one finished image of a batch of count off the UI goroutine, with the
-// batch's identity so the history groups it, and lists it.
-func (s *studio) saveBatchImage(id jobs.ID, res *pipeline.Result, count int) {
-	d, ok := s.jobDrafts[id]
-	if !ok {
+// batch's identity so the history groups it, and lists it. A job from this window's server
+// (Share this Mac: an X/Y/Z plot's cells over one prefill) is saved as its answer carries it.
+func (s *studio) saveBatchImage(j jobs.Job, res *pipeline.Result, count int) {
+	id, img := j.ID, res.Image
+	var set *imagefile.Settings
+	if d, ok := s.jobDrafts[id]; ok {
+		set = d.FileSettings(res)
+	} else if pic, api := j.Owner.(apiPicture); api {
+		var err error
+		if img, set, err = pic.Picture(res); err != nil {
+			s.say("Image %d of job %d (from %s) could not be saved: %v", res.Index+1, id, j.Origin, err)
+			return
+		}
+	} else {
 		return
 	}
-	set := d.FileSettings(res)
 	set.InBatch(s.sheetBatch, res.Index, count)
-	img, now, store, index := res.Image, s.now(), s.deps.History, res.Index
+	now, store, index := s.now(), s.deps.History, res.Index
 	if c := s.sheet.cell(index); c != nil && s.sheetJob == id {
 		c.set = set
 	}

@@ -132,6 +132,7 @@ const latentChannels = 64
 type outcome struct {
 	b           *batch
 	results     []*pipeline.Result // nil where the image was not made
+	owners      []*apiJob          // the job each plan ran in (its Picture makes the answer's image)
 	interrupted bool
 	skipped     int
 	failed      error
@@ -140,13 +141,26 @@ type outcome struct {
 // run submits the plans as jobs and waits for them. It returns false when it has answered
 // already (the queue full or closed) or the client went away (its jobs are cancelled).
 func (s *Server) run(w http.ResponseWriter, r *http.Request, plans []plan, label string) (outcome, bool) {
+	return s.runGroups(w, r, plans, singles(len(plans)), nil, label)
+}
+
+// runGroups is run with the plans in groups, one job each (a group of more than one runs its
+// plans as the cells of one request over one prefill: cellgroups.go); varStrengths are the plans'
+// variation strengths (nil: none has one). The outcome's results are the plans'.
+func (s *Server) runGroups(w http.ResponseWriter, r *http.Request, plans []plan, groups [][]int, varStrengths []float64, label string) (outcome, bool) {
 	b := &batch{start: time.Now()}
-	subs := make([]jobs.Submission, len(plans))
+	subs := make([]jobs.Submission, len(groups))
 	origin := "API " + clientHost(r)
-	for i, pl := range plans {
-		aj := &apiJob{b: b, index: i, done: make(chan jobs.Job, 1), plan: &plans[i], origin: origin}
+	for i, idx := range groups {
+		pl := plans[idx[0]]
+		aj := &apiJob{b: b, index: i, done: make(chan jobs.Job, 1), plan: &plans[idx[0]], origin: origin}
+		if len(idx) > 1 {
+			for _, k := range idx {
+				aj.cells = append(aj.cells, &plans[k])
+			}
+		}
 		b.jobs = append(b.jobs, aj)
-		subs[i] = jobs.Submission{Request: pl.Request, Label: jobLabel(label, pl.Draft.Prompt, pl.Seed), Origin: origin, Owner: aj}
+		subs[i] = jobs.Submission{Request: groupRequest(plans, idx, varStrengths), Label: jobLabel(label, pl.Draft.Prompt, pl.Seed), Origin: origin, Owner: aj}
 	}
 	s.tracker.add(b)
 	defer s.tracker.remove(b)
@@ -166,13 +180,22 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, plans []plan, label
 	if interrupted { // /interrupt came while the jobs were being queued
 		b.cancelRest(s.cfg.Queue)
 	}
-	out := outcome{b: b, results: make([]*pipeline.Result, len(plans))}
+	out := outcome{b: b, results: make([]*pipeline.Result, len(plans)), owners: make([]*apiJob, len(plans))}
+	for i, idx := range groups {
+		for _, k := range idx {
+			out.owners[k] = b.jobs[i]
+		}
+	}
 	for i, aj := range b.jobs {
 		select {
 		case j := <-aj.done:
 			switch j.State {
 			case jobs.Done:
-				out.results[i] = j.Result
+				groupResults(out.results, groups[i], j.Result, nil)
+			case jobs.Cancelled: // a group keeps the cells it finished (/interrupt)
+				b.mu.Lock()
+				groupResults(out.results, groups[i], nil, aj.finished)
+				b.mu.Unlock()
 			case jobs.Failed:
 				if out.failed == nil {
 					out.failed = j.Err

@@ -38,23 +38,32 @@ type apiJob struct {
 	notices []string
 	// stopped is set (under b.mu) once /interrupt closed the plan's stop channel.
 	stopped bool
+	// cells, for a job of a grid's cells over one prefill (cellgroups.go), are the plans of its
+	// cells in order (plan is the first); finished are the cells made so far, from the job's
+	// Finished events, under b.mu.
+	cells    []*plan
+	finished []*pipeline.Result
 }
 
 // Picture is the image and the settings an API job's answer carries for its result (the init
 // image's paste-back done, the origin recorded): the window, whose queue ran the job, saves the
 // same into its history.
 func (aj *apiJob) Picture(res *pipeline.Result) (*image.NRGBA, *imagefile.Settings, error) {
-	set := aj.plan.Draft.FileSettings(res)
-	set.Origin, set.ModelHash = aj.origin, aj.plan.ModelHash
+	pl := aj.plan
+	if aj.cells != nil && res.Index >= 0 && res.Index < len(aj.cells) {
+		pl = aj.cells[res.Index] // a grid cell's own settings
+	}
+	set := pl.Draft.FileSettings(res)
+	set.Origin, set.ModelHash = aj.origin, pl.ModelHash
 	img := res.Image
-	if prep := aj.plan.Prep; prep != nil {
+	if prep := pl.Prep; prep != nil {
 		finished, err := prep.Finish(res.Image)
 		if err != nil {
 			return nil, nil, err
 		}
 		img = finished
 	}
-	img = aj.plan.Exact.crop(img) // the size asked for (exactsize.go)
+	img = pl.Exact.crop(img) // the size asked for (exactsize.go)
 	set.Width, set.Height = img.Rect.Dx(), img.Rect.Dy()
 	return img, set, nil
 }
@@ -87,6 +96,11 @@ func (t *tracker) update(u jobs.Update) {
 	if aj != nil && u.Event != nil && u.Event.Notice != "" {
 		aj.b.mu.Lock()
 		aj.notices = append(aj.notices, u.Event.Notice)
+		aj.b.mu.Unlock()
+	}
+	if aj != nil && aj.cells != nil && u.Event != nil && u.Event.Finished != nil {
+		aj.b.mu.Lock()
+		aj.finished = append(aj.finished, u.Event.Finished) // kept if the group is cancelled
 		aj.b.mu.Unlock()
 	}
 	t.mu.Lock()
@@ -162,9 +176,10 @@ func (b *batch) cancelRest(q *jobs.Queue) {
 	}
 }
 
-// stop ends aj's denoising at the next step (pipeline.Request.Stop); b.mu is held.
+// stop ends aj's denoising at the next step (pipeline.Request.Stop); b.mu is held. A group of
+// cells is not stopped but cancelled (cancelRest): it keeps the cells it finished.
 func (aj *apiJob) stop() {
-	if !aj.stopped && aj.plan.stop != nil {
+	if !aj.stopped && aj.cells == nil && aj.plan.stop != nil {
 		aj.stopped = true
 		close(aj.plan.stop)
 	}
@@ -254,6 +269,9 @@ func (t *tracker) snapshot(withImage bool) progressResponse {
 	}
 	ev := t.last
 	frac := stageFraction(ev)
+	if ev.Images > 1 { // a batch or a group of grid cells in one job: ev.Image is the one being made
+		frac = (float64(ev.Image) + frac) / float64(ev.Images)
+	}
 	info := ev.Stage.String()
 	if ev.Stage == pipeline.StageDenoising && ev.Step > 0 {
 		info = fmt.Sprintf("step %d/%d", ev.Step, ev.Steps)

@@ -19,8 +19,9 @@ import (
 // script_args are read as A1111's scripts/xyz_grid.py reads them (xyzArgs); each axis type is an
 // index into the mode's axis options, as A1111 counts them. The types Easel has (Seed, Var.
 // strength, Steps, CFG Scale, Prompt S/R, and Denoising in img2img) become the grid's axes; any
-// other type is left out with a sentence in info.warnings. Each cell is one queued job (the queue
-// runs each as its single run). The answer is A1111's: the grid first (the Z grids side by side
+// other type is left out with a sentence in info.warnings. The cells that share a prefill (all of
+// them but for a Prompt S/R axis) are one queued job of pipeline.Request.Cells (cellgroups.go),
+// each cell bit for bit its single run; /interrupt keeps the cells finished. The answer is A1111's: the grid first (the Z grids side by side
 // under their titles when there is a Z axis), then each Z grid with include_sub_grids, then the cells with
 // include_lone_images.
 func (s *Server) xyzPlot(w http.ResponseWriter, r *http.Request, kind string, f *fields, p *params, extra map[string]any) bool {
@@ -82,6 +83,7 @@ func (s *Server) xyzPlot(w http.ResponseWriter, r *http.Request, kind string, f 
 	}
 	base := grid.Setup{Prompt: p.Prompt, Seed: uint64(p.Seed), Steps: p.Steps, CFG: p.CFG, Strength: p.Denoising, VariationStrength: p.SubseedStrength}
 	var plans []plan
+	var varStrengths []float64
 	for _, c := range gr.Cells() {
 		pc := *p
 		pc.BatchSize, pc.NIter, pc.Warnings = 1, 1, nil
@@ -100,10 +102,10 @@ func (s *Server) xyzPlot(w http.ResponseWriter, r *http.Request, kind string, f 
 		if c.Index == 0 {
 			warnings = append(warnings, pc.Warnings...)
 		}
-		plans = append(plans, ps[0])
+		plans, varStrengths = append(plans, ps[0]), append(varStrengths, pc.SubseedStrength)
 	}
 	start := time.Now()
-	out, ok := s.run(w, r, plans, kind)
+	out, ok := s.runGroups(w, r, plans, cellGroups(plans), varStrengths, kind) // one job per prefill (cellgroups.go)
 	if !ok {
 		return true
 	}
@@ -130,7 +132,7 @@ func (s *Server) xyzPlot(w http.ResponseWriter, r *http.Request, kind string, f 
 		if res == nil {
 			continue
 		}
-		img, set, err := out.b.jobs[i].Picture(res)
+		img, set, err := out.owners[i].Picture(res)
 		if err != nil {
 			serverError(w, "PasteBackError", err)
 			return true
@@ -190,7 +192,10 @@ func (s *Server) xyzPlot(w http.ResponseWriter, r *http.Request, kind string, f 
 	}
 	warnings = append(warnings, runNotices(out)...)
 	if out.interrupted {
+		p.Interrupted = true
 		warnings = append(warnings, fmt.Sprintf("interrupted: %d of %d cells were made; the grid shows them", len(sets), len(plans)))
+	} else if out.skipped > 0 { // a skip cancels the job of cells sharing the one being made's prefill
+		warnings = append(warnings, fmt.Sprintf("skipped: %d of %d cells were made (a skip ends the cell being made and the rest of the cells sharing its prompt); the grid shows them", len(sets), len(plans)))
 	}
 	info := s.info(p, plans, used, sets, warnings, extra)
 	s.logRequest(r, kind+" x/y/z plot", p, plans, len(sets), time.Since(start))
