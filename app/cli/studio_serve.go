@@ -59,6 +59,9 @@ type studioGenerator struct {
 	conn *studio.Conn
 	fp   studio.Fingerprint
 	mu   sync.Mutex // one request at a time (the queue runs one job at a time anyway)
+
+	smu    sync.Mutex                       // guards spread
+	spread map[<-chan struct{}]*spreadImage // the images of spread requests, by Stop (studio_spread.go)
 }
 
 // newStudioGenerator connects `easel serve --studio` to the hub as a client, for the model file
@@ -91,55 +94,12 @@ func (g *studioGenerator) Run(ctx context.Context, req pipeline.Request, events 
 			close(events)
 		}
 	}()
-	if len(req.LoRAs) > 0 {
-		return nil, errors.New("LoRAs bound in this process cannot go to the studio: pass them as files")
+	if slot := g.spreadSlot(req); slot != nil { // sent out with its request's other images (studio_spread.go)
+		return g.collect(ctx, slot, req, send)
 	}
-	sr := studioPipelineRequest{Prompt: req.Prompt, Negative: req.NegativePrompt, Width: req.Width, Height: req.Height,
-		Aspect: req.Aspect, Resolution: req.Resolution, Steps: req.Steps, CFG: req.CFG, VariationStrength: req.VariationStrength,
-		Sigmas: req.Sigmas, Scheduler: req.Scheduler}
-	var inputs []string
-	put := func(data []byte) (string, error) {
-		name, err := g.conn.PutInput(ctx, data)
-		inputs = append(inputs, name)
-		return name, err
-	}
-	for _, im := range req.Images {
-		name, err := put(encodePNG(im))
-		if err != nil {
-			return nil, err
-		}
-		sr.Images = append(sr.Images, name)
-	}
-	if req.Init != nil {
-		if sr.InitImage, err = put(encodePNG(req.Init.Image)); err != nil {
-			return nil, err
-		}
-		sr.InitStrength = req.Init.Strength
-		if req.Init.Mask != nil {
-			if sr.InitMask, err = put(encodePNG(req.Init.Mask)); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if req.Noise != nil {
-		buf := make([]byte, 4*len(req.Noise))
-		for i, v := range req.Noise {
-			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
-		}
-		if sr.Noise, err = put(buf); err != nil {
-			return nil, err
-		}
-	}
-	for _, lf := range req.LoRAFiles {
-		data, err := os.ReadFile(lf.Path)
-		if err != nil {
-			return nil, fmt.Errorf("LoRA %s: %w", lf.Path, err)
-		}
-		name, err := put(data)
-		if err != nil {
-			return nil, err
-		}
-		sr.LoRAFiles = append(sr.LoRAFiles, studioLoRARef{Input: name, Name: filepath.Base(lf.Path), Strength: lf.Strength})
+	sr, inputs, err := g.studioRequestOf(ctx, req)
+	if err != nil {
+		return nil, err
 	}
 	n := req.Batch()
 	batch := studio.NewBatchID()
@@ -153,31 +113,16 @@ func (g *studioGenerator) Run(ctx context.Context, req pipeline.Request, events 
 	results := make([]*pipeline.Result, n)
 	var bad error
 	err = g.conn.Run(ctx, jobs, func(e studio.Event) {
-		seed, v := req.ImageSeeds(e.Index)
-		switch e.Kind {
-		case studio.EventProgress:
-			ev := pipeline.Event{Stage: pipeline.StageDenoising, Step: e.Step, Steps: e.Steps, Image: e.Index, Images: n, Seed: seed, VariationSeed: v}
-			if e.PNG != nil {
-				if im, err := png.Decode(bytes.NewReader(e.PNG)); err == nil {
-					ev.Preview = &pipeline.Preview{Image: im} // the picture travels, not the latents
-				}
-			}
+		if ev, ok := studioPipelineEvent(e, req, e.Index, n); ok {
 			send(ev)
-		case studio.EventTaken, studio.EventHandedBack, studio.EventDuplicate, studio.EventNotice:
-			send(pipeline.Event{Notice: fmt.Sprintf("image %d: %s", e.Index+1, studioEvent{Event: e.Kind, Worker: e.Worker, Attempt: e.Attempt, Detail: e.Detail}.text())})
+		}
+		switch e.Kind {
 		case studio.EventResult:
-			r, err := resultFromPNG(e.PNG)
+			r, err := studioResultOf(e, req, e.Index)
 			if err != nil && bad == nil {
-				bad = fmt.Errorf("image %d from %s: %w", e.Index+1, e.Worker, err)
+				bad = err
 			}
 			if r != nil {
-				r.Index, r.VariationStrength = e.Index, req.VariationStrength
-				if req.VariationStrength > 0 {
-					r.VariationSeed = v
-				}
-				if req.Init != nil {
-					r.Strength = req.Init.Strength
-				}
 				results[e.Index] = r
 			}
 		}
@@ -194,6 +139,78 @@ func (g *studioGenerator) Run(ctx context.Context, req pipeline.Request, events 
 		first.Batch = results
 	}
 	return first, nil
+}
+
+// studioRequestOf is req as a studio job carries it (its images stored in the hub's inputs
+// bucket, named in inputs), without the per-image seeds.
+func (g *studioGenerator) studioRequestOf(ctx context.Context, req pipeline.Request) (sr studioPipelineRequest, inputs []string, err error) {
+	if len(req.LoRAs) > 0 {
+		return sr, inputs, errors.New("LoRAs bound in this process cannot go to the studio: pass them as files")
+	}
+	sr = studioPipelineRequest{Prompt: req.Prompt, Negative: req.NegativePrompt, Width: req.Width, Height: req.Height,
+		Aspect: req.Aspect, Resolution: req.Resolution, Steps: req.Steps, CFG: req.CFG, VariationStrength: req.VariationStrength,
+		Sigmas: req.Sigmas, Scheduler: req.Scheduler}
+	put := func(data []byte) (string, error) {
+		name, err := g.conn.PutInput(ctx, data)
+		inputs = append(inputs, name)
+		return name, err
+	}
+	for _, im := range req.Images {
+		name, err := put(encodePNG(im))
+		if err != nil {
+			return sr, inputs, err
+		}
+		sr.Images = append(sr.Images, name)
+	}
+	if req.Init != nil {
+		if sr.InitImage, err = put(encodePNG(req.Init.Image)); err != nil {
+			return sr, inputs, err
+		}
+		sr.InitStrength = req.Init.Strength
+		if req.Init.Mask != nil {
+			if sr.InitMask, err = put(encodePNG(req.Init.Mask)); err != nil {
+				return sr, inputs, err
+			}
+		}
+	}
+	if req.Noise != nil {
+		buf := make([]byte, 4*len(req.Noise))
+		for i, v := range req.Noise {
+			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
+		}
+		if sr.Noise, err = put(buf); err != nil {
+			return sr, inputs, err
+		}
+	}
+	for _, lf := range req.LoRAFiles {
+		data, err := os.ReadFile(lf.Path)
+		if err != nil {
+			return sr, inputs, fmt.Errorf("LoRA %s: %w", lf.Path, err)
+		}
+		name, err := put(data)
+		if err != nil {
+			return sr, inputs, err
+		}
+		sr.LoRAFiles = append(sr.LoRAFiles, studioLoRARef{Input: name, Name: filepath.Base(lf.Path), Strength: lf.Strength})
+	}
+	return sr, inputs, nil
+}
+
+// studioResultOf is a worker's image e as image i of req.
+func studioResultOf(e studio.Event, req pipeline.Request, i int) (*pipeline.Result, error) {
+	r, err := resultFromPNG(e.PNG)
+	if err != nil {
+		return nil, fmt.Errorf("image %d from %s: %w", e.Index+1, e.Worker, err)
+	}
+	_, v := req.ImageSeeds(i)
+	r.Index, r.VariationStrength = i, req.VariationStrength
+	if req.VariationStrength > 0 {
+		r.VariationSeed = v
+	}
+	if req.Init != nil {
+		r.Strength = req.Init.Strength
+	}
+	return r, nil
 }
 
 // resultFromPNG reads a worker's image and the numbers its PNG records.
