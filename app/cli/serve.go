@@ -19,6 +19,7 @@ import (
 	"easel/app/preview"
 	"easel/app/serve"
 	"easel/app/settings"
+	"easel/app/studiogen"
 	"easel/engine/pipeline"
 )
 
@@ -166,12 +167,12 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	var queueGen jobs.Generator = gen
 	var spread func([]pipeline.Request) func() // sends a request's images to the studio at once
 	if *studioURL != "" {                      // the jobs render on the studio's Macs (studio_serve.go)
-		sg, err := newStudioGenerator(*studioURL, cmp.Or(*studioToken, *token), *studioPin, fingerprint, func(s string) { logger.Print(s) })
+		sg, err := studiogen.New(*studioURL, cmp.Or(*studioToken, *token), *studioPin, fingerprint, func(s string) { logger.Print(s) })
 		if err != nil {
 			fmt.Fprintf(stderr, "easel serve: %v\n", err)
 			return ExitFailure
 		}
-		defer sg.conn.Close()
+		defer sg.Close()
 		queueGen, spread = sg, sg.Spread
 	}
 	queue := jobs.New(queueGen, func(u jobs.Update) {

@@ -21,6 +21,7 @@ import (
 	"easel/app/serve"
 	"easel/app/settings"
 	"easel/app/studio"
+	"easel/app/studiogen"
 	"easel/engine/pipeline"
 )
 
@@ -131,14 +132,14 @@ func TestStudioServeSpreadsBatchOverWorkers(t *testing.T) {
 		wg.Add(1)
 		go func() { defer wg.Done(); w.Run(ctx, c) }()
 	}
-	sg, err := newStudioGenerator(h.URL(), studioTestToken, "", fp.Model, nil)
+	sg, err := studiogen.New(h.URL(), studioTestToken, "", fp.Model, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(sg.conn.Close)
+	t.Cleanup(sg.Close)
 	// bounded wait until the three have told the hub they are there (state the hub holds)
 	for deadline := time.Now().Add(30 * time.Second); ; {
-		ws, _ := sg.conn.Workers(ctx)
+		ws, _ := sg.Conn().Workers(ctx)
 		if len(ws) == n {
 			break
 		}

@@ -1,4 +1,4 @@
-package cli
+package studiogen
 
 import (
 	"bytes"
@@ -50,7 +50,7 @@ func (s *spreadImage) tell(e studio.Event) {
 // now; their queue jobs collect them (Run). release takes the images nobody collected off the
 // hub's queue (the request was interrupted or its client left) and forgets them. Requests it
 // cannot spread (one image, no Stop, an input it cannot send) run one by one as before.
-func (g *studioGenerator) Spread(reqs []pipeline.Request) (release func()) {
+func (g *Generator) Spread(reqs []pipeline.Request) (release func()) {
 	nothing := func() {}
 	if len(reqs) < 2 {
 		return nothing
@@ -68,13 +68,13 @@ func (g *studioGenerator) Spread(reqs []pipeline.Request) (release func()) {
 	jobs := make([]*studio.Job, n)
 	slots := make([]*spreadImage, n)
 	for i, r := range reqs {
-		sr, inputs, err := g.studioRequestOf(ctx, r)
+		sr, inputs, err := g.requestOf(ctx, r)
 		if err != nil {
 			cancel()
 			return nothing // its queue job meets the same error and reports it
 		}
 		sr.Seed, sr.VariationSeed = r.ImageSeeds(0)
-		data, _ := json.Marshal(studioRequest{Pipeline: &sr, Index: i, Count: n})
+		data, _ := json.Marshal(envelope{Pipeline: &sr, Index: i, Count: n})
 		jobs[i] = &studio.Job{Batch: batch, Index: i, Images: n, Fingerprint: g.fp, Request: data, Inputs: inputs, Previews: r.Preview != nil}
 		slots[i] = &spreadImage{index: i, events: make(chan studio.Event, 64), done: make(chan struct{})}
 	}
@@ -96,7 +96,7 @@ func (g *studioGenerator) Spread(reqs []pipeline.Request) (release func()) {
 			s := slots[e.Index]
 			switch e.Kind {
 			case studio.EventResult:
-				s.finish(studioResultOf(e, reqs[e.Index], 0))
+				s.finish(resultOf(e, reqs[e.Index], 0))
 			case studio.EventFailed:
 				s.finish(nil, fmt.Errorf("image %d: %s", e.Index+1, e.Detail))
 			default:
@@ -122,7 +122,7 @@ func (g *studioGenerator) Spread(reqs []pipeline.Request) (release func()) {
 }
 
 // spreadSlot is req's image in a spread batch, or nil.
-func (g *studioGenerator) spreadSlot(req pipeline.Request) *spreadImage {
+func (g *Generator) spreadSlot(req pipeline.Request) *spreadImage {
 	if req.Stop == nil || req.Batch() != 1 {
 		return nil
 	}
@@ -132,7 +132,7 @@ func (g *studioGenerator) spreadSlot(req pipeline.Request) *spreadImage {
 }
 
 // collect is a spread image's queue job: its events until its result arrives.
-func (g *studioGenerator) collect(ctx context.Context, s *spreadImage, req pipeline.Request, send func(pipeline.Event)) (*pipeline.Result, error) {
+func (g *Generator) collect(ctx context.Context, s *spreadImage, req pipeline.Request, send func(pipeline.Event)) (*pipeline.Result, error) {
 	tell := func(e studio.Event) {
 		if ev, ok := studioPipelineEvent(e, req, 0, 1); ok {
 			send(ev)
@@ -176,7 +176,7 @@ func studioPipelineEvent(e studio.Event, req pipeline.Request, i, n int) (pipeli
 		}
 		return ev, true
 	case studio.EventTaken, studio.EventHandedBack, studio.EventDuplicate, studio.EventNotice:
-		return pipeline.Event{Notice: fmt.Sprintf("image %d: %s", e.Index+1, studioEvent{Event: e.Kind, Worker: e.Worker, Attempt: e.Attempt, Detail: e.Detail}.text())}, true
+		return pipeline.Event{Notice: fmt.Sprintf("image %d: %s", e.Index+1, EventText(e))}, true
 	}
 	return pipeline.Event{}, false
 }
