@@ -149,8 +149,16 @@ func TestStudioServeSpreadsBatchOverWorkers(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
+	var lmu sync.Mutex
+	lines := map[jobs.ID]string{} // each queue job's last status line: where its image was made
 	server := func(gen jobs.Generator, spread func([]pipeline.Request) func()) string {
-		q := jobs.New(gen, nil)
+		q := jobs.New(gen, func(u jobs.Update) {
+			if u.Status != nil && u.Status.Line != "" {
+				lmu.Lock()
+				lines[u.Job.ID] = u.Status.Line
+				lmu.Unlock()
+			}
+		})
 		s, err := serve.New(serve.Config{Queue: q, Model: model, Backend: settings.BackendCPU, Spread: spread})
 		if err != nil {
 			t.Fatal(err)
@@ -161,6 +169,19 @@ func TestStudioServeSpreadsBatchOverWorkers(t *testing.T) {
 	}
 	body := map[string]any{"prompt": "a lighthouse", "width": 32, "height": 32, "steps": 2, "seed": 11, "batch_size": n}
 	got, info := txt2imgImages(t, server(sg, sg.Spread), body)
+	lmu.Lock()
+	made := map[string]bool{}
+	for id, l := range lines {
+		w, ok := strings.CutPrefix(l, "Studio: done on ")
+		if !ok {
+			t.Errorf("job %d's last status line %q does not say which Mac made its image", id, l)
+		}
+		made[w] = true
+	}
+	lmu.Unlock()
+	if len(lines) != n || len(made) != n {
+		t.Errorf("the queue rows said %v; want each of %d jobs made on its own Mac", lines, n)
+	}
 	local := &jobs.ModelGenerator{Path: model, Backend: settings.BackendCPU}
 	t.Cleanup(func() { local.Close() })
 	want, _ := txt2imgImages(t, server(local, nil), body)

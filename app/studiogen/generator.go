@@ -112,7 +112,9 @@ func (g *Generator) Run(ctx context.Context, req pipeline.Request, events chan<-
 	}
 	results := make([]*pipeline.Result, n)
 	var bad error
+	places := newPlacements(ctx, n)
 	err = g.conn.Run(ctx, jobs, func(e studio.Event) {
+		places.note(e, e.Index)
 		if ev, ok := studioPipelineEvent(e, req, e.Index, n); ok {
 			send(ev)
 		}

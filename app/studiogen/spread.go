@@ -96,8 +96,10 @@ func (g *Generator) Spread(reqs []pipeline.Request) (release func()) {
 			s := slots[e.Index]
 			switch e.Kind {
 			case studio.EventResult:
+				s.tell(e) // for its queue row: where it was made
 				s.finish(resultOf(e, reqs[e.Index], 0))
 			case studio.EventFailed:
+				s.tell(e)
 				s.finish(nil, fmt.Errorf("image %d: %s", e.Index+1, e.Detail))
 			default:
 				s.tell(e)
@@ -133,7 +135,9 @@ func (g *Generator) spreadSlot(req pipeline.Request) *spreadImage {
 
 // collect is a spread image's queue job: its events until its result arrives.
 func (g *Generator) collect(ctx context.Context, s *spreadImage, req pipeline.Request, send func(pipeline.Event)) (*pipeline.Result, error) {
+	places := newPlacements(ctx, 1)
 	tell := func(e studio.Event) {
+		places.note(e, 0)
 		if ev, ok := studioPipelineEvent(e, req, 0, 1); ok {
 			send(ev)
 		}
