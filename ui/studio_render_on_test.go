@@ -144,6 +144,15 @@ func TestWindowBatchRendersOnStudio(t *testing.T) {
 			t.Errorf("image %d: seed %d, colour %v; want seed %d's", i+1, res.Seed, res.Image.NRGBAAt(0, 0), 7+i)
 		}
 	}
+	// Each image fills its sheet cell and is saved, as a local batch's (the generator tells each).
+	h.pump("the studio batch's images saved", func() bool {
+		for i := range n {
+			if c := s.sheet.cell(i); c == nil || c.state != cellDone || c.path == "" {
+				return false
+			}
+		}
+		return len(s.sheet.cells) == n
+	})
 	line := r.places[j.ID]
 	macsSeen := map[string]bool{}
 	for _, m := range regexp.MustCompile(`image \d done on (mac-\d)`).FindAllStringSubmatch(line, -1) {

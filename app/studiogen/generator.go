@@ -126,6 +126,10 @@ func (g *Generator) Run(ctx context.Context, req pipeline.Request, events chan<-
 			}
 			if r != nil {
 				results[e.Index] = r
+				if n > 1 { // as a local batch tells each decoded image (the window's sheet shows and saves it)
+					seed, v := req.ImageSeeds(e.Index)
+					send(pipeline.Event{Stage: pipeline.StageDecoding, Image: e.Index, Images: n, Seed: seed, VariationSeed: v, Finished: r})
+				}
 			}
 		}
 	})
