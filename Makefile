@@ -6,7 +6,7 @@ BIN     ?= easel
 GOFILES  = $(shell find . -name '*.go' -not -path './testdata/*' -not -path './.git/*')
 UNAME_S ?= $(shell uname -s)
 
-.PHONY: run build test deps deps-test fmt-check vet darwin-check unit golden-variant bench clean app dmg linux-package screenshot screenshot-inpaint mac-check race screenshot-batch
+.PHONY: run build test deps deps-test fmt-check vet darwin-check unit golden-variant bench clean app dmg linux-package screenshot screenshot-inpaint mac-check race screenshot-batch screenshot-studio
 
 run: deps build
 	./$(BIN)
@@ -73,6 +73,9 @@ screenshot-inpaint: deps
 screenshot-batch: deps
 	@EASEL_SCENE=batch EASEL_STEPS=8 bash tools/screenshot.sh docs/screenshots/window-batch.png 40
 	@EASEL_SCENE=gallery EASEL_STEPS=8 bash tools/screenshot.sh docs/screenshots/window-gallery.png 40
+
+screenshot-studio: deps
+	@EASEL_SCENE=studio EASEL_STEPS=40 bash tools/screenshot.sh docs/screenshots/window-studio.png 8
 
 # Packaging (packaging/package.sh): the .app and .dmg need a Mac; the Linux package builds anywhere.
 app: deps

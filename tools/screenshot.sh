@@ -10,6 +10,9 @@
 # EASEL_SCENE=batch (make screenshot-batch) makes a batch of 4 at 512² and captures it finished:
 # the sheet over the gallery. EASEL_SCENE=gallery does the same, then points at a history image
 # (its prompt, seed and size show) and opens its menu.
+# EASEL_SCENE=studio (make screenshot-studio) runs a studio hub on loopback with three workers
+# (mini, studio-pro, air) on the tiny model, joins the window to it through Easel → Studio… →
+# Render on a studio, and makes a batch of 3: each Mac renders one, the queue row says which.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-docs/screenshot.png}
@@ -32,7 +35,9 @@ done
 work=$(mktemp -d)
 xvfb_pid=""
 app_pid=""
+studio_pids=""
 cleanup() {
+	for p in $studio_pids; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
 	if [ -n "$app_pid" ]; then kill "$app_pid" 2>/dev/null || true; wait "$app_pid" 2>/dev/null || true; fi
 	if [ -n "$xvfb_pid" ]; then kill "$xvfb_pid" 2>/dev/null || true; wait "$xvfb_pid" 2>/dev/null || true; fi
 	rm -rf "$work"
@@ -48,11 +53,26 @@ size=${EASEL_SIZE:-1024}
 width=$size height=$size
 if [ "$scene" = inpaint ]; then width=768 height=512; fi
 if [ "$scene" = batch ] || [ "$scene" = gallery ]; then width=512 height=512; fi
+if [ "$scene" = studio ]; then width=256 height=256; fi
 mkdir -p "$work/config/Easel" "$work/out"
 cat > "$work/config/Easel/settings.json" <<JSON
 {"model": "$work/tiny.cmf", "backend": "cpu", "output_folder": "$work/out",
  "width": $width, "height": $height, "steps": ${EASEL_STEPS:-40}, "cfg": 1, "preview": "${EASEL_PREVIEW:-fast}"}
 JSON
+if [ "$scene" = studio ]; then
+	cat > "$work/config/Easel/draft.json" <<JSON
+{"prompt": "A paper lantern festival over a river at dusk", "size": "custom", "width": 256, "height": 256,
+ "steps": ${EASEL_STEPS:-40}, "cfg": 1, "count": 3, "random_seed": true}
+JSON
+	# The studio: a hub on loopback (no token needed there) and three Macs (here, processes).
+	"$work/easel" studio hub --listen 127.0.0.1:4299 --data "$work/hub" >"$work/hub.log" 2>&1 &
+	studio_pids=$!
+	sleep 2
+	for name in mini studio-pro air; do
+		"$work/easel" studio join nats://127.0.0.1:4299 --model "$work/tiny.cmf" --name "$name" >"$work/join-$name.log" 2>&1 &
+		studio_pids="$studio_pids $!"
+	done
+fi
 if [ "$scene" = batch ] || [ "$scene" = gallery ]; then
 	# The draft the window resumes: a batch of 4 (Images) with this prompt.
 	cat > "$work/config/Easel/draft.json" <<JSON
@@ -99,6 +119,23 @@ if [ "$scene" = inpaint ]; then
 	sleep 1
 	xdotool mousemove 520 560 # the brush ring over the picture
 	sleep 1
+elif [ "$scene" = studio ]; then
+	xdotool mousemove 32 13 click 1 # the Easel menu
+	sleep 1
+	xdotool mousemove 42 85 click 1 # Studio…
+	sleep 1
+	xdotool mousemove 720 450 # scroll the dialog to "Render on a studio"
+	for _ in $(seq 10); do xdotool click 5; done
+	sleep 1
+	xdotool mousemove 788 460 click 1 # Hub address
+	xdotool type --delay 10 "nats://127.0.0.1:4299"
+	xdotool mousemove 471 577 click 1 # Render this window's jobs on the studio
+	sleep 1
+	xdotool mousemove 718 655 click 1 # Close
+	sleep 1
+	xdotool mousemove 200 90 click 1
+	xdotool key ctrl+Return
+	sleep "$wait_s"
 elif [ "$scene" = batch ] || [ "$scene" = gallery ]; then
 	# The resumed draft is the batch; the prompt has the focus at launch.
 	xdotool key ctrl+Return

@@ -20,6 +20,7 @@ import (
 func (s *studio) showStatus(j jobs.Job, st jobs.Status) {
 	if st.Line != "" {
 		s.progress.showStatus(j, st.Line)
+		s.notePlacement(j, st) // a studio job's row says where its images are
 	}
 	if st.Notice != "" {
 		s.say("Job %d: %s", j.ID, st.Notice)

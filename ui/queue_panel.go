@@ -44,6 +44,7 @@ func (p *queuePanel) show(all []jobs.Job) {
 		if j.Origin != "" {
 			text = fmt.Sprintf("#%d · %s · from %s · %s", j.ID, j.State, j.Origin, j.Label)
 		}
+		text += p.s.placementOf(j.ID) // which Mac of a studio renders each image
 		label := widget.NewLabel(text)
 		label.Truncation = fyne.TextTruncateEllipsis
 		if j.State.Finished() {

@@ -26,6 +26,16 @@ type renderRouter struct {
 
 	mu     sync.Mutex
 	remote *client.Generator
+	// studio, when set, takes the window's jobs instead (studio_render_on.go); studioAt names it.
+	studio   jobs.Generator
+	studioAt string
+}
+
+// setStudio sends the window's jobs to a studio (nil: not).
+func (r *renderRouter) setStudio(g jobs.Generator, at string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.studio, r.studioAt = g, at
 }
 
 // set chooses where the next job runs ("" = this Mac).
@@ -43,6 +53,9 @@ func (r *renderRouter) set(addr, token string) {
 func (r *renderRouter) where() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.studio != nil {
+		return r.studioAt
+	}
 	if r.remote == nil {
 		return ""
 	}
@@ -53,8 +66,11 @@ func (r *renderRouter) where() string {
 // run here: the Mac that shares renders them.
 func (r *renderRouter) Run(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
 	r.mu.Lock()
-	remote := r.remote
+	remote, onStudio := r.remote, r.studio
 	r.mu.Unlock()
+	if onStudio != nil && !fromAPI(ctx) {
+		return onStudio.Run(ctx, req, events)
+	}
 	if remote != nil && !fromAPI(ctx) {
 		return remote.Run(ctx, req, events)
 	}

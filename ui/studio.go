@@ -49,6 +49,8 @@ type studio struct {
 	queue       *jobs.Queue
 	// saving counts the images being written off the UI goroutine (saveInBackground).
 	saving sync.WaitGroup
+	// studioRender is Studio… → Render on a studio (studio_render_on.go), made when first used.
+	studioRender *studioRenderOn
 
 	// jobDrafts remembers what each submitted job was made from (for the PNG's settings).
 	jobDrafts map[jobs.ID]compose.Draft
@@ -610,6 +612,7 @@ func (s *studio) close() {
 		s.studioShare.close() // studio_share.go
 	}
 	s.queue.Close()
+	s.closeRenderOn() // studio_render_on.go
 	s.saving.Wait()
 }
 

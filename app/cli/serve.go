@@ -19,6 +19,8 @@ import (
 	"easel/app/preview"
 	"easel/app/serve"
 	"easel/app/settings"
+	"easel/app/studiogen"
+	"easel/engine/pipeline"
 )
 
 func init() {
@@ -163,14 +165,15 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	defer gen.Close()
 	var queueGen jobs.Generator = gen
-	if *studioURL != "" { // the jobs render on the studio's Macs (studio_serve.go)
-		sg, err := newStudioGenerator(*studioURL, cmp.Or(*studioToken, *token), *studioPin, fingerprint, func(s string) { logger.Print(s) })
+	var spread func([]pipeline.Request) func() // sends a request's images to the studio at once
+	if *studioURL != "" {                      // the jobs render on the studio's Macs (studio_serve.go)
+		sg, err := studiogen.New(*studioURL, cmp.Or(*studioToken, *token), *studioPin, fingerprint, func(s string) { logger.Print(s) })
 		if err != nil {
 			fmt.Fprintf(stderr, "easel serve: %v\n", err)
 			return ExitFailure
 		}
-		defer sg.conn.Close()
-		queueGen = sg
+		defer sg.Close()
+		queueGen, spread = sg, sg.Spread
 	}
 	queue := jobs.New(queueGen, func(u jobs.Update) {
 		if u.Status != nil && u.Status.Line+u.Status.Notice != "" {
@@ -202,7 +205,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		Queue: queue, Model: *model, SetModel: func(p string) { gen.SetPath(p); calib.Start(p) }, LoRADir: loraDir,
 		Backend: be, Preview: calib.Render, Auth: auth, CORS: cors, Save: save, NoSave: *noSave, HashCache: hashCache,
 		MaxBody: int64(*maxBody) << 20, MaxPending: *maxQueue, MaxConns: *maxConns,
-		LogPrompts: *logPrompts, Log: logger,
+		LogPrompts: *logPrompts, Log: logger, Spread: spread,
 		Flags: map[string]any{"listen": *listen, "model": *model, "backend": string(be), "tls": *cert != "",
 			"max_queue": *maxQueue, "max_body_mb": *maxBody, "max_conns": *maxConns,
 			"allow_from": *allowFrom, "cors_allow_origins": *corsOrigins, "cors_allow_origin_regex": *corsRegex, "no_save": *noSave},

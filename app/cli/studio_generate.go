@@ -15,6 +15,7 @@ import (
 	"easel/app"
 	"easel/app/imagefile"
 	"easel/app/studio"
+	"easel/app/studiogen"
 )
 
 // studioClientArgs takes --studio URL, --token T and --pin P out of a generate command line;
@@ -182,18 +183,7 @@ type studioEvent struct {
 }
 
 func (e studioEvent) text() string {
-	switch e.Event {
-	case studio.EventTaken:
-		if e.Attempt > 1 {
-			return fmt.Sprintf("restarted on %s (attempt %d)", e.Worker, e.Attempt)
-		}
-		return "rendering on " + e.Worker
-	case studio.EventHandedBack:
-		return e.Worker + " left; the image goes back to the queue"
-	case studio.EventDuplicate:
-		return fmt.Sprintf("a late copy from %s (attempt %d) was dropped: the image was already written", e.Worker, e.Attempt)
-	}
-	return e.Event + ": " + e.Detail
+	return studiogen.EventText(studio.Event{Kind: e.Event, Worker: e.Worker, Attempt: e.Attempt, Detail: e.Detail})
 }
 
 // writeOnce writes a PNG through a temporary file and a rename, so a file is never half-written.

@@ -16,6 +16,7 @@ import (
 	"easel/app/loralib"
 	"easel/app/preview"
 	"easel/app/studio"
+	"easel/app/studiogen"
 	"easel/engine/cmf"
 	"easel/engine/pipeline"
 )
@@ -27,10 +28,10 @@ import (
 type studioRequest struct {
 	Args []string `json:"args,omitempty"`
 	// Pipeline, instead of Args, is a request of the A1111 API (easel serve --studio).
-	Pipeline *studioPipelineRequest `json:"pipeline,omitempty"`
-	BatchID  string                 `json:"batch_id"`
-	Index    int                    `json:"index"`
-	Count    int                    `json:"count"`
+	Pipeline *studiogen.PipelineRequest `json:"pipeline,omitempty"`
+	BatchID  string                     `json:"batch_id"`
+	Index    int                        `json:"index"`
+	Count    int                        `json:"count"`
 }
 
 // studioInputRef prefixes a file argument that lives in the hub's inputs bucket.

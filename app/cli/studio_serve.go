@@ -4,235 +4,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
-	"image/color"
 	"image/png"
 	"math"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"easel/app"
 	"easel/app/imagefile"
 	"easel/app/studio"
+	"easel/app/studiogen"
 	"easel/engine/pipeline"
-	"easel/engine/sched"
 )
 
-// studioPipelineRequest is a pipeline.Request as a studio job carries it (`easel serve --studio`:
-// the A1111 API builds requests, not command lines): images as PNGs in the hub's inputs bucket.
-type studioPipelineRequest struct {
-	Prompt            string          `json:"prompt"`
-	Negative          string          `json:"negative,omitempty"`
-	Images            []string        `json:"images,omitempty"`
-	InitImage         string          `json:"init_image,omitempty"`
-	InitStrength      float64         `json:"init_strength,omitempty"`
-	InitMask          string          `json:"init_mask,omitempty"`
-	Width             int             `json:"width,omitempty"`
-	Height            int             `json:"height,omitempty"`
-	Aspect            float64         `json:"aspect,omitempty"`
-	Resolution        int             `json:"resolution,omitempty"`
-	Steps             int             `json:"steps,omitempty"`
-	CFG               float64         `json:"cfg,omitempty"`
-	Seed              uint64          `json:"seed"`
-	VariationSeed     uint64          `json:"variation_seed,omitempty"`
-	VariationStrength float64         `json:"variation_strength,omitempty"`
-	Sigmas            []float64       `json:"sigmas,omitempty"`
-	Scheduler         *sched.Config   `json:"scheduler,omitempty"`
-	LoRAFiles         []studioLoRARef `json:"lora_files,omitempty"`
-	// Noise is the starting noise itself (A1111's variation seeds are mixed into it by serve),
-	// float32 little-endian in the inputs bucket.
-	Noise string `json:"noise,omitempty"`
-}
-
-type studioLoRARef struct {
-	Input, Name string
-	Strength    float64
-}
-
-// studioGenerator is a jobs.Generator that renders on the studio: each image of a request is a
-// job of its own (its own seed and variation seed), the batch's images come back in order.
-type studioGenerator struct {
-	conn *studio.Conn
-	fp   studio.Fingerprint
-	mu   sync.Mutex // one request at a time (the queue runs one job at a time anyway)
-}
-
-// newStudioGenerator connects `easel serve --studio` to the hub as a client, for the model file
-// with this fingerprint.
-func newStudioGenerator(url, token, pin, modelFingerprint string, say func(string)) (*studioGenerator, error) {
-	c, err := studio.Dial(context.Background(), url, studio.DialOptions{Role: studio.RoleClient, Token: token, Pin: pin, OnEvent: say})
-	if err != nil {
-		return nil, err
-	}
-	return &studioGenerator{conn: c, fp: studio.Fingerprint{Easel: app.Version, Model: modelFingerprint}}, nil
-}
-
-func encodePNG(img image.Image) []byte {
-	var b bytes.Buffer
-	png.Encode(&b, img)
-	return b.Bytes()
-}
-
-// Run sends the request's images to the studio and waits for them.
-func (g *studioGenerator) Run(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (res *pipeline.Result, err error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	send := func(ev pipeline.Event) {
-		if events != nil {
-			events <- ev
-		}
-	}
-	defer func() {
-		if events != nil {
-			close(events)
-		}
-	}()
-	if len(req.LoRAs) > 0 {
-		return nil, errors.New("LoRAs bound in this process cannot go to the studio: pass them as files")
-	}
-	sr := studioPipelineRequest{Prompt: req.Prompt, Negative: req.NegativePrompt, Width: req.Width, Height: req.Height,
-		Aspect: req.Aspect, Resolution: req.Resolution, Steps: req.Steps, CFG: req.CFG, VariationStrength: req.VariationStrength,
-		Sigmas: req.Sigmas, Scheduler: req.Scheduler}
-	var inputs []string
-	put := func(data []byte) (string, error) {
-		name, err := g.conn.PutInput(ctx, data)
-		inputs = append(inputs, name)
-		return name, err
-	}
-	for _, im := range req.Images {
-		name, err := put(encodePNG(im))
-		if err != nil {
-			return nil, err
-		}
-		sr.Images = append(sr.Images, name)
-	}
-	if req.Init != nil {
-		if sr.InitImage, err = put(encodePNG(req.Init.Image)); err != nil {
-			return nil, err
-		}
-		sr.InitStrength = req.Init.Strength
-		if req.Init.Mask != nil {
-			if sr.InitMask, err = put(encodePNG(req.Init.Mask)); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if req.Noise != nil {
-		buf := make([]byte, 4*len(req.Noise))
-		for i, v := range req.Noise {
-			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
-		}
-		if sr.Noise, err = put(buf); err != nil {
-			return nil, err
-		}
-	}
-	for _, lf := range req.LoRAFiles {
-		data, err := os.ReadFile(lf.Path)
-		if err != nil {
-			return nil, fmt.Errorf("LoRA %s: %w", lf.Path, err)
-		}
-		name, err := put(data)
-		if err != nil {
-			return nil, err
-		}
-		sr.LoRAFiles = append(sr.LoRAFiles, studioLoRARef{Input: name, Name: filepath.Base(lf.Path), Strength: lf.Strength})
-	}
-	n := req.Batch()
-	batch := studio.NewBatchID()
-	jobs := make([]*studio.Job, n)
-	for i := range n {
-		one := sr
-		one.Seed, one.VariationSeed = req.ImageSeeds(i)
-		data, _ := json.Marshal(studioRequest{Pipeline: &one, Index: i, Count: n})
-		jobs[i] = &studio.Job{Batch: batch, Index: i, Images: n, Fingerprint: g.fp, Request: data, Inputs: inputs, Previews: req.Preview != nil}
-	}
-	results := make([]*pipeline.Result, n)
-	var bad error
-	err = g.conn.Run(ctx, jobs, func(e studio.Event) {
-		seed, v := req.ImageSeeds(e.Index)
-		switch e.Kind {
-		case studio.EventProgress:
-			ev := pipeline.Event{Stage: pipeline.StageDenoising, Step: e.Step, Steps: e.Steps, Image: e.Index, Images: n, Seed: seed, VariationSeed: v}
-			if e.PNG != nil {
-				if im, err := png.Decode(bytes.NewReader(e.PNG)); err == nil {
-					ev.Preview = &pipeline.Preview{Image: im} // the picture travels, not the latents
-				}
-			}
-			send(ev)
-		case studio.EventTaken, studio.EventHandedBack, studio.EventDuplicate, studio.EventNotice:
-			send(pipeline.Event{Notice: fmt.Sprintf("image %d: %s", e.Index+1, studioEvent{Event: e.Kind, Worker: e.Worker, Attempt: e.Attempt, Detail: e.Detail}.text())})
-		case studio.EventResult:
-			r, err := resultFromPNG(e.PNG)
-			if err != nil && bad == nil {
-				bad = fmt.Errorf("image %d from %s: %w", e.Index+1, e.Worker, err)
-			}
-			if r != nil {
-				r.Index, r.VariationStrength = e.Index, req.VariationStrength
-				if req.VariationStrength > 0 {
-					r.VariationSeed = v
-				}
-				if req.Init != nil {
-					r.Strength = req.Init.Strength
-				}
-				results[e.Index] = r
-			}
-		}
-	})
-	if err == nil {
-		err = bad
-	}
-	if err != nil {
-		return nil, err
-	}
-	send(pipeline.Event{Stage: pipeline.StageDone})
-	first := results[0]
-	if n > 1 {
-		first.Batch = results
-	}
-	return first, nil
-}
-
-// resultFromPNG reads a worker's image and the numbers its PNG records.
-func resultFromPNG(data []byte) (*pipeline.Result, error) {
-	img, err := png.Decode(bytes.NewReader(data))
-	if err != nil {
-		return nil, err
-	}
-	md, err := imagefile.Read(bytes.NewReader(data), "result")
-	if err != nil || md.Settings == nil {
-		return nil, fmt.Errorf("the image carries no settings")
-	}
-	s := md.Settings
-	r := &pipeline.Result{Image: studioNRGBA(img), Width: s.Width, Height: s.Height, Steps: s.Steps, CFG: s.CFG, Seed: s.Seed,
-		Sigmas: s.Sigmas, Resolution: s.Resolution, StepsRun: max(len(s.Sigmas)-1, 0)}
-	return r, nil
-}
-
-// studioNRGBA is a decoded PNG as non-premultiplied RGBA, exactly (a PNG of an NRGBA decodes to
-// NRGBA, or to RGBA when every pixel is opaque, where the two agree).
-func studioNRGBA(img image.Image) *image.NRGBA {
-	switch im := img.(type) {
-	case *image.NRGBA:
-		return im
-	case *image.RGBA:
-		return &image.NRGBA{Pix: im.Pix, Stride: im.Stride, Rect: im.Rect}
-	}
-	b := img.Bounds()
-	out := image.NewNRGBA(b)
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			out.Set(x, y, color.NRGBAModel.Convert(img.At(x, y)))
-		}
-	}
-	return out
-}
-
-// renderPipeline renders a studioPipelineRequest (the worker's side of serve --studio).
-func (r *studioRenderer) renderPipeline(ctx context.Context, sr *studioPipelineRequest, previews bool, inputs studio.Inputs, dir string, progress func(studio.Step)) ([]byte, error) {
+// renderPipeline renders a studiogen.PipelineRequest (the worker's side of serve --studio).
+func (r *studioRenderer) renderPipeline(ctx context.Context, sr *studiogen.PipelineRequest, previews bool, inputs studio.Inputs, dir string, progress func(studio.Step)) ([]byte, error) {
 	get := func(name string) (image.Image, error) {
 		data, err := inputs(ctx, name)
 		if err != nil {
@@ -248,14 +36,14 @@ func (r *studioRenderer) renderPipeline(ctx context.Context, sr *studioPipelineR
 		if err != nil {
 			return nil, err
 		}
-		req.Images = append(req.Images, studioNRGBA(im))
+		req.Images = append(req.Images, studiogen.NRGBA(im))
 	}
 	if sr.InitImage != "" {
 		im, err := get(sr.InitImage)
 		if err != nil {
 			return nil, err
 		}
-		req.Init = &pipeline.InitImage{Image: studioNRGBA(im), Strength: sr.InitStrength}
+		req.Init = &pipeline.InitImage{Image: studiogen.NRGBA(im), Strength: sr.InitStrength}
 		if sr.InitMask != "" {
 			m, err := get(sr.InitMask)
 			if err != nil {
@@ -305,7 +93,7 @@ func (r *studioRenderer) renderPipeline(ctx context.Context, sr *studioPipelineR
 			if ev.Stage == pipeline.StageDenoising && ev.Step > 0 {
 				st := studio.Step{N: ev.Step, Of: ev.Steps}
 				if ev.Preview != nil && ev.Preview.Image != nil {
-					st.Preview = encodePNG(ev.Preview.Image)
+					st.Preview = studiogen.EncodePNG(ev.Preview.Image)
 				}
 				progress(st)
 			}

@@ -9,6 +9,7 @@ import (
 
 	"easel/app/jobs"
 	"easel/app/settings"
+	"easel/app/studiogen"
 	"easel/engine/pipeline"
 )
 
@@ -27,11 +28,11 @@ func TestStudioServeGeneratorMatchesLocal(t *testing.T) {
 	}
 	fp := modelFingerprint(m)
 	m.Close()
-	sg, err := newStudioGenerator(url, studioTestToken, "", fp, nil)
+	sg, err := studiogen.New(url, studioTestToken, "", fp, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sg.conn.Close()
+	defer sg.Close()
 	req := pipeline.Request{Prompt: "a lighthouse", Width: 32, Height: 32, Steps: 2, Seed: 11, Count: 3,
 		// asks for previews: the workers render their own (funcs do not travel)
 		Preview: func([]float32, int, int) image.Image { return nil }}

@@ -8,7 +8,8 @@
 // A request becomes the same compose.Draft → pipeline.Request the window makes, and its images
 // are jobs on the app's one queue (app/jobs), shared with the window when it serves: an API image
 // equals `easel generate`'s with the same settings bit for bit, and carries the same metadata
-// (app/imagefile). Batches (batch_size × n_iter) are sequential jobs, one seed each.
+// (app/imagefile). Batches (batch_size × n_iter) are sequential jobs, one seed each
+// (Config.Spread lets a generator that renders elsewhere send them all out at once).
 //
 // Security: loopback only unless credentials or --allow-from networks are set (Check), HTTP
 // Basic (A1111's --api-auth) or a bearer token compared in constant time, CORS only for the

@@ -164,6 +164,13 @@ func (s *Server) runGroups(w http.ResponseWriter, r *http.Request, plans []plan,
 	}
 	s.tracker.add(b)
 	defer s.tracker.remove(b)
+	if s.cfg.Spread != nil { // the images render at once elsewhere (Config.Spread)
+		reqs := make([]pipeline.Request, len(subs))
+		for i := range subs {
+			reqs[i] = subs[i].Request
+		}
+		defer s.cfg.Spread(reqs)()
+	}
 	ids, err := s.cfg.Queue.SubmitAll(subs, s.cfg.MaxPending)
 	switch {
 	case errors.Is(err, jobs.ErrFull):

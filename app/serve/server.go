@@ -70,6 +70,10 @@ type Config struct {
 	Log *log.Logger
 	// Flags are the command line as /cmd-flags reports it (credentials already left out).
 	Flags map[string]any
+	// Spread, when set, is told all of a request's per-image requests before they queue, so a
+	// generator that renders elsewhere (`easel serve --studio`) can send them out at once and
+	// each queue job only collects its image; release is called once the request is answered.
+	Spread func(reqs []pipeline.Request) (release func())
 }
 
 // Server answers the A1111 API over Config.Queue. Make one with New; Close stops watching the

@@ -1,0 +1,122 @@
+package ui
+
+import (
+	"errors"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+
+	"easel/app/jobs"
+	"easel/app/studiogen"
+)
+
+// studioRenderOn is Studio… → "Render this window's jobs on a studio": the hub's address, token
+// and pairing fingerprint, and while it is on, the window's jobs (a whole batch at once: every
+// idle Mac takes an image) go to the studio instead of this Mac; API jobs of the window's own
+// server still render here. Each job's queue row says which Mac renders each image and at which
+// attempt (studiogen's status line).
+type studioRenderOn struct {
+	url, token, pin *widget.Entry
+	check           *widget.Check
+	err             *widget.Label
+	gen             *studiogen.Generator
+	// places is each job's last "Studio: image 1 on mac-1 · …" line, for its queue row.
+	places map[jobs.ID]string
+}
+
+// renderOn is the window's studio rendering state, made on first use.
+func (s *studio) renderOn() *studioRenderOn {
+	if s.studioRender == nil {
+		r := &studioRenderOn{url: widget.NewEntry(), token: widget.NewPasswordEntry(), pin: widget.NewEntry(),
+			err: widget.NewLabel(""), places: map[jobs.ID]string{}}
+		r.url.SetPlaceHolder("tls://hub.local:4222")
+		r.pin.SetPlaceHolder("the hub's pairing fingerprint (for tls://)")
+		r.err.Wrapping = fyne.TextWrapWord
+		r.err.Importance = widget.DangerImportance
+		r.check = widget.NewCheck("Render this window's jobs on the studio", func(on bool) {
+			if err := s.setRenderOnStudio(on); err != nil {
+				r.check.SetChecked(false) // (calls this again, off)
+				r.err.SetText(err.Error())
+				return
+			}
+			r.err.SetText("")
+		})
+		s.studioRender = r
+	}
+	return s.studioRender
+}
+
+// setRenderOnStudio connects the window's jobs to the studio the form names, or back to this Mac.
+func (s *studio) setRenderOnStudio(on bool) error {
+	r := s.renderOn()
+	if !on {
+		if r.gen != nil {
+			s.router.setStudio(nil, "")
+			r.gen.Close()
+			r.gen = nil
+			s.showNetwork()
+		}
+		return nil
+	}
+	if r.gen != nil {
+		return nil
+	}
+	url := strings.TrimSpace(r.url.Text)
+	if url == "" {
+		return errors.New("give the studio hub's address (the Studio dialog of the Mac that shares it shows it)")
+	}
+	model := s.deps.Settings.Model
+	if model == "" {
+		return errors.New("choose a model in Settings first: only Macs with the same model file take the jobs")
+	}
+	fp, err := studiogen.ModelFingerprint(model)
+	if err != nil {
+		return err
+	}
+	g, err := studiogen.New(url, strings.TrimSpace(r.token.Text), strings.TrimSpace(r.pin.Text), fp, nil)
+	if err != nil {
+		return err
+	}
+	r.gen = g
+	s.router.setStudio(g, "the studio at "+url)
+	s.showNetwork()
+	return nil
+}
+
+// notePlacement keeps a studio job's status line for its queue row.
+func (s *studio) notePlacement(j jobs.Job, st jobs.Status) {
+	if !strings.HasPrefix(st.Line, "Studio: ") {
+		return
+	}
+	s.renderOn().places[j.ID] = st.Line
+	s.queueList.show(s.queue.Jobs())
+}
+
+// placementOf is job id's studio line for its queue row ("" when it did not render on a studio).
+func (s *studio) placementOf(id jobs.ID) string {
+	if s.studioRender == nil {
+		return ""
+	}
+	if l := s.studioRender.places[id]; l != "" {
+		return " · " + l
+	}
+	return ""
+}
+
+// form is the dialog's section.
+func (r *studioRenderOn) form() fyne.CanvasObject {
+	f := widget.NewForm(
+		widget.NewFormItem("Hub address", r.url),
+		widget.NewFormItem("Token", r.token),
+		widget.NewFormItem("Pairing fingerprint", r.pin))
+	return container.NewVBox(heading("Render on a studio"), f, r.check, r.err)
+}
+
+// closeRenderOn disconnects from the studio (the window is closing).
+func (s *studio) closeRenderOn() {
+	if s.studioRender != nil && s.studioRender.gen != nil {
+		s.studioRender.gen.Close()
+	}
+}
