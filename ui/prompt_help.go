@@ -36,8 +36,8 @@ type promptHelp struct {
 	suggestion             *widget.Entry  // the text being written, editable once done
 	accept, discard, undo  *widget.Button
 	status                 *widget.Label
-	checkOn                *widget.Check
-	checks                 *widget.Label // the last Check's ✓ / ✗ lines
+	checkHint              *widget.Label // where Check after every image is turned on (Settings)
+	checks                 *widget.Label // the last Check's image, then its ✓ / ✗ lines
 	suggestionBox          *fyne.Container
 	box                    fyne.CanvasObject
 
@@ -80,7 +80,9 @@ func newPromptHelp(s *studio) *promptHelp {
 	h.status = widget.NewLabel("")
 	h.status.Importance = widget.LowImportance
 	h.status.Truncation = fyne.TextTruncateEllipsis
-	h.checkOn = widget.NewCheck("Check each new picture against its prompt", nil)
+	h.checkHint = widget.NewLabel("Check every new image: Settings")
+	h.checkHint.Importance = widget.LowImportance
+	h.checkHint.Truncation = fyne.TextTruncateEllipsis
 	h.checkNow = widget.NewButtonWithIcon("Check picture", theme.SearchIcon(), h.runCheckNow)
 	h.checks = widget.NewLabel("")
 	h.checks.Hide()
@@ -88,7 +90,7 @@ func newPromptHelp(s *studio) *promptHelp {
 	h.suggestionBox.Hide()
 	h.box = container.NewVBox(
 		container.NewGridWithColumns(3, h.expand, h.describe, h.stop),
-		h.source, h.suggestionBox, h.undo, h.status, container.NewBorder(nil, nil, nil, h.checkNow, h.checkOn), h.checks,
+		h.source, h.suggestionBox, h.undo, h.status, container.NewBorder(nil, nil, nil, h.checkNow, h.checkHint), h.checks,
 	)
 	h.refreshSources()
 	return h
@@ -333,15 +335,15 @@ func (h *promptHelp) undoAccept() {
 	h.undo.Hide()
 }
 
-// finished is told of every finished job: when Check is on, a done picture is checked against
-// the prompt that made it.
+// finished is told of every finished job: when Check is on in Settings (CheckImages), a done
+// picture is checked against the prompt that made it.
 func (h *promptHelp) finished(j jobs.Job) {
 	if j.State != jobs.Done || j.Result == nil || j.Result.Image == nil {
 		return
 	}
 	h.lastImage = j.Result.Image
-	if h.checkOn.Checked {
-		h.checkPicture(j.Result.Image, j.Request.Prompt)
+	if h.s.deps.Settings.CheckImages {
+		h.checkPicture(j.Result.Image, j.Request.Prompt, "the new image")
 	}
 }
 
@@ -352,11 +354,12 @@ func (h *promptHelp) runCheckNow() {
 		h.s.say("Check: %v", err)
 		return
 	}
-	h.checkPicture(img, h.s.draft.Prompt)
+	h.checkPicture(img, h.s.draft.Prompt, "the picture shown")
 }
 
-// checkPicture asks whether each element of prompt is in img and lists the answers.
-func (h *promptHelp) checkPicture(img *image.NRGBA, prompt string) {
+// checkPicture asks whether each element of prompt is in img and lists the answers under a line
+// naming the image (what).
+func (h *promptHelp) checkPicture(img *image.NRGBA, prompt, what string) {
 	var verdicts []textgen.Verdict
 	h.write("Check", h.plan(len(prompt)*2, img), func(ctx context.Context, w *textgen.Writer, o textgen.Options) (*textgen.Result, error) {
 		o.Sampling, o.OnText = qwen3vl.Sampling{}, nil // greedy: the answer does not depend on a seed
@@ -365,6 +368,7 @@ func (h *promptHelp) checkPicture(img *image.NRGBA, prompt string) {
 		return r, err
 	}, func(*textgen.Result) {
 		var b strings.Builder
+		fmt.Fprintf(&b, "Check of %s:\n", truncateRunes(what, 40))
 		for _, v := range verdicts {
 			fmt.Fprintf(&b, "%s %s\n", v.Mark(), truncateRunes(v.Element, 48))
 		}
