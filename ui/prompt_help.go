@@ -47,6 +47,9 @@ type promptHelp struct {
 	// lastImage is the latest finished picture (what "Picture shown" means before it is saved).
 	lastImage *image.NRGBA
 	cancel    context.CancelFunc // the running writing's, nil when idle
+	// waiting are Checks asked for while a writing ran (every image of a batch, with Check on in
+	// Settings); each starts when the one before ends.
+	waiting []func()
 
 	mu          sync.Mutex // guards the writer, opened off the UI goroutine
 	writer      *textgen.Writer
@@ -224,6 +227,11 @@ func (h *promptHelp) plan(promptBytes int, img *image.NRGBA) memplan.WritingPred
 // write runs one use off the UI goroutine, streaming its text into the suggestion.
 func (h *promptHelp) write(what string, need memplan.WritingPrediction, run func(ctx context.Context, w *textgen.Writer, o textgen.Options) (*textgen.Result, error), done func(*textgen.Result)) {
 	if h.cancel != nil {
+		if what == "Check" {
+			h.waiting = append(h.waiting, func() { h.write(what, need, run, done) })
+		} else {
+			h.s.say("%s waits for the writing under way: let it finish, or Stop it, then ask again.", what)
+		}
 		return
 	}
 	if !need.Fits {
@@ -263,11 +271,27 @@ func (h *promptHelp) write(what string, need memplan.WritingPrediction, run func
 				h.status.SetText(fmt.Sprintf("%s: %d tokens, %.1f tokens/s", what, r.Tokens, r.TokensPerSecond))
 				done(r)
 			}
+			h.next()
 		})
 	}()
 }
 
+// next starts the first waiting Check, if any.
+func (h *promptHelp) next() {
+	if len(h.waiting) == 0 || h.cancel != nil {
+		return
+	}
+	start := h.waiting[0]
+	h.waiting = h.waiting[1:]
+	start()
+}
+
+// startSuggestion empties the suggestion for a new writing (not while one runs: that one's text
+// stays, and write says why the new one waits).
 func (h *promptHelp) startSuggestion() {
+	if h.cancel != nil {
+		return
+	}
 	h.suggestion.SetText("")
 	h.suggestionBox.Show()
 }
@@ -299,8 +323,9 @@ func (h *promptHelp) runDescribe() {
 	}, func(r *textgen.Result) { h.suggestion.SetText(r.Text) })
 }
 
-// stopWriting cancels the running writing; the prompt is untouched.
+// stopWriting cancels the running writing and the Checks waiting; the prompt is untouched.
 func (h *promptHelp) stopWriting() {
+	h.waiting = nil
 	if h.cancel != nil {
 		h.cancel()
 	}
@@ -343,7 +368,7 @@ func (h *promptHelp) finished(j jobs.Job) {
 	}
 	h.lastImage = j.Result.Image
 	if h.s.deps.Settings.CheckImages {
-		h.checkPicture(j.Result.Image, j.Request.Prompt, "the new image")
+		h.checkPicture(j.Result.Image, j.Request.Prompt, fmt.Sprintf("job %d's image", j.ID))
 	}
 }
 

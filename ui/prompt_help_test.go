@@ -74,19 +74,24 @@ func TestPromptHelpExpandDescribeAndCheck(t *testing.T) {
 	}
 
 	// A finished picture is not checked while Check is off in Settings.
-	done := jobs.Job{State: jobs.Done, Request: pipeline.Request{Prompt: "a red lighthouse, two boats"}, Result: &pipeline.Result{Image: img}}
+	done := jobs.Job{ID: 3, State: jobs.Done, Request: pipeline.Request{Prompt: "a red lighthouse, two boats"}, Result: &pipeline.Result{Image: img}}
 	p.finished(done)
 	if p.cancel != nil || !p.checks.Hidden {
 		t.Fatal("a finished picture was checked with Check images off in Settings")
 	}
-	// Check, when on in Settings, lists a verdict per element of the finished picture's prompt.
+	// Check, when on in Settings, lists a verdict per element of the finished picture's prompt;
+	// a picture finished while one is being checked (a batch) is checked after it.
 	on := h.s.deps.Settings
 	on.CheckImages = true
 	h.s.settingsSaved(on)
+	p.finished(jobs.Job{ID: 2, State: jobs.Done, Request: pipeline.Request{Prompt: "a dog"}, Result: &pipeline.Result{Image: img}})
 	p.finished(done)
-	h.pump("Check to finish", idle)
+	if len(p.waiting) != 1 {
+		t.Errorf("%d Checks wait behind the first, want 1", len(p.waiting))
+	}
+	h.pump("both Checks to finish", func() bool { return idle() && len(p.waiting) == 0 })
 	lines := strings.Split(p.checks.Text, "\n")
-	if p.checks.Hidden || len(lines) != 3 || lines[0] != "Check of the new image:" || !strings.HasSuffix(lines[1], " a red lighthouse") || !strings.HasSuffix(lines[2], " two boats") {
+	if p.checks.Hidden || len(lines) != 3 || lines[0] != "Check of job 3's image:" || !strings.HasSuffix(lines[1], " a red lighthouse") || !strings.HasSuffix(lines[2], " two boats") {
 		t.Errorf("Check lines %q (shown %v)", p.checks.Text, !p.checks.Hidden)
 	}
 	lines = lines[1:]
