@@ -368,7 +368,7 @@ func (h *promptHelp) finished(j jobs.Job) {
 	}
 	h.lastImage = j.Result.Image
 	if h.s.deps.Settings.CheckImages {
-		h.checkPicture(j.Result.Image, j.Request.Prompt, fmt.Sprintf("job %d's image", j.ID))
+		h.checkPicture(j.Result.Image, j.Request.Prompt, fmt.Sprintf("job %d's image", j.ID), canvasKey{job: j.ID})
 	}
 }
 
@@ -379,12 +379,12 @@ func (h *promptHelp) runCheckNow() {
 		h.s.say("Check: %v", err)
 		return
 	}
-	h.checkPicture(img, h.s.draft.Prompt, "the picture shown")
+	h.checkPicture(img, h.s.draft.Prompt, "the picture shown", h.shownKey())
 }
 
 // checkPicture asks whether each element of prompt is in img and lists the answers under a line
-// naming the image (what).
-func (h *promptHelp) checkPicture(img *image.NRGBA, prompt, what string) {
+// naming the image (what); when the canvas still shows the image (at), its caption sums them up.
+func (h *promptHelp) checkPicture(img *image.NRGBA, prompt, what string, at canvasKey) {
 	var verdicts []textgen.Verdict
 	h.write("Check", h.plan(len(prompt)*2, img), func(ctx context.Context, w *textgen.Writer, o textgen.Options) (*textgen.Result, error) {
 		o.Sampling, o.OnText = qwen3vl.Sampling{}, nil // greedy: the answer does not depend on a seed
@@ -399,6 +399,7 @@ func (h *promptHelp) checkPicture(img *image.NRGBA, prompt, what string) {
 		}
 		h.checks.SetText(strings.TrimRight(b.String(), "\n"))
 		h.checks.Show()
+		h.captionChecks(at, verdicts)
 	})
 }
 

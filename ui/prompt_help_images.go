@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"image"
 	"path/filepath"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/history"
+	"easel/app/jobs"
 	"easel/app/textgen"
 	"easel/engine/imageio"
 )
@@ -67,7 +69,7 @@ func (h *promptHelp) checkFile(e history.Entry) {
 		h.s.say("Check %s: %v", shortPath(e.Path), err)
 		return
 	}
-	h.checkPicture(img, e.Settings.Prompt, filepath.Base(e.Path))
+	h.checkPicture(img, e.Settings.Prompt, filepath.Base(e.Path), canvasKey{path: e.Path})
 }
 
 // cellMenu is a batch image's right-click menu: Describe and Check against prompt, once it is
@@ -76,7 +78,7 @@ func (h *promptHelp) cellMenu(c *sheetCell) *fyne.Menu {
 	img := nrgbaOf(c.final)
 	describe := fyne.NewMenuItem(menuDescribe, func() { h.describeImage(img) })
 	check := fyne.NewMenuItem(menuCheck, func() {
-		h.checkPicture(img, c.set.Prompt, fmt.Sprintf("batch image %d", c.index+1))
+		h.checkPicture(img, c.set.Prompt, fmt.Sprintf("batch image %d", c.index+1), canvasKey{path: c.path})
 	})
 	describe.Disabled = img == nil
 	check.Disabled = img == nil || c.set == nil || c.set.Prompt == ""
@@ -130,4 +132,39 @@ func (h *promptHelp) takesDrop(pos fyne.Position, paths []string) bool {
 	}
 	h.describeFile(paths[0])
 	return true
+}
+
+// canvasKey names an image the canvas may show: a job's picture (job), else a saved file (path).
+type canvasKey struct {
+	job  jobs.ID
+	path string
+}
+
+// shownKey is the picture on the canvas now (the zero key when none is final).
+func (h *promptHelp) shownKey() canvasKey {
+	if !h.s.canvas.isFinal {
+		return canvasKey{}
+	}
+	if h.s.canvasJob != 0 {
+		return canvasKey{job: h.s.canvasJob}
+	}
+	return canvasKey{path: h.s.shownPath}
+}
+
+// captionChecks sums a Check up in the canvas's caption ("Check: ✓ a heron · ✗ two reeds"),
+// beside the picture, when the canvas still shows the image checked; the next picture shown
+// clears it.
+func (h *promptHelp) captionChecks(at canvasKey, verdicts []textgen.Verdict) {
+	now := h.shownKey()
+	if len(verdicts) == 0 || (at.job == 0 && at.path == "") {
+		return
+	}
+	if (at.job != 0 && at.job != now.job) || (at.job == 0 && at.path != h.s.shownPath) || !h.s.canvas.isFinal {
+		return
+	}
+	parts := make([]string, len(verdicts))
+	for i, v := range verdicts {
+		parts[i] = v.Mark() + " " + truncateRunes(v.Element, 32)
+	}
+	h.s.canvas.caption.SetText("Check: " + strings.Join(parts, " · "))
 }

@@ -3,12 +3,14 @@ package ui
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/test"
 
 	"easel/app/history"
 	"easel/app/imagefile"
@@ -42,12 +44,19 @@ func TestDescribeAndCheckFromMenusAndDrop(t *testing.T) {
 	h.pump("the folder scan", func() bool { return len(h.s.history.thumbs()) == 1 })
 	e := h.s.history.thumbs()[0].entry
 
-	// Check against prompt on a history image: its own prompt, headed by its file name.
+	// Check against prompt on a history image: its own prompt, headed by its file name; the
+	// image is on the canvas, so the canvas's caption sums the answers up beside it.
+	test.Tap(h.s.history.thumbs()[0])
+	h.pump("the history image on the canvas", func() bool { return h.s.canvas.isFinal && h.s.shownPath == e.Path })
 	menuItem(t, h.s.entryMenu(e), menuCheck).Action()
 	h.pump("the history image's Check", idle)
 	lines := strings.Split(p.checks.Text, "\n")
 	if p.checks.Hidden || len(lines) != 3 || lines[0] != "Check of "+filepath.Base(e.Path)+":" || !strings.HasSuffix(lines[1], " a heron") || !strings.HasSuffix(lines[2], " two reeds") {
 		t.Errorf("Check of the history image: %q (shown %v)", p.checks.Text, !p.checks.Hidden)
+	}
+	caption := h.s.canvas.caption.Text
+	if !strings.HasPrefix(caption, "Check: ") || !strings.Contains(caption, " a heron · ") || !strings.HasSuffix(caption, " two reeds") {
+		t.Errorf("the canvas's caption %q does not sum up the Check of the image it shows", caption)
 	}
 
 	// Describe a history image, then Use as prompt.
@@ -81,6 +90,9 @@ func TestDescribeAndCheckFromMenusAndDrop(t *testing.T) {
 	if lines := strings.Split(p.checks.Text, "\n"); len(lines) != 4 || lines[0] != "Check of batch image 1:" || !strings.HasSuffix(lines[3], " a boat") {
 		t.Errorf("Check of the batch image: %q", p.checks.Text)
 	}
+	if h.s.canvas.caption.Text != caption {
+		t.Errorf("the Check of a batch image not on the canvas changed its caption to %q", h.s.canvas.caption.Text)
+	}
 
 	// A file dropped on the prompt-help panel is described, not added as a condition image.
 	p.suggestion.SetText("")
@@ -101,4 +113,32 @@ func TestDescribeAndCheckFromMenusAndDrop(t *testing.T) {
 	// Dropped elsewhere (the prompt), the file is a condition image as before.
 	h.s.dropped(centreOf(h.s.prompt.box), []fyne.URI{storage.NewFileURI(picture)})
 	h.pump("the condition image", func() bool { return len(h.s.draft.Conditions) == 1 })
+}
+
+// With "Check each image against its prompt" on in Settings, a job's finished image is checked
+// against the job's prompt, the answers listed under Check picture and summed up in the canvas's
+// caption beside the image.
+func TestCheckEachImageWhenOnInSettings(t *testing.T) {
+	model := generatecase.Model(t, tinysnapshot.Permutation{A: 7907, B: 5}, convert.ProfileCortiq)
+	h := newHarnessWith(t, 0, func(_ *harness, d *Deps) {
+		d.Settings.Model, d.Settings.CheckImages = model, true
+		d.Settings.Width, d.Settings.Height = 256, 256
+	})
+	h.patience = 3 * time.Minute
+	p := h.s.help
+	h.s.prompt.prompt.SetText("a heron, two reeds")
+	test.Tap(h.s.generateBtn)
+	<-h.gen.started
+	for range fakeSteps {
+		h.gen.step <- struct{}{}
+	}
+	h.gen.release <- struct{}{}
+	h.pump("the finished image's Check", func() bool { return !p.checks.Hidden && p.cancel == nil })
+	lines := strings.Split(p.checks.Text, "\n")
+	if want := "Check of job " + strconv.Itoa(int(h.s.canvasJob)) + "'s image:"; len(lines) != 3 || lines[0] != want || !strings.HasSuffix(lines[2], " two reeds") {
+		t.Errorf("Check of the finished image: %q, want %q and a line per element", p.checks.Text, want)
+	}
+	if c := h.s.canvas.caption.Text; !strings.HasPrefix(c, "Check: ") || !strings.HasSuffix(c, " two reeds") {
+		t.Errorf("the canvas's caption %q does not sum up the Check of the image it shows", c)
+	}
 }
