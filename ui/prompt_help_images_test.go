@@ -113,6 +113,17 @@ func TestDescribeAndCheckFromMenusAndDrop(t *testing.T) {
 	// Dropped elsewhere (the prompt), the file is a condition image as before.
 	h.s.dropped(centreOf(h.s.prompt.box), []fyne.URI{storage.NewFileURI(picture)})
 	h.pump("the condition image", func() bool { return len(h.s.draft.Conditions) == 1 })
+
+	// A right-click on a finished batch cell opens its menu.
+	sw := test.NewTempWindow(t, sheet.box)
+	sheet.box.Show()
+	sw.Resize(fyne.NewSize(400, 400))
+	test.TapSecondary(cell)
+	if top := sw.Canvas().Overlays().Top(); top == nil || !strings.Contains(test.RenderObjectToMarkup(top), menuCheck) {
+		t.Error("a right-click on a finished batch image shows no menu with " + menuCheck)
+	} else {
+		sw.Canvas().Overlays().Remove(top)
+	}
 }
 
 // With "Check each image against its prompt" on in Settings, a job's finished image is checked
