@@ -114,7 +114,8 @@ func TestDescribeAndCheckFromMenusAndDrop(t *testing.T) {
 	h.s.dropped(centreOf(h.s.prompt.box), []fyne.URI{storage.NewFileURI(picture)})
 	h.pump("the condition image", func() bool { return len(h.s.draft.Conditions) == 1 })
 
-	// A right-click on a finished batch cell opens its menu.
+	// A right-click on a finished batch cell opens its menu. (Last: the test driver places
+	// objects in the newest window, so a second window would move the drops above.)
 	sw := test.NewTempWindow(t, sheet.box)
 	sheet.box.Show()
 	sw.Resize(fyne.NewSize(400, 400))
