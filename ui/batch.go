@@ -30,6 +30,7 @@ func (s *studio) newSheet() *contactSheet {
 		vary:    s.varyCell,
 		refine:  func(c *sheetCell) { s.secondPass(c, 1) },
 		upscale: s.secondPass,
+		menu:    s.cellMenu,
 	})
 }
 

@@ -24,6 +24,9 @@ func (s *studio) dropped(pos fyne.Position, uris []fyne.URI) {
 		}
 		paths = append(paths, u.Path())
 	}
+	if s.help.takesDrop(pos, paths) {
+		return // Describe the file dropped on the prompt-help panel (prompt_help_images.go)
+	}
 	s.dropFiles(paths, s.droppedOnStart(pos))
 }
 

@@ -35,6 +35,7 @@ type sheetActions struct {
 	vary    func(c *sheetCell, strength float64) // a batch of variations around it
 	refine  func(c *sheetCell)                   // a low-strength pass over it at its own size
 	upscale func(c *sheetCell, factor float64)   // a second pass at a larger size
+	menu    func(c *sheetCell) *fyne.Menu        // its right-click menu (Describe, Check); nil: none
 }
 
 // contactSheet is a batch's images as a grid that fills as they finish: each cell shows its

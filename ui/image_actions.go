@@ -99,10 +99,13 @@ func (s *studio) entryMenu(e history.Entry) *fyne.Menu {
 		fyne.NewMenuItem("Refine this", func() { s.refineEntry(e) }),
 		fyne.NewMenuItem("Vary", func() { s.varyEntry(e) }),
 		fyne.NewMenuItemSeparator(),
+	}
+	items = append(items, s.help.entryItems(e)...) // Describe, Check against prompt (prompt_help_images.go)
+	items = append(items, fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem(s.deps.Desktop.Label(), func() { s.revealFile(e.Path) }),
 		fyne.NewMenuItem("Copy image", func() { s.copyFile(e.Path) }),
 		fyne.NewMenuItem("Move to Trash", func() { s.trashEntry(e) }),
-	}
+	)
 	info := fyne.NewMenuItem(describeEntry(e), nil)
 	info.Disabled = true
 	items = append([]*fyne.MenuItem{info, fyne.NewMenuItemSeparator()}, items...)

@@ -36,8 +36,8 @@ type promptHelp struct {
 	suggestion             *widget.Entry  // the text being written, editable once done
 	accept, discard, undo  *widget.Button
 	status                 *widget.Label
-	checkOn                *widget.Check
-	checks                 *widget.Label // the last Check's ✓ / ✗ lines
+	checkHint              *widget.Label // where Check after every image is turned on (Settings)
+	checks                 *widget.Label // the last Check's image, then its ✓ / ✗ lines
 	suggestionBox          *fyne.Container
 	box                    fyne.CanvasObject
 
@@ -47,6 +47,9 @@ type promptHelp struct {
 	// lastImage is the latest finished picture (what "Picture shown" means before it is saved).
 	lastImage *image.NRGBA
 	cancel    context.CancelFunc // the running writing's, nil when idle
+	// waiting are Checks asked for while a writing ran (every image of a batch, with Check on in
+	// Settings); each starts when the one before ends.
+	waiting []func()
 
 	mu          sync.Mutex // guards the writer, opened off the UI goroutine
 	writer      *textgen.Writer
@@ -80,7 +83,9 @@ func newPromptHelp(s *studio) *promptHelp {
 	h.status = widget.NewLabel("")
 	h.status.Importance = widget.LowImportance
 	h.status.Truncation = fyne.TextTruncateEllipsis
-	h.checkOn = widget.NewCheck("Check each new picture against its prompt", nil)
+	h.checkHint = widget.NewLabel("Check every new image: Settings")
+	h.checkHint.Importance = widget.LowImportance
+	h.checkHint.Truncation = fyne.TextTruncateEllipsis
 	h.checkNow = widget.NewButtonWithIcon("Check picture", theme.SearchIcon(), h.runCheckNow)
 	h.checks = widget.NewLabel("")
 	h.checks.Hide()
@@ -88,7 +93,7 @@ func newPromptHelp(s *studio) *promptHelp {
 	h.suggestionBox.Hide()
 	h.box = container.NewVBox(
 		container.NewGridWithColumns(3, h.expand, h.describe, h.stop),
-		h.source, h.suggestionBox, h.undo, h.status, container.NewBorder(nil, nil, nil, h.checkNow, h.checkOn), h.checks,
+		h.source, h.suggestionBox, h.undo, h.status, container.NewBorder(nil, nil, nil, h.checkNow, h.checkHint), h.checks,
 	)
 	h.refreshSources()
 	return h
@@ -222,6 +227,11 @@ func (h *promptHelp) plan(promptBytes int, img *image.NRGBA) memplan.WritingPred
 // write runs one use off the UI goroutine, streaming its text into the suggestion.
 func (h *promptHelp) write(what string, need memplan.WritingPrediction, run func(ctx context.Context, w *textgen.Writer, o textgen.Options) (*textgen.Result, error), done func(*textgen.Result)) {
 	if h.cancel != nil {
+		if what == "Check" {
+			h.waiting = append(h.waiting, func() { h.write(what, need, run, done) })
+		} else {
+			h.s.say("%s waits for the writing under way: let it finish, or Stop it, then ask again.", what)
+		}
 		return
 	}
 	if !need.Fits {
@@ -261,11 +271,27 @@ func (h *promptHelp) write(what string, need memplan.WritingPrediction, run func
 				h.status.SetText(fmt.Sprintf("%s: %d tokens, %.1f tokens/s", what, r.Tokens, r.TokensPerSecond))
 				done(r)
 			}
+			h.next()
 		})
 	}()
 }
 
+// next starts the first waiting Check, if any.
+func (h *promptHelp) next() {
+	if len(h.waiting) == 0 || h.cancel != nil {
+		return
+	}
+	start := h.waiting[0]
+	h.waiting = h.waiting[1:]
+	start()
+}
+
+// startSuggestion empties the suggestion for a new writing (not while one runs: that one's text
+// stays, and write says why the new one waits).
 func (h *promptHelp) startSuggestion() {
+	if h.cancel != nil {
+		return
+	}
 	h.suggestion.SetText("")
 	h.suggestionBox.Show()
 }
@@ -297,8 +323,9 @@ func (h *promptHelp) runDescribe() {
 	}, func(r *textgen.Result) { h.suggestion.SetText(r.Text) })
 }
 
-// stopWriting cancels the running writing; the prompt is untouched.
+// stopWriting cancels the running writing and the Checks waiting; the prompt is untouched.
 func (h *promptHelp) stopWriting() {
+	h.waiting = nil
 	if h.cancel != nil {
 		h.cancel()
 	}
@@ -333,15 +360,15 @@ func (h *promptHelp) undoAccept() {
 	h.undo.Hide()
 }
 
-// finished is told of every finished job: when Check is on, a done picture is checked against
-// the prompt that made it.
+// finished is told of every finished job: when Check is on in Settings (CheckImages), a done
+// picture is checked against the prompt that made it.
 func (h *promptHelp) finished(j jobs.Job) {
 	if j.State != jobs.Done || j.Result == nil || j.Result.Image == nil {
 		return
 	}
 	h.lastImage = j.Result.Image
-	if h.checkOn.Checked {
-		h.checkPicture(j.Result.Image, j.Request.Prompt)
+	if h.s.deps.Settings.CheckImages {
+		h.checkPicture(j.Result.Image, j.Request.Prompt, fmt.Sprintf("job %d's image", j.ID), canvasKey{job: j.ID})
 	}
 }
 
@@ -352,11 +379,12 @@ func (h *promptHelp) runCheckNow() {
 		h.s.say("Check: %v", err)
 		return
 	}
-	h.checkPicture(img, h.s.draft.Prompt)
+	h.checkPicture(img, h.s.draft.Prompt, "the picture shown", h.shownKey())
 }
 
-// checkPicture asks whether each element of prompt is in img and lists the answers.
-func (h *promptHelp) checkPicture(img *image.NRGBA, prompt string) {
+// checkPicture asks whether each element of prompt is in img and lists the answers under a line
+// naming the image (what); when the canvas still shows the image (at), its caption sums them up.
+func (h *promptHelp) checkPicture(img *image.NRGBA, prompt, what string, at canvasKey) {
 	var verdicts []textgen.Verdict
 	h.write("Check", h.plan(len(prompt)*2, img), func(ctx context.Context, w *textgen.Writer, o textgen.Options) (*textgen.Result, error) {
 		o.Sampling, o.OnText = qwen3vl.Sampling{}, nil // greedy: the answer does not depend on a seed
@@ -365,11 +393,13 @@ func (h *promptHelp) checkPicture(img *image.NRGBA, prompt string) {
 		return r, err
 	}, func(*textgen.Result) {
 		var b strings.Builder
+		fmt.Fprintf(&b, "Check of %s:\n", truncateRunes(what, 40))
 		for _, v := range verdicts {
 			fmt.Fprintf(&b, "%s %s\n", v.Mark(), truncateRunes(v.Element, 48))
 		}
 		h.checks.SetText(strings.TrimRight(b.String(), "\n"))
 		h.checks.Show()
+		h.captionChecks(at, verdicts)
 	})
 }
 

@@ -73,20 +73,34 @@ func TestPromptHelpExpandDescribeAndCheck(t *testing.T) {
 		t.Errorf("Use as prompt after Describe: prompt %q, want %q", h.s.draft.Prompt, desc)
 	}
 
-	// Check, when on, lists a verdict per element of the finished picture's prompt.
-	test.Tap(p.checkOn)
-	p.finished(jobs.Job{State: jobs.Done, Request: pipeline.Request{Prompt: "a red lighthouse, two boats"}, Result: &pipeline.Result{Image: img}})
-	h.pump("Check to finish", idle)
+	// A finished picture is not checked while Check is off in Settings.
+	done := jobs.Job{ID: 3, State: jobs.Done, Request: pipeline.Request{Prompt: "a red lighthouse, two boats"}, Result: &pipeline.Result{Image: img}}
+	p.finished(done)
+	if p.cancel != nil || !p.checks.Hidden {
+		t.Fatal("a finished picture was checked with Check images off in Settings")
+	}
+	// Check, when on in Settings, lists a verdict per element of the finished picture's prompt;
+	// a picture finished while one is being checked (a batch) is checked after it.
+	on := h.s.deps.Settings
+	on.CheckImages = true
+	h.s.settingsSaved(on)
+	p.finished(jobs.Job{ID: 2, State: jobs.Done, Request: pipeline.Request{Prompt: "a dog"}, Result: &pipeline.Result{Image: img}})
+	p.finished(done)
+	if len(p.waiting) != 1 {
+		t.Errorf("%d Checks wait behind the first, want 1", len(p.waiting))
+	}
+	h.pump("both Checks to finish", func() bool { return idle() && len(p.waiting) == 0 })
 	lines := strings.Split(p.checks.Text, "\n")
-	if p.checks.Hidden || len(lines) != 2 || !strings.HasSuffix(lines[0], " a red lighthouse") || !strings.HasSuffix(lines[1], " two boats") {
+	if p.checks.Hidden || len(lines) != 3 || lines[0] != "Check of job 3's image:" || !strings.HasSuffix(lines[1], " a red lighthouse") || !strings.HasSuffix(lines[2], " two boats") {
 		t.Errorf("Check lines %q (shown %v)", p.checks.Text, !p.checks.Hidden)
 	}
+	lines = lines[1:]
 	// On demand: the picture shown, against the prompt as it is now.
 	h.s.prompt.prompt.SetText("a red lighthouse, two boats, a dog")
 	test.Tap(p.checkNow)
 	h.pump("Check picture to finish", idle)
-	if n := len(strings.Split(p.checks.Text, "\n")); n != 3 || !strings.HasSuffix(p.checks.Text, " a dog") {
-		t.Errorf("Check picture: %q, want three lines ending with the dog", p.checks.Text)
+	if n := len(strings.Split(p.checks.Text, "\n")); n != 4 || !strings.HasSuffix(p.checks.Text, " a dog") {
+		t.Errorf("Check picture: %q, want a heading and three lines ending with the dog", p.checks.Text)
 	}
 	p.suggestionBox.Show()
 	if m := h.w.Content().MinSize(); m.Width > 1400 || m.Height > 860 {

@@ -62,6 +62,9 @@ type Settings struct {
 	// AllowIdleSleep lets the Mac idle-sleep while a job runs; the zero value holds an activity
 	// assertion that keeps it awake (app/activity; the lid still sleeps it).
 	AllowIdleSleep bool `json:"allow_idle_sleep,omitempty"`
+	// CheckImages asks the text encoder after every finished image whether each element its
+	// prompt names is in it (app/textgen Check); off by default: it costs a writing per image.
+	CheckImages bool `json:"check_images,omitempty"`
 }
 
 // DefaultShareAddr is where "Share this Mac" listens: every interface, A1111's port (the token is

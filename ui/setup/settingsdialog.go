@@ -45,6 +45,8 @@ type settingsForm struct {
 	shareAddr, shareToken, renderOn, renderToken *widget.Entry
 	// tune is "Tune the GPU kernels for this Mac on first use" (settings.NoGPUTuning unchecked).
 	tune *widget.Check
+	// check is "Check each image against its prompt" (settings.CheckImages).
+	check *widget.Check
 }
 
 func newSettingsForm(s settings.Settings) *settingsForm {
@@ -71,6 +73,8 @@ func newSettingsForm(s settings.Settings) *settingsForm {
 	}
 	f.tune = widget.NewCheck("Tune the GPU kernels for this Mac on first use (the first job of each size takes longer)", nil)
 	f.tune.SetChecked(!s.NoGPUTuning)
+	f.check = widget.NewCheck("Check each image against its prompt (the text encoder answers ✓ / ✗ per element)", nil)
+	f.check.SetChecked(s.CheckImages)
 	f.share = widget.NewCheck("Share this Mac (other machines and tools can render here)", nil)
 	f.share.SetChecked(s.Share)
 	f.shareAddr = widget.NewEntry()
@@ -107,6 +111,7 @@ func (f *settingsForm) settings() (settings.Settings, error) {
 	s.Share, s.ShareAddr, s.ShareToken = f.share.Checked, strings.TrimSpace(f.shareAddr.Text), strings.TrimSpace(f.shareToken.Text)
 	s.RenderOn, s.RenderToken = strings.TrimSpace(f.renderOn.Text), strings.TrimSpace(f.renderToken.Text)
 	s.NoGPUTuning = !f.tune.Checked
+	s.CheckImages = f.check.Checked
 	for _, b := range backendLabels {
 		if b.label == f.backend.Selected {
 			s.Backend = b.backend
@@ -203,6 +208,7 @@ func showSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Se
 		widget.NewFormItem("Render on", f.renderOn),
 		widget.NewFormItem("Its token", f.renderToken),
 		widget.NewFormItem("GPU tuning", f.tune),
+		widget.NewFormItem("Check images", f.check),
 	}
 	if gpu != "" {
 		// Read-only: what the first Metal use found (the self-test) and chose (the kernels).
