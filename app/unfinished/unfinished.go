@@ -91,9 +91,11 @@ func (j *Job) Writer() *checkpoint.Writer { return j.w }
 func (j *Job) OnStep(req *pipeline.Request, fingerprint string) func(pipeline.StepState) {
 	base := checkpoint.Checkpoint{Model: checkpoint.Model{Path: j.rec.Draft.Model, Fingerprint: fingerprint},
 		Request: json.RawMessage(`{"window_job":true}`), Seed: req.Seed, NoiseSeed: req.NoiseSeed, VariationSeed: req.VariationSeed, Pass: 1}
+	loras := hashLoRAs(req.LoRAFiles)
 	return func(s pipeline.StepState) {
 		j.w.Offer(func() *checkpoint.Checkpoint {
 			c := base
+			c.LoRAs = loras()
 			c.Image, c.Images, c.Step, c.Steps = s.Image, s.Images, s.Step, s.Steps
 			c.Sigmas, c.Latents = slices.Clone(s.Sigmas), slices.Clone(s.Latents)
 			for _, f := range s.Finished {
@@ -176,15 +178,20 @@ func (p *Pending) Describe() string {
 }
 
 // Job is the pending job's compose.Job, resumed from its checkpoint when it has a usable one for
-// the model with fingerprint (one of another model is refused with a sentence), and the kept
-// job that goes on checkpointing it.
+// the model with fingerprint and the draft's LoRA files as they are now (one of another model or
+// other LoRAs is refused with a sentence, and the job stays kept), and the kept job that goes on
+// checkpointing it. The LoRA files are hashed here (once per file while it is unchanged).
 func (p *Pending) Job(fingerprint string) (compose.Job, *Job, error) {
 	job, err := p.Draft.Job(p.Seed)
 	if err != nil {
 		return job, nil, err
 	}
 	if c := p.Checkpoint; c != nil {
-		if err := c.Check(fingerprint, c.LoRAs); err != nil {
+		loras, err := checkpointLoRAs(job.Request.LoRAFiles)
+		if err != nil {
+			return job, nil, fmt.Errorf("%w: %v; put it back or start the image again", checkpoint.ErrOther, err)
+		}
+		if err := c.Check(fingerprint, loras); err != nil {
 			return job, nil, err
 		}
 		job.Request.Resume = &pipeline.Resume{Image: c.Image, Step: c.Step, Latents: c.Latents, Finished: c.Finished}
