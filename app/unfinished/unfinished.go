@@ -57,9 +57,10 @@ func Open(appSupport string) (*Store, error) {
 
 // Job is one kept job: its folder and its checkpoint writer.
 type Job struct {
-	dir string
-	rec record
-	w   *checkpoint.Writer
+	dir   string
+	rec   record
+	w     *checkpoint.Writer
+	sleep sleepFlush
 }
 
 // Add keeps a job queued now: its draft (condition images, start image and mask included) and seed.
@@ -93,6 +94,8 @@ func (j *Job) OnStep(req *pipeline.Request, fingerprint string) func(pipeline.St
 		Request: json.RawMessage(`{"window_job":true}`), Seed: req.Seed, NoiseSeed: req.NoiseSeed, VariationSeed: req.VariationSeed, Pass: 1}
 	loras := hashLoRAs(req.LoRAFiles)
 	return func(s pipeline.StepState) {
+		j.sleep.running(j.w) // the Mac's sleep writes the newest state first (sleep.go)
+		defer j.sleep.stepped(s)
 		j.w.Offer(func() *checkpoint.Checkpoint {
 			c := base
 			c.LoRAs = loras()
@@ -108,6 +111,7 @@ func (j *Job) OnStep(req *pipeline.Request, fingerprint string) func(pipeline.St
 
 // Done forgets the job: its image is saved (or it was cancelled).
 func (j *Job) Done() error {
+	j.sleep.stop()
 	j.w.Wait()
 	if err := os.RemoveAll(j.dir); err != nil {
 		return fmt.Errorf("cannot remove the finished job's folder %s: %w", j.dir, err)
