@@ -70,6 +70,11 @@ type Config struct {
 	Log *log.Logger
 	// Flags are the command line as /cmd-flags reports it (credentials already left out).
 	Flags map[string]any
+	// Checkpoints is the folder running API jobs checkpoint into, so a client that sends the same
+	// request again after the server restarted gets the picture resumed ("": off; resumable.go);
+	// CheckpointGrace is how long ones left by an earlier run wait for that (0: the default).
+	Checkpoints     string
+	CheckpointGrace time.Duration
 }
 
 // Server answers the A1111 API over Config.Queue. Make one with New; Close stops watching the
@@ -82,6 +87,7 @@ type Server struct {
 	models  *modelState
 	tracker *tracker
 	hashes  *hashes
+	ck      *apiCheckpoints // resumable.go
 
 	mu     sync.Mutex
 	httpSv *http.Server
@@ -124,6 +130,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.stop = cfg.Queue.Watch(s.tracker.update)
 	s.handler = s.routes()
+	s.startCheckpoints()
 	return s, nil
 }
 

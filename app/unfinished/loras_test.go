@@ -47,7 +47,7 @@ func TestLoRAsRecordedAndChecked(t *testing.T) {
 		t.Fatalf("kept: %v, %v", left, err)
 	}
 	rec := left[0].Checkpoint.LoRAs
-	want, _ := fileSHA256(styleA)
+	want, _ := checkpoint.FileSHA256(styleA)
 	if len(rec) != 1 || rec[0].Path != styleA || rec[0].SHA256 != want || rec[0].Strength != 0.8 {
 		t.Fatalf("recorded LoRAs: %+v (want only %s, sha256 %s, strength 0.8)", rec, styleA, want)
 	}
