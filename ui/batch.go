@@ -93,7 +93,7 @@ func (s *studio) saveBatchImage(j jobs.Job, res *pipeline.Result, count int) {
 	if c := s.sheet.cell(index); c != nil && s.sheetJob == id {
 		c.set = set
 	}
-	s.saveInBackground(store, img, set, now, func(e history.Entry, err error) {
+	s.saveJobImage(id, false, store, img, set, now, func(e history.Entry, err error) {
 		if err != nil {
 			s.keep(id, keptImage{img: img, set: set, at: now}, err)
 			return

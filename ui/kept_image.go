@@ -71,7 +71,7 @@ func (s *studio) saveKeptTo(id jobs.ID, folder string) {
 		return
 	}
 	store := history.New(folder)
-	s.saveInBackground(store, k.img, k.set, k.at, func(e history.Entry, err error) {
+	s.saveJobImage(id, true, store, k.img, k.set, k.at, func(e history.Entry, err error) {
 		if err != nil {
 			s.offerAnotherFolder(id, err)
 			return

@@ -27,6 +27,7 @@ type keptJobs struct {
 	offerText    *widget.Label
 	offerResume  *widget.Button
 	offerDiscard *widget.Button
+	saves        map[jobs.ID]*keptSaves // kept_saves.go
 }
 
 // keepJob keeps a job about to be queued (resumed: the kept job it continues) and sets req's
@@ -84,18 +85,10 @@ func (s *studio) keptAs(id jobs.ID, k *unfinished.Job) {
 	s.keeping.byID[id] = k
 }
 
-// finishedKept forgets job id's kept job: it finished and its image is being saved, or the
-// artist cancelled it. (A job stopped by a crash or a quit stays kept.)
+// finishedKept forgets job id's kept job once its images are written (kept_saves.go): it
+// finished, or the artist cancelled it. (A job stopped by a crash or a quit stays kept.)
 func (s *studio) finishedKept(id jobs.ID) {
-	s.keeping.mu.Lock()
-	k := s.keeping.byID[id]
-	delete(s.keeping.byID, id)
-	s.keeping.mu.Unlock()
-	if k != nil {
-		if err := k.Done(); err != nil {
-			s.say("%v", err)
-		}
-	}
+	s.keptSave(id, func(k *keptSaves) { k.over = true })
 }
 
 // offerResume shows what earlier sessions left unfinished — "Resume 3 unfinished jobs", each

@@ -487,7 +487,7 @@ func (s *studio) finished(j jobs.Job) {
 // save writes a finished image to the output folder off the UI goroutine, then lists it. An image
 // that cannot be saved there is kept (keep) and another folder offered.
 func (s *studio) save(j jobs.Job) {
-	s.finishedKept(j.ID)
+	defer s.finishedKept(j.ID) // after its image's write began: kept until the PNG is on disk
 	d, ok := s.jobDrafts[j.ID]
 	delete(s.jobDrafts, j.ID)
 	defer delete(s.jobHires, j.ID)
@@ -520,7 +520,7 @@ func (s *studio) save(j jobs.Job) {
 	store := s.deps.History
 	id := j.ID
 	edited := j.Request.Init != nil
-	s.saveInBackground(store, img, set, now, func(e history.Entry, err error) {
+	s.saveJobImage(id, false, store, img, set, now, func(e history.Entry, err error) {
 		if err != nil {
 			s.keep(id, keptImage{img: img, set: set, at: now}, err)
 			return

@@ -27,7 +27,8 @@ type Writer struct {
 	off     atomic.Bool
 	skipped atomic.Int64
 	wg      sync.WaitGroup
-	said    sync.Map // the notices given once
+	said    sync.Map   // the notices given once
+	flush   flushState // flush.go
 }
 
 // NewWriter writes checkpoints to path.
@@ -40,18 +41,22 @@ func (w *Writer) Path() string { return w.path }
 // build runs on the caller's goroutine (copy the run's buffers there) only when the write goes
 // ahead. It reports whether it did.
 func (w *Writer) Offer(build func() *Checkpoint) bool {
-	if w.EveryStep {
+	asked := w.flush.take()
+	if w.EveryStep || asked != nil {
 		w.Wait()
 	}
 	if w.off.Load() || !w.busy.CompareAndSwap(false, true) {
 		w.skipped.Add(1)
+		w.flush.skipped(asked)
 		return false
 	}
 	c := build()
+	wrote := w.flush.writing()
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
 		defer w.busy.Store(false)
+		defer w.flush.wrote(wrote, asked)
 		err := WriteFile(w.path, c)
 		switch {
 		case err == nil:

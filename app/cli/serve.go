@@ -197,14 +197,15 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 			return err
 		}
 	}
-	hashCache := ""
+	hashCache, checkpoints := "", ""
 	if dir, err := settings.Dir(); err == nil {
 		hashCache = filepath.Join(dir, "modelhash")
+		checkpoints = filepath.Join(dir, "serve-checkpoints") // a client's retry after a restart resumes
 	}
 	srv, err := serve.New(serve.Config{
 		Queue: queue, Model: *model, SetModel: func(p string) { gen.SetPath(p); calib.Start(p) }, LoRADir: loraDir,
 		Backend: be, Preview: calib.Render, Auth: auth, CORS: cors, Save: save, NoSave: *noSave, HashCache: hashCache,
-		MaxBody: int64(*maxBody) << 20, MaxPending: *maxQueue, MaxConns: *maxConns,
+		Checkpoints: checkpoints, MaxBody: int64(*maxBody) << 20, MaxPending: *maxQueue, MaxConns: *maxConns,
 		LogPrompts: *logPrompts, Log: logger, Spread: spread,
 		Flags: map[string]any{"listen": *listen, "model": *model, "backend": string(be), "tls": *cert != "",
 			"max_queue": *maxQueue, "max_body_mb": *maxBody, "max_conns": *maxConns,

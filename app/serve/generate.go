@@ -240,13 +240,18 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind string, f
 	if s.xyzPlot(w, r, kind, f, p, extra) { // script_name "x/y/z plot" (xyzplot.go)
 		return
 	}
+	ck := s.claimCheckpoints(kind, f, p) // resumable.go: the seeds of a run the server's restart stopped
 	plans, bad := s.drafts(p)
 	if bad != nil {
+		ck.end(false)
 		unprocessable(w, bad)
 		return
 	}
+	_, modelPath, _ := s.models.current()
+	ck.attach(plans, p, modelPath)
 	start := time.Now()
 	out, ok := s.run(w, r, plans, kind)
+	ck.end(ok && out.answered() || !ok && r.Context().Err() != nil) // kept only for a retry after a restart
 	if !ok {
 		return
 	}

@@ -74,6 +74,11 @@ type Config struct {
 	// generator that renders elsewhere (`easel serve --studio`) can send them out at once and
 	// each queue job only collects its image; release is called once the request is answered.
 	Spread func(reqs []pipeline.Request) (release func())
+	// Checkpoints is the folder running API jobs checkpoint into, so a client that sends the same
+	// request again after the server restarted gets the picture resumed ("": off; resumable.go);
+	// CheckpointGrace is how long ones left by an earlier run wait for that (0: the default).
+	Checkpoints     string
+	CheckpointGrace time.Duration
 }
 
 // Server answers the A1111 API over Config.Queue. Make one with New; Close stops watching the
@@ -86,6 +91,7 @@ type Server struct {
 	models  *modelState
 	tracker *tracker
 	hashes  *hashes
+	ck      *apiCheckpoints // resumable.go
 
 	mu     sync.Mutex
 	httpSv *http.Server
@@ -128,6 +134,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.stop = cfg.Queue.Watch(s.tracker.update)
 	s.handler = s.routes()
+	s.startCheckpoints()
 	return s, nil
 }
 

@@ -57,9 +57,10 @@ func Open(appSupport string) (*Store, error) {
 
 // Job is one kept job: its folder and its checkpoint writer.
 type Job struct {
-	dir string
-	rec record
-	w   *checkpoint.Writer
+	dir   string
+	rec   record
+	w     *checkpoint.Writer
+	sleep sleepFlush
 }
 
 // Add keeps a job queued now: its draft (condition images, start image and mask included) and seed.
@@ -91,9 +92,13 @@ func (j *Job) Writer() *checkpoint.Writer { return j.w }
 func (j *Job) OnStep(req *pipeline.Request, fingerprint string) func(pipeline.StepState) {
 	base := checkpoint.Checkpoint{Model: checkpoint.Model{Path: j.rec.Draft.Model, Fingerprint: fingerprint},
 		Request: json.RawMessage(`{"window_job":true}`), Seed: req.Seed, NoiseSeed: req.NoiseSeed, VariationSeed: req.VariationSeed, Pass: 1}
+	loras := hashLoRAs(req.LoRAFiles)
 	return func(s pipeline.StepState) {
+		j.sleep.running(j.w) // the Mac's sleep writes the newest state first (sleep.go)
+		defer j.sleep.stepped(s)
 		j.w.Offer(func() *checkpoint.Checkpoint {
 			c := base
+			c.LoRAs = loras()
 			c.Image, c.Images, c.Step, c.Steps = s.Image, s.Images, s.Step, s.Steps
 			c.Sigmas, c.Latents = slices.Clone(s.Sigmas), slices.Clone(s.Latents)
 			for _, f := range s.Finished {
@@ -106,6 +111,7 @@ func (j *Job) OnStep(req *pipeline.Request, fingerprint string) func(pipeline.St
 
 // Done forgets the job: its image is saved (or it was cancelled).
 func (j *Job) Done() error {
+	j.sleep.stop()
 	j.w.Wait()
 	if err := os.RemoveAll(j.dir); err != nil {
 		return fmt.Errorf("cannot remove the finished job's folder %s: %w", j.dir, err)
@@ -176,15 +182,20 @@ func (p *Pending) Describe() string {
 }
 
 // Job is the pending job's compose.Job, resumed from its checkpoint when it has a usable one for
-// the model with fingerprint (one of another model is refused with a sentence), and the kept
-// job that goes on checkpointing it.
+// the model with fingerprint and the draft's LoRA files as they are now (one of another model or
+// other LoRAs is refused with a sentence, and the job stays kept), and the kept job that goes on
+// checkpointing it. The LoRA files are hashed here (once per file while it is unchanged).
 func (p *Pending) Job(fingerprint string) (compose.Job, *Job, error) {
 	job, err := p.Draft.Job(p.Seed)
 	if err != nil {
 		return job, nil, err
 	}
 	if c := p.Checkpoint; c != nil {
-		if err := c.Check(fingerprint, c.LoRAs); err != nil {
+		loras, err := checkpointLoRAs(job.Request.LoRAFiles)
+		if err != nil {
+			return job, nil, fmt.Errorf("%w: %v; put it back or start the image again", checkpoint.ErrOther, err)
+		}
+		if err := c.Check(fingerprint, loras); err != nil {
 			return job, nil, err
 		}
 		job.Request.Resume = &pipeline.Resume{Image: c.Image, Step: c.Step, Latents: c.Latents, Finished: c.Finished}
