@@ -242,6 +242,9 @@ func (h *promptHelp) write(what string, need memplan.WritingPrediction, run func
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	h.busy(true, fmt.Sprintf("%s… (about %s in memory while writing)", what, memplan.GB(need.Peak)))
+	if h.s.current == 0 { // a running job's panel shows its own ledger
+		h.s.memory.showWriting(what, need)
+	}
 	path, do := h.s.deps.Settings.Model, h.s.deps.Do
 	if do == nil {
 		do = fyne.Do
@@ -259,6 +262,9 @@ func (h *promptHelp) write(what string, need memplan.WritingPrediction, run func
 		stopped := ctx.Err() != nil // read before the deferred cancel
 		do(func() {
 			h.busy(false, "")
+			if h.s.current == 0 {
+				h.s.draftChanged() // the memory panel back to the draft's prediction
+			}
 			switch {
 			case stopped:
 				h.status.SetText(what + " stopped; the prompt is as it was.")

@@ -30,7 +30,16 @@ func TestPromptHelpExpandDescribeAndCheck(t *testing.T) {
 	if p.stop.Hidden || !p.expand.Disabled() {
 		t.Error("while writing, Stop is not offered or Expand is not disabled")
 	}
+	if title := h.s.memory.title.Text; !strings.Contains(title, "writing (Expand)") {
+		t.Errorf("while writing, the memory panel says %q, want the writing's memory", title)
+	}
+	if text := h.s.strip.memory.text; !strings.HasPrefix(text, "Writing ") {
+		t.Errorf("while writing, the strip says %q, want the writing's peak", text)
+	}
 	h.pump("Expand to finish", idle)
+	if title := h.s.memory.title.Text; !strings.Contains(title, "predicted") {
+		t.Errorf("after writing, the memory panel says %q, want the draft's prediction back", title)
+	}
 	got := strings.TrimSpace(p.suggestion.Text)
 	if got == "" || p.suggestionBox.Hidden || !strings.Contains(p.status.Text, "tokens") {
 		t.Fatalf("after Expand: suggestion %q (shown %v), status %q", got, !p.suggestionBox.Hidden, p.status.Text)
