@@ -80,9 +80,11 @@ func newPromptHelp(s *studio) *promptHelp {
 	h.status = widget.NewLabel("")
 	h.status.Importance = widget.LowImportance
 	h.status.Truncation = fyne.TextTruncateEllipsis
-	h.checkOn = widget.NewCheck("Check each new picture against its prompt", nil)
+	// Short enough for the recipe column at 1280 wide, beside its button (layout_check_test.go).
+	h.checkOn = widget.NewCheck("Check each new picture", nil)
 	h.checkNow = widget.NewButtonWithIcon("Check picture", theme.SearchIcon(), h.runCheckNow)
 	h.checks = widget.NewLabel("")
+	h.checks.Wrapping = fyne.TextWrapWord
 	h.checks.Hide()
 	h.suggestionBox = container.NewVBox(h.suggestion, container.NewGridWithColumns(2, h.accept, h.discard))
 	h.suggestionBox.Hide()
