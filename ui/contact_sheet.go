@@ -77,6 +77,9 @@ type sheetGroup struct {
 // sheetCellSize is a cell's thumbnail size.
 const sheetCellSize = 96
 
+// sheetCaptionHeight is the room under a cell's thumbnail for its two caption lines.
+const sheetCaptionHeight = 38
+
 // maxSheetGroups is how many batches the sheet keeps as tabs (a batch and its variations).
 const maxSheetGroups = 8
 
@@ -130,7 +133,7 @@ func (c *contactSheet) begin(label string, seeds []uint64, variations []uint64) 
 // beginBeside shows a new batch in a tab of its own (named tab) beside the ones there, and
 // selects it; the oldest tab goes beyond maxSheetGroups.
 func (c *contactSheet) beginBeside(tab, label string, seeds []uint64, variations []uint64) {
-	g := &sheetGroup{label: label, grid: container.NewGridWrap(fyne.NewSize(sheetCellSize, sheetCellSize+24))}
+	g := &sheetGroup{label: label, grid: container.NewGridWrap(fyne.NewSize(sheetCellSize, sheetCellSize+sheetCaptionHeight))}
 	objs := make([]fyne.CanvasObject, 0, len(seeds))
 	for i, s := range seeds {
 		cell := newSheetCell(c, i, s)
@@ -305,17 +308,21 @@ type sheetCell struct {
 	set       *imagefile.Settings // what its PNG records
 
 	img      *canvas.Image
-	caption  *widget.Label
+	caption  *canvas.Text // its number and state
+	seedLine *canvas.Text // its whole seed, or variation seed
 	frame    *canvas.Rectangle
 	selected bool
 }
 
 func newSheetCell(sheet *contactSheet, i int, seed uint64) *sheetCell {
-	c := &sheetCell{sheet: sheet, index: i, seed: seed, img: canvas.NewImageFromImage(nil), caption: widget.NewLabel("")}
+	c := &sheetCell{sheet: sheet, index: i, seed: seed, img: canvas.NewImageFromImage(nil)}
 	c.img.FillMode = canvas.ImageFillContain
 	c.img.SetMinSize(fyne.NewSize(sheetCellSize, sheetCellSize))
-	c.caption.Alignment = fyne.TextAlignCenter
-	c.caption.Truncation = fyne.TextTruncateEllipsis
+	for _, t := range []**canvas.Text{&c.caption, &c.seedLine} {
+		*t = canvas.NewText("", theme.Color(theme.ColorNameForeground))
+		(*t).Alignment = fyne.TextAlignCenter
+		(*t).TextSize = theme.CaptionTextSize()
+	}
 	c.frame = canvas.NewRectangle(color.Transparent)
 	c.frame.StrokeWidth = 2
 	c.refreshCaption()
@@ -324,7 +331,7 @@ func newSheetCell(sheet *contactSheet, i int, seed uint64) *sheetCell {
 }
 
 func (c *sheetCell) CreateRenderer() fyne.WidgetRenderer {
-	return widget.NewSimpleRenderer(container.NewBorder(nil, c.caption, nil, nil, container.NewStack(c.img, c.frame)))
+	return widget.NewSimpleRenderer(container.NewBorder(nil, container.NewVBox(c.caption, c.seedLine), nil, nil, container.NewStack(c.img, c.frame)))
 }
 
 // Tapped selects the cell and shows its image.
@@ -346,13 +353,19 @@ func (c *sheetCell) setSelected(on bool) {
 	c.frame.Refresh()
 }
 
+// refreshCaption says the cell's place and state on one line and its whole seed (or variation
+// seed) on the next, in caption-size text that fits the cell untruncated.
 func (c *sheetCell) refreshCaption() {
-	s := fmt.Sprintf("%d · seed %d", c.index+1, c.seed)
-	if c.varies {
-		s = fmt.Sprintf("%d · var %d", c.index+1, c.variation)
-	}
+	s := fmt.Sprintf("%d", c.index+1)
 	if c.state != cellDone {
 		s += " · " + cellStateNames[c.state]
 	}
-	c.caption.SetText(s)
+	c.caption.Text = s
+	if c.varies {
+		c.seedLine.Text = fmt.Sprintf("var %d", c.variation)
+	} else {
+		c.seedLine.Text = fmt.Sprintf("seed %d", c.seed)
+	}
+	c.caption.Refresh()
+	c.seedLine.Refresh()
 }

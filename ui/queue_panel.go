@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -44,16 +45,19 @@ func (p *queuePanel) show(all []jobs.Job) {
 		if j.Origin != "" {
 			text = fmt.Sprintf("#%d · %s · from %s · %s", j.ID, j.State, j.Origin, j.Label)
 		}
-		label := widget.NewLabel(text)
+		// The prompt gives way (an ellipsis) before the seed: "seed N · K images" shows whole.
+		head, seed := splitSeed(text)
+		label := widget.NewLabel(head)
 		label.Truncation = fyne.TextTruncateEllipsis
+		seedLabel := widget.NewLabel(seed)
 		if j.State.Finished() {
-			label.Importance = widget.LowImportance
-			objs = append(objs, label)
+			label.Importance, seedLabel.Importance = widget.LowImportance, widget.LowImportance
+			objs = append(objs, container.NewBorder(nil, nil, nil, seedLabel, label))
 			continue
 		}
 		id := j.ID
 		cancel := widget.NewButtonWithIcon("", theme.CancelIcon(), func() { p.s.queue.Cancel(id) })
-		objs = append(objs, container.NewBorder(nil, nil, nil, cancel, label))
+		objs = append(objs, container.NewBorder(nil, nil, nil, container.NewHBox(seedLabel, cancel), label))
 	}
 	if len(objs) == 0 {
 		empty := widget.NewLabel("Nothing queued. Generate while a job runs to queue the next.")
@@ -63,4 +67,14 @@ func (p *queuePanel) show(all []jobs.Job) {
 	}
 	p.list.Objects = objs
 	p.list.Refresh()
+}
+
+// splitSeed splits a queue row's text before its last " · seed ": the part that may be cut short
+// and the seed part ("seed N", with " · K images" after it) that shows whole.
+func splitSeed(text string) (head, seed string) {
+	i := strings.LastIndex(text, " · seed ")
+	if i < 0 {
+		return text, ""
+	}
+	return text[:i] + " ·", text[i+len(" · "):]
 }
