@@ -349,6 +349,12 @@ func TestSettingsDialogSavesWhatItShows(t *testing.T) {
 		t.Error("GPU tuning is off in new settings")
 	}
 	f.tune.SetChecked(false)
+	// The share token's Copy puts it on the clipboard.
+	f.shareToken.SetText("0123456789abcdef")
+	test.Tap(findButton(t, w, "Copy"))
+	if got := fyne.CurrentApp().Clipboard().Content(); got != "0123456789abcdef" {
+		t.Errorf("Copy put %q on the clipboard, want the share token", got)
+	}
 	test.Tap(findButton(t, w, "Save"))
 	s, err := store.Load()
 	if err != nil {
