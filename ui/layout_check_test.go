@@ -426,3 +426,26 @@ func TestRestoredExtendedImageKeepsItsRowsApart(t *testing.T) {
 			s.work.strength.Value, s.work.strength.Disabled(), s.work.fit.Selected)
 	}
 }
+
+// Removing the start image gives its room back: Work on an image is as tall as it was before an
+// image was added, and the next section follows it at once (issue #29's 400-px gap).
+func TestRemovingTheStartImageLeavesNoGap(t *testing.T) {
+	h := newHarness(t, 64e9)
+	s := h.s
+	s.work.accordion.Open(0)
+	before := s.work.box.MinSize().Height
+	s.setStart(mustCondition(t, h.writePNG("start.png", 256, 256)))
+	if with := s.work.box.MinSize().Height; with <= before {
+		t.Fatalf("with a start image the section is %.0f tall, no taller than without (%.0f)", with, before)
+	}
+	s.removeStart()
+	if after := s.work.box.MinSize().Height; after > before+layoutSlack {
+		t.Errorf("after removing the start image the section is %.0f tall, %.0f before it was added", after, before)
+	}
+	h.w.Resize(screen1280)
+	relayout(h.w.Content())
+	gap := s.sections.Position().Y - (s.work.box.Position().Y + s.work.box.Size().Height)
+	if gap > 2*theme.Padding() {
+		t.Errorf("a %.0f-px gap between Work on an image and the next section", gap)
+	}
+}
