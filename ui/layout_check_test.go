@@ -449,3 +449,27 @@ func TestRemovingTheStartImageLeavesNoGap(t *testing.T) {
 		t.Errorf("a %.0f-px gap between Work on an image and the next section", gap)
 	}
 }
+
+// A new window's prompt help shows no empty line (the status line, before any writing, left a
+// blank row under the source menu).
+func TestPromptHelpHasNoBlankRow(t *testing.T) {
+	h := newHarness(t, 64e9)
+	var walk func(o fyne.CanvasObject, path string)
+	walk = func(o fyne.CanvasObject, path string) {
+		if o == nil || !o.Visible() {
+			return
+		}
+		if l, ok := o.(*widget.Label); ok {
+			if strings.TrimSpace(l.Text) == "" {
+				t.Errorf("an empty label is shown: %s", path)
+			}
+			return
+		}
+		if c, ok := o.(*fyne.Container); ok {
+			for _, k := range c.Objects {
+				walk(k, path+" > "+describe(k))
+			}
+		}
+	}
+	walk(h.s.help.box, "prompt help")
+}

@@ -80,6 +80,7 @@ func newPromptHelp(s *studio) *promptHelp {
 	h.status = widget.NewLabel("")
 	h.status.Importance = widget.LowImportance
 	h.status.Truncation = fyne.TextTruncateEllipsis
+	h.status.Hide() // shown with its first word: empty, it left a blank row under the source
 	// Short enough for the recipe column at 1280 wide, beside its button (layout_check_test.go).
 	h.checkOn = widget.NewCheck("Check each new picture", nil)
 	h.checkNow = widget.NewButtonWithIcon("Check picture", theme.SearchIcon(), h.runCheckNow)
@@ -189,6 +190,12 @@ func (h *promptHelp) close() {
 	}
 }
 
+// setStatus says what the writing did or does (and shows the line).
+func (h *promptHelp) setStatus(text string) {
+	h.status.SetText(text)
+	h.status.Show()
+}
+
 // busy shows the controls of a running writing.
 func (h *promptHelp) busy(on bool, what string) {
 	if on {
@@ -196,7 +203,7 @@ func (h *promptHelp) busy(on bool, what string) {
 		h.describe.Disable()
 		h.checkNow.Disable()
 		h.stop.Show()
-		h.status.SetText(what)
+		h.setStatus(what)
 		return
 	}
 	h.expand.Enable()
@@ -253,14 +260,14 @@ func (h *promptHelp) write(what string, need memplan.WritingPrediction, run func
 			h.busy(false, "")
 			switch {
 			case stopped:
-				h.status.SetText(what + " stopped; the prompt is as it was.")
+				h.setStatus(what + " stopped; the prompt is as it was.")
 				h.suggestionBox.Hide()
 			case err != nil:
-				h.status.SetText(what + " failed")
+				h.setStatus(what + " failed")
 				h.s.say("%s: %v", what, err)
 				h.suggestionBox.Hide()
 			default:
-				h.status.SetText(fmt.Sprintf("%s: %d tokens, %.1f tokens/s", what, r.Tokens, r.TokensPerSecond))
+				h.setStatus(fmt.Sprintf("%s: %d tokens, %.1f tokens/s", what, r.Tokens, r.TokensPerSecond))
 				done(r)
 			}
 		})
