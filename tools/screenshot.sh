@@ -3,7 +3,8 @@
 # captures the screen mid-run into docs/screenshot.png (the picture the README shows).
 # Needs: xvfb, xdotool, imagemagick (`import`) — installed here when missing and run as root.
 #   make screenshot            # or: bash tools/screenshot.sh [OUT.png] [SECONDS_INTO_THE_RUN]
-# EASEL_PREVIEW=sharp, EASEL_SIZE=512 and EASEL_STEPS=100 change the settings the window starts with.
+# EASEL_PREVIEW=sharp, EASEL_SIZE=512 and EASEL_STEPS=100 change the settings the window starts with;
+# EASEL_SCREEN=1280x800 changes the screen (and window) size from 1440x900.
 # EASEL_SCENE=inpaint (make screenshot-inpaint) pastes a drawn landscape as the start image in
 # "Work on an image", paints a mask stroke over it on the canvas and extends the canvas to the
 # right once, instead of generating (xclip too is needed then).
@@ -81,8 +82,10 @@ if [ "$scene" = batch ] || [ "$scene" = gallery ]; then
 JSON
 fi
 
+screen=${EASEL_SCREEN:-1440x900}
+sw=${screen%x*} sh=${screen#*x}
 display=:$((90 + RANDOM % 9))
-Xvfb "$display" -screen 0 1440x900x24 -nolisten tcp >/dev/null 2>&1 &
+Xvfb "$display" -screen 0 "${screen}x24" -nolisten tcp >/dev/null 2>&1 &
 xvfb_pid=$!
 sleep 1
 DISPLAY=$display XDG_CONFIG_HOME="$work/config" XDG_DATA_HOME="$work/data" LANG=en_US.UTF-8 \
@@ -91,9 +94,9 @@ app_pid=$!
 
 export DISPLAY=$display
 win=$(xdotool search --sync --onlyvisible --name '^Easel' | head -n1)
-xdotool windowsize "$win" 1440 900 windowmove "$win" 0 0
+xdotool windowsize "$win" "$sw" "$sh" windowmove "$win" 0 0
 sleep 2
-xdotool windowsize "$win" 1440 900 # again: a resize during the window's first layout can be lost
+xdotool windowsize "$win" "$sw" "$sh" # again: a resize during the window's first layout can be lost
 sleep 1
 if [ "$scene" = inpaint ]; then
 	# A landscape as the start image (on the clipboard as a PNG), pasted through "Work on an

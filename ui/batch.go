@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"os"
+	"strings"
 	"time"
 
 	"fyne.io/fyne/v2/dialog"
@@ -50,7 +51,14 @@ func (s *studio) batchEvent(j jobs.Job, ev pipeline.Event, framed image.Image) {
 				vars = append(vars, v)
 			}
 		}
-		s.sheet.begin(jobLabel(j.Request.Prompt, j.Request.Seed), seeds, vars)
+		label := jobLabel(j.Request.Prompt, j.Request.Seed)
+		if strings.HasPrefix(j.Label, varyKind+" · ") && s.sheet.live != nil {
+			// Variations open beside the batch they came from, which stays a tab away.
+			s.sheet.beginBeside(fmt.Sprintf("%s %d", varyKind, len(s.sheet.groups)), label, seeds, vars)
+		} else {
+			s.sheet.begin(label, seeds, vars)
+		}
+		s.sheet.live.draft = s.sheetDraft
 	}
 	if ev.Finished != nil {
 		res := ev.Finished
@@ -147,15 +155,22 @@ func (s *studio) keepCell(c *sheetCell) {
 	s.sheet.kept(c, e.Path)
 }
 
-// cellDraft is the batch's draft set to remake a cell's image: its seed and variation, one image.
+// varyKind is how the queue names a Vary job (and how its batch is known to open beside).
+const varyKind = "Vary"
+
+// cellDraft is the cell's batch's draft set to remake its image: its seed and variation, one image.
 func (s *studio) cellDraft(c *sheetCell) compose.Draft {
 	d := s.sheetDraft
+	if c.group != nil {
+		d = c.group.draft
+	}
+	base := d
 	d.Conditions = append([]compose.Condition(nil), d.Conditions...)
 	d.LoRAs = append([]compose.LoRA(nil), d.LoRAs...)
 	d.Seed, d.RandomSeed, d.Count = c.seed, false, 1
 	d.VariationSeed, d.VariationStrength = 0, 0
 	if c.varies {
-		d.VariationSeed, d.VariationStrength = c.variation, s.sheetDraft.VariationStrength
+		d.VariationSeed, d.VariationStrength = c.variation, base.VariationStrength
 	}
 	return d
 }
@@ -174,7 +189,7 @@ func (s *studio) varyCell(c *sheetCell, strength float64) {
 	}
 	d.VariationStrength = strength
 	d.Count = max(s.draft.Count, 4)
-	s.nextKind = "Vary"
+	s.nextKind = varyKind
 	if s.submit(d, d.Seed) {
 		s.say("Making %d variations of seed %d at strength %.2f.", d.Count, d.Seed, strength)
 	}

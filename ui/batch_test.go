@@ -117,6 +117,38 @@ func TestBatchFillsTheSheetThenVaryUpscaleAndRestore(t *testing.T) {
 	s.cancelCurrent()
 	h.pump("the variations cancelled", func() bool { return s.current == 0 && sheet.cell(3).state == cellFailed })
 
+	// The variations opened beside the batch: the batch is a tab away, its images as they were,
+	// and a second Vary from one of them opens a third tab from the batch's own seed.
+	if n := len(sheet.tabs.Items); n != 2 || sheet.tabs.Items[0].Text != "Batch" || sheet.tabs.Items[1].Text != "Vary 1" || sheet.tabs.Selected() != sheet.tabs.Items[1] {
+		t.Fatalf("after Vary the sheet has %d tabs (want Batch and Vary 1, the variations shown)", n)
+	}
+	sheet.tabs.Select(sheet.tabs.Items[0])
+	if !strings.HasPrefix(sheet.title.Text, jobLabel(req.Prompt, 7)+" — 4 of 4 finished") {
+		t.Errorf("the Batch tab's title: %q", sheet.title.Text)
+	}
+	batch := sheet.groups[0].cells
+	for i, c := range batch {
+		if c.varies || c.seed != uint64(7+i) || c.state != cellDone || c.path == "" {
+			t.Errorf("the batch's image %d after Vary: seed %d, varies %v, %v, saved as %q", i+1, c.seed, c.varies, cellStateNames[c.state], c.path)
+		}
+	}
+	test.Tap(batch[2])
+	if sheet.vary.Disabled() {
+		t.Fatal("Vary is off for the batch's third image")
+	}
+	test.Tap(sheet.vary)
+	again := <-h.gen.started
+	if again.Seed != 9 || again.VariationStrength != 0.2 {
+		t.Errorf("Vary from the Batch tab: seed %d, strength %g; want the third image's seed 9", again.Seed, again.VariationStrength)
+	}
+	h.gen.step <- struct{}{}
+	h.pump("the second variations' tab", func() bool { return len(sheet.tabs.Items) == 3 })
+	if sheet.tabs.Items[0].Text != "Batch" || sheet.tabs.Items[2].Text != "Vary 2" || sheet.cell(0).seed != 9 || !sheet.cell(0).varies {
+		t.Errorf("tabs %q, %q, %q; the new tab's first cell seed %d", sheet.tabs.Items[0].Text, sheet.tabs.Items[1].Text, sheet.tabs.Items[2].Text, sheet.cell(0).seed)
+	}
+	s.cancelCurrent()
+	h.pump("the second variations cancelled", func() bool { return s.current == 0 && sheet.cell(3).state == cellFailed })
+
 	// Restore the batch's fourth image from history: its own seed.
 	var fourth = -1
 	for i, e := range s.history.entries {

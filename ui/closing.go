@@ -4,13 +4,21 @@ import (
 	"fmt"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/widget"
+
+	"easel/app/jobs"
 )
 
 // Closing the window (its close button, ⌘Q / Ctrl+Q, Easel → Quit) never drops work silently:
-// with jobs running or queued it asks first; the draft is kept for the next launch either way.
+// with jobs running or queued it asks first (finish later, discard, or keep working); the draft is kept for the next launch either way.
 
-// askClose closes the window, first asking when jobs would be lost.
+// askClose closes the window, first asking when jobs would be lost. With jobs kept across a quit
+// (Deps.Unfinished) the first choice is Finish later: the window closes, the jobs stay kept with
+// their checkpoints and the next launch offers to resume them. Discard and quit stops them and
+// removes what was kept of them; Keep working leaves everything as it is.
 func (s *studio) askClose() {
 	n := s.queue.Pending()
 	if n == 0 || s.closeAsked {
@@ -18,21 +26,56 @@ func (s *studio) askClose() {
 		return
 	}
 	what := fmt.Sprintf("%d jobs are running or queued", n)
+	them := "them"
 	if n == 1 {
-		what = "A job is running"
+		what, them = "A job is running", "it"
 	}
-	d := dialog.NewConfirm("Quit and discard the jobs?",
-		what+": quitting now stops "+map[bool]string{true: "it", false: "them"}[n == 1]+" and the images are not made. Your prompt and settings are kept for next time.",
-		func(discard bool) {
-			if discard {
-				s.closeAsked = true
-				s.win.Close()
-			}
-		}, s.win)
-	d.SetConfirmText("Discard and quit")
-	d.SetDismissText("Keep working")
+	text := what + ": quitting now stops " + them + " and the images are not made. Your prompt and settings are kept for next time."
+	if s.deps.Unfinished != nil {
+		text = what + ". Finish later keeps " + them + ": the next launch offers to resume " + them + " from where " +
+			map[bool]string{true: "it", false: "they"}[n == 1] + " stopped. Discard and quit stops " + them +
+			" for good. Your prompt and settings are kept for next time."
+	}
+	label := widget.NewLabel(text)
+	label.Wrapping = fyne.TextWrapWord
+	var d dialog.Dialog
+	quit := func(discard bool) {
+		d.Hide()
+		s.closeAsked, s.discardOnClose = true, discard
+		s.win.Close()
+	}
+	discard := widget.NewButton("Discard and quit", func() { quit(true) })
+	discard.Importance = widget.DangerImportance
+	keep := widget.NewButton("Keep working", func() { d.Hide() })
+	buttons := container.NewHBox(layout.NewSpacer(), discard, keep)
+	title := "Quit and discard the jobs?"
+	if s.deps.Unfinished != nil {
+		later := widget.NewButton("Finish later", func() { quit(false) })
+		later.Importance = widget.HighImportance
+		buttons = container.NewHBox(layout.NewSpacer(), later, discard, keep)
+		title = "Quit with unfinished jobs?"
+	}
+	d = dialog.NewCustomWithoutButtons(title, container.NewVBox(label, buttons), s.win)
+	d.Resize(fyne.NewSize(480, 0))
 	d.Show()
 	s.closeDialog = d
+}
+
+// discardKept removes what was kept of this window's unfinished jobs (their checkpoints), once
+// the queue has stopped them: the artist chose Discard and quit.
+func (s *studio) discardKept() {
+	if !s.discardOnClose {
+		return
+	}
+	s.keeping.mu.Lock()
+	ids := make([]jobs.ID, 0, len(s.keeping.byID))
+	for id := range s.keeping.byID {
+		ids = append(ids, id)
+	}
+	s.keeping.mu.Unlock()
+	for _, id := range ids {
+		s.finishedKept(id)
+	}
 }
 
 // quitItem is the menu's Quit (⌘Q), which closes as the close button does.

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,6 +10,9 @@ import (
 
 	"easel/app/jobs"
 	"easel/app/settings"
+	"easel/app/unfinished"
+	"easel/engine/convert"
+	"easel/internal/tinymodel"
 )
 
 // The prompt and the everyday settings outlive the window: a new window on the same draft store
@@ -64,6 +68,80 @@ func TestClosingWithJobsAsks(t *testing.T) {
 	h.closed = true // the window closed itself
 	if js := s.queue.Jobs(); len(js) != 1 || js[0].State != jobs.Cancelled {
 		t.Errorf("after Discard and quit the job is %v", js)
+	}
+}
+
+// With jobs kept across a quit, closing with jobs running or queued offers Finish later first:
+// the window closes and the next one offers to resume them. Discard and quit removes what was
+// kept of them (their folders and checkpoints), so the next window offers nothing.
+func TestClosingWithJobsOffersFinishLater(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fingerprints the tiny model")
+	}
+	model := tinymodel.Path(t, convert.Options{Profile: convert.ProfileF16})
+	support := t.TempDir()
+	open := func() *harness {
+		store, err := unfinished.Open(support)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return newHarnessWith(t, 64e9, func(h *harness, d *Deps) { d.Unfinished, d.Settings.Model = store, model })
+	}
+	queueTwo := func(h *harness) {
+		h.s.prompt.prompt.SetText("a paper crane")
+		test.Tap(h.s.generateBtn)
+		<-h.gen.started
+		test.Tap(h.s.generateBtn)
+		if n := h.s.queue.Pending(); n != 2 {
+			t.Fatalf("%d jobs pending, want one running and one queued", n)
+		}
+	}
+
+	h := open()
+	queueTwo(h)
+	h.s.askClose()
+	top := h.w.Canvas().Overlays().Top()
+	markup := test.RenderObjectToMarkup(top)
+	for _, want := range []string{"2 jobs are running or queued", "the next launch offers to resume them", "Finish later", "Discard and quit", "Keep working"} {
+		if !strings.Contains(markup, want) {
+			t.Errorf("the question lacks %q", want)
+		}
+	}
+	if strings.Index(markup, "Finish later") > strings.Index(markup, "Discard and quit") {
+		t.Error("Finish later is not the first choice")
+	}
+	test.Tap(findButton(t, top, "Finish later"))
+	h.closed = true // the window closed itself
+
+	h = open()
+	if h.s.keeping.offer == nil || h.s.keeping.offerResume.Text != "Resume 2 unfinished jobs" {
+		t.Fatalf("after Finish later the next window offers %v", h.s.keeping.offerResume)
+	}
+	h.s.keeping.offer.Hide() // neither resumed nor discarded: they stay kept
+	h.closeWindow()
+
+	h = open()
+	h.s.keeping.offer.Hide()
+	queueTwo(h)
+	h.s.askClose()
+	test.Tap(findButton(t, h.w.Canvas().Overlays().Top(), "Discard and quit"))
+	h.closed = true
+	store, _ := unfinished.Open(support)
+	left, err := store.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 2 {
+		t.Errorf("Discard and quit left %d kept jobs; want the earlier window's 2 only", len(left))
+	}
+	for _, p := range left {
+		if p.Checkpoint != nil {
+			t.Errorf("%s has a checkpoint; the earlier window's jobs never ran a step", p.Label)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Join(support, "unfinished"))
+	if len(entries) != 2 {
+		t.Errorf("the kept folders after Discard and quit: %d, want the earlier 2", len(entries))
 	}
 }
 

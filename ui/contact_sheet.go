@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"easel/app/compose"
 	"easel/app/imagefile"
 )
 
@@ -40,15 +41,20 @@ type sheetActions struct {
 
 // contactSheet is a batch's images as a grid that fills as they finish: each cell shows its
 // image's live preview while it steps and the decoded picture once done. A click shows one on
-// the canvas and selects it for Keep / Discard, Vary, Refine and Upscale.
+// the canvas and selects it for Keep / Discard, Vary, Refine and Upscale. Vary's variations open
+// in a tab beside the batch they came from, which stays a tab away (up to maxSheetGroups).
 type contactSheet struct {
 	act      sheetActions
-	label    string // the batch's prompt and first seed
-	cells    []*sheetCell
+	groups   []*sheetGroup // the tabs, oldest first
+	live     *sheetGroup   // the latest batch: its job's events fill it
+	shown    *sheetGroup   // the tab in view
+	label    string        // the live batch's prompt and first seed
+	cells    []*sheetCell  // the live batch's cells
+	grid     *fyne.Container
 	selected *sheetCell
 
 	title    *widget.Label
-	grid     *fyne.Container
+	tabs     *container.AppTabs
 	keep     *widget.Button
 	discard  *widget.Button
 	vary     *widget.Button
@@ -60,11 +66,33 @@ type contactSheet struct {
 	box      *fyne.Container
 }
 
+// sheetGroup is one batch on the sheet: a tab with its cells and the draft that made them.
+type sheetGroup struct {
+	label string
+	cells []*sheetCell
+	grid  *fyne.Container
+	tab   *container.TabItem
+	draft compose.Draft
+}
+
 // sheetCellSize is a cell's thumbnail size.
 const sheetCellSize = 96
 
+// sheetCaptionHeight is the room under a cell's thumbnail for its two caption lines.
+const sheetCaptionHeight = 38
+
+// maxSheetGroups is how many batches the sheet keeps as tabs (a batch and its variations).
+const maxSheetGroups = 8
+
 func newContactSheet(act sheetActions) *contactSheet {
-	c := &contactSheet{act: act, title: widget.NewLabel(""), grid: container.NewGridWrap(fyne.NewSize(sheetCellSize, sheetCellSize+24))}
+	c := &contactSheet{act: act, title: widget.NewLabel(""), tabs: container.NewAppTabs()}
+	c.tabs.OnSelected = func(t *container.TabItem) {
+		for _, g := range c.groups {
+			if g.tab == t && g != c.shown {
+				c.showGroup(g)
+			}
+		}
+	}
 	c.title.Wrapping = fyne.TextWrapWord
 	c.keep = widget.NewButtonWithIcon("Keep", theme.ConfirmIcon(), func() { c.onSelected(c.act.keep) })
 	c.discard = widget.NewButtonWithIcon("Discard", theme.DeleteIcon(), func() { c.onSelected(c.act.discard) })
@@ -83,7 +111,7 @@ func newContactSheet(act sheetActions) *contactSheet {
 	strengthRow := container.NewBorder(nil, nil, widget.NewLabel("Variation strength"), nil, c.strength)
 	c.box = container.NewBorder(container.NewVBox(heading("Batch"), c.title),
 		container.NewVBox(container.NewGridWithColumns(3, c.keep, c.discard, c.vary, c.refine, c.up15, c.up2), strengthRow, c.fit),
-		nil, nil, container.NewVScroll(c.grid))
+		nil, nil, c.tabs)
 	c.box.Hide()
 	c.updateButtons()
 	return c
@@ -96,23 +124,55 @@ func (c *contactSheet) onSelected(f func(*sheetCell)) {
 	}
 }
 
-// begin shows a new batch: one waiting cell per seed (variation seeds, when the batch varies an
-// image, in variations).
+// begin shows a new batch in place of the sheet's tabs: one waiting cell per seed (variation
+// seeds, when the batch varies an image, in variations).
 func (c *contactSheet) begin(label string, seeds []uint64, variations []uint64) {
-	c.label, c.cells, c.selected = label, nil, nil
+	c.groups = nil
+	c.beginBeside("Batch", label, seeds, variations)
+}
+
+// beginBeside shows a new batch in a tab of its own (named tab) beside the ones there, and
+// selects it; the oldest tab goes beyond maxSheetGroups.
+func (c *contactSheet) beginBeside(tab, label string, seeds []uint64, variations []uint64) {
+	g := &sheetGroup{label: label, grid: container.NewGridWrap(fyne.NewSize(sheetCellSize, sheetCellSize+sheetCaptionHeight))}
 	objs := make([]fyne.CanvasObject, 0, len(seeds))
 	for i, s := range seeds {
 		cell := newSheetCell(c, i, s)
+		cell.group = g
 		if i < len(variations) {
 			cell.variation, cell.varies = variations[i], true
 			cell.refreshCaption()
 		}
-		c.cells = append(c.cells, cell)
+		g.cells = append(g.cells, cell)
 		objs = append(objs, cell)
 	}
-	c.grid.Objects = objs
-	c.grid.Refresh()
+	g.grid.Objects = objs
+	g.tab = container.NewTabItem(tab, container.NewVScroll(g.grid))
+	c.groups = append(c.groups, g)
+	if len(c.groups) > maxSheetGroups {
+		c.groups = c.groups[len(c.groups)-maxSheetGroups:]
+	}
+	items := make([]*container.TabItem, len(c.groups))
+	for i, g := range c.groups {
+		items[i] = g.tab
+	}
+	c.live, c.label, c.cells, c.grid = g, label, g.cells, g.grid
+	c.shown = nil
+	c.tabs.SetItems(items)
+	c.showGroup(g)
 	c.box.Show()
+}
+
+// showGroup brings a batch's tab into view; the selection (in the tab left) is cleared.
+func (c *contactSheet) showGroup(g *sheetGroup) {
+	if c.selected != nil {
+		c.selected.setSelected(false)
+		c.selected = nil
+	}
+	c.shown = g
+	if c.tabs.Selected() != g.tab {
+		c.tabs.Select(g.tab)
+	}
 	c.updateTitle()
 	c.updateButtons()
 }
@@ -191,10 +251,12 @@ func (c *contactSheet) selectCell(cell *sheetCell) {
 	}
 }
 
-// done counts the finished images.
-func (c *contactSheet) done() int {
+// done counts the live batch's finished images.
+func (c *contactSheet) done() int { return finishedCells(c.cells) }
+
+func finishedCells(cells []*sheetCell) int {
 	n := 0
-	for _, cell := range c.cells {
+	for _, cell := range cells {
 		if cell.state == cellDone || cell.state == cellDiscarded {
 			n++
 		}
@@ -202,9 +264,14 @@ func (c *contactSheet) done() int {
 	return n
 }
 
+// updateTitle says what the tab in view holds.
 func (c *contactSheet) updateTitle() {
+	g := c.shown
+	if g == nil {
+		return
+	}
 	c.title.SetText(fmt.Sprintf("%s — %d of %d finished. Click one to view it; then keep or discard it, vary it, refine it or upscale it.",
-		c.label, c.done(), len(c.cells)))
+		g.label, finishedCells(g.cells), len(g.cells)))
 }
 
 // updateButtons enables the actions that apply to the selected cell: Discard for a saved image,
@@ -231,6 +298,7 @@ func (c *contactSheet) updateButtons() {
 type sheetCell struct {
 	widget.BaseWidget
 	sheet     *contactSheet
+	group     *sheetGroup // the batch it belongs to (nil: an Explore cell acted on)
 	index     int
 	seed      uint64
 	variation uint64 // the variation seed, when varies
@@ -241,17 +309,21 @@ type sheetCell struct {
 	set       *imagefile.Settings // what its PNG records
 
 	img      *canvas.Image
-	caption  *widget.Label
+	caption  *canvas.Text // its number and state
+	seedLine *canvas.Text // its whole seed, or variation seed
 	frame    *canvas.Rectangle
 	selected bool
 }
 
 func newSheetCell(sheet *contactSheet, i int, seed uint64) *sheetCell {
-	c := &sheetCell{sheet: sheet, index: i, seed: seed, img: canvas.NewImageFromImage(nil), caption: widget.NewLabel("")}
+	c := &sheetCell{sheet: sheet, index: i, seed: seed, img: canvas.NewImageFromImage(nil)}
 	c.img.FillMode = canvas.ImageFillContain
 	c.img.SetMinSize(fyne.NewSize(sheetCellSize, sheetCellSize))
-	c.caption.Alignment = fyne.TextAlignCenter
-	c.caption.Truncation = fyne.TextTruncateEllipsis
+	for _, t := range []**canvas.Text{&c.caption, &c.seedLine} {
+		*t = canvas.NewText("", theme.Color(theme.ColorNameForeground))
+		(*t).Alignment = fyne.TextAlignCenter
+		(*t).TextSize = theme.CaptionTextSize()
+	}
 	c.frame = canvas.NewRectangle(color.Transparent)
 	c.frame.StrokeWidth = 2
 	c.refreshCaption()
@@ -260,7 +332,7 @@ func newSheetCell(sheet *contactSheet, i int, seed uint64) *sheetCell {
 }
 
 func (c *sheetCell) CreateRenderer() fyne.WidgetRenderer {
-	return widget.NewSimpleRenderer(container.NewBorder(nil, c.caption, nil, nil, container.NewStack(c.img, c.frame)))
+	return widget.NewSimpleRenderer(container.NewBorder(nil, container.NewVBox(c.caption, c.seedLine), nil, nil, container.NewStack(c.img, c.frame)))
 }
 
 // Tapped selects the cell and shows its image.
@@ -282,13 +354,19 @@ func (c *sheetCell) setSelected(on bool) {
 	c.frame.Refresh()
 }
 
+// refreshCaption says the cell's place and state on one line and its whole seed (or variation
+// seed) on the next, in caption-size text that fits the cell untruncated.
 func (c *sheetCell) refreshCaption() {
-	s := fmt.Sprintf("%d · seed %d", c.index+1, c.seed)
-	if c.varies {
-		s = fmt.Sprintf("%d · var %d", c.index+1, c.variation)
-	}
+	s := fmt.Sprintf("%d", c.index+1)
 	if c.state != cellDone {
 		s += " · " + cellStateNames[c.state]
 	}
-	c.caption.SetText(s)
+	c.caption.Text = s
+	if c.varies {
+		c.seedLine.Text = fmt.Sprintf("var %d", c.variation)
+	} else {
+		c.seedLine.Text = fmt.Sprintf("seed %d", c.seed)
+	}
+	c.caption.Refresh()
+	c.seedLine.Refresh()
 }

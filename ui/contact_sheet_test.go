@@ -55,7 +55,29 @@ func TestContactSheetFillsAndActsOnTheSelectedImage(t *testing.T) {
 		t.Errorf("stopped batch: states %v %v", sheet.cell(1).state, sheet.cell(3).state)
 	}
 	sheet.begin("a fox, varied", []uint64{7, 7}, []uint64{100, 101})
-	if c := sheet.cell(1); !c.varies || c.variation != 101 || c.caption.Text != "2 · var 101 · waiting" {
-		t.Errorf("variation cell: %+v %q", c.variation, c.caption.Text)
+	if c := sheet.cell(1); !c.varies || c.variation != 101 || c.caption.Text != "2 · waiting" || c.seedLine.Text != "var 101" {
+		t.Errorf("variation cell: %+v %q / %q", c.variation, c.caption.Text, c.seedLine.Text)
+	}
+}
+
+// A cell shows its whole seed (and a variation its whole variation seed), the largest a seed
+// field gives, within the cell: nothing truncated.
+func TestContactSheetShowsWholeSeeds(t *testing.T) {
+	test.NewTempApp(t)
+	sheet := newContactSheet(sheetActions{})
+	sheet.begin("a fox", []uint64{4294967295, 4294967295}, []uint64{0, 4294967295})
+	sheet.cell(0).varies = false
+	sheet.cell(0).refreshCaption()
+	for i, want := range []string{"seed 4294967295", "var 4294967295"} {
+		c := sheet.cell(i)
+		if c.seedLine.Text != want {
+			t.Errorf("cell %d says %q, want %q", i+1, c.seedLine.Text, want)
+		}
+		if w := c.seedLine.MinSize().Width; w > sheetCellSize {
+			t.Errorf("cell %d's %q is %.0f wide, more than the %d-wide cell", i+1, c.seedLine.Text, w, sheetCellSize)
+		}
+		if m := c.MinSize(); m.Height > sheetCellSize+sheetCaptionHeight || m.Width > sheetCellSize {
+			t.Errorf("cell %d needs %v, more than the sheet's %d×%d cells", i+1, m, sheetCellSize, sheetCellSize+sheetCaptionHeight)
+		}
 	}
 }

@@ -38,7 +38,12 @@ func (s *studio) diagnosticsText() string {
 		if c.Metal() {
 			o.Device = c.Device
 		} else {
-			_, o.Why, _ = strings.Cut(c.Reason, " because ")
+			// "… on the CPU because WHY", or the whole sentence when the setting asked for the CPU.
+			if _, why, ok := strings.Cut(c.Reason, " because "); ok && why != "" {
+				o.Why = why
+			} else {
+				o.Why = c.Reason
+			}
 		}
 	}
 	return diagnose.Build(o).Text()

@@ -3,6 +3,8 @@ package ui
 import (
 	"strings"
 	"testing"
+
+	"easel/app/settings"
 )
 
 // Help → Copy Diagnostics puts the diagnostics report on the clipboard, without the prompt.
@@ -26,4 +28,20 @@ func TestCopyDiagnostics(t *testing.T) {
 		}
 	}
 	item() // the test app's clipboard, or a sentence without one
+}
+
+// With the backend set to the CPU the report says why Metal is not used: never "Metal:
+// unavailable — " with nothing after it.
+func TestDiagnosticsSayWhyMetalIsUnavailable(t *testing.T) {
+	h := newHarnessWith(t, 16e9, func(h *harness, d *Deps) { d.Settings.Backend = settings.BackendCPU })
+	text := h.s.diagnosticsText()
+	for _, line := range strings.Split(text, "\n") {
+		if why, ok := strings.CutPrefix(line, "Metal: unavailable — "); ok {
+			if !strings.Contains(why, "as the backend setting asks") {
+				t.Errorf("the report says %q; want the reason (the backend setting)", line)
+			}
+			return
+		}
+	}
+	t.Errorf("the report has no Metal line:\n%s", text)
 }

@@ -116,23 +116,42 @@ func TestExploreBuildsAGrid(t *testing.T) {
 	if s.draft.Seed != 2 || s.draft.Steps != 3 {
 		t.Errorf("restored seed %d, %d steps; want 2 and 3", s.draft.Seed, s.draft.Steps)
 	}
-	// With EASEL_SCREENSHOTS=docs/screenshots: the Explore section with its grid, on the real
-	// theme, for the README.
+	// With EASEL_SCREENSHOTS=docs/screenshots: the window at 1440×900 on the real theme, the
+	// recipe column scrolled to the Explore section with its grid, for the README.
 	if dir := os.Getenv("EASEL_SCREENSHOTS"); dir != "" {
 		fyne.CurrentApp().Settings().SetTheme(theme.DefaultTheme())
-		w := fyne.CurrentApp().NewWindow("Explore")
-		w.SetContent(container.NewPadded(p.box))
-		w.Resize(fyne.NewSize(420, p.box.MinSize().Height+16))
-		w.Canvas().Capture()
+		s.sections.Open(sectionExplore)
+		h.w.Resize(fyne.NewSize(1439, 899))
+		h.w.Canvas().Capture()
+		h.w.Resize(screen1440)
+		relayout(h.w.Content())
+		scroll := firstScroll(h.w.Content().(*fyne.Container).Objects[0])
+		d := fyne.CurrentApp().Driver()
+		y := d.AbsolutePositionForObject(p.box).Y - d.AbsolutePositionForObject(scroll.Content).Y
+		scroll.ScrollToOffset(fyne.NewPos(0, y-8))
 		f, err := os.Create(filepath.Join(dir, "window-explore.png"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		if err := png.Encode(f, w.Canvas().Capture()); err != nil {
+		if err := png.Encode(f, h.w.Canvas().Capture()); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// firstScroll is the first scroll under o (depth first), or nil.
+func firstScroll(o fyne.CanvasObject) *container.Scroll {
+	if sc, ok := o.(*container.Scroll); ok {
+		return sc
+	}
+	kids, _ := children(o)
+	for _, k := range kids {
+		if sc := firstScroll(k); sc != nil {
+			return sc
+		}
+	}
+	return nil
 }
 
 // TestExploreCancelKeepsFinishedCells: cancelling a grid part-way (at the first step of its

@@ -200,6 +200,9 @@ func (p *imageWorkPanel) refresh() {
 	p.slot.Refresh()
 	p.refreshMask()
 	p.refreshExtend()
+	// The accordion keeps its measured size until refreshed: without this it kept the start
+	// image's ~585 px after the image was removed, a gap above the next section.
+	p.accordion.Refresh()
 }
 
 // refreshMask shows what the mask marks and whether Undo has a step.

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"image"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,11 +10,13 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/compose"
+	"easel/app/unfinished"
 	"easel/engine/safetensors"
 )
 
@@ -65,6 +68,13 @@ func layoutProblems(w fyne.Window, size fyne.Size) []string {
 	win := rect{0, 0, size.Width, size.Height}
 	pos := content.Position()
 	walkLayout(content, rect{pos.X, pos.Y, pos.X + content.Size().Width, pos.Y + content.Size().Height}, win, win, "window", &out)
+	// Dialogs (the resume offer, the close question) lie over the content, within the window.
+	for _, o := range w.Canvas().Overlays().List() {
+		o.Resize(size)
+		relayout(o)
+		p := o.Position()
+		walkLayout(o, rect{p.X, p.Y, p.X + o.Size().Width, p.Y + o.Size().Height}, win, win, "dialog", &out)
+	}
 	return out
 }
 
@@ -99,7 +109,7 @@ func children(o fyne.CanvasObject) (objs []fyne.CanvasObject, tiled bool) {
 			return v.Objects, false
 		}
 		name := fmt.Sprintf("%T", v.Layout)
-		tiled = !strings.Contains(name, "stack") && !strings.Contains(name, "center") && !strings.Contains(name, "custompadded") && !strings.Contains(name, "padded")
+		tiled = !strings.Contains(name, "stack") && !strings.Contains(name, "center") && !strings.Contains(name, "dialog") && !strings.Contains(name, "custompadded") && !strings.Contains(name, "padded")
 		return v.Objects, tiled
 	case fyne.Widget:
 		objs = test.WidgetRenderer(v).Objects()
@@ -167,6 +177,9 @@ func walkLayout(o fyne.CanvasObject, at, view, win rect, path string, out *[]str
 	for _, c := range kids {
 		if c == nil || !c.Visible() || decoration(c) {
 			continue
+		}
+		if _, blank := c.(*layout.Spacer); blank {
+			continue // draws nothing (a dialog's place for an icon it does not have)
 		}
 		p, s := c.Position(), c.Size()
 		if t, ok := c.(*canvas.Text); ok {
@@ -289,6 +302,48 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 	assertLayoutFits(t, h.w, "a batch of 16 on the sheet and in the history")
 	s.options.count.SetText("1")
 	assertLayoutFits(t, h.w, "Images set back to 1")
+
+	// Explore open with three axes set and a 4×4 grid of results on its sheet.
+	e := s.explore
+	for i, spec := range [][2]string{{"seed", "1-4"}, {"steps", "2,3,4,5"}, {"cfg", "3,4"}} {
+		e.kinds[i].SetSelected(spec[0])
+		e.values[i].SetText(spec[1])
+	}
+	g, err := e.parse()
+	if err != nil || g.PerGrid() != 16 {
+		t.Fatalf("three axes: %v (%d cells a grid)", err, g.PerGrid())
+	}
+	run := &exploration{g: g, pictures: map[int]*image.NRGBA{}}
+	for i := range 16 {
+		run.pictures[i] = image.NewNRGBA(image.Rect(0, 0, 256, 256))
+	}
+	e.sheet.begin(run)
+	openEverySection(s)
+	assertLayoutFits(t, h.w, "Explore open with three axes and a 4×4 grid on its sheet")
+
+	// Prompt help's suggestion showing a long text.
+	s.help.suggestion.SetText(strings.Repeat("a lighthouse on a basalt cliff at dusk, gulls over the surf, warm light in the lantern room, ", 12))
+	s.help.suggestionBox.Show()
+	assertLayoutFits(t, h.w, "prompt help's suggestion with a long text")
+
+	// The offer to resume unfinished jobs, with long labels.
+	store, err := unfinished.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		d := s.draft
+		d.Prompt = fmt.Sprintf("%s %d", strings.Repeat("a very long prompt about a harbour town in winter ", 4), i)
+		if _, err := store.Add(d, uint64(1000000000000+i), jobLabel(d.Prompt, uint64(1000000000000+i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.deps.Unfinished = store
+	s.offerResume()
+	if s.keeping.offer == nil {
+		t.Fatal("no resume offer for three kept jobs")
+	}
+	assertLayoutFits(t, h.w, "the resume offer")
 }
 
 // openEverySection opens every folding section of the window.
@@ -370,4 +425,51 @@ func TestRestoredExtendedImageKeepsItsRowsApart(t *testing.T) {
 		t.Errorf("the extended image shows strength %.2f (off: %v) and fit %q; the run uses 1 and the image's size",
 			s.work.strength.Value, s.work.strength.Disabled(), s.work.fit.Selected)
 	}
+}
+
+// Removing the start image gives its room back: Work on an image is as tall as it was before an
+// image was added, and the next section follows it at once (issue #29's 400-px gap).
+func TestRemovingTheStartImageLeavesNoGap(t *testing.T) {
+	h := newHarness(t, 64e9)
+	s := h.s
+	s.work.accordion.Open(0)
+	before := s.work.box.MinSize().Height
+	s.setStart(mustCondition(t, h.writePNG("start.png", 256, 256)))
+	if with := s.work.box.MinSize().Height; with <= before {
+		t.Fatalf("with a start image the section is %.0f tall, no taller than without (%.0f)", with, before)
+	}
+	s.removeStart()
+	if after := s.work.box.MinSize().Height; after > before+layoutSlack {
+		t.Errorf("after removing the start image the section is %.0f tall, %.0f before it was added", after, before)
+	}
+	h.w.Resize(screen1280)
+	relayout(h.w.Content())
+	gap := s.sections.Position().Y - (s.work.box.Position().Y + s.work.box.Size().Height)
+	if gap > 2*theme.Padding() {
+		t.Errorf("a %.0f-px gap between Work on an image and the next section", gap)
+	}
+}
+
+// A new window's prompt help shows no empty line (the status line, before any writing, left a
+// blank row under the source menu).
+func TestPromptHelpHasNoBlankRow(t *testing.T) {
+	h := newHarness(t, 64e9)
+	var walk func(o fyne.CanvasObject, path string)
+	walk = func(o fyne.CanvasObject, path string) {
+		if o == nil || !o.Visible() {
+			return
+		}
+		if l, ok := o.(*widget.Label); ok {
+			if strings.TrimSpace(l.Text) == "" {
+				t.Errorf("an empty label is shown: %s", path)
+			}
+			return
+		}
+		if c, ok := o.(*fyne.Container); ok {
+			for _, k := range c.Objects {
+				walk(k, path+" > "+describe(k))
+			}
+		}
+	}
+	walk(h.s.help.box, "prompt help")
 }

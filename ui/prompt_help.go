@@ -86,8 +86,10 @@ func newPromptHelp(s *studio) *promptHelp {
 	h.checkHint = widget.NewLabel("Check every new image: Settings")
 	h.checkHint.Importance = widget.LowImportance
 	h.checkHint.Truncation = fyne.TextTruncateEllipsis
+	h.status.Hide() // shown with its first word: empty, it left a blank row under the source
 	h.checkNow = widget.NewButtonWithIcon("Check picture", theme.SearchIcon(), h.runCheckNow)
 	h.checks = widget.NewLabel("")
+	h.checks.Wrapping = fyne.TextWrapWord
 	h.checks.Hide()
 	h.suggestionBox = container.NewVBox(h.suggestion, container.NewGridWithColumns(2, h.accept, h.discard))
 	h.suggestionBox.Hide()
@@ -192,6 +194,12 @@ func (h *promptHelp) close() {
 	}
 }
 
+// setStatus says what the writing did or does (and shows the line).
+func (h *promptHelp) setStatus(text string) {
+	h.status.SetText(text)
+	h.status.Show()
+}
+
 // busy shows the controls of a running writing.
 func (h *promptHelp) busy(on bool, what string) {
 	if on {
@@ -199,7 +207,7 @@ func (h *promptHelp) busy(on bool, what string) {
 		h.describe.Disable()
 		h.checkNow.Disable()
 		h.stop.Show()
-		h.status.SetText(what)
+		h.setStatus(what)
 		return
 	}
 	h.expand.Enable()
@@ -267,14 +275,14 @@ func (h *promptHelp) write(what string, need memplan.WritingPrediction, run func
 			}
 			switch {
 			case stopped:
-				h.status.SetText(what + " stopped; the prompt is as it was.")
+				h.setStatus(what + " stopped; the prompt is as it was.")
 				h.suggestionBox.Hide()
 			case err != nil:
-				h.status.SetText(what + " failed")
+				h.setStatus(what + " failed")
 				h.s.say("%s: %v", what, err)
 				h.suggestionBox.Hide()
 			default:
-				h.status.SetText(fmt.Sprintf("%s: %d tokens, %.1f tokens/s", what, r.Tokens, r.TokensPerSecond))
+				h.setStatus(fmt.Sprintf("%s: %d tokens, %.1f tokens/s", what, r.Tokens, r.TokensPerSecond))
 				done(r)
 			}
 			h.next()

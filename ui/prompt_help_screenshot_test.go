@@ -37,9 +37,9 @@ func TestScreenshotDescribe(t *testing.T) {
 	test.Tap(p.describe)
 	h.pump("Describe to finish", func() bool { return p.cancel == nil })
 	// The test driver lays out again only on a resize: the suggestion appeared after the last one.
-	h.w.Resize(fyne.NewSize(1399, 859))
+	h.w.Resize(fyne.NewSize(1439, 899))
 	h.w.Canvas().Capture()
-	h.w.Resize(fyne.NewSize(1400, 860))
+	h.w.Resize(screen1440) // the README's screenshots are 1440×900
 	f, err := os.Create(filepath.Join(dir, "window-describe.png"))
 	if err != nil {
 		t.Fatal(err)

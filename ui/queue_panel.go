@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -44,17 +45,28 @@ func (p *queuePanel) show(all []jobs.Job) {
 		if j.Origin != "" {
 			text = fmt.Sprintf("#%d · %s · from %s · %s", j.ID, j.State, j.Origin, j.Label)
 		}
-		text += p.s.placementOf(j.ID) // which Mac of a studio renders each image
-		label := widget.NewLabel(text)
+		// The prompt gives way (an ellipsis) before the seed: "seed N · K images" shows whole.
+		head, seed := splitSeed(text)
+		label := widget.NewLabel(head)
 		label.Truncation = fyne.TextTruncateEllipsis
+		seedLabel := widget.NewLabel(seed)
+		// Which Mac of a studio renders each image: a line of its own under the row, cut short
+		// rather than widening the window.
+		var place fyne.CanvasObject
+		if pl := strings.TrimPrefix(p.s.placementOf(j.ID), " · "); pl != "" {
+			l := widget.NewLabel(pl)
+			l.Truncation = fyne.TextTruncateEllipsis
+			l.Importance = widget.LowImportance
+			place = l
+		}
 		if j.State.Finished() {
-			label.Importance = widget.LowImportance
-			objs = append(objs, label)
+			label.Importance, seedLabel.Importance = widget.LowImportance, widget.LowImportance
+			objs = append(objs, container.NewBorder(nil, place, nil, seedLabel, label))
 			continue
 		}
 		id := j.ID
 		cancel := widget.NewButtonWithIcon("", theme.CancelIcon(), func() { p.s.queue.Cancel(id) })
-		objs = append(objs, container.NewBorder(nil, nil, nil, cancel, label))
+		objs = append(objs, container.NewBorder(nil, place, nil, container.NewHBox(seedLabel, cancel), label))
 	}
 	if len(objs) == 0 {
 		empty := widget.NewLabel("Nothing queued. Generate while a job runs to queue the next.")
@@ -64,4 +76,14 @@ func (p *queuePanel) show(all []jobs.Job) {
 	}
 	p.list.Objects = objs
 	p.list.Refresh()
+}
+
+// splitSeed splits a queue row's text before its last " · seed ": the part that may be cut short
+// and the seed part ("seed N", with " · K images" after it) that shows whole.
+func splitSeed(text string) (head, seed string) {
+	i := strings.LastIndex(text, " · seed ")
+	if i < 0 {
+		return text, ""
+	}
+	return text[:i] + " ·", text[i+len(" · "):]
 }

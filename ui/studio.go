@@ -115,11 +115,13 @@ type studio struct {
 	edits      int
 	maskEdits  int
 	noticeKind noticeKind // the kind of the notice shown
-	// closeAsked is set once the artist chose to discard the jobs and quit; closeDialog is that
+	// closeAsked is set once the artist chose to quit with jobs (finish later or discard); closeDialog is that
 	// question while shown; resumeErr is why the last draft could not be read (closing.go).
-	closeAsked  bool
-	closeDialog *dialog.ConfirmDialog
-	resumeErr   error
+	closeAsked bool
+	// discardOnClose: the artist chose Discard and quit, so the kept jobs go with the window.
+	discardOnClose bool
+	closeDialog    dialog.Dialog
+	resumeErr      error
 	// network says, while either is on, where jobs render and that this machine is shared.
 	network  *widget.Label
 	sections *widget.Accordion // the recipe's folding sections besides Work on an image
@@ -613,6 +615,7 @@ func (s *studio) close() {
 	}
 	s.queue.Close()
 	s.closeRenderOn() // studio_render_on.go
+	s.discardKept()   // closing.go
 	s.saving.Wait()
 }
 

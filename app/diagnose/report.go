@@ -123,7 +123,7 @@ func (r *Report) Text() string {
 	if m := r.Metal; m.Available {
 		p("GPU: %s%s; family %s; largest buffer %s, recommended working set %s", m.Device, map[bool]string{true: " (the CPU emulator: no GPU figures)"}[m.Emulated], orUnknown(m.GPUFamily), gb(m.MaxBuffer), gb(m.WorkingSet))
 	} else {
-		p("Metal: unavailable — %s", m.Why)
+		p("Metal: unavailable — %s", orDefault(m.Why, "no reason was recorded"))
 	}
 	p("half guards: %s", r.Guards)
 	if r.Metal.Available {

@@ -85,6 +85,9 @@ func (r *Remote) List(ctx context.Context) ([]File, error) {
 	}
 	resp, err := r.client().Do(req)
 	if err != nil {
+		if u := unreachable(r.BaseURL, err); u != nil {
+			return nil, u
+		}
 		return nil, fmt.Errorf("listing %s: %w (check the network connection)", r.Repo, err)
 	}
 	defer resp.Body.Close()

@@ -306,6 +306,20 @@ func TestInspectSnapshot(t *testing.T) {
 	if _, err := InspectSnapshot(filepath.Join(snap, "model_index.json"), convert.ProfileCortiq, out); err == nil || !strings.Contains(err.Error(), "not a folder") {
 		t.Errorf("a file instead of a folder: %v", err)
 	}
+
+	// A folder with nothing of a snapshot (photographs, say) is called what it is, not a damaged
+	// download.
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "holiday.jpg"), []byte("not a model"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err = InspectSnapshot(other, convert.ProfileCortiq, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Problem == nil || !strings.Contains(s.Problem.Error(), "is not a model snapshot") || strings.Contains(s.Problem.Error(), "incomplete or damaged") || s.Fits() {
+		t.Errorf("a folder that is not a snapshot: problem %v, fits %v", s.Problem, s.Fits())
+	}
 }
 
 const licenseText = "Qwen RESEARCH LICENSE AGREEMENT\n\nNon-commercial use only.\n"

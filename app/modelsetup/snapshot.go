@@ -65,7 +65,12 @@ func InspectSnapshot(dir string, profile convert.Profile, out string) (*Snapshot
 		s.Components = append(s.Components, c)
 	}
 	_, _, s.Bytes = walkFiles(root)
-	s.Estimate, s.Problem = convert.EstimateConversion(dir, convert.Options{Profile: profile})
+	if notSnapshot(root, s.Components) {
+		// Nothing of a snapshot at all: a wrong folder, not a damaged download.
+		s.Problem = fmt.Errorf("%s is not a model snapshot: it holds neither model_index.json nor the transformer, text_encoder and vae folders; choose the folder a Qwen-Image-2.1 download made (the one holding model_index.json)", dir)
+	} else {
+		s.Estimate, s.Problem = convert.EstimateConversion(dir, convert.Options{Profile: profile})
+	}
 	if s.FreeBytes, err = FreeBytes(out); err != nil {
 		return nil, err
 	}
@@ -73,6 +78,20 @@ func InspectSnapshot(dir string, profile convert.Profile, out string) (*Snapshot
 		s.FreeBytes += st.Size() // an unfinished earlier conversion, which ConvertSnapshot removes
 	}
 	return s, nil
+}
+
+// notSnapshot says whether root has nothing of a snapshot: no model_index.json and none of its
+// component folders.
+func notSnapshot(root string, parts []Component) bool {
+	if _, err := os.Stat(filepath.Join(root, "model_index.json")); err == nil {
+		return false
+	}
+	for _, c := range parts {
+		if c.Found {
+			return false
+		}
+	}
+	return true
 }
 
 // walkFiles counts the files under dir and their sizes, following symlinked files (partial

@@ -3,6 +3,7 @@ package setup
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,6 +98,24 @@ func TestFirstRunOffersThreeWays(t *testing.T) {
 	h2 := newHarness(t, errors.New("/Volumes/USB/qwen.cmf: no such file"))
 	if !h2.fr.choose.reason.Visible() || !strings.Contains(h2.fr.choose.reason.Text, "/Volumes/USB/qwen.cmf") {
 		t.Errorf("reason %q; want the configured model's problem", h2.fr.choose.reason.Text)
+	}
+}
+
+// Offline, the download page says so in a plain sentence (no socket or resolver text) and offers
+// Try again.
+func TestDownloadOfflineSaysSoPlainly(t *testing.T) {
+	h := newHarness(t, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.fr.remote = &download.Remote{BaseURL: "http://" + ln.Addr().String(), Repo: download.OfficialRepo}
+	ln.Close() // nothing answers there: as offline
+	test.Tap(h.fr.choose.downloadButton)
+	h.wait(t)
+	p := h.fr.dl
+	if !strings.Contains(p.status.Text, "cannot be reached: this computer seems to be offline") || strings.Contains(p.status.Text, "dial") || !p.retryButton.Visible() {
+		t.Errorf("offline the page says %q (Try again shown: %v)", p.status.Text, p.retryButton.Visible())
 	}
 }
 
@@ -349,6 +368,12 @@ func TestSettingsDialogSavesWhatItShows(t *testing.T) {
 		t.Error("GPU tuning is off in new settings")
 	}
 	f.tune.SetChecked(false)
+	// The share token's Copy puts it on the clipboard.
+	f.shareToken.SetText("0123456789abcdef")
+	test.Tap(findButton(t, w, "Copy"))
+	if got := fyne.CurrentApp().Clipboard().Content(); got != "0123456789abcdef" {
+		t.Errorf("Copy put %q on the clipboard, want the share token", got)
+	}
 	test.Tap(findButton(t, w, "Save"))
 	s, err := store.Load()
 	if err != nil {

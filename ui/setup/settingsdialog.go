@@ -9,6 +9,7 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/modelsetup"
@@ -195,6 +196,10 @@ func showSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Se
 			}
 		}, w)
 	})
+	// Copy puts the share token on the clipboard, to paste on the machine that renders here.
+	copyToken := widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() {
+		fyne.CurrentApp().Clipboard().SetContent(strings.TrimSpace(f.shareToken.Text))
+	})
 	items := []*widget.FormItem{
 		widget.NewFormItem("Model file", container.NewBorder(nil, nil, nil, pickModel, f.model)),
 		widget.NewFormItem("Backend", f.backend),
@@ -204,7 +209,7 @@ func showSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Se
 		widget.NewFormItem("Default steps", f.steps),
 		widget.NewFormItem("Share", f.share),
 		widget.NewFormItem("Share on", f.shareAddr),
-		widget.NewFormItem("Share token", f.shareToken),
+		widget.NewFormItem("Share token", container.NewBorder(nil, nil, nil, copyToken, f.shareToken)),
 		widget.NewFormItem("Render on", f.renderOn),
 		widget.NewFormItem("Its token", f.renderToken),
 		widget.NewFormItem("GPU tuning", f.tune),
