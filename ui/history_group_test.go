@@ -1,10 +1,12 @@
 package ui
 
 import (
+	"fmt"
 	"testing"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"easel/app/compose"
 	"easel/app/history"
@@ -78,6 +80,81 @@ func TestHistoryGroupsABatchAndRestoresOneOfItsImages(t *testing.T) {
 		test.Tap(again.fold)
 		if !again.thumbs.Visible() {
 			t.Error("the batch does not unfold")
+		}
+	}
+}
+
+// A lone image listed right after a batch is not read as one more member of the group: the
+// batch's thumbnails sit indented under their header, the lone image starts at the history's
+// edge, and a separator closes the group before it.
+func TestHistoryClosesABatchGroupBeforeALoneImage(t *testing.T) {
+	h := newHarness(t, 0)
+	p := h.s.history
+	var es []history.Entry
+	for i := range 2 {
+		st := &imagefile.Settings{Prompt: "a batch", Seed: uint64(7 + i)}
+		st.Batch = &imagefile.BatchSettings{ID: "b1", Index: i, Count: 2}
+		es = append(es, history.Entry{Path: fmt.Sprintf("batch-%d.png", i), Settings: st})
+	}
+	es = append(es, history.Entry{Path: "lone.png", Settings: &imagefile.Settings{Prompt: "alone", Seed: 3}})
+	p.addScanned(es, nil)
+	p.rows.Resize(fyne.NewSize(600, 900))
+
+	thumbs := p.thumbs()
+	if len(thumbs) != 3 || thumbs[2].entry.Path != "lone.png" {
+		t.Fatalf("history lists %d thumbnails, want the batch's 2 then lone.png", len(thumbs))
+	}
+	member, _ := posIn(p.rows, thumbs[0])
+	last, _ := posIn(p.rows, thumbs[1])
+	lone, _ := posIn(p.rows, thumbs[2])
+	if member.X <= lone.X {
+		t.Errorf("the batch's thumbnail starts at x=%g, the lone image at x=%g: the group's members are not indented under their header", member.X, lone.X)
+	}
+	var between bool
+	walkObjects(p.rows, func(o fyne.CanvasObject) {
+		if sep, ok := o.(*widget.Separator); ok && sep.Visible() {
+			at, _ := posIn(p.rows, sep)
+			if at.Y > last.Y && at.Y < lone.Y {
+				between = true
+			}
+		}
+	})
+	if !between {
+		t.Error("no separator stands between the batch's last thumbnail and the lone image after it")
+	}
+}
+
+// posIn is o's position inside root, summing the positions of the containers between them.
+func posIn(root fyne.CanvasObject, o fyne.CanvasObject) (fyne.Position, bool) {
+	if root == o {
+		return fyne.Position{}, true
+	}
+	var kids []fyne.CanvasObject
+	switch r := root.(type) {
+	case *fyne.Container:
+		kids = r.Objects
+	case fyne.Widget:
+		kids = test.WidgetRenderer(r).Objects()
+	}
+	for _, k := range kids {
+		if at, ok := posIn(k, o); ok {
+			return k.Position().Add(at), true
+		}
+	}
+	return fyne.Position{}, false
+}
+
+// walkObjects calls f on every object under root, containers and widgets' parts alike.
+func walkObjects(root fyne.CanvasObject, f func(fyne.CanvasObject)) {
+	f(root)
+	switch r := root.(type) {
+	case *fyne.Container:
+		for _, k := range r.Objects {
+			walkObjects(k, f)
+		}
+	case fyne.Widget:
+		for _, k := range test.WidgetRenderer(r).Objects() {
+			walkObjects(k, f)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"image/color"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -130,7 +131,7 @@ type batchGroup struct {
 
 // batchRow is a batch's group: a header with its size and seeds (wrapping, so a long seed never
 // widens the window) and a button that folds its thumbnails away, then the thumbnails in the
-// batch's order.
+// batch's order, indented under the header, and a separator that closes the group.
 func (p *historyPanel) batchRow(g history.Group) *batchGroup {
 	b := &batchGroup{batch: g.Batch, title: widget.NewLabel(g.Title()), thumbs: container.NewGridWrap(thumbSize)}
 	b.title.Wrapping = fyne.TextWrapWord
@@ -144,7 +145,12 @@ func (p *historyPanel) batchRow(g history.Group) *batchGroup {
 	})
 	b.fold.Importance = widget.LowImportance
 	b.show(p.folded[g.Batch])
-	b.box = container.NewVBox(container.NewBorder(nil, nil, b.fold, nil, b.title), b.thumbs)
+	// The thumbnails sit indented under the header, in line with its title, and a separator closes
+	// the group, so an image listed after it never reads as one more member.
+	indent := canvas.NewRectangle(color.Transparent)
+	indent.SetMinSize(fyne.NewSize(b.fold.MinSize().Width, 0))
+	b.box = container.NewVBox(container.NewBorder(nil, nil, b.fold, nil, b.title),
+		container.NewBorder(nil, nil, indent, nil, b.thumbs), widget.NewSeparator())
 	return b
 }
 
