@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"fmt"
+
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
@@ -77,7 +79,7 @@ func (f *fastDrafts) refresh() {
 		f.mode.Selected = want
 		f.mode.Refresh()
 	}
-	f.hint.SetText("Draft: " + pr.Describe() + " with " + shortPath(path) + ". Final: the full schedule, without it.")
+	f.hint.SetText(f.plainly(path, pr))
 	f.hint.Show()
 }
 
@@ -123,5 +125,24 @@ func (f *fastDrafts) downloaded(path string, pr *lora.Preset) {
 	f.s.draft.UseDrafts(path, pr)
 	f.s.options.load(&f.s.draft)
 	f.s.lorasChanged()
-	f.s.say("Drafts now use %s: %s. Switch to Final for the full schedule.", shortPath(path), pr.Describe())
+	f.s.say("Drafts now use the few-step LoRA %s: %d steps. Switch to Final for the finished image: all %d steps, without the LoRA.", shortPath(path), f.s.draft.Steps, f.s.draft.FinalSteps())
+}
+
+// plainly says what each side of the switch does, in steps an artist counts: "Draft: 8 steps with
+// the few-step LoRA NAME, for quick looks. Final: all 40 steps, without the LoRA."
+func (f *fastDrafts) plainly(path string, pr *lora.Preset) string {
+	steps := f.s.draft.Steps // while drafting, the drafts' own
+	if !f.s.draft.Mode.On {
+		steps = draftSteps(pr, steps)
+	}
+	return fmt.Sprintf("Draft: %d steps with the few-step LoRA %s, for quick looks. Final: all %d steps, without the LoRA.",
+		steps, shortPath(path), f.s.draft.FinalSteps())
+}
+
+// draftSteps is the number of steps a draft takes: its preset's, or steps when there is none.
+func draftSteps(pr *lora.Preset, steps int) int {
+	if pr != nil && pr.Steps > 0 {
+		return pr.Steps
+	}
+	return steps
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -12,7 +13,8 @@ import (
 
 // TestFastDraftDownloadThenDraftAndFinal: the LoRA panel offers a published few-step LoRA (the
 // license and size first), downloads it into the LoRA folder, and the Draft / Final switch then
-// applies its preset for drafts and the full schedule for the final pass.
+// applies its preset for drafts and all the steps, without the LoRA, for the final pass; the
+// switch's hint and notice say so in steps.
 func TestFastDraftDownloadThenDraftAndFinal(t *testing.T) {
 	e := fastdraft.Catalogue[1]
 	hub, err := downloadtest.NewHub("", e.Repo, map[string][]byte{e.File: []byte(strings.Repeat("x", 200_000)), "LICENSE": []byte("Apache-2.0")})
@@ -47,6 +49,15 @@ func TestFastDraftDownloadThenDraftAndFinal(t *testing.T) {
 	h.pump("the download", func() bool { return s.draft.Mode.On })
 	if s.draft.Steps != e.Preset.Steps || len(s.draft.LoRAs) != 1 || !s.draft.LoRAs[0].Enabled || !fast.mode.Visible() || fast.mode.Selected != modeDraft {
 		t.Fatalf("after the download: steps %d, LoRAs %+v, switch %q", s.draft.Steps, s.draft.LoRAs, fast.mode.Selected)
+	}
+	// The switch's hint and the notice say what each pass does in steps, not schedules.
+	for what, text := range map[string]string{"hint": fast.hint.Text, "notice": s.message.Text} {
+		if strings.Contains(text, "schedule") || !strings.Contains(text, "all 40 steps, without") {
+			t.Errorf("the Draft / Final %s reads %q; want Final as all 40 steps without the LoRA, in plain words", what, text)
+		}
+	}
+	if want := fmt.Sprintf("Draft: %d steps with the few-step LoRA", e.Preset.Steps); !strings.Contains(fast.hint.Text, want) {
+		t.Errorf("the hint reads %q; want %q", fast.hint.Text, want)
 	}
 	fast.mode.SetSelected(modeFinal)
 	if s.draft.Mode.On || s.draft.Steps != 40 || s.draft.LoRAs[0].Enabled {

@@ -54,3 +54,12 @@ func (d *Draft) UseFinal() {
 	d.Steps, d.CFG = d.Mode.finalSteps, d.Mode.finalCFG
 	d.Mode.On = false
 }
+
+// FinalSteps is the number of steps the final pass uses: those Final returns to while the switch
+// is at Draft, the draft's own otherwise.
+func (d *Draft) FinalSteps() int {
+	if d.Mode.On {
+		return d.Mode.finalSteps
+	}
+	return d.Steps
+}

@@ -36,6 +36,7 @@ type FastDraftPanel struct {
 	bar         *widget.ProgressBar
 	status      *widget.Label
 	box         *fyne.Container
+	intro       *widget.Label // what fast drafts are, in an artist's words
 
 	plan    *fastdraft.Plan
 	cancel  context.CancelFunc
@@ -79,11 +80,11 @@ func NewFastDraftPanel(remote *download.Remote, dir string, done func(path strin
 	p.bar = widget.NewProgressBar()
 	p.status = widget.NewLabel("")
 	p.status.Wrapping = fyne.TextWrapWord
-	intro := widget.NewLabel("Fast drafts: a few-step LoRA makes a draft in 4–8 steps instead of 40, five to ten times faster. Draft with it, then switch to Final for the full schedule.")
-	intro.Wrapping = fyne.TextWrapWord
+	p.intro = widget.NewLabel("Fast drafts: a small add-on (a few-step LoRA) makes a draft in 4–8 steps instead of 40, five to ten times faster. Try ideas in Draft, then switch to Final for the finished image: all 40 steps, without the add-on.")
+	p.intro.Wrapping = fyne.TextWrapWord
 	licenseScroll := container.NewVScroll(p.license)
 	licenseScroll.SetMinSize(fyne.NewSize(400, 120))
-	p.box = container.NewVBox(intro, p.choice, p.note, p.ask, licenseScroll, p.size, p.accept, p.bar, p.status,
+	p.box = container.NewVBox(p.intro, p.choice, p.note, p.ask, licenseScroll, p.size, p.accept, p.bar, p.status,
 		container.NewHBox(p.pauseButton, p.startButton))
 	p.choice.SetSelectedIndex(0)
 	return p

@@ -172,7 +172,7 @@ func (fr *firstRun) showChoices() {
 
 	cards := container.NewGridWithColumns(3,
 		choiceCard("I have a model file",
-			"A .cmf made by Easel or by cortiq. It opens as it is; nothing is copied.", p.openButton),
+			"A model file (.cmf) you converted or downloaded before. It opens where it is; nothing is copied.", p.openButton),
 		choiceCard("I downloaded the snapshot",
 			"The Qwen/Qwen-Image-2.1 folder from Hugging Face (about 31 GB). Easel turns it into one model file.", p.convertButton),
 		choiceCard("Download it for me",

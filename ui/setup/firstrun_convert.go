@@ -31,15 +31,16 @@ type convertPage struct {
 	cancel                               context.CancelFunc
 }
 
-// profileLabel is how a profile is listed in the window.
+// profileLabel is how a profile is listed in the window: what the choice means for the artist,
+// the bit width in brackets; the engine's name for it is left to the note under the choices.
 func profileLabel(p convert.Profile) string {
 	switch p {
 	case convert.ProfileQ8:
-		return "q8"
+		return "Finer detail (8-bit, needs more memory)"
 	case convert.ProfileF16:
-		return "f16"
+		return "Exact copy (full precision, largest file)"
 	}
-	return "cortiq (default)"
+	return "Smaller and faster (4-bit, recommended)"
 }
 
 func (fr *firstRun) showConvert(dir string) {
@@ -67,7 +68,6 @@ func (fr *firstRun) showConvert(dir string) {
 			}
 		}
 	})
-	p.profiles.Horizontal = true
 	p.profiles.Required = true
 	p.profiles.SetSelected(profileLabel(p.profile))
 	p.placeButton = widget.NewButton("Save it elsewhere…", func() { fr.pickModelFolder(p) })
@@ -86,7 +86,7 @@ func (fr *firstRun) showConvert(dir string) {
 	p.status.Wrapping = fyne.TextWrapWord
 
 	fr.show(container.NewVBox(title, folder, p.contents,
-		widget.NewLabelWithStyle("Profile", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), p.profiles, p.profileNote,
+		widget.NewLabelWithStyle("Model file", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), p.profiles, p.profileNote,
 		p.space, p.bar, p.status,
 		container.NewHBox(fr.backButton(), p.placeButton, p.cancelButton, p.startButton)))
 	fr.inspectSnapshot(p)
