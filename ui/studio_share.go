@@ -12,6 +12,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/settings"
@@ -27,6 +28,7 @@ type studioShare struct {
 
 	check                       *widget.Check
 	address, token, fingerprint *widget.Label
+	copyToken                   *widget.Button // puts the token on the clipboard; off while there is none
 	err                         *widget.Label
 	panel                       *studioMacsPanel
 
@@ -43,6 +45,10 @@ func newStudioShare(dataDir, listen string, do func(func())) *studioShare {
 	for _, l := range []*widget.Label{s.address, s.token, s.fingerprint} {
 		l.Selectable = true
 	}
+	s.copyToken = widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() {
+		fyne.CurrentApp().Clipboard().SetContent(s.token.Text)
+	})
+	s.copyToken.Disable()
 	s.err.Wrapping = fyne.TextWrapWord
 	s.check = widget.NewCheck("Share this Mac's queue with the studio", func(on bool) {
 		if err := s.setOn(on); err != nil {
@@ -66,6 +72,7 @@ func (s *studioShare) setOn(on bool) error {
 		}
 		s.address.SetText("")
 		s.token.SetText("")
+		s.copyToken.Disable()
 		s.fingerprint.SetText("")
 		return nil
 	}
@@ -88,6 +95,7 @@ func (s *studioShare) setOn(on bool) error {
 	s.hub, s.conn, s.stop = hub, conn, stop
 	s.address.SetText(hub.URL())
 	s.token.SetText(token)
+	s.copyToken.Enable()
 	s.fingerprint.SetText(hub.Fingerprint)
 	s.err.SetText("")
 	go s.poll(ctx, conn)
@@ -122,7 +130,7 @@ func (s *studioShare) refresh(ctx context.Context, conn *macs.Conn) {
 func (s *studioShare) content() fyne.CanvasObject {
 	form := widget.NewForm(
 		widget.NewFormItem("Address", s.address),
-		widget.NewFormItem("Token", s.token),
+		widget.NewFormItem("Token", container.NewBorder(nil, nil, nil, s.copyToken, s.token)),
 		widget.NewFormItem("Pairing fingerprint", s.fingerprint))
 	help := widget.NewLabel("On each other Mac: easel studio join ADDRESS --token TOKEN --pin FINGERPRINT --model M.cmf")
 	help.Wrapping = fyne.TextWrapWord

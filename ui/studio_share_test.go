@@ -92,3 +92,28 @@ func TestMainMenuOffersStudio(t *testing.T) {
 	}
 	t.Fatal("the main menu has no Studio… item")
 }
+
+// Settings → Studio's token has a Copy button, as the share token in Settings has: it puts the
+// token on the clipboard, and it is off while there is no token to copy (sharing off).
+func TestStudioShareCopiesItsToken(t *testing.T) {
+	a := test.NewTempApp(t)
+	share := newStudioShare(t.TempDir(), "127.0.0.1:0", func(func()) {})
+	test.NewTempWindow(t, share.content())
+	if share.copyToken == nil || !share.copyToken.Disabled() {
+		t.Fatal("the Studio dialog has no Copy button for its token, or it is on with no token shown")
+	}
+	test.Tap(share.check)
+	if share.err.Text != "" {
+		t.Fatalf("sharing failed: %s", share.err.Text)
+	}
+	defer share.close()
+	a.Clipboard().SetContent("something else")
+	test.Tap(share.copyToken)
+	if got := a.Clipboard().Content(); got != share.token.Text || len(got) != 32 {
+		t.Errorf("Copy put %q on the clipboard, want the token %q", got, share.token.Text)
+	}
+	test.Tap(share.check) // off
+	if !share.copyToken.Disabled() {
+		t.Error("Copy stays on after sharing stopped and the token was cleared")
+	}
+}
