@@ -99,7 +99,7 @@ func TestWindowBatchRendersOnStudio(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(c.Close)
-		w := &macs.Worker{Name: name, Model: "tiny.cmf", Fingerprint: macs.Fingerprint{Easel: app.Version, Model: fpModel},
+		w := &macs.Worker{Name: name, Model: "tiny.cmf", Fingerprint: macs.Fingerprint{Easel: app.Version, Model: fpModel, Kind: macs.KindPipeline},
 			Renderer: standInRenderer(name, n, &mu, &took, all), FetchWait: time.Second}
 		wg.Add(1)
 		go func() { defer wg.Done(); w.Run(ctx, c) }()

@@ -184,6 +184,7 @@ func joinAndRender(ctx context.Context, c *studio.Conn, model, backend, name str
 	enc := json.NewEncoder(stdout)
 	w := &studio.Worker{Name: name, Chip: runtime.GOARCH, Model: baseName(model), Renderer: r, Hold: keepawake.Hold,
 		Fingerprint: studio.Fingerprint{Easel: app.Version, Model: r.fingerprint},
+		Kinds:       []string{studio.KindFlags, studio.KindPipeline}, // its renderer reads both
 		OnEvent: func(e studio.WorkerEvent) {
 			if asJSON {
 				enc.Encode(e)

@@ -104,7 +104,7 @@ func TestStudioServeSpreadsBatchOverWorkers(t *testing.T) {
 	if f != nil {
 		t.Fatal(f.err)
 	}
-	fp := studio.Fingerprint{Easel: app.Version, Model: modelFingerprint(m)}
+	fp := studio.Fingerprint{Easel: app.Version, Model: modelFingerprint(m), Kind: studio.KindPipeline}
 	m.Close()
 	h, err := studio.StartHub(studio.HubConfig{Listen: "127.0.0.1:0", Token: studioTestToken, Data: t.TempDir(), AckWait: time.Minute})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -278,7 +279,7 @@ func (c *Conn) checkTaker(ctx context.Context, fp Fingerprint) error {
 	key := fp.Key()
 	var have []string
 	for _, w := range ws {
-		if w.Key == key {
+		if w.Key == key || slices.Contains(w.Keys, key) {
 			return nil
 		}
 		have = append(have, fmt.Sprintf("%s (%s, Easel %s)", w.Name, w.Model, w.Easel))

@@ -39,13 +39,32 @@ type Fingerprint struct {
 	Easel string   `json:"easel"`
 	Model string   `json:"model"`
 	LoRAs []string `json:"loras,omitempty"`
+	// Kind is what the job's request is (KindFlags, KindPipeline): a worker pulls only the kinds
+	// its renderer reads, so a window lent to the studio never takes a command line's job.
+	Kind string `json:"kind,omitempty"`
 }
 
-// Key is the subject token of the fingerprint's jobs: the Easel version and model identity
-// hashed (LoRAs travel with the job, so they do not split the queue).
+// The kinds of job request.
+const (
+	KindFlags    = ""         // the generate flags of one image (easel generate --studio)
+	KindPipeline = "pipeline" // a pipeline request (studiogen: easel serve --studio, the window)
+)
+
+// Key is the subject token of the fingerprint's jobs: the Easel version, model identity and job
+// kind hashed (LoRAs travel with the job, so they do not split the queue).
 func (f Fingerprint) Key() string {
-	h := sha256.Sum256([]byte(f.Easel + "\x00" + f.Model))
+	s := f.Easel + "\x00" + f.Model
+	if f.Kind != KindFlags {
+		s += "\x00" + f.Kind
+	}
+	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:8])
+}
+
+// WithKind is the fingerprint for jobs of another kind.
+func (f Fingerprint) WithKind(kind string) Fingerprint {
+	f.Kind = kind
+	return f
 }
 
 func jobsSubject(key string) string  { return jobsPrefix + key }

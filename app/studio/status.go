@@ -12,17 +12,19 @@ import (
 
 // WorkerStatus is one worker as `easel studio status` and the window's Studio panel show it.
 type WorkerStatus struct {
-	Name    string `json:"name"`
-	Chip    string `json:"chip,omitempty"`
-	Model   string `json:"model"` // the model file's name
-	Key     string `json:"key"`   // the fingerprint key of the jobs it takes
-	Easel   string `json:"easel"`
-	State   string `json:"state"`         // "idle" or "rendering"
-	Job     string `json:"job,omitempty"` // batch/index while rendering
-	Attempt int    `json:"attempt,omitempty"`
-	Step    int    `json:"step"`
-	Steps   int    `json:"steps"`
-	Done    int    `json:"done"` // images finished since it joined
+	Name  string `json:"name"`
+	Chip  string `json:"chip,omitempty"`
+	Model string `json:"model"` // the model file's name
+	Key   string `json:"key"`   // the fingerprint key of the jobs it takes
+	// Keys are the keys of every job kind it takes (Key is the first).
+	Keys    []string `json:"keys,omitempty"`
+	Easel   string   `json:"easel"`
+	State   string   `json:"state"`         // "idle" or "rendering"
+	Job     string   `json:"job,omitempty"` // batch/index while rendering
+	Attempt int      `json:"attempt,omitempty"`
+	Step    int      `json:"step"`
+	Steps   int      `json:"steps"`
+	Done    int      `json:"done"` // images finished since it joined
 }
 
 // Status is the studio: its workers and how many jobs wait.

@@ -43,7 +43,10 @@ type Worker struct {
 	Chip        string
 	Model       string // the model file's name, for the status
 	Fingerprint Fingerprint
-	Renderer    Renderer
+	// Kinds are the job kinds Renderer reads (KindFlags, KindPipeline); none: Fingerprint.Kind
+	// alone. Each kind has its own consumer; an idle worker asks each in turn for one job.
+	Kinds    []string
+	Renderer Renderer
 	// OnEvent hears one line per job taken, finished, handed back or failed.
 	OnEvent func(WorkerEvent)
 	// FetchWait is how long one pull waits for a job (0 → 5 s); a leave waits for it at most.
@@ -94,21 +97,31 @@ func consumerSettings(ctx context.Context, js jetstream.JetStream) (time.Duratio
 // Run takes jobs until ctx is cancelled (a quit, or the Mac going to sleep): then the job in hand
 // goes back to the queue at once (Nak) and Run returns nil.
 func (w *Worker) Run(ctx context.Context, c *Conn) error {
-	key := w.Fingerprint.Key()
+	kinds := w.Kinds
+	if len(kinds) == 0 {
+		kinds = []string{w.Fingerprint.Kind}
+	}
 	ackWait, maxDeliver, err := consumerSettings(ctx, c.JS)
 	if err != nil {
 		return err
 	}
-	cons, err := c.JS.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{
-		Durable:       consumerName(key),
-		FilterSubject: jobsSubject(key),
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       ackWait,
-		MaxDeliver:    maxDeliver,
-	})
-	if err != nil {
-		return fmt.Errorf("joining the studio's queue: %w", err)
+	var keys []string
+	var consumers []jetstream.Consumer
+	for _, kind := range kinds {
+		key := w.Fingerprint.WithKind(kind).Key()
+		cons, err := c.JS.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{
+			Durable:       consumerName(key),
+			FilterSubject: jobsSubject(key),
+			AckPolicy:     jetstream.AckExplicitPolicy,
+			AckWait:       ackWait,
+			MaxDeliver:    maxDeliver,
+		})
+		if err != nil {
+			return fmt.Errorf("joining the studio's queue: %w", err)
+		}
+		keys, consumers = append(keys, key), append(consumers, cons)
 	}
+	key := keys[0]
 	inputs, err := c.JS.ObjectStore(ctx, InputsBucket)
 	if err != nil {
 		return hubMissing(err)
@@ -123,7 +136,7 @@ func (w *Worker) Run(ctx context.Context, c *Conn) error {
 	}
 	w.mu.Lock()
 	w.c, w.poked = c, make(chan struct{}, 1)
-	w.status = WorkerStatus{Name: w.Name, Chip: w.Chip, Model: w.Model, Key: key, Easel: w.Fingerprint.Easel, State: StateIdle}
+	w.status = WorkerStatus{Name: w.Name, Chip: w.Chip, Model: w.Model, Key: key, Keys: keys, Easel: w.Fingerprint.Easel, State: StateIdle}
 	w.mu.Unlock()
 	stopStatus := w.publishStatus(kv)
 	defer stopStatus()
@@ -134,8 +147,10 @@ func (w *Worker) Run(ctx context.Context, c *Conn) error {
 	if wait <= 0 {
 		wait = 5 * time.Second
 	}
+	wait /= time.Duration(len(consumers)) // one round over the kinds takes the wait
 	get := func(ctx context.Context, name string) ([]byte, error) { return inputs.GetBytes(ctx, name) }
-	for ctx.Err() == nil {
+	for turn := 0; ctx.Err() == nil; turn++ {
+		cons := consumers[turn%len(consumers)]
 		fctx, cancel := context.WithTimeout(ctx, wait)
 		batch, err := cons.Fetch(1, jetstream.FetchContext(fctx))
 		if err != nil {

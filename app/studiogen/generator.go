@@ -71,7 +71,7 @@ func New(url, token, pin, modelFingerprint string, say func(string)) (*Generator
 	if err != nil {
 		return nil, err
 	}
-	return &Generator{conn: c, fp: studio.Fingerprint{Easel: app.Version, Model: modelFingerprint}}, nil
+	return &Generator{conn: c, fp: studio.Fingerprint{Easel: app.Version, Model: modelFingerprint, Kind: studio.KindPipeline}}, nil
 }
 
 func EncodePNG(img image.Image) []byte {

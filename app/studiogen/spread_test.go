@@ -20,7 +20,7 @@ func TestSpreadReleaseTakesWaitingImagesOffTheQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.Close)
-	fp := studio.Fingerprint{Easel: app.Version, Model: "m"}
+	fp := studio.Fingerprint{Easel: app.Version, Model: "m", Kind: studio.KindPipeline}
 	held := make(chan struct{}, 3)
 	ctx, cancel := context.WithCancel(context.Background())
 	c, err := studio.Dial(ctx, h.URL(), studio.DialOptions{Role: studio.RoleWorker, Token: testToken, Name: "mini"})
