@@ -51,6 +51,9 @@ type Worker struct {
 	OnEvent func(WorkerEvent)
 	// FetchWait is how long one pull waits for a job (0 → 5 s); a leave waits for it at most.
 	FetchWait time.Duration
+	// Ready, when set, returns when this Mac may take a job (a lent window: its own queue is
+	// idle); the worker pulls nothing before. An error other than ctx's ends Run.
+	Ready func(ctx context.Context) error
 	// Hold, when set, is called while a job is held, and its release when the job is done or
 	// handed back (app/studio/keepawake: no idle sleep on a Mac holding a job).
 	Hold func(reason string) (release func())
@@ -151,6 +154,14 @@ func (w *Worker) Run(ctx context.Context, c *Conn) error {
 	get := func(ctx context.Context, name string) ([]byte, error) { return inputs.GetBytes(ctx, name) }
 	for turn := 0; ctx.Err() == nil; turn++ {
 		cons := consumers[turn%len(consumers)]
+		if w.Ready != nil {
+			if err := w.Ready(ctx); err != nil {
+				if ctx.Err() != nil {
+					break
+				}
+				return err
+			}
+		}
 		fctx, cancel := context.WithTimeout(ctx, wait)
 		batch, err := cons.Fetch(1, jetstream.FetchContext(fctx))
 		if err != nil {
