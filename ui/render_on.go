@@ -189,6 +189,9 @@ func (s *studio) showNetwork() {
 	if s.share != nil {
 		parts = append(parts, "Shared on "+s.share.bound)
 	}
+	if l := s.lentLine(); l != "" { // studio_lend.go
+		parts = append(parts, l)
+	}
 	s.network.SetText(strings.Join(parts, " · "))
 	s.network.Hidden = len(parts) == 0
 	s.network.Refresh()

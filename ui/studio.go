@@ -51,6 +51,8 @@ type studio struct {
 	saving sync.WaitGroup
 	// studioRender is Studio… → Render on a studio (studio_render_on.go), made when first used.
 	studioRender *studioRenderOn
+	// studioLend is Studio… → Lend this Mac to a studio (studio_lend.go), made when first used.
+	studioLend *studioLend
 
 	// jobDrafts remembers what each submitted job was made from (for the PNG's settings).
 	jobDrafts map[jobs.ID]compose.Draft
@@ -613,6 +615,7 @@ func (s *studio) close() {
 	if s.studioShare != nil {
 		s.studioShare.close() // studio_share.go
 	}
+	s.closeLend() // studio_lend.go: the studio's job in hand goes back first
 	s.queue.Close()
 	s.closeRenderOn() // studio_render_on.go
 	s.discardKept()   // closing.go

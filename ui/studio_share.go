@@ -151,7 +151,7 @@ func (s *studio) studioMenuItem() *fyne.MenuItem {
 			}
 			s.studioShare = newStudioShare(filepath.Join(dir, "studio"), "0.0.0.0:4222", fyne.Do)
 		}
-		d := dialog.NewCustom("Studio", "Close", container.NewVScroll(container.NewVBox(s.studioShare.content(), s.renderOn().form())), s.win)
+		d := dialog.NewCustom("Studio", "Close", container.NewVScroll(container.NewVBox(s.studioShare.content(), s.renderOn().form(), s.lend().form())), s.win)
 		d.Resize(fyne.NewSize(560, 480))
 		d.Show()
 	})

@@ -1,0 +1,190 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+
+	"easel/app/jobs"
+	macs "easel/app/studio"
+	"easel/app/studio/keepawake"
+	"easel/app/studiogen"
+)
+
+// studioLend is Studio… → "Lend this Mac to a studio": the hub's address, token and pairing
+// fingerprint, and while it is on, this window takes the studio's jobs (pipeline requests only,
+// studiogen.Lend) when its own queue is idle, renders them with its own model and backend, and
+// hands the job in hand back when the window closes or the Mac is about to sleep.
+type studioLend struct {
+	url, token, pin *widget.Entry
+	check           *widget.Check
+	err             *widget.Label
+
+	at     string             // the hub's address while lent ("" when not)
+	image  int                // the studio image being rendered (1-based; 0: none)
+	stop   context.CancelFunc // ends the lending: the job in hand goes back
+	done   chan struct{}      // closed when the worker has returned
+	events []macs.WorkerEvent // what the worker did, for tests and the record
+}
+
+// lend is the window's lending state, made on first use.
+func (s *studio) lend() *studioLend {
+	if s.studioLend == nil {
+		l := &studioLend{url: widget.NewEntry(), token: widget.NewPasswordEntry(), pin: widget.NewEntry(), err: widget.NewLabel("")}
+		l.url.SetPlaceHolder("tls://hub.local:4222")
+		l.pin.SetPlaceHolder("the hub's pairing fingerprint (for tls://)")
+		l.err.Wrapping = fyne.TextWrapWord
+		l.err.Importance = widget.DangerImportance
+		l.check = widget.NewCheck("Lend this Mac to the studio", func(on bool) {
+			if err := s.setLent(on); err != nil {
+				l.check.SetChecked(false)
+				l.err.SetText(err.Error())
+				return
+			}
+			l.err.SetText("")
+		})
+		s.studioLend = l
+	}
+	return s.studioLend
+}
+
+// setLent joins the studio the form names as a worker, or leaves it (the job in hand goes back).
+func (s *studio) setLent(on bool) error {
+	l := s.lend()
+	if !on {
+		s.stopLending()
+		return nil
+	}
+	if l.stop != nil {
+		return nil
+	}
+	url := strings.TrimSpace(l.url.Text)
+	if url == "" {
+		return errors.New("give the studio hub's address (the Studio dialog of the Mac that shares it shows it)")
+	}
+	model := s.deps.Settings.Model
+	if model == "" {
+		return errors.New("choose a model in Settings first: the studio sends this Mac only jobs of the same model file")
+	}
+	fp, err := studiogen.ModelFingerprint(model)
+	if err != nil {
+		return err
+	}
+	name, _ := os.Hostname()
+	c, err := macs.Dial(context.Background(), url, macs.DialOptions{Role: macs.RoleWorker, Token: strings.TrimSpace(l.token.Text),
+		Pin: strings.TrimSpace(l.pin.Text), Name: name})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	l.at, l.stop, l.done = url, cancel, make(chan struct{})
+	do := s.deps.Do
+	w := &studiogen.Lend{Name: name, Chip: runtime.GOARCH, Model: model, ModelHash: fp, Backend: "this window's",
+		Gen: s.router.local, Ready: s.queueIdle, Hold: keepawake.Hold,
+		OnStep: func(job *macs.Job, _, _ int) {
+			do(func() {
+				if l.image != job.Index+1 {
+					l.image = job.Index + 1
+					s.showNetwork()
+				}
+			})
+		},
+		OnEvent: func(e macs.WorkerEvent) {
+			do(func() {
+				l.events = append(l.events, e)
+				if e.Kind != "taken" && e.Kind != "joined" {
+					l.image = 0
+				} else if e.Kind == "taken" {
+					l.image = e.Index + 1
+				}
+				s.showNetwork()
+			})
+		}}
+	done := l.done
+	go func() {
+		defer close(done)
+		defer c.Close()
+		if err := w.Run(ctx, c); err != nil {
+			do(func() {
+				l.err.SetText(fmt.Sprintf("Lending this Mac stopped: %v", err))
+				s.stopLending()
+				l.check.SetChecked(false)
+			})
+		}
+	}()
+	s.showNetwork()
+	return nil
+}
+
+// queueIdle returns when the window's own queue has nothing queued or running (studiogen.Lend's
+// Ready: the window's jobs come first).
+func (s *studio) queueIdle(ctx context.Context) error {
+	changed := make(chan struct{}, 1)
+	stop := s.queue.Watch(func(jobs.Update) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	defer stop()
+	for s.queue.Pending() > 0 {
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// stopLending leaves the studio: the job in hand is handed back at once.
+func (s *studio) stopLending() {
+	l := s.studioLend
+	if l == nil || l.stop == nil {
+		return
+	}
+	l.stop()
+	l.at, l.image, l.stop = "", 0, nil
+	s.showNetwork()
+}
+
+// lentLine is the indicator's part while lent: "Lent to the studio at … · rendering image N".
+func (s *studio) lentLine() string {
+	l := s.studioLend
+	if l == nil || l.at == "" {
+		return ""
+	}
+	line := "Lent to the studio at " + l.at
+	if l.image > 0 {
+		line += fmt.Sprintf(" · rendering image %d", l.image)
+	}
+	return line
+}
+
+// form is the dialog's section.
+func (l *studioLend) form() fyne.CanvasObject {
+	f := widget.NewForm(
+		widget.NewFormItem("Hub address", l.url),
+		widget.NewFormItem("Token", l.token),
+		widget.NewFormItem("Pairing fingerprint", l.pin))
+	return container.NewVBox(heading("Lend this Mac to a studio"), f, l.check, l.err)
+}
+
+// closeLend hands the job in hand back (the window is closing) and waits for the worker to go.
+func (s *studio) closeLend() {
+	l := s.studioLend
+	if l == nil || l.stop == nil {
+		return
+	}
+	done := l.done
+	l.stop()
+	l.stop = nil
+	<-done
+}

@@ -1,0 +1,166 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"image"
+	"strings"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/test"
+
+	"easel/app"
+	macs "easel/app/studio"
+	"easel/app/studiogen"
+	"easel/engine/pipeline"
+)
+
+// gatedGen stands for the window's own renderer: each run says it started, then waits for go
+// (or its ctx); its picture is a hash of the request's prompt and seeds, so a request changed on
+// the way renders other pixels.
+type gatedGen struct {
+	started chan pipeline.Request
+	proceed chan struct{}
+}
+
+func (g *gatedGen) Run(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
+	defer close(events)
+	g.started <- req
+	select {
+	case <-g.proceed:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	events <- pipeline.Event{Stage: pipeline.StageDenoising, Step: 1, Steps: 1}
+	key, _ := json.Marshal([]any{req.Prompt, req.Seed, req.VariationSeed, req.Steps})
+	h := sha256.Sum256(key)
+	img := image.NewNRGBA(image.Rect(0, 0, 16, 16))
+	for i := range img.Pix {
+		img.Pix[i] = h[i%len(h)] ^ byte(i)
+	}
+	return &pipeline.Result{Image: img, Width: 16, Height: 16, Steps: 1, CFG: req.CFG, Seed: req.Seed, VariationSeed: req.VariationSeed}, nil
+}
+
+// Studio… → Lend this Mac to a studio: the window joins the hub, renders a client's batch of 2
+// with its own renderer (each image's pixels those of a local run of the same request), says so
+// under the canvas, and closing the window mid-job hands the job back: another Mac renders it
+// as attempt 2.
+func TestWindowLentToStudio(t *testing.T) {
+	model := tinyModelPath(t)
+	gen := &gatedGen{started: make(chan pipeline.Request, 4), proceed: make(chan struct{}, 4)}
+	h := newHarnessWith(t, 0, func(_ *harness, d *Deps) { d.Settings.Model = model; d.Generator = gen })
+	h.patience = time.Minute
+	s := h.s
+	hub, err := macs.StartHub(macs.HubConfig{Listen: "127.0.0.1:0", Token: studioUIToken, Data: t.TempDir(), AckWait: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(hub.Close)
+	l := s.lend()
+	l.url.SetText(hub.URL())
+	l.token.SetText(studioUIToken)
+	test.Tap(l.check)
+	if !l.check.Checked || l.err.Text != "" || !strings.Contains(s.network.Text, "Lent to the studio at "+hub.URL()) {
+		t.Fatalf("lending: checked %v, error %q, indicator %q", l.check.Checked, l.err.Text, s.network.Text)
+	}
+	fp, err := studiogen.ModelFingerprint(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := studiogen.New(hub.URL(), studioUIToken, "", fp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	for deadline := time.Now().Add(30 * time.Second); ; { // bounded wait: the window is on the hub
+		ws, _ := client.Conn().Workers(context.Background())
+		if len(ws) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the lent window never showed on the hub")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	req := pipeline.Request{Prompt: "a harbour at dawn", Steps: 1, CFG: 1, Seed: 90, Count: 2}
+	type outcome struct {
+		res *pipeline.Result
+		err error
+	}
+	got := make(chan outcome, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	go func() {
+		res, err := client.Run(ctx, req, nil)
+		got <- outcome{res, err}
+	}()
+	for range 2 {
+		r := pumpUntil(h, "a studio image taken by the window", gen.started)
+		h.pump("the indicator naming the studio image", func() bool {
+			return strings.Contains(s.network.Text, "rendering image ")
+		})
+		if r.Prompt != req.Prompt {
+			t.Errorf("the window rendered %q, want %q", r.Prompt, req.Prompt)
+		}
+		gen.proceed <- struct{}{}
+	}
+	o := pumpUntil(h, "the client's batch back", got)
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if len(o.res.Batch) != 2 {
+		t.Fatalf("%d images back, want 2", len(o.res.Batch))
+	}
+	for i, r := range o.res.Batch {
+		one := req
+		one.Count = 0
+		one.Seed, one.VariationSeed = req.ImageSeeds(i)
+		gen.proceed <- struct{}{}
+		local, err := gen.Run(context.Background(), one, make(chan pipeline.Event, 4))
+		<-gen.started
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(studiogen.NRGBA(r.Image).Pix, local.Image.Pix) {
+			t.Errorf("image %d: the window's studio pixels differ from its local render of seed %d", i+1, one.Seed)
+		}
+	}
+
+	// Closing the window mid-job hands it back; another Mac takes it as attempt 2.
+	data, _ := json.Marshal(map[string]any{"pipeline": studiogen.PipelineRequest{Prompt: "p", Steps: 1, Seed: 5}})
+	job := &macs.Job{Batch: macs.NewBatchID(), Images: 1, Request: data,
+		Fingerprint: macs.Fingerprint{Easel: app.Version, Model: fp, Kind: macs.KindPipeline}}
+	events := make(chan macs.Event, 64)
+	done := make(chan error, 1)
+	go func() { done <- client.Conn().Run(ctx, []*macs.Job{job}, func(e macs.Event) { events <- e }) }()
+	pumpUntil(h, "the window taking the last job", gen.started)
+	h.closeWindow()
+	other := &gatedGen{started: make(chan pipeline.Request, 1), proceed: make(chan struct{}, 1)}
+	other.proceed <- struct{}{}
+	oc, err := macs.Dial(ctx, hub.URL(), macs.DialOptions{Role: macs.RoleWorker, Token: studioUIToken, Name: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oc.Close()
+	go (&studiogen.Lend{Name: "other", Model: model, ModelHash: fp, Gen: other}).Run(ctx, oc)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	close(events)
+	var handedBack bool
+	var result macs.Event
+	for e := range events {
+		switch e.Kind {
+		case macs.EventHandedBack:
+			handedBack = true
+		case macs.EventResult:
+			result = e
+		}
+	}
+	if !handedBack || result.Worker != "other" || result.Attempt != 2 {
+		t.Errorf("after the window closed: handed back %v, the image from %q at attempt %d; want other at attempt 2", handedBack, result.Worker, result.Attempt)
+	}
+}
