@@ -29,6 +29,30 @@ type renderRouter struct {
 	// studio, when set, takes the window's jobs instead (studio_render_on.go); studioAt names it.
 	studio   jobs.Generator
 	studioAt string
+	// localTurn: one run on this Mac's renderer at a time, the queue's or a studio image the
+	// window was lent (studio_lend.go).
+	localTurn chan struct{}
+}
+
+// runLocal runs on this Mac's renderer, after any run already on it (a cancelled job stops
+// waiting).
+func (r *renderRouter) runLocal(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
+	r.mu.Lock()
+	if r.localTurn == nil {
+		r.localTurn = make(chan struct{}, 1)
+	}
+	turn := r.localTurn
+	r.mu.Unlock()
+	select {
+	case turn <- struct{}{}:
+	case <-ctx.Done():
+		if events != nil {
+			close(events)
+		}
+		return nil, ctx.Err()
+	}
+	defer func() { <-turn }()
+	return r.local.Run(ctx, req, events)
 }
 
 // setStudio sends the window's jobs to a studio (nil: not).
@@ -74,7 +98,7 @@ func (r *renderRouter) Run(ctx context.Context, req pipeline.Request, events cha
 	if remote != nil && !fromAPI(ctx) {
 		return remote.Run(ctx, req, events)
 	}
-	return r.local.Run(ctx, req, events)
+	return r.runLocal(ctx, req, events)
 }
 
 // fromAPI reports whether the job is one the window's server queued (jobs.OriginOf).

@@ -86,8 +86,8 @@ func (s *studio) setLent(on bool) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	l.at, l.stop, l.done = url, cancel, make(chan struct{})
 	do := s.deps.Do
-	w := &studiogen.Lend{Name: name, Chip: runtime.GOARCH, Model: model, ModelHash: fp, Backend: "this window's",
-		Gen: s.router.local, Ready: s.queueIdle, Hold: keepawake.Hold,
+	w := &studiogen.Lend{Name: name, Chip: runtime.GOARCH, Model: model, ModelHash: fp, Backend: string(s.deps.Settings.Backend),
+		Gen: jobs.GeneratorFunc(s.router.runLocal), Ready: s.queueIdle, Hold: keepawake.Hold,
 		OnStep: func(job *macs.Job, _, _ int) {
 			do(func() {
 				if l.image != job.Index+1 {

@@ -7,12 +7,15 @@ import (
 	"encoding/json"
 	"image"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"fyne.io/fyne/v2/test"
 
 	"easel/app"
+	"easel/app/compose"
+	"easel/app/jobs"
 	macs "easel/app/studio"
 	"easel/app/studiogen"
 	"easel/engine/pipeline"
@@ -24,10 +27,22 @@ import (
 type gatedGen struct {
 	started chan pipeline.Request
 	proceed chan struct{}
+	// active and most count the runs at once
+	mu           sync.Mutex
+	active, most int
 }
 
 func (g *gatedGen) Run(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
 	defer close(events)
+	g.mu.Lock()
+	g.active++
+	g.most = max(g.most, g.active)
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		g.active--
+		g.mu.Unlock()
+	}()
 	g.started <- req
 	select {
 	case <-g.proceed:
@@ -162,5 +177,72 @@ func TestWindowLentToStudio(t *testing.T) {
 	}
 	if !handedBack || result.Worker != "other" || result.Attempt != 2 {
 		t.Errorf("after the window closed: handed back %v, the image from %q at attempt %d; want other at attempt 2", handedBack, result.Worker, result.Attempt)
+	}
+}
+
+// A job of the window's own, started while a lent window renders a studio image, waits for that
+// image: this Mac's renderer runs one job at a time.
+func TestLentWindowRunsOneJobAtATime(t *testing.T) {
+	model := tinyModelPath(t)
+	gen := &gatedGen{started: make(chan pipeline.Request, 4), proceed: make(chan struct{}, 4)}
+	h := newHarnessWith(t, 0, func(_ *harness, d *Deps) { d.Settings.Model = model; d.Generator = gen })
+	h.patience = time.Minute
+	s := h.s
+	hub, err := macs.StartHub(macs.HubConfig{Listen: "127.0.0.1:0", Token: studioUIToken, Data: t.TempDir(), AckWait: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(hub.Close)
+	l := s.lend()
+	l.url.SetText(hub.URL())
+	l.token.SetText(studioUIToken)
+	test.Tap(l.check)
+	fp, err := studiogen.ModelFingerprint(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := studiogen.New(hub.URL(), studioUIToken, "", fp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		ws, _ := client.Conn().Workers(context.Background())
+		if len(ws) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the lent window never showed on the hub")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	got := make(chan error, 1)
+	go func() {
+		_, err := client.Run(ctx, pipeline.Request{Prompt: "studio", Steps: 1, CFG: 1, Seed: 3}, nil)
+		got <- err
+	}()
+	if r := pumpUntil(h, "the studio image taken", gen.started); r.Prompt != "studio" {
+		t.Fatalf("first run %q, want the studio image", r.Prompt)
+	}
+	s.draft.Size, s.draft.CustomW, s.draft.CustomH = compose.SizeCustom, 32, 32
+	s.options.load(&s.draft)
+	test.Tap(s.generateBtn)
+	h.pump("the window's own job running", func() bool {
+		js := s.queue.Jobs()
+		return len(js) == 1 && js[0].State == jobs.Running
+	})
+	gen.proceed <- struct{}{} // the studio image finishes
+	if err := pumpUntil(h, "the studio image back", got); err != nil {
+		t.Fatal(err)
+	}
+	pumpUntil(h, "the window's own job started", gen.started)
+	gen.proceed <- struct{}{}
+	h.pump("the window's own job done", func() bool { return s.queue.Jobs()[0].State.Finished() })
+	gen.mu.Lock()
+	defer gen.mu.Unlock()
+	if gen.most != 1 {
+		t.Errorf("%d runs at once on this Mac's renderer, want 1", gen.most)
 	}
 }
