@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"easel/app"
 	"easel/app/activity"
@@ -40,8 +41,18 @@ type Lend struct {
 func (l *Lend) Run(ctx context.Context, c *studio.Conn) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	remove := activity.OnWillSleep(cancel) // the worker hands the job back before it returns
+	returned := make(chan struct{})
+	// The Mac is about to sleep: the worker hands the job back, and the sleep waits (bounded)
+	// until it has.
+	remove := activity.OnWillSleep(func() {
+		cancel()
+		select {
+		case <-returned:
+		case <-time.After(activity.FlushTimeout):
+		}
+	})
 	defer remove()
+	defer close(returned)
 	w := &studio.Worker{Name: l.Name, Chip: l.Chip, Model: filepath.Base(l.Model), Renderer: l,
 		Fingerprint: studio.Fingerprint{Easel: app.Version, Model: l.ModelHash, Kind: studio.KindPipeline},
 		Kinds:       []string{studio.KindPipeline},
