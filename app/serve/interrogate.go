@@ -41,13 +41,8 @@ func (s *Server) interrogate(w http.ResponseWriter, r *http.Request) {
 		unprocessable(w, f.errs)
 		return
 	}
-	if img == "" {
-		unprocessable(w, []detailItem{{Loc: []any{"body", "image"}, Msg: "field required", Type: "value_error.missing"}})
-		return
-	}
-	data, err := decodeBase64(img)
-	if err != nil {
-		unprocessable(w, []detailItem{{Loc: []any{"body", "image"}, Msg: "image is " + err.Error(), Type: "value_error"}})
+	data, ok := requiredImage(w, img)
+	if !ok {
 		return
 	}
 	pic, err := imageio.Decode(data, "the image")

@@ -21,13 +21,8 @@ func (s *Server) pngInfo(w http.ResponseWriter, r *http.Request) {
 		unprocessable(w, f.errs)
 		return
 	}
-	if img == "" {
-		unprocessable(w, []detailItem{{Loc: []any{"body", "image"}, Msg: "field required", Type: "value_error.missing"}})
-		return
-	}
-	data, err := decodeBase64(img)
-	if err != nil {
-		unprocessable(w, []detailItem{{Loc: []any{"body", "image"}, Msg: "image is " + err.Error(), Type: "value_error"}})
+	data, ok := requiredImage(w, img)
+	if !ok {
 		return
 	}
 	m, err := imagefile.Read(bytes.NewReader(data), "image")
@@ -45,4 +40,19 @@ func (s *Server) pngInfo(w http.ResponseWriter, r *http.Request) {
 		json.Unmarshal(b, &params)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"info": m.Parameters, "items": items, "parameters": params})
+}
+
+// requiredImage decodes a request's required base64 "image" field (A1111's png-info and
+// interrogate), answering 422 with the field named when it is missing or not base64.
+func requiredImage(w http.ResponseWriter, img string) ([]byte, bool) {
+	if img == "" {
+		unprocessable(w, []detailItem{{Loc: []any{"body", "image"}, Msg: "field required", Type: "value_error.missing"}})
+		return nil, false
+	}
+	data, err := decodeBase64(img)
+	if err != nil {
+		unprocessable(w, []detailItem{{Loc: []any{"body", "image"}, Msg: "image is " + err.Error(), Type: "value_error"}})
+		return nil, false
+	}
+	return data, true
 }
