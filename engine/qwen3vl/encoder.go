@@ -108,23 +108,9 @@ func (e *Encoder) run(ctx context.Context, ids []int32, images []VisionInput, ca
 	if len(ids) == 0 {
 		return nil, 0, fmt.Errorf("text encoder: the prompt has no tokens")
 	}
-	var grids []mergedGrid
-	if len(images) > 0 {
-		if e.vision == nil {
-			return nil, 0, fmt.Errorf("text encoder: %d condition images given, but %w", len(images), e.visionErr)
-		}
-		var err error
-		if grids, err = e.vision.checkImages(images); err != nil {
-			return nil, 0, fmt.Errorf("text encoder: %w", err)
-		}
-	}
-	pos, runs, err := mropePositions(ids, e.imageTokenID, grids)
+	pos, runs, host, err := e.promptLayout(ids, images)
 	if err != nil {
-		return nil, 0, fmt.Errorf("text encoder: %w", err)
-	}
-	host, err := e.lm.embed(ids)
-	if err != nil {
-		return nil, 0, fmt.Errorf("text encoder: %w", err)
+		return nil, 0, err
 	}
 
 	// One image at a time through the tower: attention never crosses images, and the

@@ -122,23 +122,9 @@ func (e *Encoder) GenerateRows(ctx context.Context, ids []int32, images []Vision
 // the position after the prompt.
 func (e *Encoder) promptRows(ctx context.Context, ids []int32, images []VisionInput) ([]RowInput, int, error) {
 	D, half := e.text.Hidden, e.text.HeadDim/2
-	var grids []mergedGrid
-	if len(images) > 0 {
-		if e.vision == nil {
-			return nil, 0, fmt.Errorf("text encoder: %d condition images given, but %w", len(images), e.visionErr)
-		}
-		var err error
-		if grids, err = e.vision.checkImages(images); err != nil {
-			return nil, 0, fmt.Errorf("text encoder: %w", err)
-		}
-	}
-	pos, runs, err := mropePositions(ids, e.imageTokenID, grids)
+	pos, runs, host, err := e.promptLayout(ids, images)
 	if err != nil {
-		return nil, 0, fmt.Errorf("text encoder: %w", err)
-	}
-	host, err := e.lm.embed(ids)
-	if err != nil {
-		return nil, 0, fmt.Errorf("text encoder: %w", err)
+		return nil, 0, err
 	}
 	cos, sin := mropeTables(pos, e.text.HeadDim, e.text.RopeTheta, e.text.MRopeSection)
 	rows := make([]RowInput, len(ids))
@@ -176,4 +162,28 @@ func (e *Encoder) promptRows(ctx context.Context, ids []int32, images []VisionIn
 		next = max(next, p[0]+1, p[1]+1, p[2]+1)
 	}
 	return rows, next, nil
+}
+
+// promptLayout is what the device pass (run) and the one-row decoder (promptRows) both need of
+// a prompt: every row's mRoPE position (each image checked against its grid), the image runs, and the token
+// embeddings read on the host.
+func (e *Encoder) promptLayout(ids []int32, images []VisionInput) (pos [][3]int, runs []imageRun, host []float32, err error) {
+	var grids []mergedGrid
+	if len(images) > 0 {
+		if e.vision == nil {
+			return nil, nil, nil, fmt.Errorf("text encoder: %d condition images given, but %w", len(images), e.visionErr)
+		}
+		if grids, err = e.vision.checkImages(images); err != nil {
+			return nil, nil, nil, fmt.Errorf("text encoder: %w", err)
+		}
+	}
+	pos, runs, err = mropePositions(ids, e.imageTokenID, grids)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("text encoder: %w", err)
+	}
+	host, err = e.lm.embed(ids)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("text encoder: %w", err)
+	}
+	return pos, runs, host, nil
 }
