@@ -2,20 +2,34 @@
 
 package activity
 
-import "github.com/progrium/darwinkit/objc"
+/*
+#cgo LDFLAGS: -framework IOKit
+int easelObserveSystemPower(void);
+*/
+import "C"
 
-// observeSleep adds an observer of NSWorkspaceWillSleepNotification to the shared workspace's
-// notification center that calls WillSleep on the posting (main) thread, so the Mac waits for
-// the checkpoints (at most FlushTimeout) before it sleeps. Raw objc.Call on the objects
-// themselves; untested on a Mac (docs/ARCHITECTURE.md).
+import "errors"
+
+// observeSleep registers for the system's power notices with IOKit (IORegisterForSystemPower,
+// delivered on a dispatch queue of their own: sleep_darwin.c), which reach a command-line
+// process as well as the window, with no run loop needed. On "will sleep" the callback runs
+// WillSleep and only then allows the sleep (the Mac waits for it; each sleeper bounds its wait
+// by FlushTimeout); on "has powered on" it runs DidWake. Untested on a Mac
+// (docs/ARCHITECTURE.md, "Sleep").
 func observeSleep() {
-	objc.WithAutoreleasePool(func() {
-		ws := objc.Call[objc.Object](objc.GetClass("NSWorkspace"), objc.Sel("sharedWorkspace"))
-		center := objc.Call[objc.Object](ws, objc.Sel("notificationCenter"))
-		// The token comes back autoreleased; the center keeps the observer for the life of the
-		// process, and so does this retain (never removed).
-		objc.Call[objc.Object](center, objc.Sel("addObserverForName:object:queue:usingBlock:"),
-			"NSWorkspaceWillSleepNotification", objc.Object{}, objc.Object{},
-			func(notification objc.Object) { WillSleep() }).Retain() //easel:keep the sleep observer lives as long as the process
-	})
+	if C.easelObserveSystemPower() != 0 {
+		errNoPowerNotices = errors.New("macOS refused the sleep notices (IORegisterForSystemPower): a running job cannot write its checkpoint before the Mac sleeps")
+	}
+}
+
+// easelSystemPower is called by sleep_darwin.c on the notices' queue: 0 the Mac will sleep, 1 it
+// has woken.
+//
+//export easelSystemPower
+func easelSystemPower(notice C.int) {
+	if notice == 0 {
+		WillSleep()
+		return
+	}
+	DidWake()
 }

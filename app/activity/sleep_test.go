@@ -1,6 +1,7 @@
 package activity
 
 import (
+	"context"
 	"sync/atomic"
 	"testing"
 )
@@ -8,6 +9,7 @@ import (
 // TestWillSleepRunsTheSleepers: WillSleep (what the Mac's observer calls) runs every registered
 // function and returns after they have; a removed one no longer runs (removing twice is fine).
 func TestWillSleepRunsTheSleepers(t *testing.T) {
+	t.Cleanup(DidWake)
 	var a, b atomic.Int32
 	removeA := OnWillSleep(func() { a.Add(1) })
 	removeB := OnWillSleep(func() { b.Add(1) })
@@ -28,4 +30,37 @@ func TestWillSleepRunsTheSleepers(t *testing.T) {
 	if Sleepers() != 0 {
 		t.Errorf("%d sleepers left", Sleepers())
 	}
+}
+
+// TestAwakeWaitsForTheWake: after a sleep notice Asleep is true and Awake blocks until DidWake
+// (or its context ends); awake, Awake returns at once. A second DidWake is harmless.
+func TestAwakeWaitsForTheWake(t *testing.T) {
+	t.Cleanup(DidWake)
+	if Asleep() || Awake(context.Background()) != nil {
+		t.Fatal("awake at the start: Asleep true or Awake failed")
+	}
+	WillSleep()
+	if !Asleep() {
+		t.Fatal("after WillSleep Asleep is false")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := Awake(ctx); err != context.Canceled {
+		t.Errorf("asleep, Awake with an ended context returned %v, want context.Canceled", err)
+	}
+	woke := make(chan error, 1)
+	go func() { woke <- Awake(context.Background()) }()
+	select {
+	case err := <-woke:
+		t.Fatalf("Awake returned %v before the wake", err)
+	default:
+	}
+	DidWake()
+	if err := <-woke; err != nil {
+		t.Errorf("Awake after the wake returned %v", err)
+	}
+	if Asleep() {
+		t.Error("after DidWake Asleep is true")
+	}
+	DidWake()
 }

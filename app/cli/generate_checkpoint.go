@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"easel/app/activity"
 	"easel/app/checkpoint"
 	"easel/app/loralib"
 	"easel/engine/cmf"
@@ -160,6 +161,8 @@ type checkpointer struct {
 	// firstPass are the first pass's final latents of every image, once a second pass runs.
 	firstPass      [][]float32
 	firstPassSteps int
+	// unwatchSleep ends the flush on the Mac's sleep notice (app/activity).
+	unwatchSleep func()
 }
 
 // newCheckpointer records the run (its command line, seeds, model, LoRAs and input files, a copy
@@ -198,6 +201,12 @@ func newCheckpointer(path string, args []string, req *pipeline.Request, model *c
 		c.w.Notice = func(s string) { out.notice(pipeline.Event{Notice: s}) }
 		c.w.Written = func(ck *checkpoint.Checkpoint) { out.checkpointWritten(path, ck) }
 		c.w.EveryStep = os.Getenv(EveryStepEnv) == "1"
+		// The Mac about to sleep: the newest state is written first (the sleep waits, bounded).
+		w := c.w
+		c.unwatchSleep = activity.OnWillSleep(func() { w.Flush(activity.FlushTimeout) })
+		if err := activity.SleepNotices(); err != nil {
+			out.notice(pipeline.Event{Notice: err.Error() + "."})
+		}
 	}
 	return c, nil
 }
@@ -239,12 +248,14 @@ func (c *checkpointer) done() error {
 	if c == nil || c.w == nil {
 		return nil
 	}
+	c.unwatchSleep()
 	return c.w.Remove()
 }
 
 // wait lets the write in flight finish (the run stopped; the last checkpoint stays).
 func (c *checkpointer) wait() {
 	if c != nil && c.w != nil {
+		c.unwatchSleep()
 		c.w.Wait()
 	}
 }

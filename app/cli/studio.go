@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"easel/app"
+	"easel/app/activity"
 	"easel/app/settings"
 	"easel/app/studio"
-	"easel/app/studio/keepawake"
 )
 
 func init() {
@@ -182,7 +182,7 @@ func joinAndRender(ctx context.Context, c *studio.Conn, model, backend, name str
 		return f.code
 	}
 	enc := json.NewEncoder(stdout)
-	w := &studio.Worker{Name: name, Chip: runtime.GOARCH, Model: baseName(model), Renderer: r, Hold: keepawake.Hold,
+	w := &studio.Worker{Name: name, Chip: runtime.GOARCH, Model: baseName(model), Renderer: r, Hold: activity.Hold,
 		Fingerprint: studio.Fingerprint{Easel: app.Version, Model: r.fingerprint},
 		Kinds:       []string{studio.KindFlags, studio.KindPipeline}, // its renderer reads both
 		OnEvent: func(e studio.WorkerEvent) {

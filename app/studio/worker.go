@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"easel/app/activity"
 )
 
 // Renderer makes one job's image (a PNG). It reports each finished step through progress and
@@ -55,10 +57,11 @@ type Worker struct {
 	// idle); the worker pulls nothing before. An error other than ctx's ends Run.
 	Ready func(ctx context.Context) error
 	// Hold, when set, is called while a job is held, and its release when the job is done or
-	// handed back (app/studio/keepawake: no idle sleep on a Mac holding a job).
+	// handed back (activity.Hold: no idle sleep on a Mac holding a job).
 	Hold func(reason string) (release func())
 
 	mu     sync.Mutex
+	inHand *jobInHand // the job being handled (worker_sleep.go)
 	status WorkerStatus
 	c      *Conn
 	poked  chan struct{}
@@ -97,8 +100,9 @@ func consumerSettings(ctx context.Context, js jetstream.JetStream) (time.Duratio
 	return ack, maxDeliver, nil
 }
 
-// Run takes jobs until ctx is cancelled (a quit, or the Mac going to sleep): then the job in hand
-// goes back to the queue at once (Nak) and Run returns nil.
+// Run takes jobs until ctx is cancelled (a quit): then the job in hand goes back to the queue at
+// once (Nak) and Run returns nil. When the Mac is about to sleep the job in hand goes back too,
+// and Run takes no job until the Mac wakes (worker_sleep.go).
 func (w *Worker) Run(ctx context.Context, c *Conn) error {
 	kinds := w.Kinds
 	if len(kinds) == 0 {
@@ -143,6 +147,8 @@ func (w *Worker) Run(ctx context.Context, c *Conn) error {
 	w.mu.Unlock()
 	stopStatus := w.publishStatus(kv)
 	defer stopStatus()
+	stopWatching := w.watchSleep()
+	defer stopWatching()
 	w.event(WorkerEvent{Kind: "joined", Detail: fmt.Sprintf("ack wait %s, at most %d deliveries", ackWait, maxDeliver)})
 
 	heartbeat := min(maxHeartbeat, ackWait/4)
@@ -154,6 +160,9 @@ func (w *Worker) Run(ctx context.Context, c *Conn) error {
 	get := func(ctx context.Context, name string) ([]byte, error) { return inputs.GetBytes(ctx, name) }
 	for turn := 0; ctx.Err() == nil; turn++ {
 		cons := consumers[turn%len(consumers)]
+		if activity.Awake(ctx) != nil {
+			break
+		}
 		if w.Ready != nil {
 			if err := w.Ready(ctx); err != nil {
 				if ctx.Err() != nil {
@@ -187,8 +196,14 @@ func (w *Worker) Run(ctx context.Context, c *Conn) error {
 	return nil
 }
 
-// handle renders one job: heartbeat and progress keep it ours; a leave hands it back at once.
+// handle renders one job: heartbeat and progress keep it ours; a leave, a sleep notice or
+// HandBack hands it back at once.
 func (w *Worker) handle(ctx context.Context, m jetstream.Msg, get Inputs, results jetstream.ObjectStore, heartbeat time.Duration) {
+	ctx, release := w.holdJob(ctx)
+	defer release()
+	if activity.Asleep() { // the sleep notice came while this job was on its way
+		w.HandBack()
+	}
 	attempt := 1
 	if md, err := m.Metadata(); err == nil {
 		attempt = int(md.NumDelivered)
@@ -202,7 +217,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, get Inputs, result
 	if ctx.Err() != nil { // the leave came while the job was on its way
 		w.say(&job, attempt, Progress{HandedBack: true}) // said before the Nak: it reaches the client first
 		m.Nak()
-		w.event(WorkerEvent{Kind: "handed_back", Batch: job.Batch, Index: job.Index, Attempt: attempt})
+		w.event(WorkerEvent{Kind: "handed_back", Batch: job.Batch, Index: job.Index, Attempt: attempt, Detail: handBackReason()})
 		return
 	}
 	w.setStatus(func(s *WorkerStatus) {
@@ -248,7 +263,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, get Inputs, result
 	})
 	close(done)
 	if <-handedBack {
-		w.event(WorkerEvent{Kind: "handed_back", Batch: job.Batch, Index: job.Index, Attempt: attempt})
+		w.event(WorkerEvent{Kind: "handed_back", Batch: job.Batch, Index: job.Index, Attempt: attempt, Detail: handBackReason()})
 		return
 	}
 	if err != nil {

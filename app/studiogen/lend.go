@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"easel/app"
-	"easel/app/activity"
 	"easel/app/imagefile"
 	"easel/app/jobs"
 	"easel/app/studio"
@@ -22,8 +20,8 @@ import (
 // those: the generate flags of `easel generate --studio` are app/cli's to read), one at a time and
 // only when Ready says its own queue is idle, and renders each with the window's own generator
 // (its model and backend), so the pixels are what the window would make of the same request.
-// When the Mac is about to sleep (activity.OnWillSleep), or Run's ctx ends (the window closes),
-// the job in hand goes back to the queue at once.
+// When the Mac is about to sleep, or Run's ctx ends (the window closes), the job in hand goes
+// back to the queue at once; after a sleep the Mac goes on lending when it wakes.
 type Lend struct {
 	Name, Chip string
 	Model      string // the model file, for the PNG and the status
@@ -37,22 +35,10 @@ type Lend struct {
 	OnStep func(job *studio.Job, step, of int)
 }
 
-// Run takes jobs from the studio c until ctx ends or the Mac is about to sleep.
+// Run takes jobs from the studio c until ctx ends (the window closes, or lending is turned off);
+// the job in hand then goes back to the queue. A sleep notice hands it back too, and Run takes
+// nothing until the Mac wakes, then goes on (studio.Worker).
 func (l *Lend) Run(ctx context.Context, c *studio.Conn) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	returned := make(chan struct{})
-	// The Mac is about to sleep: the worker hands the job back, and the sleep waits (bounded)
-	// until it has.
-	remove := activity.OnWillSleep(func() {
-		cancel()
-		select {
-		case <-returned:
-		case <-time.After(activity.FlushTimeout):
-		}
-	})
-	defer remove()
-	defer close(returned)
 	w := &studio.Worker{Name: l.Name, Chip: l.Chip, Model: filepath.Base(l.Model), Renderer: l,
 		Fingerprint: studio.Fingerprint{Easel: app.Version, Model: l.ModelHash, Kind: studio.KindPipeline},
 		Kinds:       []string{studio.KindPipeline},

@@ -15,6 +15,7 @@ import (
 // (activity.WillSleep, which the darwin observer calls) returns only once the job's newest state
 // is in its checkpoint file; after the job's last step it is no longer called.
 func TestSleepWritesTheRunningJobsCheckpoint(t *testing.T) {
+	t.Cleanup(activity.DidWake)
 	dir := t.TempDir()
 	d := compose.NewDraft(settings.Settings{})
 	d.Prompt, d.Size, d.CustomW, d.CustomH, d.Steps, d.Model = "a fox", compose.SizeExact, 64, 64, 2, filepath.Join(dir, "model.cmf")
