@@ -1,7 +1,10 @@
 package ui
 
 import (
+	"image/color"
+
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
@@ -120,9 +123,12 @@ func (s *studio) recipeRegion() fyne.CanvasObject {
 	if len(s.draft.LoRAs) > 0 {
 		s.sections.Open(sectionLoRAs)
 	}
-	return container.NewBorder(nil, actions, nil, nil, container.NewVScroll(container.NewVBox(
-		s.prompt.box, s.help.box, s.options.box, s.work.box, s.sections,
-	)))
+	// Fyne draws the scroll bar over the content, ScrollBarSmall in from the edge: a gutter of twice
+	// that keeps the resting bar off the fields' right edges.
+	gutter := canvas.NewRectangle(color.Transparent)
+	gutter.SetMinSize(fyne.NewSize(2*theme.Size(theme.SizeNameScrollBarSmall), 0))
+	return container.NewBorder(nil, actions, nil, nil, container.NewVScroll(container.NewBorder(nil, nil, nil, gutter,
+		container.NewVBox(s.prompt.box, s.help.box, s.options.box, s.work.box, s.sections))))
 }
 
 // canvasRegion is the centre: the canvas with its toolbar, then the progress line, the live
