@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
 
 	"easel/app"
+	"easel/app/activity"
 	"easel/engine/ml/metal"
 	"easel/kernels/device"
 )
@@ -37,6 +39,10 @@ type Report struct {
 	// (each with every variant's time: the figures a Mac owner's report brings).
 	Variants *metal.TuneReport   `json:"kernel_variants,omitempty"`
 	Tunings  []*metal.TuneReport `json:"kernel_variants_by_geometry,omitempty"`
+	// SleepNotices is "heard" when this process gets the Mac's sleep and wake notices (so a
+	// running job writes its checkpoint, a studio worker hands its job back, before the Mac
+	// sleeps: app/activity), else why not.
+	SleepNotices string `json:"sleep_notices"`
 }
 
 // MetalInfo is the GPU as the report shows it.
@@ -73,7 +79,12 @@ type Options struct {
 // Build assembles the report.
 func Build(o Options) *Report {
 	r := &Report{App: app.Name, Version: app.Version, Host: hostInfo(), Backend: o.Backend,
-		SelfTest: o.SelfTest, SelfTestCached: o.SelfTestCached, Guards: o.Guards.String()}
+		SelfTest: o.SelfTest, SelfTestCached: o.SelfTestCached, Guards: o.Guards.String(), SleepNotices: "heard"}
+	if err := activity.SleepNotices(); err != nil {
+		r.SleepNotices = err.Error()
+	} else if runtime.GOOS != "darwin" {
+		r.SleepNotices = "not on this system (macOS only)"
+	}
 	if o.SelfTest != nil && o.SelfTest.Guards != nil {
 		r.Guards = o.SelfTest.Guards.String() + " (widened after an overflow, remembered for the model)"
 	}
@@ -120,6 +131,7 @@ func (r *Report) Text() string {
 	}
 	p("this process: %s now, %s at its peak", gb(h.Footprint), gb(h.PeakFootprint))
 	p("backend: %s", r.Backend)
+	p("sleep notices: %s", r.SleepNotices)
 	if m := r.Metal; m.Available {
 		p("GPU: %s%s; family %s; largest buffer %s, recommended working set %s", m.Device, map[bool]string{true: " (the CPU emulator: no GPU figures)"}[m.Emulated], orUnknown(m.GPUFamily), gb(m.MaxBuffer), gb(m.WorkingSet))
 	} else {

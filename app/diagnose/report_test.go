@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -35,5 +36,21 @@ func TestReportListsTheKernelChoicePerGeometryClass(t *testing.T) {
 	}
 	if !strings.Contains(string(r.JSON()), `"kernel_variants_by_geometry"`) {
 		t.Error("the JSON report has no kernel_variants_by_geometry")
+	}
+}
+
+// TestReportSaysWhetherSleepNoticesAreHeard: the report says whether this process hears the
+// Mac's sleep notices (off macOS: that there are none here), in the text and the JSON.
+func TestReportSaysWhetherSleepNoticesAreHeard(t *testing.T) {
+	r := Build(Options{Backend: "cpu"})
+	want := "heard"
+	if runtime.GOOS != "darwin" {
+		want = "not on this system (macOS only)"
+	}
+	if r.SleepNotices != want || !strings.Contains(r.Text(), "sleep notices: "+want) {
+		t.Errorf("sleep notices %q, text %q; want %q", r.SleepNotices, r.Text(), want)
+	}
+	if !strings.Contains(string(r.JSON()), `"sleep_notices"`) {
+		t.Error("the JSON has no sleep_notices")
 	}
 }
