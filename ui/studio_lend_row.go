@@ -89,7 +89,8 @@ func (s *studio) lentRowObject() fyne.CanvasObject {
 }
 
 // fillLentRow writes the row's texts: "For the studio · rendering · <prompt> ·" (cut short
-// first), "seed N · step 3 of 20" whole, and under them which image of which batch, on which Mac.
+// first), "seed N · step 3 of 20" whole, and under them which image of which batch, on which Mac
+// (the indicator above says which studio).
 func (s *studio) fillLentRow() {
 	l := s.studioLend
 	if l == nil || l.job == nil || l.row == nil {
@@ -116,7 +117,6 @@ func (s *studio) fillLentRow() {
 	if j.attempt > 1 {
 		place += fmt.Sprintf(" (attempt %d)", j.attempt)
 	}
-	place += ", lent to the studio at " + l.at
 	r.head.SetText(head)
 	r.right.SetText(right)
 	r.place.SetText(place)
