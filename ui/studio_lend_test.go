@@ -94,16 +94,7 @@ func TestWindowLentToStudio(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	for deadline := time.Now().Add(30 * time.Second); ; { // bounded wait: the window is on the hub
-		ws, _ := client.Conn().Workers(context.Background())
-		if len(ws) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the lent window never showed on the hub")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitJoined(h, l) // the window is on the hub
 	req := pipeline.Request{Prompt: "a harbour at dawn", Steps: 1, CFG: 1, Seed: 90, Count: 2}
 	type outcome struct {
 		res *pipeline.Result
@@ -210,16 +201,7 @@ func TestLentWindowRunsOneJobAtATime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		ws, _ := client.Conn().Workers(context.Background())
-		if len(ws) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the lent window never showed on the hub")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitJoined(h, l) // the window is on the hub
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	got := make(chan error, 1)
@@ -294,10 +276,7 @@ func TestLentWindowWaitsForItsOwnQueue(t *testing.T) {
 	if !l.check.Checked || l.err.Text != "" {
 		t.Fatalf("lending: checked %v, error %q", l.check.Checked, l.err.Text)
 	}
-	h.pump("the window joined the studio", func() bool { return len(l.events) > 0 })
-	if l.events[0].Kind != "joined" {
-		t.Fatalf("the lent window's first event is %+v, want joined", l.events[0])
-	}
+	waitJoined(h, l)
 	here, _ := os.Hostname()
 
 	// A client's batch of 2.
@@ -448,4 +427,80 @@ func dialStudio(t *testing.T, hub *macs.Hub, role macs.Role, name string) *macs.
 	}
 	t.Cleanup(c.Close)
 	return c
+}
+
+// waitJoined runs the window's calls until its lent worker has joined the hub (its status is
+// there before it says so).
+func waitJoined(h *harness, l *studioLend) {
+	h.t.Helper()
+	h.pump("the window joined the studio", func() bool {
+		for _, e := range l.events {
+			if e.Kind == "joined" {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// Unchecking "Lend this Mac" while it renders a studio image hands the image back: its row
+// leaves the queue at once, and the client hears the image was handed back.
+func TestLentRowLeavesWhenHandedBack(t *testing.T) {
+	model := tinyModelPath(t)
+	gen := &gatedGen{started: make(chan pipeline.Request, 2), proceed: make(chan struct{}, 2)}
+	h := newHarnessWith(t, 0, func(_ *harness, d *Deps) { d.Settings.Model = model; d.Generator = gen })
+	h.patience = time.Minute
+	s := h.s
+	hub, err := macs.StartHub(macs.HubConfig{Listen: "127.0.0.1:0", Token: studioUIToken, Data: t.TempDir(), AckWait: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(hub.Close)
+	fp, err := studiogen.ModelFingerprint(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := s.lend()
+	l.url.SetText(hub.URL())
+	l.token.SetText(studioUIToken)
+	test.Tap(l.check)
+	waitJoined(h, l)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	data, _ := json.Marshal(map[string]any{"pipeline": studiogen.PipelineRequest{Prompt: "a kite over the dunes", Steps: 1, Seed: 8}})
+	job := &macs.Job{Batch: macs.NewBatchID(), Images: 1, Request: data,
+		Fingerprint: macs.Fingerprint{Easel: app.Version, Model: fp, Kind: macs.KindPipeline}}
+	handedBack := make(chan macs.Event, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- dialStudio(t, hub, macs.RoleClient, "client").Run(ctx, []*macs.Job{job}, func(e macs.Event) {
+			if e.Kind == macs.EventHandedBack {
+				select {
+				case handedBack <- e:
+				default:
+				}
+			}
+		})
+	}()
+	pumpUntil(h, "the studio image taken by the window", gen.started)
+	h.pump("the studio image's row", func() bool { return l.job != nil && l.job.requested })
+	if s.queueList.list.Objects[0] != l.row.box || !strings.Contains(l.row.head.Text, "a kite over the dunes") {
+		t.Fatalf("the queue's first row is not the studio image's (%q)", l.row.head.Text)
+	}
+
+	test.Tap(l.check) // off: the image goes back
+	if l.job != nil || strings.Contains(s.network.Text, "Lent") {
+		t.Errorf("after the lending stopped: job in hand %+v, indicator %q", l.job, s.network.Text)
+	}
+	for _, o := range s.queueList.list.Objects {
+		if o == l.row.box {
+			t.Error("the studio image's row stayed in the queue after it was handed back")
+		}
+	}
+	if e := pumpUntil(h, "the client told the image was handed back", handedBack); e.Worker == "" {
+		t.Errorf("handed back by no one: %+v", e)
+	}
+	cancel()
+	<-done
 }
