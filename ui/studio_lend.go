@@ -34,6 +34,9 @@ type studioLend struct {
 	stop   context.CancelFunc // ends the lending: the job in hand goes back
 	done   chan struct{}      // closed when the worker has returned
 	events []macs.WorkerEvent // what the worker did, for tests and the record
+	// held, when a test sets it, hears each time Ready waits for the window's own queue (the
+	// worker then has no pull waiting at the hub).
+	held chan struct{}
 }
 
 // lend is the window's lending state, made on first use.
@@ -131,6 +134,12 @@ func (s *studio) queueIdle(ctx context.Context) error {
 		}
 	})
 	defer stop()
+	if s.queue.Pending() > 0 && s.studioLend != nil && s.studioLend.held != nil {
+		select {
+		case s.studioLend.held <- struct{}{}:
+		default:
+		}
+	}
 	for s.queue.Pending() > 0 {
 		select {
 		case <-changed:

@@ -233,8 +233,9 @@ func TestLentWindowRunsOneJobAtATime(t *testing.T) {
 	}
 }
 
-// A lent window takes no studio image while a job of its own runs: another Mac (the witness,
-// joined after it, so the window's pull would have come first) takes the batch's first image,
+// A lent window takes no studio image while a job of its own runs: once its pull under way when
+// the job started has ended, another Mac (the witness, joined after it, so the window's pull
+// would have come first) takes the batch's first image,
 // the hub says the window is idle with the second image waiting, and the window takes that one
 // only once its own job is done. The studio image rendered here has a row of its own at the top
 // of the queue — for the studio, its prompt and live step, which image of which batch — that is
@@ -259,17 +260,9 @@ func TestLentWindowWaitsForItsOwnQueue(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	// The window's own job, held mid-run.
-	s.draft.Size, s.draft.CustomW, s.draft.CustomH = compose.SizeCustom, 32, 32
-	s.options.load(&s.draft)
-	s.prompt.prompt.SetText("the window's own picture")
-	test.Tap(s.generateBtn)
-	if r := pumpUntil(h, "the window's own job started", gen.started); r.Prompt != "the window's own picture" {
-		t.Fatalf("first run %q, want the window's own job", r.Prompt)
-	}
-
-	// Lent now; it joins the hub but pulls nothing while its own job runs.
+	// Lent: the window joins the hub.
 	l := s.lend()
+	l.held = make(chan struct{}, 1)
 	l.url.SetText(hub.URL())
 	l.token.SetText(studioUIToken)
 	test.Tap(l.check)
@@ -277,6 +270,17 @@ func TestLentWindowWaitsForItsOwnQueue(t *testing.T) {
 		t.Fatalf("lending: checked %v, error %q", l.check.Checked, l.err.Text)
 	}
 	waitJoined(h, l)
+
+	// The window's own job, held mid-run. The worker's pull under way when it started (up to its
+	// fetch wait) ends, and the worker then waits for the window's queue before pulling again.
+	s.draft.Size, s.draft.CustomW, s.draft.CustomH = compose.SizeCustom, 32, 32
+	s.options.load(&s.draft)
+	s.prompt.prompt.SetText("the window's own picture")
+	test.Tap(s.generateBtn)
+	if r := pumpUntil(h, "the window's own job started", gen.started); r.Prompt != "the window's own picture" {
+		t.Fatalf("first run %q, want the window's own job", r.Prompt)
+	}
+	pumpUntil(h, "the lent worker waiting for the window's own queue", l.held)
 	here, _ := os.Hostname()
 
 	// A client's batch of 2.
