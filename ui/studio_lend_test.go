@@ -448,7 +448,8 @@ func waitJoined(h *harness, l *studioLend) {
 }
 
 // Unchecking "Lend this Mac" while it renders a studio image hands the image back: its row
-// leaves the queue at once, and the client hears the image was handed back.
+// leaves the queue at once, and the client hears the image was handed back. Lent again, the
+// window takes it as the second attempt, and its row says so.
 func TestLentRowLeavesWhenHandedBack(t *testing.T) {
 	model := tinyModelPath(t)
 	gen := &gatedGen{started: make(chan pipeline.Request, 2), proceed: make(chan struct{}, 2)}
@@ -505,6 +506,19 @@ func TestLentRowLeavesWhenHandedBack(t *testing.T) {
 	if e := pumpUntil(h, "the client told the image was handed back", handedBack); e.Worker == "" {
 		t.Errorf("handed back by no one: %+v", e)
 	}
-	cancel()
-	<-done
+
+	// Lent again, the window takes the image back: its row says the second attempt.
+	test.Tap(l.check)
+	if r := pumpUntil(h, "the image taken again", gen.started); r.Prompt != "a kite over the dunes" {
+		t.Fatalf("taken again: %q", r.Prompt)
+	}
+	h.pump("the row of the second attempt", func() bool { return l.job != nil && l.job.requested })
+	if !strings.HasSuffix(l.row.place.Text, "(attempt 2)") || s.queueList.list.Objects[0] != l.row.box {
+		t.Errorf("the row of the image taken again: %q", l.row.place.Text)
+	}
+	gen.proceed <- struct{}{}
+	if err := pumpUntil(h, "the client's image", done); err != nil {
+		t.Fatal(err)
+	}
+	h.pump("the row gone", func() bool { return l.job == nil })
 }
