@@ -14,6 +14,11 @@
 # EASEL_SCENE=studio (make screenshot-studio) runs a studio hub on loopback with three workers
 # (mini, studio-pro, air) on the tiny model, joins the window to it through Easel → Studio… →
 # Render on a studio, and makes a batch of 3: each Mac renders one, the queue row says which.
+# EASEL_SCENE=lent (1280×800) runs a hub on loopback, lends the window to it through Easel →
+# Studio… → Lend this Mac to a studio, has `easel serve --studio` send it a batch of 2 at 1024²,
+# and once it renders the first, queues a job of the window's own: the queue shows the studio's
+# image rendered here (its step live) above the window's job that waits for it. No picture in
+# docs/ is made from it; it checks the row fits (EASEL_SCENE=lent bash tools/screenshot.sh /tmp/lent.png 20).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-docs/screenshot.png}
@@ -22,12 +27,13 @@ wait_s=${2:-25}
 scene=${EASEL_SCENE:-generate}
 tools="Xvfb xdotool import"
 [ "$scene" = inpaint ] && tools="$tools xclip convert"
+[ "$scene" = lent ] && tools="$tools curl"
 for tool in $tools; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends xvfb xdotool imagemagick xclip >/dev/null
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends xvfb xdotool imagemagick xclip curl >/dev/null
 		else
-			echo "missing $tool: sudo apt-get install -y xvfb xdotool imagemagick xclip" >&2
+			echo "missing $tool: sudo apt-get install -y xvfb xdotool imagemagick xclip curl" >&2
 			exit 1
 		fi
 	fi
@@ -54,7 +60,7 @@ size=${EASEL_SIZE:-1024}
 width=$size height=$size
 if [ "$scene" = inpaint ]; then width=768 height=512; fi
 if [ "$scene" = batch ] || [ "$scene" = gallery ]; then width=512 height=512; fi
-if [ "$scene" = studio ]; then width=256 height=256; fi
+if [ "$scene" = studio ] || [ "$scene" = lent ]; then width=256 height=256; fi
 mkdir -p "$work/config/Easel" "$work/out"
 cat > "$work/config/Easel/settings.json" <<JSON
 {"model": "$work/tiny.cmf", "backend": "cpu", "output_folder": "$work/out",
@@ -74,6 +80,15 @@ JSON
 		studio_pids="$studio_pids $!"
 	done
 fi
+if [ "$scene" = lent ]; then
+	cat > "$work/config/Easel/draft.json" <<JSON
+{"prompt": "A paper lantern festival over a river at dusk", "size": "custom", "width": 256, "height": 256,
+ "steps": ${EASEL_STEPS:-40}, "cfg": 1, "count": 1, "random_seed": true}
+JSON
+	"$work/easel" studio hub --listen 127.0.0.1:4299 --data "$work/hub" >"$work/hub.log" 2>&1 &
+	studio_pids=$!
+	sleep 2
+fi
 if [ "$scene" = batch ] || [ "$scene" = gallery ]; then
 	# The draft the window resumes: a batch of 4 (Images) with this prompt.
 	cat > "$work/config/Easel/draft.json" <<JSON
@@ -82,7 +97,9 @@ if [ "$scene" = batch ] || [ "$scene" = gallery ]; then
 JSON
 fi
 
-screen=${EASEL_SCREEN:-1440x900}
+default_screen=1440x900
+[ "$scene" = lent ] && default_screen=1280x800
+screen=${EASEL_SCREEN:-$default_screen}
 sw=${screen%x*} sh=${screen#*x}
 display=:$((90 + RANDOM % 9))
 Xvfb "$display" -screen 0 "${screen}x24" -nolisten tcp >/dev/null 2>&1 &
@@ -139,6 +156,32 @@ elif [ "$scene" = studio ]; then
 	xdotool mousemove 200 90 click 1
 	xdotool key ctrl+Return
 	sleep "$wait_s"
+elif [ "$scene" = lent ]; then
+	xdotool mousemove 32 13 click 1 # the Easel menu
+	sleep 1
+	xdotool mousemove 42 85 click 1 # Studio…
+	sleep 1
+	xdotool mousemove 902 300 mousedown 1 # drag the dialog's scroll bar down to "Lend this Mac"
+	for y in 500 600 700; do xdotool mousemove 902 "$y"; sleep 0.2; done
+	xdotool mouseup 1
+	sleep 1
+	xdotool mousemove 700 411 click 1 # Hub address
+	xdotool type --delay 10 "nats://127.0.0.1:4299"
+	xdotool mousemove 391 528 click 1 # Lend this Mac to the studio
+	sleep 2
+	xdotool mousemove 639 606 click 1 # Close
+	XDG_CONFIG_HOME="$work/config" XDG_DATA_HOME="$work/data" "$work/easel" serve --listen 127.0.0.1:7899 \
+		--model "$work/tiny.cmf" --backend cpu --studio nats://127.0.0.1:4299 >"$work/serve.log" 2>&1 &
+	studio_pids="$studio_pids $!"
+	for _ in $(seq 30); do curl -s -o /dev/null http://127.0.0.1:7899/sdapi/v1/options && break; sleep 1; done
+	curl -s -o /dev/null -X POST http://127.0.0.1:7899/sdapi/v1/txt2img -H 'Content-Type: application/json' \
+		-d '{"prompt": "A lighthouse on a basalt cliff at dusk, gulls over the surf, warm light in the lantern room",
+		     "steps": 60, "width": 1024, "height": 1024, "cfg_scale": 1, "batch_size": 2, "seed": 1234}' &
+	studio_pids="$studio_pids $!"
+	sleep "$wait_s"
+	xdotool mousemove 200 90 click 1
+	xdotool key ctrl+Return # a job of the window's own, queued behind the studio's image
+	sleep 3
 elif [ "$scene" = batch ] || [ "$scene" = gallery ]; then
 	# The resumed draft is the batch; the prompt has the focus at launch.
 	xdotool key ctrl+Return

@@ -32,6 +32,9 @@ func newQueuePanel(s *studio) *queuePanel {
 
 func (p *queuePanel) show(all []jobs.Job) {
 	var objs []fyne.CanvasObject
+	if lent := p.s.lentRowObject(); lent != nil { // a studio's image rendered here (studio_lend_row.go)
+		objs = append(objs, lent)
+	}
 	ended := 0
 	for i := len(all) - 1; i >= 0; i-- { // newest first
 		j := all[i]

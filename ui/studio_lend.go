@@ -16,6 +16,7 @@ import (
 	macs "easel/app/studio"
 	"easel/app/studio/keepawake"
 	"easel/app/studiogen"
+	"easel/engine/pipeline"
 )
 
 // studioLend is Studio… → "Lend this Mac to a studio": the hub's address, token and pairing
@@ -27,11 +28,15 @@ type studioLend struct {
 	check           *widget.Check
 	err             *widget.Label
 
-	at     string             // the hub's address while lent ("" when not)
-	image  int                // the studio image being rendered (1-based; 0: none)
+	at     string   // the hub's address while lent ("" when not)
+	job    *lentJob // the studio image being rendered here (nil: none); its queue row: studio_lend_row.go
+	row    *lentRow
 	stop   context.CancelFunc // ends the lending: the job in hand goes back
 	done   chan struct{}      // closed when the worker has returned
 	events []macs.WorkerEvent // what the worker did, for tests and the record
+	// held, when a test sets it, hears each time Ready waits for the window's own queue (the
+	// worker then has no pull waiting at the hub).
+	held chan struct{}
 }
 
 // lend is the window's lending state, made on first use.
@@ -87,24 +92,19 @@ func (s *studio) setLent(on bool) error {
 	l.at, l.stop, l.done = url, cancel, make(chan struct{})
 	do := s.deps.Do
 	w := &studiogen.Lend{Name: name, Chip: runtime.GOARCH, Model: model, ModelHash: fp, Backend: string(s.deps.Settings.Backend),
-		Gen: jobs.GeneratorFunc(s.router.runLocal), Ready: s.queueIdle, Hold: keepawake.Hold,
-		OnStep: func(job *macs.Job, _, _ int) {
-			do(func() {
-				if l.image != job.Index+1 {
-					l.image = job.Index + 1
-					s.showNetwork()
-				}
-			})
+		Gen: jobs.GeneratorFunc(func(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
+			// The request of the image in hand (its prompt and seed, for its queue row).
+			do(func() { s.lentRequest(req) })
+			return s.router.runLocal(ctx, req, events)
+		}),
+		Ready: s.queueIdle, Hold: keepawake.Hold,
+		OnStep: func(job *macs.Job, step, of int) {
+			do(func() { s.lentStep(job, step, of) })
 		},
 		OnEvent: func(e macs.WorkerEvent) {
 			do(func() {
 				l.events = append(l.events, e)
-				if e.Kind != "taken" && e.Kind != "joined" {
-					l.image = 0
-				} else if e.Kind == "taken" {
-					l.image = e.Index + 1
-				}
-				s.showNetwork()
+				s.lentEvent(e)
 			})
 		}}
 	done := l.done
@@ -134,6 +134,12 @@ func (s *studio) queueIdle(ctx context.Context) error {
 		}
 	})
 	defer stop()
+	if s.queue.Pending() > 0 && s.studioLend != nil && s.studioLend.held != nil {
+		select {
+		case s.studioLend.held <- struct{}{}:
+		default:
+		}
+	}
 	for s.queue.Pending() > 0 {
 		select {
 		case <-changed:
@@ -151,8 +157,8 @@ func (s *studio) stopLending() {
 		return
 	}
 	l.stop()
-	l.at, l.image, l.stop = "", 0, nil
-	s.showNetwork()
+	l.at, l.stop = "", nil
+	s.setLentJob(nil)
 }
 
 // lentLine is the indicator's part while lent: "Lent to the studio at … · rendering image N".
@@ -162,8 +168,8 @@ func (s *studio) lentLine() string {
 		return ""
 	}
 	line := "Lent to the studio at " + l.at
-	if l.image > 0 {
-		line += fmt.Sprintf(" · rendering image %d", l.image)
+	if l.job != nil {
+		line += fmt.Sprintf(" · rendering image %d", l.job.index+1)
 	}
 	return line
 }
