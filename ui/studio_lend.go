@@ -12,9 +12,9 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
+	"easel/app/activity"
 	"easel/app/jobs"
 	macs "easel/app/studio"
-	"easel/app/studio/keepawake"
 	"easel/app/studiogen"
 	"easel/engine/pipeline"
 )
@@ -97,7 +97,7 @@ func (s *studio) setLent(on bool) error {
 			do(func() { s.lentRequest(req) })
 			return s.router.runLocal(ctx, req, events)
 		}),
-		Ready: s.queueIdle, Hold: keepawake.Hold,
+		Ready: s.queueIdle, Hold: activity.Hold,
 		OnStep: func(job *macs.Job, step, of int) {
 			do(func() { s.lentStep(job, step, of) })
 		},

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"easel/app"
 	"easel/app/imagefile"
@@ -42,7 +43,10 @@ func (l *Lend) Run(ctx context.Context, c *studio.Conn) error {
 	w := &studio.Worker{Name: l.Name, Chip: l.Chip, Model: filepath.Base(l.Model), Renderer: l,
 		Fingerprint: studio.Fingerprint{Easel: app.Version, Model: l.ModelHash, Kind: studio.KindPipeline},
 		Kinds:       []string{studio.KindPipeline},
-		Ready:       l.Ready, Hold: l.Hold, OnEvent: l.OnEvent}
+		Ready:       l.Ready, Hold: l.Hold, OnEvent: l.OnEvent,
+		// Ready is asked before each pull, and a pull waits this long for a job: short, so a job
+		// of the artist's own started while a pull waits is seldom preceded by a studio image.
+		FetchWait: time.Second}
 	return w.Run(ctx, c)
 }
 
