@@ -49,28 +49,28 @@ METAL_FUNC void tile_zero(thread simdgroup_float8x8 acc[4][4])
     }
 }
 
-// acc += as · bsᵀ over one staged TILE_K step for the first `frags` (0..4) 8-row fragments of
-// simdgroup sg's 32×32 part of the block; acc[i][…] for i ≥ frags is left as it is. A kernel
-// passes fewer than 4 only for fragments whose rows all lie past the end of C, which it never
-// stores, so the results it stores are those of the full step, bit for bit. frags must be the
-// same for every lane of the simdgroup (a function of the threadgroup, the simdgroup and the
-// kernel's parameters).
-METAL_FUNC void tile_mac_rows(thread simdgroup_float8x8 acc[4][4], threadgroup const half* as, threadgroup const half* bs, ushort sg, uint frags)
+// acc += as · bsᵀ over one staged TILE_K step for the fragments acc[i][j] with i < rows and
+// j < cols (each 0..4) of simdgroup sg's 32×32 part of the block; the others are left as they are.
+// A kernel passes fewer than 4 only for fragments whose rows (or columns) all lie past the end of
+// C, which it never stores, so the results it stores are those of the full step, bit for bit.
+// rows and cols must be the same for every lane of the simdgroup (functions of the threadgroup,
+// the simdgroup and the kernel's parameters: tile_live_rows, tile_live_cols).
+METAL_FUNC void tile_mac_live(thread simdgroup_float8x8 acc[4][4], threadgroup const half* as, threadgroup const half* bs, ushort sg, uint rows, uint cols)
 {
     const uint sm = tile_sg_row(sg);
     const uint sn = tile_sg_col(sg);
     for (uint kk = 0; kk < TILE_K; kk += 8) {
         simdgroup_half8x8 a[4];
         simdgroup_half8x8 b[4];
-        for (uint i = 0; i < frags; ++i) {
+        for (uint i = 0; i < rows; ++i) {
             simdgroup_load(a[i], as + (sm + 8 * i) * TILE_LD + kk, TILE_LD);
         }
-        for (uint j = 0; j < 4; ++j) {
+        for (uint j = 0; j < cols; ++j) {
             // b[j][kk'][c'] = bs[sn + 8j + c'][kk + kk'], i.e. Bᵀ: a transposed load.
             simdgroup_load(b[j], bs + (sn + 8 * j) * TILE_LD + kk, TILE_LD, ulong2(0, 0), true);
         }
-        for (uint i = 0; i < frags; ++i) {
-            for (uint j = 0; j < 4; ++j) {
+        for (uint i = 0; i < rows; ++i) {
+            for (uint j = 0; j < cols; ++j) {
                 simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);
             }
         }
@@ -80,16 +80,23 @@ METAL_FUNC void tile_mac_rows(thread simdgroup_float8x8 acc[4][4], threadgroup c
 // acc += as · bsᵀ over one staged TILE_K step: simdgroup sg's 32×32 part of the block.
 METAL_FUNC void tile_mac(thread simdgroup_float8x8 acc[4][4], threadgroup const half* as, threadgroup const half* bs, ushort sg)
 {
-    tile_mac_rows(acc, as, bs, sg, 4);
+    tile_mac_live(acc, as, bs, sg, 4, 4);
 }
 
-// How many of simdgroup sg's 8-row fragments hold a row of C below rows, for the block whose
-// first row is r0: 4 inside C, fewer at its end (0 when all 32 rows lie past it).
-METAL_FUNC uint tile_live_frags(uint r0, ushort sg, uint rows)
+// How many of the four 8-wide fragments that start at first, first + 8, … hold an index below n:
+// 4 inside, fewer at the end, 0 when all 32 lie past it.
+METAL_FUNC uint tile_live(uint first, uint n)
 {
-    const uint first = r0 + tile_sg_row(sg);
-    return first >= rows ? 0u : min(4u, (rows - first + 7) / 8);
+    return first >= n ? 0u : min(4u, (n - first + 7) / 8);
 }
+
+// The fragment rows of simdgroup sg that hold a row of C below rows, in the block whose first row
+// is r0 (tile_mac_live's rows).
+METAL_FUNC uint tile_live_rows(uint r0, ushort sg, uint rows) { return tile_live(r0 + tile_sg_row(sg), rows); }
+
+// The fragment columns of simdgroup sg that hold a column of C below cols, in the block whose
+// first column is c0 (tile_mac_live's cols).
+METAL_FUNC uint tile_live_cols(uint c0, ushort sg, uint cols) { return tile_live(c0 + tile_sg_col(sg), cols); }
 
 // The q8 codecs (cmf.md §9.1, §9.2: q8_2f, and q8_row with col = 1): w[o, k] = q[o, k] · col[k]
 // · rs[o]. Stages rows r0 .. r0+64 × [k0, k0+32) of the int8 codes q [rows][kdim] as
