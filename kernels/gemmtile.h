@@ -54,7 +54,9 @@ METAL_FUNC void tile_zero(thread simdgroup_float8x8 acc[4][4])
 // A kernel passes fewer than 4 only for fragments whose rows (or columns) all lie past the end of
 // C, which it never stores, so the results it stores are those of the full step, bit for bit.
 // rows and cols must be the same for every lane of the simdgroup (functions of the threadgroup,
-// the simdgroup and the kernel's parameters: tile_live_rows, tile_live_cols).
+// the simdgroup and the kernel's parameters: tile_live_rows, tile_live_cols). The loops keep their
+// constant bounds, so they unroll and the fragment arrays are indexed statically; each load and
+// multiply-accumulate sits under a simdgroup-uniform test (folded away for tile_mac's 4, 4).
 METAL_FUNC void tile_mac_live(thread simdgroup_float8x8 acc[4][4], threadgroup const half* as, threadgroup const half* bs, ushort sg, uint rows, uint cols)
 {
     const uint sm = tile_sg_row(sg);
@@ -62,16 +64,22 @@ METAL_FUNC void tile_mac_live(thread simdgroup_float8x8 acc[4][4], threadgroup c
     for (uint kk = 0; kk < TILE_K; kk += 8) {
         simdgroup_half8x8 a[4];
         simdgroup_half8x8 b[4];
-        for (uint i = 0; i < rows; ++i) {
-            simdgroup_load(a[i], as + (sm + 8 * i) * TILE_LD + kk, TILE_LD);
+        for (uint i = 0; i < 4; ++i) {
+            if (i < rows) {
+                simdgroup_load(a[i], as + (sm + 8 * i) * TILE_LD + kk, TILE_LD);
+            }
         }
-        for (uint j = 0; j < cols; ++j) {
-            // b[j][kk'][c'] = bs[sn + 8j + c'][kk + kk'], i.e. Bᵀ: a transposed load.
-            simdgroup_load(b[j], bs + (sn + 8 * j) * TILE_LD + kk, TILE_LD, ulong2(0, 0), true);
+        for (uint j = 0; j < 4; ++j) {
+            if (j < cols) {
+                // b[j][kk'][c'] = bs[sn + 8j + c'][kk + kk'], i.e. Bᵀ: a transposed load.
+                simdgroup_load(b[j], bs + (sn + 8 * j) * TILE_LD + kk, TILE_LD, ulong2(0, 0), true);
+            }
         }
-        for (uint i = 0; i < rows; ++i) {
-            for (uint j = 0; j < cols; ++j) {
-                simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);
+        for (uint i = 0; i < 4; ++i) {
+            for (uint j = 0; j < 4; ++j) {
+                if (i < rows && j < cols) {
+                    simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);
+                }
             }
         }
     }
