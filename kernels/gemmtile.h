@@ -49,8 +49,15 @@ METAL_FUNC void tile_zero(thread simdgroup_float8x8 acc[4][4])
     }
 }
 
-// acc += as · bsᵀ over one staged TILE_K step: simdgroup sg's 32×32 part of the block.
-METAL_FUNC void tile_mac(thread simdgroup_float8x8 acc[4][4], threadgroup const half* as, threadgroup const half* bs, ushort sg)
+// acc += as · bsᵀ over one staged TILE_K step for the fragments acc[i][j] with i < rows and
+// j < cols (each 0..4) of simdgroup sg's 32×32 part of the block; the others are left as they are.
+// A kernel passes fewer than 4 only for fragments whose rows (or columns) all lie past the end of
+// C, which it never stores, so the results it stores are those of the full step, bit for bit.
+// rows and cols must be the same for every lane of the simdgroup (functions of the threadgroup,
+// the simdgroup and the kernel's parameters: tile_live_rows, tile_live_cols). The loops keep their
+// constant bounds, so they unroll and the fragment arrays are indexed statically; each load and
+// multiply-accumulate sits under a simdgroup-uniform test (folded away for tile_mac's 4, 4).
+METAL_FUNC void tile_mac_live(thread simdgroup_float8x8 acc[4][4], threadgroup const half* as, threadgroup const half* bs, ushort sg, uint rows, uint cols)
 {
     const uint sm = tile_sg_row(sg);
     const uint sn = tile_sg_col(sg);
@@ -58,19 +65,46 @@ METAL_FUNC void tile_mac(thread simdgroup_float8x8 acc[4][4], threadgroup const 
         simdgroup_half8x8 a[4];
         simdgroup_half8x8 b[4];
         for (uint i = 0; i < 4; ++i) {
-            simdgroup_load(a[i], as + (sm + 8 * i) * TILE_LD + kk, TILE_LD);
+            if (i < rows) {
+                simdgroup_load(a[i], as + (sm + 8 * i) * TILE_LD + kk, TILE_LD);
+            }
         }
         for (uint j = 0; j < 4; ++j) {
-            // b[j][kk'][c'] = bs[sn + 8j + c'][kk + kk'], i.e. Bᵀ: a transposed load.
-            simdgroup_load(b[j], bs + (sn + 8 * j) * TILE_LD + kk, TILE_LD, ulong2(0, 0), true);
+            if (j < cols) {
+                // b[j][kk'][c'] = bs[sn + 8j + c'][kk + kk'], i.e. Bᵀ: a transposed load.
+                simdgroup_load(b[j], bs + (sn + 8 * j) * TILE_LD + kk, TILE_LD, ulong2(0, 0), true);
+            }
         }
         for (uint i = 0; i < 4; ++i) {
             for (uint j = 0; j < 4; ++j) {
-                simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);
+                if (i < rows && j < cols) {
+                    simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);
+                }
             }
         }
     }
 }
+
+// acc += as · bsᵀ over one staged TILE_K step: simdgroup sg's 32×32 part of the block.
+METAL_FUNC void tile_mac(thread simdgroup_float8x8 acc[4][4], threadgroup const half* as, threadgroup const half* bs, ushort sg)
+{
+    tile_mac_live(acc, as, bs, sg, 4, 4);
+}
+
+// How many of the four 8-wide fragments that start at first, first + 8, … hold an index below n:
+// 4 inside, fewer at the end, 0 when all 32 lie past it.
+METAL_FUNC uint tile_live(uint first, uint n)
+{
+    return first >= n ? 0u : min(4u, (n - first + 7) / 8);
+}
+
+// The fragment rows of simdgroup sg that hold a row of C below rows, in the block whose first row
+// is r0 (tile_mac_live's rows).
+METAL_FUNC uint tile_live_rows(uint r0, ushort sg, uint rows) { return tile_live(r0 + tile_sg_row(sg), rows); }
+
+// The fragment columns of simdgroup sg that hold a column of C below cols, in the block whose
+// first column is c0 (tile_mac_live's cols).
+METAL_FUNC uint tile_live_cols(uint c0, ushort sg, uint cols) { return tile_live(c0 + tile_sg_col(sg), cols); }
 
 // The q8 codecs (cmf.md §9.1, §9.2: q8_2f, and q8_row with col = 1): w[o, k] = q[o, k] · col[k]
 // · rs[o]. Stages rows r0 .. r0+64 × [k0, k0+32) of the int8 codes q [rows][kdim] as

@@ -112,6 +112,9 @@ kernel void ops_linear(device const uchar* w [[buffer(0)]],
     const uint r = tid / 2;
     const uint c = (tid % 2) * 16;
     const float gs = tile_guard_scale(amax, p.guard);
+    // Fragments of tokens past p.n or outputs past p.out are never stored (the epilogue's checks).
+    const uint live_rows = tile_live_rows(t0, sg, p.n);
+    const uint live_cols = tile_live_cols(o0, sg, p.out);
 
     simdgroup_float8x8 acc[4][4];
     tile_zero(acc);
@@ -127,7 +130,7 @@ kernel void ops_linear(device const uchar* w [[buffer(0)]],
             tile_stage_half(ws, (device const half*)w, p.out, p.in, o0, k0, tid);
         }
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        tile_mac(acc, xs, ws, sg);
+        tile_mac_live(acc, xs, ws, sg, live_rows, live_cols);
         threadgroup_barrier(mem_flags::mem_threadgroup);
     }
 
@@ -177,6 +180,9 @@ kernel void ops_mm(device const float* a [[buffer(0)]],
     c += z * p.c_z;
     const uint r = tid / 2;
     const uint cc = (tid % 2) * 16;
+    // Fragments of rows past p.m or columns past p.n are never stored (the epilogue's checks).
+    const uint live_rows = tile_live_rows(m0, sg, p.m);
+    const uint live_cols = tile_live_cols(n0, sg, p.n);
 
     simdgroup_float8x8 acc[4][4];
     tile_zero(acc);
@@ -202,7 +208,7 @@ kernel void ops_mm(device const float* a [[buffer(0)]],
             }
         }
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        tile_mac(acc, as, bs, sg);
+        tile_mac_live(acc, as, bs, sg, live_rows, live_cols);
         threadgroup_barrier(mem_flags::mem_threadgroup);
     }
 

@@ -129,6 +129,10 @@ kernel void vae_conv(device const half* wt [[buffer(0)]],
     const int ix0 = ox * int(p.stride) - int(p.pad_left);
     const float gs = tile_guard_scale(amax, p.guard);
 
+    // Fragments whose output channels (or pixels) all lie past p.oc (npix) are never stored (the
+    // epilogue's oo >= p.oc, pp < npix): with few channels (a small VAE's 8 or 16) most of a block.
+    const uint live_rows = tile_live_rows(o0, sg, p.oc);
+    const uint live_cols = tile_live_cols(p0, sg, npix);
     simdgroup_float8x8 acc[4][4];
     tile_zero(acc);
     for (uint k0 = 0; k0 < kdim; k0 += TILE_K) {
@@ -148,7 +152,7 @@ kernel void vae_conv(device const half* wt [[buffer(0)]],
             xs[(tid % 64) * TILE_LD + kc + i] = half(v * gs);
         }
         threadgroup_barrier(mem_flags::mem_threadgroup);
-        tile_mac(acc, ws, xs, sg);
+        tile_mac_live(acc, ws, xs, sg, live_rows, live_cols);
         threadgroup_barrier(mem_flags::mem_threadgroup);
     }
 

@@ -11,8 +11,6 @@ import (
 	"testing"
 
 	"easel/app/checkpoint"
-	"easel/kernels/emu"
-	"easel/kernels/emu/emutest"
 )
 
 // childEnv makes the test binary run as the easel command (TestMain).
@@ -167,20 +165,42 @@ func TestGenerateKilledResumesExactly(t *testing.T) {
 	})
 }
 
-// TestEmuGenerateKilledResumesExactly is the CPU test's plain, img2img with a mask, batch of 3
-// and second-pass cases on the emulated Metal device (CFG with a condition image takes many
-// minutes there; the CPU test has it).
+// TestEmuGenerateKilledResumesExactly is the CPU test's cases on the emulated Metal device: plain,
+// CFG with a condition image, img2img with a mask, a batch of 3 stopped in its second image, and a
+// hi-res second pass. The model file is the q8 one the Metal kernels read, so the denoiser runs on
+// the device as well as the text encoder and the VAE (the f16 file's bf16 denoiser would decline
+// to the CPU).
 func TestEmuGenerateKilledResumesExactly(t *testing.T) {
-	emutest.Device(t, emu.Options{})
-	model := tinyCMF(t)
+	model := q8Model(t)
 	dir := t.TempDir()
-	base := []string{"--model", model, "--prompt", "a lighthouse", "--size", "64x64", "--seed", "5", "--backend", "emulator"}
-	checkKillAndResume(t, append(base, "--steps", "3"), []string{"OUT.png"}, atStep(1, 0, 1))
+	cond := writePNG(t, dir, "cond.png", startPicture())
 	start := writePNG(t, dir, "start.png", startPicture())
 	mask := writePNG(t, dir, "mask.png", leftMask(64, 64))
-	checkKillAndResume(t, append(base, "--steps", "4", "--init", start, "--mask", mask, "--strength", "0.75"), []string{"OUT.png"}, atStep(2, 0, 1))
-	checkKillAndResume(t, append(base, "--steps", "2", "--count", "3"), []string{"OUT-1.png", "OUT-2.png", "OUT-3.png"}, atStep(1, 2, 1))
-	checkKillAndResume(t, append(base, "--steps", "2", "--hires", "1.5", "--hires-steps", "2", "--hires-strength", "1"), []string{"OUT.png"}, atStep(1, 0, 2))
+	base := []string{"--model", model, "--prompt", "a lighthouse", "--size", "64x64", "--seed", "5", "--backend", "emulator"}
+	with := func(extra ...string) []string { return append(append([]string{}, base...), extra...) }
+	t.Run("plain", func(t *testing.T) {
+		checkKillAndResume(t, with("--steps", "3"), []string{"OUT.png"}, atStep(1, 0, 1))
+	})
+	t.Run("cfg+image", func(t *testing.T) {
+		// The condition image is sized for --resolution 256 (256² pixels instead of the default
+		// 1024²: at 1024² the emulator's vision tower, run once per prompt, and VAE encoder take
+		// minutes). It is moved away before the resume: the copy beside the checkpoint is used.
+		checkKillAndResumeAfter(t, with("--steps", "3", "--cfg", "3", "--negative", "fog", "--image", cond, "--resolution", "256"), []string{"OUT.png"}, atStep(2, 0, 1),
+			func() {
+				if err := os.Rename(cond, cond+".moved"); err != nil {
+					t.Fatal(err)
+				}
+			})
+	})
+	t.Run("img2img+mask", func(t *testing.T) {
+		checkKillAndResume(t, with("--steps", "4", "--init", start, "--mask", mask, "--strength", "0.75"), []string{"OUT.png"}, atStep(2, 0, 1))
+	})
+	t.Run("batch", func(t *testing.T) {
+		checkKillAndResume(t, with("--steps", "2", "--count", "3"), []string{"OUT-1.png", "OUT-2.png", "OUT-3.png"}, atStep(1, 2, 1))
+	})
+	t.Run("hires", func(t *testing.T) {
+		checkKillAndResume(t, with("--steps", "2", "--hires", "1.5", "--hires-steps", "2", "--hires-strength", "1"), []string{"OUT.png"}, atStep(1, 0, 2))
+	})
 }
 
 // TestResumeRefusals: a checkpoint of another model file, of a newer format, a truncated one and
