@@ -89,9 +89,9 @@ func (q *Queue) SubmitAll(subs []Submission, maxPending int) ([]ID, error) {
 		q.mu.Unlock()
 		return nil, ErrClosed
 	}
-	if maxPending > 0 && q.pendingLocked()+len(subs) > maxPending {
-		q.mu.Unlock()
-		return nil, fmt.Errorf("%w: %d jobs are waiting or running and %d more would pass its bound of %d", ErrFull, q.pendingLocked(), len(subs), maxPending)
+	if pending := q.pendingLocked(); maxPending > 0 && pending+len(subs) > maxPending {
+		q.mu.Unlock() // pending was counted under the lock: the message reads no job after this
+		return nil, fmt.Errorf("%w: %d jobs are waiting or running and %d more would pass its bound of %d", ErrFull, pending, len(subs), maxPending)
 	}
 	ids := make([]ID, 0, len(subs))
 	for _, sub := range subs {
