@@ -15,7 +15,7 @@ import "errors"
 // process as well as the window, with no run loop needed. On "will sleep" the callback runs
 // WillSleep and only then allows the sleep (the Mac waits for it; each sleeper bounds its wait
 // by FlushTimeout); on "has powered on" it runs DidWake. Untested on a Mac
-// (docs/ARCHITECTURE.md, "Sleep").
+// (docs/ARCHITECTURE.md, §10 on checkpoints and §11 on studio workers).
 func observeSleep() {
 	if C.easelObserveSystemPower() != 0 {
 		errNoPowerNotices = errors.New("macOS refused the sleep notices (IORegisterForSystemPower): a running job cannot write its checkpoint before the Mac sleeps")
