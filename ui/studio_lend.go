@@ -2,11 +2,9 @@ package ui
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"runtime"
-	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -24,9 +22,9 @@ import (
 // studiogen.Lend) when its own queue is idle, renders them with its own model and backend, and
 // hands the job in hand back when the window closes or the Mac is about to sleep.
 type studioLend struct {
-	url, token, pin *widget.Entry
-	check           *widget.Check
-	err             *widget.Label
+	hubFields
+	check *widget.Check
+	err   *widget.Label
 
 	at     string   // the hub's address while lent ("" when not)
 	job    *lentJob // the studio image being rendered here (nil: none); its queue row: studio_lend_row.go
@@ -42,11 +40,7 @@ type studioLend struct {
 // lend is the window's lending state, made on first use.
 func (s *studio) lend() *studioLend {
 	if s.studioLend == nil {
-		l := &studioLend{url: widget.NewEntry(), token: widget.NewPasswordEntry(), pin: widget.NewEntry(), err: widget.NewLabel("")}
-		l.url.SetPlaceHolder("tls://hub.local:4222")
-		l.pin.SetPlaceHolder("the hub's pairing fingerprint (for tls://)")
-		l.err.Wrapping = fyne.TextWrapWord
-		l.err.Importance = widget.DangerImportance
+		l := &studioLend{hubFields: newHubFields(), err: errorLabel()}
 		l.check = widget.NewCheck("Lend this Mac to the studio", func(on bool) {
 			if err := s.setLent(on); err != nil {
 				l.check.SetChecked(false)
@@ -70,21 +64,16 @@ func (s *studio) setLent(on bool) error {
 	if l.stop != nil {
 		return nil
 	}
-	url := strings.TrimSpace(l.url.Text)
-	if url == "" {
-		return errors.New("give the studio hub's address (the Studio dialog of the Mac that shares it shows it)")
+	url, token, pin, err := l.read()
+	if err != nil {
+		return err
 	}
-	model := s.deps.Settings.Model
-	if model == "" {
-		return errors.New("choose a model in Settings first: the studio sends this Mac only jobs of the same model file")
-	}
-	fp, err := studiogen.ModelFingerprint(model)
+	model, fp, err := s.studioModel("the studio sends this Mac only jobs of the same model file")
 	if err != nil {
 		return err
 	}
 	name, _ := os.Hostname()
-	c, err := macs.Dial(context.Background(), url, macs.DialOptions{Role: macs.RoleWorker, Token: strings.TrimSpace(l.token.Text),
-		Pin: strings.TrimSpace(l.pin.Text), Name: name})
+	c, err := macs.Dial(context.Background(), url, macs.DialOptions{Role: macs.RoleWorker, Token: token, Pin: pin, Name: name})
 	if err != nil {
 		return err
 	}
@@ -176,11 +165,7 @@ func (s *studio) lentLine() string {
 
 // form is the dialog's section.
 func (l *studioLend) form() fyne.CanvasObject {
-	f := widget.NewForm(
-		widget.NewFormItem("Hub address", l.url),
-		widget.NewFormItem("Token", l.token),
-		widget.NewFormItem("Pairing fingerprint", l.pin))
-	return container.NewVBox(heading("Lend this Mac to a studio"), f, l.check, l.err)
+	return container.NewVBox(heading("Lend this Mac to a studio"), widget.NewForm(l.items()...), l.check, l.err)
 }
 
 // closeLend hands the job in hand back (the window is closing) and waits for the worker to go.

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"errors"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -18,10 +17,10 @@ import (
 // server still render here. Each job's queue row says which Mac renders each image and at which
 // attempt (studiogen's status line).
 type studioRenderOn struct {
-	url, token, pin *widget.Entry
-	check           *widget.Check
-	err             *widget.Label
-	gen             *studiogen.Generator
+	hubFields
+	check *widget.Check
+	err   *widget.Label
+	gen   *studiogen.Generator
 	// places is each job's last "Studio: image 1 on mac-1 · …" line, for its queue row.
 	places map[jobs.ID]string
 }
@@ -29,12 +28,7 @@ type studioRenderOn struct {
 // renderOn is the window's studio rendering state, made on first use.
 func (s *studio) renderOn() *studioRenderOn {
 	if s.studioRender == nil {
-		r := &studioRenderOn{url: widget.NewEntry(), token: widget.NewPasswordEntry(), pin: widget.NewEntry(),
-			err: widget.NewLabel(""), places: map[jobs.ID]string{}}
-		r.url.SetPlaceHolder("tls://hub.local:4222")
-		r.pin.SetPlaceHolder("the hub's pairing fingerprint (for tls://)")
-		r.err.Wrapping = fyne.TextWrapWord
-		r.err.Importance = widget.DangerImportance
+		r := &studioRenderOn{hubFields: newHubFields(), err: errorLabel(), places: map[jobs.ID]string{}}
 		r.check = widget.NewCheck("Render this window's jobs on the studio", func(on bool) {
 			if err := s.setRenderOnStudio(on); err != nil {
 				r.check.SetChecked(false) // (calls this again, off)
@@ -63,19 +57,15 @@ func (s *studio) setRenderOnStudio(on bool) error {
 	if r.gen != nil {
 		return nil
 	}
-	url := strings.TrimSpace(r.url.Text)
-	if url == "" {
-		return errors.New("give the studio hub's address (the Studio dialog of the Mac that shares it shows it)")
-	}
-	model := s.deps.Settings.Model
-	if model == "" {
-		return errors.New("choose a model in Settings first: only Macs with the same model file take the jobs")
-	}
-	fp, err := studiogen.ModelFingerprint(model)
+	url, token, pin, err := r.read()
 	if err != nil {
 		return err
 	}
-	g, err := studiogen.New(url, strings.TrimSpace(r.token.Text), strings.TrimSpace(r.pin.Text), fp, nil)
+	_, fp, err := s.studioModel("only Macs with the same model file take the jobs")
+	if err != nil {
+		return err
+	}
+	g, err := studiogen.New(url, token, pin, fp, nil)
 	if err != nil {
 		return err
 	}
@@ -107,11 +97,7 @@ func (s *studio) placementOf(id jobs.ID) string {
 
 // form is the dialog's section.
 func (r *studioRenderOn) form() fyne.CanvasObject {
-	f := widget.NewForm(
-		widget.NewFormItem("Hub address", r.url),
-		widget.NewFormItem("Token", r.token),
-		widget.NewFormItem("Pairing fingerprint", r.pin))
-	return container.NewVBox(heading("Render on a studio"), f, r.check, r.err)
+	return container.NewVBox(heading("Render on a studio"), widget.NewForm(r.items()...), r.check, r.err)
 }
 
 // closeRenderOn disconnects from the studio (the window is closing).

@@ -198,19 +198,7 @@ func renderOne(ctx context.Context, g *generateArgs, p *pipeline.Pipeline, out *
 		}
 	}
 	run := func(do func(chan<- pipeline.Event) (*pipeline.Result, error)) (*pipeline.Result, error) {
-		events := make(chan pipeline.Event)
-		drained := make(chan struct{})
-		go func() {
-			for ev := range events {
-				if ev.Stage == pipeline.StageDenoising && ev.Step > 0 {
-					progress(studio.Step{N: ev.Step, Of: ev.Steps})
-				}
-			}
-			close(drained)
-		}()
-		res, err := do(events)
-		<-drained
-		return res, err
+		return studiogen.RunReporting(do, false, progress)
 	}
 	first, err := run(func(ev chan<- pipeline.Event) (*pipeline.Result, error) { return p.Run(ctx, req, ev) })
 	if err != nil {

@@ -24,22 +24,8 @@ func (r *studioRenderer) renderPipeline(ctx context.Context, sr *studiogen.Pipel
 	if previews {
 		req.Preview = r.previewFunc()
 	}
-	events := make(chan pipeline.Event)
-	drained := make(chan struct{})
-	go func() {
-		for ev := range events {
-			if ev.Stage == pipeline.StageDenoising && ev.Step > 0 {
-				st := studio.Step{N: ev.Step, Of: ev.Steps}
-				if ev.Preview != nil && ev.Preview.Image != nil {
-					st.Preview = studiogen.EncodePNG(ev.Preview.Image)
-				}
-				progress(st)
-			}
-		}
-		close(drained)
-	}()
-	res, err := p.Run(ctx, req, events)
-	<-drained
+	res, err := studiogen.RunReporting(func(events chan<- pipeline.Event) (*pipeline.Result, error) { return p.Run(ctx, req, events) },
+		previews, progress)
 	if err != nil {
 		return nil, err
 	}

@@ -67,21 +67,13 @@ func (l *Lend) Render(ctx context.Context, job *studio.Job, inputs studio.Inputs
 	if err != nil {
 		return nil, err
 	}
-	events := make(chan pipeline.Event)
-	drained := make(chan struct{})
-	go func() {
-		for ev := range events {
-			if ev.Stage == pipeline.StageDenoising && ev.Step > 0 {
-				progress(studio.Step{N: ev.Step, Of: ev.Steps})
-				if l.OnStep != nil {
-					l.OnStep(job, ev.Step, ev.Steps)
-				}
+	res, err := RunReporting(func(events chan<- pipeline.Event) (*pipeline.Result, error) { return l.Gen.Run(ctx, req, events) }, false,
+		func(st studio.Step) {
+			progress(st)
+			if l.OnStep != nil {
+				l.OnStep(job, st.N, st.Of)
 			}
-		}
-		close(drained)
-	}()
-	res, err := l.Gen.Run(ctx, req, events)
-	<-drained
+		})
 	if err != nil {
 		return nil, err
 	}
