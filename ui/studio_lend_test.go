@@ -63,31 +63,50 @@ func (g *gatedGen) Run(ctx context.Context, req pipeline.Request, events chan<- 
 	return &pipeline.Result{Image: img, Width: 16, Height: 16, Steps: 1, CFG: req.CFG, Seed: req.Seed, VariationSeed: req.VariationSeed}, nil
 }
 
-// Studio… → Lend this Mac to a studio: the window joins the hub, renders a client's batch of 2
-// with its own renderer (each image's pixels those of a local run of the same request), says so
-// under the canvas, and closing the window mid-job hands the job back: another Mac renders it
-// as attempt 2.
-func TestWindowLentToStudio(t *testing.T) {
-	model := tinyModelPath(t)
-	gen := &gatedGen{started: make(chan pipeline.Request, 4), proceed: make(chan struct{}, 4)}
-	h := newHarnessWith(t, 0, func(_ *harness, d *Deps) { d.Settings.Model = model; d.Generator = gen })
-	h.patience = time.Minute
-	s := h.s
+// lendingWindow is a window whose generator gen holds each run, a hub on loopback, and the
+// window's Lend form filled in with the hub's address and token (not yet ticked); fp is the
+// window's model's fingerprint, as the studio's clients match it.
+type lendingWindow struct {
+	h         *harness
+	s         *studio
+	gen       *gatedGen
+	hub       *macs.Hub
+	l         *studioLend
+	model, fp string
+}
+
+func newLendingWindow(t *testing.T) *lendingWindow {
+	t.Helper()
+	w := &lendingWindow{model: tinyModelPath(t), gen: &gatedGen{started: make(chan pipeline.Request, 4), proceed: make(chan struct{}, 4)}}
+	w.h = newHarnessWith(t, 0, func(_ *harness, d *Deps) { d.Settings.Model = w.model; d.Generator = w.gen })
+	w.h.patience = time.Minute
+	w.s = w.h.s
 	hub, err := macs.StartHub(macs.HubConfig{Listen: "127.0.0.1:0", Token: studioUIToken, Data: t.TempDir(), AckWait: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(hub.Close)
-	l := s.lend()
-	l.url.SetText(hub.URL())
-	l.token.SetText(studioUIToken)
+	w.hub = hub
+	if w.fp, err = studiogen.ModelFingerprint(w.model); err != nil {
+		t.Fatal(err)
+	}
+	w.l = w.s.lend()
+	w.l.url.SetText(hub.URL())
+	w.l.token.SetText(studioUIToken)
+	return w
+}
+
+// Studio… → Lend this Mac to a studio: the window joins the hub, renders a client's batch of 2
+// with its own renderer (each image's pixels those of a local run of the same request), says so
+// under the canvas, and closing the window mid-job hands the job back: another Mac renders it
+// as attempt 2.
+func TestWindowLentToStudio(t *testing.T) {
+	w := newLendingWindow(t)
+	model, gen, h, s, hub, fp := w.model, w.gen, w.h, w.s, w.hub, w.fp
+	l := w.l
 	test.Tap(l.check)
 	if !l.check.Checked || l.err.Text != "" || !strings.Contains(s.network.Text, "Lent to the studio at "+hub.URL()) {
 		t.Fatalf("lending: checked %v, error %q, indicator %q", l.check.Checked, l.err.Text, s.network.Text)
-	}
-	fp, err := studiogen.ModelFingerprint(model)
-	if err != nil {
-		t.Fatal(err)
 	}
 	client, err := studiogen.New(hub.URL(), studioUIToken, "", fp, nil)
 	if err != nil {
@@ -178,24 +197,10 @@ func TestWindowLentToStudio(t *testing.T) {
 // A job of the window's own, started while a lent window renders a studio image, waits for that
 // image: this Mac's renderer runs one job at a time.
 func TestLentWindowRunsOneJobAtATime(t *testing.T) {
-	model := tinyModelPath(t)
-	gen := &gatedGen{started: make(chan pipeline.Request, 4), proceed: make(chan struct{}, 4)}
-	h := newHarnessWith(t, 0, func(_ *harness, d *Deps) { d.Settings.Model = model; d.Generator = gen })
-	h.patience = time.Minute
-	s := h.s
-	hub, err := macs.StartHub(macs.HubConfig{Listen: "127.0.0.1:0", Token: studioUIToken, Data: t.TempDir(), AckWait: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(hub.Close)
-	l := s.lend()
-	l.url.SetText(hub.URL())
-	l.token.SetText(studioUIToken)
+	w := newLendingWindow(t)
+	gen, h, s, hub, fp := w.gen, w.h, w.s, w.hub, w.fp
+	l := w.l
 	test.Tap(l.check)
-	fp, err := studiogen.ModelFingerprint(model)
-	if err != nil {
-		t.Fatal(err)
-	}
 	client, err := studiogen.New(hub.URL(), studioUIToken, "", fp, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -243,28 +248,14 @@ func TestLentWindowRunsOneJobAtATime(t *testing.T) {
 // counts alone), fits the 1280×800 window next to a queued job of the window's, and leaves the
 // queue when the image is done.
 func TestLentWindowWaitsForItsOwnQueue(t *testing.T) {
-	model := tinyModelPath(t)
-	gen := &gatedGen{started: make(chan pipeline.Request, 4), proceed: make(chan struct{}, 4)}
-	h := newHarnessWith(t, 0, func(_ *harness, d *Deps) { d.Settings.Model = model; d.Generator = gen })
-	h.patience = time.Minute
-	s := h.s
-	hub, err := macs.StartHub(macs.HubConfig{Listen: "127.0.0.1:0", Token: studioUIToken, Data: t.TempDir(), AckWait: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(hub.Close)
-	fp, err := studiogen.ModelFingerprint(model)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := newLendingWindow(t)
+	model, gen, h, s, hub, fp := w.model, w.gen, w.h, w.s, w.hub, w.fp
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
 	// Lent: the window joins the hub.
-	l := s.lend()
+	l := w.l
 	l.held = make(chan struct{}, 1)
-	l.url.SetText(hub.URL())
-	l.token.SetText(studioUIToken)
 	test.Tap(l.check)
 	if !l.check.Checked || l.err.Text != "" {
 		t.Fatalf("lending: checked %v, error %q", l.check.Checked, l.err.Text)
@@ -451,23 +442,9 @@ func waitJoined(h *harness, l *studioLend) {
 // leaves the queue at once, and the client hears the image was handed back. Lent again, the
 // window takes it as the second attempt, and its row says so.
 func TestLentRowLeavesWhenHandedBack(t *testing.T) {
-	model := tinyModelPath(t)
-	gen := &gatedGen{started: make(chan pipeline.Request, 2), proceed: make(chan struct{}, 2)}
-	h := newHarnessWith(t, 0, func(_ *harness, d *Deps) { d.Settings.Model = model; d.Generator = gen })
-	h.patience = time.Minute
-	s := h.s
-	hub, err := macs.StartHub(macs.HubConfig{Listen: "127.0.0.1:0", Token: studioUIToken, Data: t.TempDir(), AckWait: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(hub.Close)
-	fp, err := studiogen.ModelFingerprint(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := s.lend()
-	l.url.SetText(hub.URL())
-	l.token.SetText(studioUIToken)
+	w := newLendingWindow(t)
+	gen, h, s, hub, fp := w.gen, w.h, w.s, w.hub, w.fp
+	l := w.l
 	test.Tap(l.check)
 	waitJoined(h, l)
 
