@@ -334,7 +334,7 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 	for i := range 3 {
 		d := s.draft
 		d.Prompt = fmt.Sprintf("%s %d", strings.Repeat("a very long prompt about a harbour town in winter ", 4), i)
-		if _, err := store.Add(d, uint64(1000000000000+i), jobLabel(d.Prompt, uint64(1000000000000+i))); err != nil {
+		if _, err := store.Add(d, uint64(1000000000000+i), jobLabel(d.Prompt, uint64(1000000000000+i)), ""); err != nil {
 			t.Fatal(err)
 		}
 	}
