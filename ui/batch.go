@@ -23,7 +23,7 @@ import (
 const MaxWindowCount = 16
 
 // newSheet builds the contact sheet with the studio's actions.
-func (s *studio) newSheet() *contactSheet {
+func (s *window) newSheet() *contactSheet {
 	return newContactSheet(sheetActions{
 		open:    s.openCell,
 		discard: s.discardCell,
@@ -37,7 +37,7 @@ func (s *studio) newSheet() *contactSheet {
 
 // batchEvent shows a batch's event in the contact sheet: a new batch fills a new sheet, a step's
 // preview goes to its image's cell, a finished image is shown and saved.
-func (s *studio) batchEvent(j jobs.Job, ev pipeline.Event, framed image.Image) {
+func (s *window) batchEvent(j jobs.Job, ev pipeline.Event, framed image.Image) {
 	if s.sheetJob != j.ID {
 		s.sheetJob = j.ID
 		s.sheetDraft = s.jobDrafts[j.ID]
@@ -72,7 +72,7 @@ func (s *studio) batchEvent(j jobs.Job, ev pipeline.Event, framed image.Image) {
 }
 
 // batchStopped marks a failed or cancelled batch's unfinished images.
-func (s *studio) batchStopped(j jobs.Job) {
+func (s *window) batchStopped(j jobs.Job) {
 	s.exploreStopped(j) // a grid keeps its finished cells and its partial grid (explore.go)
 	if s.sheetJob == j.ID {
 		s.sheet.stopped()
@@ -82,7 +82,7 @@ func (s *studio) batchStopped(j jobs.Job) {
 // saveBatchImage saves one finished image of a batch of count off the UI goroutine, with the
 // batch's identity so the history groups it, and lists it. A job from this window's server
 // (Share this Mac: an X/Y/Z plot's cells over one prefill) is saved as its answer carries it.
-func (s *studio) saveBatchImage(j jobs.Job, res *pipeline.Result, count int) {
+func (s *window) saveBatchImage(j jobs.Job, res *pipeline.Result, count int) {
 	id, img := j.ID, res.Image
 	var set *imagefile.Settings
 	if d, ok := s.jobDrafts[id]; ok {
@@ -114,7 +114,7 @@ func (s *studio) saveBatchImage(j jobs.Job, res *pipeline.Result, count int) {
 }
 
 // openCell shows a cell's picture on the canvas.
-func (s *studio) openCell(c *sheetCell) {
+func (s *window) openCell(c *sheetCell) {
 	if c.final == nil {
 		return
 	}
@@ -125,7 +125,7 @@ func (s *studio) openCell(c *sheetCell) {
 }
 
 // discardCell removes a cell's saved file (it stays on the sheet, marked, and can be kept again).
-func (s *studio) discardCell(c *sheetCell) {
+func (s *window) discardCell(c *sheetCell) {
 	if c.path == "" {
 		return
 	}
@@ -141,7 +141,7 @@ func (s *studio) discardCell(c *sheetCell) {
 }
 
 // keepCell saves a discarded image again.
-func (s *studio) keepCell(c *sheetCell) {
+func (s *window) keepCell(c *sheetCell) {
 	img, ok := c.final.(*image.NRGBA)
 	if !ok || c.set == nil {
 		return
@@ -159,7 +159,7 @@ func (s *studio) keepCell(c *sheetCell) {
 const varyKind = "Vary"
 
 // cellDraft is the cell's batch's draft set to remake its image: its seed and variation, one image.
-func (s *studio) cellDraft(c *sheetCell) compose.Draft {
+func (s *window) cellDraft(c *sheetCell) compose.Draft {
 	d := s.sheetDraft
 	if c.group != nil {
 		d = c.group.draft
@@ -178,7 +178,7 @@ func (s *studio) cellDraft(c *sheetCell) compose.Draft {
 // varyCell makes a batch of variations around a cell's image: its seed, variation seeds counted
 // up from a random one, at the chosen strength (A1111's semantics); as many as the draft's count
 // (4 when it makes one).
-func (s *studio) varyCell(c *sheetCell, strength float64) {
+func (s *window) varyCell(c *sheetCell, strength float64) {
 	d := s.cellDraft(c)
 	if c.varies {
 		// A variation of a variation: start from the image's own noise blend is not a seed;
@@ -199,7 +199,7 @@ func (s *studio) varyCell(c *sheetCell, strength float64) {
 // ×2): resized with Lanczos, then an image-to-image pass at hires.DefaultStrength with the batch's
 // prompt, condition images and LoRAs and the image's seed. The offer (size, the steps it runs,
 // the time expected, whether it fits) comes first; the pass starts on confirm.
-func (s *studio) secondPass(c *sheetCell, factor float64) {
+func (s *window) secondPass(c *sheetCell, factor float64) {
 	img, ok := c.final.(*image.NRGBA)
 	if !ok {
 		return

@@ -23,7 +23,7 @@ type canvasView struct {
 	empty   *widget.Label
 	caption *widget.Label
 	zoom    *widget.RadioGroup
-	tools   *fyne.Container // actions on the shown image, beside the zoom (the studio fills it)
+	tools   *fyne.Container // actions on the shown image, beside the zoom (the window fills it)
 	// footer holds actions under the picture (the studio fills it): there they add height, not
 	// to the window's minimum width.
 	footer  *fyne.Container

@@ -19,7 +19,7 @@ import (
 // (Deps.Unfinished) the first choice is Finish later: the window closes, the jobs stay kept with
 // their checkpoints and the next launch offers to resume them. Discard and quit stops them and
 // removes what was kept of them; Keep working leaves everything as it is.
-func (s *studio) askClose() {
+func (s *window) askClose() {
 	n := s.queue.Pending()
 	if n == 0 || s.closeAsked {
 		s.win.Close()
@@ -63,7 +63,7 @@ func (s *studio) askClose() {
 
 // discardKept removes what was kept of this window's unfinished jobs (their checkpoints), once
 // the queue has stopped them: the artist chose Discard and quit.
-func (s *studio) discardKept() {
+func (s *window) discardKept() {
 	if !s.discardOnClose {
 		return
 	}
@@ -79,14 +79,14 @@ func (s *studio) discardKept() {
 }
 
 // quitItem is the menu's Quit (⌘Q), which closes as the close button does.
-func (s *studio) quitItem() *fyne.MenuItem {
+func (s *window) quitItem() *fyne.MenuItem {
 	q := fyne.NewMenuItem("Quit", s.askClose)
 	q.IsQuit = true
 	return q
 }
 
 // saveDraft keeps the prompt and the everyday settings for the next launch.
-func (s *studio) saveDraft() {
+func (s *window) saveDraft() {
 	if s.deps.DraftStore == nil {
 		return
 	}
@@ -96,7 +96,7 @@ func (s *studio) saveDraft() {
 }
 
 // resumeDraft starts from the draft the last session left, if any.
-func (s *studio) resumeDraft() {
+func (s *window) resumeDraft() {
 	if s.deps.DraftStore == nil {
 		return
 	}

@@ -16,13 +16,13 @@ import (
 // conditionsPanel lists the condition images in their order, each with its thumbnail, the size
 // it will be encoded at, and buttons to move it left or right or remove it.
 type conditionsPanel struct {
-	s     *studio
+	s     *window
 	list  *fyne.Container
 	count *widget.Label
 	box   fyne.CanvasObject
 }
 
-func newConditionsPanel(s *studio) *conditionsPanel {
+func newConditionsPanel(s *window) *conditionsPanel {
 	p := &conditionsPanel{s: s, list: container.NewVBox(), count: widget.NewLabel("")}
 	add := widget.NewButtonWithIcon("Add images…", theme.FolderOpenIcon(), s.pickImages)
 	paste := widget.NewButtonWithIcon("Paste", theme.ContentPasteIcon(), func() {

@@ -20,7 +20,7 @@ type undoStep struct {
 const maxUndo = 20
 
 // pushUndo records a step ⌘Z can take back.
-func (s *studio) pushUndo(what string, undo func() error) {
+func (s *window) pushUndo(what string, undo func() error) {
 	s.edits++
 	s.undos = append(s.undos, undoStep{what: what, seq: s.edits, undo: undo})
 	if len(s.undos) > maxUndo {
@@ -30,7 +30,7 @@ func (s *studio) pushUndo(what string, undo func() error) {
 
 // remember keeps the recipe as it is — the draft and the start image with its mask, extension and
 // settings — before what replaces it, for ⌘Z.
-func (s *studio) remember(what string) {
+func (s *window) remember(what string) {
 	d := s.draft
 	d.Conditions = append([]compose.Condition(nil), d.Conditions...)
 	d.LoRAs = append([]compose.LoRA(nil), d.LoRAs...)
@@ -53,7 +53,7 @@ func (s *studio) remember(what string) {
 }
 
 // undo is ⌘Z outside text fields: the latest of a mask stroke and the steps above is taken back.
-func (s *studio) undo() {
+func (s *window) undo() {
 	n := len(s.undos)
 	maskFirst := s.start != nil && s.start.mask.CanUndo() && (n == 0 || s.maskEdits > s.undos[n-1].seq)
 	if maskFirst || n == 0 {
@@ -70,7 +70,7 @@ func (s *studio) undo() {
 }
 
 // useAll restores the whole recipe an image was made with (⌘Z brings back the one before).
-func (s *studio) useAll(e history.Entry) {
+func (s *window) useAll(e history.Entry) {
 	if e.Settings != nil {
 		s.remember("Use all from " + shortPath(e.Path))
 	}
@@ -78,7 +78,7 @@ func (s *studio) useAll(e history.Entry) {
 }
 
 // usePrompt takes only an image's prompt, negative prompt and transparency.
-func (s *studio) usePrompt(e history.Entry) {
+func (s *window) usePrompt(e history.Entry) {
 	if e.Settings == nil {
 		s.say("%s has no Easel settings in it (made by another tool?): there is no prompt to use.", shortPath(e.Path))
 		return
@@ -93,7 +93,7 @@ func (s *studio) usePrompt(e history.Entry) {
 }
 
 // useSeed takes only an image's seed (fixed from now on) and its variation.
-func (s *studio) useSeed(e history.Entry) {
+func (s *window) useSeed(e history.Entry) {
 	if e.Settings == nil {
 		s.say("%s has no Easel settings in it (made by another tool?): there is no seed to use.", shortPath(e.Path))
 		return
@@ -108,7 +108,7 @@ func (s *studio) useSeed(e history.Entry) {
 
 // varyEntry makes a batch of variations around a history image: its recipe and seed, variation
 // seeds from a random one at a small strength, as the batch sheet's Vary does. The draft stays.
-func (s *studio) varyEntry(e history.Entry) {
+func (s *window) varyEntry(e history.Entry) {
 	if e.Settings == nil {
 		s.say("%s has no Easel settings in it: it cannot be varied.", shortPath(e.Path))
 		return
@@ -126,7 +126,7 @@ func (s *studio) varyEntry(e history.Entry) {
 }
 
 // trashEntry moves a history image to the Trash; ⌘Z puts it back.
-func (s *studio) trashEntry(e history.Entry) {
+func (s *window) trashEntry(e history.Entry) {
 	t, err := s.deps.Desktop.Trash(e.Path)
 	if err != nil {
 		s.sayKind(noticeError, "%v", err)

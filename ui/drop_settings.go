@@ -16,7 +16,7 @@ import (
 // shown on the canvas instead of becoming a condition image; every other file is added as a
 // condition image, as before — except, when onStart (dropped on the canvas or the start image's
 // slot), the first of them, which becomes the start image. One message says what happened.
-func (s *studio) dropFiles(paths []string, onStart bool) {
+func (s *window) dropFiles(paths []string, onStart bool) {
 	if len(paths) == 0 {
 		return
 	}
@@ -89,7 +89,7 @@ func (s *studio) dropFiles(paths []string, onStart bool) {
 
 // askRestore asks what a dropped or pasted PNG that carries settings is for: its whole recipe
 // (restored, undoable) or a condition image; answer gets the choice.
-func (s *studio) askRestore(path string, answer func(restore bool)) {
+func (s *window) askRestore(path string, answer func(restore bool)) {
 	d := dialog.NewConfirm("Restore "+shortPath(path)+"?",
 		shortPath(path)+" carries the settings it was made with. Restore its whole recipe (prompt, settings, condition images, start image), or use the picture as a condition image?",
 		answer, s.win)
@@ -113,7 +113,7 @@ func settingsIn(path string) *imagefile.Metadata {
 }
 
 // restoreDropped restores a dropped PNG's settings, shows it, and returns the message.
-func (s *studio) restoreDropped(path string, md *imagefile.Metadata) string {
+func (s *window) restoreDropped(path string, md *imagefile.Metadata) string {
 	s.remember("restoring " + shortPath(path))
 	s.draft.LoRADirs = s.loraDirs(path)
 	note, _ := s.draft.RestoreFile(md)
@@ -130,7 +130,7 @@ func (s *studio) restoreDropped(path string, md *imagefile.Metadata) string {
 }
 
 // restoreFromImage is Image → Restore from Image…: a PNG's whole recipe, undoable with ⌘Z.
-func (s *studio) restoreFromImage() {
+func (s *window) restoreFromImage() {
 	s.pickFile([]string{".png"}, s.deps.Settings.OutputFolder, func(path string) {
 		md := settingsIn(path)
 		if md == nil {

@@ -28,7 +28,7 @@ const noAxis = "—"
 // typed (the range syntax shown), the cell count and the planner's predicted time and memory
 // before starting, and the grid (exploreSheet) filling live as the cells finish.
 type explorePanel struct {
-	s      *studio
+	s      *window
 	kinds  [3]*widget.Select
 	values [3]*widget.Entry
 	info   *widget.Label
@@ -38,7 +38,7 @@ type explorePanel struct {
 	ready  bool // every control is built
 }
 
-func newExplorePanel(s *studio) *explorePanel {
+func newExplorePanel(s *window) *explorePanel {
 	p := &explorePanel{s: s, info: widget.NewLabel(""), sheet: newExploreSheet(s)}
 	p.info.Wrapping = fyne.TextWrapWord
 	rows := container.NewVBox()
@@ -186,7 +186,7 @@ type exploration struct {
 
 // exploreStopped marks a grid whose job failed or was cancelled: its other jobs are cancelled,
 // and the grid is saved with the cells finished (placeholders for the rest) once they are saved.
-func (s *studio) exploreStopped(j jobs.Job) {
+func (s *window) exploreStopped(j jobs.Job) {
 	run := s.exploring
 	if run == nil || run.cellOf[j.ID] == nil || run.stopped {
 		return
@@ -280,7 +280,7 @@ func (p *explorePanel) explore() {
 // exploreEvent takes a grid job's event (the studio's onUpdate calls it first): a finished
 // cell is saved with the grid's identity (History groups the grid like a batch) and drawn into
 // the grid. It reports whether the job was a grid's.
-func (s *studio) exploreEvent(j jobs.Job, ev pipeline.Event) bool {
+func (s *window) exploreEvent(j jobs.Job, ev pipeline.Event) bool {
 	run := s.exploring
 	if run == nil || run.cellOf[j.ID] == nil {
 		return false
@@ -311,7 +311,7 @@ func (s *studio) exploreEvent(j jobs.Job, ev pipeline.Event) bool {
 }
 
 // saveGrid saves the finished grid image(s), with the axes in their settings, to the history.
-func (s *studio) saveGrid(run *exploration) {
+func (s *window) saveGrid(run *exploration) {
 	if run.gridSaved {
 		return
 	}

@@ -17,7 +17,7 @@ import (
 // menu: restore its settings, vary, refine or upscale it.
 type exploreSheet struct {
 	widget.BaseWidget
-	s      *studio
+	s      *window
 	run    *exploration
 	z      int // the Z value shown
 	img    *canvas.Image
@@ -26,7 +26,7 @@ type exploreSheet struct {
 	box    *fyne.Container
 }
 
-func newExploreSheet(s *studio) *exploreSheet {
+func newExploreSheet(s *window) *exploreSheet {
 	e := &exploreSheet{s: s, img: canvas.NewImageFromImage(nil)}
 	e.img.FillMode = canvas.ImageFillContain
 	e.img.ScaleMode = canvas.ImageScaleFastest

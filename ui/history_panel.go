@@ -18,7 +18,7 @@ import (
 // a header ("Batch of 4 · seed 7–10") that folds them away; each still restores its own seed and
 // variation.
 type historyPanel struct {
-	s       *studio
+	s       *window
 	entries []history.Entry
 	rows    *fyne.Container                 // the groups, newest first: runs of singles and batches
 	folded  map[string]bool                 // batches whose thumbnails are folded away, by batch ID
@@ -32,7 +32,7 @@ type historyPanel struct {
 // thumbSize is a history thumbnail's cell.
 var thumbSize = fyne.NewSize(72, 72)
 
-func newHistoryPanel(s *studio) *historyPanel {
+func newHistoryPanel(s *window) *historyPanel {
 	p := &historyPanel{s: s, rows: container.NewVBox(), folded: map[string]bool{}, batches: map[*fyne.Container]*batchGroup{}, note: widget.NewLabel("")}
 	p.note.Importance = widget.LowImportance
 	p.note.Wrapping = fyne.TextWrapWord

@@ -23,7 +23,7 @@ type imageActions struct {
 	saveTo *widget.Button
 }
 
-func newImageActions(s *studio) *imageActions {
+func newImageActions(s *window) *imageActions {
 	a := &imageActions{
 		reveal: widget.NewButtonWithIcon(s.deps.Desktop.Label(), theme.FolderOpenIcon(), func() { s.revealFile(s.shownPath) }),
 		copy:   widget.NewButtonWithIcon("Copy image", theme.ContentCopyIcon(), func() { s.copyFile(s.shownPath) }),
@@ -39,7 +39,7 @@ func newImageActions(s *studio) *imageActions {
 }
 
 // setShownFile records the saved file on the canvas ("" for none) and turns the buttons on or off.
-func (s *studio) setShownFile(path string) {
+func (s *window) setShownFile(path string) {
 	s.shownPath = path
 	for _, b := range []*widget.Button{s.actions.reveal, s.actions.copy, s.actions.refine} {
 		if path == "" {
@@ -54,7 +54,7 @@ func (s *studio) setShownFile(path string) {
 
 // revealFile shows a saved image in the Finder or the file manager (off the UI goroutine); a
 // missing tool gets a message saying what to install.
-func (s *studio) revealFile(path string) {
+func (s *window) revealFile(path string) {
 	if path == "" {
 		return
 	}
@@ -71,7 +71,7 @@ func (s *studio) revealFile(path string) {
 
 // copyFile puts a saved image on the clipboard as a picture (off the UI goroutine: the clipboard
 // tool may take a moment) and says so.
-func (s *studio) copyFile(path string) {
+func (s *window) copyFile(path string) {
 	if path == "" {
 		return
 	}
@@ -90,7 +90,7 @@ func (s *studio) copyFile(path string) {
 
 // entryMenu is a history image's context menu: its recipe whole or in part, the actions that
 // make new images from it, and the file's.
-func (s *studio) entryMenu(e history.Entry) *fyne.Menu {
+func (s *window) entryMenu(e history.Entry) *fyne.Menu {
 	items := []*fyne.MenuItem{
 		fyne.NewMenuItem("Use All (restore the recipe)", func() { s.useAll(e) }),
 		fyne.NewMenuItem("Use Prompt", func() { s.usePrompt(e) }),

@@ -40,7 +40,7 @@ var sideNames = [4]string{"left", "top", "right", "bottom"}
 
 // setStart makes c the start image (replacing one there), with an empty mask, and shows it on
 // the canvas for painting.
-func (s *studio) setStart(c compose.Condition) {
+func (s *window) setStart(c compose.Condition) {
 	s.start = &startImage{c: c, mask: maskpaint.New(c.Image.Rect.Dx(), c.Image.Rect.Dy())}
 	s.extend, s.startExtras = [4]int{}, compose.Start{}
 	s.work.refresh()
@@ -49,7 +49,7 @@ func (s *studio) setStart(c compose.Condition) {
 }
 
 // removeStart drops the start image and its mask: back to text-to-image.
-func (s *studio) removeStart() {
+func (s *window) removeStart() {
 	if s.start == nil {
 		return
 	}
@@ -63,7 +63,7 @@ func (s *studio) removeStart() {
 }
 
 // showStart puts the start image on the canvas with the mask editor over it.
-func (s *studio) showStart() {
+func (s *window) showStart() {
 	if s.start == nil {
 		return
 	}
@@ -82,7 +82,7 @@ func (s *studio) showStart() {
 }
 
 // maskChanged follows a stroke, an invert, a clear or an undo.
-func (s *studio) maskChanged() {
+func (s *window) maskChanged() {
 	s.edits++
 	s.maskEdits = s.edits
 	s.work.refreshMask()
@@ -90,7 +90,7 @@ func (s *studio) maskChanged() {
 
 // outputWithExtend is the size the draft makes with the extension added, and the base size
 // before it.
-func (s *studio) outputWithExtend(ext [4]int) (w, h int, err error) {
+func (s *window) outputWithExtend(ext [4]int) (w, h int, err error) {
 	w, h, err = s.draft.OutputSize()
 	if err != nil {
 		return 0, 0, err
@@ -109,7 +109,7 @@ func (s *studio) outputWithExtend(ext [4]int) (w, h int, err error) {
 
 // extendSide grows one side of the canvas by extendStep, refusing (and saying why) a size past
 // the model's limit or the memory budget.
-func (s *studio) extendSide(side int) {
+func (s *window) extendSide(side int) {
 	if s.start == nil {
 		s.say("Extend needs a start image: drop one on the canvas, or use Refine this on an image.")
 		return
@@ -137,7 +137,7 @@ func (s *studio) extendSide(side int) {
 }
 
 // sizeRefusal says why a run at w×h would not fit the memory budget ("" when it fits).
-func (s *studio) sizeRefusal(w, h int) string {
+func (s *window) sizeRefusal(w, h int) string {
 	plan, err := s.draft.Plan()
 	if err != nil {
 		return err.Error()
@@ -151,7 +151,7 @@ func (s *studio) sizeRefusal(w, h int) string {
 }
 
 // resetExtend takes the extension back.
-func (s *studio) resetExtend() {
+func (s *window) resetExtend() {
 	s.extend = [4]int{}
 	s.work.refreshExtend()
 	s.showStart()
@@ -159,7 +159,7 @@ func (s *studio) resetExtend() {
 }
 
 // startBounds is the start image's size (zero without one).
-func (s *studio) startBounds() image.Rectangle {
+func (s *window) startBounds() image.Rectangle {
 	if s.start == nil {
 		return image.Rectangle{}
 	}

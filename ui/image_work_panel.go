@@ -30,7 +30,7 @@ const (
 // fit, the mask tools (the painting happens on the canvas), and the canvas extension. It folds
 // away in an accordion so text-to-image keeps a short column.
 type imageWorkPanel struct {
-	s *studio
+	s *window
 
 	slot       *fyne.Container // the start image's row, or the empty slot's hint
 	thumb      *canvas.Image
@@ -60,7 +60,7 @@ type imageWorkPanel struct {
 	loading    bool // true while refresh sets widgets, so their callbacks do not echo back
 }
 
-func newImageWorkPanel(s *studio) *imageWorkPanel {
+func newImageWorkPanel(s *window) *imageWorkPanel {
 	p := &imageWorkPanel{s: s}
 	p.thumb = canvas.NewImageFromImage(nil)
 	p.thumb.FillMode = canvas.ImageFillContain

@@ -16,7 +16,7 @@ import (
 // (s.start, with the mask's undo steps), so the draft's copy is taken out again, and a size that
 // followed the image becomes the custom size it made (the fit choice says it follows). An image
 // made without a start image leaves the current one as it is.
-func (s *studio) restoreStart(set *imagefile.Settings) string {
+func (s *window) restoreStart(set *imagefile.Settings) string {
 	s.draft.Start = nil
 	if set == nil || set.Init == nil {
 		return ""

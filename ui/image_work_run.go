@@ -16,7 +16,7 @@ import (
 // reworked), the strength, the feather as the mask's blur, the grow, the extension — and the size
 // following the image when the artist chose so or extends the canvas (compose's Job prepares it
 // as the CLI's, and FileSettings records it).
-func (s *studio) jobDraft() compose.Draft {
+func (s *window) jobDraft() compose.Draft {
 	d := s.draft
 	if s.start == nil {
 		return d
@@ -36,7 +36,7 @@ func (s *studio) jobDraft() compose.Draft {
 
 // runStrength is the strength the next run starts from the image with: the slider's, or 1 when
 // the canvas is extended (the new area starts from noise; the mask keeps the rest).
-func (s *studio) runStrength() float64 {
+func (s *window) runStrength() float64 {
 	if s.extend != [4]int{} {
 		return 1
 	}

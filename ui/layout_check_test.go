@@ -347,7 +347,7 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 }
 
 // openEverySection opens every folding section of the window.
-func openEverySection(s *studio) {
+func openEverySection(s *window) {
 	var open func(o fyne.CanvasObject)
 	open = func(o fyne.CanvasObject) {
 		switch v := o.(type) {

@@ -38,14 +38,14 @@ var classColours = [ml.NumClasses]color.NRGBA{
 // peak before a run, the measured one during it) and the time per kernel class as one stacked
 // bar; Details opens the full memory and time panels.
 type liveStrip struct {
-	s       *studio
+	s       *window
 	memory  *meter
 	time    *stackedBar
 	details *widget.Button
 	box     fyne.CanvasObject
 }
 
-func newLiveStrip(s *studio) *liveStrip {
+func newLiveStrip(s *window) *liveStrip {
 	l := &liveStrip{s: s, memory: newMeter(), time: newStackedBar()}
 	l.details = widget.NewButton("Details", l.showDetails)
 	mem := widget.NewLabel("Memory")

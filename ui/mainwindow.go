@@ -22,8 +22,8 @@ func NewMainWindow(a fyne.App, deps Deps) fyne.Window {
 	return w
 }
 
-func newMainWindow(a fyne.App, deps Deps) (fyne.Window, *studio) {
-	s := newStudio(deps)
+func newMainWindow(a fyne.App, deps Deps) (fyne.Window, *window) {
+	s := newWindow(deps)
 	s.resumeDraft()
 	w := a.NewWindow(app.Name)
 	s.win = w
@@ -53,7 +53,7 @@ func newMainWindow(a fyne.App, deps Deps) (fyne.Window, *studio) {
 }
 
 // build makes the panels.
-func (s *studio) build() {
+func (s *window) build() {
 	s.message = widget.NewLabel("")
 	s.message.Wrapping = fyne.TextWrapWord
 	s.message.Importance = widget.WarningImportance
@@ -91,7 +91,7 @@ func (s *studio) build() {
 }
 
 // layout arranges the three regions (regions.go): the recipe, the canvas, the gallery.
-func (s *studio) layout() fyne.CanvasObject {
+func (s *window) layout() fyne.CanvasObject {
 	return &fyne.Container{Layout: regionsLayout{}, Objects: []fyne.CanvasObject{s.recipeRegion(), s.canvasRegion(), s.galleryRegion()}}
 }
 
@@ -105,7 +105,7 @@ const (
 
 // recipeRegion is the left column: the prompt, the everyday settings, the folding sections, and
 // Generate with what it says under it.
-func (s *studio) recipeRegion() fyne.CanvasObject {
+func (s *window) recipeRegion() fyne.CanvasObject {
 	shortcut := widget.NewLabel(shortcutHint())
 	shortcut.Importance = widget.LowImportance
 	shortcut.Wrapping = fyne.TextWrapWord
@@ -133,19 +133,19 @@ func (s *studio) recipeRegion() fyne.CanvasObject {
 
 // canvasRegion is the centre: the canvas with its toolbar, then the progress line, the live
 // strip (memory and time, Details for the full panels) and the queue.
-func (s *studio) canvasRegion() fyne.CanvasObject {
+func (s *window) canvasRegion() fyne.CanvasObject {
 	return container.NewBorder(nil, container.NewVBox(s.network, s.progress.box, s.strip.box, widget.NewSeparator(), s.queueList.box), nil, nil, s.canvas.box)
 }
 
 // galleryRegion is the right column: the latest batch's sheet over the history, always visible.
-func (s *studio) galleryRegion() fyne.CanvasObject {
+func (s *window) galleryRegion() fyne.CanvasObject {
 	split := container.NewVSplit(s.sheet.box, container.NewVScroll(s.history.box))
 	split.Offset = 0.55
 	return split
 }
 
 // scanHistory reads the output folder off the UI goroutine.
-func (s *studio) scanHistory() {
+func (s *window) scanHistory() {
 	store := s.deps.History
 	go func() {
 		entries, errs := store.Scan()

@@ -17,7 +17,7 @@ import (
 // memoryPanel shows one bar per component against the device budget: before a run the
 // prediction for the chosen size and images, during a run the pipeline's ledger.
 type memoryPanel struct {
-	s       *studio
+	s       *window
 	title   *widget.Label
 	rows    *fyne.Container
 	verdict *widget.Label
@@ -28,7 +28,7 @@ type memoryPanel struct {
 // componentNames are the ledger's network names as the panel says them.
 var componentNames = map[string]string{"dit": "Denoiser weights", "te": "Text encoder weights", "vis": "Vision weights", "vae": "VAE weights", "other": "Other weights", "lora": "LoRA weights"}
 
-func newMemoryPanel(s *studio) *memoryPanel {
+func newMemoryPanel(s *window) *memoryPanel {
 	p := &memoryPanel{s: s, title: heading("Memory"), rows: container.NewVBox(), verdict: widget.NewLabel("")}
 	p.verdict.Wrapping = fyne.TextWrapWord
 	p.useSize = widget.NewButton("", nil)
@@ -185,7 +185,7 @@ func (p *memoryPanel) showLedger(m pipeline.Memory, j jobs.Job, predictedPeak in
 }
 
 // useCustomSize switches the draft to a custom size (the memory panel's suggestion).
-func (s *studio) useCustomSize(w, h int) {
+func (s *window) useCustomSize(w, h int) {
 	s.draft.Size, s.draft.CustomW, s.draft.CustomH = compose.SizeCustom, w, h
 	s.options.load(&s.draft)
 	s.draftChanged()

@@ -36,7 +36,7 @@ var noticeImportance = [...]widget.Importance{
 }
 
 // sayKind shows a notice of a kind under the controls.
-func (s *studio) sayKind(kind noticeKind, format string, args ...any) {
+func (s *window) sayKind(kind noticeKind, format string, args ...any) {
 	s.message.Importance = noticeImportance[kind]
 	s.message.SetText(fmt.Sprintf(format, args...))
 	s.message.Show()

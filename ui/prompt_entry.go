@@ -10,10 +10,10 @@ import (
 // condition image instead of text.
 type promptEntry struct {
 	widget.Entry
-	s *studio
+	s *window
 }
 
-func newPromptEntry(s *studio) *promptEntry {
+func newPromptEntry(s *window) *promptEntry {
 	e := &promptEntry{s: s}
 	e.MultiLine = true
 	e.Wrapping = fyne.TextWrapWord

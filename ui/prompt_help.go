@@ -28,7 +28,7 @@ import (
 // writing runs at a time, off the UI goroutine, on the CPU beside the queue; Stop cancels it and
 // leaves the prompt as it was.
 type promptHelp struct {
-	s *studio
+	s *window
 
 	expand, describe, stop *widget.Button
 	checkNow               *widget.Button // Check the picture shown against the prompt, on demand
@@ -63,7 +63,7 @@ const (
 	sourceStart = "Start image"
 )
 
-func newPromptHelp(s *studio) *promptHelp {
+func newPromptHelp(s *window) *promptHelp {
 	h := &promptHelp{s: s}
 	h.expand = widget.NewButtonWithIcon("Expand", theme.ContentAddIcon(), h.runExpand)
 	h.describe = widget.NewButtonWithIcon("Describe", theme.VisibilityIcon(), h.runDescribe)

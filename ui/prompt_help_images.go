@@ -86,7 +86,7 @@ func (h *promptHelp) cellMenu(c *sheetCell) *fyne.Menu {
 }
 
 // cellMenu is the contact sheet's cell menu (the studio's, for sheetActions).
-func (s *studio) cellMenu(c *sheetCell) *fyne.Menu { return s.help.cellMenu(c) }
+func (s *window) cellMenu(c *sheetCell) *fyne.Menu { return s.help.cellMenu(c) }
 
 // nrgbaOf is img as NRGBA (nil for none); a finished image already is one.
 func nrgbaOf(img image.Image) *image.NRGBA {

@@ -16,7 +16,7 @@ type promptPanel struct {
 	box         fyne.CanvasObject
 }
 
-func newPromptPanel(s *studio) *promptPanel {
+func newPromptPanel(s *window) *promptPanel {
 	p := &promptPanel{}
 	p.prompt = newPromptEntry(s)
 	p.prompt.SetPlaceHolder("Describe the image…")

@@ -15,7 +15,7 @@ import (
 // queuePanel lists the jobs waiting and running (and the last few that ended), each with a
 // cancel button while it can still be stopped.
 type queuePanel struct {
-	s    *studio
+	s    *window
 	list *fyne.Container
 	box  fyne.CanvasObject
 }
@@ -23,7 +23,7 @@ type queuePanel struct {
 // finishedShown is how many ended jobs stay in the list.
 const finishedShown = 3
 
-func newQueuePanel(s *studio) *queuePanel {
+func newQueuePanel(s *window) *queuePanel {
 	p := &queuePanel{s: s, list: container.NewVBox()}
 	p.box = container.NewVBox(heading("Queue"), p.list)
 	p.show(nil)

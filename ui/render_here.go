@@ -11,7 +11,7 @@ import (
 
 // offerRenderHere says that the machine a job rendered on stopped answering and offers to run
 // the same job on this one (Render on is then turned off, as the settings dialog would).
-func (s *studio) offerRenderHere(j jobs.Job, d compose.Draft) {
+func (s *window) offerRenderHere(j jobs.Job, d compose.Draft) {
 	where := s.router.where()
 	s.sayKind(noticeError, "Job %d: %v", j.ID, j.Err)
 	msg := fmt.Sprintf("%s stopped answering during job %d; your draft is as it was. Render the job on %s instead?", where, j.ID, thisMachine())

@@ -116,7 +116,7 @@ func (sh *sharing) listenAddr() string { return sh.bound }
 
 // applyNetwork brings rendering and sharing in line with the settings (at start and after the
 // settings dialog saved).
-func (s *studio) applyNetwork(ns settings.Settings) {
+func (s *window) applyNetwork(ns settings.Settings) {
 	s.router.set(ns.RenderOn, ns.RenderToken)
 	defer s.showNetwork()
 	want := ns.Share && ns.Model != ""
@@ -136,7 +136,7 @@ func (s *studio) applyNetwork(ns settings.Settings) {
 
 // startSharing serves the A1111 API on addr over the window's queue, with the share token (made
 // and saved when there is none).
-func (s *studio) startSharing(ns settings.Settings, addr string) error {
+func (s *window) startSharing(ns settings.Settings, addr string) error {
 	if ns.ShareToken == "" {
 		var b [16]byte
 		rand.Read(b[:])
@@ -172,7 +172,7 @@ func (s *studio) startSharing(ns settings.Settings, addr string) error {
 }
 
 // stopSharing stops the server; its API jobs are cancelled.
-func (s *studio) stopSharing() {
+func (s *window) stopSharing() {
 	if s.share == nil {
 		return
 	}
@@ -205,7 +205,7 @@ func shareReach(addr string) string {
 
 // showNetwork keeps the indicator under the canvas true: where jobs render, and whether this
 // machine is shared.
-func (s *studio) showNetwork() {
+func (s *window) showNetwork() {
 	var parts []string
 	if where := s.router.where(); where != "" {
 		parts = append(parts, "Rendering on "+where)

@@ -63,7 +63,7 @@ func TestRestoreReplacesTheConditionImages(t *testing.T) {
 	}
 }
 
-func conditionNames(s *studio) []string {
+func conditionNames(s *window) []string {
 	var out []string
 	for _, c := range s.draft.Conditions {
 		out = append(out, c.Name)

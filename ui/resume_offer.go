@@ -32,7 +32,7 @@ type keptJobs struct {
 
 // keepJob keeps a job about to be queued (resumed: the kept job it continues) and sets req's
 // OnStep to checkpoint it; nil when jobs are not kept.
-func (s *studio) keepJob(d compose.Draft, seed uint64, req *pipeline.Request, resumed *unfinished.Job) *unfinished.Job {
+func (s *window) keepJob(d compose.Draft, seed uint64, req *pipeline.Request, resumed *unfinished.Job) *unfinished.Job {
 	store := s.deps.Unfinished
 	if store == nil {
 		return nil
@@ -55,7 +55,7 @@ func (s *studio) keepJob(d compose.Draft, seed uint64, req *pipeline.Request, re
 }
 
 // fingerprint is the model file's (cached per path), or "" when it cannot be read.
-func (s *studio) fingerprint(model string) string {
+func (s *window) fingerprint(model string) string {
 	s.keeping.mu.Lock()
 	defer s.keeping.mu.Unlock()
 	if fp, ok := s.keeping.fingerprints[model]; ok {
@@ -73,7 +73,7 @@ func (s *studio) fingerprint(model string) string {
 }
 
 // keptAs records the queued job id's kept job.
-func (s *studio) keptAs(id jobs.ID, k *unfinished.Job) {
+func (s *window) keptAs(id jobs.ID, k *unfinished.Job) {
 	if k == nil {
 		return
 	}
@@ -87,14 +87,14 @@ func (s *studio) keptAs(id jobs.ID, k *unfinished.Job) {
 
 // finishedKept forgets job id's kept job once its images are written (kept_saves.go): it
 // finished, or the artist cancelled it. (A job stopped by a crash or a quit stays kept.)
-func (s *studio) finishedKept(id jobs.ID) {
+func (s *window) finishedKept(id jobs.ID) {
 	s.keptSave(id, func(k *keptSaves) { k.over = true })
 }
 
 // offerResume shows what earlier sessions left unfinished — "Resume 3 unfinished jobs", each
 // with where it stopped — and resumes them (queued in their order, each from its checkpoint) or
 // discards them and every checkpoint.
-func (s *studio) offerResume() {
+func (s *window) offerResume() {
 	store := s.deps.Unfinished
 	if store == nil {
 		return
@@ -138,7 +138,7 @@ func (s *studio) offerResume() {
 }
 
 // resumeAll queues the pending jobs in their order.
-func (s *studio) resumeAll(left []*unfinished.Pending) {
+func (s *window) resumeAll(left []*unfinished.Pending) {
 	for _, p := range left {
 		if p.Problem != nil {
 			p.Checkpoint = nil // start it again; the damaged file stays for inspection

@@ -17,7 +17,7 @@ var (
 	settingsShortcut = &desktop.CustomShortcut{KeyName: fyne.KeyComma, Modifier: fyne.KeyModifierShortcutDefault}
 )
 
-func (s *studio) installShortcuts() {
+func (s *window) installShortcuts() {
 	gen := fyne.NewMenuItem("Generate", s.generate)
 	gen.Shortcut = generateShortcut
 	cancel := fyne.NewMenuItem("Cancel", s.cancelCurrent)

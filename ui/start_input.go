@@ -14,7 +14,7 @@ import (
 
 // loadStart reads an image file as the start image off the UI goroutine; a file that cannot be
 // used gets the message a condition image would (the same loader and limits).
-func (s *studio) loadStart(path string) {
+func (s *window) loadStart(path string) {
 	go func() {
 		c, err := compose.LoadCondition(path)
 		s.deps.Do(func() {
@@ -29,7 +29,7 @@ func (s *studio) loadStart(path string) {
 }
 
 // refine makes a saved image (a result or a history image) the start image.
-func (s *studio) refine(path string) {
+func (s *window) refine(path string) {
 	if path == "" {
 		return
 	}
@@ -37,11 +37,11 @@ func (s *studio) refine(path string) {
 }
 
 // refineEntry is Refine this on a history image.
-func (s *studio) refineEntry(e history.Entry) { s.refine(e.Path) }
+func (s *window) refineEntry(e history.Entry) { s.refine(e.Path) }
 
 // pasteStart makes the clipboard's image the start image: the file copied in the Finder, else
 // the image itself, else the image file its text names (as Paste does for condition images).
-func (s *studio) pasteStart(cb fyne.Clipboard) bool {
+func (s *window) pasteStart(cb fyne.Clipboard) bool {
 	if s.deps.ClipboardFile != nil {
 		if path := s.deps.ClipboardFile(); path != "" {
 			if st, err := os.Stat(path); err == nil && !st.IsDir() {
@@ -78,10 +78,10 @@ func (s *studio) pasteStart(cb fyne.Clipboard) bool {
 }
 
 // pickStart opens the file dialog for the start image.
-func (s *studio) pickStart() { s.pickImageFile(s.loadStart) }
+func (s *window) pickStart() { s.pickImageFile(s.loadStart) }
 
 // maskEdit applies an edit of the whole mask (invert, clear, undo) and shows it.
-func (s *studio) maskEdit(edit func()) {
+func (s *window) maskEdit(edit func()) {
 	if s.start == nil {
 		return
 	}
@@ -95,7 +95,7 @@ func (s *studio) maskEdit(edit func()) {
 
 // droppedOnStart reports whether a drop at pos (window coordinates) landed on the canvas or the
 // start image's slot: such a file becomes the start image instead of a condition image.
-func (s *studio) droppedOnStart(pos fyne.Position) bool {
+func (s *window) droppedOnStart(pos fyne.Position) bool {
 	for _, o := range []fyne.CanvasObject{s.canvas.box, s.work.slot} {
 		if o == nil || !o.Visible() {
 			continue
@@ -111,7 +111,7 @@ func (s *studio) droppedOnStart(pos fyne.Position) bool {
 }
 
 // undoMask takes the last mask step back (⌘Z outside text fields).
-func (s *studio) undoMask() {
+func (s *window) undoMask() {
 	if s.start == nil || !s.start.mask.CanUndo() {
 		return
 	}

@@ -51,7 +51,7 @@ func errorLabel() *widget.Label {
 
 // studioModel is the model file in Settings and its fingerprint (the studio's jobs are matched
 // by it); without one it refuses, saying why the studio needs it.
-func (s *studio) studioModel(why string) (model, fingerprint string, err error) {
+func (s *window) studioModel(why string) (model, fingerprint string, err error) {
 	model = s.deps.Settings.Model
 	if model == "" {
 		return "", "", errors.New("choose a model in Settings first: " + why)

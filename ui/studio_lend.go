@@ -38,7 +38,7 @@ type studioLend struct {
 }
 
 // lend is the window's lending state, made on first use.
-func (s *studio) lend() *studioLend {
+func (s *window) lend() *studioLend {
 	if s.studioLend == nil {
 		l := &studioLend{hubFields: newHubFields(), err: errorLabel()}
 		l.check = widget.NewCheck("Lend this Mac to the studio", func(on bool) {
@@ -55,7 +55,7 @@ func (s *studio) lend() *studioLend {
 }
 
 // setLent joins the studio the form names as a worker, or leaves it (the job in hand goes back).
-func (s *studio) setLent(on bool) error {
+func (s *window) setLent(on bool) error {
 	l := s.lend()
 	if !on {
 		s.stopLending()
@@ -114,7 +114,7 @@ func (s *studio) setLent(on bool) error {
 
 // queueIdle returns when the window's own queue has nothing queued or running (studiogen.Lend's
 // Ready: the window's jobs come first).
-func (s *studio) queueIdle(ctx context.Context) error {
+func (s *window) queueIdle(ctx context.Context) error {
 	changed := make(chan struct{}, 1)
 	stop := s.queue.Watch(func(jobs.Update) {
 		select {
@@ -140,7 +140,7 @@ func (s *studio) queueIdle(ctx context.Context) error {
 }
 
 // stopLending leaves the studio: the job in hand is handed back at once.
-func (s *studio) stopLending() {
+func (s *window) stopLending() {
 	l := s.studioLend
 	if l == nil || l.stop == nil {
 		return
@@ -151,7 +151,7 @@ func (s *studio) stopLending() {
 }
 
 // lentLine is the indicator's part while lent: "Lent to the studio at … · rendering image N".
-func (s *studio) lentLine() string {
+func (s *window) lentLine() string {
 	l := s.studioLend
 	if l == nil || l.at == "" {
 		return ""
@@ -169,7 +169,7 @@ func (l *studioLend) form() fyne.CanvasObject {
 }
 
 // closeLend hands the job in hand back (the window is closing) and waits for the worker to go.
-func (s *studio) closeLend() {
+func (s *window) closeLend() {
 	l := s.studioLend
 	if l == nil || l.stop == nil {
 		return

@@ -33,7 +33,7 @@ type lentRow struct {
 
 // lentEvent follows the lent worker: a job taken gets a row; finished, handed back or failed, it
 // leaves the queue.
-func (s *studio) lentEvent(e macs.WorkerEvent) {
+func (s *window) lentEvent(e macs.WorkerEvent) {
 	switch e.Kind {
 	case "joined":
 	case "taken":
@@ -44,14 +44,14 @@ func (s *studio) lentEvent(e macs.WorkerEvent) {
 }
 
 // setLentJob puts the studio image being rendered here (nil: none) in the indicator and the queue.
-func (s *studio) setLentJob(j *lentJob) {
+func (s *window) setLentJob(j *lentJob) {
 	s.lend().job = j
 	s.showNetwork()
 	s.queueList.show(s.queue.Jobs())
 }
 
 // lentRequest notes the request of the image in hand (its render has started).
-func (s *studio) lentRequest(req pipeline.Request) {
+func (s *window) lentRequest(req pipeline.Request) {
 	l := s.lend()
 	if l.job == nil {
 		return
@@ -61,7 +61,7 @@ func (s *studio) lentRequest(req pipeline.Request) {
 }
 
 // lentStep notes a finished step of the image in hand.
-func (s *studio) lentStep(job *macs.Job, step, of int) {
+func (s *window) lentStep(job *macs.Job, step, of int) {
 	l := s.lend()
 	if l.job == nil || l.job.batch != job.Batch || l.job.index != job.Index {
 		return
@@ -71,7 +71,7 @@ func (s *studio) lentStep(job *macs.Job, step, of int) {
 }
 
 // lentRowObject is the queue's row for the studio image rendered here, nil when there is none.
-func (s *studio) lentRowObject() fyne.CanvasObject {
+func (s *window) lentRowObject() fyne.CanvasObject {
 	l := s.studioLend
 	if l == nil || l.job == nil {
 		return nil
@@ -91,7 +91,7 @@ func (s *studio) lentRowObject() fyne.CanvasObject {
 // fillLentRow writes the row's texts: "For the studio · rendering · <prompt> ·" (cut short
 // first), "seed N · step 3 of 20" whole, and under them which image of which batch, on which Mac
 // (the indicator above says which studio).
-func (s *studio) fillLentRow() {
+func (s *window) fillLentRow() {
 	l := s.studioLend
 	if l == nil || l.job == nil || l.row == nil {
 		return

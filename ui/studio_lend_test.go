@@ -68,7 +68,7 @@ func (g *gatedGen) Run(ctx context.Context, req pipeline.Request, events chan<- 
 // window's model's fingerprint, as the studio's clients match it.
 type lendingWindow struct {
 	h         *harness
-	s         *studio
+	s         *window
 	gen       *gatedGen
 	hub       *macs.Hub
 	l         *studioLend

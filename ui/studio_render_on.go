@@ -26,7 +26,7 @@ type studioRenderOn struct {
 }
 
 // renderOn is the window's studio rendering state, made on first use.
-func (s *studio) renderOn() *studioRenderOn {
+func (s *window) renderOn() *studioRenderOn {
 	if s.studioRender == nil {
 		r := &studioRenderOn{hubFields: newHubFields(), err: errorLabel(), places: map[jobs.ID]string{}}
 		r.check = widget.NewCheck("Render this window's jobs on the studio", func(on bool) {
@@ -43,7 +43,7 @@ func (s *studio) renderOn() *studioRenderOn {
 }
 
 // setRenderOnStudio connects the window's jobs to the studio the form names, or back to this Mac.
-func (s *studio) setRenderOnStudio(on bool) error {
+func (s *window) setRenderOnStudio(on bool) error {
 	r := s.renderOn()
 	if !on {
 		if r.gen != nil {
@@ -76,7 +76,7 @@ func (s *studio) setRenderOnStudio(on bool) error {
 }
 
 // notePlacement keeps a studio job's status line for its queue row.
-func (s *studio) notePlacement(j jobs.Job, st jobs.Status) {
+func (s *window) notePlacement(j jobs.Job, st jobs.Status) {
 	if !strings.HasPrefix(st.Line, "Studio: ") {
 		return
 	}
@@ -85,7 +85,7 @@ func (s *studio) notePlacement(j jobs.Job, st jobs.Status) {
 }
 
 // placementOf is job id's studio line for its queue row ("" when it did not render on a studio).
-func (s *studio) placementOf(id jobs.ID) string {
+func (s *window) placementOf(id jobs.ID) string {
 	if s.studioRender == nil {
 		return ""
 	}
@@ -101,7 +101,7 @@ func (r *studioRenderOn) form() fyne.CanvasObject {
 }
 
 // closeRenderOn disconnects from the studio (the window is closing).
-func (s *studio) closeRenderOn() {
+func (s *window) closeRenderOn() {
 	if s.studioRender != nil && s.studioRender.gen != nil {
 		s.studioRender.gen.Close()
 	}

@@ -141,7 +141,7 @@ func (s *studioShare) content() fyne.CanvasObject {
 func (s *studioShare) close() { s.setOn(false) }
 
 // studioMenuItem opens Settings → Studio.
-func (s *studio) studioMenuItem() *fyne.MenuItem {
+func (s *window) studioMenuItem() *fyne.MenuItem {
 	return fyne.NewMenuItem("Studio…", func() {
 		if s.studioShare == nil {
 			dir, err := settings.Dir()

@@ -30,9 +30,9 @@ import (
 	"easel/engine/pipeline"
 )
 
-// studio is the main window's state: the draft, the queue, and the widgets that show them. All
+// window is the main window's state: the draft, the queue, and the widgets that show them. All
 // its methods run on the UI goroutine; the queue's updates reach it through deps.Do.
-type studio struct {
+type window struct {
 	deps Deps
 	win  fyne.Window
 	// keeping are the jobs kept across a crash or a quit (resume_offer.go).
@@ -157,8 +157,8 @@ type studio struct {
 	saveOffer *dialog.ConfirmDialog
 }
 
-func newStudio(deps Deps) *studio {
-	s := &studio{deps: deps, draft: compose.NewDraft(deps.Settings), jobDrafts: map[jobs.ID]compose.Draft{}, jobPeaks: map[jobs.ID]int64{}, jobHires: map[jobs.ID]*imagefile.HiresSettings{}, kept: map[jobs.ID]keptImage{}}
+func newWindow(deps Deps) *window {
+	s := &window{deps: deps, draft: compose.NewDraft(deps.Settings), jobDrafts: map[jobs.ID]compose.Draft{}, jobPeaks: map[jobs.ID]int64{}, jobHires: map[jobs.ID]*imagefile.HiresSettings{}, kept: map[jobs.ID]keptImage{}}
 	if s.deps.Do == nil {
 		s.deps.Do = fyne.Do
 	}
@@ -183,10 +183,10 @@ func newStudio(deps Deps) *studio {
 
 // say shows a notice under the controls (a warning: what needs the artist's eye; sayKind for
 // the others).
-func (s *studio) say(format string, args ...any) { s.sayKind(noticeWarning, format, args...) }
+func (s *window) say(format string, args ...any) { s.sayKind(noticeWarning, format, args...) }
 
 // quiet hides the notice once the artist's next action succeeded.
-func (s *studio) quiet() {
+func (s *window) quiet() {
 	s.message.SetText("")
 	s.message.Hide()
 }
@@ -194,7 +194,7 @@ func (s *studio) quiet() {
 // memoryPlan is the draft's memory plan as a run of it would go: on Metal unless the backend is
 // the CPU, with the sharp preview's decodes when the preview setting asks for them (as Generate
 // sets the request's SharpPreview).
-func (s *studio) memoryPlan() (memplan.Plan, error) {
+func (s *window) memoryPlan() (memplan.Plan, error) {
 	plan, err := s.draft.Plan()
 	if err == nil && s.start != nil {
 		plan.Width, plan.Height, err = s.outputWithExtend(s.extend)
@@ -208,7 +208,7 @@ func (s *studio) memoryPlan() (memplan.Plan, error) {
 }
 
 // draftChanged re-predicts memory and updates whatever depends on the draft.
-func (s *studio) draftChanged() {
+func (s *window) draftChanged() {
 	s.options.refreshSize()
 	plan, err := s.memoryPlan()
 	s.predictedErr = err
@@ -227,7 +227,7 @@ func (s *studio) draftChanged() {
 }
 
 // canGenerate says whether Generate is allowed now, and why not.
-func (s *studio) canGenerate() (bool, string) {
+func (s *window) canGenerate() (bool, string) {
 	if s.predictedErr != nil {
 		return false, s.predictedErr.Error()
 	}
@@ -240,7 +240,7 @@ func (s *studio) canGenerate() (bool, string) {
 	return true, ""
 }
 
-func (s *studio) updateButtons() {
+func (s *window) updateButtons() {
 	if ok, why := s.canGenerate(); ok {
 		s.generateBtn.Enable()
 		s.blocked.Hide()
@@ -263,7 +263,7 @@ func (s *studio) updateButtons() {
 
 // generate submits the draft; while a job runs it queues behind it. While a dialog is open
 // (Settings, an offer, a question) ⌘↩ does nothing: the dialog has the artist's attention.
-func (s *studio) generate() {
+func (s *window) generate() {
 	if s.win != nil && s.win.Canvas().Overlays().Top() != nil {
 		return
 	}
@@ -282,7 +282,7 @@ func (s *studio) generate() {
 }
 
 // submit queues a run of d with seed; it reports whether it was queued.
-func (s *studio) submit(d compose.Draft, seed uint64) bool {
+func (s *window) submit(d compose.Draft, seed uint64) bool {
 	job, err := d.Job(seed)
 	if err != nil {
 		s.say("Cannot generate: %v", err)
@@ -293,7 +293,7 @@ func (s *studio) submit(d compose.Draft, seed uint64) bool {
 
 // submitJob queues job, made from d with seed (resumed: the kept job it continues, see
 // resume_offer.go); it reports whether it was queued.
-func (s *studio) submitJob(d compose.Draft, seed uint64, job compose.Job, resumed *unfinished.Job) bool {
+func (s *window) submitJob(d compose.Draft, seed uint64, job compose.Job, resumed *unfinished.Job) bool {
 	req := job.Request
 	if job.Prepared != nil {
 		s.finisher.expect(req.Init, &job)
@@ -344,7 +344,7 @@ func (s *studio) submitJob(d compose.Draft, seed uint64, job compose.Job, resume
 }
 
 // cancelCurrent stops the running job (Cancel / Escape).
-func (s *studio) cancelCurrent() {
+func (s *window) cancelCurrent() {
 	if s.current != 0 {
 		s.queue.Cancel(s.current)
 		s.finishedKept(s.current)
@@ -383,7 +383,7 @@ func frameUpdate(u jobs.Update, kept *keptArea) image.Image {
 }
 
 // onUpdate renders one queue update (UI goroutine); framed is frameUpdate's picture.
-func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
+func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 	j := u.Job
 	if u.Status != nil {
 		s.showStatus(j, *u.Status)
@@ -458,7 +458,7 @@ func (s *studio) onUpdate(u jobs.Update, framed image.Image) {
 
 // previewNote is the caption over step previews: the calibrator's word while it works (or why
 // it failed), else what the picture is.
-func (s *studio) previewNote() string {
+func (s *window) previewNote() string {
 	if s.deps.Calibrator != nil {
 		if n := s.deps.Calibrator.Note(); n != "" {
 			return n
@@ -470,7 +470,7 @@ func (s *studio) previewNote() string {
 // finished clears the running job when j was it, and forgets the draft of a job that made no
 // image (a done job's draft goes with its image to save), so a long session of cancelled or
 // failed jobs does not keep their condition images.
-func (s *studio) finished(j jobs.Job) {
+func (s *window) finished(j jobs.Job) {
 	s.help.finished(j)
 	delete(s.jobPeaks, j.ID)
 	if j.State != jobs.Done {
@@ -490,7 +490,7 @@ func (s *studio) finished(j jobs.Job) {
 
 // save writes a finished image to the output folder off the UI goroutine, then lists it. An image
 // that cannot be saved there is kept (keep) and another folder offered.
-func (s *studio) save(j jobs.Job) {
+func (s *window) save(j jobs.Job) {
 	defer s.finishedKept(j.ID) // after its image's write began: kept until the PNG is on disk
 	d, ok := s.jobDrafts[j.ID]
 	delete(s.jobDrafts, j.ID)
@@ -546,13 +546,13 @@ type apiPicture interface {
 }
 
 // seedUsed shows the seed of the run that started, for copying.
-func (s *studio) seedUsed(seed uint64) {
+func (s *window) seedUsed(seed uint64) {
 	s.lastSeed, s.haveSeed = seed, true
 	s.options.showLastSeed(seed)
 }
 
 // restore fills the controls from a past image's settings.
-func (s *studio) restore(e history.Entry) {
+func (s *window) restore(e history.Entry) {
 	if e.Settings == nil {
 		s.say("%s has no Easel settings in it (made by another tool?); only the image is shown.", shortPath(e.Path))
 	} else {
@@ -572,7 +572,7 @@ func (s *studio) restore(e history.Entry) {
 }
 
 // draftRestored shows a draft whose settings were just replaced in the controls.
-func (s *studio) draftRestored() {
+func (s *window) draftRestored() {
 	s.prompt.load(&s.draft)
 	s.options.load(&s.draft)
 	s.conditions.refresh()
@@ -583,7 +583,7 @@ func (s *studio) draftRestored() {
 
 // loraDirs are where restoring the image at path looks for its LoRAs: the LoRA folder, then the
 // image's folder.
-func (s *studio) loraDirs(path string) []string {
+func (s *window) loraDirs(path string) []string {
 	var dirs []string
 	if s.deps.LoRADir != "" {
 		dirs = append(dirs, s.deps.LoRADir)
@@ -593,7 +593,7 @@ func (s *studio) loraDirs(path string) []string {
 
 // showFile puts an image file on the canvas, read off the UI goroutine (nothing when it cannot be
 // read: the caller has said what happened).
-func (s *studio) showFile(path string) {
+func (s *window) showFile(path string) {
 	s.canvasJob = 0
 	s.setShownFile(path)
 	go func() {
@@ -608,7 +608,7 @@ func (s *studio) showFile(path string) {
 
 // close stops the queue (and any running generation) when the window closes, and waits for the
 // images still being written.
-func (s *studio) close() {
+func (s *window) close() {
 	s.help.close()
 	s.saveDraft()
 	s.stopSharing()
@@ -640,7 +640,7 @@ func jobLabel(prompt string, seed uint64) string {
 	return fmt.Sprintf("%s · seed %d", p, seed)
 }
 
-func (s *studio) now() time.Time {
+func (s *window) now() time.Time {
 	if s.deps.Now != nil {
 		return s.deps.Now()
 	}
