@@ -35,14 +35,13 @@ func (s *window) remember(what string) {
 	d.Conditions = append([]compose.Condition(nil), d.Conditions...)
 	d.LoRAs = append([]compose.LoRA(nil), d.LoRAs...)
 	d.LoRADirs = append([]string(nil), d.LoRADirs...)
-	start, strength, follow, feather, grow, extras, extend := s.start, s.strength, s.followImage, s.feather, s.grow, s.startExtras, s.extend
+	doc := s.doc()
 	s.pushUndo(what, func() error {
 		s.draft = d
-		s.start, s.strength, s.followImage, s.feather, s.grow = start, strength, follow, feather, grow
-		s.startExtras, s.extend = extras, extend
+		s.model.ReplaceCanvas(doc)
 		s.work.load()
 		s.work.refresh()
-		if s.start != nil {
+		if s.doc().Start != nil {
 			s.showStart()
 		} else {
 			s.canvas.stopEditing()
@@ -55,7 +54,7 @@ func (s *window) remember(what string) {
 // undo is ⌘Z outside text fields: the latest of a mask stroke and the steps above is taken back.
 func (s *window) undo() {
 	n := len(s.undos)
-	maskFirst := s.start != nil && s.start.mask.CanUndo() && (n == 0 || s.maskEdits > s.undos[n-1].seq)
+	maskFirst := s.doc().Start != nil && s.doc().Start.Mask.CanUndo() && (n == 0 || s.maskEdits > s.undos[n-1].seq)
 	if maskFirst || n == 0 {
 		s.undoMask()
 		return

@@ -65,7 +65,7 @@ func (s *window) dropFiles(paths []string, onStart bool) {
 						lines = append(lines, start.err.Error())
 					} else {
 						s.setStart(start.c)
-						lines = append(lines, fmt.Sprintf("Starting from %s: paint over what to repaint, or generate to rework the whole image at strength %.2f.", start.c.Name, s.strength))
+						lines = append(lines, fmt.Sprintf("Starting from %s: paint over what to repaint, or generate to rework the whole image at strength %.2f.", start.c.Name, s.doc().Strength))
 					}
 				}
 				if len(loras) > 0 {

@@ -88,7 +88,7 @@ func (p *explorePanel) parse() (*grid.Grid, error) {
 			names = append(names, loraName(l))
 		}
 	}
-	g, err := grid.Parse(specs, grid.Context{Prompt: p.s.draft.Prompt, HasStart: p.s.start != nil, LoRAs: names})
+	g, err := grid.Parse(specs, grid.Context{Prompt: p.s.draft.Prompt, HasStart: p.s.doc().Start != nil, LoRAs: names})
 	if err != nil {
 		return nil, err
 	}
@@ -102,8 +102,8 @@ func (p *explorePanel) parse() (*grid.Grid, error) {
 func (p *explorePanel) base(seed uint64) grid.Setup {
 	d := p.s.draft
 	b := grid.Setup{Prompt: d.Prompt, Seed: seed, Steps: d.Steps, CFG: d.CFG, VariationStrength: d.VariationStrength}
-	if p.s.start != nil {
-		b.Strength = p.s.strength
+	if p.s.doc().Start != nil {
+		b.Strength = p.s.doc().Strength
 	}
 	for _, l := range d.LoRAs {
 		if l.Enabled {

@@ -37,20 +37,20 @@ func TestStartImageDroppedOnTheCanvasAndPainted(t *testing.T) {
 	h.s.dropped(centreOf(h.s.canvas.box), []fyne.URI{storage.NewFileURI(bad)})
 	h.pump("the bad file's message", func() bool { return strings.Contains(h.s.message.Text, "notes.png") })
 	_, wantErr := compose.LoadCondition(bad)
-	if h.s.start != nil || !strings.Contains(h.s.message.Text, wantErr.Error()) {
-		t.Fatalf("a bad start image: start %v, message %q, want the condition images' %q", h.s.start, h.s.message.Text, wantErr)
+	if h.s.doc().Start != nil || !strings.Contains(h.s.message.Text, wantErr.Error()) {
+		t.Fatalf("a bad start image: start %v, message %q, want the condition images' %q", h.s.doc().Start, h.s.message.Text, wantErr)
 	}
 
 	photo := h.writePNG("photo.png", 320, 256)
 	h.s.dropped(centreOf(h.s.canvas.box), []fyne.URI{storage.NewFileURI(photo)})
-	h.pump("the start image", func() bool { return h.s.start != nil })
+	h.pump("the start image", func() bool { return h.s.doc().Start != nil })
 	if len(h.s.draft.Conditions) != 0 {
 		t.Fatal("an image dropped on the canvas also became a condition image")
 	}
 	if !h.s.canvas.editing || !h.s.canvas.editLayer.Visible() {
 		t.Fatal("the start image is not shown with the mask editor")
 	}
-	if w, hh := h.s.start.mask.Size(); w != 320 || hh != 256 {
+	if w, hh := h.s.doc().Start.Mask.Size(); w != 320 || hh != 256 {
 		t.Fatalf("mask %d×%d, want the start image's 320×256", w, hh)
 	}
 	markup := test.RenderToMarkup(h.w.Canvas())
@@ -66,24 +66,24 @@ func TestStartImageDroppedOnTheCanvasAndPainted(t *testing.T) {
 		t.Fatal("the editor is not laid out over the canvas")
 	}
 	test.Drag(h.w.Canvas(), centreOf(ed), 40, 0)
-	if h.s.start.mask.Empty() {
+	if h.s.doc().Start.Mask.Empty() {
 		t.Fatal("dragging on the canvas painted nothing")
 	}
-	painted := h.s.start.mask.Clone()
+	painted := h.s.doc().Start.Mask.Clone()
 	if h.s.work.undo.Disabled() || !strings.Contains(h.s.work.maskState.Text, "covers") {
 		t.Errorf("after painting: undo off or state %q", h.s.work.maskState.Text)
 	}
 	test.Tap(findButton(t, h.s.work.box, "Invert"))
-	if got := h.s.start.mask.Image().Pix[0]; got != maskpaint.Repaint {
+	if got := h.s.doc().Start.Mask.Image().Pix[0]; got != maskpaint.Repaint {
 		t.Errorf("after Invert an unpainted corner is %d", got)
 	}
 	test.Tap(findButton(t, h.s.work.box, "Clear"))
-	if !h.s.start.mask.Empty() {
+	if !h.s.doc().Start.Mask.Empty() {
 		t.Error("Clear left paint")
 	}
 	test.Tap(h.s.work.undo)
 	h.s.undoMask() // ⌘Z / Ctrl+Z outside text fields (the test canvas cannot dispatch shortcuts)
-	sameMask(t, "two undos after invert and clear", h.s.start.mask.Image(), painted)
+	sameMask(t, "two undos after invert and clear", h.s.doc().Start.Mask.Image(), painted)
 
 	h.s.work.showMask.SetChecked(false)
 	if h.s.canvas.editor.img.Visible() {
@@ -91,7 +91,7 @@ func TestStartImageDroppedOnTheCanvasAndPainted(t *testing.T) {
 	}
 
 	test.Tap(h.s.work.remove)
-	if h.s.start != nil || h.s.canvas.editing {
+	if h.s.doc().Start != nil || h.s.canvas.editing {
 		t.Error("removing the start image left it, or the editor")
 	}
 	if !strings.Contains(h.s.message.Text, "text to image") {
@@ -107,8 +107,8 @@ func TestExtendArrows(t *testing.T) {
 	h.s.setStart(mustCondition(t, h.writePNG("photo.png", 1024, 1024)))
 	test.Tap(h.s.canvas.arrows[sideRight])
 	test.Tap(h.s.canvas.arrows[sideTop])
-	if h.s.extend != [4]int{0, extendStep, extendStep, 0} {
-		t.Fatalf("extension %v", h.s.extend)
+	if h.s.doc().Extend != [4]int{0, extendStep, extendStep, 0} {
+		t.Fatalf("extension %v", h.s.doc().Extend)
 	}
 	if h.s.work.fit.Selected != fitFollowLabel {
 		t.Errorf("fit shows %q on an extended canvas, whose size follows the image", h.s.work.fit.Selected)
@@ -116,7 +116,7 @@ func TestExtendArrows(t *testing.T) {
 	if want := "1088×1088"; !strings.Contains(h.s.work.extendInfo.Text, want) {
 		t.Errorf("extend shows %q, want the new size %s", h.s.work.extendInfo.Text, want)
 	}
-	if h.s.canvas.pixelW != 1088 || h.s.canvas.pixelH != 1088 || h.s.canvas.editor.ext != h.s.extend {
+	if h.s.canvas.pixelW != 1088 || h.s.canvas.pixelH != 1088 || h.s.canvas.editor.ext != h.s.doc().Extend {
 		t.Errorf("the canvas shows %d×%d with the editor's extension %v; want the extended 1088×1088", h.s.canvas.pixelW, h.s.canvas.pixelH, h.s.canvas.editor.ext)
 	}
 	if plan, _ := h.s.memoryPlan(); plan.Width != 1088 || plan.Height != 1088 {
@@ -125,12 +125,12 @@ func TestExtendArrows(t *testing.T) {
 	}
 	h.s.deps.Budget = 1e9
 	test.Tap(h.s.canvas.arrows[sideBottom])
-	if h.s.extend[sideBottom] != 0 || !strings.Contains(h.s.message.Text, "needs about") {
-		t.Errorf("extending past the budget: extension %v, message %q", h.s.extend, h.s.message.Text)
+	if h.s.doc().Extend[sideBottom] != 0 || !strings.Contains(h.s.message.Text, "needs about") {
+		t.Errorf("extending past the budget: extension %v, message %q", h.s.doc().Extend, h.s.message.Text)
 	}
 	h.s.deps.Budget = 64e9
 	test.Tap(h.s.work.resetExt)
-	if h.s.extend != [4]int{} {
+	if h.s.doc().Extend != [4]int{} {
 		t.Error("Reset left the extension")
 	}
 
@@ -140,8 +140,8 @@ func TestExtendArrows(t *testing.T) {
 		t.Errorf("extend shows %q, want 4096×512", h.s.work.extendInfo.Text)
 	}
 	test.Tap(h.s.canvas.arrows[sideLeft])
-	if h.s.extend[sideLeft] != extendStep || !strings.Contains(h.s.message.Text, "at most 4096") {
-		t.Errorf("extending past 4096: extension %v, message %q", h.s.extend, h.s.message.Text)
+	if h.s.doc().Extend[sideLeft] != extendStep || !strings.Contains(h.s.message.Text, "at most 4096") {
+		t.Errorf("extending past 4096: extension %v, message %q", h.s.doc().Extend, h.s.message.Text)
 	}
 }
 
@@ -166,9 +166,9 @@ func TestRefineAHistoryImage(t *testing.T) {
 	path := h.writePNG("result.png", 96, 64)
 	h.s.setShownFile(path)
 	test.Tap(h.s.actions.refine)
-	h.pump("the refined image", func() bool { return h.s.start != nil })
-	if h.s.start.c.Name != "result.png" || h.s.start.c.Image.Rect.Dx() != 96 {
-		t.Errorf("start image %s %v", h.s.start.c.Name, h.s.start.c.Image.Rect)
+	h.pump("the refined image", func() bool { return h.s.doc().Start != nil })
+	if h.s.doc().Start.Image.Name != "result.png" || h.s.doc().Start.Image.Image.Rect.Dx() != 96 {
+		t.Errorf("start image %s %v", h.s.doc().Start.Image.Name, h.s.doc().Start.Image.Image.Rect)
 	}
 }
 
@@ -228,8 +228,8 @@ func TestGenerateFromAPaintedStartImage(t *testing.T) {
 	// real driver reports it).
 	scale := min(ed.Size().Width, ed.Size().Height) / 256
 	test.Drag(h.w.Canvas(), centreOf(ed), -60*scale, 0)
-	painted := h.s.start.mask.Clone()
-	if h.s.start.mask.Empty() {
+	painted := h.s.doc().Start.Mask.Clone()
+	if h.s.doc().Start.Mask.Empty() {
 		t.Fatal("the drag painted nothing")
 	}
 	test.Type(h.s.prompt.prompt, "a red door")
@@ -390,24 +390,24 @@ func TestPasteAStartImage(t *testing.T) {
 	h := newHarnessWith(t, 64e9, func(h *harness, d *Deps) { d.ClipboardImage = func() []byte { return clip } })
 	cb := test.NewClipboard()
 	cb.SetContent("just some words")
-	if !h.s.pasteStart(cb) || h.s.start != nil || !strings.Contains(h.s.message.Text, "is not an image file") {
-		t.Fatalf("pasting words: start %v, message %q", h.s.start, h.s.message.Text)
+	if !h.s.pasteStart(cb) || h.s.doc().Start != nil || !strings.Contains(h.s.message.Text, "is not an image file") {
+		t.Fatalf("pasting words: start %v, message %q", h.s.doc().Start, h.s.message.Text)
 	}
 	path := h.writePNG("copied.png", 96, 64)
 	cb.SetContent(path)
 	if !h.s.pasteStart(cb) {
 		t.Fatal("a pasted image path was not taken")
 	}
-	h.pump("the pasted file", func() bool { return h.s.start != nil })
-	if h.s.start.c.Name != "copied.png" {
-		t.Errorf("start image %q", h.s.start.c.Name)
+	h.pump("the pasted file", func() bool { return h.s.doc().Start != nil })
+	if h.s.doc().Start.Image.Name != "copied.png" {
+		t.Errorf("start image %q", h.s.doc().Start.Image.Name)
 	}
 	data, err := os.ReadFile(h.writePNG("clip.png", 64, 48))
 	if err != nil {
 		t.Fatal(err)
 	}
 	clip = data
-	if !h.s.pasteStart(cb) || h.s.start == nil || !strings.HasPrefix(h.s.start.c.Name, "pasted image") || h.s.start.c.Image.Rect.Dx() != 64 {
-		t.Errorf("the clipboard's image was not taken as the start image: %+v", h.s.start)
+	if !h.s.pasteStart(cb) || h.s.doc().Start == nil || !strings.HasPrefix(h.s.doc().Start.Image.Name, "pasted image") || h.s.doc().Start.Image.Image.Rect.Dx() != 64 {
+		t.Errorf("the clipboard's image was not taken as the start image: %+v", h.s.doc().Start)
 	}
 }

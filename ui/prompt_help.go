@@ -107,7 +107,7 @@ func (h *promptHelp) refreshSources() {
 		return // the window is still being built
 	}
 	opts := []string{sourceShown}
-	if h.s.start != nil {
+	if h.s.doc().Start != nil {
 		opts = append(opts, sourceStart)
 	}
 	for i := range h.s.draft.Conditions {
@@ -133,8 +133,8 @@ func containsString(list []string, s string) bool {
 func (h *promptHelp) sourceImage() (*image.NRGBA, error) {
 	s := h.s
 	switch sel := h.source.Selected; {
-	case sel == sourceStart && s.start != nil:
-		return s.start.c.Image, nil
+	case sel == sourceStart && s.doc().Start != nil:
+		return s.doc().Start.Image.Image, nil
 	case strings.HasPrefix(sel, "Condition image "):
 		var n int
 		fmt.Sscanf(sel, "Condition image %d", &n)

@@ -98,8 +98,8 @@ func TestDescribeAndCheckFromMenusAndDrop(t *testing.T) {
 	p.suggestion.SetText("")
 	h.s.dropped(centreOf(p.box), []fyne.URI{storage.NewFileURI(picture)})
 	h.pump("the dropped file's Describe", idle)
-	if strings.TrimSpace(p.suggestion.Text) == "" || len(h.s.draft.Conditions) != 0 || h.s.start != nil {
-		t.Errorf("after a drop on the panel: suggestion %q, %d condition images, start image %v", p.suggestion.Text, len(h.s.draft.Conditions), h.s.start != nil)
+	if strings.TrimSpace(p.suggestion.Text) == "" || len(h.s.draft.Conditions) != 0 || h.s.doc().Start != nil {
+		t.Errorf("after a drop on the panel: suggestion %q, %d condition images, start image %v", p.suggestion.Text, len(h.s.draft.Conditions), h.s.doc().Start != nil)
 	}
 	// A non-image dropped there says what to drop and writes nothing.
 	bad := filepath.Join(t.TempDir(), "notes.png")

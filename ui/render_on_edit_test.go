@@ -63,11 +63,12 @@ func TestRenderOnEditEqualsTheLocalEdit(t *testing.T) {
 	})
 	s := h.s
 	s.setStart(mustCondition(t, h.writePNG("street.png", 256, 192)))
-	s.start.mask.Begin()
-	s.start.mask.Stroke(maskpaint.Point{X: 60, Y: 60}, maskpaint.Point{X: 180, Y: 120}, 24, false)
-	s.start.mask.End()
+	s.doc().Start.Mask.Begin()
+	s.doc().Start.Mask.Stroke(maskpaint.Point{X: 60, Y: 60}, maskpaint.Point{X: 180, Y: 120}, 24, false)
+	s.doc().Start.Mask.End()
 	s.maskChanged()
-	s.feather, s.grow = 12, 4
+	s.model.SetFeather(12)
+	s.model.SetGrow(4)
 	s.extendSide(sideRight)
 	s.draft.RandomSeed, s.draft.Seed = false, 41
 	s.prompt.prompt.SetText("a bicycle leaning on the wall")

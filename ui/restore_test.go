@@ -151,28 +151,28 @@ func TestRemovingTheStartImageIsUndoable(t *testing.T) {
 	h := newHarness(t, 64e9)
 	s := h.s
 	s.setStart(mustCondition(t, h.writePNG("photo.png", 128, 128)))
-	s.start.mask.Begin()
-	s.start.mask.Stroke(maskpaint.Point{X: 20, Y: 20}, maskpaint.Point{X: 90, Y: 90}, 10, false)
-	s.start.mask.End()
+	s.doc().Start.Mask.Begin()
+	s.doc().Start.Mask.Stroke(maskpaint.Point{X: 20, Y: 20}, maskpaint.Point{X: 90, Y: 90}, 10, false)
+	s.doc().Start.Mask.End()
 	s.maskChanged()
 	s.extendSide(sideRight)
-	covered := s.start.mask.Coverage()
+	covered := s.doc().Start.Mask.Coverage()
 	s.removeStart()
-	if s.start != nil {
+	if s.doc().Start != nil {
 		t.Fatal("the start image is still there")
 	}
 	s.undo()
-	if s.start == nil || s.start.c.Name != "photo.png" || s.start.mask.Coverage() != covered || s.extend[sideRight] != extendStep || !s.canvas.editing {
-		t.Fatalf("after ⌘Z: start %v, extension %v, editing %v", s.start != nil, s.extend, s.canvas.editing)
+	if s.doc().Start == nil || s.doc().Start.Image.Name != "photo.png" || s.doc().Start.Mask.Coverage() != covered || s.doc().Extend[sideRight] != extendStep || !s.canvas.editing {
+		t.Fatalf("after ⌘Z: start %v, extension %v, editing %v", s.doc().Start != nil, s.doc().Extend, s.canvas.editing)
 	}
 	// The stroke is the latest edit again once the removal is undone: ⌘Z takes it back next.
-	s.start.mask.Begin()
-	s.start.mask.Stroke(maskpaint.Point{X: 100, Y: 10}, maskpaint.Point{X: 120, Y: 30}, 6, false)
-	s.start.mask.End()
+	s.doc().Start.Mask.Begin()
+	s.doc().Start.Mask.Stroke(maskpaint.Point{X: 100, Y: 10}, maskpaint.Point{X: 120, Y: 30}, 6, false)
+	s.doc().Start.Mask.End()
 	s.maskChanged()
 	s.undo()
-	if s.start == nil || s.start.mask.Coverage() != covered {
-		t.Errorf("⌘Z after a stroke took back something else: start %v", s.start != nil)
+	if s.doc().Start == nil || s.doc().Start.Mask.Coverage() != covered {
+		t.Errorf("⌘Z after a stroke took back something else: start %v", s.doc().Start != nil)
 	}
 }
 

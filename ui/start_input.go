@@ -23,7 +23,7 @@ func (s *window) loadStart(path string) {
 				return
 			}
 			s.setStart(c)
-			s.say("Starting from %s: paint over what to repaint, or generate to rework the whole image at strength %.2f.", c.Name, s.strength)
+			s.say("Starting from %s: paint over what to repaint, or generate to rework the whole image at strength %.2f.", c.Name, s.doc().Strength)
 		})
 	}()
 }
@@ -82,7 +82,7 @@ func (s *window) pickStart() { s.pickImageFile(s.loadStart) }
 
 // maskEdit applies an edit of the whole mask (invert, clear, undo) and shows it.
 func (s *window) maskEdit(edit func()) {
-	if s.start == nil {
+	if s.doc().Start == nil {
 		return
 	}
 	edit()
@@ -112,8 +112,8 @@ func (s *window) droppedOnStart(pos fyne.Position) bool {
 
 // undoMask takes the last mask step back (⌘Z outside text fields).
 func (s *window) undoMask() {
-	if s.start == nil || !s.start.mask.CanUndo() {
+	if s.doc().Start == nil || !s.doc().Start.Mask.CanUndo() {
 		return
 	}
-	s.maskEdit(func() { s.start.mask.Undo() })
+	s.maskEdit(func() { s.doc().Start.Mask.Undo() })
 }

@@ -28,13 +28,18 @@ import (
 	"easel/engine/cmf"
 	"easel/engine/mmapfile"
 	"easel/engine/pipeline"
+
+	"easel/ui/model"
 )
 
 // window is the main window's state: the draft, the queue, and the widgets that show them. All
 // its methods run on the UI goroutine; the queue's updates reach it through deps.Do.
 type window struct {
 	deps Deps
-	win  fyne.Window
+	// model is the canvas document, the notice and the jobs' records, which the regions observe
+	// and change through its actions (ui/model).
+	model *model.Window
+	win   fyne.Window
 	// keeping are the jobs kept across a crash or a quit (resume_offer.go).
 	keeping keptJobs
 	// finisher runs the queue's jobs on deps.Generator, pasting runs from a start image back.
@@ -128,21 +133,6 @@ type window struct {
 	network  *widget.Label
 	sections *widget.Accordion // the recipe's folding sections besides Work on an image
 
-	// start is the image the next generation starts from (nil: text to image); strength,
-	// followImage (the output size follows the start image instead of cropping it to the
-	// chosen size), feather (the mask's blur in pixels), grow and extend (pixels added left, top,
-	// right, bottom) go with it.
-	start       *startImage
-	strength    float64
-	followImage bool
-	feather     int
-	// grow dilates the mask (pixels) before feathering; startExtras keeps what a restored image
-	// was made with that the window has no control for (masked-area mode, paste-back off), so
-	// making it again makes the same picture.
-	grow        int
-	startExtras compose.Start
-	extend      [4]int
-
 	message      *widget.Label // the latest notice (errors and hints), under the controls
 	blocked      *widget.Label // why Generate is off, while it is
 	generateBtn  *widget.Button
@@ -158,7 +148,7 @@ type window struct {
 }
 
 func newWindow(deps Deps) *window {
-	s := &window{deps: deps, draft: compose.NewDraft(deps.Settings), jobDrafts: map[jobs.ID]compose.Draft{}, jobPeaks: map[jobs.ID]int64{}, jobHires: map[jobs.ID]*imagefile.HiresSettings{}, kept: map[jobs.ID]keptImage{}}
+	s := &window{deps: deps, model: model.New(), draft: compose.NewDraft(deps.Settings), jobDrafts: map[jobs.ID]compose.Draft{}, jobPeaks: map[jobs.ID]int64{}, jobHires: map[jobs.ID]*imagefile.HiresSettings{}, kept: map[jobs.ID]keptImage{}}
 	if s.deps.Do == nil {
 		s.deps.Do = fyne.Do
 	}
@@ -181,6 +171,9 @@ func newWindow(deps Deps) *window {
 	return s
 }
 
+// doc is the canvas document as it is now (ui/model).
+func (s *window) doc() model.Canvas { return s.model.Canvas() }
+
 // say shows a notice under the controls (a warning: what needs the artist's eye; sayKind for
 // the others).
 func (s *window) say(format string, args ...any) { s.sayKind(noticeWarning, format, args...) }
@@ -196,8 +189,8 @@ func (s *window) quiet() {
 // sets the request's SharpPreview).
 func (s *window) memoryPlan() (memplan.Plan, error) {
 	plan, err := s.draft.Plan()
-	if err == nil && s.start != nil {
-		plan.Width, plan.Height, err = s.outputWithExtend(s.extend)
+	if err == nil && s.doc().Start != nil {
+		plan.Width, plan.Height, err = s.outputWithExtend(s.doc().Extend)
 		if err == nil {
 			err = startSizeProblem(plan.Width, plan.Height)
 		}

@@ -19,6 +19,8 @@ import (
 type Canvas struct {
 	// Name is the start image's name as the window shows it ("photo.png", "pasted image 2").
 	Name string `json:"name"`
+	// SHA256 is the start image file's (it names the image in the PNGs made from it).
+	SHA256 string `json:"sha256,omitempty"`
 	// Start and Mask are the PNG files' names in the draft's folder (Mask "" = no mask painted).
 	Start string `json:"start"`
 	Mask  string `json:"mask,omitempty"`
