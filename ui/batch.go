@@ -40,7 +40,7 @@ func (s *window) newSheet() *contactSheet {
 func (s *window) batchEvent(j jobs.Job, ev pipeline.Event, framed image.Image) {
 	if s.sheetJob != j.ID {
 		s.sheetJob = j.ID
-		s.sheetDraft = s.jobDrafts[j.ID]
+		s.sheetDraft = s.jobRecord(j.ID).Draft
 		s.sheetBatch = imagefile.NewBatchID(s.now(), uint64(j.ID), j.Request.Seed)
 		seeds := make([]uint64, ev.Images)
 		var vars []uint64
@@ -85,8 +85,8 @@ func (s *window) batchStopped(j jobs.Job) {
 func (s *window) saveBatchImage(j jobs.Job, res *pipeline.Result, count int) {
 	id, img := j.ID, res.Image
 	var set *imagefile.Settings
-	if d, ok := s.jobDrafts[id]; ok {
-		set = d.FileSettings(res)
+	if r, ok := s.model.Job(id); ok {
+		set = r.Draft.FileSettings(res)
 	} else if pic, api := j.Owner.(apiPicture); api {
 		var err error
 		if img, set, err = pic.Picture(res); err != nil {

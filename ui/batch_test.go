@@ -51,7 +51,7 @@ func TestBatchFillsTheSheetThenVaryUpscaleAndRestore(t *testing.T) {
 				return false
 			}
 		}
-		return s.current == 0
+		return s.model.Current() == 0
 	})
 	if sheet.done() != 4 || len(s.history.entries) != 4 {
 		t.Fatalf("%d finished, %d in history", sheet.done(), len(s.history.entries))
@@ -90,7 +90,7 @@ func TestBatchFillsTheSheetThenVaryUpscaleAndRestore(t *testing.T) {
 		h.gen.step <- struct{}{}
 	}
 	h.gen.release <- struct{}{}
-	h.pump("the upscaled image saved", func() bool { return s.current == 0 && len(s.history.entries) == 5 })
+	h.pump("the upscaled image saved", func() bool { return s.model.Current() == 0 && len(s.history.entries) == 5 })
 	// Its PNG records the source file and its hash, and A1111's Hires fields; the queue row said
 	// what it was.
 	upSet := s.history.entries[0].Settings
@@ -115,7 +115,7 @@ func TestBatchFillsTheSheetThenVaryUpscaleAndRestore(t *testing.T) {
 		t.Errorf("variation cell 2 has variation seed %d, want %d", sheet.cell(1).variation, vary.VariationSeed+1)
 	}
 	s.cancelCurrent()
-	h.pump("the variations cancelled", func() bool { return s.current == 0 && sheet.cell(3).state == cellFailed })
+	h.pump("the variations cancelled", func() bool { return s.model.Current() == 0 && sheet.cell(3).state == cellFailed })
 
 	// The variations opened beside the batch: the batch is a tab away, its images as they were,
 	// and a second Vary from one of them opens a third tab from the batch's own seed.
@@ -147,7 +147,7 @@ func TestBatchFillsTheSheetThenVaryUpscaleAndRestore(t *testing.T) {
 		t.Errorf("tabs %q, %q, %q; the new tab's first cell seed %d", sheet.tabs.Items[0].Text, sheet.tabs.Items[1].Text, sheet.tabs.Items[2].Text, sheet.cell(0).seed)
 	}
 	s.cancelCurrent()
-	h.pump("the second variations cancelled", func() bool { return s.current == 0 && sheet.cell(3).state == cellFailed })
+	h.pump("the second variations cancelled", func() bool { return s.model.Current() == 0 && sheet.cell(3).state == cellFailed })
 
 	// Restore the batch's fourth image from history: its own seed.
 	var fourth = -1

@@ -19,6 +19,8 @@ import (
 	"easel/app/jobs"
 	"easel/app/memplan"
 	"easel/engine/pipeline"
+
+	"easel/ui/model"
 )
 
 // noAxis is the axis menus' "not used" choice.
@@ -215,12 +217,13 @@ func (p *explorePanel) explore() {
 		seed = randomSeed()
 	}
 	base := p.base(seed)
-	run := &exploration{g: g, batchID: imagefile.NewBatchID(s.now(), uint64(len(s.jobDrafts)), seed), cellOf: map[jobs.ID][]int{},
+	run := &exploration{g: g, batchID: imagefile.NewBatchID(s.now(), uint64(s.model.Live()), seed), cellOf: map[jobs.ID][]int{},
 		pictures: map[int]*image.NRGBA{}, sets: map[int]*imagefile.Settings{}, paths: map[int]string{}, drafts: map[int]compose.Draft{}, prompt: s.draft.Prompt}
 	variationSeed := s.draft.VariationSeed
 	if variationSeed == 0 {
 		variationSeed = randomSeed()
 	}
+	var lastID jobs.ID // the grid's notice ends with its last group's job
 	for _, group := range g.Plan(base) {
 		d := s.jobDraft()
 		d.Prompt, d.Count, d.Seed, d.RandomSeed = group.Setup.Prompt, 1, seed, false
@@ -267,13 +270,12 @@ func (p *explorePanel) explore() {
 			s.say("%v", err)
 			return
 		}
-		run.cellOf[id] = index
-		s.jobDrafts[id] = d
-		s.jobPeaks[id] = s.prediction.Peak
+		run.cellOf[id], lastID = index, id
+		s.model.Submitted(id, model.JobRecord{Draft: d, Peak: s.prediction.Peak, Where: s.router.where()})
 	}
 	s.exploring = run
 	p.sheet.begin(run)
-	s.say("Exploring %d cells.", g.Count())
+	s.sayAbout(lastID, noticeInfo, "Exploring %d cells.", g.Count())
 	s.updateButtons()
 }
 

@@ -31,7 +31,7 @@ func TestHistoryGroupsABatchAndRestoresOneOfItsImages(t *testing.T) {
 	for range 3 * fakeSteps {
 		h.gen.step <- struct{}{}
 	}
-	h.pump("the batch finished and saved", func() bool { return s.current == 0 && len(s.history.entries) == 3 })
+	h.pump("the batch finished and saved", func() bool { return s.model.Current() == 0 && len(s.history.entries) == 3 })
 	s.history.addScanned([]history.Entry{{Path: "old.png", Settings: &imagefile.Settings{Prompt: "before batches", Seed: 3}}}, nil)
 
 	for _, e := range s.history.entries[:3] {

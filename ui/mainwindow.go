@@ -49,15 +49,13 @@ func newMainWindow(a fyne.App, deps Deps) (fyne.Window, *window) {
 	if deps.Settings.Share || deps.Settings.RenderOn != "" {
 		s.applyNetwork(deps.Settings)
 	}
+	s.resumeStudio() // studio_remember.go
 	return w, s
 }
 
 // build makes the panels.
 func (s *window) build() {
-	s.message = widget.NewLabel("")
-	s.message.Wrapping = fyne.TextWrapWord
-	s.message.Importance = widget.WarningImportance
-	s.message.Hide()
+	s.newNoticeView()
 	s.blocked = widget.NewLabel("")
 	s.blocked.Wrapping = fyne.TextWrapWord
 	s.blocked.Importance = widget.DangerImportance
@@ -109,7 +107,7 @@ func (s *window) recipeRegion() fyne.CanvasObject {
 	shortcut := widget.NewLabel(shortcutHint())
 	shortcut.Importance = widget.LowImportance
 	shortcut.Wrapping = fyne.TextWrapWord
-	actions := container.NewVBox(container.NewGridWithColumns(2, s.generateBtn, s.cancelBtn), s.blocked, shortcut, s.message)
+	actions := container.NewVBox(container.NewGridWithColumns(2, s.generateBtn, s.cancelBtn), s.blocked, shortcut, s.noticeBox)
 	s.sections = widget.NewAccordion(
 		widget.NewAccordionItem("Condition images", s.conditions.box),
 		widget.NewAccordionItem("LoRAs", s.loras.box),

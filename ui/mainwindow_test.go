@@ -151,7 +151,7 @@ func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 	if first.Prompt != "a fox in the snow" || first.Width != 1376 || first.Height != 768 || first.Preview == nil {
 		t.Fatalf("first request %q %d×%d", first.Prompt, first.Width, first.Height)
 	}
-	h.pump("job 1 running", func() bool { return h.s.current == 1 })
+	h.pump("job 1 running", func() bool { return h.s.model.Current() == 1 })
 	h.gen.step <- struct{}{}
 	h.gen.step <- struct{}{}
 	h.pump("step 2", func() bool { return strings.Contains(h.s.progress.stage.Text, "Step 2 of 4") })
@@ -214,8 +214,8 @@ func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 	if h.s.queue.Pending() != 0 || !h.s.cancelBtn.Disabled() {
 		t.Error("queue not empty or Cancel still enabled after everything ended")
 	}
-	if len(h.s.jobDrafts) != 0 {
-		t.Errorf("%d job drafts kept after every job ended (the cancelled one's too)", len(h.s.jobDrafts))
+	if h.s.model.Live() != 0 {
+		t.Errorf("%d job drafts kept after every job ended (the cancelled one's too)", h.s.model.Live())
 	}
 	// Clicking the history image restores its settings into the controls.
 	test.Type(h.s.prompt.prompt, " and more")
@@ -230,16 +230,16 @@ func TestEscapeCancelsTheRunningJob(t *testing.T) {
 	h := newHarness(t, 64e9)
 	test.Tap(h.s.generateBtn)
 	<-h.gen.started
-	h.pump("running", func() bool { return h.s.current == 1 })
+	h.pump("running", func() bool { return h.s.model.Current() == 1 })
 	h.s.prompt.prompt.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
 	h.pump("cancelled", func() bool {
 		j := h.s.queue.Jobs()
-		return len(j) == 1 && j[0].State == jobs.Cancelled && h.s.current == 0
+		return len(j) == 1 && j[0].State == jobs.Cancelled && h.s.model.Current() == 0
 	})
 	if !strings.Contains(h.s.progress.stage.Text, "cancelled") {
 		t.Errorf("stage %q", h.s.progress.stage.Text)
 	}
-	if len(h.s.jobDrafts) != 0 {
+	if h.s.model.Live() != 0 {
 		t.Errorf("the cancelled job's draft is still kept")
 	}
 }
@@ -359,7 +359,7 @@ func TestSharpPreviewInTheWindow(t *testing.T) {
 	if req := <-h.gen.started; !req.SharpPreview {
 		t.Fatal("the request does not ask for the sharp preview")
 	}
-	h.pump("job running", func() bool { return h.s.current == 1 })
+	h.pump("job running", func() bool { return h.s.model.Current() == 1 })
 	for range 3 {
 		h.gen.step <- struct{}{}
 	}

@@ -250,7 +250,7 @@ func (h *promptHelp) write(what string, need memplan.WritingPrediction, run func
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	h.busy(true, fmt.Sprintf("%s… (about %s in memory while writing)", what, memplan.GB(need.Peak)))
-	if h.s.current == 0 { // a running job's panel shows its own ledger
+	if h.s.model.Current() == 0 { // a running job's panel shows its own ledger
 		h.s.memory.showWriting(what, need)
 	}
 	path, do := h.s.deps.Settings.Model, h.s.deps.Do
@@ -270,7 +270,7 @@ func (h *promptHelp) write(what string, need memplan.WritingPrediction, run func
 		stopped := ctx.Err() != nil // read before the deferred cancel
 		do(func() {
 			h.busy(false, "")
-			if h.s.current == 0 {
+			if h.s.model.Current() == 0 {
 				h.s.draftChanged() // the memory panel back to the draft's prediction
 			}
 			switch {

@@ -119,8 +119,8 @@ func TestRestoreWholePromptSeedAndUndo(t *testing.T) {
 	if s.draft.Prompt != "my own prompt" || s.draft.Steps != 12 || s.options.steps.Text != "12" || !s.draft.RandomSeed {
 		t.Fatalf("⌘Z after Use All: prompt %q steps %d (%q) random %v", s.draft.Prompt, s.draft.Steps, s.options.steps.Text, s.draft.RandomSeed)
 	}
-	if s.noticeKind != noticeSuccess || !strings.Contains(s.message.Text, "Undone") {
-		t.Errorf("after ⌘Z the notice is %q (kind %d)", s.message.Text, s.noticeKind)
+	if s.model.Notice().Kind != noticeSuccess || !strings.Contains(s.message.Text, "Undone") {
+		t.Errorf("after ⌘Z the notice is %q (kind %d)", s.message.Text, s.model.Notice().Kind)
 	}
 }
 
@@ -182,10 +182,10 @@ func TestEscapeFromATextFieldCancels(t *testing.T) {
 	s := h.s
 	test.Tap(s.generateBtn)
 	<-h.gen.started
-	h.pump("the job running", func() bool { return s.current != 0 })
+	h.pump("the job running", func() bool { return s.model.Current() != 0 })
 	h.w.Canvas().Focus(s.options.steps)
 	s.options.steps.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
-	h.pump("the job cancelled", func() bool { return s.current == 0 })
+	h.pump("the job cancelled", func() bool { return s.model.Current() == 0 })
 	if js := s.queue.Jobs(); len(js) != 1 || js[0].State.String() != "cancelled" {
 		t.Errorf("the queue after Escape: %+v", js)
 	}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -18,7 +19,10 @@ type hubFields struct {
 
 func newHubFields() hubFields {
 	f := hubFields{url: widget.NewEntry(), token: widget.NewPasswordEntry(), pin: widget.NewEntry()}
-	f.url.SetPlaceHolder("tls://hub.local:4222")
+	for _, e := range []*widget.Entry{f.url, f.token, f.pin} {
+		e.Scroll = fyne.ScrollNone // a long address or fingerprint scrolls inside the field, not the dialog
+	}
+	f.url.SetPlaceHolder("nats://192.168.1.20:4222 (shown on the sharing Mac)")
 	f.pin.SetPlaceHolder("the hub's pairing fingerprint (for tls://)")
 	return f
 }
@@ -29,8 +33,16 @@ func (f hubFields) read() (url, token, pin string, err error) {
 	if url == "" {
 		return "", "", "", errors.New("give the studio hub's address (the Studio dialog of the Mac that shares it shows it)")
 	}
-	return url, strings.TrimSpace(f.token.Text), strings.TrimSpace(f.pin.Text), nil
+	token = strings.TrimSpace(f.token.Text)
+	if n := len([]rune(token)); token != "" && n < minTokenLength {
+		return "", "", "", fmt.Errorf("the token has %d characters; a studio's token has at least %d: copy it with Copy in the Studio dialog of the Mac that shares", n, minTokenLength)
+	}
+	return url, token, strings.TrimSpace(f.pin.Text), nil
 }
+
+// minTokenLength is the shortest token the window accepts for a studio: the hubs Easel makes use
+// 32 hex characters; anything much shorter can be guessed.
+const minTokenLength = 16
 
 // items are the fields as form rows.
 func (f hubFields) items() []*widget.FormItem {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -12,6 +13,7 @@ import (
 
 	"easel/app/activity"
 	"easel/app/jobs"
+	"easel/app/settings"
 	macs "easel/app/studio"
 	"easel/app/studiogen"
 	"easel/engine/pipeline"
@@ -41,6 +43,7 @@ type studioLend struct {
 func (s *window) lend() *studioLend {
 	if s.studioLend == nil {
 		l := &studioLend{hubFields: newHubFields(), err: errorLabel()}
+		s.fillHubFields(l.hubFields)
 		l.check = widget.NewCheck("Lend this Mac to the studio", func(on bool) {
 			if err := s.setLent(on); err != nil {
 				l.check.SetChecked(false)
@@ -59,6 +62,7 @@ func (s *window) setLent(on bool) error {
 	l := s.lend()
 	if !on {
 		s.stopLending()
+		s.rememberStudioUse(func(st *settings.Studio) { st.Lend = false })
 		return nil
 	}
 	if l.stop != nil {
@@ -75,8 +79,9 @@ func (s *window) setLent(on bool) error {
 	name, _ := os.Hostname()
 	c, err := macs.Dial(context.Background(), url, macs.DialOptions{Role: macs.RoleWorker, Token: token, Pin: pin, Name: name})
 	if err != nil {
-		return err
+		return errors.New(plainRemoteError(err, "The studio hub at "+url))
 	}
+	s.rememberStudio(l.hubFields, func(st *settings.Studio) { st.Lend = true })
 	ctx, cancel := context.WithCancel(context.Background())
 	l.at, l.stop, l.done = url, cancel, make(chan struct{})
 	do := s.deps.Do
@@ -102,7 +107,7 @@ func (s *window) setLent(on bool) error {
 		defer c.Close()
 		if err := w.Run(ctx, c); err != nil {
 			do(func() {
-				l.err.SetText(fmt.Sprintf("Lending this Mac stopped: %v", err))
+				l.err.SetText("Lending this Mac stopped: " + plainRemoteError(err, "the studio hub at "+url))
 				s.stopLending()
 				l.check.SetChecked(false)
 			})

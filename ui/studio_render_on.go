@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -8,6 +9,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/jobs"
+	"easel/app/settings"
 	"easel/app/studiogen"
 )
 
@@ -29,6 +31,7 @@ type studioRenderOn struct {
 func (s *window) renderOn() *studioRenderOn {
 	if s.studioRender == nil {
 		r := &studioRenderOn{hubFields: newHubFields(), err: errorLabel(), places: map[jobs.ID]string{}}
+		s.fillHubFields(r.hubFields)
 		r.check = widget.NewCheck("Render this window's jobs on the studio", func(on bool) {
 			if err := s.setRenderOnStudio(on); err != nil {
 				r.check.SetChecked(false) // (calls this again, off)
@@ -46,6 +49,7 @@ func (s *window) renderOn() *studioRenderOn {
 func (s *window) setRenderOnStudio(on bool) error {
 	r := s.renderOn()
 	if !on {
+		s.rememberStudioUse(func(st *settings.Studio) { st.Render = false })
 		if r.gen != nil {
 			s.router.setStudio(nil, "")
 			r.gen.Close()
@@ -67,8 +71,9 @@ func (s *window) setRenderOnStudio(on bool) error {
 	}
 	g, err := studiogen.New(url, token, pin, fp, nil)
 	if err != nil {
-		return err
+		return errors.New(plainRemoteError(err, "The studio hub at "+url))
 	}
+	s.rememberStudio(r.hubFields, func(st *settings.Studio) { st.Render = true })
 	r.gen = g
 	s.router.setStudio(g, "the studio at "+url)
 	s.showNetwork()

@@ -135,7 +135,7 @@ func TestWindowBatchRendersOnStudio(t *testing.T) {
 	test.Tap(s.generateBtn)
 	h.pump("the batch rendered on the studio", func() bool {
 		js := s.queue.Jobs()
-		return len(js) == 1 && js[0].State.Finished() && s.current == 0
+		return len(js) == 1 && js[0].State.Finished() && s.model.Current() == 0
 	})
 	j := s.queue.Jobs()[0]
 	if j.Err != nil || j.Result == nil || len(j.Result.Batch) != n {

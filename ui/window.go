@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
@@ -59,13 +60,8 @@ type window struct {
 	// studioLend is Studio… → Lend this Mac to a studio (studio_lend.go), made when first used.
 	studioLend *studioLend
 
-	// jobDrafts remembers what each submitted job was made from (for the PNG's settings).
-	jobDrafts map[jobs.ID]compose.Draft
-	// jobPeaks is each submitted job's predicted peak, shown beside its live ledger.
-	jobPeaks map[jobs.ID]int64
-	// jobHires is an upscale job's Hires record for its PNG; nextKind and nextHires are what the
-	// next submit is ("Vary", "Upscale ×2", "Refine") and its record, taken by submit.
-	jobHires  map[jobs.ID]*imagefile.HiresSettings
+	// nextKind and nextHires are what the next submit is ("Vary", "Upscale ×2", "Refine") and
+	// its Hires record for the PNG, taken by submit (each job's record: model.JobRecord).
 	nextKind  string
 	nextHires *imagefile.HiresSettings
 	// offer is the Upscale or Refine offer while it is shown.
@@ -79,7 +75,6 @@ type window struct {
 	renderHere *dialog.ConfirmDialog
 	// editedPath is the latest saved result of a run from a start image.
 	editedPath string
-	current    jobs.ID // the running job, 0 when idle
 	lastSeed   uint64
 	haveSeed   bool
 	pasted     int // pasted images so far, for their names
@@ -118,10 +113,9 @@ type window struct {
 	strip      *liveStrip // memory and time under the canvas
 	// undos are what ⌘Z takes back besides mask strokes (draft_undo.go); edits counts the
 	// window's undoable edits, maskEdits is the count at the latest mask stroke.
-	undos      []undoStep
-	edits      int
-	maskEdits  int
-	noticeKind noticeKind // the kind of the notice shown
+	undos     []undoStep
+	edits     int
+	maskEdits int
 	// closeAsked is set once the artist chose to quit with jobs (finish later or discard); closeDialog is that
 	// question while shown; resumeErr is why the last draft could not be read (closing.go).
 	closeAsked bool
@@ -133,7 +127,8 @@ type window struct {
 	network  *widget.Label
 	sections *widget.Accordion // the recipe's folding sections besides Work on an image
 
-	message      *widget.Label // the latest notice (errors and hints), under the controls
+	message      *widget.Label // the latest notice (errors and hints), under the controls (notices.go)
+	noticeBox    *container.Scroll
 	blocked      *widget.Label // why Generate is off, while it is
 	generateBtn  *widget.Button
 	cancelBtn    *widget.Button
@@ -148,7 +143,7 @@ type window struct {
 }
 
 func newWindow(deps Deps) *window {
-	s := &window{deps: deps, model: model.New(), draft: compose.NewDraft(deps.Settings), jobDrafts: map[jobs.ID]compose.Draft{}, jobPeaks: map[jobs.ID]int64{}, jobHires: map[jobs.ID]*imagefile.HiresSettings{}, kept: map[jobs.ID]keptImage{}}
+	s := &window{deps: deps, model: model.New(), draft: compose.NewDraft(deps.Settings), kept: map[jobs.ID]keptImage{}}
 	if s.deps.Do == nil {
 		s.deps.Do = fyne.Do
 	}
@@ -179,10 +174,7 @@ func (s *window) doc() model.Canvas { return s.model.Canvas() }
 func (s *window) say(format string, args ...any) { s.sayKind(noticeWarning, format, args...) }
 
 // quiet hides the notice once the artist's next action succeeded.
-func (s *window) quiet() {
-	s.message.SetText("")
-	s.message.Hide()
-}
+func (s *window) quiet() { s.model.Quiet() }
 
 // memoryPlan is the draft's memory plan as a run of it would go: on Metal unless the backend is
 // the CPU, with the sharp preview's decodes when the preview setting asks for them (as Generate
@@ -207,10 +199,10 @@ func (s *window) draftChanged() {
 	s.predictedErr = err
 	if err == nil {
 		s.prediction = memplan.Predict(s.deps.Geometry, plan, s.deps.Budget)
-		if s.current == 0 {
+		if s.model.Current() == 0 {
 			s.memory.showPrediction(s.prediction, plan, s.deps.Geometry)
 		}
-	} else if s.current == 0 {
+	} else if s.model.Current() == 0 {
 		s.memory.showError(err)
 	}
 	s.updateButtons()
@@ -319,7 +311,7 @@ func (s *window) submitJob(d compose.Draft, seed uint64, job compose.Job, resume
 		return false
 	}
 	if len(job.Notices) > 0 {
-		s.say("%s", strings.Join(job.Notices, "\n"))
+		s.sayAbout(id, noticeWarning, "%s", strings.Join(job.Notices, "\n"))
 	} else {
 		s.quiet()
 	}
@@ -327,20 +319,16 @@ func (s *window) submitJob(d compose.Draft, seed uint64, job compose.Job, resume
 	d.LoRAs = append([]compose.LoRA(nil), d.LoRAs...)
 	d.Seed = seed
 	s.keptAs(id, k)
-	s.jobDrafts[id] = d
-	s.jobPeaks[id] = s.prediction.Peak
-	if hs != nil {
-		s.jobHires[id] = hs
-	}
+	s.model.Submitted(id, model.JobRecord{Draft: d, Peak: s.prediction.Peak, Hires: hs, Where: s.router.where()})
 	s.updateButtons()
 	return true
 }
 
 // cancelCurrent stops the running job (Cancel / Escape).
 func (s *window) cancelCurrent() {
-	if s.current != 0 {
-		s.queue.Cancel(s.current)
-		s.finishedKept(s.current)
+	if cur := s.model.Current(); cur != 0 {
+		s.queue.Cancel(cur)
+		s.finishedKept(cur)
 		s.progress.stage.SetText("Cancelling…")
 		return
 	}
@@ -392,10 +380,10 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 		s.progress.showEvent(j, *u.Event)
 		s.timing.showRun(u.Event.Timings, u.Event.GPUClasses, denoiserTitle(*u.Event) == gpuTitle)
 		s.timing.observe(*u.Event)
-		s.memory.showLedger(u.Event.Memory, j, s.jobPeaks[j.ID])
+		s.memory.showLedger(u.Event.Memory, j, s.jobRecord(j.ID).Peak)
 		if u.Event.Notice != "" {
 			// Where the denoiser runs changed from what was asked (Metal declined: the CPU took over).
-			s.say("Job %d: %s", j.ID, u.Event.Notice)
+			s.sayAbout(j.ID, noticeWarning, "Job %d: %s", j.ID, u.Event.Notice)
 		}
 		if sharp := u.Event.Preview; sharp != nil && sharp.Sharp != nil && framed != nil {
 			s.canvas.showPreview(framed, j.Request.Width, j.Request.Height,
@@ -411,7 +399,7 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 	}
 	switch j.State {
 	case jobs.Running:
-		s.current = j.ID
+		s.model.Started(j.ID)
 		s.progress.start(j)
 		s.timing.startRun()
 		s.seedUsed(j.Request.Seed)
@@ -427,26 +415,37 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 		}
 		s.save(j)
 	case jobs.Failed:
-		d, hadDraft := s.jobDrafts[j.ID]
+		rec, hadDraft := s.model.Job(j.ID)
 		s.batchStopped(j)
 		s.finished(j)
 		s.progress.failed(j)
 		if fault := (*mmapfile.FaultError)(nil); errors.As(j.Err, &fault) && fault.Kind == cmf.KindModelFile {
-			s.modelLost(j, fault)
-		} else if errors.Is(j.Err, client.ErrServerGone) && hadDraft {
-			s.offerRenderHere(j, d) // render_here.go
+			s.modelLost(j, fault) // kept: it resumes from its checkpoint once the model is back
 		} else {
-			s.sayKind(noticeError, "Job %d failed: %v", j.ID, j.Err)
+			// A failed job is failed, not unfinished: the next launch does not offer it again
+			// (one that rendered on another machine is offered here now, as a new job).
+			s.finishedKept(j.ID)
+			if errors.Is(j.Err, client.ErrServerGone) && hadDraft {
+				s.offerRenderHere(j, rec.Draft) // render_here.go
+			} else {
+				s.sayKind(noticeError, "Job %d failed: %s", j.ID, plainJobError(j.Err, rec.Where))
+			}
 		}
 	case jobs.Cancelled:
 		s.batchStopped(j)
 		s.finished(j)
-		if s.current == 0 {
+		if s.model.Current() == 0 {
 			s.progress.cancelled(j)
 		}
 	}
 	s.queueList.show(s.queue.Jobs())
 	s.updateButtons()
+}
+
+// jobRecord is what the window remembers of job id (the zero record for one it did not submit).
+func (s *window) jobRecord(id jobs.ID) model.JobRecord {
+	r, _ := s.model.Job(id)
+	return r
 }
 
 // previewNote is the caption over step previews: the calibrator's word while it works (or why
@@ -465,15 +464,15 @@ func (s *window) previewNote() string {
 // failed jobs does not keep their condition images.
 func (s *window) finished(j jobs.Job) {
 	s.help.finished(j)
-	delete(s.jobPeaks, j.ID)
 	if j.State != jobs.Done {
-		delete(s.jobDrafts, j.ID)
+		s.model.Forget(j.ID)
 		if j.Request.Init != nil {
 			s.finisher.forget(j.Request.Init) // a job cancelled before it ran never took it
 		}
 	}
-	if s.current == j.ID {
-		s.current = 0
+	running := s.model.Current() == j.ID
+	s.model.Ended(j.ID) // its notices end with it (notices.go)
+	if running {
 		if s.predictedErr == nil {
 			plan, _ := s.memoryPlan()
 			s.memory.showPrediction(s.prediction, plan, s.deps.Geometry)
@@ -485,9 +484,9 @@ func (s *window) finished(j jobs.Job) {
 // that cannot be saved there is kept (keep) and another folder offered.
 func (s *window) save(j jobs.Job) {
 	defer s.finishedKept(j.ID) // after its image's write began: kept until the PNG is on disk
-	d, ok := s.jobDrafts[j.ID]
-	delete(s.jobDrafts, j.ID)
-	defer delete(s.jobHires, j.ID)
+	rec, ok := s.model.Job(j.ID)
+	d := rec.Draft
+	s.model.Forget(j.ID)
 	if j.Result == nil || j.Result.Image == nil || j.Result.Batch != nil {
 		return // a batch's images were saved as each finished (batch.go)
 	}
@@ -496,7 +495,7 @@ func (s *window) save(j jobs.Job) {
 	switch pic, api := j.Owner.(apiPicture); {
 	case ok:
 		set = d.FileSettings(j.Result)
-		if hs := s.jobHires[j.ID]; hs != nil {
+		if hs := rec.Hires; hs != nil {
 			// An upscale records A1111's Hires fields: the pass's steps and what ran of them.
 			h := *hs
 			h.StepsRun = j.Result.StepsRun

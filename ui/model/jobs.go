@@ -40,10 +40,13 @@ func (w *Window) Started(id JobID) {
 // Current is the running job (0 when none runs).
 func (w *Window) Current() JobID { return w.current }
 
-// Ended forgets job id: it finished, failed or was cancelled. A notice about it goes with it
-// unless it is an error (NoticeChanged is then told too).
+// Live is how many submitted jobs' records are kept.
+func (w *Window) Live() int { return len(w.jobs) }
+
+// Ended says job id stopped: it finished, failed or was cancelled (its record stays until
+// Forget: a finished job's image is saved from it). A notice about it goes with it unless it is
+// an error (NoticeChanged is then told too).
 func (w *Window) Ended(id JobID) {
-	delete(w.jobs, id)
 	if w.current == id {
 		w.current = 0
 	}
@@ -53,4 +56,13 @@ func (w *Window) Ended(id JobID) {
 		c |= NoticeChanged
 	}
 	w.changed(c)
+}
+
+// Forget drops job id's record (its image is saved, or it made none).
+func (w *Window) Forget(id JobID) {
+	if _, ok := w.jobs[id]; !ok {
+		return
+	}
+	delete(w.jobs, id)
+	w.changed(JobsChanged)
 }

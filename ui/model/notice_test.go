@@ -18,10 +18,14 @@ func TestNoticesEndWithTheirJob(t *testing.T) {
 	if w.Notice().Text != "" || w.Current() != 0 {
 		t.Errorf("after the job ended: notice %q, current %d", w.Notice().Text, w.Current())
 	}
-	if _, ok := w.Job(3); ok {
-		t.Error("the ended job's record stayed")
+	if r, ok := w.Job(3); !ok || r.Peak != 10 {
+		t.Error("the ended job's record went before Forget (its image is saved from it)")
 	}
-	if last := told[len(told)-1]; last != JobsChanged|NoticeChanged {
+	w.Forget(3)
+	if _, ok := w.Job(3); ok || w.Live() != 0 {
+		t.Error("the forgotten job's record stayed")
+	}
+	if last := told[len(told)-2]; last != JobsChanged|NoticeChanged {
 		t.Errorf("the end told %b, want jobs and notice", last)
 	}
 	w.SayAbout(4, NoticeError, "Job 4 failed: the disk is full")
