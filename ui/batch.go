@@ -256,7 +256,7 @@ func (s *window) secondPass(c *sheetCell, factor float64) {
 	}, s.win)
 	dlg.SetConfirmText(what)
 	dlg.SetDismissText("Not now")
-	dlg.Show()
+	s.show(dlg)
 	s.offer, s.offerText = dlg, offer
 }
 

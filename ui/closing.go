@@ -57,7 +57,7 @@ func (s *window) askClose() {
 	}
 	d = dialog.NewCustomWithoutButtons(title, container.NewVBox(label, buttons), s.win)
 	d.Resize(fyne.NewSize(480, 0))
-	d.Show()
+	s.show(d)
 	s.closeDialog = d
 }
 
@@ -82,6 +82,7 @@ func (s *window) discardKept() {
 func (s *window) quitItem() *fyne.MenuItem {
 	q := fyne.NewMenuItem("Quit", s.askClose)
 	q.IsQuit = true
+	q.Shortcut = quitShortcut
 	return q
 }
 

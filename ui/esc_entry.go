@@ -30,7 +30,7 @@ func newEscEntry(s *window) *escEntry {
 // TypedKey handles Escape, then the entry's own keys.
 func (e *escEntry) TypedKey(k *fyne.KeyEvent) {
 	if k.Name == fyne.KeyEscape {
-		e.s.cancelCurrent()
+		e.s.escapeKey()
 		return
 	}
 	e.Entry.TypedKey(k)

@@ -116,7 +116,7 @@ func (f *fastDrafts) offerDownload() {
 	scroll.SetMinSize(fyne.NewSize(640, 480))
 	f.dialog = dialog.NewCustom("Fast drafts", "Close", scroll, f.s.win)
 	f.dialog.SetOnClosed(f.panel.Stop)
-	f.dialog.Show()
+	f.s.show(f.dialog)
 }
 
 // downloaded adds a downloaded few-step LoRA and switches to Draft with it.

@@ -34,6 +34,6 @@ func (s *window) pickFile(extensions []string, folder string, use func(path stri
 			d.SetLocation(l)
 		}
 	}
-	d.Show()
+	s.show(d)
 	d.Resize(fyne.NewSize(900, 600)) // after Show: Fyne's file dialog has no window to size before it
 }

@@ -46,7 +46,7 @@ func (s *window) offerAnotherFolder(id jobs.ID, err error) {
 	}, s.win)
 	d.Resize(fyne.NewSize(560, 0))
 	s.saveOffer = d
-	d.Show()
+	s.show(d)
 }
 
 // chooseFolderFor asks for a folder and saves job id's kept image there.

@@ -38,5 +38,5 @@ func (s *window) modelLost(j jobs.Job, fault *mmapfile.FaultError) {
 	d.SetButtons([]fyne.CanvasObject{widget.NewButton("Not now", answer(nil)), widget.NewButton("Settings…", answer(s.showSettings)), choose})
 	d.Resize(fyne.NewSize(560, 0))
 	s.lostModel = d
-	d.Show()
+	s.show(d)
 }

@@ -30,6 +30,6 @@ func (s *window) offerRenderHere(j jobs.Job, d compose.Draft) {
 	}, s.win)
 	dlg.SetConfirmText("Render here")
 	dlg.SetDismissText("Not now")
-	dlg.Show()
+	s.show(dlg)
 	s.renderHere = dlg
 }

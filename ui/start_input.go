@@ -77,6 +77,49 @@ func (s *window) pasteStart(cb fyne.Clipboard) bool {
 	return true
 }
 
+// pasteAsStart is a picture pasted on the window (⌘V outside a condition image's own Paste, the
+// Edit menu): the file copied in the Finder, else the clipboard's image, else the image file the
+// text names becomes the start image — with a notice, undoable — and an Easel PNG asks what it is
+// for (its recipe, the start image, a condition image). typing: the prompt has the focus, so
+// text that names no file is pasted as text (false).
+func (s *window) pasteAsStart(cb fyne.Clipboard, typing bool) bool {
+	if s.deps.ClipboardFile != nil {
+		if path := s.deps.ClipboardFile(); path != "" {
+			if st, err := os.Stat(path); err == nil && !st.IsDir() {
+				s.dropFiles([]string{path}, true)
+				return true
+			}
+		}
+	}
+	if s.deps.ClipboardImage != nil {
+		if data := s.deps.ClipboardImage(); len(data) > 0 {
+			s.pasted++
+			c, err := compose.NewCondition(fmt.Sprintf("pasted image %d", s.pasted), data)
+			if err != nil {
+				s.say("%v", err)
+				return true
+			}
+			s.remember("pasting " + c.Name)
+			s.setStart(c)
+			s.sayKind(noticeSuccess, "%s is the start image: paint over what to repaint, or generate to rework it at strength %.2f (%s takes it back; Edit → Paste as Condition Image makes it a condition image).", upperFirst(c.Name), s.doc().Strength, undoKeyName())
+			return true
+		}
+	}
+	if cb == nil {
+		return false
+	}
+	line := clipboardPath(strings.SplitN(strings.TrimSpace(cb.Content()), "\n", 2)[0])
+	if st, err := os.Stat(line); err == nil && !st.IsDir() && line != "" {
+		s.dropFiles([]string{line}, true)
+		return true
+	}
+	if typing || line == "" {
+		return false
+	}
+	s.say("%q is not an image file: copy an image, or an image file's path (%s).", shortText(line), imageio.Formats)
+	return true
+}
+
 // pickStart opens the file dialog for the start image.
 func (s *window) pickStart() { s.pickImageFile(s.loadStart) }
 

@@ -153,6 +153,6 @@ func (s *window) studioMenuItem() *fyne.MenuItem {
 		}
 		d := dialog.NewCustom("Studio", "Close", container.NewVScroll(container.NewVBox(s.studioShare.content(), s.renderOn().form(), s.lend().form())), s.win)
 		d.Resize(fyne.NewSize(560, 480))
-		d.Show()
+		s.show(d)
 	})
 }

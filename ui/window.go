@@ -68,7 +68,7 @@ type window struct {
 	offer     *dialog.ConfirmDialog
 	offerText string
 	// restoreAsk is the question what a dropped or pasted PNG with settings is for, while shown.
-	restoreAsk *dialog.ConfirmDialog
+	restoreAsk *dialog.CustomDialog
 	// lastFolder is where the last file was chosen from (file dialogs open there).
 	lastFolder string
 	// renderHere offers to run a job here after the machine it rendered on went away.
@@ -122,6 +122,7 @@ type window struct {
 	// discardOnClose: the artist chose Discard and quit, so the kept jobs go with the window.
 	discardOnClose bool
 	closeDialog    dialog.Dialog
+	questions      questionStack // the dialogs shown, for Esc (questions.go)
 	resumeErr      error
 	// network says, while either is on, where jobs render and that this machine is shared.
 	network  *widget.Label
