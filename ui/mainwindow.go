@@ -29,6 +29,11 @@ func newMainWindow(a fyne.App, deps Deps) (fyne.Window, *window) {
 	s.win = w
 	s.build()
 	s.prompt.load(&s.draft) // the resumed draft's prompt
+	if s.doc().Start != nil { // the resumed canvas: the start image, its mask and extension
+		s.work.load()
+		s.work.refresh()
+		s.showStart()
+	}
 	w.SetContent(s.layout())
 	w.SetOnDropped(s.dropped)
 	s.installShortcuts()

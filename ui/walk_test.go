@@ -14,6 +14,7 @@ import (
 	"easel/app/compose"
 	"easel/app/imagefile"
 	"easel/app/jobs"
+	"easel/app/maskpaint"
 	"easel/app/settings"
 	"easel/app/unfinished"
 )
@@ -186,4 +187,47 @@ func TestFailedRemoteJobIsNotKept(t *testing.T) {
 		left, _ := store.List()
 		return len(left) == 0
 	})
+}
+
+// The canvas document — the start image, its mask, the extension and the strength — is kept
+// across a relaunch with the draft, so the next Generate starts from the same picture.
+func TestCanvasKeptAcrossRelaunch(t *testing.T) {
+	drafts := &settings.DraftStore{Path: filepath.Join(t.TempDir(), "draft.json")}
+	open := func() *harness {
+		return newHarnessWith(t, 64e9, func(h *harness, d *Deps) { d.DraftStore = drafts })
+	}
+	h := open()
+	h.s.setStart(mustCondition(t, h.writePNG("street.png", 256, 192)))
+	m := h.s.doc().Start.Mask
+	m.Begin()
+	m.Stroke(maskpaint.Point{X: 60, Y: 60}, maskpaint.Point{X: 180, Y: 120}, 24, false)
+	m.End()
+	h.s.maskChanged()
+	h.s.extendSide(sideRight)
+	h.s.model.SetStrength(0.75)
+	want := h.s.doc()
+	wantMask := append([]byte(nil), want.Start.Mask.Image().Pix...)
+	h.closeWindow()
+
+	h2 := open()
+	got := h2.s.doc()
+	if got.Start == nil {
+		t.Fatalf("the start image is not back after a relaunch (%v)", h2.s.resumeErr)
+	}
+	if got.Start.Image.Name != "street.png" || string(got.Start.Image.Image.Pix) != string(want.Start.Image.Image.Pix) ||
+		string(got.Start.Mask.Image().Pix) != string(wantMask) || got.Extend != want.Extend || got.Strength != 0.75 {
+		t.Errorf("after a relaunch: %q, extend %v, strength %g (the pixels or mask may differ)", got.Start.Image.Name, got.Extend, got.Strength)
+	}
+	if d := h2.s.jobDraft(); d.Start == nil || d.Start.Mask == nil || d.Start.Extend.Right != extendStep {
+		t.Errorf("the next Generate after a relaunch is not from the start image: %+v", d.Start)
+	}
+	if !h2.s.canvas.editing {
+		t.Error("the resumed start image is not on the canvas")
+	}
+	// Back to text to image: the next launch starts without it.
+	h2.s.removeStart()
+	h2.closeWindow()
+	if h3 := open(); h3.s.doc().Start != nil {
+		t.Error("a removed start image came back")
+	}
 }

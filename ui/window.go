@@ -123,6 +123,7 @@ type window struct {
 	discardOnClose bool
 	closeDialog    dialog.Dialog
 	questions      questionStack // the dialogs shown, for Esc (questions.go)
+	canvasSaved    savedCanvas   // the canvas files written for the next launch (closing.go)
 	resumeErr      error
 	// network says, while either is on, where jobs render and that this machine is shared.
 	network  *widget.Label
