@@ -28,7 +28,7 @@ func newMainWindow(a fyne.App, deps Deps) (fyne.Window, *window) {
 	w := a.NewWindow(app.Name)
 	s.win = w
 	s.build()
-	s.prompt.load(&s.draft) // the resumed draft's prompt
+	s.prompt.load(&s.draft)   // the resumed draft's prompt
 	if s.doc().Start != nil { // the resumed canvas: the start image, its mask and extension
 		s.work.load()
 		s.work.refresh()
