@@ -79,7 +79,7 @@ func newLendingWindow(t *testing.T) *lendingWindow {
 	t.Helper()
 	w := &lendingWindow{model: tinyModelPath(t), gen: &gatedGen{started: make(chan pipeline.Request, 4), proceed: make(chan struct{}, 4)}}
 	w.h = newHarnessWith(t, 0, func(_ *harness, d *Deps) { d.Settings.Model = w.model; d.Generator = w.gen })
-	w.h.patience = time.Minute
+	w.h.patience = 3 * time.Minute // a bound for a busy machine: every wait is on an event
 	w.s = w.h.s
 	hub, err := macs.StartHub(macs.HubConfig{Listen: "127.0.0.1:0", Token: studioUIToken, Data: t.TempDir(), AckWait: time.Minute})
 	if err != nil {
@@ -120,7 +120,7 @@ func TestWindowLentToStudio(t *testing.T) {
 		err error
 	}
 	got := make(chan outcome, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithCancel(t.Context()) // the pumps bound the wait, on events
 	defer cancel()
 	go func() {
 		res, err := client.Run(ctx, req, nil)
@@ -207,7 +207,7 @@ func TestLentWindowRunsOneJobAtATime(t *testing.T) {
 	}
 	defer client.Close()
 	waitJoined(h, l) // the window is on the hub
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithCancel(t.Context()) // the pumps bound the wait, on events
 	defer cancel()
 	got := make(chan error, 1)
 	go func() {
@@ -250,7 +250,7 @@ func TestLentWindowRunsOneJobAtATime(t *testing.T) {
 func TestLentWindowWaitsForItsOwnQueue(t *testing.T) {
 	w := newLendingWindow(t)
 	model, gen, h, s, hub, fp := w.model, w.gen, w.h, w.s, w.hub, w.fp
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithCancel(t.Context()) // the pumps bound the wait, on events
 	defer cancel()
 
 	// Lent: the window joins the hub.
@@ -448,7 +448,7 @@ func TestLentRowLeavesWhenHandedBack(t *testing.T) {
 	test.Tap(l.check)
 	waitJoined(h, l)
 
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithCancel(t.Context()) // the pumps bound the wait, on events
 	defer cancel()
 	data, _ := json.Marshal(map[string]any{"pipeline": studiogen.PipelineRequest{Prompt: "a kite over the dunes", Steps: 1, Seed: 8}})
 	job := &macs.Job{Batch: macs.NewBatchID(), Images: 1, Request: data,
