@@ -58,6 +58,7 @@ func (s *window) batchEvent(j jobs.Job, ev pipeline.Event, framed image.Image) {
 		} else {
 			s.sheet.begin(label, seeds, vars)
 		}
+		s.area.show(areaBatch) // the sheet fills the centre as the images finish
 		s.sheet.live.draft = s.sheetDraft
 	}
 	if ev.Finished != nil {

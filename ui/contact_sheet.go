@@ -108,7 +108,9 @@ func newContactSheet(act sheetActions) *contactSheet {
 	c.fit = widget.NewLabel("")
 	c.fit.Wrapping = fyne.TextWrapWord
 	c.fit.Importance = widget.LowImportance
-	strengthRow := container.NewBorder(nil, nil, widget.NewLabel("Variation strength"), nil, c.strength)
+	strengthV := widget.NewLabel(fmt.Sprintf("%.2f", c.strength.Value))
+	c.strength.OnChanged = func(v float64) { strengthV.SetText(fmt.Sprintf("%.2f", v)) }
+	strengthRow := container.NewBorder(nil, nil, widget.NewLabel("Variation strength"), strengthV, c.strength)
 	c.box = container.NewBorder(container.NewVBox(heading("Batch"), c.title),
 		container.NewVBox(container.NewGridWithColumns(3, c.keep, c.discard, c.vary, c.refine, c.up15, c.up2), strengthRow, c.fit),
 		nil, nil, c.tabs)
@@ -272,6 +274,7 @@ func (c *contactSheet) updateTitle() {
 	}
 	c.title.SetText(fmt.Sprintf("%s — %d of %d finished. Click one to view it; then keep or discard it, vary it, refine it or upscale it.",
 		g.label, finishedCells(g.cells), len(g.cells)))
+	c.box.Refresh() // the title's lines changed: the tabs under it are placed again
 }
 
 // updateButtons enables the actions that apply to the selected cell: Discard for a saved image,
@@ -292,6 +295,7 @@ func (c *contactSheet) updateButtons() {
 	set(c.refine, saved)
 	set(c.up15, saved)
 	set(c.up2, saved)
+	c.box.Refresh() // the plan's words under the buttons may have changed
 }
 
 // sheetCell is one image of a batch: its thumbnail, seed and state.

@@ -55,7 +55,7 @@ func newExplorePanel(s *window) *explorePanel {
 	hint := widget.NewLabel("Values: " + grid.Syntax + ". A prompt's {a|b|c} makes an axis of its own.")
 	hint.Wrapping, hint.Importance = fyne.TextWrapWord, widget.LowImportance
 	p.start = widget.NewButtonWithIcon("Explore", theme.GridIcon(), p.explore)
-	p.box = container.NewVBox(widget.NewLabelWithStyle("Explore", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), rows, hint, p.info, p.start, p.sheet.box)
+	p.box = container.NewVBox(widget.NewLabelWithStyle("Explore", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), rows, hint, p.info, p.start)
 	p.ready = true
 	p.refresh()
 	return p
@@ -275,6 +275,7 @@ func (p *explorePanel) explore() {
 	}
 	s.exploring = run
 	p.sheet.begin(run)
+	s.area.show(areaGrid) // the grid fills the centre as its cells finish
 	s.sayAbout(lastID, noticeInfo, "Exploring %d cells.", g.Count())
 	s.updateButtons()
 }

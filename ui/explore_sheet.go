@@ -39,13 +39,12 @@ func newExploreSheet(s *window) *exploreSheet {
 // CreateRenderer draws the grid image.
 func (e *exploreSheet) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(e.img) }
 
-// MinSize keeps the grid readable in the column.
+// MinSize is small: the grid fills the centre (drawn to fit), whatever the window's size.
 func (e *exploreSheet) MinSize() fyne.Size {
 	if e.shown == nil {
 		return fyne.NewSize(0, 0)
 	}
-	w := float32(320)
-	return fyne.NewSize(w, w*float32(e.shown.Rect.Dy())/float32(e.shown.Rect.Dx()))
+	return fyne.NewSize(160, 160)
 }
 
 // begin shows a new grid, every cell still to come.

@@ -59,6 +59,9 @@ func (s *window) showStart() {
 	if s.doc().Start == nil {
 		return
 	}
+	if s.area != nil {
+		s.area.show(areaCanvas) // painting needs the canvas in view
+	}
 	img := s.doc().Start.Image.Image
 	if s.doc().Extend != [4]int{} {
 		// The extended canvas: the image at its place, the new area transparent (checkerboard).

@@ -91,6 +91,7 @@ func (s *window) build() {
 	s.sheet = s.newSheet()
 	s.work = newImageWorkPanel(s)
 	s.explore = newExplorePanel(s)
+	s.area = newCanvasArea(s.canvas.box, s.sheet.box, s.explore.sheet.box)
 }
 
 // layout arranges the three regions (regions.go): the recipe, the canvas, the gallery.
@@ -134,17 +135,16 @@ func (s *window) recipeRegion() fyne.CanvasObject {
 		container.NewVBox(s.prompt.box, s.help.box, s.options.box, s.work.box, s.sections))))
 }
 
-// canvasRegion is the centre: the canvas with its toolbar, then the progress line, the live
-// strip (memory and time, Details for the full panels) and the queue.
+// canvasRegion is the centre: the canvas, the batch's sheet or Explore's grid (canvas_area.go)
+// with their switches, then the progress line, the live strip (memory and time, Details for the
+// full panels) and the queue.
 func (s *window) canvasRegion() fyne.CanvasObject {
-	return container.NewBorder(nil, container.NewVBox(s.network, s.progress.box, s.strip.box, widget.NewSeparator(), s.queueList.box), nil, nil, s.canvas.box)
+	return container.NewBorder(s.area.bar, container.NewVBox(s.network, s.progress.box, s.strip.box, widget.NewSeparator(), s.queueList.box), nil, nil, s.area.stack)
 }
 
-// galleryRegion is the right column: the latest batch's sheet over the history, always visible.
+// galleryRegion is the right column: the history, always visible.
 func (s *window) galleryRegion() fyne.CanvasObject {
-	split := container.NewVSplit(s.sheet.box, container.NewVScroll(s.history.box))
-	split.Offset = 0.55
-	return split
+	return container.NewVScroll(s.history.box)
 }
 
 // scanHistory reads the output folder off the UI goroutine.

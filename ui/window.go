@@ -110,7 +110,8 @@ type window struct {
 	history    *historyPanel
 	actions    *imageActions
 	work       *imageWorkPanel
-	strip      *liveStrip // memory and time under the canvas
+	strip      *liveStrip  // memory and time under the canvas
+	area       *canvasArea // the centre: the canvas, the batch's sheet or Explore's grid
 	// undos are what ⌘Z takes back besides mask strokes (draft_undo.go); edits counts the
 	// window's undoable edits, maskEdits is the count at the latest mask stroke.
 	undos     []undoStep
@@ -387,6 +388,9 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 			// Where the denoiser runs changed from what was asked (Metal declined: the CPU took over).
 			s.sayAbout(j.ID, noticeWarning, "Job %d: %s", j.ID, u.Event.Notice)
 		}
+		if !ownJob(j) {
+			return // an API job (Share this Mac) never takes over the artist's canvas
+		}
 		if sharp := u.Event.Preview; sharp != nil && sharp.Sharp != nil && framed != nil {
 			s.canvas.showPreview(framed, j.Request.Width, j.Request.Height,
 				fmt.Sprintf("Sharp preview: step %d through the real decoder at 1/%d size", sharp.Sharp.Step, sharp.Sharp.Downsample))
@@ -404,13 +408,18 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 		s.model.Started(j.ID)
 		s.progress.start(j)
 		s.timing.startRun()
-		s.seedUsed(j.Request.Seed)
+		if ownJob(j) {
+			s.seedUsed(j.Request.Seed)
+			if j.Request.Batch() <= 1 && len(j.Request.Cells) == 0 {
+				s.area.show(areaCanvas) // one image: it is made on the canvas
+			}
+		}
 	case jobs.Done:
 		s.finished(j)
 		s.progress.done(j)
 		s.timing.showResult(j.Result)
 		s.showVariants(j.Result)
-		if framed != nil {
+		if framed != nil && ownJob(j) {
 			s.canvas.showFinal(framed, j.Result.Width, j.Result.Height)
 			s.canvasJob = j.ID
 			s.setShownFile("")
@@ -443,6 +452,10 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 	s.queueList.show(s.queue.Jobs())
 	s.updateButtons()
 }
+
+// ownJob reports whether the window's artist queued j (an API job of Share this Mac has an
+// origin: its pictures go to the history, never onto the canvas).
+func ownJob(j jobs.Job) bool { return j.Origin == "" }
 
 // jobRecord is what the window remembers of job id (the zero record for one it did not submit).
 func (s *window) jobRecord(id jobs.ID) model.JobRecord {
@@ -588,6 +601,7 @@ func (s *window) loraDirs(path string) []string {
 // showFile puts an image file on the canvas, read off the UI goroutine (nothing when it cannot be
 // read: the caller has said what happened).
 func (s *window) showFile(path string) {
+	s.area.show(areaCanvas)
 	s.canvasJob = 0
 	s.setShownFile(path)
 	go func() {
