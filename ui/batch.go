@@ -38,6 +38,19 @@ func (s *window) newSheet() *contactSheet {
 // batchEvent shows a batch's event in the contact sheet: a new batch fills a new sheet, a step's
 // preview goes to its image's cell, a finished image is shown and saved.
 func (s *window) batchEvent(j jobs.Job, ev pipeline.Event, framed image.Image) {
+	if !ownJob(j) {
+		// An API job's batch (Share this Mac) goes to the history, never onto the artist's sheet.
+		if ev.Finished != nil {
+			if s.apiBatches == nil {
+				s.apiBatches = map[jobs.ID]string{}
+			}
+			if s.apiBatches[j.ID] == "" {
+				s.apiBatches[j.ID] = imagefile.NewBatchID(s.now(), uint64(j.ID), j.Request.Seed)
+			}
+			s.saveBatchImage(j, ev.Finished, max(j.Request.Batch(), len(j.Request.Cells)))
+		}
+		return
+	}
 	if s.sheetJob != j.ID {
 		s.sheetJob = j.ID
 		s.sheetDraft = s.jobRecord(j.ID).Draft
@@ -97,7 +110,11 @@ func (s *window) saveBatchImage(j jobs.Job, res *pipeline.Result, count int) {
 	} else {
 		return
 	}
-	set.InBatch(s.sheetBatch, res.Index, count)
+	batch := s.sheetBatch
+	if !ownJob(j) {
+		batch = s.apiBatches[id]
+	}
+	set.InBatch(batch, res.Index, count)
 	now, store, index := s.now(), s.deps.History, res.Index
 	if c := s.sheet.cell(index); c != nil && s.sheetJob == id {
 		c.set = set

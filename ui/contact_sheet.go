@@ -28,7 +28,7 @@ const (
 
 var cellStateNames = [...]string{"waiting", "running", "done", "stopped", "discarded"}
 
-// sheetActions are what the contact sheet's buttons do; the studio supplies them.
+// sheetActions are what the contact sheet's buttons do; the window supplies them.
 type sheetActions struct {
 	open    func(c *sheetCell)                   // show the image on the canvas
 	discard func(c *sheetCell)                   // remove its file

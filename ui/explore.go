@@ -280,7 +280,7 @@ func (p *explorePanel) explore() {
 	s.updateButtons()
 }
 
-// exploreEvent takes a grid job's event (the studio's onUpdate calls it first): a finished
+// exploreEvent takes a grid job's event (the window's onUpdate calls it first): a finished
 // cell is saved with the grid's identity (History groups the grid like a batch) and drawn into
 // the grid. It reports whether the job was a grid's.
 func (s *window) exploreEvent(j jobs.Job, ev pipeline.Event) bool {

@@ -31,7 +31,7 @@ func newExploreSheet(s *window) *exploreSheet {
 	e.img.FillMode = canvas.ImageFillContain
 	e.img.ScaleMode = canvas.ImageScaleFastest
 	e.ExtendBaseWidget(e)
-	e.box = container.NewVBox(e)
+	e.box = container.NewStack(e) // the grid fills the centre
 	e.box.Hide()
 	return e
 }

@@ -74,6 +74,16 @@ func TestExploreBuildsAGrid(t *testing.T) {
 	if len(run.cellOf) != 1 || len(run.pictures) != 4 || !p.sheet.box.Visible() {
 		t.Fatalf("%d jobs, %d cells shown", len(run.cellOf), len(run.pictures))
 	}
+	// The grid is in view in the centre of a 1280×800 window, at the region's size, without
+	// unfolding anything.
+	h.w.Resize(screen1280)
+	relayout(h.w.Content())
+	if s.area.shown != areaGrid || !s.area.views[areaGrid].Visible() || s.area.views[areaCanvas].Visible() {
+		t.Fatalf("after Explore the centre shows view %d", s.area.shown)
+	}
+	if sz := p.sheet.Size(); sz.Width < 400 || sz.Height < 300 {
+		t.Errorf("the grid is drawn %v in the centre; want it at the region's size", sz)
+	}
 	var grid *imagefile.Settings
 	cells := map[int]*imagefile.Settings{}
 	for _, e := range s.history.entries {

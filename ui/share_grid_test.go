@@ -87,4 +87,8 @@ func TestShareThisMacGrid(t *testing.T) {
 	if !seeds[1] || !seeds[2] || !seeds[3] {
 		t.Errorf("the cells' seeds %v; want 1, 2 and 3", seeds)
 	}
+	// The API's grid never took over the artist's sheet or canvas.
+	if h.s.sheetJob != 0 || h.s.area.shown != areaCanvas || h.s.canvasJob != 0 || h.s.sheet.live != nil {
+		t.Errorf("the API job took over the window: sheet job %d, centre view %d, canvas job %d", h.s.sheetJob, h.s.area.shown, h.s.canvasJob)
+	}
 }

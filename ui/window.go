@@ -91,6 +91,7 @@ type window struct {
 	sheetJob   jobs.ID
 	sheetBatch string // the batch's identity, recorded in each of its PNGs (imagefile.BatchSettings)
 	sheetDraft compose.Draft
+	apiBatches map[jobs.ID]string // an API job's batch identity, while it runs (batch.go)
 	// lastStepTime is the latest run's mean step time (the upscale offer's time estimate).
 	lastStepTime time.Duration
 	// explore is the Explore section and exploring the grid it is making (explore.go).
@@ -479,6 +480,7 @@ func (s *window) previewNote() string {
 // failed jobs does not keep their condition images.
 func (s *window) finished(j jobs.Job) {
 	s.help.finished(j)
+	delete(s.apiBatches, j.ID)
 	if j.State != jobs.Done {
 		s.model.Forget(j.ID)
 		if j.Request.Init != nil {
