@@ -318,8 +318,26 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 		run.pictures[i] = image.NewNRGBA(image.Rect(0, 0, 256, 256))
 	}
 	e.sheet.begin(run)
+	s.area.show(areaGrid)
 	openEverySection(s)
 	assertLayoutFits(t, h.w, "Explore open with three axes and a 4×4 grid on its sheet")
+
+	// A seven-line error in the notices' place: it scrolls there, Generate stays where a
+	// one-line notice leaves it.
+	s.say("Settings restored.")
+	relayout(h.w.Content())
+	before := fyne.CurrentApp().Driver().AbsolutePositionForObject(s.generateBtn)
+	s.sayKind(noticeError, "%s", strings.Repeat("Job 9 failed: the other machine stopped answering during the job.\n", 7))
+	assertLayoutFits(t, h.w, "a seven-line error notice")
+	if after := fyne.CurrentApp().Driver().AbsolutePositionForObject(s.generateBtn); after.Y != before.Y {
+		t.Errorf("a seven-line notice moved Generate from y %v to %v", before.Y, after.Y)
+	}
+	s.quiet()
+
+	// The question what a dropped Easel PNG is for, with its four answers.
+	s.askRestore(h.writePNG(long+"-made.png", 32, 32), func(pngUse) {})
+	assertLayoutFits(t, h.w, "the restore question")
+	s.escapeKey()
 
 	// Prompt help's suggestion showing a long text.
 	s.help.suggestion.SetText(strings.Repeat("a lighthouse on a basalt cliff at dusk, gulls over the surf, warm light in the lantern room, ", 12))

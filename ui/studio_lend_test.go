@@ -206,7 +206,7 @@ func TestLentWindowRunsOneJobAtATime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	waitJoined(h, l) // the window is on the hub
+	waitJoined(h, l)                               // the window is on the hub
 	ctx, cancel := context.WithCancel(t.Context()) // the pumps bound the wait, on events
 	defer cancel()
 	got := make(chan error, 1)
