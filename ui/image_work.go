@@ -72,6 +72,7 @@ func (s *window) showStart() {
 	}
 	s.canvas.startEditing(frameFinal(img), img.Rect.Dx(), img.Rect.Dy(), s.doc().Start.Mask, s.doc().Extend,
 		fmt.Sprintf("Start image · %s — paint over what to repaint; the arrows extend the canvas", s.doc().Start.Image.Name))
+	s.updateFrame()
 	s.canvasJob = 0
 	s.setShownFile("")
 }
@@ -168,4 +169,21 @@ func startSizeProblem(w, h int) error {
 		return fmt.Errorf("following the start image makes %d×%d, and the model makes sides of at most %d pixels: choose “%s” (the size under Image)", w, h, pipeline.MaxSide, fitCoverLabel)
 	}
 	return nil
+}
+
+// updateFrame draws the generation frame on the start image: the part of the (extended) canvas
+// the next run makes into its output, with the output's size (ui/model's Frame, as
+// imagework.Prepare crops and sizes it); the caption says what the crop leaves out.
+func (s *window) updateFrame() {
+	if s.canvas == nil || !s.canvas.editing {
+		return
+	}
+	w, h, err := s.draft.OutputSize()
+	f, ok := s.doc().Frame(w, h)
+	if err != nil || !ok {
+		s.canvas.editor.setFrame(image.Rectangle{}, "")
+		return
+	}
+	s.canvas.editor.setFrame(f.Crop, fmt.Sprintf("%d×%d", f.Width, f.Height))
+	s.canvas.caption.SetText(fmt.Sprintf("Start image · %s — %s. Paint over what to repaint; the arrows extend the canvas.", s.doc().Start.Image.Name, f.Label()))
 }

@@ -34,11 +34,21 @@ type maskEditor struct {
 	changed func()
 	// ring outlines the brush under the pointer (hidden when the pointer is elsewhere).
 	ring *canvas.Circle
+	rend *maskEditorRenderer
 	// ext is the canvas extension (left, top, right, bottom pixels) shown around the image: the
 	// overlay covers the extended canvas, the mask sits at (left, top) in it, and the new area is
 	// tinted as what will be generated.
 	ext [4]int
+	// frame outlines the generation frame — the part of the extended canvas the run makes into
+	// its output (canvas pixels) — and frameLabel names it ("Output 832×512 · crops…").
+	frame      image.Rectangle
+	frameBox   *canvas.Rectangle
+	frameLabel *canvas.Text
+	frameBack  *canvas.Rectangle
 }
+
+// frameColour is the generation frame's outline and its label's background.
+var frameColour = color.NRGBA{R: 255, G: 200, B: 40, A: 255}
 
 // extensionOverlay tints the extended canvas's new area (it is generated, not painted).
 var extensionOverlay = color.NRGBA{R: 80, G: 160, B: 255, A: 90}
@@ -52,13 +62,39 @@ func newMaskEditor(changed func()) *maskEditor {
 	e.ring.StrokeColor = color.NRGBA{R: 255, G: 255, B: 255, A: 200}
 	e.ring.StrokeWidth = 1.5
 	e.ring.Hide()
+	e.frameBox = canvas.NewRectangle(color.Transparent)
+	e.frameBox.StrokeColor = frameColour
+	e.frameBox.StrokeWidth = 2
+	e.frameLabel = canvas.NewText("", color.Black)
+	e.frameLabel.TextSize = 12
+	e.frameBack = canvas.NewRectangle(frameColour)
 	e.ExtendBaseWidget(e)
 	return e
 }
 
-func (e *maskEditor) CreateRenderer() fyne.WidgetRenderer {
-	return &maskEditorRenderer{e: e, objects: []fyne.CanvasObject{e.img, e.ring}}
+// setFrame outlines the generation frame r (extended-canvas pixels) with its label; an empty r
+// hides it.
+func (e *maskEditor) setFrame(r image.Rectangle, label string) {
+	e.frame = r
+	e.frameLabel.Text = label
+	hidden := r.Empty()
+	e.frameBox.Hidden, e.frameLabel.Hidden, e.frameBack.Hidden = hidden, hidden, hidden
+	if r := e.renderer(); r != nil {
+		r.placeFrame(e.Size())
+	}
+	e.frameBox.Refresh()
+	e.frameLabel.Refresh()
+	e.frameBack.Refresh()
 }
+
+func (e *maskEditor) CreateRenderer() fyne.WidgetRenderer {
+	r := &maskEditorRenderer{e: e, objects: []fyne.CanvasObject{e.img, e.frameBox, e.frameBack, e.frameLabel, e.ring}}
+	e.rend = r
+	return r
+}
+
+// renderer is the editor's renderer once made (nil before the first draw).
+func (e *maskEditor) renderer() *maskEditorRenderer { return e.rend }
 
 // maskEditorRenderer stretches the overlay over the widget and leaves the brush ring where the
 // pointer put it.
@@ -70,6 +106,27 @@ type maskEditorRenderer struct {
 func (r *maskEditorRenderer) Layout(size fyne.Size) {
 	r.e.img.Resize(size)
 	r.e.img.Move(fyne.NewPos(0, 0))
+	r.placeFrame(size)
+}
+
+// placeFrame puts the generation frame's outline over its part of the fitted canvas, its label
+// at its top left corner (inside, so it never leaves the canvas).
+func (r *maskEditorRenderer) placeFrame(size fyne.Size) {
+	e := r.e
+	scale := e.scale()
+	if scale <= 0 || e.frame.Empty() {
+		return
+	}
+	w, h := e.canvasSize()
+	ox, oy := (size.Width-float32(w)*scale)/2, (size.Height-float32(h)*scale)/2
+	at := fyne.NewPos(ox+float32(e.frame.Min.X)*scale, oy+float32(e.frame.Min.Y)*scale)
+	e.frameBox.Move(at)
+	e.frameBox.Resize(fyne.NewSize(float32(e.frame.Dx())*scale, float32(e.frame.Dy())*scale))
+	ts := e.frameLabel.MinSize()
+	pad := float32(3)
+	e.frameBack.Move(at)
+	e.frameBack.Resize(fyne.NewSize(min(ts.Width+2*pad, float32(e.frame.Dx())*scale), ts.Height+2*pad))
+	e.frameLabel.Move(at.AddXY(pad, pad))
 }
 func (r *maskEditorRenderer) MinSize() fyne.Size           { return fyne.NewSize(0, 0) }
 func (r *maskEditorRenderer) Refresh()                     { r.e.img.Refresh(); r.e.ring.Refresh() }

@@ -321,8 +321,13 @@ func (p *optionsPanel) refreshSize() {
 	switch {
 	case err != nil:
 		p.sizeResult.SetText(err.Error())
+	case p.s.doc().Follows():
+		if fw, fh, err := p.s.outputWithExtend(p.s.doc().Extend); err == nil {
+			w, h = fw, fh
+		}
+		p.sizeResult.SetText(fmt.Sprintf("%d × %d px (the start image's)", w, h))
 	case d.Size == compose.SizeCustom && (clamped(d.CustomW) || clamped(d.CustomH)):
-		p.sizeResult.SetText(fmt.Sprintf("%d × %d px (clamped to %d–%d)", w, h, compose.MinSide, compose.MaxSide))
+		p.sizeResult.SetText(fmt.Sprintf("%d × %d px (clamped)", w, h))
 	case d.Size == compose.SizeCustom && (w != d.CustomW || h != d.CustomH):
 		p.sizeResult.SetText(fmt.Sprintf("%d × %d px (snapped to multiples of 32)", w, h))
 	default:

@@ -22,7 +22,7 @@ func newHubFields() hubFields {
 	for _, e := range []*widget.Entry{f.url, f.token, f.pin} {
 		e.Scroll = fyne.ScrollNone // a long address or fingerprint scrolls inside the field, not the dialog
 	}
-	f.url.SetPlaceHolder("nats://192.168.1.20:4222 (shown on the sharing Mac)")
+	f.url.SetPlaceHolder("as the sharing Mac shows it: tls://…:4222")
 	f.pin.SetPlaceHolder("the hub's pairing fingerprint (for tls://)")
 	return f
 }

@@ -5,145 +5,53 @@ import (
 	"easel/app/activity"
 	"easel/app/unfinished"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"image"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/dialog"
-	"fyne.io/fyne/v2/widget"
 
 	"easel/app/compose"
 	"easel/app/desktop"
 	"easel/app/history"
-	"easel/app/imagefile"
 	"easel/app/jobs"
 	"easel/app/memplan"
-	"easel/app/serve/client"
 	"easel/app/settings"
-	"easel/engine/cmf"
-	"easel/engine/mmapfile"
-	"easel/engine/pipeline"
 
 	"easel/ui/model"
 )
 
-// window is the main window's state: the draft, the queue, and the widgets that show them. All
-// its methods run on the UI goroutine; the queue's updates reach it through deps.Do.
+// window is the main window's shell: the services, the model, the queue, and the regions and
+// state it wires together, grouped by concern (window_state.go). All its methods run on the UI
+// goroutine; the queue's updates reach it through deps.Do.
 type window struct {
 	deps Deps
 	// model is the canvas document, the notice and the jobs' records, which the regions observe
 	// and change through its actions (ui/model).
 	model *model.Window
 	win   fyne.Window
+	draft compose.Draft
+	queue *jobs.Queue
 	// keeping are the jobs kept across a crash or a quit (resume_offer.go).
 	keeping keptJobs
 	// finisher runs the queue's jobs on deps.Generator, pasting runs from a start image back.
 	finisher *finishing
-	// router sends jobs to this Mac's generator or another machine's server (Render on); share is
-	// the window's own server while "Share this Mac" is on.
-	router *renderRouter
-	share  *sharing
-	// studioShare is Settings → Studio's hub (studio_share.go), made when first opened.
-	studioShare *studioShare
-	draft       compose.Draft
-	queue       *jobs.Queue
 	// saving counts the images being written off the UI goroutine (saveInBackground).
 	saving sync.WaitGroup
-	// studioRender is Studio… → Render on a studio (studio_render_on.go), made when first used.
-	studioRender *studioRenderOn
-	// studioLend is Studio… → Lend this Mac to a studio (studio_lend.go), made when first used.
-	studioLend *studioLend
+	// kept are finished images that could not be saved, by job, until saved elsewhere.
+	kept map[jobs.ID]keptImage
 
-	// nextKind and nextHires are what the next submit is ("Vary", "Upscale ×2", "Refine") and
-	// its Hires record for the PNG, taken by submit (each job's record: model.JobRecord).
-	nextKind  string
-	nextHires *imagefile.HiresSettings
-	// offer is the Upscale or Refine offer while it is shown.
-	offer     *dialog.ConfirmDialog
-	offerText string
-	// restoreAsk is the question what a dropped or pasted PNG with settings is for, while shown.
-	restoreAsk *dialog.CustomDialog
-	// lastFolder is where the last file was chosen from (file dialogs open there).
-	lastFolder string
-	// renderHere offers to run a job here after the machine it rendered on went away.
-	renderHere *dialog.ConfirmDialog
-	// editedPath is the latest saved result of a run from a start image.
-	editedPath string
-	lastSeed   uint64
-	haveSeed   bool
-	pasted     int // pasted images so far, for their names
-	// shownPath is the saved file on the canvas ("" while a preview or an unsaved image is
-	// shown); canvasJob is the job whose picture is on the canvas (0 for a file).
-	shownPath string
-	canvasJob jobs.ID
-	// sharpJob is the job whose sharp preview is on the canvas: its fast previews no longer
-	// replace it (only a newer sharp one or the final image do).
-	sharpJob jobs.ID
-	// sheet is the contact sheet of the latest batch; sheetJob its job and sheetDraft what it was
-	// made from (batch.go).
-	sheet      *contactSheet
-	sheetJob   jobs.ID
-	sheetBatch string // the batch's identity, recorded in each of its PNGs (imagefile.BatchSettings)
-	sheetDraft compose.Draft
-	apiBatches map[jobs.ID]string // an API job's batch identity, while it runs (batch.go)
-	// lastStepTime is the latest run's mean step time (the upscale offer's time estimate).
-	lastStepTime time.Duration
-	// explore is the Explore section and exploring the grid it is making (explore.go).
-	explore   *explorePanel
-	exploring *exploration
-
-	prompt     *promptPanel
-	help       *promptHelp // Expand, Describe, Check (prompt_help.go)
-	conditions *conditionsPanel
-	loras      *lorasPanel
-	options    *optionsPanel
-	canvas     *canvasView
-	progress   *progressView
-	memory     *memoryPanel
-	timing     *timingPanel
-	queueList  *queuePanel
-	history    *historyPanel
-	actions    *imageActions
-	work       *imageWorkPanel
-	strip      *liveStrip  // memory and time under the canvas
-	area       *canvasArea // the centre: the canvas, the batch's sheet or Explore's grid
-	// undos are what ⌘Z takes back besides mask strokes (draft_undo.go); edits counts the
-	// window's undoable edits, maskEdits is the count at the latest mask stroke.
-	undos     []undoStep
-	edits     int
-	maskEdits int
-	// closeAsked is set once the artist chose to quit with jobs (finish later or discard); closeDialog is that
-	// question while shown; resumeErr is why the last draft could not be read (closing.go).
-	closeAsked bool
-	// discardOnClose: the artist chose Discard and quit, so the kept jobs go with the window.
-	discardOnClose bool
-	closeDialog    dialog.Dialog
-	questions      questionStack // the dialogs shown, for Esc (questions.go)
-	canvasSaved    savedCanvas   // the canvas files written for the next launch (closing.go)
-	resumeErr      error
-	// network says, while either is on, where jobs render and that this machine is shared.
-	network  *widget.Label
-	sections *widget.Accordion // the recipe's folding sections besides Work on an image
-
-	message      *widget.Label // the latest notice (errors and hints), under the controls (notices.go)
-	noticeBox    *container.Scroll
-	blocked      *widget.Label // why Generate is off, while it is
-	generateBtn  *widget.Button
-	cancelBtn    *widget.Button
-	prediction   memplan.Prediction
-	predictedErr error
-	// lostModel is the offer to choose the model again, while it is shown.
-	lostModel *dialog.CustomDialog
-	// kept are finished images that could not be saved, by job, until saved elsewhere;
-	// saveOffer is the offer to choose another folder, while it is shown.
-	kept      map[jobs.ID]keptImage
-	saveOffer *dialog.ConfirmDialog
+	regions   // the panels of the three regions
+	controls  // Generate, Cancel and the lines around them
+	remote    // rendering elsewhere, sharing, the studio
+	shown     // what the canvas shows
+	batches   // the contact sheet and Explore's grid
+	questions // the dialogs on screen
+	undoing   // ⌘Z
+	closing   // quitting with jobs, and the draft kept for the next launch
+	recipe    // what the next submit is, and what the draft predicts
 }
 
 func newWindow(deps Deps) *window {
@@ -199,6 +107,7 @@ func (s *window) memoryPlan() (memplan.Plan, error) {
 // draftChanged re-predicts memory and updates whatever depends on the draft.
 func (s *window) draftChanged() {
 	s.options.refreshSize()
+	s.updateFrame()
 	plan, err := s.memoryPlan()
 	s.predictedErr = err
 	if err == nil {
@@ -343,215 +252,6 @@ func (s *window) cancelCurrent() {
 			return
 		}
 	}
-}
-
-// frameUpdate is the picture an update puts on the canvas, already over the checkerboard: the
-// step's sharp preview (a real decode) when it carries one, else its fast preview, or the final
-// image; nil for none. With kept (a run that starts from an image through a mask) the previews
-// show the kept area as the original.
-func frameUpdate(u jobs.Update, kept *keptArea) image.Image {
-	switch {
-	case u.Event != nil && u.Event.Preview != nil && u.Event.Preview.Sharp != nil:
-		if kept != nil {
-			return frameFinal(kept.over(u.Event.Preview.Sharp.Image))
-		}
-		return frameFinal(u.Event.Preview.Sharp.Image)
-	case u.Event != nil && u.Event.Preview != nil && u.Event.Preview.Image != nil:
-		if kept != nil {
-			return overChecker(kept.over(upscaleNearest(u.Event.Preview.Image, 4)), 8)
-		}
-		return framePreview(u.Event.Preview.Image)
-	case u.Event == nil && u.Job.State == jobs.Done && u.Job.Result != nil && u.Job.Result.Image != nil:
-		return frameFinal(u.Job.Result.Image)
-	}
-	return nil
-}
-
-// onUpdate renders one queue update (UI goroutine); framed is frameUpdate's picture.
-func (s *window) onUpdate(u jobs.Update, framed image.Image) {
-	j := u.Job
-	if u.Status != nil {
-		s.showStatus(j, *u.Status)
-		return
-	}
-	if u.Event != nil && u.Event.StepTime > 0 {
-		s.lastStepTime = u.Event.StepTime
-	}
-	if u.Event != nil && !s.exploreEvent(j, *u.Event) && u.Event.Images > 1 {
-		s.batchEvent(j, *u.Event, framed)
-	}
-	if u.Event != nil {
-		s.progress.showEvent(j, *u.Event)
-		s.timing.showRun(u.Event.Timings, u.Event.GPUClasses, denoiserTitle(*u.Event) == gpuTitle)
-		s.timing.observe(*u.Event)
-		s.memory.showLedger(u.Event.Memory, j, s.jobRecord(j.ID).Peak)
-		if u.Event.Notice != "" {
-			// Where the denoiser runs changed from what was asked (Metal declined: the CPU took over).
-			s.sayAbout(j.ID, noticeWarning, "Job %d: %s", j.ID, u.Event.Notice)
-		}
-		if !ownJob(j) {
-			return // an API job (Share this Mac) never takes over the artist's canvas
-		}
-		if sharp := u.Event.Preview; sharp != nil && sharp.Sharp != nil && framed != nil {
-			s.canvas.showPreview(framed, j.Request.Width, j.Request.Height,
-				fmt.Sprintf("Sharp preview: step %d through the real decoder at 1/%d size", sharp.Sharp.Step, sharp.Sharp.Downsample))
-			s.canvasJob, s.sharpJob = j.ID, j.ID
-			s.setShownFile("")
-		} else if framed != nil && s.sharpJob != j.ID {
-			s.canvas.showPreview(framed, j.Request.Width, j.Request.Height, s.previewNote())
-			s.canvasJob = j.ID
-			s.setShownFile("")
-		}
-		return
-	}
-	switch j.State {
-	case jobs.Running:
-		s.model.Started(j.ID)
-		s.progress.start(j)
-		s.timing.startRun()
-		if ownJob(j) {
-			s.seedUsed(j.Request.Seed)
-			if j.Request.Batch() <= 1 && len(j.Request.Cells) == 0 {
-				s.area.show(areaCanvas) // one image: it is made on the canvas
-			}
-		}
-	case jobs.Done:
-		s.finished(j)
-		s.progress.done(j)
-		s.timing.showResult(j.Result)
-		s.showVariants(j.Result)
-		if framed != nil && ownJob(j) {
-			s.canvas.showFinal(framed, j.Result.Width, j.Result.Height)
-			s.canvasJob = j.ID
-			s.setShownFile("")
-		}
-		s.save(j)
-	case jobs.Failed:
-		rec, hadDraft := s.model.Job(j.ID)
-		s.batchStopped(j)
-		s.finished(j)
-		s.progress.failed(j)
-		if fault := (*mmapfile.FaultError)(nil); errors.As(j.Err, &fault) && fault.Kind == cmf.KindModelFile {
-			s.modelLost(j, fault) // kept: it resumes from its checkpoint once the model is back
-		} else {
-			// A failed job is failed, not unfinished: the next launch does not offer it again
-			// (one that rendered on another machine is offered here now, as a new job).
-			s.finishedKept(j.ID)
-			if errors.Is(j.Err, client.ErrServerGone) && hadDraft {
-				s.offerRenderHere(j, rec.Draft) // render_here.go
-			} else {
-				s.sayKind(noticeError, "Job %d failed: %s", j.ID, plainJobError(j.Err, rec.Where))
-			}
-		}
-	case jobs.Cancelled:
-		s.batchStopped(j)
-		s.finished(j)
-		if s.model.Current() == 0 {
-			s.progress.cancelled(j)
-		}
-	}
-	s.queueList.show(s.queue.Jobs())
-	s.updateButtons()
-}
-
-// ownJob reports whether the window's artist queued j (an API job of Share this Mac has an
-// origin: its pictures go to the history, never onto the canvas).
-func ownJob(j jobs.Job) bool { return j.Origin == "" }
-
-// jobRecord is what the window remembers of job id (the zero record for one it did not submit).
-func (s *window) jobRecord(id jobs.ID) model.JobRecord {
-	r, _ := s.model.Job(id)
-	return r
-}
-
-// previewNote is the caption over step previews: the calibrator's word while it works (or why
-// it failed), else what the picture is.
-func (s *window) previewNote() string {
-	if s.deps.Calibrator != nil {
-		if n := s.deps.Calibrator.Note(); n != "" {
-			return n
-		}
-	}
-	return "Preview: the model's current guess, projected from the latents"
-}
-
-// finished clears the running job when j was it, and forgets the draft of a job that made no
-// image (a done job's draft goes with its image to save), so a long session of cancelled or
-// failed jobs does not keep their condition images.
-func (s *window) finished(j jobs.Job) {
-	s.help.finished(j)
-	delete(s.apiBatches, j.ID)
-	if j.State != jobs.Done {
-		s.model.Forget(j.ID)
-		if j.Request.Init != nil {
-			s.finisher.forget(j.Request.Init) // a job cancelled before it ran never took it
-		}
-	}
-	running := s.model.Current() == j.ID
-	s.model.Ended(j.ID) // its notices end with it (notices.go)
-	if running {
-		if s.predictedErr == nil {
-			plan, _ := s.memoryPlan()
-			s.memory.showPrediction(s.prediction, plan, s.deps.Geometry)
-		}
-	}
-}
-
-// save writes a finished image to the output folder off the UI goroutine, then lists it. An image
-// that cannot be saved there is kept (keep) and another folder offered.
-func (s *window) save(j jobs.Job) {
-	defer s.finishedKept(j.ID) // after its image's write began: kept until the PNG is on disk
-	rec, ok := s.model.Job(j.ID)
-	d := rec.Draft
-	s.model.Forget(j.ID)
-	if j.Result == nil || j.Result.Image == nil || j.Result.Batch != nil {
-		return // a batch's images were saved as each finished (batch.go)
-	}
-	var set *imagefile.Settings
-	img := j.Result.Image
-	switch pic, api := j.Owner.(apiPicture); {
-	case ok:
-		set = d.FileSettings(j.Result)
-		if hs := rec.Hires; hs != nil {
-			// An upscale records A1111's Hires fields: the pass's steps and what ran of them.
-			h := *hs
-			h.StepsRun = j.Result.StepsRun
-			set.Hires = &h
-		}
-	case api:
-		// A job from this window's server (Share this Mac): saved as its answer carries it, with
-		// its origin, so it is in the history too.
-		var err error
-		if img, set, err = pic.Picture(j.Result); err != nil {
-			s.say("Job %d (from %s) could not be saved: %v", j.ID, j.Origin, err)
-			return
-		}
-	default:
-		return
-	}
-	now := s.now()
-	store := s.deps.History
-	id := j.ID
-	edited := j.Request.Init != nil
-	s.saveJobImage(id, false, store, img, set, now, func(e history.Entry, err error) {
-		if err != nil {
-			s.keep(id, keptImage{img: img, set: set, at: now}, err)
-			return
-		}
-		s.history.addSession(e)
-		if edited {
-			s.editedPath = e.Path // an inpaint or outpaint: Continue from this (continue_from.go)
-		}
-		if s.canvasJob == id {
-			s.setShownFile(e.Path)
-		}
-		s.progress.stage.SetText(s.progress.stage.Text + " · saved " + shortPath(e.Path))
-	})
-}
-
-// apiPicture is what a job from app/serve hands the window: its picture and settings.
-type apiPicture interface {
-	Picture(*pipeline.Result) (*image.NRGBA, *imagefile.Settings, error)
 }
 
 // seedUsed shows the seed of the run that started, for copying.
