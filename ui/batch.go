@@ -17,6 +17,8 @@ import (
 	"easel/app/imagefile"
 	"easel/app/jobs"
 	"easel/engine/pipeline"
+
+	"easel/ui/canvasarea"
 )
 
 // MaxWindowCount is the largest batch the window makes (the CLI goes to pipeline.MaxCount).
@@ -71,12 +73,12 @@ func (s *window) batchEvent(j jobs.Job, ev pipeline.Event, framed image.Image) {
 		} else {
 			s.sheet.begin(label, seeds, vars)
 		}
-		s.area.show(areaBatch) // the sheet fills the centre as the images finish
+		s.area.Show(canvasarea.Batch) // the sheet fills the centre as the images finish
 		s.sheet.live.draft = s.sheetDraft
 	}
 	if ev.Finished != nil {
 		res := ev.Finished
-		s.sheet.finished(res.Index, res.Image, frameFinal(res.Image))
+		s.sheet.finished(res.Index, res.Image, canvasarea.FrameFinal(res.Image))
 		s.saveBatchImage(j, res, max(j.Request.Batch(), len(j.Request.Cells)))
 		return
 	}
@@ -137,7 +139,7 @@ func (s *window) openCell(c *sheetCell) {
 		return
 	}
 	b := c.final.Bounds()
-	s.canvas.showFinal(frameFinal(c.final), b.Dx(), b.Dy())
+	s.canvas.ShowFinal(canvasarea.FrameFinal(c.final), b.Dx(), b.Dy())
 	s.canvasJob = 0
 	s.setShownFile(c.path)
 }

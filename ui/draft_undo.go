@@ -44,7 +44,7 @@ func (s *window) remember(what string) {
 		if s.doc().Start != nil {
 			s.showStart()
 		} else {
-			s.canvas.stopEditing()
+			s.canvas.StopEditing()
 		}
 		s.draftRestored()
 		return nil

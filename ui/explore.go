@@ -21,6 +21,8 @@ import (
 	"easel/engine/pipeline"
 
 	"easel/ui/model"
+
+	"easel/ui/canvasarea"
 )
 
 // noAxis is the axis menus' "not used" choice.
@@ -61,12 +63,47 @@ func newExplorePanel(s *window) *explorePanel {
 	return p
 }
 
-// axisChoices are the axis names, with lora:NAME for each enabled LoRA of the draft.
+// axisWords are the axes as the menus name them, in words, for the grid's own names.
+var axisWords = map[string]string{"seed": "Seed", "steps": "Steps", "cfg": "CFG scale", "strength": "Strength",
+	"variation-strength": "Variation strength", "prompt-sr": "Prompt: replace words", "size": "Size", "hires": "Upscale (hires)"}
+
+// loraAxisWords starts a LoRA weight axis's menu entry.
+const loraAxisWords = "LoRA weight: "
+
+// axisLabel is an axis's menu entry for the grid's name of it ("seed" → "Seed", "lora:ink" →
+// "LoRA weight: ink").
+func axisLabel(name string) string {
+	if l, ok := axisWords[name]; ok {
+		return l
+	}
+	if n, ok := strings.CutPrefix(name, "lora:"); ok {
+		return loraAxisWords + n
+	}
+	return name
+}
+
+// axisName is the grid's name of a menu entry (axisLabel's inverse).
+func axisName(label string) string {
+	for n, l := range axisWords {
+		if l == label {
+			return n
+		}
+	}
+	if n, ok := strings.CutPrefix(label, loraAxisWords); ok {
+		return "lora:" + n
+	}
+	return label
+}
+
+// axisChoices are the axes in words, with a LoRA weight axis for each enabled LoRA of the draft.
 func (p *explorePanel) axisChoices() []string {
-	out := []string{noAxis, "seed", "steps", "cfg", "strength", "variation-strength", "prompt-sr", "size", "hires"}
+	out := []string{noAxis}
+	for _, n := range []string{"seed", "steps", "cfg", "strength", "variation-strength", "prompt-sr", "size", "hires"} {
+		out = append(out, axisLabel(n))
+	}
 	for _, l := range p.s.draft.LoRAs {
 		if l.Enabled {
-			out = append(out, "lora:"+loraName(l))
+			out = append(out, axisLabel("lora:"+loraName(l)))
 		}
 	}
 	return out
@@ -81,7 +118,7 @@ func (p *explorePanel) parse() (*grid.Grid, error) {
 	var specs [3]string
 	for i := range 3 {
 		if k := p.kinds[i].Selected; k != "" && k != noAxis {
-			specs[i] = k + "=" + p.values[i].Text
+			specs[i] = axisName(k) + "=" + p.values[i].Text
 		}
 	}
 	var names []string
@@ -275,7 +312,7 @@ func (p *explorePanel) explore() {
 	}
 	s.exploring = run
 	p.sheet.begin(run)
-	s.area.show(areaGrid) // the grid fills the centre as its cells finish
+	s.area.Show(canvasarea.Grid) // the grid fills the centre as its cells finish
 	s.sayAbout(lastID, noticeInfo, "Exploring %d cells.", g.Count())
 	s.updateButtons()
 }

@@ -23,6 +23,8 @@ import (
 	"easel/engine/pipeline"
 	"easel/engine/pipeline/pipelinetest"
 	"easel/internal/tinymodel"
+
+	"easel/ui/canvasarea"
 )
 
 // TestExploreBuildsAGrid drives the Explore section on the real tiny model: two axes typed with
@@ -56,14 +58,14 @@ func TestExploreBuildsAGrid(t *testing.T) {
 	s.draft.RandomSeed, s.draft.Seed = false, 3
 	test.Type(s.prompt.prompt, "a paper crane")
 
-	p.kinds[0].SetSelected("seed")
+	p.kinds[0].SetSelected(axisLabel("seed"))
 	p.values[0].SetText("1-2")
-	p.kinds[1].SetSelected("seed")
+	p.kinds[1].SetSelected(axisLabel("seed"))
 	p.values[1].SetText("5")
 	if !strings.Contains(p.info.Text, "seed is already axis X") || !p.start.Disabled() {
 		t.Fatalf("a seed axis twice: %q (Explore disabled: %v)", p.info.Text, p.start.Disabled())
 	}
-	p.kinds[1].SetSelected("steps")
+	p.kinds[1].SetSelected(axisLabel("steps"))
 	p.values[1].SetText("2,3")
 	if !strings.Contains(p.info.Text, "4 cells (2 × 2 × 1) in 1 prefill(s)") || !strings.Contains(p.info.Text, "Peak memory about") || p.start.Disabled() {
 		t.Fatalf("before starting: %q", p.info.Text)
@@ -78,8 +80,8 @@ func TestExploreBuildsAGrid(t *testing.T) {
 	// unfolding anything.
 	h.w.Resize(screen1280)
 	relayout(h.w.Content())
-	if s.area.shown != areaGrid || !s.area.views[areaGrid].Visible() || s.area.views[areaCanvas].Visible() {
-		t.Fatalf("after Explore the centre shows view %d", s.area.shown)
+	if s.area.Shown() != canvasarea.Grid || !s.area.Visible(canvasarea.Grid) || s.area.Visible(canvasarea.Canvas) {
+		t.Fatalf("after Explore the centre shows view %d", s.area.Shown())
 	}
 	if sz := p.sheet.Size(); sz.Width < 400 || sz.Height < 300 {
 		t.Errorf("the grid is drawn %v in the centre; want it at the region's size", sz)
@@ -203,7 +205,7 @@ func TestExploreCancelKeepsFinishedCells(t *testing.T) {
 	s.options.steps.SetText("2")
 	s.draft.RandomSeed = false
 	test.Type(s.prompt.prompt, "a paper crane")
-	e.kinds[0].SetSelected("seed")
+	e.kinds[0].SetSelected(axisLabel("seed"))
 	e.values[0].SetText("1-4")
 	test.Tap(e.start)
 	for id := range s.exploring.cellOf {

@@ -11,6 +11,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/history"
+
+	"easel/ui/canvasarea"
 )
 
 // historyPanel shows past images — this session's first, then the output folder's — as
@@ -213,7 +215,7 @@ func (b *thumbButton) MouseOut() {
 func newThumbButton(e history.Entry, onTap func(history.Entry), menu func(history.Entry) *fyne.Menu) *thumbButton {
 	b := &thumbButton{entry: e, onTap: onTap, menu: menu}
 	if e.Thumb != nil {
-		b.img = canvas.NewImageFromImage(overChecker(e.Thumb, 6))
+		b.img = canvas.NewImageFromImage(canvasarea.OverChecker(e.Thumb, 6))
 	} else {
 		b.img = canvas.NewImageFromImage(nil)
 	}

@@ -11,6 +11,8 @@ import (
 	"easel/engine/pipeline"
 
 	"easel/ui/model"
+
+	"easel/ui/canvasarea"
 )
 
 // Defaults and ranges of the image-work controls (the start image's own are the model's).
@@ -48,7 +50,7 @@ func (s *window) removeStart() {
 	}
 	s.remember("removing the start image " + s.doc().Start.Image.Name)
 	s.model.RemoveStart()
-	s.canvas.stopEditing()
+	s.canvas.StopEditing()
 	s.work.refresh()
 	s.draftChanged()
 	s.sayKind(noticeInfo, "Back to text to image: the start image and its mask were removed (%s brings them back).", undoKeyName())
@@ -60,7 +62,7 @@ func (s *window) showStart() {
 		return
 	}
 	if s.area != nil {
-		s.area.show(areaCanvas) // painting needs the canvas in view
+		s.area.Show(canvasarea.Canvas) // painting needs the canvas in view
 	}
 	img := s.doc().Start.Image.Image
 	if s.doc().Extend != [4]int{} {
@@ -70,7 +72,7 @@ func (s *window) showStart() {
 		draw.Draw(grown, img.Rect.Sub(img.Rect.Min).Add(image.Pt(e[sideLeft], e[sideTop])), img, img.Rect.Min, draw.Src)
 		img = grown
 	}
-	s.canvas.startEditing(frameFinal(img), img.Rect.Dx(), img.Rect.Dy(), s.doc().Start.Mask, s.doc().Extend,
+	s.canvas.StartEditing(canvasarea.FrameFinal(img), img.Rect.Dx(), img.Rect.Dy(), s.doc().Start.Mask, s.doc().Extend,
 		fmt.Sprintf("Start image · %s — paint over what to repaint; the arrows extend the canvas", s.doc().Start.Image.Name))
 	s.updateFrame()
 	s.canvasJob = 0
@@ -175,15 +177,15 @@ func startSizeProblem(w, h int) error {
 // the next run makes into its output, with the output's size (ui/model's Frame, as
 // imagework.Prepare crops and sizes it); the caption says what the crop leaves out.
 func (s *window) updateFrame() {
-	if s.canvas == nil || !s.canvas.editing {
+	if s.canvas == nil || !s.canvas.Editing {
 		return
 	}
 	w, h, err := s.draft.OutputSize()
 	f, ok := s.doc().Frame(w, h)
 	if err != nil || !ok {
-		s.canvas.editor.setFrame(image.Rectangle{}, "")
+		s.canvas.Editor.SetFrame(image.Rectangle{}, "")
 		return
 	}
-	s.canvas.editor.setFrame(f.Crop, fmt.Sprintf("%d×%d", f.Width, f.Height))
-	s.canvas.caption.SetText(fmt.Sprintf("Start image · %s — %s. Paint over what to repaint; the arrows extend the canvas.", s.doc().Start.Image.Name, f.Label()))
+	s.canvas.Editor.SetFrame(f.Crop, fmt.Sprintf("%d×%d", f.Width, f.Height))
+	s.canvas.Caption.SetText(fmt.Sprintf("Start image · %s — %s. Paint over what to repaint; the arrows extend the canvas.", s.doc().Start.Image.Name, f.Label()))
 }

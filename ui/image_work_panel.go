@@ -12,6 +12,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/history"
+
+	"easel/ui/canvasarea"
 )
 
 // Choices of how the start image meets the output size.
@@ -99,7 +101,7 @@ func newImageWorkPanel(s *window) *imageWorkPanel {
 	p.fit.Required = true
 
 	p.tool = widget.NewRadioGroup([]string{brushLabel, eraserLabel}, func(v string) {
-		s.canvas.editor.Erase = v == eraserLabel
+		s.canvas.Editor.Erase = v == eraserLabel
 	})
 	p.tool.Horizontal = true
 	p.tool.Required = true
@@ -108,7 +110,7 @@ func newImageWorkPanel(s *window) *imageWorkPanel {
 	p.brush.Step = 4
 	p.brush.OnChanged = func(v float64) {
 		p.brushV.SetText(fmt.Sprintf("%.0f px", v))
-		s.canvas.editor.Radius = v / 2
+		s.canvas.Editor.Radius = v / 2
 	}
 	p.featherV = widget.NewLabel("")
 	p.feather = widget.NewSlider(0, 64)
@@ -128,7 +130,7 @@ func newImageWorkPanel(s *window) *imageWorkPanel {
 			s.model.SetGrow(int(v))
 		}
 	}
-	p.showMask = widget.NewCheck("Show mask", func(on bool) { s.canvas.showOverlay(on) })
+	p.showMask = widget.NewCheck("Show mask", func(on bool) { s.canvas.ShowOverlay(on) })
 	invert := widget.NewButton("Invert", func() { s.maskEdit(func() { s.doc().Start.Mask.Invert() }) })
 	clearB := widget.NewButton("Clear", func() { s.maskEdit(func() { s.doc().Start.Mask.Clear() }) })
 	p.undo = widget.NewButtonWithIcon("Undo", theme.ContentUndoIcon(), func() { s.maskEdit(func() { s.doc().Start.Mask.Undo() }) })
@@ -186,7 +188,7 @@ func (p *imageWorkPanel) refresh() {
 		p.details.Hide()
 		p.show.Disable()
 	} else {
-		p.thumb.Image = overChecker(history.Thumbnail(st.Image.Image, 96), 6)
+		p.thumb.Image = canvasarea.OverChecker(history.Thumbnail(st.Image.Image, 96), 6)
 		p.thumb.Refresh()
 		p.name.SetText("Start from · " + st.Image.Name)
 		b := st.Image.Image.Rect

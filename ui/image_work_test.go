@@ -19,6 +19,8 @@ import (
 	"easel/app/history"
 	"easel/app/imagefile"
 	"easel/app/maskpaint"
+
+	"easel/ui/canvasarea"
 )
 
 // centreOf is an object's centre in window coordinates.
@@ -34,7 +36,7 @@ func TestStartImageDroppedOnTheCanvasAndPainted(t *testing.T) {
 	h := newHarness(t, 64e9)
 	bad := filepath.Join(h.dir, "notes.png")
 	os.WriteFile(bad, []byte("not an image"), 0o644)
-	h.s.dropped(centreOf(h.s.canvas.box), []fyne.URI{storage.NewFileURI(bad)})
+	h.s.dropped(centreOf(h.s.canvas.Box), []fyne.URI{storage.NewFileURI(bad)})
 	h.pump("the bad file's message", func() bool { return strings.Contains(h.s.message.Text, "notes.png") })
 	_, wantErr := compose.LoadCondition(bad)
 	if h.s.doc().Start != nil || !strings.Contains(h.s.message.Text, wantErr.Error()) {
@@ -42,12 +44,12 @@ func TestStartImageDroppedOnTheCanvasAndPainted(t *testing.T) {
 	}
 
 	photo := h.writePNG("photo.png", 320, 256)
-	h.s.dropped(centreOf(h.s.canvas.box), []fyne.URI{storage.NewFileURI(photo)})
+	h.s.dropped(centreOf(h.s.canvas.Box), []fyne.URI{storage.NewFileURI(photo)})
 	h.pump("the start image", func() bool { return h.s.doc().Start != nil })
 	if len(h.s.draft.Conditions) != 0 {
 		t.Fatal("an image dropped on the canvas also became a condition image")
 	}
-	if !h.s.canvas.editing || !h.s.canvas.editLayer.Visible() {
+	if !h.s.canvas.Editing || !h.s.canvas.EditLayer.Visible() {
 		t.Fatal("the start image is not shown with the mask editor")
 	}
 	if w, hh := h.s.doc().Start.Mask.Size(); w != 320 || hh != 256 {
@@ -61,7 +63,7 @@ func TestStartImageDroppedOnTheCanvasAndPainted(t *testing.T) {
 	}
 
 	// A drag on the window over the editor paints through the brush.
-	ed := h.s.canvas.editor
+	ed := h.s.canvas.Editor
 	if ed.Size().Width == 0 {
 		t.Fatal("the editor is not laid out over the canvas")
 	}
@@ -86,12 +88,12 @@ func TestStartImageDroppedOnTheCanvasAndPainted(t *testing.T) {
 	sameMask(t, "two undos after invert and clear", h.s.doc().Start.Mask.Image(), painted)
 
 	h.s.work.showMask.SetChecked(false)
-	if h.s.canvas.editor.img.Visible() {
+	if h.s.canvas.Editor.OverlayShown() {
 		t.Error("the overlay shows with Show mask off")
 	}
 
 	test.Tap(h.s.work.remove)
-	if h.s.doc().Start != nil || h.s.canvas.editing {
+	if h.s.doc().Start != nil || h.s.canvas.Editing {
 		t.Error("removing the start image left it, or the editor")
 	}
 	if !strings.Contains(h.s.message.Text, "text to image") {
@@ -105,8 +107,8 @@ func TestStartImageDroppedOnTheCanvasAndPainted(t *testing.T) {
 func TestExtendArrows(t *testing.T) {
 	h := newHarness(t, 64e9)
 	h.s.setStart(mustCondition(t, h.writePNG("photo.png", 1024, 1024)))
-	test.Tap(h.s.canvas.arrows[sideRight])
-	test.Tap(h.s.canvas.arrows[sideTop])
+	test.Tap(h.s.canvas.Arrows[sideRight])
+	test.Tap(h.s.canvas.Arrows[sideTop])
 	if h.s.doc().Extend != [4]int{0, extendStep, extendStep, 0} {
 		t.Fatalf("extension %v", h.s.doc().Extend)
 	}
@@ -116,15 +118,15 @@ func TestExtendArrows(t *testing.T) {
 	if want := "1088×1088"; !strings.Contains(h.s.work.extendInfo.Text, want) {
 		t.Errorf("extend shows %q, want the new size %s", h.s.work.extendInfo.Text, want)
 	}
-	if h.s.canvas.pixelW != 1088 || h.s.canvas.pixelH != 1088 || h.s.canvas.editor.ext != h.s.doc().Extend {
-		t.Errorf("the canvas shows %d×%d with the editor's extension %v; want the extended 1088×1088", h.s.canvas.pixelW, h.s.canvas.pixelH, h.s.canvas.editor.ext)
+	if h.s.canvas.PixelW != 1088 || h.s.canvas.PixelH != 1088 || h.s.canvas.Editor.Ext() != h.s.doc().Extend {
+		t.Errorf("the canvas shows %d×%d with the editor's extension %v; want the extended 1088×1088", h.s.canvas.PixelW, h.s.canvas.PixelH, h.s.canvas.Editor.Ext())
 	}
 	if plan, _ := h.s.memoryPlan(); plan.Width != 1088 || plan.Height != 1088 {
 		w, hh := plan.Width, plan.Height
 		t.Errorf("the memory prediction is for %d×%d, want the extended 1088×1088", w, hh)
 	}
 	h.s.deps.Budget = 1e9
-	test.Tap(h.s.canvas.arrows[sideBottom])
+	test.Tap(h.s.canvas.Arrows[sideBottom])
 	if h.s.doc().Extend[sideBottom] != 0 || !strings.Contains(h.s.message.Text, "needs about") {
 		t.Errorf("extending past the budget: extension %v, message %q", h.s.doc().Extend, h.s.message.Text)
 	}
@@ -135,11 +137,11 @@ func TestExtendArrows(t *testing.T) {
 	}
 
 	h.s.setStart(mustCondition(t, h.writePNG("wide.png", 4032, 512)))
-	test.Tap(h.s.canvas.arrows[sideLeft])
+	test.Tap(h.s.canvas.Arrows[sideLeft])
 	if !strings.Contains(h.s.work.extendInfo.Text, "4096×512") {
 		t.Errorf("extend shows %q, want 4096×512", h.s.work.extendInfo.Text)
 	}
-	test.Tap(h.s.canvas.arrows[sideLeft])
+	test.Tap(h.s.canvas.Arrows[sideLeft])
 	if h.s.doc().Extend[sideLeft] != extendStep || !strings.Contains(h.s.message.Text, "at most 4096") {
 		t.Errorf("extending past 4096: extension %v, message %q", h.s.doc().Extend, h.s.message.Text)
 	}
@@ -221,7 +223,7 @@ func TestGenerateFromAPaintedStartImage(t *testing.T) {
 	h.s.work.fit.SetSelected(fitFollowLabel)
 	h.s.work.strength.SetValue(0.75)
 	h.s.work.feather.SetValue(0) // a hard edge: inside the stroke the generated pixels exactly
-	ed := h.s.canvas.editor
+	ed := h.s.canvas.Editor
 	ed.Radius = 20
 	// Paint from the image's centre 60 px to the right (the test driver's drag event carries
 	// the position given and the move, and the editor paints the move that ends there, as the
@@ -240,14 +242,14 @@ func TestGenerateFromAPaintedStartImage(t *testing.T) {
 	}
 	sameNRGBA(t, "the request's start image", req.Init.Image, orig)
 	h.gen.step <- struct{}{}
-	h.pump("the first preview", func() bool { return h.s.canvas.current != nil && !h.s.canvas.editing })
+	h.pump("the first preview", func() bool { return h.s.canvas.Current != nil && !h.s.canvas.Editing })
 	// The preview at a corner far from the mask shows the original (over the checkerboard: the
 	// written PNG is translucent).
-	frame := h.s.canvas.current
+	frame := h.s.canvas.Current
 	if fb := frame.Bounds(); fb.Dx() != 256/4 {
 		t.Fatalf("preview frame %v", fb)
 	}
-	kept := overChecker(imaging.Resize(orig, 64, 64, imaging.Box), 8)
+	kept := canvasarea.OverChecker(imaging.Resize(orig, 64, 64, imaging.Box), 8)
 	if g, w := color.NRGBAModel.Convert(frame.At(2, 2)), kept.NRGBAAt(2, 2); g != w {
 		t.Errorf("the preview's kept corner is %v, want the original's %v", g, w)
 	}
@@ -342,7 +344,7 @@ func TestRestoredStartKeepsSettingsTheWindowHasNoControlFor(t *testing.T) {
 func TestGenerateFromAnExtendedCanvas(t *testing.T) {
 	h := newHarness(t, 64e9)
 	h.s.setStart(mustCondition(t, h.writePNG("photo.png", 256, 256)))
-	test.Tap(h.s.canvas.arrows[sideRight])
+	test.Tap(h.s.canvas.Arrows[sideRight])
 	test.Tap(h.s.generateBtn)
 	req := <-h.gen.started
 	if req.Width != 256+extendStep || req.Height != 256 || req.Init == nil || req.Init.Strength != 1 || req.Init.Mask == nil {
@@ -409,5 +411,19 @@ func TestPasteAStartImage(t *testing.T) {
 	clip = data
 	if !h.s.pasteStart(cb) || h.s.doc().Start == nil || !strings.HasPrefix(h.s.doc().Start.Image.Name, "pasted image") || h.s.doc().Start.Image.Image.Rect.Dx() != 64 {
 		t.Errorf("the clipboard's image was not taken as the start image: %+v", h.s.doc().Start)
+	}
+}
+
+// sameMask fails unless got equals want pixel for pixel.
+func sameMask(t *testing.T, what string, got, want *image.Gray) {
+	t.Helper()
+	if got.Rect != want.Rect {
+		t.Fatalf("%s: mask %v, want %v", what, got.Rect, want.Rect)
+	}
+	for i := range got.Pix {
+		if got.Pix[i] != want.Pix[i] {
+			x, y := i%got.Rect.Dx(), i/got.Rect.Dx()
+			t.Fatalf("%s: pixel %d,%d is %d, want %d", what, x, y, got.Pix[i], want.Pix[i])
+		}
 	}
 }

@@ -51,7 +51,7 @@ func TestInpaintThroughTheWindow(t *testing.T) {
 
 	startPath := h.writePNG("start.png", 256, 192)
 	loaded := mustCondition(t, startPath).Image
-	h.s.dropped(centreOf(h.s.canvas.box), []fyne.URI{storage.NewFileURI(startPath)})
+	h.s.dropped(centreOf(h.s.canvas.Box), []fyne.URI{storage.NewFileURI(startPath)})
 	h.pump("the start image", func() bool { return h.s.doc().Start != nil })
 	h.s.work.fit.SetSelected(fitFollowLabel)
 	h.s.work.strength.SetValue(0.7)
@@ -61,7 +61,7 @@ func TestInpaintThroughTheWindow(t *testing.T) {
 	test.Type(h.s.prompt.prompt, "a paper lantern")
 
 	// Paint a stroke across the middle of the image, dragging the brush on the window.
-	ed := h.s.canvas.editor
+	ed := h.s.canvas.Editor
 	ed.Radius = 24
 	scale := min(ed.Size().Width/256, ed.Size().Height/192)
 	test.Drag(h.w.Canvas(), centreOf(ed).AddXY(-40*scale, 0), 80*scale, 0)
@@ -128,7 +128,7 @@ func TestInpaintThroughTheWindow(t *testing.T) {
 	}
 	// The canvas shows the dropped picture; Show puts the restored start image and mask back on it.
 	test.Tap(h.s.work.show)
-	if !h.s.canvas.editing || h.s.canvas.editor.mask != h.s.doc().Start.Mask {
+	if !h.s.canvas.Editing || h.s.canvas.Editor.Mask() != h.s.doc().Start.Mask {
 		t.Error("Show does not put the restored start image and mask on the canvas")
 	}
 

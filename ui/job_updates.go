@@ -13,6 +13,8 @@ import (
 	"easel/engine/cmf"
 	"easel/engine/mmapfile"
 	"easel/ui/model"
+
+	"easel/ui/canvasarea"
 )
 
 // frameUpdate is the picture an update puts on the canvas, already over the checkerboard: the
@@ -23,16 +25,16 @@ func frameUpdate(u jobs.Update, kept *keptArea) image.Image {
 	switch {
 	case u.Event != nil && u.Event.Preview != nil && u.Event.Preview.Sharp != nil:
 		if kept != nil {
-			return frameFinal(kept.over(u.Event.Preview.Sharp.Image))
+			return canvasarea.FrameFinal(kept.over(u.Event.Preview.Sharp.Image))
 		}
-		return frameFinal(u.Event.Preview.Sharp.Image)
+		return canvasarea.FrameFinal(u.Event.Preview.Sharp.Image)
 	case u.Event != nil && u.Event.Preview != nil && u.Event.Preview.Image != nil:
 		if kept != nil {
-			return overChecker(kept.over(upscaleNearest(u.Event.Preview.Image, 4)), 8)
+			return canvasarea.OverChecker(kept.over(canvasarea.UpscaleNearest(u.Event.Preview.Image, 4)), 8)
 		}
-		return framePreview(u.Event.Preview.Image)
+		return canvasarea.FramePreview(u.Event.Preview.Image)
 	case u.Event == nil && u.Job.State == jobs.Done && u.Job.Result != nil && u.Job.Result.Image != nil:
-		return frameFinal(u.Job.Result.Image)
+		return canvasarea.FrameFinal(u.Job.Result.Image)
 	}
 	return nil
 }
@@ -63,12 +65,12 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 			return // an API job (Share this Mac) never takes over the artist's canvas
 		}
 		if sharp := u.Event.Preview; sharp != nil && sharp.Sharp != nil && framed != nil {
-			s.canvas.showPreview(framed, j.Request.Width, j.Request.Height,
+			s.canvas.ShowPreview(framed, j.Request.Width, j.Request.Height,
 				fmt.Sprintf("Sharp preview: step %d through the real decoder at 1/%d size", sharp.Sharp.Step, sharp.Sharp.Downsample))
 			s.canvasJob, s.sharpJob = j.ID, j.ID
 			s.setShownFile("")
 		} else if framed != nil && s.sharpJob != j.ID {
-			s.canvas.showPreview(framed, j.Request.Width, j.Request.Height, s.previewNote())
+			s.canvas.ShowPreview(framed, j.Request.Width, j.Request.Height, s.previewNote())
 			s.canvasJob = j.ID
 			s.setShownFile("")
 		}
@@ -82,7 +84,7 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 		if ownJob(j) {
 			s.seedUsed(j.Request.Seed)
 			if j.Request.Batch() <= 1 && len(j.Request.Cells) == 0 {
-				s.area.show(areaCanvas) // one image: it is made on the canvas
+				s.area.Show(canvasarea.Canvas) // one image: it is made on the canvas
 			}
 		}
 	case jobs.Done:
@@ -91,7 +93,7 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 		s.timing.showResult(j.Result)
 		s.showVariants(j.Result)
 		if framed != nil && ownJob(j) {
-			s.canvas.showFinal(framed, j.Result.Width, j.Result.Height)
+			s.canvas.ShowFinal(framed, j.Result.Width, j.Result.Height)
 			s.canvasJob = j.ID
 			s.setShownFile("")
 		}

@@ -18,6 +18,8 @@ import (
 	"easel/app/compose"
 	"easel/app/unfinished"
 	"easel/engine/safetensors"
+
+	"easel/ui/canvasarea"
 )
 
 // The screens the window must fit: a 13" laptop and a 15" one (points, as the window counts).
@@ -306,7 +308,7 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 	// Explore open with three axes set and a 4×4 grid of results on its sheet.
 	e := s.explore
 	for i, spec := range [][2]string{{"seed", "1-4"}, {"steps", "2,3,4,5"}, {"cfg", "3,4"}} {
-		e.kinds[i].SetSelected(spec[0])
+		e.kinds[i].SetSelected(axisLabel(spec[0]))
 		e.values[i].SetText(spec[1])
 	}
 	g, err := e.parse()
@@ -318,7 +320,7 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 		run.pictures[i] = image.NewNRGBA(image.Rect(0, 0, 256, 256))
 	}
 	e.sheet.begin(run)
-	s.area.show(areaGrid)
+	s.area.Show(canvasarea.Grid)
 	openEverySection(s)
 	assertLayoutFits(t, h.w, "Explore open with three axes and a 4×4 grid on its sheet")
 

@@ -11,6 +11,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app"
+
+	"easel/ui/canvasarea"
 )
 
 // NewMainWindow builds the main window in three regions (DESIGN §8): the recipe on the left (the
@@ -73,10 +75,10 @@ func (s *window) build() {
 	s.conditions = newConditionsPanel(s)
 	s.loras = newLorasPanel(s)
 	s.options = newOptionsPanel(s)
-	s.canvas = newCanvasView(s.maskChanged, s.extendSide)
+	s.canvas = canvasarea.NewView(s.maskChanged, s.extendSide)
 	s.actions = newImageActions(s)
-	s.canvas.tools.Objects = []fyne.CanvasObject{s.actions.saveTo, s.actions.reveal, s.actions.copy}
-	s.canvas.footer.Objects = []fyne.CanvasObject{layout.NewSpacer(), s.actions.continueFrom, s.actions.refine}
+	s.canvas.Tools.Objects = []fyne.CanvasObject{s.actions.saveTo, s.actions.reveal, s.actions.copy}
+	s.canvas.Footer.Objects = []fyne.CanvasObject{layout.NewSpacer(), s.actions.continueFrom, s.actions.refine}
 	s.progress = newProgressView()
 	s.strip = newLiveStrip(s)
 	s.network = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
@@ -91,7 +93,7 @@ func (s *window) build() {
 	s.sheet = s.newSheet()
 	s.work = newImageWorkPanel(s)
 	s.explore = newExplorePanel(s)
-	s.area = newCanvasArea(s.canvas.box, s.sheet.box, s.explore.sheet.box)
+	s.area = canvasarea.NewArea(s.canvas.Box, s.sheet.box, s.explore.sheet.box)
 }
 
 // layout arranges the three regions (regions.go): the recipe, the canvas, the gallery.
@@ -139,7 +141,7 @@ func (s *window) recipeRegion() fyne.CanvasObject {
 // with their switches, then the progress line, the live strip (memory and time, Details for the
 // full panels) and the queue.
 func (s *window) canvasRegion() fyne.CanvasObject {
-	return container.NewBorder(s.area.bar, container.NewVBox(s.network, s.progress.box, s.strip.box, widget.NewSeparator(), s.queueList.box), nil, nil, s.area.stack)
+	return container.NewBorder(s.area.Bar, container.NewVBox(s.network, s.progress.box, s.strip.box, widget.NewSeparator(), s.queueList.box), nil, nil, s.area.Stack)
 }
 
 // galleryRegion is the right column: the history, always visible.

@@ -164,7 +164,7 @@ func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 	if got := h.s.timing.stepText.Text; got != "Per step: 2.0–2.0 s (slowest: step 1; last 2.0 s)" {
 		t.Errorf("step chart %q", got)
 	}
-	if h.s.canvas.current == nil || h.s.canvas.isFinal {
+	if h.s.canvas.Current == nil || h.s.canvas.IsFinal {
 		t.Error("no step preview on the canvas")
 	}
 	if !h.s.actions.copy.Disabled() {
@@ -198,8 +198,8 @@ func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 	h.gen.step <- struct{}{}
 	h.gen.release <- struct{}{}
 	h.pump("job 1 saved", func() bool { return len(h.s.history.entries) == 1 })
-	if !h.s.canvas.isFinal || !strings.Contains(h.s.progress.stage.Text, "done") {
-		t.Errorf("after the run: final %v, stage %q", h.s.canvas.isFinal, h.s.progress.stage.Text)
+	if !h.s.canvas.IsFinal || !strings.Contains(h.s.progress.stage.Text, "done") {
+		t.Errorf("after the run: final %v, stage %q", h.s.canvas.IsFinal, h.s.progress.stage.Text)
 	}
 	e := h.s.history.entries[0]
 	if e.Settings == nil || e.Settings.Prompt != "a fox in the snow" || e.Settings.Seed != first.Seed {
@@ -363,18 +363,18 @@ func TestSharpPreviewInTheWindow(t *testing.T) {
 	for range 3 {
 		h.gen.step <- struct{}{}
 	}
-	h.pump("the sharp preview", func() bool { return strings.Contains(h.s.canvas.caption.Text, "Sharp preview: step 2") })
-	sharp := h.s.canvas.current
+	h.pump("the sharp preview", func() bool { return strings.Contains(h.s.canvas.Caption.Text, "Sharp preview: step 2") })
+	sharp := h.s.canvas.Current
 	if got := h.s.timing.sharpText; !strings.Contains(got, "1 decodes at 1/4") || !strings.Contains(got, "every 2 steps") || !strings.Contains(got, "1.7 %") {
 		t.Errorf("timing panel's sharp preview row %q", got)
 	}
 	h.gen.step <- struct{}{}
 	h.pump("step 4", func() bool { return strings.Contains(h.s.progress.stage.Text, "Step 4 of 4") })
-	if h.s.canvas.current != sharp {
+	if h.s.canvas.Current != sharp {
 		t.Error("a fast preview replaced the sharp one")
 	}
 	h.gen.release <- struct{}{}
-	h.pump("the final image, saved", func() bool { return h.s.canvas.isFinal && len(h.s.history.entries) == 1 })
+	h.pump("the final image, saved", func() bool { return h.s.canvas.IsFinal && len(h.s.history.entries) == 1 })
 }
 
 // Choosing the sharp preview in the settings re-predicts memory with its decodes in the

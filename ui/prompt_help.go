@@ -349,6 +349,7 @@ func (h *promptHelp) stopWriting() {
 func (h *promptHelp) acceptSuggestion() {
 	text := strings.TrimSpace(h.suggestion.Text)
 	if text == "" {
+		h.s.say("The model wrote nothing to use: ask again, or write the prompt yourself.")
 		return
 	}
 	h.idea, h.hasIdea = h.s.draft.Prompt, true

@@ -142,7 +142,7 @@ type canvasKey struct {
 
 // shownKey is the picture on the canvas now (the zero key when none is final).
 func (h *promptHelp) shownKey() canvasKey {
-	if !h.s.canvas.isFinal {
+	if !h.s.canvas.IsFinal {
 		return canvasKey{}
 	}
 	if h.s.canvasJob != 0 {
@@ -159,12 +159,12 @@ func (h *promptHelp) captionChecks(at canvasKey, verdicts []textgen.Verdict) {
 	if len(verdicts) == 0 || (at.job == 0 && at.path == "") {
 		return
 	}
-	if (at.job != 0 && at.job != now.job) || (at.job == 0 && at.path != h.s.shownPath) || !h.s.canvas.isFinal {
+	if (at.job != 0 && at.job != now.job) || (at.job == 0 && at.path != h.s.shownPath) || !h.s.canvas.IsFinal {
 		return
 	}
 	parts := make([]string, len(verdicts))
 	for i, v := range verdicts {
 		parts[i] = v.Mark() + " " + truncateRunes(v.Element, 32)
 	}
-	h.s.canvas.caption.SetText("Check: " + strings.Join(parts, " · "))
+	h.s.canvas.Caption.SetText("Check: " + strings.Join(parts, " · "))
 }

@@ -47,14 +47,14 @@ func TestDescribeAndCheckFromMenusAndDrop(t *testing.T) {
 	// Check against prompt on a history image: its own prompt, headed by its file name; the
 	// image is on the canvas, so the canvas's caption sums the answers up beside it.
 	test.Tap(h.s.history.thumbs()[0])
-	h.pump("the history image on the canvas", func() bool { return h.s.canvas.isFinal && h.s.shownPath == e.Path })
+	h.pump("the history image on the canvas", func() bool { return h.s.canvas.IsFinal && h.s.shownPath == e.Path })
 	menuItem(t, h.s.entryMenu(e), menuCheck).Action()
 	h.pump("the history image's Check", idle)
 	lines := strings.Split(p.checks.Text, "\n")
 	if p.checks.Hidden || len(lines) != 3 || lines[0] != "Check of "+filepath.Base(e.Path)+":" || !strings.HasSuffix(lines[1], " a heron") || !strings.HasSuffix(lines[2], " two reeds") {
 		t.Errorf("Check of the history image: %q (shown %v)", p.checks.Text, !p.checks.Hidden)
 	}
-	caption := h.s.canvas.caption.Text
+	caption := h.s.canvas.Caption.Text
 	if !strings.HasPrefix(caption, "Check: ") || !strings.Contains(caption, " a heron · ") || !strings.HasSuffix(caption, " two reeds") {
 		t.Errorf("the canvas's caption %q does not sum up the Check of the image it shows", caption)
 	}
@@ -90,8 +90,8 @@ func TestDescribeAndCheckFromMenusAndDrop(t *testing.T) {
 	if lines := strings.Split(p.checks.Text, "\n"); len(lines) != 4 || lines[0] != "Check of batch image 1:" || !strings.HasSuffix(lines[3], " a boat") {
 		t.Errorf("Check of the batch image: %q", p.checks.Text)
 	}
-	if h.s.canvas.caption.Text != caption {
-		t.Errorf("the Check of a batch image not on the canvas changed its caption to %q", h.s.canvas.caption.Text)
+	if h.s.canvas.Caption.Text != caption {
+		t.Errorf("the Check of a batch image not on the canvas changed its caption to %q", h.s.canvas.Caption.Text)
 	}
 
 	// A file dropped on the prompt-help panel is described, not added as a condition image.
@@ -150,7 +150,7 @@ func TestCheckEachImageWhenOnInSettings(t *testing.T) {
 	if want := "Check of job " + strconv.Itoa(int(h.s.canvasJob)) + "'s image:"; len(lines) != 3 || lines[0] != want || !strings.HasSuffix(lines[2], " two reeds") {
 		t.Errorf("Check of the finished image: %q, want %q and a line per element", p.checks.Text, want)
 	}
-	if c := h.s.canvas.caption.Text; !strings.HasPrefix(c, "Check: ") || !strings.HasSuffix(c, " two reeds") {
+	if c := h.s.canvas.Caption.Text; !strings.HasPrefix(c, "Check: ") || !strings.HasSuffix(c, " two reeds") {
 		t.Errorf("the canvas's caption %q does not sum up the Check of the image it shows", c)
 	}
 }

@@ -162,8 +162,8 @@ func TestRemovingTheStartImageIsUndoable(t *testing.T) {
 		t.Fatal("the start image is still there")
 	}
 	s.undo()
-	if s.doc().Start == nil || s.doc().Start.Image.Name != "photo.png" || s.doc().Start.Mask.Coverage() != covered || s.doc().Extend[sideRight] != extendStep || !s.canvas.editing {
-		t.Fatalf("after ⌘Z: start %v, extension %v, editing %v", s.doc().Start != nil, s.doc().Extend, s.canvas.editing)
+	if s.doc().Start == nil || s.doc().Start.Image.Name != "photo.png" || s.doc().Start.Mask.Coverage() != covered || s.doc().Extend[sideRight] != extendStep || !s.canvas.Editing {
+		t.Fatalf("after ⌘Z: start %v, extension %v, editing %v", s.doc().Start != nil, s.doc().Extend, s.canvas.Editing)
 	}
 	// The stroke is the latest edit again once the removal is undone: ⌘Z takes it back next.
 	s.doc().Start.Mask.Begin()

@@ -9,6 +9,8 @@ import (
 	"easel/engine/cmf"
 	"easel/engine/ml/cpu"
 	"easel/engine/pipeline"
+
+	"easel/ui/canvasarea"
 )
 
 // TestShareThisMacGrid: an X/Y/Z plot sent to the window's server (Share this Mac) runs its cells
@@ -88,7 +90,7 @@ func TestShareThisMacGrid(t *testing.T) {
 		t.Errorf("the cells' seeds %v; want 1, 2 and 3", seeds)
 	}
 	// The API's grid never took over the artist's sheet or canvas.
-	if h.s.sheetJob != 0 || h.s.area.shown != areaCanvas || h.s.canvasJob != 0 || h.s.sheet.live != nil {
-		t.Errorf("the API job took over the window: sheet job %d, centre view %d, canvas job %d", h.s.sheetJob, h.s.area.shown, h.s.canvasJob)
+	if h.s.sheetJob != 0 || h.s.area.Shown() != canvasarea.Canvas || h.s.canvasJob != 0 || h.s.sheet.live != nil {
+		t.Errorf("the API job took over the window: sheet job %d, centre view %d, canvas job %d", h.s.sheetJob, h.s.area.Shown(), h.s.canvasJob)
 	}
 }

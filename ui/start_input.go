@@ -129,17 +129,17 @@ func (s *window) maskEdit(edit func()) {
 		return
 	}
 	edit()
-	if !s.canvas.editing {
+	if !s.canvas.Editing {
 		s.showStart()
 	}
-	s.canvas.editor.refreshAll()
+	s.canvas.Editor.RefreshAll()
 	s.maskChanged()
 }
 
 // droppedOnStart reports whether a drop at pos (window coordinates) landed on the canvas or the
 // start image's slot: such a file becomes the start image instead of a condition image.
 func (s *window) droppedOnStart(pos fyne.Position) bool {
-	for _, o := range []fyne.CanvasObject{s.canvas.box, s.work.slot} {
+	for _, o := range []fyne.CanvasObject{s.canvas.Box, s.work.slot} {
 		if o == nil || !o.Visible() {
 			continue
 		}

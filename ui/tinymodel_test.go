@@ -58,7 +58,7 @@ func TestTinyModelThroughTheWindow(t *testing.T) {
 	var shown image.Image
 	pumpCountingPreviews := func(what string, cond func() bool) {
 		h.pump(what, func() bool {
-			if c := h.s.canvas.current; c != nil && c != shown && !h.s.canvas.isFinal {
+			if c := h.s.canvas.Current; c != nil && c != shown && !h.s.canvas.IsFinal {
 				shown = c
 				previews++
 			}
@@ -105,7 +105,7 @@ func TestTinyModelThroughTheWindow(t *testing.T) {
 			t.Errorf("history image: %v", err)
 		}
 	}
-	if !h.s.canvas.isFinal || h.s.queue.Pending() != 0 {
+	if !h.s.canvas.IsFinal || h.s.queue.Pending() != 0 {
 		t.Fatal("after both jobs: no final image, or the queue is not empty")
 	}
 

@@ -221,7 +221,7 @@ func TestCanvasKeptAcrossRelaunch(t *testing.T) {
 	if d := h2.s.jobDraft(); d.Start == nil || d.Start.Mask == nil || d.Start.Extend.Right != extendStep {
 		t.Errorf("the next Generate after a relaunch is not from the start image: %+v", d.Start)
 	}
-	if !h2.s.canvas.editing {
+	if !h2.s.canvas.Editing {
 		t.Error("the resumed start image is not on the canvas")
 	}
 	// Back to text to image: the next launch starts without it.

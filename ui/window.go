@@ -21,6 +21,8 @@ import (
 	"easel/app/settings"
 
 	"easel/ui/model"
+
+	"easel/ui/canvasarea"
 )
 
 // window is the main window's shell: the services, the model, the queue, and the regions and
@@ -303,7 +305,7 @@ func (s *window) loraDirs(path string) []string {
 // showFile puts an image file on the canvas, read off the UI goroutine (nothing when it cannot be
 // read: the caller has said what happened).
 func (s *window) showFile(path string) {
-	s.area.show(areaCanvas)
+	s.area.Show(canvasarea.Canvas)
 	s.canvasJob = 0
 	s.setShownFile(path)
 	go func() {
@@ -311,8 +313,8 @@ func (s *window) showFile(path string) {
 		if err != nil {
 			return
 		}
-		framed, b := frameFinal(img), img.Bounds()
-		s.deps.Do(func() { s.canvas.showFinal(framed, b.Dx(), b.Dy()) })
+		framed, b := canvasarea.FrameFinal(img), img.Bounds()
+		s.deps.Do(func() { s.canvas.ShowFinal(framed, b.Dx(), b.Dy()) })
 	}()
 }
 

@@ -11,6 +11,8 @@ import (
 	"easel/app/imagefile"
 	"easel/app/jobs"
 	"easel/app/memplan"
+
+	"easel/ui/canvasarea"
 )
 
 // The window's state, grouped by concern: each group is one of the shell's parts (the regions'
@@ -26,8 +28,8 @@ type regions struct {
 	options    *optionsPanel
 	work       *imageWorkPanel
 	explore    *explorePanel // the Explore section (explore.go)
-	canvas     *canvasView
-	area       *canvasArea // the centre: the canvas, the batch's sheet or Explore's grid
+	canvas     *canvasarea.View
+	area       *canvasarea.Area // the centre: the canvas, the batch's sheet or Explore's grid
 	progress   *progressView
 	strip      *liveStrip // memory and time under the canvas
 	memory     *memoryPanel

@@ -1,4 +1,4 @@
-package ui
+package canvasarea
 
 import (
 	"image"
@@ -13,7 +13,7 @@ func TestOverCheckerComposites(t *testing.T) {
 	img.SetNRGBA(0, 0, color.NRGBA{10, 20, 30, 255})
 	img.SetNRGBA(1, 0, color.NRGBA{255, 0, 0, 0})
 	img.SetNRGBA(2, 0, color.NRGBA{0, 0, 0, 128})
-	out := overChecker(img, 2)
+	out := OverChecker(img, 2)
 	cases := []struct {
 		x    int
 		want color.NRGBA
@@ -37,6 +37,6 @@ func BenchmarkFrameFinal2K(b *testing.B) {
 		img.Pix[i] = uint8(i)
 	}
 	for b.Loop() {
-		frameFinal(img)
+		FrameFinal(img)
 	}
 }
