@@ -133,8 +133,9 @@ func (s *window) recipeRegion() fyne.CanvasObject {
 	// that keeps the resting bar off the fields' right edges.
 	gutter := canvas.NewRectangle(color.Transparent)
 	gutter.SetMinSize(fyne.NewSize(2*theme.Size(theme.SizeNameScrollBarSmall), 0))
-	return container.NewBorder(nil, actions, nil, nil, container.NewVScroll(container.NewBorder(nil, nil, nil, gutter,
-		container.NewVBox(s.prompt.box, s.help.box, s.options.box, s.work.box, s.sections))))
+	s.column = container.NewVScroll(container.NewBorder(nil, nil, nil, gutter,
+		container.NewVBox(s.prompt.box, s.help.box, s.options.box, s.work.box, s.sections)))
+	return container.NewBorder(nil, actions, nil, nil, container.NewStack(s.column, newWheelToColumn(s.column)))
 }
 
 // canvasRegion is the centre: the canvas, the batch's sheet or Explore's grid (canvas_area.go)

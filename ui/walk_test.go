@@ -231,3 +231,18 @@ func TestCanvasKeptAcrossRelaunch(t *testing.T) {
 		t.Error("a removed start image came back")
 	}
 }
+
+// The mouse wheel over a text field scrolls the recipe column, as it does elsewhere in it.
+func TestWheelOverAFieldScrollsTheColumn(t *testing.T) {
+	h := newHarness(t, 64e9)
+	openEverySection(h.s) // a column taller than the window
+	h.w.Resize(screen1280)
+	relayout(h.w.Content())
+	d := fyne.CurrentApp().Driver()
+	over := d.AbsolutePositionForObject(h.s.prompt.negative).AddXY(10, 10)
+	before := h.s.column.Offset.Y
+	test.Scroll(h.w.Canvas(), over, 0, -120)
+	if h.s.column.Offset.Y <= before {
+		t.Errorf("the wheel over the negative prompt left the column at %v (was %v)", h.s.column.Offset.Y, before)
+	}
+}

@@ -39,6 +39,7 @@ type regions struct {
 	actions    *imageActions
 	sheet      *contactSheet // the latest batch's contact sheet (batch.go)
 	sections   *widget.Accordion
+	column     *container.Scroll // the recipe column's scroll (the wheel scrolls it: wheel.go)
 }
 
 // controls are Generate and Cancel and the lines around them.
