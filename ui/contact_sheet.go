@@ -13,6 +13,8 @@ import (
 
 	"easel/app/compose"
 	"easel/app/imagefile"
+
+	"easel/ui/kit"
 )
 
 // cellState is where one image of a batch is.
@@ -111,7 +113,7 @@ func newContactSheet(act sheetActions) *contactSheet {
 	strengthV := widget.NewLabel(fmt.Sprintf("%.2f", c.strength.Value))
 	c.strength.OnChanged = func(v float64) { strengthV.SetText(fmt.Sprintf("%.2f", v)) }
 	strengthRow := container.NewBorder(nil, nil, widget.NewLabel("Variation strength"), strengthV, c.strength)
-	c.box = container.NewBorder(container.NewVBox(heading("Batch"), c.title),
+	c.box = container.NewBorder(container.NewVBox(kit.Heading("Batch"), c.title),
 		container.NewVBox(container.NewGridWithColumns(3, c.keep, c.discard, c.vary, c.refine, c.up15, c.up2), strengthRow, c.fit),
 		nil, nil, c.tabs)
 	c.box.Hide()

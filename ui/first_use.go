@@ -19,7 +19,7 @@ import (
 // under the controls.
 func (s *window) showStatus(j jobs.Job, st jobs.Status) {
 	if st.Line != "" {
-		s.progress.showStatus(j, st.Line)
+		s.progress.ShowStatus(j, st.Line)
 		s.notePlacement(j, st) // a studio job's row says where its images are
 	}
 	if st.Notice != "" {
@@ -43,7 +43,7 @@ func (s *window) showVariants(res *pipeline.Result) {
 	}
 	r, geometry := src.Tuning()
 	onThisGPU := res != nil && (res.StageDeviceTimes[pipeline.StagePrefill] > 0 || res.StageDeviceTimes[pipeline.StageDenoising] > 0)
-	s.timing.showVariants(func(class string) string {
+	s.timing.ShowVariants(func(class string) string {
 		if !onThisGPU || geometry == "" || !slices.Contains(backend.TunedClasses, class) {
 			return ""
 		}

@@ -13,6 +13,8 @@ import (
 	"easel/app/history"
 
 	"easel/ui/canvasarea"
+
+	"easel/ui/kit"
 )
 
 // historyPanel shows past images — this session's first, then the output folder's — as
@@ -40,7 +42,7 @@ func newHistoryPanel(s *window) *historyPanel {
 	p.note.Wrapping = fyne.TextWrapWord
 	p.hover = widget.NewLabel(" ")
 	p.hover.Truncation = fyne.TextTruncateEllipsis
-	p.box = container.NewVBox(heading("History"), p.note, p.hover, p.rows)
+	p.box = container.NewVBox(kit.Heading("History"), p.note, p.hover, p.rows)
 	p.render()
 	return p
 }

@@ -57,7 +57,7 @@ func (s *window) save(j jobs.Job) {
 		if s.canvasJob == id {
 			s.setShownFile(e.Path)
 		}
-		s.progress.stage.SetText(s.progress.stage.Text + " · saved " + shortPath(e.Path))
+		s.progress.Stage.SetText(s.progress.Stage.Text + " · saved " + shortPath(e.Path))
 	})
 }
 

@@ -15,6 +15,8 @@ import (
 	"easel/ui/model"
 
 	"easel/ui/canvasarea"
+
+	"easel/ui/progress"
 )
 
 // frameUpdate is the picture an update puts on the canvas, already over the checkerboard: the
@@ -53,9 +55,9 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 		s.batchEvent(j, *u.Event, framed)
 	}
 	if u.Event != nil {
-		s.progress.showEvent(j, *u.Event)
-		s.timing.showRun(u.Event.Timings, u.Event.GPUClasses, denoiserTitle(*u.Event) == gpuTitle)
-		s.timing.observe(*u.Event)
+		s.progress.ShowEvent(j, *u.Event)
+		s.timing.ShowRun(u.Event.Timings, u.Event.GPUClasses, progress.DenoiserTitle(*u.Event) == progress.GPUTitle)
+		s.timing.Observe(*u.Event)
 		s.memory.showLedger(u.Event.Memory, j, s.jobRecord(j.ID).Peak)
 		if u.Event.Notice != "" {
 			// Where the denoiser runs changed from what was asked (Metal declined: the CPU took over).
@@ -79,8 +81,8 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 	switch j.State {
 	case jobs.Running:
 		s.model.Started(j.ID)
-		s.progress.start(j)
-		s.timing.startRun()
+		s.progress.Start(j)
+		s.timing.StartRun()
 		if ownJob(j) {
 			s.seedUsed(j.Request.Seed)
 			if j.Request.Batch() <= 1 && len(j.Request.Cells) == 0 {
@@ -89,8 +91,8 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 		}
 	case jobs.Done:
 		s.finished(j)
-		s.progress.done(j)
-		s.timing.showResult(j.Result)
+		s.progress.Done(j)
+		s.timing.ShowResult(j.Result)
 		s.showVariants(j.Result)
 		if framed != nil && ownJob(j) {
 			s.canvas.ShowFinal(framed, j.Result.Width, j.Result.Height)
@@ -102,7 +104,7 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 		rec, hadDraft := s.model.Job(j.ID)
 		s.batchStopped(j)
 		s.finished(j)
-		s.progress.failed(j)
+		s.progress.Failed(j)
 		if fault := (*mmapfile.FaultError)(nil); errors.As(j.Err, &fault) && fault.Kind == cmf.KindModelFile {
 			s.modelLost(j, fault) // kept: it resumes from its checkpoint once the model is back
 		} else {
@@ -119,7 +121,7 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 		s.batchStopped(j)
 		s.finished(j)
 		if s.model.Current() == 0 {
-			s.progress.cancelled(j)
+			s.progress.Cancelled(j)
 		}
 	}
 	s.queueList.show(s.queue.Jobs())

@@ -13,6 +13,8 @@ import (
 	"easel/app"
 
 	"easel/ui/canvasarea"
+
+	"easel/ui/progress"
 )
 
 // NewMainWindow builds the main window in three regions (DESIGN §8): the recipe on the left (the
@@ -79,15 +81,15 @@ func (s *window) build() {
 	s.actions = newImageActions(s)
 	s.canvas.Tools.Objects = []fyne.CanvasObject{s.actions.saveTo, s.actions.reveal, s.actions.copy}
 	s.canvas.Footer.Objects = []fyne.CanvasObject{layout.NewSpacer(), s.actions.continueFrom, s.actions.refine}
-	s.progress = newProgressView()
+	s.progress = progress.NewView()
 	s.strip = newLiveStrip(s)
 	s.network = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	s.network.Importance = widget.HighImportance
 	s.network.Truncation = fyne.TextTruncateEllipsis
 	s.network.Hide()
 	s.memory = newMemoryPanel(s)
-	s.timing = newTimingPanel()
-	s.timing.strip = s.strip
+	s.timing = progress.NewTimingPanel(memoryLabelWidth)
+	s.timing.OnTimes = s.strip.showTimes
 	s.queueList = newQueuePanel(s)
 	s.history = newHistoryPanel(s)
 	s.sheet = s.newSheet()
@@ -142,7 +144,7 @@ func (s *window) recipeRegion() fyne.CanvasObject {
 // with their switches, then the progress line, the live strip (memory and time, Details for the
 // full panels) and the queue.
 func (s *window) canvasRegion() fyne.CanvasObject {
-	return container.NewBorder(s.area.Bar, container.NewVBox(s.network, s.progress.box, s.strip.box, widget.NewSeparator(), s.queueList.box), nil, nil, s.area.Stack)
+	return container.NewBorder(s.area.Bar, container.NewVBox(s.network, s.progress.Box, s.strip.box, widget.NewSeparator(), s.queueList.box), nil, nil, s.area.Stack)
 }
 
 // galleryRegion is the right column: the history, always visible.

@@ -154,14 +154,14 @@ func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 	h.pump("job 1 running", func() bool { return h.s.model.Current() == 1 })
 	h.gen.step <- struct{}{}
 	h.gen.step <- struct{}{}
-	h.pump("step 2", func() bool { return strings.Contains(h.s.progress.stage.Text, "Step 2 of 4") })
-	if got := h.s.progress.rate.Text; got != "2.0 s/step · about 6 s left" {
+	h.pump("step 2", func() bool { return strings.Contains(h.s.progress.Stage.Text, "Step 2 of 4") })
+	if got := h.s.progress.Rate.Text; got != "2.0 s/step · about 6 s left" {
 		t.Errorf("rate %q", got)
 	}
-	if got := h.s.timing.texts[0]; got != "6.0 s · 75 %" {
+	if got := h.s.timing.Texts[0]; got != "6.0 s · 75 %" {
 		t.Errorf("gemm %q, want 6.0 s · 75 %%", got)
 	}
-	if got := h.s.timing.stepText.Text; got != "Per step: 2.0–2.0 s (slowest: step 1; last 2.0 s)" {
+	if got := h.s.timing.StepText.Text; got != "Per step: 2.0–2.0 s (slowest: step 1; last 2.0 s)" {
 		t.Errorf("step chart %q", got)
 	}
 	if h.s.canvas.Current == nil || h.s.canvas.IsFinal {
@@ -198,8 +198,8 @@ func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 	h.gen.step <- struct{}{}
 	h.gen.release <- struct{}{}
 	h.pump("job 1 saved", func() bool { return len(h.s.history.entries) == 1 })
-	if !h.s.canvas.IsFinal || !strings.Contains(h.s.progress.stage.Text, "done") {
-		t.Errorf("after the run: final %v, stage %q", h.s.canvas.IsFinal, h.s.progress.stage.Text)
+	if !h.s.canvas.IsFinal || !strings.Contains(h.s.progress.Stage.Text, "done") {
+		t.Errorf("after the run: final %v, stage %q", h.s.canvas.IsFinal, h.s.progress.Stage.Text)
 	}
 	e := h.s.history.entries[0]
 	if e.Settings == nil || e.Settings.Prompt != "a fox in the snow" || e.Settings.Seed != first.Seed {
@@ -236,8 +236,8 @@ func TestEscapeCancelsTheRunningJob(t *testing.T) {
 		j := h.s.queue.Jobs()
 		return len(j) == 1 && j[0].State == jobs.Cancelled && h.s.model.Current() == 0
 	})
-	if !strings.Contains(h.s.progress.stage.Text, "cancelled") {
-		t.Errorf("stage %q", h.s.progress.stage.Text)
+	if !strings.Contains(h.s.progress.Stage.Text, "cancelled") {
+		t.Errorf("stage %q", h.s.progress.Stage.Text)
 	}
 	if h.s.model.Live() != 0 {
 		t.Errorf("the cancelled job's draft is still kept")
@@ -365,11 +365,11 @@ func TestSharpPreviewInTheWindow(t *testing.T) {
 	}
 	h.pump("the sharp preview", func() bool { return strings.Contains(h.s.canvas.Caption.Text, "Sharp preview: step 2") })
 	sharp := h.s.canvas.Current
-	if got := h.s.timing.sharpText; !strings.Contains(got, "1 decodes at 1/4") || !strings.Contains(got, "every 2 steps") || !strings.Contains(got, "1.7 %") {
+	if got := h.s.timing.SharpText; !strings.Contains(got, "1 decodes at 1/4") || !strings.Contains(got, "every 2 steps") || !strings.Contains(got, "1.7 %") {
 		t.Errorf("timing panel's sharp preview row %q", got)
 	}
 	h.gen.step <- struct{}{}
-	h.pump("step 4", func() bool { return strings.Contains(h.s.progress.stage.Text, "Step 4 of 4") })
+	h.pump("step 4", func() bool { return strings.Contains(h.s.progress.Stage.Text, "Step 4 of 4") })
 	if h.s.canvas.Current != sharp {
 		t.Error("a fast preview replaced the sharp one")
 	}

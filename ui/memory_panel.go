@@ -12,6 +12,10 @@ import (
 	"easel/app/jobs"
 	"easel/app/memplan"
 	"easel/engine/pipeline"
+
+	"easel/ui/kit"
+
+	"easel/ui/progress"
 )
 
 // memoryPanel shows one bar per component against the device budget: before a run the
@@ -29,7 +33,7 @@ type memoryPanel struct {
 var componentNames = map[string]string{"dit": "Denoiser weights", "te": "Text encoder weights", "vis": "Vision weights", "vae": "VAE weights", "other": "Other weights", "lora": "LoRA weights"}
 
 func newMemoryPanel(s *window) *memoryPanel {
-	p := &memoryPanel{s: s, title: heading("Memory"), rows: container.NewVBox(), verdict: widget.NewLabel("")}
+	p := &memoryPanel{s: s, title: kit.Heading("Memory"), rows: container.NewVBox(), verdict: widget.NewLabel("")}
 	p.verdict.Wrapping = fyne.TextWrapWord
 	p.useSize = widget.NewButton("", nil)
 	p.useSize.Hide()
@@ -53,17 +57,17 @@ func (p *memoryPanel) setBars(bars []bar, budget int64) {
 		if b.bytes < 500_000 && strings.HasPrefix(b.name, "Other weights") {
 			continue
 		}
-		m := newMeter()
+		m := progress.NewMeter()
 		share := 0.0
 		text := memplan.GB(b.bytes)
 		if budget > 0 {
 			share = float64(b.bytes) / float64(budget)
 			text += fmt.Sprintf(" · %d %%", int(share*100+0.5))
 		}
-		m.set(share, text, b.over)
+		m.Set(share, text, b.over)
 		label := widget.NewLabel(b.name)
 		label.Truncation = fyne.TextTruncateEllipsis
-		objs = append(objs, labelledRow(label, memoryLabelWidth, m))
+		objs = append(objs, kit.LabelledRow(label, memoryLabelWidth, m))
 	}
 	p.rows.Objects = objs
 	p.rows.Refresh()
@@ -155,7 +159,7 @@ func (p *memoryPanel) showError(err error) {
 	p.useSize.Hide()
 	p.verdict.SetText(err.Error())
 	if p.s.strip != nil {
-		p.s.strip.memory.set(0, "no prediction", false)
+		p.s.strip.memory.Set(0, "no prediction", false)
 	}
 }
 

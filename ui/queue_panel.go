@@ -10,6 +10,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/jobs"
+
+	"easel/ui/kit"
 )
 
 // queuePanel lists the jobs waiting and running (and the last few that ended), each with a
@@ -25,7 +27,7 @@ const finishedShown = 3
 
 func newQueuePanel(s *window) *queuePanel {
 	p := &queuePanel{s: s, list: container.NewVBox()}
-	p.box = container.NewVBox(heading("Queue"), p.list)
+	p.box = container.NewVBox(kit.Heading("Queue"), p.list)
 	p.show(nil)
 	return p
 }

@@ -101,7 +101,7 @@ func (s *window) pasteAsStart(cb fyne.Clipboard, typing bool) bool {
 			}
 			s.remember("pasting " + c.Name)
 			s.setStart(c)
-			s.sayKind(noticeSuccess, "%s is the start image: paint over what to repaint, or generate to rework it at strength %.2f (%s takes it back; Edit → Paste as Condition Image makes it a condition image).", upperFirst(c.Name), s.doc().Strength, undoKeyName())
+			s.sayKind(noticeSuccess, "%s is the start image: paint over what to repaint, or generate to rework it at strength %.2f (%s takes it back; the Edit menu's Paste as Condition Image makes it a condition image).", upperFirst(c.Name), s.doc().Strength, undoKeyName())
 			return true
 		}
 	}

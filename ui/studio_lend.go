@@ -17,6 +17,8 @@ import (
 	macs "easel/app/studio"
 	"easel/app/studiogen"
 	"easel/engine/pipeline"
+
+	"easel/ui/kit"
 )
 
 // studioLend is Studio… → "Lend this Mac to a studio": the hub's address, token and pairing
@@ -170,7 +172,7 @@ func (s *window) lentLine() string {
 
 // form is the dialog's section.
 func (l *studioLend) form() fyne.CanvasObject {
-	return container.NewVBox(heading("Lend this Mac to a studio"), widget.NewForm(l.items()...), l.check, l.err)
+	return container.NewVBox(kit.Heading("Lend this Mac to a studio"), widget.NewForm(l.items()...), l.check, l.err)
 }
 
 // closeLend hands the job in hand back (the window is closing) and waits for the worker to go.

@@ -11,6 +11,8 @@ import (
 	"easel/app/jobs"
 	"easel/app/settings"
 	"easel/app/studiogen"
+
+	"easel/ui/kit"
 )
 
 // studioRenderOn is Studio… → "Render this window's jobs on a studio": the hub's address, token
@@ -102,7 +104,7 @@ func (s *window) placementOf(id jobs.ID) string {
 
 // form is the dialog's section.
 func (r *studioRenderOn) form() fyne.CanvasObject {
-	return container.NewVBox(heading("Render on a studio"), widget.NewForm(r.items()...), r.check, r.err)
+	return container.NewVBox(kit.Heading("Render on a studio"), widget.NewForm(r.items()...), r.check, r.err)
 }
 
 // closeRenderOn disconnects from the studio (the window is closing).

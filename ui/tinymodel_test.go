@@ -111,7 +111,7 @@ func TestTinyModelThroughTheWindow(t *testing.T) {
 
 	h.s.options.steps.SetText("40")
 	test.Tap(h.s.generateBtn)
-	pumpCountingPreviews("the third job's first step", func() bool { return strings.Contains(h.s.progress.stage.Text, "Step 1 of 40") })
+	pumpCountingPreviews("the third job's first step", func() bool { return strings.Contains(h.s.progress.Stage.Text, "Step 1 of 40") })
 	h.s.cancelCurrent()
 	h.pump("the cancelled job to end", func() bool { return h.s.queue.Pending() == 0 && h.s.cancelBtn.Disabled() })
 	if len(h.s.history.entries) != 2 {

@@ -244,7 +244,7 @@ func (s *window) cancelCurrent() {
 	if cur := s.model.Current(); cur != 0 {
 		s.queue.Cancel(cur)
 		s.finishedKept(cur)
-		s.progress.stage.SetText("Cancelling…")
+		s.progress.Stage.SetText("Cancelling…")
 		return
 	}
 	for _, j := range s.queue.Jobs() {

@@ -13,6 +13,8 @@ import (
 	"easel/app/memplan"
 
 	"easel/ui/canvasarea"
+
+	"easel/ui/progress"
 )
 
 // The window's state, grouped by concern: each group is one of the shell's parts (the regions'
@@ -30,10 +32,10 @@ type regions struct {
 	explore    *explorePanel // the Explore section (explore.go)
 	canvas     *canvasarea.View
 	area       *canvasarea.Area // the centre: the canvas, the batch's sheet or Explore's grid
-	progress   *progressView
+	progress   *progress.View
 	strip      *liveStrip // memory and time under the canvas
 	memory     *memoryPanel
-	timing     *timingPanel
+	timing     *progress.TimingPanel
 	queueList  *queuePanel
 	history    *historyPanel
 	actions    *imageActions
