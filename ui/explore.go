@@ -308,7 +308,7 @@ func (p *explorePanel) explore() {
 			return
 		}
 		run.cellOf[id], lastID = index, id
-		s.model.Submitted(id, model.JobRecord{Draft: d, Peak: s.prediction.Peak, Where: s.router.where()})
+		s.model.Submitted(id, model.JobRecord{Draft: d, Peak: s.prediction.Peak, Where: s.router.Where()})
 	}
 	s.exploring = run
 	p.sheet.begin(run)

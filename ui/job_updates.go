@@ -17,6 +17,8 @@ import (
 	"easel/ui/canvasarea"
 
 	"easel/ui/progress"
+
+	"easel/ui/remote"
 )
 
 // frameUpdate is the picture an update puts on the canvas, already over the checkerboard: the
@@ -114,7 +116,7 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 			if errors.Is(j.Err, client.ErrServerGone) && hadDraft {
 				s.offerRenderHere(j, rec.Draft) // render_here.go
 			} else {
-				s.sayKind(noticeError, "Job %d failed: %s", j.ID, plainJobError(j.Err, rec.Where))
+				s.sayKind(noticeError, "Job %d failed: %s", j.ID, remote.PlainJobError(j.Err, rec.Where))
 			}
 		}
 	case jobs.Cancelled:

@@ -7,13 +7,15 @@ import (
 
 	"easel/app/compose"
 	"easel/app/jobs"
+
+	"easel/ui/remote"
 )
 
 // offerRenderHere says that the machine a job rendered on stopped answering and offers to run
 // the same job on this one (Render on is then turned off, as the settings dialog would).
 func (s *window) offerRenderHere(j jobs.Job, d compose.Draft) {
-	where := s.router.where()
-	s.sayKind(noticeError, "Job %d: %s", j.ID, plainRemoteError(j.Err, where))
+	where := s.router.Where()
+	s.sayKind(noticeError, "Job %d: %s", j.ID, remote.PlainRemoteError(j.Err, where))
 	msg := fmt.Sprintf("%s stopped answering during job %d; your draft is as it was. Render the job on %s instead?", where, j.ID, thisMachine())
 	dlg := dialog.NewConfirm("The other machine stopped", msg, func(here bool) {
 		if !here {

@@ -88,7 +88,7 @@ func TestRenderOnEditEqualsTheLocalEdit(t *testing.T) {
 	if js := remoteQ.Jobs(); len(js) != 1 || js[0].State != jobs.Done {
 		t.Fatalf("the server ran %d jobs", len(js))
 	}
-	s.router.set("", "")
+	s.router.Set("", "")
 	local := render("the local")
 	if remote.Rect != local.Rect {
 		t.Fatalf("remote %v, local %v", remote.Rect, local.Rect)

@@ -55,8 +55,8 @@ func TestRenderOnAnotherMachine(t *testing.T) {
 		}
 		d.Geometry = g
 	})
-	if h.s.router.where() != hs.Listener.Addr().String() {
-		t.Fatalf("the window renders on %q", h.s.router.where())
+	if h.s.router.Where() != hs.Listener.Addr().String() {
+		t.Fatalf("the window renders on %q", h.s.router.Where())
 	}
 	h.s.options.sizeSelect.SetSelected(sizeCustomLabel)
 	h.s.options.customW.SetText("256")
@@ -239,7 +239,7 @@ func TestRenderServerGoneMidJob(t *testing.T) {
 	// Render here: the same job runs on this machine, Render on is off.
 	test.Tap(findButton(t, h.w.Canvas().Overlays().Top(), "Render here"))
 	req := <-h.gen.started
-	if h.s.router.where() != "" || h.s.network.Visible() || req.Prompt != "a lantern" {
-		t.Errorf("after Render here: rendering on %q, indicator %v, prompt %q", h.s.router.where(), h.s.network.Visible(), req.Prompt)
+	if h.s.router.Where() != "" || h.s.network.Visible() || req.Prompt != "a lantern" {
+		t.Errorf("after Render here: rendering on %q, indicator %v, prompt %q", h.s.router.Where(), h.s.network.Visible(), req.Prompt)
 	}
 }

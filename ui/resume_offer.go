@@ -45,7 +45,7 @@ func (s *window) keepJob(d compose.Draft, seed uint64, req *pipeline.Request, re
 	k := resumed
 	if k == nil {
 		var err error
-		if k, err = store.Add(d, seed, jobLabel(d.Prompt, seed), s.router.where()); err != nil {
+		if k, err = store.Add(d, seed, jobLabel(d.Prompt, seed), s.router.Where()); err != nil {
 			s.say("This job will not resume after a crash or a quit: %v", err)
 			return nil
 		}

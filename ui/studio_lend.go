@@ -19,6 +19,8 @@ import (
 	"easel/engine/pipeline"
 
 	"easel/ui/kit"
+
+	"easel/ui/remote"
 )
 
 // studioLend is Studio… → "Lend this Mac to a studio": the hub's address, token and pairing
@@ -26,7 +28,7 @@ import (
 // studiogen.Lend) when its own queue is idle, renders them with its own model and backend, and
 // hands the job in hand back when the window closes or the Mac is about to sleep.
 type studioLend struct {
-	hubFields
+	remote.HubFields
 	check *widget.Check
 	err   *widget.Label
 
@@ -44,8 +46,8 @@ type studioLend struct {
 // lend is the window's lending state, made on first use.
 func (s *window) lend() *studioLend {
 	if s.studioLend == nil {
-		l := &studioLend{hubFields: newHubFields(), err: errorLabel()}
-		s.fillHubFields(l.hubFields)
+		l := &studioLend{HubFields: remote.NewHubFields(), err: remote.ErrorLabel()}
+		s.fillHubFields(l.HubFields)
 		l.check = widget.NewCheck("Lend this Mac to the studio", func(on bool) {
 			if err := s.setLent(on); err != nil {
 				l.check.SetChecked(false)
@@ -70,7 +72,7 @@ func (s *window) setLent(on bool) error {
 	if l.stop != nil {
 		return nil
 	}
-	url, token, pin, err := l.read()
+	url, token, pin, err := l.Read()
 	if err != nil {
 		return err
 	}
@@ -81,9 +83,9 @@ func (s *window) setLent(on bool) error {
 	name, _ := os.Hostname()
 	c, err := macs.Dial(context.Background(), url, macs.DialOptions{Role: macs.RoleWorker, Token: token, Pin: pin, Name: name})
 	if err != nil {
-		return errors.New(plainRemoteError(err, "The studio hub at "+url))
+		return errors.New(remote.PlainRemoteError(err, "The studio hub at "+url))
 	}
-	s.rememberStudio(l.hubFields, func(st *settings.Studio) { st.Lend = true })
+	s.rememberStudio(l.HubFields, func(st *settings.Studio) { st.Lend = true })
 	ctx, cancel := context.WithCancel(context.Background())
 	l.at, l.stop, l.done = url, cancel, make(chan struct{})
 	do := s.deps.Do
@@ -91,7 +93,7 @@ func (s *window) setLent(on bool) error {
 		Gen: jobs.GeneratorFunc(func(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
 			// The request of the image in hand (its prompt and seed, for its queue row).
 			do(func() { s.lentRequest(req) })
-			return s.router.runLocal(ctx, req, events)
+			return s.router.RunLocal(ctx, req, events)
 		}),
 		Ready: s.queueIdle, Hold: activity.Hold,
 		OnStep: func(job *macs.Job, step, of int) {
@@ -109,7 +111,7 @@ func (s *window) setLent(on bool) error {
 		defer c.Close()
 		if err := w.Run(ctx, c); err != nil {
 			do(func() {
-				l.err.SetText("Lending this Mac stopped: " + plainRemoteError(err, "the studio hub at "+url))
+				l.err.SetText("Lending this Mac stopped: " + remote.PlainRemoteError(err, "the studio hub at "+url))
 				s.stopLending()
 				l.check.SetChecked(false)
 			})
@@ -172,7 +174,7 @@ func (s *window) lentLine() string {
 
 // form is the dialog's section.
 func (l *studioLend) form() fyne.CanvasObject {
-	return container.NewVBox(kit.Heading("Lend this Mac to a studio"), widget.NewForm(l.items()...), l.check, l.err)
+	return container.NewVBox(kit.Heading("Lend this Mac to a studio"), widget.NewForm(l.Items()...), l.check, l.err)
 }
 
 // closeLend hands the job in hand back (the window is closing) and waits for the worker to go.

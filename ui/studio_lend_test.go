@@ -91,8 +91,8 @@ func newLendingWindow(t *testing.T) *lendingWindow {
 		t.Fatal(err)
 	}
 	w.l = w.s.lend()
-	w.l.url.SetText(hub.URL())
-	w.l.token.SetText(studioUIToken)
+	w.l.URL.SetText(hub.URL())
+	w.l.Token.SetText(studioUIToken)
 	return w
 }
 

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"easel/app/settings"
+
+	"easel/ui/remote"
 )
 
 // The Studio dialog remembers what it was given (settings.Studio: the hub's address and pairing,
@@ -12,16 +14,16 @@ import (
 // again when it was on.
 
 // rememberStudio keeps the fields' hub, pairing and token, with change applied to what is on.
-func (s *window) rememberStudio(f hubFields, change func(*settings.Studio)) {
+func (s *window) rememberStudio(f remote.HubFields, change func(*settings.Studio)) {
 	ns := s.deps.Settings
-	ns.Studio.Hub, ns.Studio.Pin = strings.TrimSpace(f.url.Text), strings.TrimSpace(f.pin.Text)
+	ns.Studio.Hub, ns.Studio.Pin = strings.TrimSpace(f.URL.Text), strings.TrimSpace(f.Pin.Text)
 	change(&ns.Studio)
 	s.deps.Settings = ns
 	s.persist()
 	if s.deps.Secrets == nil {
 		return
 	}
-	note, err := s.deps.Secrets.Set(settings.SecretStudioToken, strings.TrimSpace(f.token.Text))
+	note, err := s.deps.Secrets.Set(settings.SecretStudioToken, strings.TrimSpace(f.Token.Text))
 	switch {
 	case err != nil:
 		s.say("The studio token was not remembered for next time (%v): enter it again after a relaunch.", err)
@@ -43,13 +45,13 @@ func (s *window) rememberStudioUse(change func(*settings.Studio)) {
 }
 
 // fillHubFields puts the remembered hub, pairing and token in a section's fields.
-func (s *window) fillHubFields(f hubFields) {
+func (s *window) fillHubFields(f remote.HubFields) {
 	st := s.deps.Settings.Studio
-	f.url.SetText(st.Hub)
-	f.pin.SetText(st.Pin)
+	f.URL.SetText(st.Hub)
+	f.Pin.SetText(st.Pin)
 	if s.deps.Secrets != nil && st.Hub != "" {
 		if token, err := s.deps.Secrets.Get(settings.SecretStudioToken); err == nil {
-			f.token.SetText(token)
+			f.Token.SetText(token)
 		} else {
 			s.say("%v", err)
 		}

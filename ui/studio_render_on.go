@@ -13,6 +13,8 @@ import (
 	"easel/app/studiogen"
 
 	"easel/ui/kit"
+
+	"easel/ui/remote"
 )
 
 // studioRenderOn is Studio… → "Render this window's jobs on a studio": the hub's address, token
@@ -21,7 +23,7 @@ import (
 // server still render here. Each job's queue row says which Mac renders each image and at which
 // attempt (studiogen's status line).
 type studioRenderOn struct {
-	hubFields
+	remote.HubFields
 	check *widget.Check
 	err   *widget.Label
 	gen   *studiogen.Generator
@@ -32,8 +34,8 @@ type studioRenderOn struct {
 // renderOn is the window's studio rendering state, made on first use.
 func (s *window) renderOn() *studioRenderOn {
 	if s.studioRender == nil {
-		r := &studioRenderOn{hubFields: newHubFields(), err: errorLabel(), places: map[jobs.ID]string{}}
-		s.fillHubFields(r.hubFields)
+		r := &studioRenderOn{HubFields: remote.NewHubFields(), err: remote.ErrorLabel(), places: map[jobs.ID]string{}}
+		s.fillHubFields(r.HubFields)
 		r.check = widget.NewCheck("Render this window's jobs on the studio", func(on bool) {
 			if err := s.setRenderOnStudio(on); err != nil {
 				r.check.SetChecked(false) // (calls this again, off)
@@ -53,7 +55,7 @@ func (s *window) setRenderOnStudio(on bool) error {
 	if !on {
 		s.rememberStudioUse(func(st *settings.Studio) { st.Render = false })
 		if r.gen != nil {
-			s.router.setStudio(nil, "")
+			s.router.SetStudio(nil, "")
 			r.gen.Close()
 			r.gen = nil
 			s.showNetwork()
@@ -63,7 +65,7 @@ func (s *window) setRenderOnStudio(on bool) error {
 	if r.gen != nil {
 		return nil
 	}
-	url, token, pin, err := r.read()
+	url, token, pin, err := r.Read()
 	if err != nil {
 		return err
 	}
@@ -73,11 +75,11 @@ func (s *window) setRenderOnStudio(on bool) error {
 	}
 	g, err := studiogen.New(url, token, pin, fp, nil)
 	if err != nil {
-		return errors.New(plainRemoteError(err, "The studio hub at "+url))
+		return errors.New(remote.PlainRemoteError(err, "The studio hub at "+url))
 	}
-	s.rememberStudio(r.hubFields, func(st *settings.Studio) { st.Render = true })
+	s.rememberStudio(r.HubFields, func(st *settings.Studio) { st.Render = true })
 	r.gen = g
-	s.router.setStudio(g, "the studio at "+url)
+	s.router.SetStudio(g, "the studio at "+url)
 	s.showNetwork()
 	return nil
 }
@@ -104,7 +106,7 @@ func (s *window) placementOf(id jobs.ID) string {
 
 // form is the dialog's section.
 func (r *studioRenderOn) form() fyne.CanvasObject {
-	return container.NewVBox(kit.Heading("Render on a studio"), widget.NewForm(r.items()...), r.check, r.err)
+	return container.NewVBox(kit.Heading("Render on a studio"), widget.NewForm(r.Items()...), r.check, r.err)
 }
 
 // closeRenderOn disconnects from the studio (the window is closing).

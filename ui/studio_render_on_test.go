@@ -110,11 +110,11 @@ func TestWindowBatchRendersOnStudio(t *testing.T) {
 	if r.check.Checked || !strings.Contains(r.err.Text, "hub's address") {
 		t.Fatalf("connecting without an address: checked %v, %q", r.check.Checked, r.err.Text)
 	}
-	r.url.SetText(hub.URL())
-	r.token.SetText(studioUIToken)
+	r.URL.SetText(hub.URL())
+	r.Token.SetText(studioUIToken)
 	test.Tap(r.check)
-	if !r.check.Checked || r.err.Text != "" || !strings.Contains(s.router.where(), "studio") {
-		t.Fatalf("connecting: checked %v, error %q, rendering on %q", r.check.Checked, r.err.Text, s.router.where())
+	if !r.check.Checked || r.err.Text != "" || !strings.Contains(s.router.Where(), "studio") {
+		t.Fatalf("connecting: checked %v, error %q, rendering on %q", r.check.Checked, r.err.Text, s.router.Where())
 	}
 	// bounded wait until the three Macs are on the hub (state the hub holds)
 	for deadline := time.Now().Add(30 * time.Second); ; {
@@ -174,8 +174,8 @@ func TestWindowBatchRendersOnStudio(t *testing.T) {
 		t.Errorf("the queue row's labels are %q; want the studio line %q among them", row, line)
 	}
 	test.Tap(r.check) // back to this Mac
-	if s.router.where() != "" || r.gen != nil {
-		t.Errorf("after turning it off, rendering on %q", s.router.where())
+	if s.router.Where() != "" || r.gen != nil {
+		t.Errorf("after turning it off, rendering on %q", s.router.Where())
 	}
 }
 

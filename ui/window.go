@@ -23,6 +23,8 @@ import (
 	"easel/ui/model"
 
 	"easel/ui/canvasarea"
+
+	"easel/ui/remote"
 )
 
 // window is the main window's shell: the services, the model, the queue, and the regions and
@@ -45,15 +47,15 @@ type window struct {
 	// kept are finished images that could not be saved, by job, until saved elsewhere.
 	kept map[jobs.ID]keptImage
 
-	regions   // the panels of the three regions
-	controls  // Generate, Cancel and the lines around them
-	remote    // rendering elsewhere, sharing, the studio
-	shown     // what the canvas shows
-	batches   // the contact sheet and Explore's grid
-	questions // the dialogs on screen
-	undoing   // ⌘Z
-	closing   // quitting with jobs, and the draft kept for the next launch
-	recipe    // what the next submit is, and what the draft predicts
+	regions    // the panels of the three regions
+	controls   // Generate, Cancel and the lines around them
+	remoteWork // rendering elsewhere, sharing, the studio
+	shown      // what the canvas shows
+	batches    // the contact sheet and Explore's grid
+	questions  // the dialogs on screen
+	undoing    // ⌘Z
+	closing    // quitting with jobs, and the draft kept for the next launch
+	recipe     // what the next submit is, and what the draft predicts
 }
 
 func newWindow(deps Deps) *window {
@@ -68,7 +70,7 @@ func newWindow(deps Deps) *window {
 		s.deps.Desktop = desktop.System()
 	}
 	keep := &keptAreas{}
-	s.router = &renderRouter{local: deps.Generator}
+	s.router = &remote.Router{Local: deps.Generator}
 	s.finisher = &finishing{Generator: s.router}
 	s.queue = jobs.New(s.finisher, func(u jobs.Update) {
 		framed := frameUpdate(u, keep.of(u)) // compositing a 2K image takes a while: not on the UI goroutine
@@ -234,7 +236,7 @@ func (s *window) submitJob(d compose.Draft, seed uint64, job compose.Job, resume
 	d.LoRAs = append([]compose.LoRA(nil), d.LoRAs...)
 	d.Seed = seed
 	s.keptAs(id, k)
-	s.model.Submitted(id, model.JobRecord{Draft: d, Peak: s.prediction.Peak, Hires: hs, Where: s.router.where()})
+	s.model.Submitted(id, model.JobRecord{Draft: d, Peak: s.prediction.Peak, Hires: hs, Where: s.router.Where()})
 	s.updateButtons()
 	return true
 }

@@ -15,6 +15,8 @@ import (
 	"easel/ui/canvasarea"
 
 	"easel/ui/progress"
+
+	"easel/ui/remote"
 )
 
 // The window's state, grouped by concern: each group is one of the shell's parts (the regions'
@@ -54,11 +56,11 @@ type controls struct {
 	network     *widget.Label // where jobs render and whether this machine is shared
 }
 
-// remote is rendering on another machine or a studio, sharing this one, and lending it.
-type remote struct {
+// remoteWork is rendering on another machine or a studio, sharing this one, and lending it.
+type remoteWork struct {
 	// router sends jobs to this Mac's generator or another machine's server (Render on); share
 	// is the window's own server while "Share this Mac" is on.
-	router *renderRouter
+	router *remote.Router
 	share  *sharing
 	// studioShare is Studio…'s hub (studio_share.go); studioRender its Render on a studio
 	// (studio_render_on.go); studioLend its Lend this Mac (studio_lend.go): each made when first

@@ -1,4 +1,4 @@
-package ui
+package remote
 
 import (
 	"context"
@@ -35,7 +35,7 @@ func TestRemoteErrorsInPlainWords(t *testing.T) {
 		if err == nil {
 			t.Fatalf("%s: the job ran", tc.addr)
 		}
-		got := plainJobError(err, tc.addr)
+		got := PlainJobError(err, tc.addr)
 		if !strings.Contains(got, tc.want) || !strings.HasPrefix(got, tc.addr) {
 			t.Errorf("%s: %q, want it to say %q", tc.addr, got, tc.want)
 		}
@@ -47,10 +47,10 @@ func TestRemoteErrorsInPlainWords(t *testing.T) {
 	}
 	// An error written for the artist stays as it is; a local job's error is not rewritten.
 	own := errors.New("mini.local refused the job (HTTP 400): steps must be between 1 and 150")
-	if got := plainJobError(own, "mini.local"); got != own.Error() {
+	if got := PlainJobError(own, "mini.local"); got != own.Error() {
 		t.Errorf("an explained refusal became %q", got)
 	}
-	if got := plainJobError(http.ErrHandlerTimeout, ""); got != http.ErrHandlerTimeout.Error() {
+	if got := PlainJobError(http.ErrHandlerTimeout, ""); got != http.ErrHandlerTimeout.Error() {
 		t.Errorf("a local error became %q", got)
 	}
 }

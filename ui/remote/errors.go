@@ -1,4 +1,4 @@
-package ui
+package remote
 
 import (
 	"errors"
@@ -10,20 +10,20 @@ import (
 	"easel/app/serve/client"
 )
 
-// plainJobError is a failed job's error as the window says it: a job that rendered on another
+// PlainJobError is a failed job's error as the window says it: a job that rendered on another
 // machine or a studio (where names it) says what went wrong there in plain words.
-func plainJobError(err error, where string) string {
+func PlainJobError(err error, where string) string {
 	if where == "" {
 		return err.Error()
 	}
-	return plainRemoteError(err, where)
+	return PlainRemoteError(err, where)
 }
 
-// plainRemoteError says in the artist's words why another machine or a studio hub could not be
+// PlainRemoteError says in the artist's words why another machine or a studio hub could not be
 // used — what happened, where, and what to do — instead of Go's, the resolver's or the TLS
 // library's text. An error already written for the artist (a refusal the other side explained)
 // is kept as it is.
-func plainRemoteError(err error, where string) string {
+func PlainRemoteError(err error, where string) string {
 	msg := strings.ToLower(err.Error())
 	has := func(words ...string) bool {
 		for _, w := range words {
