@@ -41,6 +41,7 @@ func newImageActions(s *window) *imageActions {
 // setShownFile records the saved file on the canvas ("" for none) and turns the buttons on or off.
 func (s *window) setShownFile(path string) {
 	s.shownPath = path
+	s.lentShown = false // the canvas shows the artist's picture now
 	for _, b := range []*widget.Button{s.actions.reveal, s.actions.copy, s.actions.refine} {
 		if path == "" {
 			b.Disable()

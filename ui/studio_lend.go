@@ -20,6 +20,7 @@ import (
 
 	"easel/ui/kit"
 
+	"easel/ui/canvasarea"
 	"easel/ui/remote"
 )
 
@@ -93,7 +94,12 @@ func (s *window) setLent(on bool) error {
 		Gen: jobs.GeneratorFunc(func(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
 			// The request of the image in hand (its prompt and seed, for its queue row).
 			do(func() { s.lentRequest(req) })
-			return s.router.RunLocal(ctx, req, events)
+			res, err := s.router.RunLocal(ctx, req, s.watchLent(events))
+			if err == nil && res != nil && res.Image != nil {
+				framed, w, h := canvasarea.FrameFinal(res.Image), res.Width, res.Height
+				do(func() { s.showLentPicture(framed, w, h, true) })
+			}
+			return res, err
 		}),
 		Ready: s.queueIdle, Hold: activity.Hold,
 		OnStep: func(job *macs.Job, step, of int) {

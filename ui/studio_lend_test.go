@@ -23,6 +23,7 @@ import (
 	macs "easel/app/studio"
 	"easel/app/studiogen"
 	"easel/engine/pipeline"
+	"easel/ui/canvasarea"
 )
 
 // gatedGen stands for the window's own renderer: each run says it started, then waits for go
@@ -498,4 +499,17 @@ func TestLentRowLeavesWhenHandedBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.pump("the row gone", func() bool { return l.job == nil })
+	// The window did not look idle: the studio's picture is on the canvas, labelled as the
+	// studio's, and the progress line said the studio's step.
+	h.pump("the studio's picture on the canvas", func() bool { return strings.HasPrefix(s.canvas.Caption.Text, "For the studio: image 1 of batch") })
+	if !strings.HasPrefix(s.progress.Stage.Text, "For the studio: image 1, step 1 of 1") {
+		t.Errorf("the progress line during the studio's image: %q", s.progress.Stage.Text)
+	}
+	// An image of the artist's own replaces it; a studio picture never replaces the artist's.
+	s.showFile(h.writePNG("mine.png", 32, 32))
+	h.pump("the artist's image on the canvas", func() bool { return s.canvas.IsFinal && s.canvas.Caption.Text == "" })
+	s.showLentPicture(canvasarea.FrameFinal(image.NewNRGBA(image.Rect(0, 0, 16, 16))), 16, 16, true)
+	if strings.HasPrefix(s.canvas.Caption.Text, "For the studio") {
+		t.Error("a studio picture replaced the artist's image on the canvas")
+	}
 }

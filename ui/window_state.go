@@ -90,6 +90,9 @@ type shown struct {
 	lastStepTime time.Duration
 	// lastFolder is where the last file was chosen from (file dialogs open there).
 	lastFolder string
+	// lentShown: the canvas shows a studio image rendered here (studio_lend_row.go), not the
+	// artist's.
+	lentShown bool
 }
 
 // batches are the latest batch's sheet and Explore's grid being made.
