@@ -302,7 +302,7 @@ func (p *explorePanel) explore() {
 		} else if s.deps.Projection != nil {
 			req.Preview = s.deps.Projection.Image
 		}
-		id, err := s.queue.Submit(req, fmt.Sprintf("%s · grid of %d", jobLabel(d.Prompt, seed), len(req.Cells)))
+		id, err := s.queue.Submit(req, fmt.Sprintf("%s · grid of %d", promptLabel(d.Prompt), len(req.Cells))) // each cell has its own seed
 		if err != nil {
 			s.say("%v", err)
 			return

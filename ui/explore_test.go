@@ -76,6 +76,9 @@ func TestExploreBuildsAGrid(t *testing.T) {
 	if len(run.cellOf) != 1 || len(run.pictures) != 4 || !p.sheet.box.Visible() {
 		t.Fatalf("%d jobs, %d cells shown", len(run.cellOf), len(run.pictures))
 	}
+	if l := s.queue.Jobs()[0].Label; l != "a paper crane · grid of 4" {
+		t.Errorf("the grid's queue row says %q (each cell has its own seed)", l)
+	}
 	// The grid is in view in the centre of a 1280×800 window, at the region's size, without
 	// unfolding anything.
 	h.w.Resize(screen1280)
@@ -94,6 +97,15 @@ func TestExploreBuildsAGrid(t *testing.T) {
 			t.Fatalf("%s has no settings", e.Path)
 		case e.Settings.Grid != nil:
 			grid = e.Settings
+			// Named as a grid, not as a cell, and its menu has no Vary or Refine (it is no one image).
+			if !strings.HasSuffix(e.Path, "-grid.png") {
+				t.Errorf("the grid image is named %s", filepath.Base(e.Path))
+			}
+			for _, it := range s.entryMenu(e).Items {
+				if it.Label == "Vary" || it.Label == "Refine this" {
+					t.Errorf("the grid image's menu offers %s", it.Label)
+				}
+			}
 		case e.Settings.Batch != nil && e.Settings.Batch.ID == run.batchID && e.Settings.Batch.Count == 4:
 			cells[e.Settings.Batch.Index] = e.Settings
 		}

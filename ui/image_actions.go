@@ -97,9 +97,10 @@ func (s *window) entryMenu(e history.Entry) *fyne.Menu {
 		fyne.NewMenuItem("Use Prompt", func() { s.usePrompt(e) }),
 		fyne.NewMenuItem("Use Seed", func() { s.useSeed(e) }),
 		fyne.NewMenuItemSeparator(),
-		fyne.NewMenuItem("Refine this", func() { s.refineEntry(e) }),
-		fyne.NewMenuItem("Vary", func() { s.varyEntry(e) }),
-		fyne.NewMenuItemSeparator(),
+	}
+	if e.Settings == nil || e.Settings.Grid == nil { // a grid's picture is not one image to rework
+		items = append(items, fyne.NewMenuItem("Refine this", func() { s.refineEntry(e) }),
+			fyne.NewMenuItem("Vary", func() { s.varyEntry(e) }), fyne.NewMenuItemSeparator())
 	}
 	items = append(items, s.help.entryItems(e)...) // Describe, Check against prompt (prompt_help_images.go)
 	items = append(items, fyne.NewMenuItemSeparator(),

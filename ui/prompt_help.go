@@ -409,8 +409,13 @@ func (h *promptHelp) checkPicture(img *image.NRGBA, prompt, what string, at canv
 	}, func(*textgen.Result) {
 		var b strings.Builder
 		fmt.Fprintf(&b, "Check of %s:\n", truncateRunes(what, 40))
+		unsure := false
 		for _, v := range verdicts {
 			fmt.Fprintf(&b, "%s %s\n", v.Mark(), truncateRunes(v.Element, 48))
+			unsure = unsure || !v.Answered
+		}
+		if unsure {
+			h.s.sayKind(noticeInfo, "In the Check, ? means the model answered neither yes nor no about that element: look for yourself.")
 		}
 		h.checks.SetText(strings.TrimRight(b.String(), "\n"))
 		h.checks.Show()

@@ -344,6 +344,11 @@ func randomSeed() uint64 {
 
 // jobLabel is the queue's name for a job: the start of the prompt and the seed.
 func jobLabel(prompt string, seed uint64) string {
+	return fmt.Sprintf("%s · seed %d", promptLabel(prompt), seed)
+}
+
+// promptLabel is the start of the prompt, as the queue shows it.
+func promptLabel(prompt string) string {
 	p := strings.Join(strings.Fields(prompt), " ")
 	if r := []rune(p); len(r) > 40 {
 		p = string(r[:39]) + "…"
@@ -351,7 +356,7 @@ func jobLabel(prompt string, seed uint64) string {
 	if p == "" {
 		p = "(no prompt)"
 	}
-	return fmt.Sprintf("%s · seed %d", p, seed)
+	return p
 }
 
 func (s *window) now() time.Time {
