@@ -9,7 +9,7 @@
 # "Work on an image", paints a mask stroke over it on the canvas and extends the canvas to the
 # right once, instead of generating (xclip too is needed then).
 # EASEL_SCENE=batch (make screenshot-batch) makes a batch of 4 at 512² and captures it finished:
-# the sheet over the gallery. EASEL_SCENE=gallery does the same, then points at a history image
+# the sheet in the centre. EASEL_SCENE=gallery does the same, then points at a history image
 # (its prompt, seed and size show) and opens its menu.
 # EASEL_SCENE=studio (make screenshot-studio) runs a studio hub on loopback with three workers
 # (mini, studio-pro, air) on the tiny model, joins the window to it through Easel → Studio… →
@@ -187,7 +187,7 @@ elif [ "$scene" = batch ] || [ "$scene" = gallery ]; then
 	xdotool key ctrl+Return
 	sleep "$wait_s"
 	if [ "$scene" = gallery ]; then
-		xdotool mousemove 1151 760 # over a history thumbnail: its prompt, seed and size show
+		xdotool mousemove 1180 300 # over a history thumbnail (the gallery is the history alone): its prompt, seed and size show
 		sleep 1
 		xdotool click 3 # its menu
 		sleep 1

@@ -212,6 +212,8 @@ func showSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Se
 		widget.NewFormItem("Share token", container.NewBorder(nil, nil, nil, copyToken, f.shareToken)),
 		widget.NewFormItem("Render on", f.renderOn),
 		widget.NewFormItem("Its token", f.renderToken),
+		// A studio of several Macs is the same idea, one dialog away: said here in its words.
+		widget.NewFormItem("A studio", studioHint()),
 		widget.NewFormItem("GPU tuning", f.tune),
 		widget.NewFormItem("Check images", f.check),
 	}
@@ -240,4 +242,13 @@ func showSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Se
 	d.Resize(fyne.NewSize(640, 0))
 	d.Show()
 	return f
+}
+
+// studioHint points from Render on and Share to the Studio dialog, where the same ideas work with
+// several Macs (render on a studio, share this Mac's queue, lend this Mac).
+func studioHint() *widget.Label {
+	l := widget.NewLabel("several Macs: the Easel menu, Studio…")
+	l.Importance = widget.LowImportance
+	l.Truncation = fyne.TextTruncateEllipsis
+	return l
 }
