@@ -345,6 +345,20 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 	s.help.suggestion.SetText(strings.Repeat("a lighthouse on a basalt cliff at dusk, gulls over the surf, warm light in the lantern room, ", 12))
 	s.help.suggestionBox.Show()
 	assertLayoutFits(t, h.w, "prompt help's suggestion with a long text")
+	// The everyday block stays in view under the prompt with a Describe result and a Check open:
+	// Size and Steps are on screen at 1280×800 with the column at its top.
+	s.help.checks.SetText("Check of the picture shown:\n" + strings.Repeat("✓ a red lighthouse on the cliff\n", 8))
+	s.help.checks.Show()
+	h.w.Resize(screen1280)
+	relayout(h.w.Content())
+	s.column.ScrollToTop()
+	d := fyne.CurrentApp().Driver()
+	bottom := d.AbsolutePositionForObject(s.column).Y + s.column.Size().Height
+	for name, o := range map[string]fyne.CanvasObject{"Size": s.options.sizeSelect, "Steps": s.options.steps} {
+		if y := d.AbsolutePositionForObject(o).Y + o.Size().Height; y > bottom {
+			t.Errorf("with a suggestion and a Check open, %s is below the fold (%v > %v)", name, y, bottom)
+		}
+	}
 
 	// The offer to resume unfinished jobs, with long labels.
 	store, err := unfinished.Open(t.TempDir())

@@ -136,7 +136,7 @@ func (s *window) recipeRegion() fyne.CanvasObject {
 	gutter := canvas.NewRectangle(color.Transparent)
 	gutter.SetMinSize(fyne.NewSize(2*theme.Size(theme.SizeNameScrollBarSmall), 0))
 	s.column = container.NewVScroll(container.NewBorder(nil, nil, nil, gutter,
-		container.NewVBox(s.prompt.box, s.help.box, s.options.box, s.work.box, s.sections)))
+		container.NewVBox(s.prompt.box, s.options.box, s.help.box, s.work.box, s.sections)))
 	return container.NewBorder(nil, actions, nil, nil, container.NewStack(s.column, newWheelToColumn(s.column)))
 }
 
