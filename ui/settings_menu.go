@@ -23,7 +23,7 @@ func (s *window) showSettings() {
 		s.say("Settings cannot be changed: %v", s.deps.SettingsErr)
 		return
 	}
-	setup.ShowSettingsWithGPU(s.win, s.deps.Store, s.settingsSaved, s.gpuSummary())
+	setup.ShowSettingsWithGPU(s.win, s.deps.Store, s.settingsSaved, s.gpuSummary(), s.show)
 }
 
 // gpuSummary is the Settings dialog's read-only GPU section: the cached first-use self-test and

@@ -246,3 +246,19 @@ func TestWheelOverAFieldScrollsTheColumn(t *testing.T) {
 		t.Errorf("the wheel over the negative prompt left the column at %v (was %v)", h.s.column.Offset.Y, before)
 	}
 }
+
+// Esc closes the Settings dialog as its Cancel does (every dialog goes through the window's
+// stack of questions).
+func TestEscClosesSettings(t *testing.T) {
+	h := newHarnessWith(t, 64e9, func(h *harness, d *Deps) {
+		d.Store = &settings.Store{Path: filepath.Join(h.dir, "settings.json")}
+	})
+	h.s.showSettings()
+	if h.w.Canvas().Overlays().Top() == nil {
+		t.Fatal("Settings did not open")
+	}
+	h.s.escapeKey()
+	if h.w.Canvas().Overlays().Top() != nil {
+		t.Error("Esc left Settings open")
+	}
+}

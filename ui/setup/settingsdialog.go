@@ -150,18 +150,19 @@ func (f *settingsForm) settings() (settings.Settings, error) {
 // them; onSaved, when not nil, gets the saved settings. A settings file that cannot be read is
 // reported with an offer to reset it to the defaults.
 func ShowSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Settings)) {
-	showSettings(w, store, onSaved, "")
+	showSettings(w, store, onSaved, "", nil)
 }
 
 // ShowSettingsWithGPU is ShowSettings with a read-only "GPU" section holding gpu (the first
-// Metal use's self-test and kernel choice, backend.FirstUseSummary); none when gpu is "".
-func ShowSettingsWithGPU(w fyne.Window, store *settings.Store, onSaved func(settings.Settings), gpu string) {
-	showSettings(w, store, onSaved, gpu)
+// Metal use's self-test and kernel choice, backend.FirstUseSummary); none when gpu is "". show,
+// when not nil, shows the dialog (the main window's, so Esc closes it).
+func ShowSettingsWithGPU(w fyne.Window, store *settings.Store, onSaved func(settings.Settings), gpu string, show func(dialog.Dialog)) {
+	showSettings(w, store, onSaved, gpu, show)
 }
 
 // showSettings is ShowSettings, returning the form it shows (nil when the file could not be read)
 // so tests can fill it in.
-func showSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Settings), gpu string) *settingsForm {
+func showSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Settings), gpu string, show func(dialog.Dialog)) *settingsForm {
 	s, err := store.Load()
 	if err != nil {
 		dialog.ShowConfirm("The settings cannot be read",
@@ -174,7 +175,7 @@ func showSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Se
 					dialog.ShowError(err, w)
 					return
 				}
-				showSettings(w, store, onSaved, gpu)
+				showSettings(w, store, onSaved, gpu, show)
 			}, w)
 		return nil
 	}
@@ -240,7 +241,11 @@ func showSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Se
 		}
 	}, w)
 	d.Resize(fyne.NewSize(640, 0))
-	d.Show()
+	if show != nil {
+		show(d)
+	} else {
+		d.Show()
+	}
 	return f
 }
 
