@@ -95,7 +95,7 @@ func (s *window) build() {
 	s.sheet = s.newSheet()
 	s.work = newImageWorkPanel(s)
 	s.explore = newExplorePanel(s)
-	s.area = canvasarea.NewArea(s.canvas.Box, s.sheet.box, s.explore.sheet.box)
+	s.area = canvasarea.NewArea(s.canvas.Box, s.sheet.Box, s.explore.sheet.box)
 }
 
 // layout arranges the three regions (regions.go): the recipe, the canvas, the gallery.

@@ -78,13 +78,13 @@ func TestDescribeAndCheckFromMenusAndDrop(t *testing.T) {
 
 	// A batch image's menu: off while it is waiting, then Check against its own prompt.
 	sheet := h.s.newSheet()
-	sheet.begin("a heron", []uint64{4}, nil)
-	cell := sheet.cell(0)
+	sheet.Begin("a heron", []uint64{4}, nil)
+	cell := sheet.Cell(0)
 	if m := h.s.cellMenu(cell); !menuItem(t, m, menuCheck).Disabled || !menuItem(t, m, menuDescribe).Disabled {
 		t.Error("a waiting batch image offers Describe or Check")
 	}
-	sheet.finished(0, img, img)
-	cell.set = &imagefile.Settings{Prompt: "a heron, two reeds, a boat"}
+	sheet.Finished(0, img, img)
+	cell.Set = &imagefile.Settings{Prompt: "a heron, two reeds, a boat"}
 	menuItem(t, h.s.cellMenu(cell), menuCheck).Action()
 	h.pump("the batch image's Check", idle)
 	if lines := strings.Split(p.checks.Text, "\n"); len(lines) != 4 || lines[0] != "Check of batch image 1:" || !strings.HasSuffix(lines[3], " a boat") {
@@ -116,8 +116,8 @@ func TestDescribeAndCheckFromMenusAndDrop(t *testing.T) {
 
 	// A right-click on a finished batch cell opens its menu. (Last: the test driver places
 	// objects in the newest window, so a second window would move the drops above.)
-	sw := test.NewTempWindow(t, sheet.box)
-	sheet.box.Show()
+	sw := test.NewTempWindow(t, sheet.Box)
+	sheet.Box.Show()
 	sw.Resize(fyne.NewSize(400, 400))
 	test.TapSecondary(cell)
 	if top := sw.Canvas().Overlays().Top(); top == nil || !strings.Contains(test.RenderObjectToMarkup(top), menuCheck) {

@@ -23,6 +23,8 @@ import (
 	"easel/app/imagefile"
 	macs "easel/app/studio"
 	"easel/app/studiogen"
+
+	"easel/ui/gallery"
 )
 
 const studioUIToken = "studio-ui-test-token-0123456789"
@@ -149,11 +151,11 @@ func TestWindowBatchRendersOnStudio(t *testing.T) {
 	// Each image fills its sheet cell and is saved, as a local batch's (the generator tells each).
 	h.pump("the studio batch's images saved", func() bool {
 		for i := range n {
-			if c := s.sheet.cell(i); c == nil || c.state != cellDone || c.path == "" {
+			if c := s.sheet.Cell(i); c == nil || c.State != gallery.CellDone || c.Path == "" {
 				return false
 			}
 		}
-		return len(s.sheet.cells) == n
+		return len(s.sheet.Cells()) == n
 	})
 	line := r.places[j.ID]
 	macsSeen := map[string]bool{}

@@ -17,6 +17,8 @@ import (
 	"easel/ui/progress"
 
 	"easel/ui/remote"
+
+	"easel/ui/gallery"
 )
 
 // The window's state, grouped by concern: each group is one of the shell's parts (the regions'
@@ -41,7 +43,7 @@ type regions struct {
 	queueList  *queuePanel
 	history    *historyPanel
 	actions    *imageActions
-	sheet      *contactSheet // the latest batch's contact sheet (batch.go)
+	sheet      *gallery.Sheet // the latest batch's contact sheet (batch.go)
 	sections   *widget.Accordion
 	column     *container.Scroll // the recipe column's scroll (the wheel scrolls it: wheel.go)
 }

@@ -1,0 +1,481 @@
+package gallery
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"image"
+	"image/color"
+	"os"
+	"path/filepath"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"easel/app/compose"
+	"easel/app/imagefile"
+
+	"easel/ui/kit"
+)
+
+// CellState is where one image of a batch is.
+type CellState int
+
+const (
+	CellWaiting   CellState = iota // not started
+	CellRunning                    // stepping: the cell shows its live preview
+	CellDone                       // decoded (and saved, once path is set)
+	CellFailed                     // the batch stopped before this image
+	CellDiscarded                  // the artist discarded it (its file is removed)
+)
+
+var cellStateNames = [...]string{"waiting", "running", "done", "stopped", "discarded"}
+
+// Actions are what the contact sheet's buttons do; the window supplies them.
+type Actions struct {
+	Open    func(c *Cell)                   // show the image on the canvas
+	Discard func(c *Cell)                   // remove its file
+	Keep    func(c *Cell)                   // take back a discard (save it again)
+	Vary    func(c *Cell, strength float64) // a batch of variations around it
+	Refine  func(c *Cell)                   // a low-strength pass over it at its own size
+	Upscale func(c *Cell, factor float64)   // a second pass at a larger size
+	Menu    func(c *Cell) *fyne.Menu        // its right-click menu (Describe, Check); nil: none
+}
+
+// Sheet is a batch's images as a grid that fills as they finish: each cell shows its
+// image's live preview while it steps and the decoded picture once done. A click shows one on
+// the canvas and selects it for Keep / Discard, Vary, Refine and Upscale. Vary's variations open
+// in a tab beside the batch they came from, which stays a tab away (up to maxSheetGroups).
+type Sheet struct {
+	act      Actions
+	groups   []*sheetGroup // the tabs, oldest first
+	live     *sheetGroup   // the latest batch: its job's events fill it
+	shown    *sheetGroup   // the tab in view
+	label    string        // the live batch's prompt and first seed
+	cells    []*Cell       // the live batch's cells
+	grid     *fyne.Container
+	selected *Cell
+
+	title    *widget.Label
+	tabs     *container.AppTabs
+	keep     *widget.Button
+	discard  *widget.Button
+	vary     *widget.Button
+	strength *widget.Slider
+	refine   *widget.Button
+	up15     *widget.Button
+	up2      *widget.Button
+	fit      *widget.Label // the selected image's upscale plan: whether it fits, the time expected
+	Box      *fyne.Container
+}
+
+// sheetGroup is one batch on the sheet: a tab with its cells and the draft that made them.
+type sheetGroup struct {
+	label string
+	cells []*Cell
+	grid  *fyne.Container
+	tab   *container.TabItem
+	draft compose.Draft
+}
+
+// sheetCellSize is a cell's thumbnail size.
+const sheetCellSize = 96
+
+// sheetCaptionHeight is the room under a cell's thumbnail for its two caption lines.
+const sheetCaptionHeight = 38
+
+// maxSheetGroups is how many batches the sheet keeps as tabs (a batch and its variations).
+const maxSheetGroups = 8
+
+func NewSheet(act Actions) *Sheet {
+	c := &Sheet{act: act, title: widget.NewLabel(""), tabs: container.NewAppTabs()}
+	c.tabs.OnSelected = func(t *container.TabItem) {
+		for _, g := range c.groups {
+			if g.tab == t && g != c.shown {
+				c.showGroup(g)
+			}
+		}
+	}
+	c.title.Wrapping = fyne.TextWrapWord
+	c.keep = widget.NewButtonWithIcon("Keep", theme.ConfirmIcon(), func() { c.onSelected(c.act.Keep) })
+	c.discard = widget.NewButtonWithIcon("Discard", theme.DeleteIcon(), func() { c.onSelected(c.act.Discard) })
+	c.strength = widget.NewSlider(0.1, 0.3)
+	c.strength.Step = 0.05
+	c.strength.Value = 0.2
+	c.vary = widget.NewButton("Vary", func() {
+		c.onSelected(func(cell *Cell) { c.act.Vary(cell, c.strength.Value) })
+	})
+	c.refine = widget.NewButton("Refine", func() { c.onSelected(c.act.Refine) })
+	c.up15 = widget.NewButton("Upscale ×1.5", func() { c.onSelected(func(cell *Cell) { c.act.Upscale(cell, 1.5) }) })
+	c.up2 = widget.NewButton("Upscale ×2", func() { c.onSelected(func(cell *Cell) { c.act.Upscale(cell, 2) }) })
+	c.fit = widget.NewLabel("")
+	c.fit.Wrapping = fyne.TextWrapWord
+	c.fit.Importance = widget.LowImportance
+	strengthV := widget.NewLabel(fmt.Sprintf("%.2f", c.strength.Value))
+	c.strength.OnChanged = func(v float64) { strengthV.SetText(fmt.Sprintf("%.2f", v)) }
+	strengthRow := container.NewBorder(nil, nil, widget.NewLabel("Variation strength"), strengthV, c.strength)
+	c.Box = container.NewBorder(container.NewVBox(kit.Heading("Batch"), c.title),
+		container.NewVBox(container.NewGridWithColumns(3, c.keep, c.discard, c.vary, c.refine, c.up15, c.up2), strengthRow, c.fit),
+		nil, nil, c.tabs)
+	c.Box.Hide()
+	c.updateButtons()
+	return c
+}
+
+// onSelected runs f on the selected cell, if any and f is set.
+func (c *Sheet) onSelected(f func(*Cell)) {
+	if c.selected != nil && f != nil {
+		f(c.selected)
+	}
+}
+
+// Begin shows a new batch in place of the sheet's tabs: one waiting cell per seed (variation
+// seeds, when the batch varies an image, in variations).
+func (c *Sheet) Begin(label string, seeds []uint64, variations []uint64) {
+	c.groups = nil
+	c.BeginBeside("Batch", label, seeds, variations)
+}
+
+// BeginBeside shows a new batch in a tab of its own (named tab) beside the ones there, and
+// selects it; the oldest tab goes beyond maxSheetGroups.
+func (c *Sheet) BeginBeside(tab, label string, seeds []uint64, variations []uint64) {
+	g := &sheetGroup{label: label, grid: container.NewGridWrap(fyne.NewSize(sheetCellSize, sheetCellSize+sheetCaptionHeight))}
+	objs := make([]fyne.CanvasObject, 0, len(seeds))
+	for i, s := range seeds {
+		cell := newCell(c, i, s)
+		cell.group = g
+		if i < len(variations) {
+			cell.Variation, cell.Varies = variations[i], true
+			cell.refreshCaption()
+		}
+		g.cells = append(g.cells, cell)
+		objs = append(objs, cell)
+	}
+	g.grid.Objects = objs
+	g.tab = container.NewTabItem(tab, container.NewVScroll(g.grid))
+	c.groups = append(c.groups, g)
+	if len(c.groups) > maxSheetGroups {
+		c.groups = c.groups[len(c.groups)-maxSheetGroups:]
+	}
+	items := make([]*container.TabItem, len(c.groups))
+	for i, g := range c.groups {
+		items[i] = g.tab
+	}
+	c.live, c.label, c.cells, c.grid = g, label, g.cells, g.grid
+	c.shown = nil
+	c.tabs.SetItems(items)
+	c.showGroup(g)
+	c.Box.Show()
+}
+
+// showGroup brings a batch's tab into view; the selection (in the tab left) is cleared.
+func (c *Sheet) showGroup(g *sheetGroup) {
+	if c.selected != nil {
+		c.selected.setSelected(false)
+		c.selected = nil
+	}
+	c.shown = g
+	if c.tabs.Selected() != g.tab {
+		c.tabs.Select(g.tab)
+	}
+	c.updateTitle()
+	c.updateButtons()
+}
+
+// Cell is image i of the batch, or nil.
+func (c *Sheet) Cell(i int) *Cell {
+	if i < 0 || i >= len(c.cells) {
+		return nil
+	}
+	return c.cells[i]
+}
+
+// Preview shows image i's live preview (framed: over the checkerboard).
+func (c *Sheet) Preview(i int, framed image.Image) {
+	if cell := c.Cell(i); cell != nil && cell.State <= CellRunning {
+		cell.State = CellRunning
+		cell.show(framed)
+		c.updateTitle()
+	}
+}
+
+// Finished shows image i decoded: final is the picture, framed the same over the checkerboard.
+func (c *Sheet) Finished(i int, final, framed image.Image) {
+	if cell := c.Cell(i); cell != nil {
+		cell.State, cell.Final = CellDone, final
+		cell.show(framed)
+		c.updateTitle()
+		c.updateButtons()
+	}
+}
+
+// Saved records where image i was saved.
+func (c *Sheet) Saved(i int, path string) {
+	if cell := c.Cell(i); cell != nil {
+		cell.Path = path
+		cell.refreshCaption()
+		c.updateButtons()
+	}
+}
+
+// Stopped marks every image not finished as stopped (the batch failed or was cancelled).
+func (c *Sheet) Stopped() {
+	for _, cell := range c.cells {
+		if cell.State <= CellRunning {
+			cell.State = CellFailed
+			cell.refreshCaption()
+		}
+	}
+	c.updateTitle()
+	c.updateButtons()
+}
+
+// Discarded and kept record the outcome of Discard and Keep on a cell.
+func (c *Sheet) Discarded(cell *Cell) {
+	cell.State, cell.Path = CellDiscarded, ""
+	cell.refreshCaption()
+	c.updateButtons()
+}
+
+func (c *Sheet) Kept(cell *Cell, path string) {
+	cell.State, cell.Path = CellDone, path
+	cell.refreshCaption()
+	c.updateButtons()
+}
+
+// SelectCell selects a cell (and shows its image through the open action).
+func (c *Sheet) SelectCell(cell *Cell) {
+	if c.selected != nil {
+		c.selected.setSelected(false)
+	}
+	c.selected = cell
+	cell.setSelected(true)
+	c.updateButtons()
+	if c.act.Open != nil && cell.State != CellWaiting {
+		c.act.Open(cell)
+	}
+}
+
+// Done counts the live batch's finished images.
+func (c *Sheet) Done() int { return finishedCells(c.cells) }
+
+func finishedCells(cells []*Cell) int {
+	n := 0
+	for _, cell := range cells {
+		if cell.State == CellDone || cell.State == CellDiscarded {
+			n++
+		}
+	}
+	return n
+}
+
+// updateTitle says what the tab in view holds.
+func (c *Sheet) updateTitle() {
+	g := c.shown
+	if g == nil {
+		return
+	}
+	c.title.SetText(fmt.Sprintf("%s — %d of %d finished. Click one to view it; then keep or discard it, vary it, refine it or upscale it.",
+		g.label, finishedCells(g.cells), len(g.cells)))
+	c.Box.Refresh() // the title's lines changed: the tabs under it are placed again
+}
+
+// updateButtons enables the actions that apply to the selected cell: Discard for a saved image,
+// Keep for a discarded one, Vary for any finished one, Refine and Upscale for a saved one.
+func (c *Sheet) updateButtons() {
+	set := func(b *widget.Button, on bool) {
+		if on {
+			b.Enable()
+		} else {
+			b.Disable()
+		}
+	}
+	sel := c.selected
+	saved := sel != nil && sel.State == CellDone && sel.Path != ""
+	set(c.discard, saved)
+	set(c.keep, sel != nil && sel.State == CellDiscarded)
+	set(c.vary, sel != nil && (sel.State == CellDone || sel.State == CellDiscarded))
+	set(c.refine, saved)
+	set(c.up15, saved)
+	set(c.up2, saved)
+	c.Box.Refresh() // the plan's words under the buttons may have changed
+}
+
+// Cell is one image of a batch: its thumbnail, seed and state.
+type Cell struct {
+	widget.BaseWidget
+	sheet     *Sheet
+	group     *sheetGroup // the batch it belongs to (nil: an Explore cell acted on)
+	Index     int
+	Seed      uint64
+	Variation uint64 // the variation seed, when Varies
+	Varies    bool
+	State     CellState
+	Final     image.Image         // the decoded picture (Done)
+	Path      string              // where it was saved ("" before, or once discarded)
+	Set       *imagefile.Settings // what its PNG records
+
+	img      *canvas.Image
+	caption  *canvas.Text // its number and state
+	seedLine *canvas.Text // its whole seed, or variation seed
+	frame    *canvas.Rectangle
+	selected bool
+}
+
+func newCell(sheet *Sheet, i int, seed uint64) *Cell {
+	c := &Cell{sheet: sheet, Index: i, Seed: seed, img: canvas.NewImageFromImage(nil)}
+	c.img.FillMode = canvas.ImageFillContain
+	c.img.SetMinSize(fyne.NewSize(sheetCellSize, sheetCellSize))
+	for _, t := range []**canvas.Text{&c.caption, &c.seedLine} {
+		*t = canvas.NewText("", theme.Color(theme.ColorNameForeground))
+		(*t).Alignment = fyne.TextAlignCenter
+		(*t).TextSize = theme.CaptionTextSize()
+	}
+	c.frame = canvas.NewRectangle(color.Transparent)
+	c.frame.StrokeWidth = 2
+	c.refreshCaption()
+	c.ExtendBaseWidget(c)
+	return c
+}
+
+func (c *Cell) CreateRenderer() fyne.WidgetRenderer {
+	return widget.NewSimpleRenderer(container.NewBorder(nil, container.NewVBox(c.caption, c.seedLine), nil, nil, container.NewStack(c.img, c.frame)))
+}
+
+// Tapped selects the cell and shows its image.
+func (c *Cell) Tapped(*fyne.PointEvent) { c.sheet.SelectCell(c) }
+
+func (c *Cell) show(framed image.Image) {
+	c.img.Image = framed
+	c.img.Refresh()
+	c.refreshCaption()
+}
+
+func (c *Cell) setSelected(on bool) {
+	c.selected = on
+	if on {
+		c.frame.StrokeColor = theme.Color(theme.ColorNamePrimary)
+	} else {
+		c.frame.StrokeColor = color.Transparent
+	}
+	c.frame.Refresh()
+}
+
+// refreshCaption says the cell's place and state on one line and its whole seed (or variation
+// seed) on the next, in caption-size text that fits the cell untruncated.
+func (c *Cell) refreshCaption() {
+	s := fmt.Sprintf("%d", c.Index+1)
+	if c.State != CellDone {
+		s += " · " + cellStateNames[c.State]
+	}
+	c.caption.Text = s
+	if c.Varies {
+		c.seedLine.Text = fmt.Sprintf("var %d", c.Variation)
+	} else {
+		c.seedLine.Text = fmt.Sprintf("seed %d", c.Seed)
+	}
+	c.caption.Refresh()
+	c.seedLine.Refresh()
+}
+
+// TappedSecondary opens a batch image's menu (when the sheet has one).
+func (c *Cell) TappedSecondary(ev *fyne.PointEvent) {
+	if c.sheet.act.Menu == nil {
+		return
+	}
+	if cv := fyne.CurrentApp().Driver().CanvasForObject(c); cv != nil {
+		widget.ShowPopUpMenuAtPosition(c.sheet.act.Menu(c), cv, ev.AbsolutePosition)
+	}
+}
+
+// SourceName is how a second pass's PNG names the image it started from: the saved file's name,
+// else its place in the batch.
+func (c *Cell) SourceName() string {
+	if c.Path != "" {
+		return filepath.Base(c.Path)
+	}
+	return fmt.Sprintf("batch image %d", c.Index+1)
+}
+
+// SourceHash is the SHA-256 of the saved file the second pass started from ("" before it is
+// saved), so the PNG names its source exactly.
+func (c *Cell) SourceHash() string {
+	if c.Path == "" {
+		return ""
+	}
+	data, err := os.ReadFile(c.Path)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// HasBatch reports whether the sheet holds a batch (Vary's variations open beside it then).
+func (c *Sheet) HasBatch() bool { return c.live != nil }
+
+// Groups is how many batches the sheet holds (its tabs).
+func (c *Sheet) Groups() int { return len(c.groups) }
+
+// SetLiveDraft records what the live batch was made from (its cells' second passes start from it).
+func (c *Sheet) SetLiveDraft(d compose.Draft) {
+	if c.live != nil {
+		c.live.draft = d
+	}
+}
+
+// SetPlan says the selected image's upscale plan under the buttons.
+func (c *Sheet) SetPlan(text string) { c.fit.SetText(text) }
+
+// Draft is what the cell's batch was made from (false for a cell of no batch on this sheet: an
+// Explore cell acted on).
+func (c *Cell) Draft() (compose.Draft, bool) {
+	if c.group == nil {
+		return compose.Draft{}, false
+	}
+	return c.group.draft, true
+}
+
+// Cells are the live batch's cells, in order.
+func (c *Sheet) Cells() []*Cell { return c.cells }
+
+// GroupCells are the cells of the sheet's tab i (oldest first).
+func (c *Sheet) GroupCells(i int) []*Cell { return c.groups[i].cells }
+
+// Title is what the tab in view says of its batch.
+func (c *Sheet) Title() string { return c.title.Text }
+
+// Plan is the selected image's upscale plan as said under the buttons.
+func (c *Sheet) Plan() string { return c.fit.Text }
+
+// Tabs are the tabs' names and the one selected.
+func (c *Sheet) Tabs() (names []string, selected int) {
+	selected = -1
+	for i, t := range c.tabs.Items {
+		names = append(names, t.Text)
+		if c.tabs.Selected() == t {
+			selected = i
+		}
+	}
+	return names, selected
+}
+
+// SelectTab brings tab i into view, as a click on it does.
+func (c *Sheet) SelectTab(i int) { c.tabs.Select(c.tabs.Items[i]) }
+
+// Button is the sheet's button named label (Keep, Discard, Vary, Refine, Upscale ×1.5,
+// Upscale ×2), nil for none.
+func (c *Sheet) Button(label string) *widget.Button {
+	for _, b := range []*widget.Button{c.keep, c.discard, c.vary, c.refine, c.up15, c.up2} {
+		if b.Text == label {
+			return b
+		}
+	}
+	return nil
+}
+
+// String is the state as a cell's caption says it ("running").
+func (s CellState) String() string { return cellStateNames[s] }
