@@ -28,6 +28,20 @@ const (
 	eraserLabel = "Eraser"
 )
 
+// maskTools are the section's mask controls (the painting happens on the canvas).
+type maskTools struct {
+	tool      *widget.RadioGroup
+	brush     *widget.Slider
+	brushV    *widget.Label
+	feather   *widget.Slider
+	featherV  *widget.Label
+	grow      *widget.Slider
+	growV     *widget.Label
+	showMask  *widget.Check
+	undo      *widget.Button
+	maskState *widget.Label
+}
+
 // imageWorkPanel is the "Work on an image" section: the start image slot with its strength and
 // fit, the mask tools (the painting happens on the canvas), and the canvas extension. It folds
 // away in an accordion so text-to-image keeps a short column.
@@ -43,16 +57,7 @@ type imageWorkPanel struct {
 	strength   *widget.Slider
 	strengthV  *widget.Label
 	fit        *widget.RadioGroup
-	tool       *widget.RadioGroup
-	brush      *widget.Slider
-	brushV     *widget.Label
-	feather    *widget.Slider
-	featherV   *widget.Label
-	grow       *widget.Slider
-	growV      *widget.Label
-	showMask   *widget.Check
-	undo       *widget.Button
-	maskState  *widget.Label
+	maskTools                // the brush, its feather and grow, and the mask's state
 	extras     *widget.Label // what a restored image was made with that has no control here
 	extendInfo *widget.Label
 	resetExt   *widget.Button
