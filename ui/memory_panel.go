@@ -112,7 +112,7 @@ func (p *memoryPanel) showPrediction(pr memplan.Prediction, plan memplan.Plan, g
 	bars = append(bars, bar{"Activations", pr.Activations, false}, bar{"VAE activations", pr.VAE, false})
 	peak := "Peak"
 	if s := pr.Largest(); s.Name != "" {
-		peak = "Peak (" + s.Name + " running)"
+		peak = "Peak: " + s.Name // the stage at the peak, short enough for the label column
 	}
 	bars = append(bars, bar{peak, pr.Peak, !pr.Fits()})
 	p.setBars(bars, pr.Budget)
