@@ -11,21 +11,18 @@ import (
 	"easel/engine/ml/cpu"
 	"easel/engine/safetensors"
 	"easel/engine/upscale"
+	"easel/internal/golden"
 )
 
 // largestCase is the case with the largest input (the one made for tiled-against-untiled checks).
-func largestCase(t *testing.T) (refCase, string) {
-	var best refCase
+func largestCase(t *testing.T) (*golden.UpscaleCase, string) {
+	var best *golden.UpscaleCase
 	for _, rc := range refCases(t) {
-		if best.input == nil || rc.input.Rect.Dx()*rc.input.Rect.Dy() > best.input.Rect.Dx()*best.input.Rect.Dy() {
+		if best == nil || rc.Input.Rect.Dx()*rc.Input.Rect.Dy() > best.Input.Rect.Dx()*best.Input.Rect.Dy() {
 			best = rc
 		}
 	}
-	for f := range best.files {
-		return best, f
-	}
-	t.Fatal("no weight file")
-	return best, ""
+	return best, best.Files[0]
 }
 
 // TestTiledMatchesUntiled: 16-pixel tiles with the default padding stay within one level of the
@@ -36,13 +33,13 @@ func TestTiledMatchesUntiled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	whole, err := m.Picture(context.Background(), rc.input, upscale.Options{})
+	whole, err := m.Picture(context.Background(), rc.Input, upscale.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tiling := upscale.Tiling{Tile: 16, Pad: upscale.DefaultPad}
 	var ticks, total int
-	tiled, err := m.Picture(context.Background(), rc.input, upscale.Options{Tiling: tiling, Progress: func(done, n int) {
+	tiled, err := m.Picture(context.Background(), rc.Input, upscale.Options{Tiling: tiling, Progress: func(done, n int) {
 		ticks++
 		if done != ticks {
 			t.Fatalf("progress %d after %d tiles", done, ticks)
@@ -52,7 +49,7 @@ func TestTiledMatchesUntiled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, h := rc.input.Rect.Dx(), rc.input.Rect.Dy()
+	w, h := rc.Input.Rect.Dx(), rc.Input.Rect.Dy()
 	if want := tiling.Tiles(h, w); ticks != want || total != want || want < 4 {
 		t.Fatalf("%d progress calls of %d, want one per tile (%d)", ticks, total, want)
 	}
@@ -63,7 +60,7 @@ func TestTiledMatchesUntiled(t *testing.T) {
 	if worst > 1 {
 		t.Fatalf("tiled differs from untiled by up to %d levels", worst)
 	}
-	checkU8(t, "tiled", tiled, rc.outU8, rc.channels, 1)
+	checkU8(t, "tiled", tiled, rc, 1)
 }
 
 func absInt(v int) int {
@@ -82,7 +79,7 @@ func TestCancelBetweenTiles(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	calls := 0
-	_, err = m.Picture(ctx, rc.input, upscale.Options{Tiling: upscale.Tiling{Tile: 16, Pad: 4}, Progress: func(done, total int) {
+	_, err = m.Picture(ctx, rc.Input, upscale.Options{Tiling: upscale.Tiling{Tile: 16, Pad: 4}, Progress: func(done, total int) {
 		calls++
 		if done == 2 {
 			cancel()
@@ -97,16 +94,16 @@ func TestCancelBetweenTiles(t *testing.T) {
 // backend wrapper), for every case's network, whole and tiled.
 func TestPlanMatchesRun(t *testing.T) {
 	for _, rc := range refCases(t) {
-		for file := range rc.files {
+		for _, file := range rc.Files {
 			be := &counting{Backend: cpu.New()}
 			m, err := upscale.Open(be, file)
 			if err != nil {
 				t.Fatal(err)
 			}
-			w, h := rc.input.Rect.Dx(), rc.input.Rect.Dy()
+			w, h := rc.Input.Rect.Dx(), rc.Input.Rect.Dy()
 			for _, tiling := range []upscale.Tiling{{}, {Tile: 8, Pad: 4}} {
 				be.live, be.peak = 0, 0
-				if _, err := m.Picture(context.Background(), rc.input, upscale.Options{Tiling: tiling}); err != nil {
+				if _, err := m.Picture(context.Background(), rc.Input, upscale.Options{Tiling: tiling}); err != nil {
 					t.Fatal(err)
 				}
 				plan := upscale.PlanFor(m.Config(), w, h, tiling)
