@@ -65,6 +65,9 @@ type Settings struct {
 	// CheckImages asks the text encoder after every finished image whether each element its
 	// prompt names is in it (app/textgen Check); off by default: it costs a writing per image.
 	CheckImages bool `json:"check_images,omitempty"`
+	// Upscaler is the learned upscaler the gallery's Upscale and the hi-res pass's first stage
+	// use: a file name (without extension) in the upscalers folder (UpscalersDir); "" is Lanczos.
+	Upscaler string `json:"upscaler,omitempty"`
 }
 
 // DefaultShareAddr is where "Share this Mac" listens: every interface, A1111's port (the token is

@@ -197,3 +197,21 @@ func writeZeros(t *testing.T, path string, tensors map[string][]int) {
 		t.Fatal(err)
 	}
 }
+
+// TestChooseTiling: the chosen tile's activations fit the budget and the next larger tile's do
+// not; a picture whose whole run fits is not tiled.
+func TestChooseTiling(t *testing.T) {
+	cfg := &upscale.Config{Arch: upscale.RRDBNet, Scale: 4, Features: 64, Growth: 32, Blocks: 23, Unshuffle: 1, Ups: 2}
+	const budget = 256 << 20
+	tl := upscale.ChooseTiling(cfg, 1024, 768, budget)
+	if tl.Tile == 0 || upscale.PlanFor(cfg, 1024, 768, tl).Activations > budget {
+		t.Fatalf("chose %+v (%d bytes) for a %d budget", tl, upscale.PlanFor(cfg, 1024, 768, tl).Activations, budget)
+	}
+	next := upscale.Tiling{Tile: tl.Tile + 16, Pad: tl.Pad}
+	if upscale.PlanFor(cfg, 1024, 768, next).Activations <= budget {
+		t.Fatalf("a %d tile fits too, %d was chosen", next.Tile, tl.Tile)
+	}
+	if got := upscale.ChooseTiling(cfg, 32, 24, budget); got.Tile != 0 {
+		t.Fatalf("a 32×24 picture is tiled: %+v", got)
+	}
+}
