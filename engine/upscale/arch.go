@@ -38,7 +38,11 @@ func (c *Config) String() string {
 	if c.Arch == SRVGGNetCompact {
 		return fmt.Sprintf("SRVGGNetCompact ×%d, %d features, %d convolutions", c.Scale, c.Features, c.Convs)
 	}
-	return fmt.Sprintf("RRDBNet ×%d, %d features, %d blocks, growth %d", c.Scale, c.Features, c.Blocks, c.Growth)
+	blocks := "blocks"
+	if c.Blocks == 1 {
+		blocks = "block"
+	}
+	return fmt.Sprintf("RRDBNet ×%d, %d features, %d %s, growth %d", c.Scale, c.Features, c.Blocks, blocks, c.Growth)
 }
 
 // Params is the number of weights.
