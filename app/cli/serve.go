@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"easel/app/backend"
 	"easel/app/history"
 	"easel/app/imagefile"
 	"easel/app/jobs"
@@ -21,6 +22,7 @@ import (
 	"easel/app/settings"
 	"easel/app/studiogen"
 	"easel/engine/pipeline"
+	"easel/kernels/device"
 )
 
 func init() {
@@ -64,6 +66,8 @@ nothing of the kind: docs/A1111-API.md) on one queue: jobs run one at a time, in
   --cors-allow-origin-regex RE  origins matching RE may too
   --no-save           refuse save_images (a request asking for it gets a warning); without it,
                       save_images: true saves into the app's output folder and history
+  --upscalers DIR     the folder of learned upscalers (.pth, .safetensors) /sdapi/v1/upscalers lists
+                      and extras and hr_upscaler use (default: the app's upscalers folder)
   --studio URL        render the jobs on a studio's Macs (easel studio hub) instead of here;
                       --studio-token T is the hub's token (default: --token), --studio-pin its
                       certificate fingerprint
@@ -95,6 +99,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	corsOrigins := f.String("cors-allow-origins", "", "")
 	corsRegex := f.String("cors-allow-origin-regex", "", "")
 	noSave := f.Bool("no-save", false, "")
+	upscalersDir := f.String("upscalers", "", "")
 	studioURL, studioToken, studioPin := f.String("studio", "", ""), f.String("studio-token", "", ""), f.String("studio-pin", "", "") // studio_serve.go
 	if err := f.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "easel serve: %v\n\n%s\n", err, serveUsage)
@@ -154,6 +159,21 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		be = st.Backend
 	}
 	loraDir, _ := settings.LoRADir()
+	lib, err := library(*upscalersDir)
+	if err != nil && *upscalersDir != "" {
+		fmt.Fprintf(stderr, "easel serve: %v\n", err)
+		return ExitUsage
+	}
+	upscalersFlag := *upscalersDir
+	if lib != nil {
+		upscalersFlag = lib.Dir
+	}
+	var upscaleDevice device.Device // learned upscalers run on Metal when the backend does
+	if be != settings.BackendCPU {
+		if c, err := backend.Choose(be); err == nil {
+			upscaleDevice = c.Device
+		}
+	}
 
 	logger := log.New(stderr, "easel serve: ", log.LstdFlags)
 	gen := &jobs.ModelGenerator{Path: *model, Backend: be}
@@ -206,10 +226,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		Queue: queue, Model: *model, SetModel: func(p string) { gen.SetPath(p); calib.Start(p) }, LoRADir: loraDir,
 		Backend: be, Preview: calib.Render, Auth: auth, CORS: cors, Save: save, NoSave: *noSave, HashCache: hashCache,
 		Checkpoints: checkpoints, MaxBody: int64(*maxBody) << 20, MaxPending: *maxQueue, MaxConns: *maxConns,
-		LogPrompts: *logPrompts, Log: logger, Spread: spread,
+		LogPrompts: *logPrompts, Log: logger, Spread: spread, Upscalers: lib, UpscaleDevice: upscaleDevice,
 		Flags: map[string]any{"listen": *listen, "model": *model, "backend": string(be), "tls": *cert != "",
 			"max_queue": *maxQueue, "max_body_mb": *maxBody, "max_conns": *maxConns,
-			"allow_from": *allowFrom, "cors_allow_origins": *corsOrigins, "cors_allow_origin_regex": *corsRegex, "no_save": *noSave},
+			"upscalers": upscalersFlag, "allow_from": *allowFrom, "cors_allow_origins": *corsOrigins, "cors_allow_origin_regex": *corsRegex, "no_save": *noSave},
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "easel serve: %v\n", err)

@@ -16,7 +16,9 @@ import (
 	"easel/app/imagefile"
 	"easel/app/jobs"
 	"easel/app/settings"
+	"easel/app/upscalers"
 	"easel/engine/pipeline"
+	"easel/kernels/device"
 )
 
 // Defaults of Config's limits.
@@ -43,6 +45,11 @@ type Config struct {
 	SetModel func(path string)
 	// LoRADir is where <lora:NAME:WEIGHT> finds NAME.safetensors.
 	LoRADir string
+	// Upscalers is the folder of learned upscalers /sdapi/v1/upscalers lists and extras and
+	// hr_upscaler use (nil: the built-in resamplers only); UpscaleDevice is the Metal device they
+	// run on (nil: the CPU).
+	Upscalers     *upscalers.Library
+	UpscaleDevice device.Device
 	// Backend is what PNGs record as the backend setting.
 	Backend settings.Backend
 	// Preview renders each step's x0 for /progress's current_image (nil: no preview).
@@ -92,6 +99,7 @@ type Server struct {
 	tracker *tracker
 	hashes  *hashes
 	ck      *apiCheckpoints // resumable.go
+	learned learnedCache    // learned.go
 
 	mu     sync.Mutex
 	httpSv *http.Server
@@ -218,4 +226,4 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // Close stops watching the queue (a server used only through Handler).
-func (s *Server) Close() { s.tracker.cancelAll(s.cfg.Queue); s.stop() }
+func (s *Server) Close() { s.tracker.cancelAll(s.cfg.Queue); s.stop(); s.closeLearned() }
