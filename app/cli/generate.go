@@ -97,6 +97,8 @@ const generateUsage = `usage: easel generate --model M.cmf --prompt TEXT [flags]
   --hires-strength S  the second pass's strength (default 0.35): it runs
                       N − int(N − N·S) of its N steps
   --hires-steps N     the second pass's scheduled steps (default: the first pass's)
+  --hires-upscaler U  the second pass starts from the image upscaled by this learned upscaler (a
+                      .pth/.safetensors file, or a name in the upscalers folder) instead of Lanczos
   --render-on HOST:PORT  render on another machine's Easel (Settings → Share on it) through the
                       window's client; the image is pasted back and saved here as a local run's
                       is, bit for bit the same (not with --lora or --hires); --model is not needed
