@@ -255,6 +255,11 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind string, f
 	if !ok {
 		return
 	}
+	if p.Hires != nil && out.failed == nil && !out.interrupted { // txt2img's enable_hr (hires.go)
+		if plans, out, ok = s.hiresPass(w, r, kind, p, plans, out); !ok {
+			return
+		}
+	}
 	if out.failed != nil {
 		for _, k := range badRequestKinds {
 			if errors.Is(out.failed, k) {

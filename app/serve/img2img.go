@@ -17,6 +17,9 @@ func (s *Server) img2img(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := s.readParams(f)
+	if f.Bool("enable_hr", false) {
+		p.Warnings = append(p.Warnings, "enable_hr is a txt2img option (a second pass after the first); img2img ignores it")
+	}
 	s.readInit(f, p)
 	if len(f.errs) > 0 {
 		unprocessable(w, f.errs)

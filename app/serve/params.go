@@ -39,6 +39,9 @@ type params struct {
 	LoRAs          []compose.LoRA
 	Warnings       []string
 
+	// Hires is txt2img's second pass (enable_hr; hires.go), nil without it.
+	Hires *hiresParams
+
 	// img2img
 	Init                  []compose.Condition
 	Denoising             float64
@@ -107,7 +110,7 @@ func (s *Server) readParams(f *fields) *params {
 	default:
 		p.Warnings = append(p.Warnings, fmt.Sprintf("scheduler %q is not available: the model's own flow-matching schedule was used", p.Scheduler))
 	}
-	for _, name := range []string{"enable_hr", "restore_faces", "tiling"} {
+	for _, name := range []string{"restore_faces", "tiling"} {
 		if f.Bool(name, false) {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("%s is not available in Easel; it was ignored", name))
 		}
@@ -149,4 +152,6 @@ type plan struct {
 	ModelHash string
 	// stop ends the job's denoising early (/interrupt): pipeline.Request.Stop.
 	stop chan struct{}
+	// Hires, for a second pass's plan, is what its picture records of both passes (hires.go).
+	Hires *hiresRecord
 }

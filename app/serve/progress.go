@@ -65,6 +65,9 @@ func (aj *apiJob) Picture(res *pipeline.Result) (*image.NRGBA, *imagefile.Settin
 	}
 	img = pl.Exact.crop(img) // the size asked for (exactsize.go)
 	set.Width, set.Height = img.Rect.Dx(), img.Rect.Dy()
+	if pl.Hires != nil { // a second pass's picture records both passes (hires.go)
+		pl.Hires.record(set, res)
+	}
 	return img, set, nil
 }
 

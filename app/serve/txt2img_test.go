@@ -163,12 +163,12 @@ func TestBatchSeedsAndVariation(t *testing.T) {
 func TestUnknownSamplerIsSaid(t *testing.T) {
 	ts := newTestServer(t, &fakeGen{}, serve.Config{})
 	var resp genResponse
-	if code := call(t, "POST", ts.URL+"/sdapi/v1/txt2img", map[string]any{"width": 32, "height": 32, "sampler_name": "DPM++ 2M Karras", "scheduler": "karras", "enable_hr": true}, &resp); code != 200 {
+	if code := call(t, "POST", ts.URL+"/sdapi/v1/txt2img", map[string]any{"width": 32, "height": 32, "sampler_name": "DPM++ 2M Karras", "scheduler": "karras"}, &resp); code != 200 {
 		t.Fatalf("%d", code)
 	}
 	info := resp.info(t)
 	w := fmt.Sprint(info["warnings"])
-	if !strings.Contains(w, "DPM++ 2M Karras") || !strings.Contains(w, "karras") || !strings.Contains(w, "enable_hr") || info["sampler_name"] != "Euler" {
+	if !strings.Contains(w, "DPM++ 2M Karras") || !strings.Contains(w, "karras") || info["sampler_name"] != "Euler" {
 		t.Errorf("warnings %s, sampler %v", w, info["sampler_name"])
 	}
 }
