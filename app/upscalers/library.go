@@ -251,3 +251,13 @@ func copyFile(src, dst string) error {
 	}
 	return nil
 }
+
+// Chosen is the upscaler the settings name (settings.Settings.Upscaler: the gallery's Upscale and
+// the hi-res pass's first stage), when it is in the folder and usable; false means Lanczos (none
+// chosen, or the file went away or broke: Entry.Err then says why when it is still listed).
+func (l *Library) Chosen(s settings.Settings) (Entry, bool) {
+	if s.Upscaler == "" {
+		return Entry{}, false
+	}
+	return l.Find(s.Upscaler)
+}

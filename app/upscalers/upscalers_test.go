@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"easel/app/hires"
+	"easel/app/settings"
 	"easel/app/upscalers"
 	"easel/engine/upscale"
 	"easel/internal/golden"
@@ -55,6 +56,12 @@ func TestLibrary(t *testing.T) {
 			t.Fatalf("adding the same file again gives %+v, %v; want the first copy %s", again, err, e.Path)
 		}
 		added = append(added, e.Name)
+	}
+	if e, ok := lib.Chosen(settings.Settings{Upscaler: added[0]}); !ok || e.Name != added[0] {
+		t.Fatalf("the chosen upscaler %q is not found (%+v)", added[0], e)
+	}
+	if _, ok := lib.Chosen(settings.Settings{}); ok {
+		t.Fatal("no upscaler chosen found one")
 	}
 	es, err := lib.Usable()
 	if err != nil || len(es) != len(added) {
