@@ -164,6 +164,10 @@ func materialize(name string, t *tensorRef, storage []byte) *safetensors.Tensor 
 		shape[i] = int(d)
 	}
 	out := make([]byte, n*int64(es))
+	if contiguous(t) { // the usual case: one copy
+		copy(out, storage[t.offset*int64(es):])
+		return &safetensors.Tensor{Name: name, DType: t.st.dtype, Shape: shape, Data: out}
+	}
 	idx := make([]int64, len(t.shape))
 	for k := int64(0); k < n; k++ {
 		src := t.offset
@@ -180,4 +184,16 @@ func materialize(name string, t *tensorRef, storage []byte) *safetensors.Tensor 
 		}
 	}
 	return &safetensors.Tensor{Name: name, DType: t.st.dtype, Shape: shape, Data: out}
+}
+
+// contiguous says whether t's strides are the row-major ones of its shape.
+func contiguous(t *tensorRef) bool {
+	want := int64(1)
+	for i := len(t.shape) - 1; i >= 0; i-- {
+		if t.shape[i] != 1 && t.stride[i] != want {
+			return false
+		}
+		want *= t.shape[i]
+	}
+	return true
 }
