@@ -132,7 +132,8 @@ model, 13 the model file changed or became unreadable during the run (drive unpl
 truncated or replaced), 14 --render-on's machine could not be reached or did not make the
 image,
 15 the checkpoint cannot be resumed (missing, damaged, newer, or for another model or other
-LoRAs), 130 cancelled (Ctrl-C)`
+LoRAs), 16 the --hires-upscaler file is missing, truncated, refused or not an upscaler, 130
+cancelled (Ctrl-C)`
 
 // interruptContext is cancelled by Ctrl-C or SIGTERM (a test substitutes its own).
 var interruptContext = func() (context.Context, context.CancelFunc) {
