@@ -202,8 +202,12 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		hashCache = filepath.Join(dir, "modelhash")
 		checkpoints = filepath.Join(dir, "serve-checkpoints") // a client's retry after a restart resumes
 	}
+	var useModel func(string) // a request's own model, for its jobs only (not with --studio)
+	if *studioURL == "" {
+		useModel = gen.SetPath
+	}
 	srv, err := serve.New(serve.Config{
-		Queue: queue, Model: *model, SetModel: func(p string) { gen.SetPath(p); calib.Start(p) }, LoRADir: loraDir,
+		Queue: queue, Model: *model, SetModel: func(p string) { gen.SetPath(p); calib.Start(p) }, UseModel: useModel, LoRADir: loraDir,
 		Backend: be, Preview: calib.Render, Auth: auth, CORS: cors, Save: save, NoSave: *noSave, HashCache: hashCache,
 		Checkpoints: checkpoints, MaxBody: int64(*maxBody) << 20, MaxPending: *maxQueue, MaxConns: *maxConns,
 		LogPrompts: *logPrompts, Log: logger, Spread: spread,
@@ -224,7 +228,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if *cert != "" {
 		scheme = "https"
 	}
-	logger.Printf("serving the A1111 API on %s://%s with %s (Ctrl-C stops)", scheme, ln.Addr(), *model)
+	logger.Printf("serving the A1111 API, OpenAI's images API (/v1) and ComfyUI's routes on %s://%s with %s (Ctrl-C stops)", scheme, ln.Addr(), *model)
 	serveListening(ln.Addr().String())
 	ctx, stop := interruptContext()
 	defer stop()
