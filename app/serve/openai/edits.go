@@ -50,7 +50,7 @@ func (a *API) edits(w http.ResponseWriter, r *http.Request) {
 		}
 		return v[0], true
 	}
-	j, perr := readJob(get, a.r.Model().Defaults.Steps, "image_edit")
+	j, perr := readJob(get, a.r.Model(), "image_edit")
 	if perr != nil {
 		invalid(w, perr.param, perr.code, perr.msg)
 		return

@@ -27,7 +27,7 @@ func (a *API) generations(w http.ResponseWriter, r *http.Request) {
 		invalid(w, perr.param, perr.code, perr.msg)
 		return
 	}
-	j, perr := readJob(get, a.r.Model().Defaults.Steps, "image_generation")
+	j, perr := readJob(get, a.r.Model(), "image_generation")
 	if perr != nil {
 		invalid(w, perr.param, perr.code, perr.msg)
 		return
@@ -75,8 +75,8 @@ func (a *API) answer(w http.ResponseWriter, r *http.Request, j *job) {
 	first := res.Pictures[0].Image.Rect
 	resp := j.envelope(first.Dx(), first.Dy())
 	resp["created"], resp["data"] = time.Now().Unix(), data
-	if len(res.Warnings) > 0 {
-		resp["easel_warnings"] = res.Warnings
+	if w := append(j.notes, res.Warnings...); len(w) > 0 {
+		resp["easel_warnings"] = w
 	}
 	writeJSON(w, http.StatusOK, resp)
 }

@@ -24,6 +24,7 @@ type job struct {
 	stream      bool
 	partials    int // partial_images, 0–3
 	event       string
+	notes       []string // what was not done as asked (easel_warnings)
 }
 
 // paramError is a parameter the client must change.
@@ -60,7 +61,8 @@ var qualityShare = map[string]float64{"low": 0.25, "medium": 0.5, "high": 1, "xh
 
 // readJob reads the parameters generations and edits share. Easel's extensions: seed, steps,
 // guidance_scale, negative_prompt.
-func readJob(get source, defaultSteps int, event string) (*job, *paramError) {
+func readJob(get source, model render.Model, event string) (*job, *paramError) {
+	defaultSteps := model.Defaults.Steps
 	j := &job{event: event, quality: "auto", format: "png", compression: 100, size: "auto"}
 	prompt, ok := get("prompt")
 	if !ok || strings.TrimSpace(prompt) == "" {
@@ -69,8 +71,15 @@ func readJob(get source, defaultSteps int, event string) (*job, *paramError) {
 	j.req.Prompt = prompt
 	j.req.Negative, _ = get("negative_prompt")
 	j.req.RandomSeed = true
-	if m, ok := get("model"); ok {
-		j.req.Model = m
+	if m, ok := get("model"); ok { // a model of the server's folder; any other name (gpt-image-1) the current one
+		for _, n := range model.Names {
+			if m == n || m == stem(n) {
+				j.req.Model = n
+			}
+		}
+		if j.req.Model == "" {
+			j.notes = append(j.notes, fmt.Sprintf("model %q is not one of this server's (GET /v1/models lists them): %s was used", m, stem(model.Name)))
+		}
 	}
 	n, perr := intParam(get, "n", 1, 1, 10)
 	if perr != nil {

@@ -40,24 +40,35 @@ func (a *API) stream(w http.ResponseWriter, r *http.Request, j *job) {
 		}
 	}
 	sent := map[int]int{} // partial images sent per image
+	partial := func(p render.Progress) {
+		k := sent[p.Index]
+		if p.Preview == nil || k >= j.partials || p.Steps <= 0 || p.Step*(j.partials+1) < (k+1)*p.Steps {
+			return
+		}
+		enc, err := encodeImage(p.Preview, nil, j)
+		if err != nil {
+			return
+		}
+		start()
+		ev := j.envelope(p.Preview.Bounds().Dx(), p.Preview.Bounds().Dy())
+		ev["type"], ev["b64_json"], ev["created_at"], ev["partial_image_index"] = j.event+".partial_image", b64(enc), time.Now().Unix(), k
+		delete(ev, "usage")
+		writeEvent(w, j.event+".partial_image", ev)
+		sent[p.Index] = k + 1
+	}
 	for {
 		select {
 		case p := <-progress:
-			k := sent[p.Index]
-			if p.Preview == nil || k >= j.partials || p.Steps <= 0 || p.Step*(j.partials+1) < (k+1)*p.Steps {
-				continue
-			}
-			enc, err := encodeImage(p.Preview, nil, j)
-			if err != nil {
-				continue
-			}
-			start()
-			ev := j.envelope(p.Preview.Bounds().Dx(), p.Preview.Bounds().Dy())
-			ev["type"], ev["b64_json"], ev["created_at"], ev["partial_image_index"] = j.event+".partial_image", b64(enc), time.Now().Unix(), k
-			delete(ev, "usage")
-			writeEvent(w, j.event+".partial_image", ev)
-			sent[p.Index] = k + 1
+			partial(p)
 		case out := <-done:
+			for drained := false; !drained; { // the previews reported before the end come first
+				select {
+				case p := <-progress:
+					partial(p)
+				default:
+					drained = true
+				}
+			}
 			if out.err != nil {
 				if errors.Is(out.err, render.ErrGone) {
 					return
