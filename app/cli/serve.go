@@ -27,7 +27,7 @@ func init() {
 	register(&Command{
 		Name:    "serve",
 		Usage:   "[--listen ADDR] [--model M.cmf] [--api-auth USER:PASS | --token T] [--tls-cert C --tls-key K] [flags]",
-		Summary: "serve the AUTOMATIC1111 API (/sdapi/v1/…) so other tools can drive Easel",
+		Summary: "serve the AUTOMATIC1111 API (/sdapi/v1/…), OpenAI's images API and ComfyUI's routes so other tools can drive Easel",
 		Run:     runServe,
 	})
 }
@@ -40,7 +40,10 @@ const serveUsage = `usage: easel serve [flags]
 Serves the AUTOMATIC1111 web UI's API (/sdapi/v1/txt2img, img2img, progress, interrupt, skip,
 options, sd-models, loras, samplers, schedulers, upscalers, extra-single-image,
 extra-batch-images, memory, cmd-flags, png-info, and A1111's other routes, empty where Easel has
-nothing of the kind: docs/A1111-API.md) on one queue: jobs run one at a time, in order.
+nothing of the kind: docs/A1111-API.md) on one queue: jobs run one at a time, in order. The
+same port answers OpenAI's images API (/v1/images/generations, /v1/images/edits, /v1/models:
+the --token is the API key) and ComfyUI's routes for clients that send a workflow (/prompt,
+/history, /view, /ws, /object_info, ...).
 
   --listen ADDR       where to listen (default 127.0.0.1:7860, this machine only); any other
                       address needs --api-auth, --token or --allow-from, else easel serve

@@ -41,7 +41,11 @@ func (g *alphaGen) Run(ctx context.Context, req pipeline.Request, events chan<- 
 	return res, err
 }
 
-func (g *alphaGen) ranWith() []string { g.mu.Lock(); defer g.mu.Unlock(); return append([]string(nil), g.paths...) }
+func (g *alphaGen) ranWith() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]string(nil), g.paths...)
+}
 
 // pngColourType is a PNG's IHDR colour type (2 RGB, 6 RGBA).
 func pngColourType(t testing.TB, b64 string) byte {

@@ -137,7 +137,7 @@ func TestOpenAIClientEqualsGenerate(t *testing.T) {
 			Size, Background, OutputFormat string
 		}
 		BadSize, NoPrompt struct {
-			Status                   int
+			Status                     int
 			Type, Param, Code, Message string
 		}
 	}
