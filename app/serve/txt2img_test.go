@@ -30,7 +30,7 @@ func TestTxt2imgEqualsGenerate(t *testing.T) {
 	model := tinyModel(t)
 	ts := newTestServer(t, &jobs.ModelGenerator{Path: model}, serve.Config{Model: model})
 	var resp genResponse
-	code := call(t, "POST", ts.URL+"/sdapi/v1/txt2img", map[string]any{
+	code := call(t, "POST", ts.URL+"/sdapi/v1/txt2img", map[string]any{"easel_alpha": true,
 		"prompt": "a red apple", "negative_prompt": "blurry", "cfg_scale": 3, "width": 64, "height": 96,
 		"steps": 3, "seed": 11, "batch_size": 2, "sampler_name": "Euler", "some_unknown_key": true}, &resp)
 	if code != 200 {
