@@ -9,6 +9,7 @@ import (
 
 	"easel/app/compose"
 	"easel/app/imagework"
+	"easel/app/serve/render"
 	"easel/engine/pipeline"
 	"easel/engine/sched"
 )
@@ -63,9 +64,8 @@ type params struct {
 	SizeAuto bool
 }
 
-// maxPromptChars caps a prompt and a negative prompt: far above what the text encoder reads, and
-// low enough that an abandoned giant prompt cannot hold the queue.
-const maxPromptChars = 20000
+// maxPromptChars caps a prompt and a negative prompt (render.MaxPromptChars).
+const maxPromptChars = render.MaxPromptChars
 
 // a1111Side is A1111's width and height when a request gives none.
 const a1111Side = 512

@@ -72,7 +72,7 @@ func (s *Server) root(w http.ResponseWriter, r *http.Request) {
 }
 
 const rootPage = `<!doctype html><meta charset="utf-8"><title>Easel</title>
-<p>Easel serves its APIs here: AUTOMATIC1111's at <code>/sdapi/v1/</code> (<code>/docs</code> lists none: see Easel's docs/A1111-API.md),
+<p>Easel serves its APIs here: AUTOMATIC1111's at <code>/sdapi/v1/</code> (Easel's docs/A1111-API.md lists the routes),
 OpenAI's images API at <code>/v1/images/generations</code> and <code>/v1/images/edits</code>, and ComfyUI's routes
 (<code>/prompt</code>, <code>/history</code>, <code>/view</code>, <code>/ws</code>) for clients that send a workflow.</p>
 `

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"path"
 	"runtime"
@@ -140,12 +141,19 @@ func (a *API) postPrompt(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": promptError(kind, msg), "node_errors": nodeErrors(nerrs)})
 		return
 	}
-	host := r.RemoteAddr
-	if i := strings.LastIndex(host, ":"); i > 0 {
-		host = strings.Trim(host[:i], "[]")
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
 	}
-	for i := range outs {
+	for i, o := range outs {
 		outs[i].req.Origin = host
+		for _, t := range []string{o.req.Prompt, o.req.Negative} {
+			if n := len([]rune(t)); n > render.MaxPromptChars {
+				writeJSON(w, http.StatusBadRequest, map[string]any{"error": promptError("prompt_too_long",
+					fmt.Sprintf("a CLIPTextEncode text is %d characters: this server takes at most %d; shorten it", n, render.MaxPromptChars)), "node_errors": map[string]any{}})
+				return
+			}
+		}
 	}
 	if req.Extra == nil {
 		req.Extra = map[string]any{}

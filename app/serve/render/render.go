@@ -16,6 +16,10 @@ import (
 	"easel/engine/pipeline"
 )
 
+// MaxPromptChars caps a prompt and a negative prompt, in characters: far above what the text
+// encoder reads, low enough that an abandoned giant prompt cannot hold the queue.
+const MaxPromptChars = 20000
+
 // Request is one generation: Count images with seeds Seed, Seed+1, …
 type Request struct {
 	Prompt, Negative string
