@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
 	"net/http"
 	"time"
 
@@ -134,15 +133,6 @@ func (s *Server) Model() render.Model {
 	name, _, d := s.models.current()
 	return render.Model{Name: name, Names: s.models.list(), Defaults: d}
 }
-
-// Interrupt stops the API request being made, as /sdapi/v1/interrupt (render.Renderer).
-func (s *Server) Interrupt() { s.interruptRunning() }
-
-// Pending is the queue's jobs waiting or running (render.Renderer).
-func (s *Server) Pending() int { return s.cfg.Queue.Pending() }
-
-// Log is the request log (render.Renderer).
-func (s *Server) Log() *log.Logger { return s.cfg.Log }
 
 // Save keeps a picture as save_images does (render.Renderer): nothing with --no-save or where the
 // host keeps every image itself.

@@ -86,6 +86,8 @@ func (a *API) Register(mux *http.ServeMux) {
 	route(http.MethodGet, "/history/{id}", a.getHistory)
 	route(http.MethodGet, "/view", a.view)
 	route(http.MethodGet, "/queue", a.getQueue)
+	route(http.MethodPost, "/queue", a.postQueue)
+	route(http.MethodGet, "/prompt", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, a.q.status()) })
 	route(http.MethodPost, "/interrupt", func(w http.ResponseWriter, r *http.Request) { a.q.interrupt(); w.WriteHeader(http.StatusOK) })
 	route(http.MethodGet, "/object_info", a.objectInfo)
 	route(http.MethodGet, "/object_info/{class}", a.objectInfo)
@@ -269,6 +271,25 @@ func (a *API) getQueue(w http.ResponseWriter, r *http.Request) {
 	}
 	a.q.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"queue_running": running, "queue_pending": pending})
+}
+
+// postQueue answers POST /queue: {"clear": true} drops the waiting workflows, {"delete": [ids]}
+// the ones named (the running one is stopped with /interrupt).
+func (a *API) postQueue(w http.ResponseWriter, r *http.Request) {
+	body, ok := a.readBody(w, r)
+	if !ok {
+		return
+	}
+	var req struct {
+		Clear  bool     `json:"clear"`
+		Delete []string `json:"delete"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "send {\"clear\": true} or {\"delete\": [prompt ids]}: " + err.Error()})
+		return
+	}
+	a.q.drop(req.Clear, req.Delete)
+	w.WriteHeader(http.StatusOK)
 }
 
 // systemStats answers GET /system_stats in ComfyUI's shape (clients check it to connect).

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"image/png"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -249,6 +250,20 @@ func (q *queue) finish(t *task, outputs map[string]any, status string, msgs []an
 		delete(q.history, q.order[0])
 		q.order = q.order[1:]
 	}
+}
+
+// drop removes waiting tasks: all of them (clear) or those named.
+func (q *queue) drop(clear bool, ids []string) {
+	q.mu.Lock()
+	kept := q.pending[:0]
+	for _, t := range q.pending {
+		if !clear && !slices.Contains(ids, t.id) {
+			kept = append(kept, t)
+		}
+	}
+	q.pending = kept
+	q.mu.Unlock()
+	q.a.hub.send("", message("status", map[string]any{"status": q.status()}))
 }
 
 // interrupt stops the running task.

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"image"
-	"log"
 
 	"easel/app/compose"
 	"easel/app/imagefile"
@@ -78,15 +77,9 @@ type Renderer interface {
 	Render(ctx context.Context, req Request, progress func(Progress)) (*Result, error)
 	// Model is the current model and the folder's models.
 	Model() Model
-	// Interrupt stops the API request whose image is being made (as A1111's /interrupt).
-	Interrupt()
-	// Pending is how many jobs wait in the queue or run (any origin).
-	Pending() int
 	// Save keeps a picture in the server's output folder and history as A1111's save_images
 	// does (a no-op where the host keeps its images itself).
 	Save(p Picture) error
-	// Log is the server's request log.
-	Log() *log.Logger
 }
 
 // The kinds of refusal.
