@@ -12,8 +12,8 @@ import (
 	"easel/app/serve"
 )
 
-// TestComfyQueueAndInterrupt: two workflows wait their turn (/queue shows one running and one
-// pending); POST /interrupt ends the running one, which its client hears as
+// TestComfyQueueAndInterrupt: workflows wait their turn (/queue shows one running, the others
+// pending); POST /queue with delete drops a waiting one; POST /interrupt ends the running one, which its client hears as
 // execution_interrupted and /history records as an error, and the next one runs to the end.
 func TestComfyQueueAndInterrupt(t *testing.T) {
 	gen := &fakeGen{gate: make(chan struct{})}
@@ -35,15 +35,22 @@ func TestComfyQueueAndInterrupt(t *testing.T) {
 		}
 		return q.PromptID
 	}
-	first, second := post(), post()
+	first, second, third := post(), post(), post()
 	gen.gate <- struct{}{} // the first is at its first step
 	var queue struct {
 		Running [][]any `json:"queue_running"`
 		Pending [][]any `json:"queue_pending"`
 	}
 	bearer(t, "GET", base+"/queue", "", nil, &queue)
-	if len(queue.Running) != 1 || queue.Running[0][1] != first || len(queue.Pending) != 1 || queue.Pending[0][1] != second {
+	if len(queue.Running) != 1 || queue.Running[0][1] != first || len(queue.Pending) != 2 || queue.Pending[0][1] != second || queue.Pending[1][1] != third {
 		t.Fatalf("/queue: %+v", queue)
+	}
+	if code, _ := bearer(t, "POST", base+"/queue", "", map[string]any{"delete": []string{third}}, nil); code != 200 {
+		t.Fatalf("POST /queue: %d", code)
+	}
+	bearer(t, "GET", base+"/api/queue", "", nil, &queue)
+	if len(queue.Pending) != 1 || queue.Pending[0][1] != second {
+		t.Fatalf("/queue after deleting the third: %+v", queue)
 	}
 	if code, _ := bearer(t, "POST", base+"/interrupt", "", nil, nil); code != 200 {
 		t.Fatalf("/interrupt: %d", code)

@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"path"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 
@@ -69,31 +70,50 @@ func (a *API) Close() {
 
 // Register adds the routes to mux, each also under /api.
 func (a *API) Register(mux *http.ServeMux) {
+	routes := map[string]map[string]http.HandlerFunc{}
+	var order []string
 	route := func(method, p string, h http.HandlerFunc) {
-		for _, prefix := range []string{"", "/api"} {
-			mux.HandleFunc(prefix+p, func(w http.ResponseWriter, r *http.Request) {
-				if r.Method != method && !(method == http.MethodGet && r.Method == http.MethodHead) {
-					w.Header().Set("Allow", method)
-					writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"error": fmt.Sprintf("%s %s is not served: use %s", r.Method, r.URL.Path, method)})
-					return
-				}
-				h(w, r)
-			})
+		if routes[p] == nil {
+			routes[p] = map[string]http.HandlerFunc{}
+			order = append(order, p)
 		}
+		routes[p][method] = h
 	}
 	route(http.MethodPost, "/prompt", a.postPrompt)
+	route(http.MethodGet, "/prompt", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, a.q.status()) })
 	route(http.MethodGet, "/history", a.getHistory)
 	route(http.MethodGet, "/history/{id}", a.getHistory)
 	route(http.MethodGet, "/view", a.view)
 	route(http.MethodGet, "/queue", a.getQueue)
 	route(http.MethodPost, "/queue", a.postQueue)
-	route(http.MethodGet, "/prompt", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, a.q.status()) })
 	route(http.MethodPost, "/interrupt", func(w http.ResponseWriter, r *http.Request) { a.q.interrupt(); w.WriteHeader(http.StatusOK) })
 	route(http.MethodGet, "/object_info", a.objectInfo)
 	route(http.MethodGet, "/object_info/{class}", a.objectInfo)
 	route(http.MethodGet, "/system_stats", a.systemStats)
 	route(http.MethodPost, "/upload/image", a.upload)
 	route(http.MethodGet, "/ws", func(w http.ResponseWriter, r *http.Request) { a.hub.serve(w, r, func() any { return a.q.status() }) })
+	for _, p := range order {
+		byMethod := routes[p]
+		var allow []string
+		for m := range byMethod {
+			allow = append(allow, m)
+		}
+		sort.Strings(allow)
+		h := func(w http.ResponseWriter, r *http.Request) {
+			m := r.Method
+			if m == http.MethodHead {
+				m = http.MethodGet
+			}
+			if f, ok := byMethod[m]; ok {
+				f(w, r)
+				return
+			}
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"error": fmt.Sprintf("%s %s is not served: use %s", r.Method, r.URL.Path, strings.Join(allow, " or "))})
+		}
+		mux.HandleFunc(p, h)
+		mux.HandleFunc("/api"+p, h)
+	}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
