@@ -17,7 +17,7 @@ import (
 // routes that need no credentials (the OpenAI API's expiring image URLs).
 func (s *Server) otherAPIs(mux *http.ServeMux) *http.ServeMux {
 	public := http.NewServeMux()
-	oa := openai.New(s, openai.Options{MaxBody: s.cfg.MaxBody, LogPrompts: s.cfg.LogPrompts})
+	oa := openai.New(s, openai.Options{MaxBody: s.cfg.MaxBody})
 	oa.Register(mux, public)
 	cf := comfy.New(s, comfy.Options{MaxBody: s.cfg.MaxBody, MaxPending: s.cfg.MaxPending})
 	cf.Register(mux)

@@ -23,8 +23,7 @@ import (
 
 // Options are the API's limits.
 type Options struct {
-	MaxBody    int64 // bytes of one request body
-	LogPrompts bool
+	MaxBody int64 // bytes of one request body
 }
 
 // API answers the routes over a Renderer. Make it with New.

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"image"
 	"image/jpeg"
+	"image/png"
 
 	"github.com/HugoSmits86/nativewebp"
 
@@ -41,3 +42,8 @@ func encodeImage(img image.Image, set *imagefile.Settings, j *job) ([]byte, erro
 }
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// plainPNG is a preview's PNG, quickly (no metadata: it is not a picture yet).
+func plainPNG(buf *bytes.Buffer, img image.Image) error {
+	return (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(buf, img)
+}
