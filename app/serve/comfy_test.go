@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image/png"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"os"
@@ -69,8 +71,10 @@ type wsMessage struct {
 // with its client id and the bearer token, POST /prompt with ComfyUI's default workflow, the
 // messages until `executing` with node null, /history/{id}, then /view. The picture is the colour
 // channels of `easel generate` with the same prompt, negative prompt, seed, steps, CFG and size,
-// as an RGB PNG (SaveImage writes RGB). A workflow with a node type Easel does not understand is
-// refused naming it, and the server goes on.
+// as an RGB PNG (SaveImage writes RGB). An image uploaded with /upload/image and started from
+// with LoadImage + VAEEncode at denoise 0.6 is `easel generate --init --strength 0.6`'s. A
+// workflow with a node type Easel does not understand is refused naming it, and the server goes
+// on.
 func TestOpenWebUIComfyFlow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the tiny model")
@@ -163,6 +167,53 @@ func TestOpenWebUIComfyFlow(t *testing.T) {
 	want := easelGenerate(t, model, "--prompt", "a red apple", "--negative", "blurry", "--cfg", "3", "--size", "64x64", "--seed", "5", "--steps", "2")
 	if !sameRGB(got, want) || ctype != 2 {
 		t.Errorf("the ComfyUI picture %v (colour type %d) is not easel generate's colours %v as RGB", got.Rect, ctype, want.Rect)
+	}
+
+	// img2img as template clients send it: the image uploaded, LoadImage + VAEEncode, denoise.
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	fw, _ := mw.CreateFormFile("image", "start.png")
+	start := testPicture(64, 32)
+	png.Encode(fw, start)
+	mw.Close()
+	up, _ := http.NewRequest("POST", base+"/upload/image", &form)
+	up.Header.Set("Content-Type", mw.FormDataContentType())
+	up.Header.Set("Authorization", "Bearer tok-9")
+	upResp, err := http.DefaultClient.Do(up)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uploaded struct{ Name, Type string }
+	json.NewDecoder(upResp.Body).Decode(&uploaded)
+	upResp.Body.Close()
+	if upResp.StatusCode != 200 || uploaded.Name != "start.png" || uploaded.Type != "input" {
+		t.Fatalf("/upload/image: %d %+v", upResp.StatusCode, uploaded)
+	}
+	i2i := comfyDefaultWorkflow("a red apple", "", 6, 2, 1, 64, 64)
+	i2i["3"].(map[string]any)["inputs"].(map[string]any)["denoise"] = 0.6
+	i2i["3"].(map[string]any)["inputs"].(map[string]any)["latent_image"] = []any{"11", 0}
+	i2i["10"] = map[string]any{"class_type": "LoadImage", "inputs": map[string]any{"image": "start.png"}}
+	i2i["11"] = map[string]any{"class_type": "VAEEncode", "inputs": map[string]any{"pixels": []any{"10", 0}, "vae": []any{"4", 2}}}
+	delete(i2i, "5")
+	if code, body := bearer(t, "POST", base+"/prompt", "tok-9", map[string]any{"prompt": i2i, "client_id": "owui-1"}, &queued); code != 200 {
+		t.Fatalf("POST /prompt (img2img): %d %s", code, body)
+	}
+	for m := read(); !(m.Type == "executing" && m.Data["node"] == nil); m = read() {
+		if m.Type == "execution_error" {
+			t.Fatalf("execution_error: %+v", m.Data)
+		}
+	}
+	bearer(t, "GET", base+"/history/"+queued.PromptID, "tok-9", nil, &hist)
+	im = hist[queued.PromptID].Outputs["9"].Images[0]
+	_, data = bearer(t, "GET", base+"/view?"+url.Values{"filename": {im.Filename}, "type": {im.Type}}.Encode(), "tok-9", nil, nil)
+	if err := os.WriteFile(filepath.Join(dir, "i2i.png"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writePNG(t, filepath.Join(dir, "start.png"), start)
+	got, _ = loadAnswer(t, filepath.Join(dir, "i2i.png"))
+	want = easelGenerate(t, model, "--prompt", "a red apple", "--init", filepath.Join(dir, "start.png"), "--strength", "0.6", "--seed", "6", "--steps", "2", "--cfg", "1")
+	if !sameRGB(got, want) {
+		t.Errorf("the ComfyUI img2img picture %v is not easel generate --init --strength 0.6's %v", got.Rect, want.Rect)
 	}
 
 	// A node type Easel does not run: refused at once, named, the server still serving.

@@ -42,12 +42,16 @@ type API struct {
 	q   *queue
 
 	upMu    sync.Mutex
-	uploads map[string][]byte // "input/name" → the file as uploaded
+	uploads map[string][]byte // name → the file as uploaded
 	upOrder []string
+	upBytes int
 }
 
-// How many uploaded images are kept (the oldest go first).
-const maxUploads = 64
+// How many uploaded images are kept, and their bytes in all (the oldest go first).
+const (
+	maxUploads     = 64
+	maxUploadBytes = 256 << 20
+)
 
 // New makes the API over r and starts its worker.
 func New(r render.Renderer, opt Options) *API {
@@ -351,11 +355,15 @@ func (a *API) upload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.upMu.Lock()
-	if _, ok := a.uploads[name]; !ok {
+	if old, ok := a.uploads[name]; ok {
+		a.upBytes -= len(old)
+	} else {
 		a.upOrder = append(a.upOrder, name)
 	}
 	a.uploads[name] = data
-	for len(a.upOrder) > maxUploads {
+	a.upBytes += len(data)
+	for len(a.upOrder) > 1 && (len(a.upOrder) > maxUploads || a.upBytes > maxUploadBytes) {
+		a.upBytes -= len(a.uploads[a.upOrder[0]])
 		delete(a.uploads, a.upOrder[0])
 		a.upOrder = a.upOrder[1:]
 	}
