@@ -21,9 +21,9 @@ type hub struct {
 }
 
 type wsClient struct {
-	conn *websocket.Conn
 	out  chan wsFrame
 	done chan struct{}
+	once sync.Once
 }
 
 // wsFrame is a text (JSON) or binary (preview) message.
@@ -39,19 +39,17 @@ func newHub() *hub { return &hub{clients: map[string]*wsClient{}} }
 // serve answers GET /ws?clientId=…: the status first, then the messages for that client (and
 // the status changes sent to every client) until it goes away.
 func (h *hub) serve(w http.ResponseWriter, r *http.Request, status func() any) {
-	conn, err := websocket.Accept(w, r, nil) // same-origin browsers only (the library's check)
-	if err != nil {
-		return
-	}
 	sid := r.URL.Query().Get("clientId")
 	if sid == "" {
 		sid = newID()
 	}
-	c := &wsClient{conn: conn, out: make(chan wsFrame, wsBuffer), done: make(chan struct{})}
+	// Registered before the handshake answers: a client that posts its prompt the moment it is
+	// connected hears every message of it (they wait in the buffer until the loop below runs).
+	c := &wsClient{out: make(chan wsFrame, wsBuffer), done: make(chan struct{})}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
-		conn.Close(websocket.StatusGoingAway, "the server is stopping")
+		http.Error(w, "the server is stopping", http.StatusServiceUnavailable)
 		return
 	}
 	if old := h.clients[sid]; old != nil { // the same client reconnecting: the old one goes
@@ -67,21 +65,24 @@ func (h *hub) serve(w http.ResponseWriter, r *http.Request, status func() any) {
 		h.mu.Unlock()
 		c.stop()
 	}()
-	ctx := conn.CloseRead(context.Background()) // a client sends nothing ComfyUI reads
-	c.push(message("status", map[string]any{"status": status(), "sid": sid}))
-	for {
+	conn, err := websocket.Accept(w, r, nil) // same-origin browsers only (the library's check)
+	if err != nil {
+		return
+	}
+	ctx := conn.CloseRead(context.Background())                                     // a client sends nothing ComfyUI reads
+	for f := message("status", map[string]any{"status": status(), "sid": sid}); ; { // the status first
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		typ := websocket.MessageText
+		if f.binary {
+			typ = websocket.MessageBinary
+		}
+		err := conn.Write(wctx, typ, f.data)
+		cancel()
+		if err != nil {
+			return
+		}
 		select {
-		case f := <-c.out:
-			wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			typ := websocket.MessageText
-			if f.binary {
-				typ = websocket.MessageBinary
-			}
-			err := conn.Write(wctx, typ, f.data)
-			cancel()
-			if err != nil {
-				return
-			}
+		case f = <-c.out:
 		case <-ctx.Done():
 			return
 		case <-c.done:
@@ -92,13 +93,7 @@ func (h *hub) serve(w http.ResponseWriter, r *http.Request, status func() any) {
 }
 
 // stop ends the client's connection (once).
-func (c *wsClient) stop() {
-	select {
-	case <-c.done:
-	default:
-		close(c.done)
-	}
-}
+func (c *wsClient) stop() { c.once.Do(func() { close(c.done) }) }
 
 // push queues a frame without waiting; a full buffer closes the slow client.
 func (c *wsClient) push(f wsFrame) {
