@@ -69,8 +69,9 @@ func (h *hub) serve(w http.ResponseWriter, r *http.Request, status func() any) {
 	if err != nil {
 		return
 	}
-	ctx := conn.CloseRead(context.Background())                                     // a client sends nothing ComfyUI reads
-	for f := message("status", map[string]any{"status": status(), "sid": sid}); ; { // the status first
+	ctx := conn.CloseRead(context.Background()) // a client sends nothing ComfyUI reads
+	// The status first, then the client's messages as they come.
+	for f := message("status", map[string]any{"status": status(), "sid": sid}); ; {
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		typ := websocket.MessageText
 		if f.binary {
