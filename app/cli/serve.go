@@ -29,7 +29,7 @@ func init() {
 	register(&Command{
 		Name:    "serve",
 		Usage:   "[--listen ADDR] [--model M.cmf] [--api-auth USER:PASS | --token T] [--tls-cert C --tls-key K] [flags]",
-		Summary: "serve the AUTOMATIC1111 API (/sdapi/v1/…) so other tools can drive Easel",
+		Summary: "serve the AUTOMATIC1111 API (/sdapi/v1/…), OpenAI's images API and ComfyUI's routes so other tools can drive Easel",
 		Run:     runServe,
 	})
 }
@@ -42,7 +42,10 @@ const serveUsage = `usage: easel serve [flags]
 Serves the AUTOMATIC1111 web UI's API (/sdapi/v1/txt2img, img2img, progress, interrupt, skip,
 options, sd-models, loras, samplers, schedulers, upscalers, extra-single-image,
 extra-batch-images, memory, cmd-flags, png-info, and A1111's other routes, empty where Easel has
-nothing of the kind: docs/A1111-API.md) on one queue: jobs run one at a time, in order.
+nothing of the kind: docs/A1111-API.md) on one queue: jobs run one at a time, in order. The
+same port answers OpenAI's images API (/v1/images/generations, /v1/images/edits, /v1/models:
+the --token is the API key) and ComfyUI's routes for clients that send a workflow (/prompt,
+/history, /view, /ws, /object_info, ...).
 
   --listen ADDR       where to listen (default 127.0.0.1:7860, this machine only); any other
                       address needs --api-auth, --token or --allow-from, else easel serve
@@ -222,8 +225,12 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		hashCache = filepath.Join(dir, "modelhash")
 		checkpoints = filepath.Join(dir, "serve-checkpoints") // a client's retry after a restart resumes
 	}
+	var useModel func(string) // a request's own model, for its jobs only (not with --studio)
+	if *studioURL == "" {
+		useModel = gen.SetPath
+	}
 	srv, err := serve.New(serve.Config{
-		Queue: queue, Model: *model, SetModel: func(p string) { gen.SetPath(p); calib.Start(p) }, LoRADir: loraDir,
+		Queue: queue, Model: *model, SetModel: func(p string) { gen.SetPath(p); calib.Start(p) }, UseModel: useModel, LoRADir: loraDir,
 		Backend: be, Preview: calib.Render, Auth: auth, CORS: cors, Save: save, NoSave: *noSave, HashCache: hashCache,
 		Checkpoints: checkpoints, MaxBody: int64(*maxBody) << 20, MaxPending: *maxQueue, MaxConns: *maxConns,
 		LogPrompts: *logPrompts, Log: logger, Spread: spread, Upscalers: lib, UpscaleDevice: upscaleDevice,
@@ -244,7 +251,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if *cert != "" {
 		scheme = "https"
 	}
-	logger.Printf("serving the A1111 API on %s://%s with %s (Ctrl-C stops)", scheme, ln.Addr(), *model)
+	logger.Printf("serving the A1111 API, OpenAI's images API (/v1) and ComfyUI's routes on %s://%s with %s (Ctrl-C stops)", scheme, ln.Addr(), *model)
 	serveListening(ln.Addr().String())
 	ctx, stop := interruptContext()
 	defer stop()

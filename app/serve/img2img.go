@@ -80,6 +80,9 @@ func (s *Server) readInit(f *fields, p *params) {
 // masked area worked on alone with inpaint_full_res and its padding, the result pasted back
 // through the mask so the kept area stays the original); nil for txt2img.
 func (s *Server) startOf(p *params) (*compose.Start, []detailItem) {
+	if p.Start != nil {
+		return p.Start, nil
+	}
 	if len(p.Init) == 0 {
 		return nil, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"easel/app/imagefile"
@@ -43,6 +44,11 @@ type Config struct {
 	Model    string
 	Models   string
 	SetModel func(path string)
+	// UseModel switches the generator's model file for the next job only, without anything else
+	// SetModel does (override_settings.sd_model_checkpoint, a ComfyUI loader naming another
+	// model): the server calls it as such a job starts and again with the current model once it
+	// ends. Nil: a request cannot choose its own model (it is said in its warnings).
+	UseModel func(path string)
 	// LoRADir is where <lora:NAME:WEIGHT> finds NAME.safetensors.
 	LoRADir string
 	// Upscalers is the folder of learned upscalers /sdapi/v1/upscalers lists and extras and
@@ -103,6 +109,10 @@ type Server struct {
 
 	mu     sync.Mutex
 	httpSv *http.Server
+
+	options  *postedOptions // options.go
+	closing  atomic.Bool    // Shutdown or Close began: running requests keep their checkpoints
+	shutters []func()       // the other APIs' Close (apis.go)
 }
 
 // New makes a server over cfg. It reads the model's defaults (absent sizes and steps) now, so a
@@ -136,7 +146,8 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, models: models, tracker: newTracker(), hashes: newHashes(cfg.HashCache)}
+	s := &Server{cfg: cfg, models: models, tracker: newTracker(), hashes: newHashes(cfg.HashCache), options: newPostedOptions()}
+	s.tracker.useModel, s.tracker.currentModel = cfg.UseModel, models.currentPath
 	for _, p := range s.modelPaths() {
 		s.hashes.lookup(p) // read in the background now, known by the first requests
 	}
@@ -213,6 +224,8 @@ func (s *Server) Serve(ln net.Listener) error {
 // Shutdown stops accepting, cancels the API's jobs (their clients get no answer) and waits for
 // the handlers until ctx ends; then it stops watching the queue.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.closing.Store(true)
+	s.closeAPIs()
 	s.tracker.cancelAll(s.cfg.Queue)
 	s.mu.Lock()
 	hs := s.httpSv
@@ -226,4 +239,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // Close stops watching the queue (a server used only through Handler).
-func (s *Server) Close() { s.tracker.cancelAll(s.cfg.Queue); s.stop(); s.closeLearned() }
+func (s *Server) Close() {
+	s.closing.Store(true)
+	s.closeAPIs()
+	s.tracker.cancelAll(s.cfg.Queue)
+	s.stop()
+	s.closeLearned()
+}
