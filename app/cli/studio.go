@@ -181,6 +181,9 @@ func joinAndRender(ctx context.Context, c *studio.Conn, model, backend, name str
 		fmt.Fprintf(stderr, "easel studio: %v\n", f.err)
 		return f.code
 	}
+	if n := removeLeftoverJobDirs(); n > 0 {
+		fmt.Fprintf(stderr, "easel studio: removed %d job folders left by workers that were killed\n", n)
+	}
 	enc := json.NewEncoder(stdout)
 	w := &studio.Worker{Name: name, Chip: runtime.GOARCH, Model: baseName(model), Renderer: r, Hold: activity.Hold,
 		Fingerprint: studio.Fingerprint{Easel: app.Version, Model: r.fingerprint},

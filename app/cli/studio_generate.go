@@ -197,6 +197,11 @@ func writeOnce(path string, data []byte) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("saving %s: %w", path, err)
 	}
+	if err := tmp.Chmod(0o644); err != nil { // as a local render's file
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("saving %s: %w", path, err)
+	}
 	if err := tmp.Close(); err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("saving %s: %w", path, err)

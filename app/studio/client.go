@@ -2,8 +2,6 @@ package studio
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,8 +46,7 @@ var ErrNoWorker = errors.New("no Mac in the studio can take these jobs")
 // PutInput stores an input file (condition image, start image, mask, LoRA) in the hub once, by
 // its SHA-256, and returns its object name.
 func (c *Conn) PutInput(ctx context.Context, data []byte) (string, error) {
-	sum := sha256.Sum256(data)
-	name := "sha256-" + hex.EncodeToString(sum[:])
+	name := InputName(data)
 	obs, err := c.JS.ObjectStore(ctx, InputsBucket)
 	if err != nil {
 		return "", hubMissing(err)

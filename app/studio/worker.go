@@ -157,7 +157,7 @@ func (w *Worker) Run(ctx context.Context, c *Conn) error {
 		wait = 5 * time.Second
 	}
 	wait /= time.Duration(len(consumers)) // one round over the kinds takes the wait
-	get := func(ctx context.Context, name string) ([]byte, error) { return inputs.GetBytes(ctx, name) }
+	get := verifiedInputs(func(ctx context.Context, name string) ([]byte, error) { return inputs.GetBytes(ctx, name) })
 	for turn := 0; ctx.Err() == nil; turn++ {
 		cons := consumers[turn%len(consumers)]
 		if activity.Awake(ctx) != nil {
@@ -212,6 +212,12 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, get Inputs, result
 	if err := json.Unmarshal(m.Data(), &job); err != nil {
 		m.TermWithReason("not an Easel job: " + err.Error())
 		w.event(WorkerEvent{Kind: "failed", Detail: "a message that is not an Easel job was dropped"})
+		return
+	}
+	if err := CheckInputNames(job.Inputs...); err != nil {
+		w.say(&job, attempt, Progress{Error: err.Error()})
+		m.TermWithReason(err.Error())
+		w.event(WorkerEvent{Kind: "failed", Batch: job.Batch, Index: job.Index, Attempt: attempt, Detail: err.Error()})
 		return
 	}
 	if ctx.Err() != nil { // the leave came while the job was on its way
