@@ -30,7 +30,7 @@ func studioUsers(token, hubSecret string) []*server.User {
 // progress, read inputs, write results and its own status. It cannot publish jobs, delete or
 // purge the stream, or read other workers' results.
 func workerPermissions() *server.Permissions {
-	const jobs, inputs, results, workers = StreamName, "OBJ_" + InputsBucket, "OBJ_" + ResultsBucket, "KV_" + WorkersBucket
+	const jobs, inputs, results, workers, batches = StreamName, "OBJ_" + InputsBucket, "OBJ_" + ResultsBucket, "KV_" + WorkersBucket, "KV_" + BatchesBucket
 	return &server.Permissions{
 		Publish: &server.SubjectPermission{Allow: []string{
 			"$JS.API.INFO",
@@ -60,20 +60,24 @@ func workerPermissions() *server.Permissions {
 			"$JS.API.STREAM.MSG.GET." + workers,
 			"$JS.API.DIRECT.GET." + workers + ".>",
 			"$KV." + WorkersBucket + ".>",
+			// batches: read (is the batch's client alive?)
+			"$JS.API.STREAM.INFO." + batches,
+			"$JS.API.STREAM.MSG.GET." + batches,
+			"$JS.API.DIRECT.GET." + batches + ".>",
 		}},
 		Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>"}},
 	}
 }
 
-// clientPermissions: a client submits jobs, uploads inputs, reads and removes results, reads the
-// workers' status and the max-deliveries advisories. It cannot act as a worker's acknowledgement
-// or change the hub's stream settings.
+// clientPermissions: a client submits jobs, uploads inputs, reads and removes results, says its
+// batches are alive, reads the workers' status and the advisories, and may remove jobs (its
+// own cancelled batch; `easel studio cancel` and `purge`). It cannot act as a worker's
+// acknowledgement or change the hub's stream settings.
 func clientPermissions() *server.Permissions {
 	return &server.Permissions{
 		Publish: &server.SubjectPermission{
-			Allow: []string{"$JS.API.>", jobsPrefix + ">", "$O.>", "$KV." + WorkersBucket + ".>", "$JS.FC.>"},
-			Deny: []string{"$JS.API.STREAM.CREATE.>", "$JS.API.STREAM.UPDATE.>", "$JS.API.STREAM.DELETE.>",
-				"$JS.API.STREAM.PURGE." + StreamName},
+			Allow: []string{"$JS.API.>", jobsPrefix + ">", "$O.>", "$KV." + WorkersBucket + ".>", "$KV." + BatchesBucket + ".>", "$JS.FC.>"},
+			Deny:  []string{"$JS.API.STREAM.CREATE.>", "$JS.API.STREAM.UPDATE.>", "$JS.API.STREAM.DELETE.>"},
 		},
 		Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", progressPrefix + ">", "$JS.EVENT.ADVISORY.>"}},
 	}

@@ -35,14 +35,31 @@ type HubConfig struct {
 	// another worker (0 → DefaultAckWait). MaxDeliver caps deliveries (0 → DefaultMaxDeliver).
 	AckWait    time.Duration
 	MaxDeliver int
-	// QueueLength is how many jobs may wait (0 → DefaultQueueLength); more are refused.
-	QueueLength int
+	// QueueLength is how many jobs the queue holds, waiting or rendering (0 →
+	// DefaultQueueLength); a client with more waits for room. PerBatch is how many of them one
+	// batch may hold (0 → DefaultPerBatch, at most QueueLength), so a long batch leaves room for
+	// other clients' images, which then wait behind at most PerBatch of its own.
+	QueueLength, PerBatch int
+	// ClientTimeout: a batch whose client has not said it is alive for this long is dropped
+	// from the queue (0 → DefaultClientTimeout); clients say so every third of it.
+	ClientTimeout time.Duration
+	// MaxAge: a job older than this leaves the queue (0 → DefaultMaxAge).
+	MaxAge time.Duration
+	// MaxStore is how many bytes of the data folder's disk the hub may fill (0 → three quarters
+	// of its free space at start); the inputs and results stores are capped within it.
+	MaxStore int64
+	// Logf, when set, hears what the hub does on its own: jobs dropped, stores that failed.
+	Logf func(format string, args ...any)
 }
 
 // Hub is a running hub: the embedded nats-server with JetStream and Easel's stream and buckets.
 type Hub struct {
 	srv *server.Server
 	cfg HubConfig
+	// Disk is the data folder's disk at start: its free space and the hub's share of it.
+	Disk    DiskShare
+	started time.Time
+	stopJan func()
 	// Fingerprint is the SHA-256 of the hub's TLS certificate (hex, "" without TLS): the pairing
 	// shows it and workers pin it (--pin).
 	Fingerprint string
@@ -101,8 +118,22 @@ func StartHub(cfg HubConfig) (*Hub, error) {
 	if cfg.QueueLength <= 0 {
 		cfg.QueueLength = DefaultQueueLength
 	}
+	if cfg.PerBatch <= 0 {
+		cfg.PerBatch = DefaultPerBatch
+	}
+	cfg.PerBatch = min(cfg.PerBatch, cfg.QueueLength)
+	if cfg.ClientTimeout <= 0 {
+		cfg.ClientTimeout = DefaultClientTimeout
+	}
+	if cfg.MaxAge <= 0 {
+		cfg.MaxAge = DefaultMaxAge
+	}
 	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 		return nil, fmt.Errorf("the hub's data folder %s: %w", cfg.Data, err)
+	}
+	disk, err := shareOfDisk(cfg.Data, cfg.MaxStore)
+	if err != nil {
+		return nil, err
 	}
 	if port == 0 {
 		port = server.RANDOM_PORT
@@ -116,8 +147,11 @@ func StartHub(cfg HubConfig) (*Hub, error) {
 		NoSigs:     true,
 		NoLog:      true,
 		MaxPayload: 8 << 20,
+		// the hub never fills its disk: JetStream refuses a write past this, where a full disk
+		// would turn JetStream off
+		JetStreamMaxStore: disk.Store,
 	}
-	h := &Hub{cfg: cfg}
+	h := &Hub{cfg: cfg, Disk: disk, started: time.Now()}
 	if cfg.TLSCert != "" || cfg.TLS || !loopback {
 		tc, fp, err := hubTLS(cfg)
 		if err != nil {
@@ -146,6 +180,10 @@ func StartHub(cfg HubConfig) (*Hub, error) {
 		h.Close()
 		return nil, err
 	}
+	if h.stopJan, err = h.startJanitor(); err != nil {
+		h.Close()
+		return nil, err
+	}
 	return h, nil
 }
 
@@ -162,29 +200,40 @@ func (h *Hub) setup() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	caps := h.Disk.caps()
 	_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:       StreamName,
-		Subjects:   []string{jobsPrefix + ">"},
-		Retention:  jetstream.WorkQueuePolicy,
-		MaxMsgs:    int64(h.cfg.QueueLength),
-		Discard:    jetstream.DiscardNew,
-		Duplicates: 10 * time.Minute,
-		Storage:    jetstream.FileStorage,
+		Name:                 StreamName,
+		Subjects:             []string{jobsPrefix + ">"},
+		Retention:            jetstream.WorkQueuePolicy,
+		MaxMsgs:              int64(h.cfg.QueueLength),
+		MaxMsgsPerSubject:    int64(h.cfg.PerBatch),
+		Discard:              jetstream.DiscardNew,
+		DiscardNewPerSubject: true,
+		MaxAge:               h.cfg.MaxAge,
+		MaxBytes:             caps.jobs,
+		Duplicates:           10 * time.Minute,
+		Storage:              jetstream.FileStorage,
 		Metadata: map[string]string{
-			metaAckWait:    h.cfg.AckWait.String(),
-			metaMaxDeliver: strconv.Itoa(h.cfg.MaxDeliver),
+			metaAckWait:       h.cfg.AckWait.String(),
+			metaMaxDeliver:    strconv.Itoa(h.cfg.MaxDeliver),
+			metaClientTimeout: h.cfg.ClientTimeout.String(),
+			metaDiskFree:      strconv.FormatUint(h.Disk.Free, 10),
+			metaStoreLimit:    strconv.FormatInt(h.Disk.Store, 10),
 		},
 	})
 	if err != nil {
 		return fmt.Errorf("the hub's job stream: %w", err)
 	}
-	for _, b := range []string{InputsBucket, ResultsBucket} {
-		if _, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: b, TTL: 24 * time.Hour, Storage: jetstream.FileStorage}); err != nil {
-			return fmt.Errorf("the hub's %s bucket: %w", b, err)
+	for b, size := range map[string]int64{InputsBucket: caps.inputs, ResultsBucket: caps.results} {
+		if _, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: b, TTL: 24 * time.Hour, MaxBytes: size, Storage: jetstream.FileStorage}); err != nil {
+			return fmt.Errorf("the hub's %s bucket (%s): %w", b, sizeText(size), err)
 		}
 	}
 	if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: WorkersBucket, TTL: statusTTL, Storage: jetstream.MemoryStorage}); err != nil {
 		return fmt.Errorf("the hub's %s bucket: %w", WorkersBucket, err)
+	}
+	if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: BatchesBucket, TTL: h.cfg.ClientTimeout, Storage: jetstream.MemoryStorage}); err != nil {
+		return fmt.Errorf("the hub's %s bucket: %w", BatchesBucket, err)
 	}
 	return nil
 }
@@ -193,6 +242,12 @@ func (h *Hub) setup() error {
 const (
 	metaAckWait    = "easel.ack_wait"
 	metaMaxDeliver = "easel.max_deliver"
+	// metaClientTimeout is the hub's ClientTimeout: clients say they are alive every third.
+	metaClientTimeout = "easel.client_timeout"
+	// metaDiskFree is the data folder's free space at the hub's start (bytes), for the status.
+	metaDiskFree = "easel.disk_free"
+	// metaStoreLimit is the hub's share of that disk (bytes).
+	metaStoreLimit = "easel.store_limit"
 )
 
 // connect is an in-process connection to the hub in a role.
@@ -226,8 +281,19 @@ func (h *Hub) Connect(role Role) (*Conn, error) {
 	return newConn(nc)
 }
 
+// logf writes to the hub's log.
+func (h *Hub) logf(format string, args ...any) {
+	if h.cfg.Logf != nil {
+		h.cfg.Logf(format, args...)
+	}
+}
+
 // Close stops the hub; the queue stays on disk under Data.
 func (h *Hub) Close() {
+	if h.stopJan != nil {
+		h.stopJan()
+		h.stopJan = nil
+	}
 	if h.srv != nil {
 		h.srv.Shutdown()
 		h.srv.WaitForShutdown()

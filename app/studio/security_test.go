@@ -83,7 +83,7 @@ func TestWorkerCannotPublishJobsOrDeleteTheQueue(t *testing.T) {
 	// a denied publish gets no acknowledgement: bound the wait
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if _, err := w.JS.Publish(ctx, jobsSubject("x"), []byte("{}")); err == nil {
+	if _, err := w.JS.Publish(ctx, jobsSubject("x", "b"), []byte("{}")); err == nil {
 		t.Error("a worker published a job")
 	}
 	if err := w.JS.DeleteStream(ctx, StreamName); err == nil {
