@@ -133,9 +133,18 @@ func runGenerateStudio(url, token, pin string, args []string, stdout, stderr io.
 		}
 	}
 	written := 0
+	start := time.Now()
+	if g.json {
+		enc.Encode(studioEvent{Stage: "studio", Event: "submitted", Batch: batch, Images: n})
+	} else {
+		fmt.Fprintf(stderr, "easel generate: studio batch %s: %d images (easel studio cancel %s BATCH takes it off the queue)\n", batch, n, url)
+	}
 	err = c.Run(ctx, jobs, func(e studio.Event) {
 		ev := studioEvent{Stage: "studio", Event: e.Kind, Image: e.Index + 1, Images: n, Worker: e.Worker, Attempt: e.Attempt,
 			Step: e.Step, Steps: e.Steps, Detail: e.Detail}
+		if e.Kind == studio.EventFailed {
+			ev.Elapsed = time.Since(start).Seconds()
+		}
 		if e.Kind == studio.EventResult {
 			if err := writeOnce(paths[e.Index], e.PNG); err != nil {
 				ev.Event, ev.Detail = studio.EventFailed, err.Error()
@@ -145,7 +154,7 @@ func runGenerateStudio(url, token, pin string, args []string, stdout, stderr io.
 			written++
 			seed := seeds[e.Index][0]
 			ev = studioEvent{Stage: "saved", Path: paths[e.Index], Image: e.Index + 1, Images: n, Seed: &seed,
-				Worker: e.Worker, Attempt: e.Attempt}
+				Worker: e.Worker, Attempt: e.Attempt, Elapsed: time.Since(start).Seconds()}
 			if req.VariationStrength > 0 {
 				ev.VariationSeed = seeds[e.Index][1]
 			}
@@ -157,7 +166,7 @@ func runGenerateStudio(url, token, pin string, args []string, stdout, stderr io.
 	})
 	switch {
 	case errors.Is(err, context.Canceled):
-		out.failed(fail(ExitCancelled, "cancelled; %d of %d images were written, the others were taken off the studio's queue", written, n))
+		out.failed(fail(ExitCancelled, "%v; %d of %d images were written", err, written, n))
 		return ExitCancelled
 	case err != nil:
 		out.failed(&failure{ExitFailure, err})
@@ -180,6 +189,9 @@ type studioEvent struct {
 	Step          int     `json:"step,omitempty"`
 	Steps         int     `json:"steps,omitempty"`
 	Detail        string  `json:"detail,omitempty"`
+	Batch         string  `json:"batch,omitempty"` // the studio's batch (on "submitted")
+	// Elapsed is the time since the batch was submitted, on a saved or failed image.
+	Elapsed float64 `json:"elapsed_s,omitempty"`
 }
 
 func (e studioEvent) text() string {

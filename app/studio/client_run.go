@@ -58,6 +58,7 @@ type batchRun struct {
 	resolved map[int]bool      // written or failed
 	reasons  map[uint64]string // why a worker terminated a job (its advisory)
 	missing  map[int]int       // checks that found the job gone from the queue
+	seen     map[string]bool   // the result objects taken
 	firstErr error
 	next     int // the next job to publish
 
@@ -77,7 +78,7 @@ type terminated struct {
 func (c *Conn) newRun(ctx context.Context, jobs []*Job, on func(Event)) (*batchRun, error) {
 	r := &batchRun{c: c, jobs: jobs, on: on, batch: jobs[0].Batch, key: jobs[0].Fingerprint.Key(),
 		events: make(chan any, 256), seqs: map[uint64]int{}, seqOf: map[int]uint64{}, attempts: map[int]int{},
-		resolved: map[int]bool{}, reasons: map[uint64]string{}, missing: map[int]int{}}
+		resolved: map[int]bool{}, reasons: map[uint64]string{}, missing: map[int]int{}, seen: map[string]bool{}}
 	if err := c.checkTaker(ctx, jobs[0].Fingerprint); err != nil {
 		return nil, err
 	}
@@ -85,10 +86,7 @@ func (c *Conn) newRun(ctx context.Context, jobs []*Job, on func(Event)) (*batchR
 	if r.stream, err = c.JS.Stream(ctx, StreamName); err != nil {
 		return nil, hubMissing(err)
 	}
-	r.timeout = DefaultClientTimeout
-	if d, err := time.ParseDuration(r.stream.CachedInfo().Config.Metadata[metaClientTimeout]); err == nil && d > 0 {
-		r.timeout = d
-	}
+	r.timeout = clientTimeoutOf(ctx, c.JS)
 	sub := func(subject string, decode func([]byte) (any, bool)) error {
 		s, err := c.NC.Subscribe(subject, func(m *nats.Msg) {
 			if v, ok := decode(m.Data); ok {
@@ -197,6 +195,16 @@ func (c *Conn) sayAlive(batch string, images int, period time.Duration) (stop fu
 	}, nil
 }
 
+// clientTimeoutOf is the hub's ClientTimeout, from the stream's metadata.
+func clientTimeoutOf(ctx context.Context, js jetstream.JetStream) time.Duration {
+	if s, err := js.Stream(ctx, StreamName); err == nil {
+		if d, err := time.ParseDuration(s.CachedInfo().Config.Metadata[metaClientTimeout]); err == nil && d > 0 {
+			return d
+		}
+	}
+	return DefaultClientTimeout
+}
+
 // queueCheckEvery is how often a client checks that a worker can take its jobs and that they
 // are still in the queue (a variable: tests shorten it).
 var queueCheckEvery = statusEvery
@@ -289,27 +297,54 @@ func (r *batchRun) handle(ctx context.Context, ev any) {
 // refused by a worker whose word was lost, or lost by a hub restarted on other data): one found
 // gone at two checks in a row fails.
 func (r *batchRun) checkQueue(ctx context.Context) {
+	var gone []int
 	for i, seq := range r.seqOf {
 		if r.resolved[i] {
+			delete(r.missing, i)
 			continue
 		}
 		gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		m, err := r.stream.GetMsg(gctx, seq)
 		cancel()
-		gone := errors.Is(err, jetstream.ErrMsgNotFound) ||
-			(err == nil && m.Header.Get(jetstream.MsgIDHeader) != r.jobs[i].msgID())
-		if !gone {
+		if errors.Is(err, jetstream.ErrMsgNotFound) || (err == nil && m.Header.Get(jetstream.MsgIDHeader) != r.jobs[i].msgID()) {
+			gone = append(gone, i)
+		} else {
 			delete(r.missing, i)
+		}
+	}
+	if len(gone) == 0 {
+		return
+	}
+	r.sweepResults(ctx)
+	for _, i := range gone {
+		if r.resolved[i] {
 			continue
 		}
 		if r.missing[i]++; r.missing[i] < 2 {
 			continue
 		}
-		why := r.reasons[seq]
+		why := r.reasons[r.seqOf[i]]
 		if why == "" {
 			why = "removed from the hub's queue (cancelled there, or the hub restarted without its queue)"
 		}
 		r.fail(i, Event{Detail: "it left the studio's queue without a result: " + why})
+	}
+}
+
+// sweepResults reads the results bucket's list for the batch's images: a job that left the
+// queue was often done, and its result may not have come through the watcher (it catches up
+// some seconds after a hub restart).
+func (r *batchRun) sweepResults(ctx context.Context) {
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	list, err := r.results.List(lctx)
+	if err != nil {
+		return
+	}
+	for _, info := range list {
+		if info.Metadata["batch"] == r.batch {
+			r.result(ctx, info)
+		}
 	}
 }
 
@@ -360,7 +395,7 @@ func (r *batchRun) loop(ctx context.Context) error {
 
 // result takes an object of the results bucket that may be one of the batch's images.
 func (r *batchRun) result(ctx context.Context, info *jetstream.ObjectInfo) error {
-	if info == nil || info.Metadata["batch"] != r.batch {
+	if info == nil || info.Metadata["batch"] != r.batch || r.seen[info.Name] {
 		return nil
 	}
 	i, err := strconv.Atoi(info.Metadata["index"])
@@ -386,6 +421,7 @@ func (r *batchRun) result(ctx context.Context, info *jetstream.ObjectInfo) error
 		r.resolved[i] = true
 		ev.Kind, ev.PNG = EventResult, data
 	}
+	r.seen[info.Name] = true
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	r.results.Delete(dctx, info.Name)
 	cancel()

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"runtime"
@@ -377,5 +378,50 @@ func TestFailedPutGivesItsSpaceBack(t *testing.T) {
 	}
 	if info.State.Bytes > 4<<10 {
 		t.Errorf("the results store holds %d bytes after the failed put", info.State.Bytes)
+	}
+}
+
+// A batch whose later jobs wait for room goes on across a hub restart: the publishes that fail
+// while the hub is away are tried again, and every image arrives once.
+func TestPublishRetriedAcrossHubOutage(t *testing.T) {
+	dir := t.TempDir()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cfg := HubConfig{Listen: addr, Token: testToken, Data: dir, PerBatch: 1}
+	h := startTestHub(t, cfg)
+	c := dial(t, h, RoleClient, testToken)
+	register(t, c, testFP)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	s, _ := c.JS.Stream(ctx, StreamName)
+	done := make(chan error, 1)
+	results := map[int]int{}
+	var mu sync.Mutex
+	go func() {
+		done <- c.Run(ctx, makeJobs(3, testFP), func(ev Event) {
+			if ev.Kind == EventResult {
+				mu.Lock()
+				results[ev.Index]++
+				mu.Unlock()
+			}
+		})
+	}()
+	waitFor(t, 10*time.Second, func() bool { info, err := s.Info(ctx); return err == nil && info.State.Msgs == 1 })
+	h.Close() // the hub goes away with one job queued and two waiting on the client
+	h2 := startTestHub(t, cfg)
+	startWorker(t, h2, "mac", testFP, echoRenderer(1, nil))
+	if err := <-done; err != nil {
+		t.Fatalf("the batch across the outage: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i := range 3 {
+		if results[i] != 1 {
+			t.Errorf("image %d arrived %d times", i, results[i])
+		}
 	}
 }

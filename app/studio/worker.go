@@ -149,11 +149,12 @@ func (w *Worker) Run(ctx context.Context, c *Conn) error {
 	w.event(WorkerEvent{Kind: "joined", Detail: fmt.Sprintf("ack wait %s, at most %d deliveries", ackWait, maxDeliver)})
 
 	h := &jobHandling{
-		inputs:    verifiedInputs(func(ctx context.Context, name string) ([]byte, error) { return inputs.GetBytes(ctx, name) }),
-		results:   results,
-		batches:   batches,
-		heartbeat: min(maxHeartbeat, ackWait/4),
-		ackWait:   ackWait,
+		inputs:        verifiedInputs(func(ctx context.Context, name string) ([]byte, error) { return inputs.GetBytes(ctx, name) }),
+		results:       results,
+		batches:       batches,
+		heartbeat:     min(maxHeartbeat, ackWait/4),
+		ackWait:       ackWait,
+		clientTimeout: clientTimeoutOf(ctx, c.JS),
 	}
 	wait := w.FetchWait
 	if wait <= 0 {
@@ -195,6 +196,19 @@ type jobHandling struct {
 	results            jetstream.ObjectStore
 	batches            jetstream.KeyValue
 	heartbeat, ackWait time.Duration
+	clientTimeout      time.Duration
+}
+
+// justRestarted says whether the batches bucket is younger than a client's timeout: a hub that
+// restarted keeps no clients' keys (they live in memory), and the clients put them back within
+// a third of it.
+func justRestarted(ctx context.Context, kv jetstream.KeyValue, timeout time.Duration) bool {
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return true
+	}
+	bs, ok := st.(*jetstream.KeyValueBucketStatus)
+	return !ok || bs.StreamInfo() == nil || time.Since(bs.StreamInfo().Created) < timeout
 }
 
 // refuse ends a job that cannot be rendered: it leaves the queue (Term, with the reason in
@@ -231,7 +245,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, h *jobHandling) {
 	bctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	_, err := h.batches.Get(bctx, job.Batch)
 	cancel()
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+	if errors.Is(err, jetstream.ErrKeyNotFound) && !justRestarted(ctx, h.batches, h.clientTimeout) {
 		m.TermWithReason("its client is gone")
 		w.event(WorkerEvent{Kind: "dropped", Batch: job.Batch, Index: job.Index, Attempt: attempt, Detail: "its client is gone"})
 		return
