@@ -425,3 +425,26 @@ func TestPublishRetriedAcrossHubOutage(t *testing.T) {
 		}
 	}
 }
+
+// A lasting outage is said again, and its end once.
+func TestOutageIsSaidAgainUntilItEnds(t *testing.T) {
+	said := make(chan string, 16)
+	o := &outage{say: func(s string) { said <- s }}
+	o.begin(errors.New("EOF"))
+	o.begin(errors.New("EOF")) // a second drop while away says nothing new
+	if s := <-said; !strings.Contains(s, "lost the hub") {
+		t.Fatalf("first: %q", s)
+	}
+	o.end()
+	if s := <-said; s != "reconnected to the hub" {
+		t.Fatalf("then: %q", s)
+	}
+	if o.stop() {
+		t.Error("an outage is still on after its end")
+	}
+	select {
+	case s := <-said:
+		t.Errorf("said after the end: %q", s)
+	default:
+	}
+}

@@ -270,8 +270,14 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, h *jobHandling) {
 	// lastWord is when the hub last heard that the job is ours: a word older than the ack wait
 	// means it went to another worker meanwhile (this Mac slept), and this copy is late.
 	var lastWord atomic.Int64
-	spoke := func() { lastWord.Store(time.Now().UnixNano()) }
-	spoke()
+	var lapsed atomic.Bool // a gap between two words longer than the ack wait (a freeze, a sleep)
+	lastWord.Store(time.Now().UnixNano())
+	spoke := func() {
+		now := time.Now().UnixNano()
+		if time.Duration(now-lastWord.Swap(now)) > h.ackWait {
+			lapsed.Store(true)
+		}
+	}
 	// The render's context is not ctx: on a leave the heartbeat goroutine hands the job back
 	// first and then stops the render.
 	rctx, stopRender := context.WithCancel(context.Background())
@@ -315,7 +321,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, h *jobHandling) {
 		w.refuse(m, &job, attempt, scrubPaths(err.Error()))
 		return
 	}
-	late := time.Since(time.Unix(0, lastWord.Load())) > h.ackWait
+	late := lapsed.Load() || time.Since(time.Unix(0, lastWord.Load())) > h.ackWait
 	// A finished image is delivered even when a leave comes now: it takes a moment. A store that
 	// fails (the hub's disk) fails the image at once: another Mac would meet the same disk.
 	pctx, cancel := context.WithTimeout(context.Background(), putTimeout)
