@@ -36,6 +36,24 @@ func BenchmarkStudioSmallBatch(b *testing.B) {
 	finished := make(chan int, 1)
 	go func() { finished <- joinAndRender(ctx, c, model, "cpu", "bench", true, io.Discard, io.Discard) }()
 	defer func() { stop(); <-finished }()
+	admin, err := h.Connect(studio.RoleClient)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer admin.Close()
+	deadline := time.Now().Add(time.Minute)
+	for joined := false; !joined; { // a bounded wait for the worker's status on the hub
+		ws, err := admin.Workers(ctx)
+		joined = err == nil && len(ws) == 1
+		if time.Now().After(deadline) {
+			b.Fatalf("the worker did not join within a minute (%v)", err)
+		}
+		select {
+		case code := <-finished:
+			b.Fatalf("the worker ended: exit %d", code)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 	dir := b.TempDir()
 	common := []string{"--model", model, "--prompt", "a lighthouse at dusk", "--size", "64x64", "--steps", "2", "--backend", "cpu", "--seed", "5"}
 	studioRun := func(count int, out string) {
