@@ -448,3 +448,26 @@ func TestOutageIsSaidAgainUntilItEnds(t *testing.T) {
 	default:
 	}
 }
+
+// A hub restarted on another data folder has none of the workers' consumers: they make them
+// again and the next batch is rendered.
+func TestWorkerFindsHubRestartedOnOtherData(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	h := startTestHub(t, HubConfig{Listen: addr, Token: testToken})
+	stopWorker := startWorker(t, h, "mac", testFP, echoRenderer(1, nil))
+	h.Close()
+	h2 := startTestHub(t, HubConfig{Listen: addr, Token: testToken}) // a fresh data folder
+	t.Cleanup(stopWorker)                                            // before h2 closes
+	c := dial(t, h2, RoleClient, testToken)
+	waitFor(t, 30*time.Second, func() bool { ws, _ := c.Workers(context.Background()); return len(ws) == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := c.Run(ctx, makeJobs(2, testFP), func(Event) {}); err != nil {
+		t.Fatalf("the batch on the new hub: %v", err)
+	}
+}

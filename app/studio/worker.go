@@ -340,22 +340,35 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, h *jobHandling) {
 		w.refuse(m, &job, attempt, storeFault("the image", len(png), err))
 		return
 	}
-	if err := m.DoubleAck(pctx); err != nil || late {
+	// The result is stored: the acknowledgement is waited for a moment only (the hub may have
+	// gone just now; a job whose ack is lost comes again and its copy is dropped as a duplicate).
+	actx, cancelAck := context.WithTimeout(context.Background(), ackTimeout)
+	ackErr := m.DoubleAck(actx)
+	cancelAck()
+	var apiErr *jetstream.APIError
+	switch {
+	case late || errors.As(ackErr, &apiErr):
 		// The job had gone to another worker meanwhile (this Mac slept past the ack wait): the
 		// client keeps whichever result came first.
 		why := "this Mac was silent past the ack wait: the job had gone to another"
-		if err != nil {
-			why = err.Error()
+		if ackErr != nil {
+			why = ackErr.Error()
 		}
 		w.event(WorkerEvent{Kind: "late", Batch: job.Batch, Index: job.Index, Attempt: attempt, Detail: why})
-	} else {
+	case ackErr != nil:
+		w.event(WorkerEvent{Kind: "finished", Batch: job.Batch, Index: job.Index, Attempt: attempt,
+			Detail: "delivered; the hub did not confirm the acknowledgement (" + ackErr.Error() + "): should the job come again, its copy is dropped"})
+	default:
 		w.event(WorkerEvent{Kind: "finished", Batch: job.Batch, Index: job.Index, Attempt: attempt})
 	}
 	w.setStatus(func(s *WorkerStatus) { s.Done++ })
 }
 
-// putTimeout bounds storing one result on the hub.
-const putTimeout = 30 * time.Second
+// putTimeout bounds storing one result on the hub; ackTimeout its acknowledgement.
+const (
+	putTimeout = 30 * time.Second
+	ackTimeout = 5 * time.Second
+)
 
 // say publishes progress on the job's subject (fire and forget: a lost one is harmless).
 func (w *Worker) say(job *Job, attempt int, p Progress) {
