@@ -30,12 +30,14 @@ func init() {
 }
 
 const studioUsage = `usage:
-  easel studio hub [--listen 127.0.0.1:4222] [--token T] [--tls-cert C --tls-key K] [--data DIR]
+  easel studio hub [--listen 127.0.0.1:4222] [--token T [--worker-token W]] [--tls-cert C --tls-key K] [--data DIR]
                    [--model M.cmf] [--ack-wait 60s] [--queue 32] [--per-batch 8]
                    [--client-timeout 30s] [--max-age 24h] [--max-store BYTES]
       run the studio's queue (NATS JetStream, on disk under --data). Any address but loopback
       needs --token, and speaks TLS (--tls-cert/--tls-key, or a self-signed certificate whose
       fingerprint is printed: workers pin it with --pin). With --model the hub renders too.
+      --worker-token: Macs that join present it (easel studio join --token W) and can then only
+      take jobs and deliver results; --token is then the clients' alone.
       --queue: jobs in the queue at most (waiting or rendering); --per-batch: of one batch
       (more wait on their client, so batches share the queue); --client-timeout: a batch whose
       client is silent this long is dropped; --max-age: older jobs leave the queue;
@@ -107,6 +109,7 @@ func runStudioHub(args []string, stdout, stderr io.Writer) int {
 	_, _, err := studioFlags("hub", args, false, func(f *flag.FlagSet) {
 		f.StringVar(&cfg.Listen, "listen", "127.0.0.1:4222", "")
 		f.StringVar(&cfg.Token, "token", "", "")
+		f.StringVar(&cfg.WorkerToken, "worker-token", "", "")
 		f.StringVar(&cfg.TLSCert, "tls-cert", "", "")
 		f.StringVar(&cfg.TLSKey, "tls-key", "", "")
 		f.StringVar(&cfg.Data, "data", "", "")

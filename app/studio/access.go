@@ -17,18 +17,23 @@ const (
 	roleHub Role = "hub"
 )
 
-// studioUsers are the hub's users: one per role sharing the token, and the hub's own.
-func studioUsers(token, hubSecret string) []*server.User {
+// studioUsers are the hub's users: one per role, and the hub's own. The worker's password is
+// the worker token when the hub has one (a Mac given only that can render, not submit jobs or
+// read results), else the token both roles share.
+func studioUsers(token, workerToken, hubSecret string) []*server.User {
+	if workerToken == "" {
+		workerToken = token
+	}
 	return []*server.User{
 		{Username: string(roleHub), Password: hubSecret},
-		{Username: string(RoleWorker), Password: token, Permissions: workerPermissions()},
+		{Username: string(RoleWorker), Password: workerToken, Permissions: workerPermissions()},
 		{Username: string(RoleClient), Password: token, Permissions: clientPermissions()},
 	}
 }
 
 // workerPermissions are what a worker needs and no more: pull its jobs, acknowledge them, report
 // progress, read inputs, write results and its own status. It cannot publish jobs, delete or
-// purge the stream, or read other workers' results.
+// purge the job stream, or read results (its own or others').
 func workerPermissions() *server.Permissions {
 	const jobs, inputs, results, workers, batches = StreamName, "OBJ_" + InputsBucket, "OBJ_" + ResultsBucket, "KV_" + WorkersBucket, "KV_" + BatchesBucket
 	return &server.Permissions{
@@ -49,10 +54,10 @@ func workerPermissions() *server.Permissions {
 			"$JS.API.CONSUMER.DELETE." + inputs + ".>",
 			"$JS.API.CONSUMER.MSG.NEXT." + inputs + ".>",
 			"$JS.FC." + inputs + ".>",
-			// results: write
+			// results: write (the object store reads an object's record before a put, by
+			// subject; the images themselves cannot be read)
 			"$JS.API.STREAM.INFO." + results,
-			"$JS.API.STREAM.MSG.GET." + results,
-			"$JS.API.DIRECT.GET." + results + ".>",
+			"$JS.API.DIRECT.GET." + results + ".$O." + ResultsBucket + ".M.>",
 			"$JS.API.STREAM.PURGE." + results,
 			"$O." + ResultsBucket + ".>",
 			// own status

@@ -25,6 +25,10 @@ type HubConfig struct {
 	// Token is the shared secret workers and clients present (at least 16 characters); "" on
 	// loopback leaves the hub open to this Mac's own processes, as `easel serve` is.
 	Token string
+	// WorkerToken, when set (with Token, and different from it), is what workers present
+	// instead: its holder can take jobs and deliver results, but not submit jobs or read others'
+	// results; Token then opens a client's connection only.
+	WorkerToken string
 	// TLSCert and TLSKey are PEM files; with neither, a non-loopback hub makes its own pair.
 	TLSCert, TLSKey string
 	// TLS speaks TLS on loopback too (the window's hub always does).
@@ -89,6 +93,9 @@ func (c *HubConfig) checkListen() (host string, port int, loopback bool, err err
 	}
 	if c.Token != "" && len(c.Token) < minTokenLength {
 		return "", 0, false, fmt.Errorf("--token is %d characters: use at least %d (a random one: openssl rand -hex 16)", len(c.Token), minTokenLength)
+	}
+	if c.WorkerToken != "" && (c.Token == "" || c.WorkerToken == c.Token || len(c.WorkerToken) < minTokenLength) {
+		return "", 0, false, fmt.Errorf("--worker-token needs --token, must differ from it and have at least %d characters (a random one: openssl rand -hex 16)", minTokenLength)
 	}
 	if !loopback && c.Token == "" {
 		return "", 0, false, fmt.Errorf("--listen %s opens the studio to the network: give --token T (at least %d random characters) so that only your Macs can join, or listen on 127.0.0.1", listen, minTokenLength)
@@ -164,7 +171,7 @@ func StartHub(cfg HubConfig) (*Hub, error) {
 		var b [24]byte
 		rand.Read(b[:])
 		h.hubSecret = hex.EncodeToString(b[:])
-		opts.Users = studioUsers(cfg.Token, h.hubSecret)
+		opts.Users = studioUsers(cfg.Token, cfg.WorkerToken, h.hubSecret)
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
@@ -257,6 +264,8 @@ func (h *Hub) connect(role Role) (*nats.Conn, error) {
 	case h.cfg.Token == "":
 	case role == roleHub:
 		opts = append(opts, nats.UserInfo(string(roleHub), h.hubSecret))
+	case role == RoleWorker && h.cfg.WorkerToken != "":
+		opts = append(opts, nats.UserInfo(string(role), h.cfg.WorkerToken))
 	default:
 		opts = append(opts, nats.UserInfo(string(role), h.cfg.Token))
 	}
