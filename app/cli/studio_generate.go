@@ -166,13 +166,21 @@ func runGenerateStudio(url, token, pin string, args []string, stdout, stderr io.
 	})
 	switch {
 	case errors.Is(err, context.Canceled):
-		out.failed(fail(ExitCancelled, "%v; %d of %d images were written", err, written, n))
+		studioFailed(out, fail(ExitCancelled, "%v; %d of %d images were written", err, written, n), start)
 		return ExitCancelled
 	case err != nil:
-		out.failed(&failure{ExitFailure, err})
+		studioFailed(out, &failure{ExitFailure, err}, start)
 		return ExitFailure
 	}
 	return ExitOK
+}
+
+// studioFailed reports a batch that ended in failure, with the time since it was submitted.
+func studioFailed(out *generateOutput, f *failure, start time.Time) {
+	fmt.Fprintf(out.stderr, "easel generate: %v\n", f.err)
+	if out.json {
+		out.enc.Encode(jsonEvent{Stage: "failed", Error: f.err.Error(), ExitCode: f.code, Elapsed: time.Since(start).Seconds()})
+	}
 }
 
 // studioEvent is one --json line of a studio batch.

@@ -189,9 +189,11 @@ func (c *Conn) sayAlive(batch string, images int, period time.Duration) (stop fu
 	return func() {
 		cancel()
 		<-finished
-		dctx, c := context.WithTimeout(context.Background(), 2*time.Second)
-		kv.Delete(dctx, batch)
-		c()
+		if c.NC.IsConnected() { // else the key expires by itself
+			dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			kv.Delete(dctx, batch)
+			cancel()
+		}
 	}, nil
 }
 
@@ -439,6 +441,10 @@ func (r *batchRun) cancelled() error {
 			continue
 		}
 		e.Waiting++
+		if !r.c.NC.IsConnected() { // the hub is away: nothing to wait for
+			e.Unreachable = true
+			continue
+		}
 		err := r.stream.DeleteMsg(dctx, seq)
 		switch {
 		case err == nil:

@@ -244,3 +244,26 @@ func TestRepublishedJobQueuesOnce(t *testing.T) {
 		t.Fatalf("%d jobs queued after publishing one twice, want 1", info.State.Msgs)
 	}
 }
+
+// Cancelling while the hub is away says the jobs could not be removed, and that they leave
+// the queue when the hub sees the client gone; it does not claim they were removed.
+func TestCancelWithoutTheHubSaysSo(t *testing.T) {
+	h := startTestHub(t, HubConfig{Token: testToken})
+	c := dial(t, h, RoleClient, testToken)
+	register(t, c, testFP)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, _ := c.JS.Stream(ctx, StreamName)
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx, makeJobs(2, testFP), func(Event) {}) }()
+	waitFor(t, 10*time.Second, func() bool { info, err := s.Info(ctx); return err == nil && info.State.Msgs == 2 })
+	h.Close()
+	waitFor(t, 10*time.Second, func() bool { return !c.NC.IsConnected() })
+	cancel()
+	err := <-done
+	var ce *CancelledError
+	if !errors.As(err, &ce) || !ce.Unreachable || ce.Removed != 0 || !strings.Contains(err.Error(), "could not be reached") {
+		t.Fatalf("cancelled without the hub: %v (%+v)", err, ce)
+	}
+	t.Log(err)
+}
