@@ -471,3 +471,17 @@ func TestWorkerFindsHubRestartedOnOtherData(t *testing.T) {
 		t.Fatalf("the batch on the new hub: %v", err)
 	}
 }
+
+// Other files filling the hub's disk below what the hub may still fill: the hub's log says so.
+func TestHubWarnsWhenItsDiskFillsFromOutside(t *testing.T) {
+	dir, maxStore := tinyDisk(t)
+	if maxStore != 0 {
+		t.Skip("needs a tmpfs of its own (root on Linux)")
+	}
+	log := newHubLog()
+	startTestHub(t, HubConfig{Token: testToken, Data: dir, ClientTimeout: 600 * time.Millisecond, Logf: log.logf})
+	if err := os.WriteFile(dir+"/other-program.bin", make([]byte, 1<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Log(log.waitLine(t, "free space there", 20*time.Second))
+}

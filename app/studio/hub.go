@@ -64,6 +64,8 @@ type Hub struct {
 	Disk    DiskShare
 	started time.Time
 	stopJan func()
+	// diskShort: the janitor warned that the disk has less free than the share's unused part
+	diskShort bool
 	// Fingerprint is the SHA-256 of the hub's TLS certificate (hex, "" without TLS): the pairing
 	// shows it and workers pin it (--pin).
 	Fingerprint string

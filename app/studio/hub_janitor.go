@@ -72,6 +72,7 @@ func (h *Hub) startJanitor() (stop func(), err error) {
 				return
 			case <-t.C:
 			}
+			h.checkDisk(ctx, js)
 			// After a restart the clients' keys (kept in memory) come back within a third of
 			// ClientTimeout: until then no batch is judged.
 			if time.Since(h.started) > h.cfg.ClientTimeout {
@@ -122,6 +123,26 @@ func (h *Hub) dropOrphans(ctx context.Context, js jetstream.JetStream, stream je
 			results.Delete(ctx, o.Name)
 		}
 	}
+}
+
+// checkDisk warns, once until it recovers, when other files filled the hub's disk so that the
+// hub's share no longer fits in what is free: JetStream would then meet a full disk before its
+// limit and turn itself off.
+func (h *Hub) checkDisk(ctx context.Context, js jetstream.JetStream) {
+	now, err := shareOfDisk(h.cfg.Data, 0)
+	if now.Free == 0 && err != nil {
+		return
+	}
+	ai, err := js.AccountInfo(ctx)
+	if err != nil {
+		return
+	}
+	unused := uint64(max(h.Disk.Store-int64(ai.Store), 0))
+	short := now.Free < unused
+	if short && !h.diskShort {
+		h.logf("the disk of %s has %s free, less than the %s the hub may still fill: free space there, or restart the hub with a smaller --max-store", h.cfg.Data, sizeText(int64(now.Free)), sizeText(int64(unused)))
+	}
+	h.diskShort = short
 }
 
 func orUnknown(s string) string {
