@@ -137,7 +137,7 @@ func runGenerateStudio(url, token, pin string, args []string, stdout, stderr io.
 	if g.json {
 		enc.Encode(studioEvent{Stage: "studio", Event: "submitted", Batch: batch, Images: n})
 	} else {
-		fmt.Fprintf(stderr, "easel generate: studio batch %s: %d images (easel studio cancel %s BATCH takes it off the queue)\n", batch, n, url)
+		fmt.Fprintf(stderr, "easel generate: studio batch %s: %d images (easel studio cancel %s %s takes it off the queue)\n", batch, n, url, batch)
 	}
 	err = c.Run(ctx, jobs, func(e studio.Event) {
 		ev := studioEvent{Stage: "studio", Event: e.Kind, Image: e.Index + 1, Images: n, Worker: e.Worker, Attempt: e.Attempt,
