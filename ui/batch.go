@@ -216,7 +216,7 @@ func (s *window) varyCell(c *gallery.Cell, strength float64) {
 }
 
 // secondPass offers to refine a cell's image (factor 1: at its own size) or upscale it (×1.5,
-// ×2): resized with Lanczos, then an image-to-image pass at hires.DefaultStrength with the batch's
+// ×2): resized with Lanczos or the learned upscaler Settings chooses, then an image-to-image pass at hires.DefaultStrength with the batch's
 // prompt, condition images and LoRAs and the image's seed. The offer (size, the steps it runs,
 // the time expected, whether it fits) comes first; the pass starts on confirm.
 func (s *window) secondPass(c *gallery.Cell, factor float64) {
@@ -251,19 +251,26 @@ func (s *window) secondPass(c *gallery.Cell, factor float64) {
 			return
 		}
 		w, h, steps = o.Width, o.Height, o.Steps
-		offer = fmt.Sprintf("Upscale image %d %s", c.Index+1, o.Describe())
+		offer = fmt.Sprintf("Upscale image %d %s", c.Index+1, o.Describe()) + s.firstStageOffer(img.Rect.Dx(), img.Rect.Dy(), factor)
 	}
-	d.Start = &compose.Start{Name: c.SourceName(), SHA256: c.SourceHash(), Image: hires.Resize(img, w, h), Strength: hires.DefaultStrength}
+	d.Start = &compose.Start{Name: c.SourceName(), SHA256: c.SourceHash(), Strength: hires.DefaultStrength} // its image: the first stage, as the pass starts
 	d.Size, d.CustomW, d.CustomH = compose.SizeCustom, w, h
 	var hs *imagefile.HiresSettings
 	if factor > 1 {
 		hs = &imagefile.HiresSettings{Factor: factor, Width: w, Height: h, Strength: hires.DefaultStrength, Steps: d.Steps, Upscaler: "Lanczos"}
 	}
 	start := func() {
-		s.nextKind, s.nextHires = what, hs
-		if s.submit(d, d.Seed) {
-			s.sayKind(noticeInfo, "%s: image %d (seed %d), %d×%d, %d steps at strength %.2f.", what, c.Index+1, c.Seed, w, h, steps, hires.DefaultStrength)
-		}
+		// The first stage: Lanczos, or the learned upscaler Settings chooses (upscale_learned.go).
+		s.firstStage(img, w, h, factor, func(first *image.NRGBA, upscaler string) {
+			d.Start.Image = first
+			if hs != nil {
+				hs.Upscaler = upscaler
+			}
+			s.nextKind, s.nextHires = what, hs
+			if s.submit(d, d.Seed) {
+				s.sayKind(noticeInfo, "%s: image %d (seed %d), %d×%d, %d steps at strength %.2f.", what, c.Index+1, c.Seed, w, h, steps, hires.DefaultStrength)
+			}
+		})
 	}
 	if s.win == nil {
 		start()

@@ -11,6 +11,7 @@ import (
 
 	"easel/app/compose"
 	"easel/app/imagefile"
+	"easel/app/upscalers"
 )
 
 // dropFiles reads the dropped files off the UI goroutine. The first PNG that carries settings
@@ -28,9 +29,14 @@ func (s *window) dropFiles(paths []string, onStart bool) {
 			md      *imagefile.Metadata
 			ignored []string // further PNGs with settings: only one can be restored
 			images  []string
-			loras   []string // .safetensors files: LoRAs
+			loras   []string          // .safetensors files: LoRAs
+			ups     []upscalers.Entry // upscaler files: asked about (upscale_learned.go)
+			refused []string
 		)
 		for _, p := range paths {
+			if droppedUpscaler(p, &ups, &refused) {
+				continue
+			}
 			if strings.EqualFold(filepath.Ext(p), ".safetensors") {
 				loras = append(loras, p)
 				continue
@@ -82,6 +88,8 @@ func (s *window) dropFiles(paths []string, onStart bool) {
 					lines = append(lines, s.addLoRAs(loras))
 				}
 				lines = append(lines, s.addLoaded(loaded)...)
+				lines = append(lines, refused...)
+				defer s.askAddUpscalers(ups)
 				if len(lines) > 0 {
 					s.say("%s", strings.Join(lines, "\n"))
 				} else {

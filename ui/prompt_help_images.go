@@ -86,8 +86,11 @@ func (h *promptHelp) cellMenu(c *gallery.Cell) *fyne.Menu {
 	return fyne.NewMenu("", describe, check)
 }
 
-// cellMenu is the contact sheet's cell menu (the studio's, for sheetActions).
-func (s *window) cellMenu(c *gallery.Cell) *fyne.Menu { return s.help.cellMenu(c) }
+// cellMenu is the contact sheet's cell menu (the studio's, for sheetActions): Describe and Check,
+// then the upscales (upscale_learned.go).
+func (s *window) cellMenu(c *gallery.Cell) *fyne.Menu {
+	return s.withUpscales(s.help.cellMenu(c), c)
+}
 
 // nrgbaOf is img as NRGBA (nil for none); a finished image already is one.
 func nrgbaOf(img image.Image) *image.NRGBA {

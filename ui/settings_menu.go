@@ -67,6 +67,9 @@ func (s *window) settingsSaved(ns settings.Settings) {
 	if ns.Preview != old.Preview {
 		s.draftChanged() // the sharp preview's decodes join the denoiser's stage in the prediction
 	}
+	if ns.Upscaler != old.Upscaler {
+		s.upRunners.Close() // the next upscale loads the new choice
+	}
 	if ns.OutputFolder != old.OutputFolder {
 		s.deps.History = history.New(ns.OutputFolder)
 		s.say("New images go to %s.", shortPath(ns.OutputFolder))

@@ -56,6 +56,7 @@ type window struct {
 	undoing    // ⌘Z
 	closing    // quitting with jobs, and the draft kept for the next launch
 	recipe     // what the next submit is, and what the draft predicts
+	upscaling  // the learned upscalers: the runner held, the upscale running (upscale_learned.go)
 }
 
 func newWindow(deps Deps) *window {
@@ -243,6 +244,9 @@ func (s *window) submitJob(d compose.Draft, seed uint64, job compose.Job, resume
 
 // cancelCurrent stops the running job (Cancel / Escape).
 func (s *window) cancelCurrent() {
+	if s.cancelUpscale() {
+		return
+	}
 	if cur := s.model.Current(); cur != 0 {
 		s.queue.Cancel(cur)
 		s.finishedKept(cur)

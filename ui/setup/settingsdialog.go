@@ -14,6 +14,7 @@ import (
 
 	"easel/app/modelsetup"
 	"easel/app/settings"
+	"easel/ui/upscale"
 )
 
 // backendLabels are the backend choices as the dialog lists them.
@@ -48,6 +49,8 @@ type settingsForm struct {
 	tune *widget.Check
 	// check is "Check each image against its prompt" (settings.CheckImages).
 	check *widget.Check
+	// upscaler is the learned upscaler the gallery's Upscale uses (settings.Upscaler).
+	upscaler *upscale.Choice
 }
 
 func newSettingsForm(s settings.Settings) *settingsForm {
@@ -76,6 +79,7 @@ func newSettingsForm(s settings.Settings) *settingsForm {
 	f.tune.SetChecked(!s.NoGPUTuning)
 	f.check = widget.NewCheck("Check each image against its prompt (the text encoder answers ✓ / ✗ per element)", nil)
 	f.check.SetChecked(s.CheckImages)
+	f.upscaler = newUpscalerChoice(s.Upscaler)
 	f.share = widget.NewCheck("Share this Mac (other machines and tools can render here)", nil)
 	f.share.SetChecked(s.Share)
 	f.shareAddr = widget.NewEntry()
@@ -113,6 +117,7 @@ func (f *settingsForm) settings() (settings.Settings, error) {
 	s.RenderOn, s.RenderToken = strings.TrimSpace(f.renderOn.Text), strings.TrimSpace(f.renderToken.Text)
 	s.NoGPUTuning = !f.tune.Checked
 	s.CheckImages = f.check.Checked
+	s.Upscaler = f.upscaler.Name()
 	for _, b := range backendLabels {
 		if b.label == f.backend.Selected {
 			s.Backend = b.backend
@@ -217,6 +222,7 @@ func showSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Se
 		widget.NewFormItem("A studio", studioHint()),
 		widget.NewFormItem("GPU tuning", f.tune),
 		widget.NewFormItem("Check images", f.check),
+		widget.NewFormItem("Upscaler", f.upscaler.Box),
 	}
 	if gpu != "" {
 		// Read-only: what the first Metal use found (the self-test) and chose (the kernels).
