@@ -123,9 +123,7 @@ func (s *window) upscaleCell(c *gallery.Cell, factor float64, learned bool) {
 		var err error
 		if learned {
 			job.Runner, err = s.upRunners.Open(entry, choice.Device)
-			job.Progress = func(p upscalers.Progress) {
-				s.deps.Do(func() { s.progress.Stage.SetText(upscale.ProgressLine(name, p)) })
-			}
+			job.Progress = s.shownProgress(ctx, name)
 		}
 		var res upscale.Result
 		if err == nil {
@@ -165,6 +163,23 @@ func upscaledNotice(n int, name string, res upscale.Result) string {
 		b.WriteString(" " + res.Report.Notice)
 	}
 	return b.String()
+}
+
+// shownProgress is an upscale's progress callback: each finished tile on the progress line, the
+// upscale waiting until the window has shown it (or ctx is cancelled), so a cancel made on seeing
+// a tile lands before the next one.
+func (s *window) shownProgress(ctx context.Context, name string) func(upscalers.Progress) {
+	return func(p upscalers.Progress) {
+		shown := make(chan struct{})
+		s.deps.Do(func() {
+			s.progress.Stage.SetText(upscale.ProgressLine(name, p))
+			close(shown)
+		})
+		select {
+		case <-shown:
+		case <-ctx.Done():
+		}
+	}
 }
 
 // cancelUpscale stops the upscale running, if any (Esc and Cancel reach it before the queue's
@@ -220,9 +235,7 @@ func (s *window) firstStage(img *image.NRGBA, w, h int, factor float64, then fun
 		var first *image.NRGBA
 		var rep upscalers.Report
 		if err == nil {
-			first, rep, err = hires.FirstStage(ctx, img, w, h, r, func(p upscalers.Progress) {
-				s.deps.Do(func() { s.progress.Stage.SetText(upscale.ProgressLine(e.Name, p)) })
-			})
+			first, rep, err = hires.FirstStage(ctx, img, w, h, r, s.shownProgress(ctx, e.Name))
 		}
 		s.deps.Do(func() {
 			s.upCancel = nil

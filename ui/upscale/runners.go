@@ -10,6 +10,10 @@ import (
 // Runners keeps the chosen upscaler loaded between upscales (its weights read once, bound to the
 // device); asking for another file or device closes the one held.
 type Runners struct {
+	// Budget bounds a tile's activations in the runners opened (0: upscale.DefaultBudget); a
+	// small one tiles even a small picture.
+	Budget int64
+
 	mu   sync.Mutex
 	r    *upscalers.Runner
 	path string
@@ -28,6 +32,7 @@ func (rs *Runners) Open(e upscalers.Entry, dev device.Device) (*upscalers.Runner
 	if err != nil {
 		return nil, err
 	}
+	r.Budget = rs.Budget
 	rs.r, rs.path, rs.dev = r, e.Path, dev
 	return r, nil
 }

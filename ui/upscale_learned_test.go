@@ -1,0 +1,247 @@
+package ui
+
+import (
+	"context"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
+	"easel/app/imagefile"
+	"easel/app/settings"
+	"easel/app/upscalers"
+)
+
+// upscalerCase is a tiny upscaler file of the repository's reference cases.
+func upscalerCase(t *testing.T, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", "testdata", "golden", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("the upscaler case %s is missing: %v", name, err)
+	}
+	return p
+}
+
+// upscalersFolder points Easel's data folder at a temporary one and returns its upscalers
+// folder, with the given files copied in.
+func upscalersFolder(t *testing.T, files ...string) string {
+	t.Helper()
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir()) // macOS keeps the data folder under the home folder
+	dir, err := settings.UpscalersDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// finishedCell puts a finished w×h picture (a gradient with transparency) in the window's
+// contact sheet, as a batch's first image with its recipe.
+func finishedCell(h *harness, w, hgt int) (*image.NRGBA, *imagefile.Settings) {
+	img := image.NewNRGBA(image.Rect(0, 0, w, hgt))
+	for y := range hgt {
+		for x := range w {
+			img.SetNRGBA(x, y, color.NRGBA{uint8(x * 255 / w), uint8(y * 255 / hgt), uint8((x + y) * 7), uint8(160 + x%96)})
+		}
+	}
+	set := &imagefile.Settings{Prompt: "a heron in the reeds", Seed: 4, Width: w, Height: hgt, Steps: 20}
+	h.s.sheet.Begin("a heron", []uint64{4}, nil)
+	h.s.sheet.Finished(0, img, img)
+	h.s.sheet.Cell(0).Set = set
+	return img, set
+}
+
+// labelWith says whether a label among o's laid-out objects starts with text.
+func labelWith(o fyne.CanvasObject, text string) bool {
+	for _, c := range test.LaidOutObjects(o) {
+		if l, ok := c.(*widget.Label); ok && strings.HasPrefix(l.Text, text) {
+			return true
+		}
+	}
+	return false
+}
+
+// readPNG decodes the PNG at path.
+func readPNG(t *testing.T, path string) image.Image {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+// pngsIn lists the PNGs in dir.
+func pngsIn(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "*.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// The gallery cell's "Upscale ×2 with <chosen>" runs the learned upscaler Settings names and saves
+// into the history a PNG whose pixels are the upscaler's own (app/upscalers run directly on the
+// same picture) and whose metadata keeps the recipe and names the upscaler and its network.
+func TestGalleryUpscaleWithTheChosenUpscalerSavesItsPicture(t *testing.T) {
+	file := upscalerCase(t, "upscale_rrdb_x2.pth")
+	upscalersFolder(t, file)
+	h := newHarness(t, 0)
+	h.s.deps.Settings.Upscaler = "upscale_rrdb_x2"
+	img, set := finishedCell(h, 40, 24)
+	cell := h.s.sheet.Cell(0)
+
+	menuItem(t, h.s.cellMenu(cell), "Upscale ×2 with upscale_rrdb_x2").Action()
+	if !labelWith(h.s.sheet.Box, "Upscale ×2 with upscale_rrdb_x2: upscaling in one piece") {
+		t.Error("the sheet does not show the upscale's memory prediction")
+	}
+	h.pump("the upscale saved", func() bool { return h.s.upCancel == nil })
+	if !strings.Contains(h.s.message.Text, "upscaled ×2 with upscale_rrdb_x2 to 80×48") {
+		t.Fatalf("notice after the upscale: %q", h.s.message.Text)
+	}
+	saved := pngsIn(t, h.s.deps.Settings.OutputFolder)
+	if len(saved) != 1 || len(h.s.history.entries) != 1 || h.s.history.entries[0].Path != saved[0] {
+		t.Fatalf("saved %v; the history lists %d images", saved, len(h.s.history.entries))
+	}
+
+	r, err := upscalers.Open(file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	want, _, err := r.Upscale(context.Background(), img, upscalers.Request{Scale: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readPNG(t, saved[0])
+	if got.Bounds() != want.Bounds() {
+		t.Fatalf("the saved picture is %v, the upscaler makes %v", got.Bounds(), want.Bounds())
+	}
+	for y := range want.Rect.Dy() {
+		for x := range want.Rect.Dx() {
+			if g, w := color.NRGBAModel.Convert(got.At(x, y)).(color.NRGBA), want.NRGBAAt(x, y); g != w {
+				t.Fatalf("pixel (%d,%d): saved %v, the upscaler makes %v", x, y, g, w)
+			}
+		}
+	}
+	md, err := imagefile.ReadFile(saved[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := md.Settings.Upscale
+	if md.Settings == nil || md.Settings.Prompt != set.Prompt || md.Settings.Seed != set.Seed || up == nil {
+		t.Fatalf("the PNG's recipe %+v does not keep the source's with the upscale", md.Settings)
+	}
+	if up.Upscaler != "upscale_rrdb_x2" || up.Network != r.Config().String() || up.Factor != 2 || up.Width != 80 || up.Height != 48 {
+		t.Errorf("the PNG records the upscale as %+v", *up)
+	}
+}
+
+// Esc while a learned upscale runs stops it between tiles: nothing is saved and the notice says so.
+func TestGalleryUpscaleCancels(t *testing.T) {
+	upscalersFolder(t, upscalerCase(t, "upscale_rrdb_x2.pth"))
+	h := newHarness(t, 0)
+	h.s.deps.Settings.Upscaler = "upscale_rrdb_x2"
+	h.s.upRunners.Budget = 1 // the smallest tiles: 32², so the 96×64 picture takes several
+	finishedCell(h, 96, 64)
+	menuItem(t, h.s.cellMenu(h.s.sheet.Cell(0)), "Upscale ×2 with upscale_rrdb_x2").Action()
+	h.pump("the first tile", func() bool {
+		if strings.HasPrefix(h.s.progress.Stage.Text, "Upscaling with upscale_rrdb_x2: tile 1 of ") {
+			h.s.escapeKey()
+			return true
+		}
+		return false
+	})
+	h.pump("the upscale stopped", func() bool { return h.s.upCancel == nil })
+	if !strings.Contains(h.s.message.Text, "cancelled; nothing was saved") {
+		t.Errorf("notice after Esc: %q", h.s.message.Text)
+	}
+	if saved := pngsIn(t, h.s.deps.Settings.OutputFolder); len(saved) != 0 {
+		t.Errorf("a cancelled upscale saved %v", saved)
+	}
+}
+
+// A dropped upscaler file is asked about first: Esc adds nothing; Add copies it into the
+// upscalers folder, where Settings then lists it.
+func TestDroppedUpscalerAsksThenAdds(t *testing.T) {
+	file := upscalerCase(t, "upscale_rrdb_x4.pth")
+	dir := upscalersFolder(t)
+	h := newHarness(t, 0)
+	asked := func() bool { return len(h.s.questions.open) == 1 }
+
+	h.s.dropFiles([]string{file}, false)
+	h.pump("the question", asked)
+	h.s.escapeKey()
+	if len(h.s.questions.open) != 0 {
+		t.Fatal("Esc left the question open")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("Esc still added %v", ents)
+	}
+
+	h.s.dropFiles([]string{file}, false)
+	h.pump("the question again", asked)
+	add := buttonIn(h.w.Canvas().Overlays().Top(), "Add")
+	if add == nil {
+		t.Fatal("the question has no Add button")
+	}
+	test.Tap(add)
+	h.pump("the file added", func() bool { return strings.Contains(h.s.message.Text, "Added the upscaler upscale_rrdb_x4") })
+	es, err := upscalers.New(dir).Usable()
+	if err != nil || len(es) != 1 || es[0].Name != "upscale_rrdb_x4" || es[0].Scale() != 4 {
+		t.Fatalf("the upscalers folder holds %+v (%v)", es, err)
+	}
+	if len(h.s.draft.Conditions) != 0 || len(h.s.draft.LoRAs) != 0 {
+		t.Error("the dropped upscaler was also taken as a condition image or a LoRA")
+	}
+}
+
+// A dropped .pth that is not an upscaler gets a message naming it and what works; nothing is
+// added or asked.
+func TestDroppedNonUpscalerFileGetsAMessage(t *testing.T) {
+	dir := upscalersFolder(t)
+	h := newHarness(t, 0)
+	bad := filepath.Join(h.dir, "notes.pth")
+	if err := os.WriteFile(bad, []byte("not a PyTorch file at all"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.s.dropFiles([]string{bad}, false)
+	h.pump("the message", func() bool { return strings.Contains(h.s.message.Text, "notes.pth was not added as an upscaler") })
+	if !strings.Contains(h.s.message.Text, "RRDBNet") {
+		t.Errorf("the message does not say which files work: %q", h.s.message.Text)
+	}
+	if len(h.s.questions.open) != 0 {
+		t.Error("a file that is not an upscaler was asked about")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("the folder gained %v", ents)
+	}
+}
