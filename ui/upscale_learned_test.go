@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -15,6 +16,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/imagefile"
+	"easel/app/imagework"
 	"easel/app/settings"
 	"easel/app/upscalers"
 )
@@ -58,18 +60,28 @@ func upscalersFolder(t *testing.T, files ...string) string {
 }
 
 // finishedCell puts a finished w×h picture (a gradient with transparency) in the window's
-// contact sheet, as a batch's first image with its recipe.
-func finishedCell(h *harness, w, hgt int) (*image.NRGBA, *imagefile.Settings) {
+// contact sheet, as a batch's first image with its recipe, saved beside the output folder.
+func finishedCell(h *harness, w, hgt int, opaque bool) (*image.NRGBA, *imagefile.Settings) {
 	img := image.NewNRGBA(image.Rect(0, 0, w, hgt))
 	for y := range hgt {
 		for x := range w {
-			img.SetNRGBA(x, y, color.NRGBA{uint8(x * 255 / w), uint8(y * 255 / hgt), uint8((x + y) * 7), uint8(160 + x%96)})
+			a := uint8(160 + x%96)
+			if opaque {
+				a = 255
+			}
+			img.SetNRGBA(x, y, color.NRGBA{uint8(x * 255 / w), uint8(y * 255 / hgt), uint8((x + y) * 7), a})
 		}
 	}
 	set := &imagefile.Settings{Prompt: "a heron in the reeds", Seed: 4, Width: w, Height: hgt, Steps: 20}
 	h.s.sheet.Begin("a heron", []uint64{4}, nil)
+	h.s.sheet.SetLiveDraft(h.s.draft) // the recipe a second pass starts from
 	h.s.sheet.Finished(0, img, img)
 	h.s.sheet.Cell(0).Set = set
+	src := filepath.Join(h.dir, "source.png") // where the batch saved it (not the output folder)
+	if err := imagefile.WriteFile(src, img, set); err != nil {
+		h.t.Fatal(err)
+	}
+	h.s.sheet.Saved(0, src)
 	return img, set
 }
 
@@ -116,7 +128,7 @@ func TestGalleryUpscaleWithTheChosenUpscalerSavesItsPicture(t *testing.T) {
 	upscalersFolder(t, file)
 	h := newHarness(t, 0)
 	h.s.deps.Settings.Upscaler = "upscale_rrdb_x2"
-	img, set := finishedCell(h, 40, 24)
+	img, set := finishedCell(h, 40, 24, false)
 	cell := h.s.sheet.Cell(0)
 
 	menuItem(t, h.s.cellMenu(cell), "Upscale ×2 with upscale_rrdb_x2").Action()
@@ -171,7 +183,7 @@ func TestGalleryUpscaleCancels(t *testing.T) {
 	h := newHarness(t, 0)
 	h.s.deps.Settings.Upscaler = "upscale_rrdb_x2"
 	h.s.upRunners.Budget = 1 // the smallest tiles: 32², so the 96×64 picture takes several
-	finishedCell(h, 96, 64)
+	finishedCell(h, 96, 64, false)
 	menuItem(t, h.s.cellMenu(h.s.sheet.Cell(0)), "Upscale ×2 with upscale_rrdb_x2").Action()
 	h.pump("the first tile", func() bool {
 		if strings.HasPrefix(h.s.progress.Stage.Text, "Upscaling with upscale_rrdb_x2: tile 1 of ") {
@@ -243,5 +255,53 @@ func TestDroppedNonUpscalerFileGetsAMessage(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("the folder gained %v", ents)
+	}
+}
+
+// With a learned upscaler chosen, the hi-res pass's offer names it and predicts its memory, and
+// the pass starts from the upscaler's picture (hires.FirstStage run directly on the same image)
+// and records it as A1111's hr_upscaler.
+func TestHiresPassStartsFromTheChosenUpscaler(t *testing.T) {
+	file := upscalerCase(t, "upscale_rrdb_x2.safetensors")
+	upscalersFolder(t, file)
+	h := newHarness(t, 0)
+	h.s.deps.Settings.Upscaler = "upscale_rrdb_x2"
+	img, _ := finishedCell(h, 64, 64, true)
+	sheet := h.s.sheet
+	test.Tap(sheet.Cell(0))
+	test.Tap(sheet.Button("Upscale ×2"))
+	if !strings.Contains(h.s.offerText, "First stage: upscale_rrdb_x2 (upscaling in one piece") {
+		t.Fatalf("the offer says %q (notice %q)", h.s.offerText, h.s.message.Text)
+	}
+	test.Tap(findButton(t, h.w.Canvas().Overlays().Top(), "Upscale ×2"))
+	req := pumpUntil(h, "the pass submitted", h.gen.started)
+	// The pass's size is the offer's; the job fits its start image to the size it runs at.
+	var pw, ph int
+	if _, err := fmt.Sscanf(h.s.offerText[strings.Index(h.s.offerText, ": ")+2:], "%d×%d", &pw, &ph); err != nil || pw <= 64 {
+		t.Fatalf("the offer %q has no size above the picture's (%v)", h.s.offerText, err)
+	}
+	if req.Init == nil {
+		t.Fatal("the pass has no start image")
+	}
+	r, err := upscalers.Open(file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	first, _, err := r.Upscale(context.Background(), img, upscalers.Request{Width: pw, Height: ph})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := imagework.Fit(first, req.Width, req.Height)
+	if got := req.Init.Image; got.Rect != want.Rect || string(got.Pix) != string(want.Pix) {
+		t.Fatalf("the pass (%d×%d) does not start from the upscaler's %d×%d picture", req.Width, req.Height, pw, ph)
+	}
+	for range fakeSteps {
+		h.gen.step <- struct{}{}
+	}
+	h.gen.release <- struct{}{}
+	h.pump("the pass saved", func() bool { return h.s.model.Current() == 0 && len(h.s.history.entries) == 1 })
+	if hs := h.s.history.entries[0].Settings.Hires; hs == nil || hs.Upscaler != "upscale_rrdb_x2" {
+		t.Errorf("the pass's PNG records hires %+v", hs)
 	}
 }
