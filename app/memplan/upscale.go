@@ -32,7 +32,7 @@ func (p UpscalePrediction) Explain() string {
 	if p.Tiling.Tile > 0 {
 		how = fmt.Sprintf("in %d² tiles", p.Tiling.Tile)
 	}
-	return fmt.Sprintf("upscaling %s: %s GB predicted (weights %s, tile %s, pictures %s)", how, GB(p.Peak), GB(p.Weights), GB(p.Working), GB(p.Pictures))
+	return fmt.Sprintf("upscaling %s: %s predicted (weights %s, tile %s, pictures %s)", how, GB(p.Peak), GB(p.Weights), GB(p.Working), GB(p.Pictures))
 }
 
 // PredictUpscale counts a pass of the network cfg over a W×H picture in tiling t, on the Metal
