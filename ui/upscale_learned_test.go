@@ -19,6 +19,7 @@ import (
 	"easel/app/imagework"
 	"easel/app/settings"
 	"easel/app/upscalers"
+	"easel/ui/canvasarea"
 )
 
 // upscalerCase is a tiny upscaler file of the repository's reference cases.
@@ -304,4 +305,65 @@ func TestHiresPassStartsFromTheChosenUpscaler(t *testing.T) {
 	if hs := h.s.history.entries[0].Settings.Hires; hs == nil || hs.Upscaler != "upscale_rrdb_x2" {
 		t.Errorf("the pass's PNG records hires %+v", hs)
 	}
+}
+
+// The Settings dialog with an upscaler of a long name chosen and a file that is not one, the
+// question a dropped upscaler gets, and the sheet after a learned upscale fit a 1280×800 and a
+// 1440×900 screen with nothing overlapping, and the Settings form wraps no text.
+func TestUpscalersFitTheScreen(t *testing.T) {
+	const long = "4x_NMKD-Superscale-SP_178000_G-a-very-long-community-upscaler-name"
+	dir := upscalersFolder(t)
+	b, err := os.ReadFile(upscalerCase(t, "upscale_rrdb_x2.pth"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{long + ".pth": b, long + "-broken.pth": []byte("half")} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := newHarnessWith(t, 64e9, func(h *harness, d *Deps) {
+		d.Store = &settings.Store{Path: filepath.Join(h.dir, "settings.json")}
+		d.Settings.Upscaler = long
+		if err := d.Store.Save(d.Settings); err != nil {
+			t.Fatal(err)
+		}
+	})
+	h.s.showSettings()
+	top := h.w.Canvas().Overlays().Top()
+	if top == nil || !labelWith(top, "RRDBNet ×2") {
+		t.Fatal("the Settings dialog does not describe the chosen upscaler")
+	}
+	assertLayoutFits(t, h.w, "Settings with a long upscaler chosen")
+	if bad := wrappedInForms(top, false, "settings"); len(bad) > 0 {
+		t.Errorf("wrapped text in the Settings form: %v", bad)
+	}
+	files := buttonIn(top, "Files (1 not usable)…")
+	if files == nil {
+		t.Fatal("the Settings dialog has no Files… saying one file is not usable")
+	}
+	test.Tap(files)
+	if len(h.s.questions.open) != 2 {
+		t.Fatalf("Files… opened %d dialogs on the question stack, want the list over Settings", len(h.s.questions.open))
+	}
+	assertLayoutFits(t, h.w, "the upscalers folder's list")
+	h.s.escapeKey()
+	h.s.escapeKey()
+	if len(h.s.questions.open) != 0 {
+		t.Fatal("Esc twice did not close the list and Settings")
+	}
+
+	h.s.dropFiles([]string{upscalerCase(t, "upscale_rrdb_x4.safetensors")}, false)
+	h.pump("the question", func() bool { return len(h.s.questions.open) == 1 })
+	assertLayoutFits(t, h.w, "the question a dropped upscaler gets")
+	h.s.escapeKey()
+
+	finishedCell(h, 48, 32, false)
+	h.s.area.Show(canvasarea.Batch)
+	menuItem(t, h.s.cellMenu(h.s.sheet.Cell(0)), "Upscale ×4 with "+long).Action()
+	h.pump("the upscale saved", func() bool { return h.s.upCancel == nil })
+	if !strings.Contains(h.s.message.Text, "upscaled ×4 with "+long) {
+		t.Fatalf("notice: %q", h.s.message.Text)
+	}
+	assertLayoutFits(t, h.w, "the sheet after a learned upscale")
 }

@@ -185,6 +185,7 @@ func showSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Se
 		return nil
 	}
 	f := newSettingsForm(s)
+	f.upscaler.Parent, f.upscaler.Show = w, show // Files… lists the upscalers folder
 	pickModel := widget.NewButton("Choose…", func() {
 		d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
 			if err == nil && r != nil {

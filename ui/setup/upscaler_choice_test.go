@@ -15,8 +15,19 @@ import (
 	"easel/ui/upscale"
 )
 
+// hasLabel says whether a label among o's laid-out objects reads text.
+func hasLabel(o fyne.CanvasObject, text string) bool {
+	for _, c := range test.LaidOutObjects(o) {
+		if l, ok := c.(*widget.Label); ok && l.Text == text {
+			return true
+		}
+	}
+	return false
+}
+
 // The Settings dialog lists the upscalers folder's usable files beside Lanczos, with the chosen
-// file's network and licence and a plain word for a file that is not an upscaler; the choice is
+// file's network, Files… listing each file's licence and a plain word for one that is not an
+// upscaler; the choice is
 // saved and shown chosen when the dialog opens again.
 func TestSettingsDialogRemembersTheUpscaler(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
@@ -50,12 +61,21 @@ func TestSettingsDialogRemembersTheUpscaler(t *testing.T) {
 	if !slices.Equal(up.Select.Options, []string{upscale.LanczosLabel, "upscale_rrdb_x2"}) {
 		t.Fatalf("the choices are %q", up.Select.Options)
 	}
-	if !strings.Contains(up.Unused.Text, "broken (not an upscaler)") || up.Unused.Hidden {
-		t.Errorf("the file that is not an upscaler is said as %q (shown %v)", up.Unused.Text, !up.Unused.Hidden)
+	if up.Files.Text != "Files (1 not usable)…" {
+		t.Errorf("the files button says %q", up.Files.Text)
 	}
+	files := up.FilesText()
+	if !strings.Contains(files, "broken — not usable: ") || !strings.Contains(files, "upscale_rrdb_x2 — RRDBNet ×2") || !strings.Contains(files, "Licence: ") {
+		t.Errorf("Files… lists:\n%s", files)
+	}
+	test.Tap(up.Files)
+	if top := w.Canvas().Overlays().Top(); top == nil || !hasLabel(top, files) {
+		t.Error("Files… does not show the list")
+	}
+	test.Tap(findButton(t, w, "Close"))
 	up.Select.SetSelected("upscale_rrdb_x2")
-	if !strings.HasPrefix(up.About.Text, "RRDBNet ×2") || !strings.HasPrefix(up.Licence.Text, "Licence: ") {
-		t.Errorf("the chosen file is described as %q / %q", up.About.Text, up.Licence.Text)
+	if !strings.HasPrefix(up.About.Text, "RRDBNet ×2") {
+		t.Errorf("the chosen file is described as %q", up.About.Text)
 	}
 	test.Tap(findButton(t, w, "Save"))
 	s, err := store.Load()
