@@ -193,6 +193,17 @@ func (s *window) cancelUpscale() bool {
 	return true
 }
 
+// closeUpscaling, as the window closes, cancels the upscale running (nothing of it is saved) and
+// frees the upscaler held when none runs (a running one stops at its next tile; the process is
+// ending).
+func (s *window) closeUpscaling() {
+	if s.upCancel != nil {
+		s.upCancel()
+		return
+	}
+	s.upRunners.Close()
+}
+
 // firstStageOffer is the hi-res offer's line about its first stage when Settings chooses a
 // learned upscaler: its name and the memory it predicts ("" for Lanczos).
 func (s *window) firstStageOffer(w, h int, factor float64) string {

@@ -328,6 +328,7 @@ func (s *window) showFile(path string) {
 // images still being written.
 func (s *window) close() {
 	s.help.close()
+	s.closeUpscaling() // upscale_learned.go
 	s.saveDraft()
 	s.stopSharing()
 	if s.studioShare != nil {
