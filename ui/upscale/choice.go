@@ -63,7 +63,7 @@ func NewChoice(lib *upscalers.Library, current string) *Choice {
 	c.Select.SetSelected(selected)
 	c.Files = widget.NewButton(c.filesLabel(), c.showFiles)
 	c.describe()
-	c.Box = container.NewBorder(nil, nil, c.Select, c.Files, c.About)
+	c.Box = container.NewBorder(nil, nil, nil, c.Files, container.NewGridWithColumns(2, c.Select, c.About))
 	return c
 }
 
