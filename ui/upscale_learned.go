@@ -109,6 +109,9 @@ func (s *window) upscaleCell(c *gallery.Cell, factor float64, learned bool) {
 		}
 		p := upscale.Predict(entry.Config, img.Rect.Dx(), img.Rect.Dy(), factor, choice.Metal(), memplan.DeviceBudget(s.deps.Settings.Backend))
 		s.sheet.SetPlan(fmt.Sprintf("Upscale ×%g with %s: %s", factor, name, p.Explain()))
+		if s.model.Current() == 0 { // a running job's ledger keeps the panel
+			s.memory.showUpscale(fmt.Sprintf("an upscale ×%g with %s", factor, name), p)
+		}
 		if !p.Fits() {
 			s.say("Upscale ×%g with %s does not fit in memory: %s. Try ×2, or Lanczos.", factor, name, p.Explain())
 			return
@@ -116,6 +119,7 @@ func (s *window) upscaleCell(c *gallery.Cell, factor float64, learned bool) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.upCancel = cancel
+	s.updateButtons() // Cancel stops it
 	s.progress.Stage.SetText(fmt.Sprintf("Upscaling image %d ×%g with %s…", c.Index+1, factor, name))
 	store, now := s.deps.History, s.now()
 	go func() {
@@ -131,6 +135,10 @@ func (s *window) upscaleCell(c *gallery.Cell, factor float64, learned bool) {
 		}
 		s.deps.Do(func() {
 			s.upCancel = nil
+			s.updateButtons()
+			if learned {
+				s.draftChanged() // the memory panel predicts the draft again
+			}
 			switch {
 			case errors.Is(err, context.Canceled):
 				s.progress.Stage.SetText("Upscale cancelled")
@@ -239,6 +247,7 @@ func (s *window) firstStage(img *image.NRGBA, w, h int, factor float64, then fun
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.upCancel = cancel
+	s.updateButtons() // Cancel stops it
 	s.progress.Stage.SetText(fmt.Sprintf("First stage: upscaling with %s…", e.Name))
 	go func() {
 		defer cancel()
@@ -250,6 +259,7 @@ func (s *window) firstStage(img *image.NRGBA, w, h int, factor float64, then fun
 		}
 		s.deps.Do(func() {
 			s.upCancel = nil
+			s.updateButtons()
 			switch {
 			case errors.Is(err, context.Canceled):
 				s.progress.Stage.SetText("Upscale cancelled")

@@ -178,27 +178,48 @@ func TestGalleryUpscaleWithTheChosenUpscalerSavesItsPicture(t *testing.T) {
 	}
 }
 
-// Esc while a learned upscale runs stops it between tiles: nothing is saved and the notice says so.
+// Esc or Cancel while a learned upscale runs stops it between tiles: nothing is saved and the
+// notice says so. While it runs the memory panel shows its prediction and Cancel is on.
 func TestGalleryUpscaleCancels(t *testing.T) {
-	upscalersFolder(t, upscalerCase(t, "upscale_rrdb_x2.pth"))
-	h := newHarness(t, 0)
-	h.s.deps.Settings.Upscaler = "upscale_rrdb_x2"
-	h.s.upRunners.Budget = 1 // the smallest tiles: 32², so the 96×64 picture takes several
-	finishedCell(h, 96, 64, false)
-	menuItem(t, h.s.cellMenu(h.s.sheet.Cell(0)), "Upscale ×2 with upscale_rrdb_x2").Action()
-	h.pump("the first tile", func() bool {
-		if strings.HasPrefix(h.s.progress.Stage.Text, "Upscaling with upscale_rrdb_x2: tile 1 of ") {
-			h.s.escapeKey()
-			return true
-		}
-		return false
-	})
-	h.pump("the upscale stopped", func() bool { return h.s.upCancel == nil })
-	if !strings.Contains(h.s.message.Text, "cancelled; nothing was saved") {
-		t.Errorf("notice after Esc: %q", h.s.message.Text)
-	}
-	if saved := pngsIn(t, h.s.deps.Settings.OutputFolder); len(saved) != 0 {
-		t.Errorf("a cancelled upscale saved %v", saved)
+	for _, how := range []string{"Esc", "Cancel"} {
+		t.Run(how, func(t *testing.T) {
+			upscalersFolder(t, upscalerCase(t, "upscale_rrdb_x2.pth"))
+			h := newHarness(t, 0)
+			h.s.deps.Settings.Upscaler = "upscale_rrdb_x2"
+			h.s.upRunners.Budget = 1 // the smallest tiles: 32², so the 96×64 picture takes several
+			finishedCell(h, 96, 64, false)
+			if !h.s.cancelBtn.Disabled() {
+				t.Fatal("Cancel is on before anything runs")
+			}
+			menuItem(t, h.s.cellMenu(h.s.sheet.Cell(0)), "Upscale ×2 with upscale_rrdb_x2").Action()
+			if h.s.cancelBtn.Disabled() {
+				t.Error("Cancel is off while the upscale runs")
+			}
+			if title := h.s.memory.title.Text; title != "Memory — predicted for an upscale ×2 with upscale_rrdb_x2" {
+				t.Errorf("the memory panel's title while the upscale runs: %q", title)
+			}
+			h.pump("the first tile", func() bool {
+				if strings.HasPrefix(h.s.progress.Stage.Text, "Upscaling with upscale_rrdb_x2: tile 1 of ") {
+					if how == "Esc" {
+						h.s.escapeKey()
+					} else {
+						test.Tap(h.s.cancelBtn)
+					}
+					return true
+				}
+				return false
+			})
+			h.pump("the upscale stopped", func() bool { return h.s.upCancel == nil })
+			if !strings.Contains(h.s.message.Text, "cancelled; nothing was saved") {
+				t.Errorf("notice after %s: %q", how, h.s.message.Text)
+			}
+			if saved := pngsIn(t, h.s.deps.Settings.OutputFolder); len(saved) != 0 {
+				t.Errorf("a cancelled upscale saved %v", saved)
+			}
+			if !h.s.cancelBtn.Disabled() || strings.Contains(h.s.memory.title.Text, "upscale") {
+				t.Errorf("after the upscale: Cancel on %v, the memory panel's title %q", !h.s.cancelBtn.Disabled(), h.s.memory.title.Text)
+			}
+		})
 	}
 }
 
@@ -361,6 +382,7 @@ func TestUpscalersFitTheScreen(t *testing.T) {
 	finishedCell(h, 48, 32, false)
 	h.s.area.Show(canvasarea.Batch)
 	menuItem(t, h.s.cellMenu(h.s.sheet.Cell(0)), "Upscale ×4 with "+long).Action()
+	assertLayoutFits(t, h.w, "the memory panel predicting a learned upscale")
 	h.pump("the upscale saved", func() bool { return h.s.upCancel == nil })
 	if !strings.Contains(h.s.message.Text, "upscaled ×4 with "+long) {
 		t.Fatalf("notice: %q", h.s.message.Text)

@@ -152,7 +152,7 @@ func (s *window) updateButtons() {
 		s.blocked.SetText("Generate is off: " + why + ".")
 		s.blocked.Show()
 	}
-	if s.queue.Pending() > 0 {
+	if s.queue.Pending() > 0 || s.upCancel != nil { // a learned upscale cancels too (upscale_learned.go)
 		s.cancelBtn.Enable()
 	} else {
 		s.cancelBtn.Disable()
