@@ -5,6 +5,8 @@ go 1.26.0
 require fyne.io/fyne/v2 v2.8.1
 
 require (
+	github.com/HugoSmits86/nativewebp v0.9.3
+	github.com/coder/websocket v1.8.15
 	github.com/disintegration/imaging v1.6.2
 	github.com/nats-io/nats-server/v2 v2.15.3
 	github.com/nats-io/nats.go v1.56.0

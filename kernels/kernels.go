@@ -35,7 +35,7 @@
 //	lora.metal       qi_lora_*     LoRA terms of a linear layer: down (x·Aᵀ ⊙ s), up (y += t·Bᵀ),
 //	                               and proj_out's normalized input
 //	vae.metal        vae_*         the autoencoder's: implicit-GEMM convolution, channel RMS norm,
-//	                               element-wise ops, nearest upsampling, transpose
+//	                               element-wise ops, nearest upsampling, pixel (un)shuffle, transpose
 //	decode.metal     dec_*         the text encoder's one-row decode in float: GEMV over stored
 //	                               weights, RMSNorm, q/k norm + mRoPE, cached attention, SwiGLU
 //	ops.metal        ops_*         the text encoder's and vision tower's: linear layers (f16, q8),
@@ -113,7 +113,7 @@ var Libraries = []Library{
 	{"final.metal", []string{"qi_final"}},
 	{"amax.metal", []string{"qi_amax"}},
 	{"lora.metal", []string{"qi_lora_down_h", "qi_lora_down_f", "qi_lora_up", "qi_lora_up_h", "qi_lora_lnscale"}},
-	{"vae.metal", []string{"vae_amax", "vae_conv", "vae_chnorm", "vae_elt", "vae_upsample", "vae_transpose"}},
+	{"vae.metal", []string{"vae_amax", "vae_conv", "vae_chnorm", "vae_elt", "vae_upsample", "vae_shuffle", "vae_transpose"}},
 	{"ops.metal", []string{"ops_linear", "ops_mm", "ops_softmax", "ops_rownorm", "ops_headrope"}},
 	{"decode.metal", DecodeKernels},
 }

@@ -32,6 +32,7 @@ func TestEmuParamLayouts(t *testing.T) {
 		{"vae.metal", "NormParams", reflect.TypeFor[kernels.NormParams]()},
 		{"vae.metal", "EltParams", reflect.TypeFor[kernels.EltParams]()},
 		{"vae.metal", "UpParams", reflect.TypeFor[kernels.UpParams]()},
+		{"vae.metal", "ShuffleParams", reflect.TypeFor[kernels.ShuffleParams]()},
 		{"vae.metal", "TransposeParams", reflect.TypeFor[kernels.TransposeParams]()},
 		{"ops.metal", "LinearParams", reflect.TypeFor[kernels.LinearParams]()},
 		{"ops.metal", "BatchParams", reflect.TypeFor[kernels.BatchParams]()},

@@ -40,7 +40,7 @@ var baselineThreads = func() map[string]int {
 	for _, fn := range []string{"qi_lora_down_h", "qi_lora_down_f", "qi_lora_up", "qi_lora_up_h"} {
 		m[fn] = count(LoraGrid(1, 1))
 	}
-	for _, fn := range []string{"vae_chnorm", "vae_elt", "vae_upsample"} {
+	for _, fn := range []string{"vae_chnorm", "vae_elt", "vae_upsample", "vae_shuffle"} {
 		m[fn] = count(ElementGrid(1))
 	}
 	for _, fn := range []string{"ops_softmax", "ops_rownorm"} {

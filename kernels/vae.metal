@@ -14,11 +14,16 @@
 //                gamma[c]. Dispatch: ⌈pixels/256⌉ × 256 threads.
 //                Buffers: 0 x, 1 gamma, 2 y, 3 NormParams.
 //   vae_elt      element-wise ops on float: SiLU, a + b, a ⊙ b (b of n elements or one row of bn
-//                broadcast), s·a, copy, zero fill, GELU-tanh, SiLU(a) ⊙ b (engine/ml/metalops
+//                broadcast), s·a, copy, zero fill, GELU-tanh, SiLU(a) ⊙ b, LeakyReLU with slope s,
+//                and PReLU with one slope b[i / bn] per plane of bn elements (engine/ml/metalops
 //                uses it for every network). Dispatch: ⌈n/256⌉ × 256 threads.
 //                Buffers: 0 a, 1 b, 2 y, 3 EltParams.
 //   vae_upsample nearest ×f: y[c, y, x] = x[c, y/f, x/f]. Dispatch: ⌈c·f²·h·w/256⌉ × 256.
 //                Buffers: 0 x, 1 y, 2 UpParams.
+//   vae_shuffle  pixel shuffle between the large [c, r·h, r·w] and the small [c·r², h, w] layout:
+//                large[c, y·r + i, x·r + j] = small[c·r² + i·r + j, y, x], either way (the learned
+//                upscalers, engine/upscale). Dispatch: ⌈c·r²·h·w/256⌉ × 256.
+//                Buffers: 0 x, 1 y, 2 ShuffleParams.
 //   vae_transpose y[c, r] = x[r, c] for x [rows, cols]. Dispatch: (⌈cols/32⌉, ⌈rows/32⌉) × (32, 8).
 //                Buffers: 0 x, 1 y, 2 TransposeParams.
 //   vae_amax     the largest |x| of n floats, folded into amax[0] as float bits by an atomic max
@@ -63,8 +68,9 @@ struct NormParams {
 struct EltParams {
     uint n;     // elements of a and y
     uint bn;    // elements of b (n, or one row that repeats)
-    uint op;    // 0 SiLU(a), 1 a + b, 2 a ⊙ b, 3 s·a, 4 copy a, 5 zero, 6 GELU-tanh(a), 7 SiLU(a) ⊙ b
-    float s;    // scale of op 3
+    uint op;    // 0 SiLU(a), 1 a + b, 2 a ⊙ b, 3 s·a, 4 copy a, 5 zero, 6 GELU-tanh(a), 7 SiLU(a) ⊙ b,
+                // 8 LeakyReLU(a) with slope s, 9 PReLU(a) with slope b[i / bn] (bn: a plane)
+    float s;    // scale of op 3, slope of op 8
 };
 
 struct UpParams {
@@ -72,6 +78,17 @@ struct UpParams {
     uint h;   // input height
     uint w;   // input width
     uint f;   // factor
+};
+
+struct ShuffleParams {
+    uint c;         // channels of the large layout
+    uint h;         // height of the small layout
+    uint w;         // width of the small layout
+    uint r;         // factor
+    uint unshuffle; // 0: small → large (pixel_shuffle), 1: large → small (pixel_unshuffle)
+    uint pad0;
+    uint pad1;
+    uint pad2;
 };
 
 struct TransposeParams {
@@ -236,6 +253,16 @@ kernel void vae_elt(device const float* a [[buffer(0)]],
         y[gid] = v / (1.0f + exp(-v)) * b[gid % p.bn];
         break;
     }
+    case 8: {
+        const float v = a[gid];
+        y[gid] = v >= 0.0f ? v : p.s * v;
+        break;
+    }
+    case 9: {
+        const float v = a[gid];
+        y[gid] = v >= 0.0f ? v : v * b[gid / p.bn];
+        break;
+    }
     default:
         y[gid] = 0.0f;
         break;
@@ -256,6 +283,27 @@ kernel void vae_upsample(device const float* x [[buffer(0)]],
     const uint yy = (gid / ow) % oh;
     const uint c = gid / (ow * oh);
     y[gid] = x[(c * p.h + yy / p.f) * p.w + xx / p.f];
+}
+
+kernel void vae_shuffle(device const float* x [[buffer(0)]],
+                        device float* y [[buffer(1)]],
+                        constant ShuffleParams& p [[buffer(2)]],
+                        uint gid [[thread_position_in_grid]])
+{
+    const uint W = p.w * p.r;
+    const uint H = p.h * p.r;
+    if (gid >= p.c * H * W) {
+        return;
+    }
+    const uint X = gid % W;
+    const uint Y = (gid / W) % H;
+    const uint c = gid / (W * H);
+    const uint small = ((c * p.r * p.r + (Y % p.r) * p.r + X % p.r) * p.h + Y / p.r) * p.w + X / p.r;
+    if (p.unshuffle != 0) {
+        y[small] = x[gid];
+    } else {
+        y[gid] = x[small];
+    }
 }
 
 kernel void vae_transpose(device const float* x [[buffer(0)]],

@@ -9,7 +9,7 @@ func ConvGrid(pixels, oc int) (groups, threads device.Size) {
 	return device.Size{Width: ceilDiv(pixels, 64), Height: ceilDiv(oc, 64), Depth: 1}, size1(128)
 }
 
-// ElementGrid is the dispatch of vae_chnorm (n pixels), vae_elt (n elements) and vae_upsample
+// ElementGrid is the dispatch of vae_chnorm (n pixels), vae_elt (n elements), vae_shuffle and vae_upsample
 // (n output elements): one thread each.
 func ElementGrid(n int) (groups, threads device.Size) { return size1(ceilDiv(n, 256)), size1(256) }
 

@@ -36,6 +36,8 @@ const (
 	EltZero
 	EltGELUTanh
 	EltSwiGLU
+	EltLeakyReLU // slope S
+	EltPReLU     // slope b[i / BN]: one per plane of BN elements
 )
 
 // EltParams is struct EltParams of vae.metal (vae_elt).
@@ -52,6 +54,18 @@ type UpParams struct {
 	H uint32 `msl:"h"` // input height
 	W uint32 `msl:"w"` // input width
 	F uint32 `msl:"f"` // factor
+}
+
+// ShuffleParams is struct ShuffleParams of vae.metal (vae_shuffle).
+type ShuffleParams struct {
+	C         uint32 `msl:"c"`         // channels of the large layout
+	H         uint32 `msl:"h"`         // height of the small layout
+	W         uint32 `msl:"w"`         // width of the small layout
+	R         uint32 `msl:"r"`         // factor
+	Unshuffle uint32 `msl:"unshuffle"` // 0: pixel_shuffle, 1: pixel_unshuffle
+	Pad0      uint32 `msl:"pad0"`
+	Pad1      uint32 `msl:"pad1"`
+	Pad2      uint32 `msl:"pad2"`
 }
 
 // TransposeParams is struct TransposeParams of vae.metal (vae_transpose).

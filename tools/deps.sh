@@ -58,17 +58,20 @@ for p in "${pkgs[@]}"; do
 		missing+=("$p")
 	fi
 done
-# Tests: a published AUTOMATIC1111 client (npm) drives easel serve (app/serve); its packages are
-# installed from the lock file into app/serve/testdata/a1111client after the apt packages.
+# Tests: published clients (npm) drive easel serve (app/serve): an AUTOMATIC1111 client and the
+# official OpenAI SDK; their packages are installed from the lock files into
+# app/serve/testdata/{a1111client,openaiclient} after the apt packages.
 npm_client() {
 	[ "$mode" = test ] || return 0
-	local dir
-	dir="$(cd "$(dirname "$0")/.." && pwd)/app/serve/testdata/a1111client"
-	if [ -f "$dir/node_modules/.package-lock.json" ] && [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
-		return 0
-	fi
-	echo "Installing the A1111 client the API tests run (npm ci in $dir)"
-	(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+	local root dir
+	root="$(cd "$(dirname "$0")/.." && pwd)/app/serve/testdata"
+	for dir in "$root/a1111client" "$root/openaiclient"; do
+		if [ -f "$dir/node_modules/.package-lock.json" ] && [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
+			continue
+		fi
+		echo "Installing the API clients the tests run (npm ci in $dir)"
+		(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+	done
 }
 if [ "$mode" = test ] && ! command -v npm >/dev/null 2>&1; then
 	missing+=(nodejs npm)

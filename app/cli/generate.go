@@ -97,6 +97,8 @@ const generateUsage = `usage: easel generate --model M.cmf --prompt TEXT [flags]
   --hires-strength S  the second pass's strength (default 0.35): it runs
                       N − int(N − N·S) of its N steps
   --hires-steps N     the second pass's scheduled steps (default: the first pass's)
+  --hires-upscaler U  the second pass starts from the image upscaled by this learned upscaler (a
+                      .pth/.safetensors file, or a name in the upscalers folder) instead of Lanczos
   --render-on HOST:PORT  render on another machine's Easel (Settings → Share on it) through the
                       window's client; the image is pasted back and saved here as a local run's
                       is, bit for bit the same (not with --lora or --hires); --model is not needed
@@ -130,7 +132,8 @@ model, 13 the model file changed or became unreadable during the run (drive unpl
 truncated or replaced), 14 --render-on's machine could not be reached or did not make the
 image,
 15 the checkpoint cannot be resumed (missing, damaged, newer, or for another model or other
-LoRAs), 130 cancelled (Ctrl-C)`
+LoRAs), 16 the --hires-upscaler file is missing, truncated, refused or not an upscaler, 130
+cancelled (Ctrl-C)`
 
 // interruptContext is cancelled by Ctrl-C or SIGTERM (a test substitutes its own).
 var interruptContext = func() (context.Context, context.CancelFunc) {

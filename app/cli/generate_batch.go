@@ -10,6 +10,7 @@ import (
 
 	"easel/app/hires"
 	"easel/app/imagefile"
+	"easel/app/upscalers"
 	"easel/engine/pipeline"
 )
 
@@ -21,6 +22,8 @@ type batchArgs struct {
 	hires             float64 // --hires F (0: no second pass)
 	hiresStrength     float64 // --hires-strength
 	hiresSteps        int     // --hires-steps (0: the first pass's)
+	hiresUpscaler     string  // --hires-upscaler FILE|NAME ("": Lanczos)
+	upscaler          *upscalers.Runner
 }
 
 // check validates the flags, each with its exit code.
@@ -35,8 +38,17 @@ func (b *batchArgs) check(set map[string]bool) *failure {
 		if !(b.hires > 1) || b.hires > 4 {
 			return fail(ExitSize, "--hires %g: choose a factor above 1, like 1.5 or 2 (the second pass is at most %d pixels a side)", b.hires, hires.MaxSide)
 		}
-	} else if set["hires-strength"] || set["hires-steps"] {
-		return fail(ExitSettings, "--hires-strength and --hires-steps set the second pass: add --hires F")
+	} else if set["hires-strength"] || set["hires-steps"] || set["hires-upscaler"] {
+		return fail(ExitSettings, "--hires-strength, --hires-steps and --hires-upscaler set the second pass: add --hires F")
+	}
+	if b.hiresUpscaler != "" && b.upscaler == nil {
+		path, code, err := upscalerPath(b.hiresUpscaler, "")
+		if err != nil {
+			return fail(code, "--hires-upscaler: %v", err)
+		}
+		if b.upscaler, err = upscalers.Open(path, nil); err != nil {
+			return fail(ExitUpscaler, "--hires-upscaler: %v", err)
+		}
 	}
 	if !(b.hiresStrength > 0 && b.hiresStrength <= 1) {
 		return fail(ExitSettings, "--hires-strength %g: choose above 0 and at most 1 (default %g)", b.hiresStrength, hires.DefaultStrength)
@@ -82,8 +94,16 @@ func batchOutPaths(out string, req *pipeline.Request) []string {
 	return paths
 }
 
-// secondPass runs the --hires pass over a first pass's image img (first's picture as saved): resized with Lanczos by the
-// factor, then image-to-image at the hires strength with the same prompt, condition images,
+// upscalerName is what the PNG records as the hi-res pass's upscaler.
+func upscalerName(r *upscalers.Runner) string {
+	if r == nil {
+		return "Lanczos"
+	}
+	return r.Name
+}
+
+// secondPass runs the --hires pass over a first pass's image img (first's picture as saved): resized with Lanczos (or
+// upscaled by --hires-upscaler) by the factor, then image-to-image at the hires strength with the same prompt, condition images,
 // LoRAs, seed and variation. It returns the result and what the PNG records of it.
 func secondPass(ctx context.Context, p *pipeline.Pipeline, req pipeline.Request, first *pipeline.Result, img *image.NRGBA, b *batchArgs, events chan<- pipeline.Event) (*pipeline.Result, *imagefile.HiresSettings, error) {
 	w, h, err := hires.Size(img.Rect.Dx(), img.Rect.Dy(), b.hires)
@@ -95,7 +115,12 @@ func secondPass(ctx context.Context, p *pipeline.Pipeline, req pipeline.Request,
 	next.Count, next.Seed, next.Noise, next.NoiseSeed = 0, first.Seed, nil, first.NoiseSeed
 	next.VariationSeed, next.VariationStrength = first.VariationSeed, first.VariationStrength
 	next.Width, next.Height, next.Aspect = w, h, 0
-	next.Init = &pipeline.InitImage{Image: hires.Resize(img, w, h), Strength: b.hiresStrength}
+	start, _, err := hires.FirstStage(ctx, img, w, h, b.upscaler, nil)
+	if err != nil {
+		close(events)
+		return nil, nil, err
+	}
+	next.Init = &pipeline.InitImage{Image: start, Strength: b.hiresStrength}
 	if b.hiresSteps > 0 {
 		next.Steps, next.Sigmas = b.hiresSteps, nil
 	}
@@ -104,5 +129,5 @@ func secondPass(ctx context.Context, p *pipeline.Pipeline, req pipeline.Request,
 		return nil, nil, err
 	}
 	return res, &imagefile.HiresSettings{Factor: b.hires, Width: res.Width, Height: res.Height, Strength: b.hiresStrength,
-		Steps: res.Steps, StepsRun: res.StepsRun, Upscaler: "Lanczos", Sigmas: res.Sigmas}, nil
+		Steps: res.Steps, StepsRun: res.StepsRun, Upscaler: upscalerName(b.upscaler), Sigmas: res.Sigmas}, nil
 }

@@ -98,6 +98,7 @@ func parseGenerateArgs(args []string) (*generateArgs, error) {
 	f.Float64Var(&g.batch.hires, "hires", 0, "")
 	f.Float64Var(&g.batch.hiresStrength, "hires-strength", 0.35, "")
 	f.IntVar(&g.batch.hiresSteps, "hires-steps", 0, "")
+	f.StringVar(&g.batch.hiresUpscaler, "hires-upscaler", "", "")
 	f.StringVar(&g.grid[0], "grid-x", "", "")
 	f.StringVar(&g.grid[1], "grid-y", "", "")
 	f.StringVar(&g.grid[2], "grid-z", "", "")

@@ -31,7 +31,7 @@ var (
 	tinyErr  error
 )
 
-func tinyCMF(t *testing.T) string {
+func tinyCMF(t testing.TB) string {
 	t.Helper()
 	tinyOnce.Do(func() {
 		snap, err := golden.ModelSnapshot()

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"easel/app/backend"
 	"easel/app/history"
 	"easel/app/imagefile"
 	"easel/app/jobs"
@@ -21,13 +22,14 @@ import (
 	"easel/app/settings"
 	"easel/app/studiogen"
 	"easel/engine/pipeline"
+	"easel/kernels/device"
 )
 
 func init() {
 	register(&Command{
 		Name:    "serve",
 		Usage:   "[--listen ADDR] [--model M.cmf] [--api-auth USER:PASS | --token T] [--tls-cert C --tls-key K] [flags]",
-		Summary: "serve the AUTOMATIC1111 API (/sdapi/v1/…) so other tools can drive Easel",
+		Summary: "serve the AUTOMATIC1111 API (/sdapi/v1/…), OpenAI's images API and ComfyUI's routes so other tools can drive Easel",
 		Run:     runServe,
 	})
 }
@@ -40,7 +42,10 @@ const serveUsage = `usage: easel serve [flags]
 Serves the AUTOMATIC1111 web UI's API (/sdapi/v1/txt2img, img2img, progress, interrupt, skip,
 options, sd-models, loras, samplers, schedulers, upscalers, extra-single-image,
 extra-batch-images, memory, cmd-flags, png-info, and A1111's other routes, empty where Easel has
-nothing of the kind: docs/A1111-API.md) on one queue: jobs run one at a time, in order.
+nothing of the kind: docs/A1111-API.md) on one queue: jobs run one at a time, in order. The
+same port answers OpenAI's images API (/v1/images/generations, /v1/images/edits, /v1/models:
+the --token is the API key) and ComfyUI's routes for clients that send a workflow (/prompt,
+/history, /view, /ws, /object_info, ...).
 
   --listen ADDR       where to listen (default 127.0.0.1:7860, this machine only); any other
                       address needs --api-auth, --token or --allow-from, else easel serve
@@ -64,6 +69,8 @@ nothing of the kind: docs/A1111-API.md) on one queue: jobs run one at a time, in
   --cors-allow-origin-regex RE  origins matching RE may too
   --no-save           refuse save_images (a request asking for it gets a warning); without it,
                       save_images: true saves into the app's output folder and history
+  --upscalers DIR     the folder of learned upscalers (.pth, .safetensors) /sdapi/v1/upscalers lists
+                      and extras and hr_upscaler use (default: the app's upscalers folder)
   --studio URL        render the jobs on a studio's Macs (easel studio hub) instead of here;
                       --studio-token T is the hub's token (default: --token), --studio-pin its
                       certificate fingerprint
@@ -95,6 +102,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	corsOrigins := f.String("cors-allow-origins", "", "")
 	corsRegex := f.String("cors-allow-origin-regex", "", "")
 	noSave := f.Bool("no-save", false, "")
+	upscalersDir := f.String("upscalers", "", "")
 	studioURL, studioToken, studioPin := f.String("studio", "", ""), f.String("studio-token", "", ""), f.String("studio-pin", "", "") // studio_serve.go
 	if err := f.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "easel serve: %v\n\n%s\n", err, serveUsage)
@@ -154,6 +162,21 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		be = st.Backend
 	}
 	loraDir, _ := settings.LoRADir()
+	lib, err := library(*upscalersDir)
+	if err != nil && *upscalersDir != "" {
+		fmt.Fprintf(stderr, "easel serve: %v\n", err)
+		return ExitUsage
+	}
+	upscalersFlag := *upscalersDir
+	if lib != nil {
+		upscalersFlag = lib.Dir
+	}
+	var upscaleDevice device.Device // learned upscalers run on Metal when the backend does
+	if be != settings.BackendCPU {
+		if c, err := backend.Choose(be); err == nil {
+			upscaleDevice = c.Device
+		}
+	}
 
 	logger := log.New(stderr, "easel serve: ", log.LstdFlags)
 	gen := &jobs.ModelGenerator{Path: *model, Backend: be}
@@ -202,14 +225,18 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		hashCache = filepath.Join(dir, "modelhash")
 		checkpoints = filepath.Join(dir, "serve-checkpoints") // a client's retry after a restart resumes
 	}
+	var useModel func(string) // a request's own model, for its jobs only (not with --studio)
+	if *studioURL == "" {
+		useModel = gen.SetPath
+	}
 	srv, err := serve.New(serve.Config{
-		Queue: queue, Model: *model, SetModel: func(p string) { gen.SetPath(p); calib.Start(p) }, LoRADir: loraDir,
+		Queue: queue, Model: *model, SetModel: func(p string) { gen.SetPath(p); calib.Start(p) }, UseModel: useModel, LoRADir: loraDir,
 		Backend: be, Preview: calib.Render, Auth: auth, CORS: cors, Save: save, NoSave: *noSave, HashCache: hashCache,
 		Checkpoints: checkpoints, MaxBody: int64(*maxBody) << 20, MaxPending: *maxQueue, MaxConns: *maxConns,
-		LogPrompts: *logPrompts, Log: logger, Spread: spread,
+		LogPrompts: *logPrompts, Log: logger, Spread: spread, Upscalers: lib, UpscaleDevice: upscaleDevice,
 		Flags: map[string]any{"listen": *listen, "model": *model, "backend": string(be), "tls": *cert != "",
 			"max_queue": *maxQueue, "max_body_mb": *maxBody, "max_conns": *maxConns,
-			"allow_from": *allowFrom, "cors_allow_origins": *corsOrigins, "cors_allow_origin_regex": *corsRegex, "no_save": *noSave},
+			"upscalers": upscalersFlag, "allow_from": *allowFrom, "cors_allow_origins": *corsOrigins, "cors_allow_origin_regex": *corsRegex, "no_save": *noSave},
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "easel serve: %v\n", err)
@@ -224,7 +251,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if *cert != "" {
 		scheme = "https"
 	}
-	logger.Printf("serving the A1111 API on %s://%s with %s (Ctrl-C stops)", scheme, ln.Addr(), *model)
+	logger.Printf("serving the A1111 API, OpenAI's images API (/v1) and ComfyUI's routes on %s://%s with %s (Ctrl-C stops)", scheme, ln.Addr(), *model)
 	serveListening(ln.Addr().String())
 	ctx, stop := interruptContext()
 	defer stop()

@@ -30,16 +30,31 @@ func init() {
 }
 
 const studioUsage = `usage:
-  easel studio hub [--listen 127.0.0.1:4222] [--token T] [--tls-cert C --tls-key K] [--data DIR]
-                   [--model M.cmf] [--ack-wait 60s]
+  easel studio hub [--listen 127.0.0.1:4222] [--token T [--worker-token W]] [--tls-cert C --tls-key K] [--data DIR]
+                   [--model M.cmf] [--ack-wait 60s] [--queue 32] [--per-batch 8]
+                   [--client-timeout 30s] [--max-age 24h] [--max-store BYTES]
       run the studio's queue (NATS JetStream, on disk under --data). Any address but loopback
       needs --token, and speaks TLS (--tls-cert/--tls-key, or a self-signed certificate whose
       fingerprint is printed: workers pin it with --pin). With --model the hub renders too.
+      --worker-token: Macs that join present it (easel studio join --token W) and can then only
+      take jobs and deliver results; --token is then the clients' alone.
+      --queue: jobs in the queue at most (waiting or rendering); --per-batch: of one batch
+      (more wait on their client, so batches share the queue); --client-timeout: a batch whose
+      client is silent this long is dropped; --max-age: older jobs leave the queue;
+      --max-store: bytes of the data folder's disk the hub may fill (default: 3/4 of its free
+      space at start).
   easel studio join URL --token T --model M.cmf [--name NAME] [--backend B] [--pin FINGERPRINT]
       lend this Mac: take the hub's jobs for this model, one at a time, until Ctrl-C (which
-      hands the job in hand back at once)
+      hands the job in hand back at once). The model file is verified first (as easel verify
+      does; once per file, remembered by size and modification time).
   easel studio status URL --token T [--pin FINGERPRINT] [--json]
-      the workers (name, model, state, job, step, images done) and the jobs waiting
+      the workers (name, model, state, job, step, images done), the batches waiting and the
+      hub's disk
+  easel studio cancel URL BATCH --token T [--pin FINGERPRINT]
+      take a batch's jobs off the queue (its id is in easel studio status and in the client's
+      first line)
+  easel studio purge URL --token T [--pin FINGERPRINT]
+      empty the queue and the results store: every client's waiting images
 
   easel generate --studio URL --token T [--pin FINGERPRINT] ...   render a batch on the studio`
 
@@ -55,8 +70,10 @@ func runStudio(args []string, stdout, stderr io.Writer) int {
 		return runStudioJoin(args[1:], stdout, stderr)
 	case "status":
 		return runStudioStatus(args[1:], stdout, stderr)
+	case "cancel", "purge":
+		return runStudioRemove(args[0], args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "easel studio: unknown subcommand %q: use hub, join or status\n\n%s\n", args[0], studioUsage)
+	fmt.Fprintf(stderr, "easel studio: unknown subcommand %q: use hub, join, status, cancel or purge\n\n%s\n", args[0], studioUsage)
 	return ExitUsage
 }
 
@@ -92,12 +109,18 @@ func runStudioHub(args []string, stdout, stderr io.Writer) int {
 	_, _, err := studioFlags("hub", args, false, func(f *flag.FlagSet) {
 		f.StringVar(&cfg.Listen, "listen", "127.0.0.1:4222", "")
 		f.StringVar(&cfg.Token, "token", "", "")
+		f.StringVar(&cfg.WorkerToken, "worker-token", "", "")
 		f.StringVar(&cfg.TLSCert, "tls-cert", "", "")
 		f.StringVar(&cfg.TLSKey, "tls-key", "", "")
 		f.StringVar(&cfg.Data, "data", "", "")
 		f.StringVar(&model, "model", "", "")
 		f.StringVar(&backend, "backend", "", "")
 		f.DurationVar(&cfg.AckWait, "ack-wait", studio.DefaultAckWait, "")
+		f.IntVar(&cfg.QueueLength, "queue", studio.DefaultQueueLength, "")
+		f.IntVar(&cfg.PerBatch, "per-batch", studio.DefaultPerBatch, "")
+		f.DurationVar(&cfg.ClientTimeout, "client-timeout", studio.DefaultClientTimeout, "")
+		f.DurationVar(&cfg.MaxAge, "max-age", studio.DefaultMaxAge, "")
+		f.Int64Var(&cfg.MaxStore, "max-store", 0, "")
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "easel studio hub: %v\n\n%s\n", err, studioUsage)
@@ -111,13 +134,16 @@ func runStudioHub(args []string, stdout, stderr io.Writer) int {
 		}
 		cfg.Data = filepath.Join(dir, "studio")
 	}
+	cfg.Logf = func(format string, a ...any) {
+		fmt.Fprintf(stderr, "easel studio hub: "+format+"\n", a...)
+	}
 	h, err := studio.StartHub(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "easel studio hub: %v\n", err)
 		return ExitFailure
 	}
 	defer h.Close()
-	fmt.Fprintf(stdout, "studio hub on %s (queue in %s)\n", h.URL(), cfg.Data)
+	fmt.Fprintf(stdout, "studio hub on %s (queue in %s: %s)\n", h.URL(), cfg.Data, h.Disk)
 	studioHubListening(h.URL())
 	if h.Fingerprint != "" {
 		fmt.Fprintf(stdout, "pairing: certificate fingerprint %s (workers: --pin %s)\n", h.Fingerprint, h.Fingerprint)
@@ -125,6 +151,10 @@ func runStudioHub(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := studioInterrupt()
 	defer stop()
 	if model != "" {
+		if f := verifyModelOnce(ctx, model, stderr); f != nil {
+			fmt.Fprintf(stderr, "easel studio hub: %v\n", f.err)
+			return f.code
+		}
 		c, err := h.Connect(studio.RoleWorker)
 		if err != nil {
 			fmt.Fprintf(stderr, "easel studio hub: %v\n", err)
@@ -164,6 +194,10 @@ func runStudioJoin(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := studioInterrupt()
 	defer stop()
+	if f := verifyModelOnce(ctx, model, stderr); f != nil {
+		fmt.Fprintf(stderr, "easel studio join: %v\n", f.err)
+		return f.code
+	}
 	c, err := studio.Dial(ctx, url, studio.DialOptions{Role: studio.RoleWorker, Token: token, Pin: pin, Name: name,
 		OnEvent: func(s string) { fmt.Fprintf(stderr, "easel studio join: %s\n", s) }})
 	if err != nil {
@@ -180,6 +214,9 @@ func joinAndRender(ctx context.Context, c *studio.Conn, model, backend, name str
 	if f != nil {
 		fmt.Fprintf(stderr, "easel studio: %v\n", f.err)
 		return f.code
+	}
+	if n := removeLeftoverJobDirs(); n > 0 {
+		fmt.Fprintf(stderr, "easel studio: removed %d job folders left by workers that were killed\n", n)
 	}
 	enc := json.NewEncoder(stdout)
 	w := &studio.Worker{Name: name, Chip: runtime.GOARCH, Model: baseName(model), Renderer: r, Hold: activity.Hold,
@@ -243,6 +280,58 @@ func runStudioStatus(args []string, stdout, stderr io.Writer) int {
 	}
 	tw.Flush()
 	fmt.Fprintf(stdout, "%d Macs, %d images waiting\n", len(st.Workers), st.Queued)
+	for _, b := range st.Batches {
+		fmt.Fprintf(stdout, "batch %s: %d jobs in the queue\n", b.Batch, b.Jobs)
+	}
+	if st.Disk.Limit > 0 {
+		fmt.Fprintf(stdout, "hub disk: %s used of its %s (%s free at start)\n",
+			sizeText(st.Disk.Used), sizeText(uint64(st.Disk.Limit)), sizeText(st.Disk.FreeAtStart))
+	}
+	return ExitOK
+}
+
+// runStudioRemove is `easel studio cancel URL BATCH` and `easel studio purge URL`.
+func runStudioRemove(verb string, args []string, stdout, stderr io.Writer) int {
+	var token, pin string
+	batch := ""
+	if verb == "cancel" && len(args) >= 2 && len(args[1]) > 0 && args[1][0] != '-' {
+		batch = args[1]
+		args = append([]string{args[0]}, args[2:]...)
+	}
+	url, _, err := studioFlags(verb, args, true, func(f *flag.FlagSet) {
+		f.StringVar(&token, "token", "", "")
+		f.StringVar(&pin, "pin", "", "")
+	})
+	if err == nil && verb == "cancel" && batch == "" {
+		err = fmt.Errorf("give the batch after the hub's address (easel studio status lists them)")
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "easel studio %s: %v\n\n%s\n", verb, err, studioUsage)
+		return ExitUsage
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	c, err := studio.Dial(ctx, url, studio.DialOptions{Role: studio.RoleClient, Token: token, Pin: pin})
+	if err != nil {
+		fmt.Fprintf(stderr, "easel studio %s: %v\n", verb, err)
+		return ExitFailure
+	}
+	defer c.Close()
+	var n int
+	if verb == "cancel" {
+		n, err = c.CancelBatch(ctx, batch)
+	} else {
+		n, err = c.Purge(ctx)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "easel studio %s: %v\n", verb, err)
+		return ExitFailure
+	}
+	if verb == "cancel" {
+		fmt.Fprintf(stdout, "batch %s: %d jobs taken off the queue\n", batch, n)
+	} else {
+		fmt.Fprintf(stdout, "the queue is empty: %d jobs taken off it, and the results store emptied\n", n)
+	}
 	return ExitOK
 }
 

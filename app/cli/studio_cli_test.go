@@ -23,12 +23,25 @@ func TestStudioStatusAndRefusals(t *testing.T) {
 	var st struct {
 		Workers []map[string]any `json:"workers"`
 		Queued  *int             `json:"queued"`
+		Disk    struct {
+			Free  uint64 `json:"free_at_start_bytes"`
+			Limit int64  `json:"limit_bytes"`
+		} `json:"disk"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &st); err != nil {
 		t.Fatalf("status --json: %v: %s", err, stdout)
 	}
 	if len(st.Workers) != 1 || st.Queued == nil || *st.Queued != 0 {
 		t.Fatalf("status %s: want one worker and 0 queued", stdout)
+	}
+	if st.Disk.Free == 0 || st.Disk.Limit <= 0 || uint64(st.Disk.Limit) > st.Disk.Free {
+		t.Errorf("status %s: want the hub's disk (its free space at start, and its share of it)", stdout)
+	}
+	if code, text, _ := run("studio", "status", url, "--token", studioTestToken); code != ExitOK || !strings.Contains(text, "hub disk:") {
+		t.Errorf("status: exit %d, %q: want a line on the hub's disk", code, text)
+	}
+	if code, text, stderr := run("studio", "purge", url, "--token", studioTestToken); code != ExitOK || !strings.Contains(text, "the queue is empty: 0 jobs") {
+		t.Errorf("purge: exit %d, %q %s", code, text, stderr)
 	}
 	w := st.Workers[0]
 	for field, want := range map[string]any{"name": "mac-1", "model": filepath.Base(model), "state": "idle", "done": 0.0, "step": 0.0, "steps": 0.0} {
@@ -46,6 +59,10 @@ func TestStudioStatusAndRefusals(t *testing.T) {
 		{[]string{"generate", "--studio", url, "--token", "studio-test-token-wrong-one", "--model", model, "--prompt", "x", "--size", "32x32"}, "refused the token"},
 		{[]string{"studio", "hub", "--listen", "0.0.0.0:0", "--data", t.TempDir()}, "--token"},
 		{[]string{"studio", "join", url, "--token", studioTestToken}, "--model is required"},
+		{[]string{"studio", "cancel", url, "--token", studioTestToken}, "give the batch"},
+		{[]string{"studio", "cancel", url, "0123456789abcdef", "--token", studioTestToken}, "has no jobs in the queue"},
+		{[]string{"studio", "hub", "--listen", "127.0.0.1:0", "--data", t.TempDir(), "--max-store", "1000"}, "free"},
+		{[]string{"studio", "hub", "--listen", "127.0.0.1:0", "--data", t.TempDir(), "--token", studioTestToken, "--worker-token", studioTestToken}, "--worker-token"},
 	} {
 		code, _, stderr := run(tc.args...)
 		if code == ExitOK || !strings.Contains(stderr, tc.want) {

@@ -133,9 +133,18 @@ func runGenerateStudio(url, token, pin string, args []string, stdout, stderr io.
 		}
 	}
 	written := 0
+	start := time.Now()
+	if g.json {
+		enc.Encode(studioEvent{Stage: "studio", Event: "submitted", Batch: batch, Images: n})
+	} else {
+		fmt.Fprintf(stderr, "easel generate: studio batch %s: %d images (easel studio cancel %s %s takes it off the queue)\n", batch, n, url, batch)
+	}
 	err = c.Run(ctx, jobs, func(e studio.Event) {
 		ev := studioEvent{Stage: "studio", Event: e.Kind, Image: e.Index + 1, Images: n, Worker: e.Worker, Attempt: e.Attempt,
 			Step: e.Step, Steps: e.Steps, Detail: e.Detail}
+		if e.Kind == studio.EventFailed {
+			ev.Elapsed = time.Since(start).Seconds()
+		}
 		if e.Kind == studio.EventResult {
 			if err := writeOnce(paths[e.Index], e.PNG); err != nil {
 				ev.Event, ev.Detail = studio.EventFailed, err.Error()
@@ -145,7 +154,7 @@ func runGenerateStudio(url, token, pin string, args []string, stdout, stderr io.
 			written++
 			seed := seeds[e.Index][0]
 			ev = studioEvent{Stage: "saved", Path: paths[e.Index], Image: e.Index + 1, Images: n, Seed: &seed,
-				Worker: e.Worker, Attempt: e.Attempt}
+				Worker: e.Worker, Attempt: e.Attempt, Elapsed: time.Since(start).Seconds()}
 			if req.VariationStrength > 0 {
 				ev.VariationSeed = seeds[e.Index][1]
 			}
@@ -157,13 +166,21 @@ func runGenerateStudio(url, token, pin string, args []string, stdout, stderr io.
 	})
 	switch {
 	case errors.Is(err, context.Canceled):
-		out.failed(fail(ExitCancelled, "cancelled; %d of %d images were written, the others were taken off the studio's queue", written, n))
+		studioFailed(out, fail(ExitCancelled, "%v; %d of %d images were written", err, written, n), start)
 		return ExitCancelled
 	case err != nil:
-		out.failed(&failure{ExitFailure, err})
+		studioFailed(out, &failure{ExitFailure, err}, start)
 		return ExitFailure
 	}
 	return ExitOK
+}
+
+// studioFailed reports a batch that ended in failure, with the time since it was submitted.
+func studioFailed(out *generateOutput, f *failure, start time.Time) {
+	fmt.Fprintf(out.stderr, "easel generate: %v\n", f.err)
+	if out.json {
+		out.enc.Encode(jsonEvent{Stage: "failed", Error: f.err.Error(), ExitCode: f.code, Elapsed: time.Since(start).Seconds()})
+	}
 }
 
 // studioEvent is one --json line of a studio batch.
@@ -180,6 +197,9 @@ type studioEvent struct {
 	Step          int     `json:"step,omitempty"`
 	Steps         int     `json:"steps,omitempty"`
 	Detail        string  `json:"detail,omitempty"`
+	Batch         string  `json:"batch,omitempty"` // the studio's batch (on "submitted")
+	// Elapsed is the time since the batch was submitted, on a saved or failed image.
+	Elapsed float64 `json:"elapsed_s,omitempty"`
 }
 
 func (e studioEvent) text() string {
@@ -193,6 +213,11 @@ func writeOnce(path string, data []byte) error {
 		return fmt.Errorf("saving %s: %w", path, err)
 	}
 	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("saving %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil { // as a local render's file
 		tmp.Close()
 		os.Remove(tmp.Name())
 		return fmt.Errorf("saving %s: %w", path, err)

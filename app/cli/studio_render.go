@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"easel/app/imagefile"
@@ -117,39 +116,31 @@ func (r *studioRenderer) Render(ctx context.Context, job *studio.Job, inputs stu
 	if err := json.Unmarshal(job.Request, &sr); err != nil {
 		return nil, fmt.Errorf("not a request this Easel reads: %v", err)
 	}
-	dir, err := os.MkdirTemp("", "easel-studio-job-")
+	// Everything the job names is checked before its folder is made.
+	var g *generateArgs
+	var err error
+	if sr.Pipeline != nil {
+		if err := sr.Pipeline.Check(); err != nil {
+			return nil, err
+		}
+	} else if g, err = checkStudioJobArgs(sr.Args, r.modelPath); err != nil {
+		return nil, err
+	}
+	dir, err := newStudioJobDir()
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
+	png, err := r.renderIn(ctx, dir, g, &sr, job, inputs, progress)
+	return png, scrubJobDir(err, dir)
+}
+
+// renderIn renders the checked job in its folder.
+func (r *studioRenderer) renderIn(ctx context.Context, dir string, g *generateArgs, sr *studioRequest, job *studio.Job, inputs studio.Inputs, progress func(studio.Step)) ([]byte, error) {
 	if sr.Pipeline != nil {
 		return r.renderPipeline(ctx, sr.Pipeline, job.Previews, inputs, dir, progress)
 	}
-	args := make([]string, 0, len(sr.Args)+2)
-	for _, a := range sr.Args {
-		if ref, ok := strings.CutPrefix(a, studioInputRef); ok {
-			name, suffix, _ := strings.Cut(ref, "|") // suffix: the original file name (and a LoRA's :strength)
-			data, err := inputs(ctx, name)
-			if err != nil {
-				return nil, fmt.Errorf("fetching input %s from the hub: %w", name, err)
-			}
-			base, strength, _ := strings.Cut(suffix, "\x00")
-			sub := filepath.Join(dir, name)
-			os.MkdirAll(sub, 0o700)
-			path := filepath.Join(sub, filepath.Base(base))
-			if err := os.WriteFile(path, data, 0o600); err != nil {
-				return nil, err
-			}
-			if strength != "" {
-				path += ":" + strength
-			}
-			a = path
-		}
-		args = append(args, a)
-	}
-	args = append(args, "--model", r.modelPath)
-	g, err := parseGenerateArgs(args)
-	if err != nil {
+	if err := fetchStudioFiles(ctx, g, inputs, dir); err != nil {
 		return nil, err
 	}
 	p, backendName, err := r.pipeline(ctx)

@@ -36,6 +36,11 @@ func createTemp(dir, pattern string) (tempFile, error) {
 // written, synced and renamed over path. On any failure the temporary file is removed, path is
 // untouched, and the error says what went wrong and what to do.
 func WriteFile(path string, img image.Image, s *Settings) (err error) {
+	return writeAtomic(path, func(w io.Writer) error { return Encode(w, img, s) })
+}
+
+// writeAtomic writes what encode writes to path atomically (WriteFile's way).
+func writeAtomic(path string, encode func(w io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
 	if st, err := os.Stat(dir); err != nil {
 		return writeError(path, err)
@@ -54,7 +59,7 @@ func WriteFile(path string, img image.Image, s *Settings) (err error) {
 		}
 	}()
 	w := bufio.NewWriterSize(f, 1<<20)
-	if err = Encode(w, img, s); err != nil {
+	if err = encode(w); err != nil {
 		return writeError(path, err)
 	}
 	if err = w.Flush(); err != nil {

@@ -58,6 +58,9 @@ func Parameters(s *Settings) string {
 			fields = append(fields, [2]string{"Mask blur", strconv.FormatFloat(in.MaskBlur, 'g', -1, 64)})
 		}
 	}
+	if u := s.Upscale; u != nil {
+		fields = append(fields, u.fields()...)
+	}
 	if len(loraHashes) > 0 {
 		fields = append(fields, [2]string{"Lora hashes", strings.Join(loraHashes, ", ")})
 	}

@@ -72,6 +72,9 @@ type Settings struct {
 	// Batch, when not nil, places the image in the batch that made it (nil: a single image,
 	// or a PNG written before batches were recorded).
 	Batch *BatchSettings `json:"batch,omitempty"`
+	// Upscale, when not nil, is a learned upscaler (or Lanczos) the finished image went through
+	// afterwards (upscaled.go); the image itself is Upscale.Width × Upscale.Height.
+	Upscale *UpscaleSettings `json:"upscale,omitempty"`
 	// Grid, when not nil, marks a grid image and lists its axes (grid.go).
 	Grid *GridSettings `json:"grid,omitempty"`
 	// InitImage and MaskImage are the start image and its mask themselves, written to and read

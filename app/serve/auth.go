@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+
+	"easel/app/serve/openai"
 )
 
 // Auth is the credentials a server asks for: A1111's --api-auth USER:PASS (HTTP Basic) and/or a
@@ -73,7 +75,7 @@ func (a Auth) requireAuth(next http.Handler) http.Handler {
 			return
 		}
 		if !a.Set() {
-			writeJSON(w, http.StatusForbidden, map[string]any{"detail": "this server lets in only the networks given with --allow-from; " + clientHost(r) + " is not one of them"})
+			refuse(w, r, http.StatusForbidden, "this server lets in only the networks given with --allow-from; "+clientHost(r)+" is not one of them")
 			return
 		}
 		if !a.allows(r) {
@@ -82,9 +84,26 @@ func (a Auth) requireAuth(next http.Handler) http.Handler {
 			} else {
 				w.Header().Set("WWW-Authenticate", "Bearer")
 			}
-			writeJSON(w, http.StatusUnauthorized, map[string]any{"detail": "Incorrect username or password"})
+			refuse(w, r, http.StatusUnauthorized, "Incorrect username or password")
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// refuse answers a request the credentials check turns away, in its API's shape: OpenAI's error
+// object under /v1/, A1111's detail elsewhere.
+func refuse(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if strings.HasPrefix(r.URL.Path, "/v1/") {
+		code := "invalid_api_key"
+		if status == http.StatusForbidden {
+			code = "forbidden"
+			msg = "this server lets in only the networks given with --allow-from; " + clientHost(r) + " is not one of them"
+		} else {
+			msg = "Incorrect API key provided: send the server's --token as the API key (Authorization: Bearer TOKEN)"
+		}
+		openai.WriteError(w, status, msg, "invalid_request_error", "", code)
+		return
+	}
+	writeJSON(w, status, map[string]any{"detail": msg})
 }

@@ -11,6 +11,10 @@
 // (app/imagefile). Batches (batch_size × n_iter) are sequential jobs, one seed each
 // (Config.Spread lets a generator that renders elsewhere send them all out at once).
 //
+// The same server answers OpenAI's images API (app/serve/openai) and ComfyUI's routes for
+// template clients (app/serve/comfy), both over render.Renderer, which Server implements with
+// the same drafts and jobs (apis.go).
+//
 // Security: loopback only unless credentials or --allow-from networks are set (Check), HTTP
 // Basic (A1111's --api-auth) or a bearer token compared in constant time, CORS only for the
 // origins given, a body cap, the app's image limits,

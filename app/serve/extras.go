@@ -2,8 +2,10 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"image/png"
@@ -14,13 +16,19 @@ import (
 	"github.com/disintegration/imaging"
 
 	"easel/app/compose"
+	"easel/app/upscalers"
 )
 
-// upscaler is one of /sdapi/v1/upscalers: A1111's built-in resamplers, done with imaging.
+// upscaler is one of /sdapi/v1/upscalers: A1111's built-in resamplers, done with imaging, or a
+// learned upscaler of the upscalers folder (learned.go).
 type upscaler struct {
-	Name   string
-	Filter *imaging.ResampleFilter // nil: None (the image unchanged)
+	Name    string
+	Filter  *imaging.ResampleFilter // nil: None (the image unchanged), unless Learned
+	Learned *upscalers.Entry
 }
+
+// none says the upscaler leaves the image as it is.
+func (u upscaler) none() bool { return u.Filter == nil && u.Learned == nil }
 
 var upscalerList = []upscaler{{Name: "None"}, {Name: "Lanczos", Filter: &imaging.Lanczos}, {Name: "Nearest", Filter: &imaging.NearestNeighbor}}
 
@@ -30,8 +38,9 @@ const (
 	extrasMaxPixels = 64 << 20
 )
 
-// upscalers answers GET /sdapi/v1/upscalers in A1111's UpscalerItem shape (no model files: no
-// paths); the scale is A1111's for its built-in ones.
+// upscalers answers GET /sdapi/v1/upscalers in A1111's UpscalerItem shape: the built-in
+// resamplers (A1111's scale, 4), then one entry per learned upscaler of the upscalers folder (its
+// file name without the extension, its network family, its file, its own scale).
 func (s *Server) upscalers(w http.ResponseWriter, r *http.Request) {
 	out := []map[string]any{}
 	for _, u := range upscalerList {
@@ -40,6 +49,9 @@ func (s *Server) upscalers(w http.ResponseWriter, r *http.Request) {
 			model = strings.ToLower(u.Name)
 		}
 		out = append(out, map[string]any{"name": u.Name, "model_name": model, "model_path": nil, "model_url": nil, "scale": 4})
+	}
+	for _, e := range s.learnedEntries() {
+		out = append(out, map[string]any{"name": e.Name, "model_name": string(e.Config.Arch), "model_path": e.Path, "model_url": nil, "scale": e.Scale()})
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -54,20 +66,32 @@ type extrasParams struct {
 	secondVis     float64
 	show          bool
 	notes         []string
+	server        *Server
 }
 
-func findUpscaler(f *fields, name string) upscaler {
+// findUpscaler reads an upscaler field: a name of GET /sdapi/v1/upscalers, or one A1111 lists by
+// default (its substitute is said in notes); any other name is invalid.
+func (s *Server) findUpscaler(f *fields, name string, notes *[]string) upscaler {
 	v := f.Str(name, "None")
-	for _, u := range upscalerList {
-		if strings.EqualFold(u.Name, strings.TrimSpace(v)) {
-			return u
+	u, warning, ok := s.resolveUpscaler(v)
+	if !ok {
+		names := []string{}
+		for _, b := range upscalerList {
+			names = append(names, b.Name)
 		}
+		for _, e := range s.learnedEntries() {
+			names = append(names, e.Name)
+		}
+		f.Invalid(name, fmt.Sprintf("upscaler %q is not available: choose one of %s (GET /sdapi/v1/upscalers)", v, strings.Join(names, ", ")))
+		return upscaler{Name: "None"}
 	}
-	f.Invalid(name, fmt.Sprintf("upscaler %q is not available: choose None, Lanczos or Nearest (GET /sdapi/v1/upscalers)", v))
-	return upscaler{Name: "None"}
+	if warning != "" {
+		*notes = append(*notes, name+": "+warning)
+	}
+	return u
 }
 
-func readExtras(f *fields) *extrasParams {
+func (s *Server) readExtras(f *fields) *extrasParams {
 	p := &extrasParams{}
 	p.mode = f.Int("resize_mode", 0)
 	f.Range("resize_mode", p.mode, 0, 1)
@@ -79,7 +103,8 @@ func readExtras(f *fields) *extrasParams {
 	f.Range("upscaling_resize_h", h, 1, extrasMaxSide)
 	p.toW, p.toH = int(w), int(h)
 	p.crop = f.Bool("upscaling_crop", true)
-	p.first, p.second = findUpscaler(f, "upscaler_1"), findUpscaler(f, "upscaler_2")
+	p.first, p.second = s.findUpscaler(f, "upscaler_1", &p.notes), s.findUpscaler(f, "upscaler_2", &p.notes)
+	p.server = s
 	p.secondVis = f.Float("extras_upscaler_2_visibility", 0)
 	f.RangeF("extras_upscaler_2_visibility", p.secondVis, 0, 1)
 	for _, name := range []string{"gfpgan_visibility", "codeformer_visibility", "codeformer_weight"} {
@@ -96,8 +121,8 @@ func readExtras(f *fields) *extrasParams {
 // scale is one upscaler's result for img, as A1111's postprocessing_upscale: by a factor (mode
 // 0) or by the factor that covers upscaling_resize_w × _h (mode 1), then, with upscaling_crop,
 // centre-cropped to exactly that size.
-func (p *extrasParams) scale(img *image.NRGBA, u upscaler) (*image.NRGBA, error) {
-	if u.Filter == nil {
+func (p *extrasParams) scale(ctx context.Context, img *image.NRGBA, u upscaler) (*image.NRGBA, error) {
+	if u.none() {
 		return img, nil
 	}
 	b := img.Bounds()
@@ -107,9 +132,24 @@ func (p *extrasParams) scale(img *image.NRGBA, u upscaler) (*image.NRGBA, error)
 	}
 	w, h := int(math.Round(float64(b.Dx())*by)), int(math.Round(float64(b.Dy())*by))
 	if w > extrasMaxSide || h > extrasMaxSide || w*h > extrasMaxPixels {
-		return nil, fmt.Errorf("%d×%d pixels is more than this server makes (%d a side, %d megapixels): choose a smaller upscaling_resize", w, h, extrasMaxSide, extrasMaxPixels>>20)
+		return nil, &sizeError{fmt.Sprintf("%d×%d pixels is more than this server makes (%d a side, %d megapixels): choose a smaller upscaling_resize", w, h, extrasMaxSide, extrasMaxPixels>>20)}
 	}
-	out := imaging.Resize(img, max(w, 1), max(h, 1), *u.Filter)
+	var out *image.NRGBA
+	if u.Learned != nil {
+		r, err := p.server.learnedRunner(*u.Learned)
+		if err != nil {
+			return nil, err
+		}
+		var rep upscalers.Report
+		if out, rep, err = r.Upscale(ctx, img, upscalers.Request{Width: max(w, 1), Height: max(h, 1)}); err != nil {
+			return nil, err
+		}
+		if rep.Notice != "" {
+			p.notes = append(p.notes, rep.Notice)
+		}
+	} else {
+		out = imaging.Resize(img, max(w, 1), max(h, 1), *u.Filter)
+	}
 	if p.mode == 1 && p.crop {
 		out = imaging.CropCenter(out, min(p.toW, out.Rect.Dx()), min(p.toH, out.Rect.Dy()))
 	}
@@ -117,28 +157,47 @@ func (p *extrasParams) scale(img *image.NRGBA, u upscaler) (*image.NRGBA, error)
 }
 
 // run is the extras of one image: upscaler_1, blended with upscaler_2 at its visibility.
-func (p *extrasParams) run(img *image.NRGBA) (*image.NRGBA, error) {
-	a, err := p.scale(img, p.first)
-	if err != nil || p.second.Filter == nil || p.secondVis == 0 {
+func (p *extrasParams) run(ctx context.Context, img *image.NRGBA) (*image.NRGBA, error) {
+	a, err := p.scale(ctx, img, p.first)
+	if err != nil || p.second.none() || p.secondVis == 0 {
 		return a, err
 	}
-	b, err := p.scale(img, p.second)
+	b, err := p.scale(ctx, img, p.second)
 	if err != nil {
 		return nil, err
 	}
-	if p.first.Filter == nil || a.Rect.Size() != b.Rect.Size() {
+	if p.first.none() || a.Rect.Size() != b.Rect.Size() {
 		return b, nil
 	}
 	return imaging.Overlay(a, b, image.Point{}, p.secondVis), nil
 }
 
+// failed answers an upscale that could not be made: a size past the limits (422), a learned
+// upscaler's file that went bad (a 500 naming it), or a client that went away.
+func (p *extrasParams) failed(w http.ResponseWriter, err error) {
+	var size *sizeError
+	switch {
+	case errors.As(err, &size):
+		unprocessable(w, []detailItem{{Loc: []any{"body", "upscaling_resize"}, Msg: err.Error(), Type: "value_error"}})
+	case errors.Is(err, context.Canceled):
+		serverError(w, "Interrupted", err)
+	default:
+		serverError(w, "UpscaleError", err)
+	}
+}
+
+// sizeError is a result past the server's limits.
+type sizeError struct{ msg string }
+
+func (e *sizeError) Error() string { return e.msg }
+
 // htmlInfo is A1111's html_info: what was done, and what could not be.
 func (p *extrasParams) htmlInfo(in, out image.Rectangle) string {
 	lines := []string{fmt.Sprintf("Upscaler: %s, %d×%d → %d×%d", p.first.Name, in.Dx(), in.Dy(), out.Dx(), out.Dy())}
-	if p.first.Filter == nil {
+	if p.first.none() {
 		lines[0] = "Upscaler: None (the image unchanged)"
 	}
-	if p.second.Filter != nil && p.secondVis > 0 {
+	if !p.second.none() && p.secondVis > 0 {
 		lines = append(lines, fmt.Sprintf("Upscaler 2: %s, visibility %g", p.second.Name, p.secondVis))
 	}
 	lines = append(lines, p.notes...)
@@ -161,7 +220,7 @@ func (s *Server) extraSingleImage(w http.ResponseWriter, r *http.Request) {
 	if f == nil {
 		return
 	}
-	p := readExtras(f)
+	p := s.readExtras(f)
 	src := f.Str("image", "")
 	if src == "" && len(f.errs) == 0 {
 		f.fail("image", "field required: send the image as base64", "value_error.missing", nil)
@@ -174,9 +233,9 @@ func (s *Server) extraSingleImage(w http.ResponseWriter, r *http.Request) {
 		unprocessable(w, f.errs)
 		return
 	}
-	out, err := p.run(imgs[0].Image)
+	out, err := p.run(r.Context(), imgs[0].Image)
 	if err != nil {
-		unprocessable(w, []detailItem{{Loc: []any{"body", "upscaling_resize"}, Msg: err.Error(), Type: "value_error"}})
+		p.failed(w, err)
 		return
 	}
 	enc := ""
@@ -196,7 +255,7 @@ func (s *Server) extraBatchImages(w http.ResponseWriter, r *http.Request) {
 	if f == nil {
 		return
 	}
-	p := readExtras(f)
+	p := s.readExtras(f)
 	var list []struct {
 		Data string `json:"data"`
 		Name string `json:"name"`
@@ -224,9 +283,9 @@ func (s *Server) extraBatchImages(w http.ResponseWriter, r *http.Request) {
 	images := []string{}
 	var info []string
 	for _, c := range imgs {
-		out, err := p.run(c.Image)
+		out, err := p.run(r.Context(), c.Image)
 		if err != nil {
-			unprocessable(w, []detailItem{{Loc: []any{"body", "upscaling_resize"}, Msg: err.Error(), Type: "value_error"}})
+			p.failed(w, err)
 			return
 		}
 		info = append(info, p.htmlInfo(c.Image.Rect, out.Rect))

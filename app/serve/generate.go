@@ -13,6 +13,7 @@ import (
 	"easel/app/imagefile"
 	"easel/app/imagework"
 	"easel/app/jobs"
+	"easel/app/serve/render"
 	"easel/engine/latents"
 	"easel/engine/pipeline"
 	"easel/engine/seed"
@@ -22,13 +23,20 @@ import (
 // makes, with A1111's seeds (seed + i, or with a variation strength the same seed and subseed + i).
 func (s *Server) drafts(p *params) ([]plan, []detailItem) {
 	_, modelPath, defaults := s.models.current()
+	if p.Model != "" && p.Model != modelPath { // override_settings.sd_model_checkpoint
+		d, err := readDefaults(p.Model)
+		if err != nil {
+			return nil, []detailItem{{Loc: []any{"body", "override_settings", "sd_model_checkpoint"}, Msg: noPaths(err.Error()), Type: "value_error"}}
+		}
+		modelPath, defaults = p.Model, d
+	}
 	modelHash := s.hashes.lookup(modelPath) // known since startup, or "" while it is being read
 	w, h := p.Width, p.Height
 	if w == 0 {
-		w = defaults.Width
+		w = a1111Side // A1111's default, whatever the model's
 	}
 	if h == 0 {
-		h = defaults.Height
+		h = a1111Side
 	}
 	ex := exactSize{}
 	if rw, rh := renderSide(w), renderSide(h); rw != w || rh != h {
@@ -37,6 +45,9 @@ func (s *Server) drafts(p *params) ([]plan, []detailItem) {
 	}
 	base := compose.Draft{Prompt: p.Prompt, Negative: p.Negative, Size: compose.SizeExact, CustomW: w, CustomH: h,
 		Steps: p.Steps, CFG: p.CFG, Backend: s.cfg.Backend, Model: modelPath, LoRAs: p.LoRAs, Conditions: p.Conditions}
+	if p.SizeAuto { // the model's (or the start image's) size, as `easel generate` without --size
+		base.Size, base.CustomW, base.CustomH, ex = compose.SizeAuto, 0, 0, exactSize{}
+	}
 	if p.Negative != "" && (p.CFG == 0 && defaults.CFG <= 1 || p.CFG != 0 && p.CFG <= 1) {
 		cfg := p.CFG
 		if cfg == 0 {
@@ -53,7 +64,7 @@ func (s *Server) drafts(p *params) ([]plan, []detailItem) {
 		return nil, bad
 	} else if st != nil {
 		base.Start = st
-		if !p.SizeGiven {
+		if !p.SizeGiven || p.SizeAuto {
 			base.Size = compose.SizeFromImage // the size follows the init image, as `easel generate --init`
 		}
 	}
@@ -148,9 +159,27 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, plans []plan, label
 // plans as the cells of one request over one prefill: cellgroups.go); varStrengths are the plans'
 // variation strengths (nil: none has one). The outcome's results are the plans'.
 func (s *Server) runGroups(w http.ResponseWriter, r *http.Request, plans []plan, groups [][]int, varStrengths []float64, label string) (outcome, bool) {
-	b := &batch{start: time.Now()}
+	out, err := s.submitGroups(r.Context(), "API "+clientHost(r), plans, groups, varStrengths, label, nil)
+	var re *render.Error
+	switch {
+	case err == nil:
+		return out, true
+	case errors.As(err, &re) && errors.Is(err, render.ErrBusy):
+		busy(w, re.RetryAfter, re.Msg)
+	case errors.Is(err, render.ErrGone):
+		s.cfg.Log.Printf("%s from %s: %v", label, clientHost(r), err)
+	default:
+		busy(w, 30, err.Error())
+	}
+	return outcome{}, false
+}
+
+// submitGroups queues the groups' jobs and waits for them; a refusal is a *render.Error (ErrBusy:
+// the queue is full or closed; ErrGone: ctx ended and the jobs were cancelled). progress, when
+// set, hears every step of the jobs.
+func (s *Server) submitGroups(ctx context.Context, origin string, plans []plan, groups [][]int, varStrengths []float64, label string, progress func(render.Progress)) (outcome, error) {
+	b := &batch{start: time.Now(), progress: progress}
 	subs := make([]jobs.Submission, len(groups))
-	origin := "API " + clientHost(r)
 	for i, idx := range groups {
 		pl := plans[idx[0]]
 		aj := &apiJob{b: b, index: i, done: make(chan jobs.Job, 1), plan: &plans[idx[0]], origin: origin}
@@ -174,11 +203,9 @@ func (s *Server) runGroups(w http.ResponseWriter, r *http.Request, plans []plan,
 	ids, err := s.cfg.Queue.SubmitAll(subs, s.cfg.MaxPending)
 	switch {
 	case errors.Is(err, jobs.ErrFull):
-		busy(w, s.tracker.retryAfter(), err.Error()+": try again later")
-		return outcome{}, false
+		return outcome{}, &render.Error{Kind: render.ErrBusy, Msg: err.Error() + ": try again later", RetryAfter: s.tracker.retryAfter()}
 	case err != nil:
-		busy(w, 30, err.Error())
-		return outcome{}, false
+		return outcome{}, &render.Error{Kind: render.ErrBusy, Msg: err.Error(), RetryAfter: 30}
 	}
 	b.mu.Lock()
 	b.ids = ids
@@ -208,16 +235,15 @@ func (s *Server) runGroups(w http.ResponseWriter, r *http.Request, plans []plan,
 					out.failed = j.Err
 				}
 			}
-		case <-r.Context().Done():
+		case <-ctx.Done():
 			b.cancel(s.cfg.Queue)
-			s.cfg.Log.Printf("%s from %s: the client went away; its %d job(s) were cancelled", label, clientHost(r), len(ids))
-			return outcome{}, false
+			return outcome{}, &render.Error{Kind: render.ErrGone, Msg: fmt.Sprintf("the client went away; its %d job(s) were cancelled", len(ids))}
 		}
 	}
 	b.mu.Lock()
 	out.interrupted, out.skipped = b.interrupted, b.skipped
 	b.mu.Unlock()
-	return out, true
+	return out, nil
 }
 
 // jobLabel is the queue's name for an API job.
@@ -251,9 +277,14 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind string, f
 	ck.attach(plans, p, modelPath)
 	start := time.Now()
 	out, ok := s.run(w, r, plans, kind)
-	ck.end(ok && out.answered() || !ok && r.Context().Err() != nil) // kept only for a retry after a restart
+	ck.end(!s.closing.Load()) // kept only for a retry after the server's restart
 	if !ok {
 		return
+	}
+	if p.Hires != nil && out.failed == nil && !out.interrupted { // txt2img's enable_hr (hires.go)
+		if plans, out, ok = s.hiresPass(w, r, kind, p, plans, out); !ok {
+			return
+		}
 	}
 	if out.failed != nil {
 		for _, k := range badRequestKinds {
@@ -292,7 +323,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, kind string, f
 		sets = append(sets, set)
 		used = append(used, plans[i])
 		if p.SendImages {
-			enc, err := encodePNG(img, set)
+			enc, err := encodePNG(img, set, p.Alpha)
 			if err != nil {
 				serverError(w, "EncodeError", err)
 				return

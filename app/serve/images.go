@@ -9,6 +9,7 @@ import (
 
 	"easel/app/compose"
 	"easel/app/imagefile"
+	"easel/app/serve/render"
 )
 
 // decodeBase64 reads an A1111 image string: base64, with or without a data: URL prefix.
@@ -49,8 +50,13 @@ func conditionImages(f *fields, name string, list []string) []compose.Condition 
 	return out
 }
 
-// encodePNG is one answer image: the PNG with the app's metadata, as base64.
-func encodePNG(img image.Image, set *imagefile.Settings) (string, error) {
+// encodePNG is one answer image: the PNG with the app's metadata, as base64. Without alpha it is
+// an RGB PNG of the colour channels as rendered, the alpha dropped as Pillow's convert("RGB")
+// drops it (A1111 answers RGB; clients that save JPEG cannot take RGBA).
+func encodePNG(img image.Image, set *imagefile.Settings, alpha bool) (string, error) {
+	if !alpha {
+		img = render.Opaque(img)
+	}
 	var buf bytes.Buffer
 	if err := imagefile.Encode(&buf, img, set); err != nil {
 		return "", err

@@ -17,6 +17,9 @@ func (s *Server) img2img(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := s.readParams(f)
+	if f.Bool("enable_hr", false) {
+		p.Warnings = append(p.Warnings, "enable_hr is a txt2img option (a second pass after the first); img2img ignores it")
+	}
 	s.readInit(f, p)
 	if len(f.errs) > 0 {
 		unprocessable(w, f.errs)
@@ -77,6 +80,9 @@ func (s *Server) readInit(f *fields, p *params) {
 // masked area worked on alone with inpaint_full_res and its padding, the result pasted back
 // through the mask so the kept area stays the original); nil for txt2img.
 func (s *Server) startOf(p *params) (*compose.Start, []detailItem) {
+	if p.Start != nil {
+		return p.Start, nil
+	}
 	if len(p.Init) == 0 {
 		return nil, nil
 	}

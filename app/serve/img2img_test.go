@@ -60,7 +60,7 @@ func TestImg2imgWithMaskMatchesTheWindowsRun(t *testing.T) {
 	}
 	ts := newTestServer(t, &jobs.ModelGenerator{Path: model}, serve.Config{Model: model})
 	var resp genResponse
-	if code := call(t, "POST", ts.URL+"/sdapi/v1/img2img", map[string]any{"init_images": []string{pngBase64(t, init)}, "mask": pngBase64(t, mask),
+	if code := call(t, "POST", ts.URL+"/sdapi/v1/img2img", map[string]any{"easel_alpha": true, "init_images": []string{pngBase64(t, init)}, "mask": pngBase64(t, mask),
 		"mask_blur": 2, "inpaint_full_res": false, "prompt": "a red square", "steps": 3, "seed": 5, "denoising_strength": 0.6}, &resp); code != 200 {
 		t.Fatalf("img2img: %d %.300s", code, resp.Info)
 	}
@@ -184,7 +184,7 @@ func TestImg2imgWithMaskMatchesTheCLI(t *testing.T) {
 	}
 	ts := newTestServer(t, &jobs.ModelGenerator{Path: model}, serve.Config{Model: model})
 	var resp genResponse
-	if code := call(t, "POST", ts.URL+"/sdapi/v1/img2img", map[string]any{"init_images": []string{pngBase64(t, init)}, "mask": pngBase64(t, mask),
+	if code := call(t, "POST", ts.URL+"/sdapi/v1/img2img", map[string]any{"easel_alpha": true, "init_images": []string{pngBase64(t, init)}, "mask": pngBase64(t, mask),
 		"mask_blur": 2, "inpaint_full_res": false, "prompt": "a red square", "steps": 3, "seed": 5, "denoising_strength": 0.6}, &resp); code != 200 {
 		t.Fatalf("img2img: %d %.300s", code, resp.Info)
 	}

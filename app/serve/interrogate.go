@@ -36,9 +36,13 @@ func (s *Server) interrogate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	img := f.Str("image", "")
-	f.Str("model", "clip") // accepted for compatibility: the caption always comes from Describe
+	model := f.Str("model", "clip") // A1111's two: both answered by Describe
 	if len(f.errs) > 0 {
 		unprocessable(w, f.errs)
+		return
+	}
+	if model != "clip" && model != "deepdanbooru" {
+		writeJSON(w, http.StatusNotFound, map[string]any{"detail": "Model not found: interrogate takes the model \"clip\" or \"deepdanbooru\""}) // A1111s 404
 		return
 	}
 	data, ok := requiredImage(w, img)

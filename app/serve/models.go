@@ -83,16 +83,16 @@ func (m *modelState) list() []string {
 // stem is a model's name without its extension (A1111's model_name).
 func stem(name string) string { return strings.TrimSuffix(name, filepath.Ext(name)) }
 
-// choose switches to the model called name (its file name, its stem, or A1111's title "NAME
-// [hash]"), found among the folder's files by comparison, never joined into a path.
-func (m *modelState) choose(name string) error {
+// find is the path of the folder's model called name (its file name, its stem, or A1111's title
+// "NAME [hash]"), found among the folder's files by comparison, never joined from the name.
+func (m *modelState) find(name string) (string, error) {
 	want := strings.TrimSpace(name)
 	if i := strings.LastIndex(want, " ["); i > 0 && strings.HasSuffix(want, "]") {
 		want = want[:i]
 	}
-	cur, _, _ := m.current()
+	cur, path, _ := m.current()
 	if want == cur || want == stem(cur) {
-		return nil
+		return path, nil
 	}
 	found := ""
 	for _, n := range m.list() {
@@ -101,15 +101,33 @@ func (m *modelState) choose(name string) error {
 		}
 	}
 	if found == "" {
-		return fmt.Errorf("model %q not found: /sdapi/v1/sd-models lists the models of this server's folder", name)
+		return "", fmt.Errorf("model %q not found: /sdapi/v1/sd-models lists the models of this server's folder", name)
+	}
+	return filepath.Join(m.dir, found), nil
+}
+
+// currentPath is the current model's path.
+func (m *modelState) currentPath() string {
+	_, p, _ := m.current()
+	return p
+}
+
+// choose switches to the model called name (find).
+func (m *modelState) choose(name string) error {
+	path, err := m.find(name)
+	if err != nil {
+		return err
+	}
+	cur, curPath, _ := m.current()
+	if path == curPath {
+		return nil
 	}
 	if m.set == nil {
 		return fmt.Errorf("this server cannot switch models (it serves %s)", cur)
 	}
-	path := filepath.Join(m.dir, found)
 	d, err := readDefaults(path)
 	if err != nil {
-		return fmt.Errorf("model %s cannot be used: %v", found, err)
+		return fmt.Errorf("model %s cannot be used: %v", filepath.Base(path), err)
 	}
 	m.mu.Lock()
 	m.path, m.defaults = path, d

@@ -9,6 +9,7 @@ import (
 
 	"easel/app/compose"
 	"easel/app/imagework"
+	"easel/app/serve/render"
 	"easel/engine/pipeline"
 	"easel/engine/sched"
 )
@@ -39,6 +40,9 @@ type params struct {
 	LoRAs          []compose.LoRA
 	Warnings       []string
 
+	// Hires is txt2img's second pass (enable_hr; hires.go), nil without it.
+	Hires *hiresParams
+
 	// img2img
 	Init                  []compose.Condition
 	Denoising             float64
@@ -49,13 +53,38 @@ type params struct {
 	InpaintFullRes        bool
 	NoPasteBack           bool // easel_paste_back false: the client pastes the result back itself
 	InpaintFullResPadding int
+
+	// Alpha keeps the model's alpha channel in the answer's PNGs (easel_alpha: Easel's own
+	// field); A1111 answers RGB, the colour channels as rendered.
+	Alpha bool
+	// Model is the model file the request renders with: override_settings.sd_model_checkpoint,
+	// or "" for the server's current model.
+	Model string
+	// Start, when set, is the start image as the caller built it (the other APIs), used instead
+	// of the one img2img's fields describe; SizeAuto leaves the size to the model (or the start
+	// image) as `easel generate` without --size does.
+	Start    *compose.Start
+	SizeAuto bool
 }
+
+// maxPromptChars caps a prompt and a negative prompt (render.MaxPromptChars).
+const maxPromptChars = render.MaxPromptChars
+
+// a1111Side is A1111's width and height when a request gives none.
+const a1111Side = 512
 
 // readParams reads the fields txt2img and img2img share.
 func (s *Server) readParams(f *fields) *params {
 	p := &params{}
 	p.Prompt = f.Str("prompt", "")
 	p.Negative = f.Str("negative_prompt", "")
+	for i, v := range []string{p.Prompt, p.Negative} {
+		if n := len([]rune(v)); n > maxPromptChars {
+			name := []string{"prompt", "negative_prompt"}[i]
+			f.Invalid(name, fmt.Sprintf("%s is %d characters: this server takes at most %d; shorten it", name, n, maxPromptChars))
+		}
+	}
+	p.Alpha = f.Bool("easel_alpha", false)
 	p.Seed = f.Int("seed", -1)
 	f.Range("seed", p.Seed, -1, math.MaxInt64)
 	p.Subseed = f.Int("subseed", -1)
@@ -107,7 +136,7 @@ func (s *Server) readParams(f *fields) *params {
 	default:
 		p.Warnings = append(p.Warnings, fmt.Sprintf("scheduler %q is not available: the model's own flow-matching schedule was used", p.Scheduler))
 	}
-	for _, name := range []string{"enable_hr", "restore_faces", "tiling"} {
+	for _, name := range []string{"restore_faces", "tiling"} {
 		if f.Bool(name, false) {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("%s is not available in Easel; it was ignored", name))
 		}
@@ -121,8 +150,9 @@ func (s *Server) readParams(f *fields) *params {
 	if fw, fh := f.Int("seed_resize_from_w", -1), f.Int("seed_resize_from_h", -1); fw > 0 || fh > 0 {
 		p.Warnings = append(p.Warnings, "seed_resize_from_w/h are not available in Easel; they were ignored")
 	}
-	if o := f.Object("override_settings"); len(o) > 0 {
-		p.Warnings = append(p.Warnings, "override_settings are not applied per request in Easel: POST /sdapi/v1/options sets them")
+	s.readOverrides(f, p)
+	if w := emphasisWarning(p.Prompt, p.Negative); w != "" {
+		p.Warnings = append(p.Warnings, w)
 	}
 	return p
 }
@@ -149,4 +179,6 @@ type plan struct {
 	ModelHash string
 	// stop ends the job's denoising early (/interrupt): pipeline.Request.Stop.
 	stop chan struct{}
+	// Hires, for a second pass's plan, is what its picture records of both passes (hires.go).
+	Hires *hiresRecord
 }

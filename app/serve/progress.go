@@ -12,6 +12,7 @@ import (
 
 	"easel/app/imagefile"
 	"easel/app/jobs"
+	"easel/app/serve/render"
 	"easel/engine/pipeline"
 )
 
@@ -24,6 +25,10 @@ type batch struct {
 	ids         []jobs.ID // once submitted
 	interrupted bool
 	skipped     int
+
+	// progress, when set, hears each step of the batch's images (the other APIs' live
+	// previews); it returns at once.
+	progress func(render.Progress)
 }
 
 // apiJob is one image of a batch; its last snapshot arrives on done when it finishes.
@@ -65,6 +70,9 @@ func (aj *apiJob) Picture(res *pipeline.Result) (*image.NRGBA, *imagefile.Settin
 	}
 	img = pl.Exact.crop(img) // the size asked for (exactsize.go)
 	set.Width, set.Height = img.Rect.Dx(), img.Rect.Dy()
+	if pl.Hires != nil { // a second pass's picture records both passes (hires.go)
+		pl.Hires.record(set, res)
+	}
 	return img, set, nil
 }
 
@@ -83,6 +91,12 @@ type tracker struct {
 	}
 	jobTime time.Duration // how long the last finished job ran (Retry-After)
 	started time.Time
+
+	// useModel and currentModel run a job whose plan names another model with that model
+	// (Config.UseModel), switching back once it ends; switchedFor is that job while it runs.
+	useModel     func(string)
+	currentModel func() string
+	switchedFor  jobs.ID
 }
 
 func newTracker() *tracker { return &tracker{live: map[*batch]bool{}} }
@@ -103,6 +117,14 @@ func (t *tracker) update(u jobs.Update) {
 		aj.finished = append(aj.finished, u.Event.Finished) // kept if the group is cancelled
 		aj.b.mu.Unlock()
 	}
+	if aj != nil && u.Event != nil && aj.b.progress != nil && u.Event.Stage == pipeline.StageDenoising && u.Event.Step > 0 {
+		pr := render.Progress{Index: aj.index, Count: len(aj.b.jobs), Step: u.Event.Step, Steps: u.Event.Steps}
+		if u.Event.Preview != nil && u.Event.Preview.Image != nil {
+			pr.Preview = u.Event.Preview.Image
+		}
+		aj.b.progress(pr)
+	}
+	t.switchModel(u, aj)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if u.Event != nil {
@@ -133,6 +155,25 @@ func (t *tracker) update(u jobs.Update) {
 			default:
 			}
 		}
+	}
+}
+
+// switchModel runs a job whose plan names another model file with it, and the next job with the
+// current model again (the queue reports a job running before its generator starts and finished
+// after it returned, one job at a time).
+func (t *tracker) switchModel(u jobs.Update, aj *apiJob) {
+	if t.useModel == nil || u.Event != nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case u.Job.State == jobs.Running && aj != nil && aj.plan.Draft.Model != "" && aj.plan.Draft.Model != t.currentModel():
+		t.useModel(aj.plan.Draft.Model)
+		t.switchedFor = u.Job.ID
+	case t.switchedFor != 0 && (u.Job.State == jobs.Running || u.Job.State.Finished() && u.Job.ID == t.switchedFor):
+		t.useModel(t.currentModel())
+		t.switchedFor = 0
 	}
 }
 
@@ -319,6 +360,12 @@ func (t *tracker) snapshot(withImage bool) progressResponse {
 // with the images made. A window job is not stopped from the API (the artist at the window
 // cancels it there).
 func (s *Server) interrupt(w http.ResponseWriter, r *http.Request) {
+	s.interruptRunning()
+	writeJSON(w, http.StatusOK, map[string]any{})
+}
+
+// interruptRunning stops the API request whose image is being made (interrupt).
+func (s *Server) interruptRunning() {
 	s.tracker.mu.Lock()
 	owner := s.tracker.owner
 	s.tracker.mu.Unlock()
@@ -329,7 +376,6 @@ func (s *Server) interrupt(w http.ResponseWriter, r *http.Request) {
 		owner.b.mu.Unlock()
 		owner.b.cancelRest(s.cfg.Queue)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{})
 }
 
 // skip answers POST /sdapi/v1/skip: the image being made is dropped and its batch goes on.

@@ -1,11 +1,9 @@
 package serve
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -26,7 +24,8 @@ const DefaultCheckpointGrace = 10 * time.Minute
 // restart. An A1111 call waits for its picture, so a checkpoint is only useful while its client
 // does: a client that sends the same request again (the same JSON object) after the server
 // restarted gets the picture resumed from it, with the seeds the first run drew. A checkpoint is
-// removed once its request is answered, when its client goes away, or — left by an earlier run
+// removed once its request ends for any reason but the server's stop (answered, skipped,
+// interrupted, failed, its client gone), or — left by an earlier run
 // and asked for by nobody — a grace period after the server starts.
 type apiCheckpoints struct {
 	dir     string
@@ -171,8 +170,9 @@ func (rr *resumeRun) attach(plans []plan, p *params, modelPath string) {
 	}
 }
 
-// end lets the request's checkpoints go: removed (remove: answered, or its client went away) or
-// kept for the client's retry after a restart.
+// end lets the request's checkpoints go: removed (remove: the request ended in any way but the
+// server's own stop: answered, skipped, interrupted, failed or its client gone) or kept for the
+// client's retry after a restart.
 func (rr *resumeRun) end(remove bool) {
 	if rr == nil {
 		return
@@ -201,21 +201,4 @@ func (c *apiCheckpoints) fingerprint(path string) string {
 	}
 	c.fps[path] = fp
 	return fp
-}
-
-// answered reports whether every image was made or the request was interrupted (/interrupt):
-// its checkpoints are then of no more use. A shutdown (its jobs cancelled) keeps them.
-func (o outcome) answered() bool {
-	if o.failed != nil {
-		return !errors.Is(o.failed, context.Canceled)
-	}
-	if o.interrupted {
-		return true
-	}
-	for _, r := range o.results {
-		if r == nil {
-			return false
-		}
-	}
-	return true
 }

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -47,11 +48,34 @@ func (s *Server) routes() http.Handler {
 	handle(http.MethodPost, "/sdapi/v1/png-info", s.pngInfo)
 	s.a1111Routes(handle)
 	handle(http.MethodPost, "/sdapi/v1/interrogate", s.interrogate)
+	handle(http.MethodGet, "/{$}", s.root) // apps that check the server is there (SDAI)
+	public := s.otherAPIs(mux)             // apis.go: the OpenAI images API, ComfyUI's routes
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"detail": "Not Found"})
 	})
-	return s.cfg.CORS.wrap(oneTrailingSlash(s.cfg.Auth.requireAuth(mux)))
+	guarded := oneTrailingSlash(s.cfg.Auth.requireAuth(mux))
+	return s.logRefusals(s.cfg.CORS.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h, pattern := public.Handler(r); pattern != "" {
+			h.ServeHTTP(w, r) // capability URLs that expire (the OpenAI API's response_format "url")
+			return
+		}
+		guarded.ServeHTTP(w, r)
+	})))
 }
+
+// root answers GET /: A1111 serves its web page there, and apps check it answers before they
+// call the API.
+func (s *Server) root(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	io.WriteString(w, rootPage)
+}
+
+const rootPage = `<!doctype html><meta charset="utf-8"><title>Easel</title>
+<p>Easel serves its APIs here: AUTOMATIC1111's at <code>/sdapi/v1/</code> (Easel's docs/A1111-API.md lists the routes),
+OpenAI's images API at <code>/v1/images/generations</code> and <code>/v1/images/edits</code>, and ComfyUI's routes
+(<code>/prompt</code>, <code>/history</code>, <code>/view</code>, <code>/ws</code>) for clients that send a workflow.</p>
+`
 
 // writeJSON answers with v as JSON.
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -11,12 +11,15 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"easel/app/imagefile"
 	"easel/app/jobs"
 	"easel/app/settings"
+	"easel/app/upscalers"
 	"easel/engine/pipeline"
+	"easel/kernels/device"
 )
 
 // Defaults of Config's limits.
@@ -41,8 +44,18 @@ type Config struct {
 	Model    string
 	Models   string
 	SetModel func(path string)
+	// UseModel switches the generator's model file for the next job only, without anything else
+	// SetModel does (override_settings.sd_model_checkpoint, a ComfyUI loader naming another
+	// model): the server calls it as such a job starts and again with the current model once it
+	// ends. Nil: a request cannot choose its own model (it is said in its warnings).
+	UseModel func(path string)
 	// LoRADir is where <lora:NAME:WEIGHT> finds NAME.safetensors.
 	LoRADir string
+	// Upscalers is the folder of learned upscalers /sdapi/v1/upscalers lists and extras and
+	// hr_upscaler use (nil: the built-in resamplers only); UpscaleDevice is the Metal device they
+	// run on (nil: the CPU).
+	Upscalers     *upscalers.Library
+	UpscaleDevice device.Device
 	// Backend is what PNGs record as the backend setting.
 	Backend settings.Backend
 	// Preview renders each step's x0 for /progress's current_image (nil: no preview).
@@ -92,9 +105,14 @@ type Server struct {
 	tracker *tracker
 	hashes  *hashes
 	ck      *apiCheckpoints // resumable.go
+	learned learnedCache    // learned.go
 
 	mu     sync.Mutex
 	httpSv *http.Server
+
+	options  *postedOptions // options.go
+	closing  atomic.Bool    // Shutdown or Close began: running requests keep their checkpoints
+	shutters []func()       // the other APIs' Close (apis.go)
 }
 
 // New makes a server over cfg. It reads the model's defaults (absent sizes and steps) now, so a
@@ -128,7 +146,8 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, models: models, tracker: newTracker(), hashes: newHashes(cfg.HashCache)}
+	s := &Server{cfg: cfg, models: models, tracker: newTracker(), hashes: newHashes(cfg.HashCache), options: newPostedOptions()}
+	s.tracker.useModel, s.tracker.currentModel = cfg.UseModel, models.currentPath
 	for _, p := range s.modelPaths() {
 		s.hashes.lookup(p) // read in the background now, known by the first requests
 	}
@@ -205,6 +224,8 @@ func (s *Server) Serve(ln net.Listener) error {
 // Shutdown stops accepting, cancels the API's jobs (their clients get no answer) and waits for
 // the handlers until ctx ends; then it stops watching the queue.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.closing.Store(true)
+	s.closeAPIs()
 	s.tracker.cancelAll(s.cfg.Queue)
 	s.mu.Lock()
 	hs := s.httpSv
@@ -218,4 +239,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // Close stops watching the queue (a server used only through Handler).
-func (s *Server) Close() { s.tracker.cancelAll(s.cfg.Queue); s.stop() }
+func (s *Server) Close() {
+	s.closing.Store(true)
+	s.closeAPIs()
+	s.tracker.cancelAll(s.cfg.Queue)
+	s.stop()
+	s.closeLearned()
+}

@@ -32,6 +32,7 @@ func (s *Server) txt2img(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := s.readParams(f)
+	s.readHires(f, p) // enable_hr (hires.go)
 	if len(f.errs) > 0 {
 		unprocessable(w, f.errs)
 		return

@@ -30,7 +30,7 @@ func TestTxt2imgEqualsGenerate(t *testing.T) {
 	model := tinyModel(t)
 	ts := newTestServer(t, &jobs.ModelGenerator{Path: model}, serve.Config{Model: model})
 	var resp genResponse
-	code := call(t, "POST", ts.URL+"/sdapi/v1/txt2img", map[string]any{
+	code := call(t, "POST", ts.URL+"/sdapi/v1/txt2img", map[string]any{"easel_alpha": true,
 		"prompt": "a red apple", "negative_prompt": "blurry", "cfg_scale": 3, "width": 64, "height": 96,
 		"steps": 3, "seed": 11, "batch_size": 2, "sampler_name": "Euler", "some_unknown_key": true}, &resp)
 	if code != 200 {
@@ -75,8 +75,9 @@ func TestTxt2imgEqualsGenerate(t *testing.T) {
 	}
 }
 
-// TestAbsentFieldsTakeTheModelsDefaults: an empty request makes one image at the model's own size
-// with its steps (left to the pipeline) and CFG 1; a random seed (−1) is reported in info.
+// TestAbsentFieldsTakeTheModelsDefaults: an empty request makes one image at A1111's 512×512
+// (whatever the model's own size) with the model's steps (left to the pipeline) and CFG 1; a
+// random seed (−1) is reported in info.
 func TestAbsentFieldsTakeTheModelsDefaults(t *testing.T) {
 	gen := &fakeGen{}
 	ts := newTestServer(t, gen, serve.Config{})
@@ -98,8 +99,8 @@ func TestAbsentFieldsTakeTheModelsDefaults(t *testing.T) {
 		t.Fatalf("%d jobs ran, want 1", len(reqs))
 	}
 	r := reqs[0]
-	if r.Width != d.Width/32*32 || r.Height != d.Height/32*32 || r.Steps != 0 || (r.CFG != 0 && r.CFG != 1) || r.NegativePrompt != "" {
-		t.Errorf("request %dx%d, %d steps, CFG %g; want the model's %dx%d, its steps and CFG (0 = the pipeline's default, 1 for this model)", r.Width, r.Height, r.Steps, r.CFG, d.Width, d.Height)
+	if r.Width != 512 || r.Height != 512 || r.Steps != 0 || (r.CFG != 0 && r.CFG != 1) || r.NegativePrompt != "" {
+		t.Errorf("request %dx%d, %d steps, CFG %g; want A1111's 512x512 (not the model's %dx%d), the model's steps and CFG (0 = the pipeline's default, 1 for this model)", r.Width, r.Height, r.Steps, r.CFG, d.Width, d.Height)
 	}
 	info := resp.info(t)
 	if uint64(info["seed"].(float64)) != r.Seed || fmt.Sprint(info["cfg_scale"]) != "1" {
@@ -163,12 +164,12 @@ func TestBatchSeedsAndVariation(t *testing.T) {
 func TestUnknownSamplerIsSaid(t *testing.T) {
 	ts := newTestServer(t, &fakeGen{}, serve.Config{})
 	var resp genResponse
-	if code := call(t, "POST", ts.URL+"/sdapi/v1/txt2img", map[string]any{"width": 32, "height": 32, "sampler_name": "DPM++ 2M Karras", "scheduler": "karras", "enable_hr": true}, &resp); code != 200 {
+	if code := call(t, "POST", ts.URL+"/sdapi/v1/txt2img", map[string]any{"width": 32, "height": 32, "sampler_name": "DPM++ 2M Karras", "scheduler": "karras"}, &resp); code != 200 {
 		t.Fatalf("%d", code)
 	}
 	info := resp.info(t)
 	w := fmt.Sprint(info["warnings"])
-	if !strings.Contains(w, "DPM++ 2M Karras") || !strings.Contains(w, "karras") || !strings.Contains(w, "enable_hr") || info["sampler_name"] != "Euler" {
+	if !strings.Contains(w, "DPM++ 2M Karras") || !strings.Contains(w, "karras") || info["sampler_name"] != "Euler" {
 		t.Errorf("warnings %s, sampler %v", w, info["sampler_name"])
 	}
 }

@@ -140,7 +140,7 @@ func (s *Server) xyzPlot(w http.ResponseWriter, r *http.Request, kind string, f 
 		pictures[i], names[i] = img, fmt.Sprintf("cell %d", i+1)
 		sets, used = append(sets, set), append(used, plans[i])
 		if p.SendImages && a.includeLone {
-			enc, err := encodePNG(img, set)
+			enc, err := encodePNG(img, set, p.Alpha)
 			if err != nil {
 				serverError(w, "EncodeError", err)
 				return true
@@ -172,7 +172,7 @@ func (s *Server) xyzPlot(w http.ResponseWriter, r *http.Request, kind string, f 
 			serverError(w, "GridError", err)
 			return true
 		}
-		enc, err := encodePNG(all, &mainSet)
+		enc, err := encodePNG(all, &mainSet, p.Alpha)
 		if err != nil {
 			serverError(w, "EncodeError", err)
 			return true
@@ -180,7 +180,7 @@ func (s *Server) xyzPlot(w http.ResponseWriter, r *http.Request, kind string, f 
 		images = append(images, enc)
 		if a.includeSubGrids && len(grids) > 1 {
 			for z, g := range grids {
-				enc, err := encodePNG(g, gridSets[z])
+				enc, err := encodePNG(g, gridSets[z], p.Alpha)
 				if err != nil {
 					serverError(w, "EncodeError", err)
 					return true

@@ -60,7 +60,7 @@ func TestXYZPlotPrefillsOnce(t *testing.T) {
 	watch := &pipelinetest.Watch{}
 	ts := watchedServer(t, watch)
 	var resp genResponse
-	code := call(t, "POST", ts.URL+"/sdapi/v1/txt2img", map[string]any{
+	code := call(t, "POST", ts.URL+"/sdapi/v1/txt2img", map[string]any{"easel_alpha": true,
 		"prompt": "a red apple", "width": 64, "height": 64, "steps": 3, "seed": 5, "cfg_scale": 1,
 		"script_name": "x/y/z plot", "script_args": xyzArgs(1, "1-2", 4, "2, 3", 0, "", true)}, &resp)
 	if code != 200 || len(resp.Images) != 5 {
@@ -147,7 +147,7 @@ func TestXYZPlotInterruptKeepsCells(t *testing.T) {
 	ts := watchedServer(t, watch)
 	url = ts.URL
 	var resp genResponse
-	code := call(t, "POST", ts.URL+"/sdapi/v1/txt2img", map[string]any{
+	code := call(t, "POST", ts.URL+"/sdapi/v1/txt2img", map[string]any{"easel_alpha": true,
 		"prompt": "a paper crane", "width": 64, "height": 64, "steps": 2, "seed": 5, "cfg_scale": 1,
 		"script_name": "x/y/z plot", "script_args": xyzArgs(1, "1-4", 0, "", 0, "", true)}, &resp)
 	if code != 200 || len(resp.Images) != 3 {
@@ -183,7 +183,7 @@ func TestXYZPlotPromptSRPrefills(t *testing.T) {
 	watch := &pipelinetest.Watch{}
 	ts := watchedServer(t, watch)
 	var resp genResponse
-	code := call(t, "POST", ts.URL+"/sdapi/v1/txt2img", map[string]any{
+	code := call(t, "POST", ts.URL+"/sdapi/v1/txt2img", map[string]any{"easel_alpha": true,
 		"prompt": "a red apple", "width": 64, "height": 64, "steps": 2, "seed": 5, "cfg_scale": 1,
 		"script_name": "x/y/z plot", "script_args": xyzArgs(7, "red, green, blue", 1, "1,2", 0, "", true)}, &resp)
 	if code != 200 || len(resp.Images) != 7 {

@@ -33,7 +33,7 @@ func TestXYZPlotTxt2img(t *testing.T) {
 	model := tinyModel(t)
 	ts := newTestServer(t, &jobs.ModelGenerator{Path: model}, serve.Config{Model: model})
 	var resp genResponse
-	code := call(t, "POST", ts.URL+"/sdapi/v1/txt2img", map[string]any{
+	code := call(t, "POST", ts.URL+"/sdapi/v1/txt2img", map[string]any{"easel_alpha": true,
 		"prompt": "a red apple", "width": 64, "height": 64, "steps": 3, "seed": 5, "cfg_scale": 1,
 		"script_name": "X/Y/Z plot", "script_args": xyzArgs(1, "1-2", 4, "2, 3", 9, "Euler, DDIM", true)}, &resp)
 	if code != 200 {

@@ -44,3 +44,13 @@ func LoRADir() (string, error) {
 	}
 	return filepath.Join(dir, "LoRAs"), nil
 }
+
+// UpscalersDir is the folder of learned upscalers (.pth and .safetensors files): the Upscalers
+// subfolder of DataDir, where an artist can also put files by hand.
+func UpscalersDir() (string, error) {
+	dir, err := DataDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "Upscalers"), nil
+}

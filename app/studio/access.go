@@ -17,20 +17,25 @@ const (
 	roleHub Role = "hub"
 )
 
-// studioUsers are the hub's users: one per role sharing the token, and the hub's own.
-func studioUsers(token, hubSecret string) []*server.User {
+// studioUsers are the hub's users: one per role, and the hub's own. The worker's password is
+// the worker token when the hub has one (a Mac given only that can render, not submit jobs or
+// read results), else the token both roles share.
+func studioUsers(token, workerToken, hubSecret string) []*server.User {
+	if workerToken == "" {
+		workerToken = token
+	}
 	return []*server.User{
 		{Username: string(roleHub), Password: hubSecret},
-		{Username: string(RoleWorker), Password: token, Permissions: workerPermissions()},
+		{Username: string(RoleWorker), Password: workerToken, Permissions: workerPermissions()},
 		{Username: string(RoleClient), Password: token, Permissions: clientPermissions()},
 	}
 }
 
 // workerPermissions are what a worker needs and no more: pull its jobs, acknowledge them, report
 // progress, read inputs, write results and its own status. It cannot publish jobs, delete or
-// purge the stream, or read other workers' results.
+// purge the job stream, or read results (its own or others').
 func workerPermissions() *server.Permissions {
-	const jobs, inputs, results, workers = StreamName, "OBJ_" + InputsBucket, "OBJ_" + ResultsBucket, "KV_" + WorkersBucket
+	const jobs, inputs, results, workers, batches = StreamName, "OBJ_" + InputsBucket, "OBJ_" + ResultsBucket, "KV_" + WorkersBucket, "KV_" + BatchesBucket
 	return &server.Permissions{
 		Publish: &server.SubjectPermission{Allow: []string{
 			"$JS.API.INFO",
@@ -49,10 +54,10 @@ func workerPermissions() *server.Permissions {
 			"$JS.API.CONSUMER.DELETE." + inputs + ".>",
 			"$JS.API.CONSUMER.MSG.NEXT." + inputs + ".>",
 			"$JS.FC." + inputs + ".>",
-			// results: write
+			// results: write (the object store reads an object's record before a put, by
+			// subject; the images themselves cannot be read)
 			"$JS.API.STREAM.INFO." + results,
-			"$JS.API.STREAM.MSG.GET." + results,
-			"$JS.API.DIRECT.GET." + results + ".>",
+			"$JS.API.DIRECT.GET." + results + ".$O." + ResultsBucket + ".M.>",
 			"$JS.API.STREAM.PURGE." + results,
 			"$O." + ResultsBucket + ".>",
 			// own status
@@ -60,20 +65,24 @@ func workerPermissions() *server.Permissions {
 			"$JS.API.STREAM.MSG.GET." + workers,
 			"$JS.API.DIRECT.GET." + workers + ".>",
 			"$KV." + WorkersBucket + ".>",
+			// batches: read (is the batch's client alive?)
+			"$JS.API.STREAM.INFO." + batches,
+			"$JS.API.STREAM.MSG.GET." + batches,
+			"$JS.API.DIRECT.GET." + batches + ".>",
 		}},
 		Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>"}},
 	}
 }
 
-// clientPermissions: a client submits jobs, uploads inputs, reads and removes results, reads the
-// workers' status and the max-deliveries advisories. It cannot act as a worker's acknowledgement
-// or change the hub's stream settings.
+// clientPermissions: a client submits jobs, uploads inputs, reads and removes results, says its
+// batches are alive, reads the workers' status and the advisories, and may remove jobs (its
+// own cancelled batch; `easel studio cancel` and `purge`). It cannot act as a worker's
+// acknowledgement or change the hub's stream settings.
 func clientPermissions() *server.Permissions {
 	return &server.Permissions{
 		Publish: &server.SubjectPermission{
-			Allow: []string{"$JS.API.>", jobsPrefix + ">", "$O.>", "$KV." + WorkersBucket + ".>", "$JS.FC.>"},
-			Deny: []string{"$JS.API.STREAM.CREATE.>", "$JS.API.STREAM.UPDATE.>", "$JS.API.STREAM.DELETE.>",
-				"$JS.API.STREAM.PURGE." + StreamName},
+			Allow: []string{"$JS.API.>", jobsPrefix + ">", "$O.>", "$KV." + WorkersBucket + ".>", "$KV." + BatchesBucket + ".>", "$JS.FC.>"},
+			Deny:  []string{"$JS.API.STREAM.CREATE.>", "$JS.API.STREAM.UPDATE.>", "$JS.API.STREAM.DELETE.>"},
 		},
 		Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", progressPrefix + ">", "$JS.EVENT.ADVISORY.>"}},
 	}

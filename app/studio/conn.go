@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -33,13 +34,17 @@ type Conn struct {
 // Dial connects to the hub at url (nats://host:port, or tls://host:port for a hub with TLS). It
 // keeps reconnecting after a drop, so a hub that sleeps for a while loses nobody.
 func Dial(ctx context.Context, url string, o DialOptions) (*Conn, error) {
+	away := &outage{say: o.OnEvent}
 	opts := []nats.Option{
 		nats.Name("easel-" + string(o.Role) + " " + o.Name),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(time.Second),
 		nats.Timeout(10 * time.Second),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
-			if o.OnEvent != nil {
+			// a watcher's consumer that lapsed while the hub was away is made again by the
+			// library: nothing for the user
+			if o.OnEvent != nil && !errors.Is(err, nats.ErrConsumerNotActive) &&
+				!strings.Contains(err.Error(), "consumer not active") {
 				o.OnEvent(err.Error())
 			}
 		}),
@@ -54,10 +59,11 @@ func Dial(ctx context.Context, url string, o DialOptions) (*Conn, error) {
 		opts = append(opts,
 			nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 				if err != nil {
-					o.OnEvent(fmt.Sprintf("lost the hub (%v); reconnecting", err))
+					away.begin(err)
 				}
 			}),
-			nats.ReconnectHandler(func(*nats.Conn) { o.OnEvent("reconnected to the hub") }))
+			nats.ReconnectHandler(func(*nats.Conn) { away.end() }),
+			nats.ClosedHandler(func(*nats.Conn) { away.stop() }))
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
@@ -94,3 +100,56 @@ func newConn(nc *nats.Conn) (*Conn, error) {
 
 // Close closes the connection.
 func (c *Conn) Close() { c.NC.Close() }
+
+// outage says that the hub was lost, again every outageRepeat while it stays away, and when it
+// is back.
+type outage struct {
+	say  func(string)
+	mu   sync.Mutex
+	quit chan struct{} // closed when the outage ends
+}
+
+// outageRepeat is how often a lasting outage is said again.
+const outageRepeat = 30 * time.Second
+
+func (o *outage) begin(err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.quit != nil {
+		return
+	}
+	since := time.Now()
+	o.say(fmt.Sprintf("lost the hub (%v); reconnecting", err))
+	quit := make(chan struct{})
+	o.quit = quit
+	go func() {
+		t := time.NewTicker(outageRepeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				o.say(fmt.Sprintf("still cannot reach the hub (since %s, %s ago); trying every second", since.Format("15:04:05"), time.Since(since).Round(time.Second)))
+			}
+		}
+	}()
+}
+
+func (o *outage) end() {
+	if o.stop() {
+		o.say("reconnected to the hub")
+	}
+}
+
+// stop ends the repeating; it says whether an outage was on.
+func (o *outage) stop() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.quit == nil {
+		return false
+	}
+	close(o.quit)
+	o.quit = nil
+	return true
+}

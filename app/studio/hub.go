@@ -25,6 +25,10 @@ type HubConfig struct {
 	// Token is the shared secret workers and clients present (at least 16 characters); "" on
 	// loopback leaves the hub open to this Mac's own processes, as `easel serve` is.
 	Token string
+	// WorkerToken, when set (with Token, and different from it), is what workers present
+	// instead: its holder can take jobs and deliver results, but not submit jobs or read others'
+	// results; Token then opens a client's connection only.
+	WorkerToken string
 	// TLSCert and TLSKey are PEM files; with neither, a non-loopback hub makes its own pair.
 	TLSCert, TLSKey string
 	// TLS speaks TLS on loopback too (the window's hub always does).
@@ -35,14 +39,33 @@ type HubConfig struct {
 	// another worker (0 → DefaultAckWait). MaxDeliver caps deliveries (0 → DefaultMaxDeliver).
 	AckWait    time.Duration
 	MaxDeliver int
-	// QueueLength is how many jobs may wait (0 → DefaultQueueLength); more are refused.
-	QueueLength int
+	// QueueLength is how many jobs the queue holds, waiting or rendering (0 →
+	// DefaultQueueLength); a client with more waits for room. PerBatch is how many of them one
+	// batch may hold (0 → DefaultPerBatch, at most QueueLength), so a long batch leaves room for
+	// other clients' images, which then wait behind at most PerBatch of its own.
+	QueueLength, PerBatch int
+	// ClientTimeout: a batch whose client has not said it is alive for this long is dropped
+	// from the queue (0 → DefaultClientTimeout); clients say so every third of it.
+	ClientTimeout time.Duration
+	// MaxAge: a job older than this leaves the queue (0 → DefaultMaxAge).
+	MaxAge time.Duration
+	// MaxStore is how many bytes of the data folder's disk the hub may fill (0 → three quarters
+	// of its free space at start); the inputs and results stores are capped within it.
+	MaxStore int64
+	// Logf, when set, hears what the hub does on its own: jobs dropped, stores that failed.
+	Logf func(format string, args ...any)
 }
 
 // Hub is a running hub: the embedded nats-server with JetStream and Easel's stream and buckets.
 type Hub struct {
 	srv *server.Server
 	cfg HubConfig
+	// Disk is the data folder's disk at start: its free space and the hub's share of it.
+	Disk    DiskShare
+	started time.Time
+	stopJan func()
+	// diskShort: the janitor warned that the disk has less free than the share's unused part
+	diskShort bool
 	// Fingerprint is the SHA-256 of the hub's TLS certificate (hex, "" without TLS): the pairing
 	// shows it and workers pin it (--pin).
 	Fingerprint string
@@ -73,6 +96,9 @@ func (c *HubConfig) checkListen() (host string, port int, loopback bool, err err
 	if c.Token != "" && len(c.Token) < minTokenLength {
 		return "", 0, false, fmt.Errorf("--token is %d characters: use at least %d (a random one: openssl rand -hex 16)", len(c.Token), minTokenLength)
 	}
+	if c.WorkerToken != "" && (c.Token == "" || c.WorkerToken == c.Token || len(c.WorkerToken) < minTokenLength) {
+		return "", 0, false, fmt.Errorf("--worker-token needs --token, must differ from it and have at least %d characters (a random one: openssl rand -hex 16)", minTokenLength)
+	}
 	if !loopback && c.Token == "" {
 		return "", 0, false, fmt.Errorf("--listen %s opens the studio to the network: give --token T (at least %d random characters) so that only your Macs can join, or listen on 127.0.0.1", listen, minTokenLength)
 	}
@@ -101,8 +127,22 @@ func StartHub(cfg HubConfig) (*Hub, error) {
 	if cfg.QueueLength <= 0 {
 		cfg.QueueLength = DefaultQueueLength
 	}
+	if cfg.PerBatch <= 0 {
+		cfg.PerBatch = DefaultPerBatch
+	}
+	cfg.PerBatch = min(cfg.PerBatch, cfg.QueueLength)
+	if cfg.ClientTimeout <= 0 {
+		cfg.ClientTimeout = DefaultClientTimeout
+	}
+	if cfg.MaxAge <= 0 {
+		cfg.MaxAge = DefaultMaxAge
+	}
 	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
 		return nil, fmt.Errorf("the hub's data folder %s: %w", cfg.Data, err)
+	}
+	disk, err := shareOfDisk(cfg.Data, cfg.MaxStore)
+	if err != nil {
+		return nil, err
 	}
 	if port == 0 {
 		port = server.RANDOM_PORT
@@ -116,8 +156,11 @@ func StartHub(cfg HubConfig) (*Hub, error) {
 		NoSigs:     true,
 		NoLog:      true,
 		MaxPayload: 8 << 20,
+		// the hub never fills its disk: JetStream refuses a write past this, where a full disk
+		// would turn JetStream off
+		JetStreamMaxStore: disk.Store,
 	}
-	h := &Hub{cfg: cfg}
+	h := &Hub{cfg: cfg, Disk: disk, started: time.Now()}
 	if cfg.TLSCert != "" || cfg.TLS || !loopback {
 		tc, fp, err := hubTLS(cfg)
 		if err != nil {
@@ -130,7 +173,7 @@ func StartHub(cfg HubConfig) (*Hub, error) {
 		var b [24]byte
 		rand.Read(b[:])
 		h.hubSecret = hex.EncodeToString(b[:])
-		opts.Users = studioUsers(cfg.Token, h.hubSecret)
+		opts.Users = studioUsers(cfg.Token, cfg.WorkerToken, h.hubSecret)
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
@@ -143,6 +186,10 @@ func StartHub(cfg HubConfig) (*Hub, error) {
 	}
 	h.srv = srv
 	if err := h.setup(); err != nil {
+		h.Close()
+		return nil, err
+	}
+	if h.stopJan, err = h.startJanitor(); err != nil {
 		h.Close()
 		return nil, err
 	}
@@ -162,29 +209,40 @@ func (h *Hub) setup() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	caps := h.Disk.caps()
 	_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:       StreamName,
-		Subjects:   []string{jobsPrefix + ">"},
-		Retention:  jetstream.WorkQueuePolicy,
-		MaxMsgs:    int64(h.cfg.QueueLength),
-		Discard:    jetstream.DiscardNew,
-		Duplicates: 10 * time.Minute,
-		Storage:    jetstream.FileStorage,
+		Name:                 StreamName,
+		Subjects:             []string{jobsPrefix + ">"},
+		Retention:            jetstream.WorkQueuePolicy,
+		MaxMsgs:              int64(h.cfg.QueueLength),
+		MaxMsgsPerSubject:    int64(h.cfg.PerBatch),
+		Discard:              jetstream.DiscardNew,
+		DiscardNewPerSubject: true,
+		MaxAge:               h.cfg.MaxAge,
+		MaxBytes:             caps.jobs,
+		Duplicates:           10 * time.Minute,
+		Storage:              jetstream.FileStorage,
 		Metadata: map[string]string{
-			metaAckWait:    h.cfg.AckWait.String(),
-			metaMaxDeliver: strconv.Itoa(h.cfg.MaxDeliver),
+			metaAckWait:       h.cfg.AckWait.String(),
+			metaMaxDeliver:    strconv.Itoa(h.cfg.MaxDeliver),
+			metaClientTimeout: h.cfg.ClientTimeout.String(),
+			metaDiskFree:      strconv.FormatUint(h.Disk.Free, 10),
+			metaStoreLimit:    strconv.FormatInt(h.Disk.Store, 10),
 		},
 	})
 	if err != nil {
 		return fmt.Errorf("the hub's job stream: %w", err)
 	}
-	for _, b := range []string{InputsBucket, ResultsBucket} {
-		if _, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: b, TTL: 24 * time.Hour, Storage: jetstream.FileStorage}); err != nil {
-			return fmt.Errorf("the hub's %s bucket: %w", b, err)
+	for b, size := range map[string]int64{InputsBucket: caps.inputs, ResultsBucket: caps.results} {
+		if _, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: b, TTL: 24 * time.Hour, MaxBytes: size, Storage: jetstream.FileStorage}); err != nil {
+			return fmt.Errorf("the hub's %s bucket (%s): %w", b, sizeText(size), err)
 		}
 	}
 	if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: WorkersBucket, TTL: statusTTL, Storage: jetstream.MemoryStorage}); err != nil {
 		return fmt.Errorf("the hub's %s bucket: %w", WorkersBucket, err)
+	}
+	if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: BatchesBucket, TTL: h.cfg.ClientTimeout, Storage: jetstream.MemoryStorage}); err != nil {
+		return fmt.Errorf("the hub's %s bucket: %w", BatchesBucket, err)
 	}
 	return nil
 }
@@ -193,6 +251,12 @@ func (h *Hub) setup() error {
 const (
 	metaAckWait    = "easel.ack_wait"
 	metaMaxDeliver = "easel.max_deliver"
+	// metaClientTimeout is the hub's ClientTimeout: clients say they are alive every third.
+	metaClientTimeout = "easel.client_timeout"
+	// metaDiskFree is the data folder's free space at the hub's start (bytes), for the status.
+	metaDiskFree = "easel.disk_free"
+	// metaStoreLimit is the hub's share of that disk (bytes).
+	metaStoreLimit = "easel.store_limit"
 )
 
 // connect is an in-process connection to the hub in a role.
@@ -202,6 +266,8 @@ func (h *Hub) connect(role Role) (*nats.Conn, error) {
 	case h.cfg.Token == "":
 	case role == roleHub:
 		opts = append(opts, nats.UserInfo(string(roleHub), h.hubSecret))
+	case role == RoleWorker && h.cfg.WorkerToken != "":
+		opts = append(opts, nats.UserInfo(string(role), h.cfg.WorkerToken))
 	default:
 		opts = append(opts, nats.UserInfo(string(role), h.cfg.Token))
 	}
@@ -226,8 +292,19 @@ func (h *Hub) Connect(role Role) (*Conn, error) {
 	return newConn(nc)
 }
 
+// logf writes to the hub's log.
+func (h *Hub) logf(format string, args ...any) {
+	if h.cfg.Logf != nil {
+		h.cfg.Logf(format, args...)
+	}
+}
+
 // Close stops the hub; the queue stays on disk under Data.
 func (h *Hub) Close() {
+	if h.stopJan != nil {
+		h.stopJan()
+		h.stopJan = nil
+	}
 	if h.srv != nil {
 		h.srv.Shutdown()
 		h.srv.WaitForShutdown()

@@ -4,31 +4,38 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
+	"strings"
 	"time"
 )
 
-// The names on the hub. Every job of a model lives on its own subject (easel.jobs.<key>, key from
-// the job's Fingerprint) and its own durable pull consumer, so a worker only ever pulls the jobs
-// its model and Easel version can render.
+// The names on the hub. Every job lives on a subject of its model and batch
+// (easel.jobs.<key>.<batch>, key from the job's Fingerprint): a worker's durable pull consumer
+// takes the jobs its model and Easel version can render (easel.jobs.<key>.>), and the hub's
+// per-subject limit keeps one batch from holding the whole queue (HubConfig.PerBatch).
 const (
 	StreamName            = "EASEL_JOBS"      // the work-queue stream of jobs, one message per image
-	jobsPrefix            = "easel.jobs."     // + fingerprint key
+	jobsPrefix            = "easel.jobs."     // + fingerprint key + "." + batch
 	progressPrefix        = "easel.progress." // + batch.index: steps, hand-backs and failures
 	InputsBucket          = "EASEL_INPUTS"    // condition/start images, masks and LoRAs, by digest
 	ResultsBucket         = "EASEL_RESULTS"   // the finished PNGs, one object per (batch, index, attempt, worker)
 	WorkersBucket         = "EASEL_WORKERS"   // key-value: each worker's status, expiring when it goes silent
+	BatchesBucket         = "EASEL_BATCHES"   // key-value: each batch's client heartbeat, expiring when it goes silent
 	consumerPrefix        = "render-"         // + fingerprint key
 	maxDeliveriesAdvisory = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + StreamName + "."
+	terminatedAdvisory    = "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED." + StreamName + "."
 )
 
 // Defaults of the hub.
 const (
-	DefaultAckWait     = 60 * time.Second // a job silent this long goes to another worker
-	DefaultMaxDeliver  = 3                // deliveries before the client is told the job failed
-	DefaultQueueLength = 32               // jobs waiting at most; more are refused
-	maxHeartbeat       = 10 * time.Second // InProgress at least this often, also while loading
-	statusTTL          = 30 * time.Second // a worker's status expires this long after its last word
-	statusEvery        = 5 * time.Second
+	DefaultAckWait       = 60 * time.Second // a job silent this long goes to another worker
+	DefaultMaxDeliver    = 3                // deliveries before the client is told the job failed
+	DefaultQueueLength   = 32               // jobs in the queue at most (waiting or rendering)
+	DefaultPerBatch      = 8                // jobs of one batch in the queue at most
+	DefaultClientTimeout = 30 * time.Second // a batch whose client is silent this long is dropped
+	DefaultMaxAge        = 24 * time.Hour   // a job older than this leaves the queue
+	maxHeartbeat         = 10 * time.Second // InProgress at least this often, also while loading
+	statusTTL            = 30 * time.Second // a worker's status expires this long after its last word
+	statusEvery          = 5 * time.Second
 )
 
 // Fingerprint says what a worker needs to render a job bit for bit as the client's own Easel
@@ -67,7 +74,19 @@ func (f Fingerprint) WithKind(kind string) Fingerprint {
 	return f
 }
 
-func jobsSubject(key string) string  { return jobsPrefix + key }
+func jobsSubject(key, batch string) string { return jobsPrefix + key + "." + batch }
+func jobsFilter(key string) string         { return jobsPrefix + key + ".>" }
+
+// batchOfSubject is the batch a job's subject names ("" when it names none).
+func batchOfSubject(subject string) string {
+	rest, ok := strings.CutPrefix(subject, jobsPrefix)
+	if !ok {
+		return ""
+	}
+	_, batch, _ := strings.Cut(rest, ".")
+	return batch
+}
+
 func consumerName(key string) string { return consumerPrefix + key }
 func progressSubject(batch string, i int) string {
 	return progressPrefix + batch + "." + strconv.Itoa(i)

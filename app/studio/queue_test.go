@@ -3,7 +3,9 @@ package studio
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,34 +25,84 @@ func register(t *testing.T, c *Conn, fp Fingerprint) {
 	}
 }
 
-func TestThirtyThirdJobIsRefused(t *testing.T) {
+// A full queue makes a client wait, not fail, and one batch holds at most PerBatch of the
+// queue: a second client's image goes before the long batch's later ones.
+func TestFullQueueWaitsAndBatchesShare(t *testing.T) {
+	h := startTestHub(t, HubConfig{Token: testToken, QueueLength: 3, PerBatch: 2})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a, b := dial(t, h, RoleClient, testToken), dial(t, h, RoleClient, testToken)
+	register(t, a, testFP)
+	s, _ := a.JS.Stream(ctx, StreamName)
+	queued := func(n uint64) func() bool {
+		return func() bool { info, err := s.Info(ctx); return err == nil && info.State.Msgs == n }
+	}
+	long, short := makeJobs(5, testFP), makeJobs(3, testFP)
+	aDone, bDone := make(chan error, 1), make(chan error, 1)
+	go func() { aDone <- a.Run(ctx, long, func(Event) {}) }()
+	waitFor(t, 10*time.Second, queued(2)) // the long batch holds its 2
+	full := make(chan string, 1)
+	go func() {
+		bDone <- b.Run(ctx, short, func(ev Event) {
+			if ev.Kind == EventNotice && strings.Contains(ev.Detail, "full") {
+				select {
+				case full <- ev.Detail:
+				default:
+				}
+			}
+		})
+	}()
+	waitFor(t, 10*time.Second, queued(3))
+	select {
+	case msg := <-full:
+		t.Logf("the second client waits: %s", msg)
+	case <-ctx.Done():
+		t.Fatal("the second client was not told the queue is full")
+	}
+	var mu sync.Mutex
+	var order []string
+	startWorker(t, h, "mac", testFP, echoRenderer(1, func(_ context.Context, job *Job, _ int) error {
+		mu.Lock()
+		order = append(order, fmt.Sprintf("%s/%d", job.Batch, job.Index))
+		mu.Unlock()
+		return nil
+	}))
+	if err := <-aDone; err != nil {
+		t.Fatalf("the long batch: %v", err)
+	}
+	if err := <-bDone; err != nil {
+		t.Fatalf("the second batch: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	pos := map[string]int{}
+	for i, o := range order {
+		pos[o] = i
+	}
+	first, third := fmt.Sprintf("%s/0", short[0].Batch), fmt.Sprintf("%s/2", long[0].Batch)
+	if pos[first] > pos[third] {
+		t.Errorf("the second client's first image was rendered after the long batch's third: %v", order)
+	}
+}
+
+// Cancelling a batch takes its waiting jobs off the queue and says how many.
+func TestCancelledBatchLeavesTheQueue(t *testing.T) {
 	h := startTestHub(t, HubConfig{Token: testToken})
 	c := dial(t, h, RoleClient, testToken)
 	register(t, c, testFP)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// 32 jobs fill the queue (nobody takes them); a second client's one job is refused.
-	first := makeJobs(DefaultQueueLength, testFP)
-	running := make(chan error, 1)
-	rctx, stop := context.WithCancel(ctx)
-	go func() { running <- c.Run(rctx, first, func(Event) {}) }()
 	s, _ := c.JS.Stream(ctx, StreamName)
-	waitFor(t, 10*time.Second, func() bool {
-		info, err := s.Info(ctx)
-		return err == nil && info.State.Msgs == DefaultQueueLength
-	})
-	other := dial(t, h, RoleClient, testToken)
-	err := other.Run(ctx, makeJobs(1, testFP), func(Event) {})
-	if !errors.Is(err, ErrQueueFull) || !strings.Contains(err.Error(), "32") {
-		t.Fatalf("the 33rd job: %v, want ErrQueueFull saying the queue holds 32", err)
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx, makeJobs(3, testFP), func(Event) {}) }()
+	waitFor(t, 10*time.Second, func() bool { info, err := s.Info(ctx); return err == nil && info.State.Msgs == 3 })
+	cancel()
+	err := <-done
+	var ce *CancelledError
+	if !errors.As(err, &ce) || !errors.Is(err, context.Canceled) || ce.Removed != 3 {
+		t.Fatalf("cancelled: %v", err)
 	}
-	t.Logf("refused with: %v", err)
-	stop()
-	if err := <-running; !errors.Is(err, context.Canceled) {
-		t.Fatalf("the cancelled batch: %v", err)
-	}
-	// cancelling took its jobs off the queue
-	info, _ := s.Info(ctx)
+	info, _ := s.Info(context.Background())
 	if info.State.Msgs != 0 {
 		t.Errorf("%d jobs left after the client cancelled its batch", info.State.Msgs)
 	}
@@ -62,7 +114,7 @@ func TestQueueSurvivesHubRestart(t *testing.T) {
 	c := dial(t, h, RoleClient, testToken)
 	ctx := context.Background()
 	for i := 0; i < 3; i++ {
-		if _, err := c.JS.Publish(ctx, jobsSubject(testFP.Key()), []byte("{}")); err != nil {
+		if _, err := c.JS.Publish(ctx, jobsSubject(testFP.Key(), "b1"), []byte("{}")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -89,7 +141,7 @@ func TestSilentWorkersThenClientIsTold(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cons, err := w.JS.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{
-		Durable: consumerName(testFP.Key()), FilterSubject: jobsSubject(testFP.Key()),
+		Durable: consumerName(testFP.Key()), FilterSubject: jobsFilter(testFP.Key()),
 		AckPolicy: jetstream.AckExplicitPolicy, AckWait: 300 * time.Millisecond, MaxDeliver: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +231,7 @@ func TestRepublishedJobQueuesOnce(t *testing.T) {
 	ctx := context.Background()
 	j := makeJobs(1, testFP)[0]
 	for range 2 {
-		if _, err := c.JS.Publish(ctx, jobsSubject(testFP.Key()), j.Request, jetstream.WithMsgID(j.msgID())); err != nil {
+		if _, err := c.JS.Publish(ctx, jobsSubject(testFP.Key(), j.Batch), j.Request, jetstream.WithMsgID(j.msgID())); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -191,4 +243,27 @@ func TestRepublishedJobQueuesOnce(t *testing.T) {
 	if info.State.Msgs != 1 {
 		t.Fatalf("%d jobs queued after publishing one twice, want 1", info.State.Msgs)
 	}
+}
+
+// Cancelling while the hub is away says the jobs could not be removed, and that they leave
+// the queue when the hub sees the client gone; it does not claim they were removed.
+func TestCancelWithoutTheHubSaysSo(t *testing.T) {
+	h := startTestHub(t, HubConfig{Token: testToken})
+	c := dial(t, h, RoleClient, testToken)
+	register(t, c, testFP)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, _ := c.JS.Stream(ctx, StreamName)
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx, makeJobs(2, testFP), func(Event) {}) }()
+	waitFor(t, 10*time.Second, func() bool { info, err := s.Info(ctx); return err == nil && info.State.Msgs == 2 })
+	h.Close()
+	waitFor(t, 10*time.Second, func() bool { return !c.NC.IsConnected() })
+	cancel()
+	err := <-done
+	var ce *CancelledError
+	if !errors.As(err, &ce) || !ce.Unreachable || ce.Removed != 0 || !strings.Contains(err.Error(), "could not be reached") {
+		t.Fatalf("cancelled without the hub: %v (%+v)", err, ce)
+	}
+	t.Log(err)
 }

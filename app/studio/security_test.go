@@ -83,7 +83,7 @@ func TestWorkerCannotPublishJobsOrDeleteTheQueue(t *testing.T) {
 	// a denied publish gets no acknowledgement: bound the wait
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if _, err := w.JS.Publish(ctx, jobsSubject("x"), []byte("{}")); err == nil {
+	if _, err := w.JS.Publish(ctx, jobsSubject("x", "b"), []byte("{}")); err == nil {
 		t.Error("a worker published a job")
 	}
 	if err := w.JS.DeleteStream(ctx, StreamName); err == nil {
@@ -92,5 +92,62 @@ func TestWorkerCannotPublishJobsOrDeleteTheQueue(t *testing.T) {
 	c := dial(t, h, RoleClient, testToken)
 	if err := c.JS.DeleteStream(ctx, StreamName); err == nil {
 		t.Error("a client deleted the job stream")
+	}
+}
+
+// With a worker token, a Mac given only it renders and delivers, but cannot submit jobs or
+// read the results, nor connect as a client; the client token does not open a worker.
+func TestWorkerTokenCannotSubmitOrReadResults(t *testing.T) {
+	const workerToken = "fedcba9876543210-worker-token"
+	h := startTestHub(t, HubConfig{Token: testToken, WorkerToken: workerToken})
+	wc, err := Dial(context.Background(), h.URL(), DialOptions{Role: RoleWorker, Token: workerToken, Pin: h.Fingerprint, Name: "mac"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wc.Close()
+	w := &Worker{Name: "mac", Model: "m.cmf", Fingerprint: testFP, Renderer: echoRenderer(1, nil), FetchWait: 500 * time.Millisecond}
+	wctx, stop := context.WithCancel(context.Background())
+	finished := make(chan struct{})
+	go func() { defer close(finished); w.Run(wctx, wc) }()
+	defer func() { stop(); <-finished }()
+	c := dial(t, h, RoleClient, testToken)
+	waitFor(t, 10*time.Second, func() bool { ws, _ := c.Workers(context.Background()); return len(ws) == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// a result the client has not collected yet: the worker's connection cannot read it
+	obs, err := c.JS.ObjectStore(ctx, ResultsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := obs.PutBytes(ctx, "b/0/1-other", []byte("someone's image")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(ctx, makeJobs(1, testFP), func(Event) {}); err != nil {
+		t.Fatalf("a batch rendered by the worker-token Mac: %v", err)
+	}
+	short, c2 := context.WithTimeout(ctx, time.Second)
+	defer c2()
+	wobs, err := wc.JS.ObjectStore(short, ResultsBucket)
+	if err == nil {
+		if data, err := wobs.GetBytes(short, "b/0/1-other"); err == nil {
+			t.Errorf("the worker token read a result: %q", data)
+		}
+	}
+	if rs, err := wc.JS.Stream(short, "OBJ_"+ResultsBucket); err == nil {
+		for seq := uint64(1); seq <= 3; seq++ {
+			if m, err := rs.GetMsg(short, seq); err == nil {
+				t.Errorf("the worker token read message %d of the results (%s)", seq, m.Subject)
+			}
+		}
+	}
+	if _, err := wc.JS.Publish(short, jobsSubject(testFP.Key(), "b"), []byte("{}")); err == nil {
+		t.Error("the worker token submitted a job")
+	}
+	for _, o := range []DialOptions{{Role: RoleClient, Token: workerToken}, {Role: RoleWorker, Token: testToken}} {
+		o.Pin = h.Fingerprint
+		if c, err := Dial(context.Background(), h.URL(), o); err == nil {
+			c.Close()
+			t.Errorf("%s connected with the other role's token", o.Role)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -27,10 +28,19 @@ type WorkerStatus struct {
 	Done    int      `json:"done"` // images finished since it joined
 }
 
-// Status is the studio: its workers and how many jobs wait.
+// Status is the studio: its workers, how many jobs wait, of which batches, and the hub's disk.
 type Status struct {
 	Workers []WorkerStatus `json:"workers"`
 	Queued  int            `json:"queued"`
+	Batches []BatchStatus  `json:"batches"`
+	Disk    DiskStatus     `json:"disk"`
+}
+
+// DiskStatus is the hub's use of its disk.
+type DiskStatus struct {
+	FreeAtStart uint64 `json:"free_at_start_bytes"` // the data folder's disk, when the hub started
+	Limit       int64  `json:"limit_bytes"`         // the hub's share of it
+	Used        uint64 `json:"used_bytes"`          // what the queue and stores fill now
 }
 
 // The worker states.
@@ -104,7 +114,16 @@ func (c *Conn) Status(ctx context.Context) (*Status, error) {
 			queued--
 		}
 	}
-	return &Status{Workers: ws, Queued: max(queued, 0)}, nil
+	st := &Status{Workers: ws, Queued: max(queued, 0)}
+	st.Disk.FreeAtStart, _ = strconv.ParseUint(info.Config.Metadata[metaDiskFree], 10, 64)
+	st.Disk.Limit, _ = strconv.ParseInt(info.Config.Metadata[metaStoreLimit], 10, 64)
+	if ai, err := c.JS.AccountInfo(ctx); err == nil {
+		st.Disk.Used = ai.Store
+	}
+	if st.Batches, err = c.Batches(ctx); err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 // hubMissing explains a stream or bucket that is not there.

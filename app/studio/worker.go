@@ -1,13 +1,13 @@
 package studio
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -51,7 +51,8 @@ type Worker struct {
 	Renderer Renderer
 	// OnEvent hears one line per job taken, finished, handed back or failed.
 	OnEvent func(WorkerEvent)
-	// FetchWait is how long one pull waits for a job (0 → 5 s); a leave waits for it at most.
+	// FetchWait is how long an idle worker's pull waits for a job (0 → 2 s; shared among its
+	// kinds); a leave waits for it at most. A job already waiting is taken at once.
 	FetchWait time.Duration
 	// Ready, when set, returns when this Mac may take a job (a lent window: its own queue is
 	// idle); the worker pulls nothing before. An error other than ctx's ends Run.
@@ -69,7 +70,7 @@ type Worker struct {
 
 // WorkerEvent is what a worker did.
 type WorkerEvent struct {
-	Kind    string `json:"event"` // "joined", "taken", "finished", "handed_back", "failed", "late"
+	Kind    string `json:"event"` // "joined", "taken", "finished", "handed_back", "failed", "late", "dropped", "notice"
 	Batch   string `json:"batch,omitempty"`
 	Index   int    `json:"index"`
 	Attempt int    `json:"attempt,omitempty"`
@@ -102,7 +103,8 @@ func consumerSettings(ctx context.Context, js jetstream.JetStream) (time.Duratio
 
 // Run takes jobs until ctx is cancelled (a quit): then the job in hand goes back to the queue at
 // once (Nak) and Run returns nil. When the Mac is about to sleep the job in hand goes back too,
-// and Run takes no job until the Mac wakes (worker_sleep.go).
+// and Run takes no job until the Mac wakes (worker_sleep.go). A consumer that vanished (deleted,
+// or the hub restarted on other data) is made again (worker_queue.go).
 func (w *Worker) Run(ctx context.Context, c *Conn) error {
 	kinds := w.Kinds
 	if len(kinds) == 0 {
@@ -112,23 +114,14 @@ func (w *Worker) Run(ctx context.Context, c *Conn) error {
 	if err != nil {
 		return err
 	}
-	var keys []string
-	var consumers []jetstream.Consumer
+	q := &workerQueue{js: c.JS, ackWait: ackWait, maxDeliver: maxDeliver, say: func(s string) { w.event(WorkerEvent{Kind: "notice", Detail: s}) }}
 	for _, kind := range kinds {
-		key := w.Fingerprint.WithKind(kind).Key()
-		cons, err := c.JS.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{
-			Durable:       consumerName(key),
-			FilterSubject: jobsSubject(key),
-			AckPolicy:     jetstream.AckExplicitPolicy,
-			AckWait:       ackWait,
-			MaxDeliver:    maxDeliver,
-		})
-		if err != nil {
-			return fmt.Errorf("joining the studio's queue: %w", err)
-		}
-		keys, consumers = append(keys, key), append(consumers, cons)
+		q.keys = append(q.keys, w.Fingerprint.WithKind(kind).Key())
 	}
-	key := keys[0]
+	if err := q.join(ctx); err != nil {
+		return fmt.Errorf("joining the studio's queue: %w", err)
+	}
+	key := q.keys[0]
 	inputs, err := c.JS.ObjectStore(ctx, InputsBucket)
 	if err != nil {
 		return hubMissing(err)
@@ -141,9 +134,13 @@ func (w *Worker) Run(ctx context.Context, c *Conn) error {
 	if err != nil {
 		return hubMissing(err)
 	}
+	batches, err := c.JS.KeyValue(ctx, BatchesBucket)
+	if err != nil {
+		return hubMissing(err)
+	}
 	w.mu.Lock()
 	w.c, w.poked = c, make(chan struct{}, 1)
-	w.status = WorkerStatus{Name: w.Name, Chip: w.Chip, Model: w.Model, Key: key, Keys: keys, Easel: w.Fingerprint.Easel, State: StateIdle}
+	w.status = WorkerStatus{Name: w.Name, Chip: w.Chip, Model: w.Model, Key: key, Keys: q.keys, Easel: w.Fingerprint.Easel, State: StateIdle}
 	w.mu.Unlock()
 	stopStatus := w.publishStatus(kv)
 	defer stopStatus()
@@ -151,15 +148,19 @@ func (w *Worker) Run(ctx context.Context, c *Conn) error {
 	defer stopWatching()
 	w.event(WorkerEvent{Kind: "joined", Detail: fmt.Sprintf("ack wait %s, at most %d deliveries", ackWait, maxDeliver)})
 
-	heartbeat := min(maxHeartbeat, ackWait/4)
+	h := &jobHandling{
+		inputs:        verifiedInputs(func(ctx context.Context, name string) ([]byte, error) { return inputs.GetBytes(ctx, name) }),
+		results:       results,
+		batches:       batches,
+		heartbeat:     min(maxHeartbeat, ackWait/4),
+		ackWait:       ackWait,
+		clientTimeout: clientTimeoutOf(ctx, c.JS),
+	}
 	wait := w.FetchWait
 	if wait <= 0 {
-		wait = 5 * time.Second
+		wait = 2 * time.Second
 	}
-	wait /= time.Duration(len(consumers)) // one round over the kinds takes the wait
-	get := func(ctx context.Context, name string) ([]byte, error) { return inputs.GetBytes(ctx, name) }
-	for turn := 0; ctx.Err() == nil; turn++ {
-		cons := consumers[turn%len(consumers)]
+	for ctx.Err() == nil {
 		if activity.Awake(ctx) != nil {
 			break
 		}
@@ -171,34 +172,56 @@ func (w *Worker) Run(ctx context.Context, c *Conn) error {
 				return err
 			}
 		}
-		fctx, cancel := context.WithTimeout(ctx, wait)
-		batch, err := cons.Fetch(1, jetstream.FetchContext(fctx))
-		if err != nil {
-			cancel()
-			if ctx.Err() != nil {
-				break
-			}
-			if errors.Is(err, context.DeadlineExceeded) {
-				continue
-			}
-			// The hub is away (asleep, restarting): the connection reconnects by itself.
+		m, err := q.next(ctx, wait)
+		switch {
+		case ctx.Err() != nil:
+		case err != nil:
+			// the hub is away (asleep, restarting: the connection reconnects by itself), or
+			// the consumer vanished: made again on the next pull
+			q.lost(err)
 			select {
 			case <-ctx.Done():
 			case <-time.After(time.Second):
 			}
-			continue
+		case m != nil:
+			w.handle(ctx, m, h)
 		}
-		for m := range batch.Messages() {
-			w.handle(ctx, m, get, results, heartbeat)
-		}
-		cancel()
 	}
 	return nil
 }
 
+// jobHandling is what handle needs of the hub.
+type jobHandling struct {
+	inputs             Inputs
+	results            jetstream.ObjectStore
+	batches            jetstream.KeyValue
+	heartbeat, ackWait time.Duration
+	clientTimeout      time.Duration
+}
+
+// justRestarted says whether the batches bucket is younger than a client's timeout: a hub that
+// restarted keeps no clients' keys (they live in memory), and the clients put them back within
+// a third of it.
+func justRestarted(ctx context.Context, kv jetstream.KeyValue, timeout time.Duration) bool {
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return true
+	}
+	bs, ok := st.(*jetstream.KeyValueBucketStatus)
+	return !ok || bs.StreamInfo() == nil || time.Since(bs.StreamInfo().Created) < timeout
+}
+
+// refuse ends a job that cannot be rendered: it leaves the queue (Term, with the reason in
+// JetStream's advisory) and its client hears why.
+func (w *Worker) refuse(m jetstream.Msg, job *Job, attempt int, why string) {
+	w.say(job, attempt, Progress{Error: why})
+	m.TermWithReason(why)
+	w.event(WorkerEvent{Kind: "failed", Batch: job.Batch, Index: job.Index, Attempt: attempt, Detail: why})
+}
+
 // handle renders one job: heartbeat and progress keep it ours; a leave, a sleep notice or
 // HandBack hands it back at once.
-func (w *Worker) handle(ctx context.Context, m jetstream.Msg, get Inputs, results jetstream.ObjectStore, heartbeat time.Duration) {
+func (w *Worker) handle(ctx context.Context, m jetstream.Msg, h *jobHandling) {
 	ctx, release := w.holdJob(ctx)
 	defer release()
 	if activity.Asleep() { // the sleep notice came while this job was on its way
@@ -209,9 +232,22 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, get Inputs, result
 		attempt = int(md.NumDelivered)
 	}
 	var job Job
-	if err := json.Unmarshal(m.Data(), &job); err != nil {
-		m.TermWithReason("not an Easel job: " + err.Error())
+	if err := json.Unmarshal(m.Data(), &job); err != nil || job.Batch != batchOfSubject(m.Subject()) {
+		m.TermWithReason("not an Easel job of this batch")
 		w.event(WorkerEvent{Kind: "failed", Detail: "a message that is not an Easel job was dropped"})
+		return
+	}
+	if err := CheckInputNames(job.Inputs...); err != nil {
+		w.refuse(m, &job, attempt, err.Error())
+		return
+	}
+	// The batch's client must still be there: a dead client's images are rendered for nobody.
+	bctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	_, err := h.batches.Get(bctx, job.Batch)
+	cancel()
+	if errors.Is(err, jetstream.ErrKeyNotFound) && !justRestarted(ctx, h.batches, h.clientTimeout) {
+		m.TermWithReason("its client is gone")
+		w.event(WorkerEvent{Kind: "dropped", Batch: job.Batch, Index: job.Index, Attempt: attempt, Detail: "its client is gone"})
 		return
 	}
 	if ctx.Err() != nil { // the leave came while the job was on its way
@@ -231,6 +267,17 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, get Inputs, result
 	w.event(WorkerEvent{Kind: "taken", Batch: job.Batch, Index: job.Index, Attempt: attempt})
 	w.say(&job, attempt, Progress{})
 
+	// lastWord is when the hub last heard that the job is ours: a word older than the ack wait
+	// means it went to another worker meanwhile (this Mac slept), and this copy is late.
+	var lastWord atomic.Int64
+	var lapsed atomic.Bool // a gap between two words longer than the ack wait (a freeze, a sleep)
+	lastWord.Store(time.Now().UnixNano())
+	spoke := func() {
+		now := time.Now().UnixNano()
+		if time.Duration(now-lastWord.Swap(now)) > h.ackWait {
+			lapsed.Store(true)
+		}
+	}
 	// The render's context is not ctx: on a leave the heartbeat goroutine hands the job back
 	// first and then stops the render.
 	rctx, stopRender := context.WithCancel(context.Background())
@@ -238,12 +285,14 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, get Inputs, result
 	done := make(chan struct{})
 	handedBack := make(chan bool, 1)
 	go func() {
-		t := time.NewTicker(heartbeat)
+		t := time.NewTicker(h.heartbeat)
 		defer t.Stop()
 		for {
 			select {
 			case <-t.C:
-				m.InProgress()
+				if m.InProgress() == nil {
+					spoke()
+				}
 			case <-ctx.Done():
 				w.say(&job, attempt, Progress{HandedBack: true}) // said before the Nak: it reaches the client first
 				m.Nak()
@@ -256,8 +305,10 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, get Inputs, result
 			}
 		}
 	}()
-	png, err := w.Renderer.Render(rctx, &job, get, func(st Step) {
-		m.InProgress()
+	png, err := w.Renderer.Render(rctx, &job, h.inputs, func(st Step) {
+		if m.InProgress() == nil {
+			spoke()
+		}
 		w.say(&job, attempt, Progress{Step: st.N, Steps: st.Of, Preview: st.Preview})
 		w.setStatus(func(s *WorkerStatus) { s.Step, s.Steps = st.N, st.Of })
 	})
@@ -267,34 +318,57 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, get Inputs, result
 		return
 	}
 	if err != nil {
-		w.say(&job, attempt, Progress{Error: err.Error()})
-		m.TermWithReason(err.Error())
-		w.event(WorkerEvent{Kind: "failed", Batch: job.Batch, Index: job.Index, Attempt: attempt, Detail: err.Error()})
+		w.refuse(m, &job, attempt, scrubPaths(err.Error()))
 		return
 	}
-	// A finished image is delivered even when a leave comes now: it takes a moment.
-	pctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	late := lapsed.Load() || time.Since(time.Unix(0, lastWord.Load())) > h.ackWait
+	// A finished image is delivered even when a leave comes now: it takes a moment. A store that
+	// fails (the hub's disk) fails the image at once: another Mac would meet the same disk.
+	pctx, cancel := context.WithTimeout(context.Background(), putTimeout)
 	defer cancel()
-	_, err = results.Put(pctx, jetstream.ObjectMeta{
+	if err := roomFor(pctx, h.results, len(png)); err != nil {
+		w.refuse(m, &job, attempt, storeFault("the image", len(png), err))
+		return
+	}
+	err = putWhole(pctx, h.results, jetstream.ObjectMeta{
 		Name: resultName(job.Batch, job.Index, attempt, statusKey(w.Name)),
 		Metadata: map[string]string{
 			"batch": job.Batch, "index": strconv.Itoa(job.Index), "worker": w.Name, "attempt": strconv.Itoa(attempt),
 		},
-	}, bytes.NewReader(png))
+	}, png)
 	if err != nil {
-		m.Nak()
-		w.event(WorkerEvent{Kind: "handed_back", Batch: job.Batch, Index: job.Index, Attempt: attempt, Detail: "the result could not be stored: " + err.Error()})
+		w.refuse(m, &job, attempt, storeFault("the image", len(png), err))
 		return
 	}
-	if err := m.DoubleAck(pctx); err != nil {
+	// The result is stored: the acknowledgement is waited for a moment only (the hub may have
+	// gone just now; a job whose ack is lost comes again and its copy is dropped as a duplicate).
+	actx, cancelAck := context.WithTimeout(context.Background(), ackTimeout)
+	ackErr := m.DoubleAck(actx)
+	cancelAck()
+	var apiErr *jetstream.APIError
+	switch {
+	case late || errors.As(ackErr, &apiErr):
 		// The job had gone to another worker meanwhile (this Mac slept past the ack wait): the
 		// client keeps whichever result came first.
-		w.event(WorkerEvent{Kind: "late", Batch: job.Batch, Index: job.Index, Attempt: attempt, Detail: err.Error()})
-	} else {
+		why := "this Mac was silent past the ack wait: the job had gone to another"
+		if ackErr != nil {
+			why = ackErr.Error()
+		}
+		w.event(WorkerEvent{Kind: "late", Batch: job.Batch, Index: job.Index, Attempt: attempt, Detail: why})
+	case ackErr != nil:
+		w.event(WorkerEvent{Kind: "finished", Batch: job.Batch, Index: job.Index, Attempt: attempt,
+			Detail: "delivered; the hub did not confirm the acknowledgement (" + ackErr.Error() + "): should the job come again, its copy is dropped"})
+	default:
 		w.event(WorkerEvent{Kind: "finished", Batch: job.Batch, Index: job.Index, Attempt: attempt})
 	}
 	w.setStatus(func(s *WorkerStatus) { s.Done++ })
 }
+
+// putTimeout bounds storing one result on the hub; ackTimeout its acknowledgement.
+const (
+	putTimeout = 30 * time.Second
+	ackTimeout = 5 * time.Second
+)
 
 // say publishes progress on the job's subject (fire and forget: a lost one is harmless).
 func (w *Worker) say(job *Job, attempt int, p Progress) {

@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 
 	"easel/app"
 	"easel/app/imagefile"
@@ -18,13 +19,36 @@ import (
 	"easel/engine/pipeline"
 )
 
+// Check refuses a request that names an input other than by content (studio.ValidInputName):
+// nothing is fetched or written for it.
+func (sr *PipelineRequest) Check() error {
+	names := append([]string{}, sr.Images...)
+	for _, n := range []string{sr.InitImage, sr.InitMask, sr.Noise} {
+		if n != "" {
+			names = append(names, n)
+		}
+	}
+	for _, l := range sr.LoRAFiles {
+		names = append(names, l.Input)
+	}
+	return studio.CheckInputNames(names...)
+}
+
+// loraFileName is the base name a LoRA is written under in its own folder: its own name when
+// that is a plain file name, else a fixed one.
+var loraFileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ._()+-]{0,127}$`)
+
 // Request is the pipeline request a studio job carries, its inputs fetched from the hub (LoRA
-// files are written under dir): what a worker runs, `easel studio join` or a lent window alike.
+// files are written under dir, in lora-N folders): what a worker runs, `easel studio join` or a
+// lent window alike. The request is checked first (Check).
 func (sr *PipelineRequest) Request(ctx context.Context, inputs studio.Inputs, dir string) (pipeline.Request, error) {
+	if err := sr.Check(); err != nil {
+		return pipeline.Request{}, err
+	}
 	get := func(name string) (image.Image, error) {
 		data, err := inputs(ctx, name)
 		if err != nil {
-			return nil, fmt.Errorf("fetching input %s from the hub: %w", name, err)
+			return nil, err
 		}
 		return png.Decode(bytes.NewReader(data))
 	}
@@ -66,14 +90,20 @@ func (sr *PipelineRequest) Request(ctx context.Context, inputs studio.Inputs, di
 			req.Noise[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
 		}
 	}
-	for _, l := range sr.LoRAFiles {
+	for i, l := range sr.LoRAFiles {
 		data, err := inputs(ctx, l.Input)
 		if err != nil {
 			return req, err
 		}
-		sub := filepath.Join(dir, l.Input)
-		os.MkdirAll(sub, 0o700)
-		path := filepath.Join(sub, filepath.Base(l.Name))
+		sub := filepath.Join(dir, fmt.Sprintf("lora-%d", i+1))
+		if err := os.Mkdir(sub, 0o700); err != nil {
+			return req, err
+		}
+		name := l.Name
+		if !loraFileName.MatchString(name) {
+			name = "lora.safetensors"
+		}
+		path := filepath.Join(sub, name)
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			return req, err
 		}

@@ -58,6 +58,9 @@ func (l *Lend) Render(ctx context.Context, job *studio.Job, inputs studio.Inputs
 	if err := json.Unmarshal(job.Request, &env); err != nil || env.Pipeline == nil {
 		return nil, errors.New("not a pipeline request: a window lent to the studio renders only those")
 	}
+	if err := env.Pipeline.Check(); err != nil {
+		return nil, err
+	}
 	dir, err := os.MkdirTemp("", "easel-studio-lent-")
 	if err != nil {
 		return nil, err

@@ -69,6 +69,22 @@ func Cases(kind string) ([]string, error) {
 	return paths, nil
 }
 
+// RefCases lists the cases of one kind whose reference file sits beside other files of the case
+// (the upscalers' weights): every "<kind>_*.ref.safetensors" in the golden directory, sorted. Their
+// description is JSON under the metadata key "meta".
+func RefCases(kind string) ([]string, error) {
+	dir, err := Dir()
+	if err != nil {
+		return nil, err
+	}
+	paths, err := filepath.Glob(filepath.Join(dir, kind+"_*.ref.safetensors"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(paths)
+	return paths, nil
+}
+
 // Path is a file in the golden directory (e.g. "scheduler_cases.json").
 func Path(name string) (string, error) {
 	dir, err := Dir()
@@ -116,11 +132,16 @@ func Load(path string) (*Case, error) {
 		return nil, err
 	}
 	c := &Case{Name: strings.TrimSuffix(filepath.Base(path), ".safetensors"), Path: path, file: f, Meta: map[string]any{}}
-	if js, ok := f.Metadata["json"]; ok {
+	for _, key := range []string{"json", "meta"} {
+		js, ok := f.Metadata[key]
+		if !ok {
+			continue
+		}
 		if err := json.Unmarshal([]byte(js), &c.Meta); err != nil {
 			f.Close()
-			return nil, fmt.Errorf("%s: metadata key \"json\" is not a JSON object: %v", path, err)
+			return nil, fmt.Errorf("%s: metadata key %q is not a JSON object: %v", path, key, err)
 		}
+		break
 	}
 	return c, nil
 }

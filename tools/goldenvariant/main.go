@@ -13,6 +13,8 @@
 //     condition PNGs are renamed, the case's cond_images rewritten to the new names;
 //   - vae, textenc: renamed, one textenc case dropped;
 //   - generate: generate_expand dropped, generate_describe and its image renamed (image_png rewritten);
+//   - upscale: upscale_rrdb_x2 dropped, the other cases renamed into another order and their weight
+//     files renamed (NAME_LAYOUT_N.EXT), the case's meta "weights" rewritten to the new names;
 //   - the tiny model snapshot is copied into a folder with another name.
 //
 // With -pipeline cfg1 the folder holds a single pipeline case instead, pipeline_t2i renamed: CFG
@@ -60,6 +62,15 @@ var pngRenames = map[string]string{
 // cfg1Pipeline is the one pipeline case of -pipeline cfg1, which replaces the pipeline cases of
 // renames (and their condition images).
 var cfg1Pipeline = map[string]string{"pipeline_t2i": "pipeline_only"}
+
+// upscaleRenames maps a public upscale_* case (NAME.ref.safetensors beside its weight files) to its
+// name in the variant; cases not listed are dropped.
+var upscaleRenames = map[string]string{
+	"upscale_srvgg_x4":     "upscale_a",
+	"upscale_rrdb_x4":      "upscale_b",
+	"upscale_rrdb_x4_rgba": "upscale_c",
+	"upscale_rrdb_x4_big":  "upscale_d",
+}
 
 // copied are files copied as they are.
 var copied = []string{"scheduler_cases.json", "tokenizer_cases.json"}
@@ -133,6 +144,11 @@ func build(from, out, keepDebug, pipelines string) error {
 			return err
 		}
 	}
+	for name, to := range upscaleRenames {
+		if err := renameUpscaleCase(from, out, name, to); err != nil {
+			return err
+		}
+	}
 	for name, to := range pngs {
 		if err := copyFile(filepath.Join(from, name), filepath.Join(out, to)); err != nil {
 			return err
@@ -154,6 +170,33 @@ func build(from, out, keepDebug, pipelines string) error {
 		}
 	}
 	return copyTree(filepath.Join(from, "tiny-qwen-image-2.1"), filepath.Join(out, "snapshot-renamed"))
+}
+
+// renameUpscaleCase copies the upscale case name (NAME.ref.safetensors) as to, its weight files
+// renamed to TO_LAYOUT_N.EXT and its meta's "weights" rewritten to those names.
+func renameUpscaleCase(from, out, name, to string) error {
+	var copyErr error
+	edit := func(meta map[string]any) {
+		ws, _ := meta["weights"].(map[string]any)
+		for layout, v := range ws {
+			list, _ := v.([]any)
+			for i, f := range list {
+				file, _ := f.(string)
+				renamed := fmt.Sprintf("%s_%s_%d%s", to, layout, i, filepath.Ext(file))
+				if filepath.Ext(file) == ".safetensors" { // beside the .pth of the same layout: same name
+					renamed = fmt.Sprintf("%s_%s_0%s", to, layout, filepath.Ext(file))
+				}
+				if err := copyFile(filepath.Join(from, file), filepath.Join(out, renamed)); err != nil && copyErr == nil {
+					copyErr = err
+				}
+				list[i] = renamed
+			}
+		}
+	}
+	if err := rewriteCase(filepath.Join(from, name+".ref.safetensors"), filepath.Join(out, to+".ref.safetensors"), edit); err != nil {
+		return err
+	}
+	return copyErr
 }
 
 // rewriteCase copies a safetensors case, passing the JSON description in its metadata through
@@ -180,17 +223,21 @@ func rewriteCase(from, to string, edit func(map[string]any)) error {
 			return fmt.Errorf("%s: __metadata__: %v", from, err)
 		}
 	}
-	if js, ok := md["json"]; ok {
+	for _, key := range []string{"json", "meta"} { // the description's key ("meta": upscale_*)
+		js, ok := md[key]
+		if !ok {
+			continue
+		}
 		var meta map[string]any
 		if err := json.Unmarshal([]byte(js), &meta); err != nil {
-			return fmt.Errorf("%s: metadata json: %v", from, err)
+			return fmt.Errorf("%s: metadata %s: %v", from, key, err)
 		}
 		edit(meta)
 		b, err := json.Marshal(meta)
 		if err != nil {
 			return err
 		}
-		md["json"] = string(b)
+		md[key] = string(b)
 		if header["__metadata__"], err = json.Marshal(md); err != nil {
 			return err
 		}

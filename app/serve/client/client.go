@@ -95,7 +95,9 @@ func body(req pipeline.Request) (map[string]any, string, error) {
 		name := strings.TrimSuffix(filepath.Base(l.Path), filepath.Ext(l.Path))
 		prompt += fmt.Sprintf(" <lora:%s:%s>", name, strconv.FormatFloat(l.Strength, 'g', -1, 64))
 	}
-	b := map[string]any{"prompt": prompt, "negative_prompt": req.NegativePrompt, "seed": req.Seed, "sampler_name": "Euler"}
+	// easel_alpha: an Easel server answers the model's alpha as a local run keeps it (A1111's
+	// answers are RGB; other servers ignore the field).
+	b := map[string]any{"prompt": prompt, "negative_prompt": req.NegativePrompt, "seed": req.Seed, "sampler_name": "Euler", "easel_alpha": true}
 	if req.Width > 0 && req.Height > 0 {
 		b["width"], b["height"] = req.Width, req.Height
 	}

@@ -75,8 +75,8 @@ func New(dev device.Device) (*Backend, error) {
 
 // pipelines are the kernels of vae.metal and ops.metal.
 type pipelines struct {
-	amax, conv, chnorm, elt, upsample, transpose device.Pipeline
-	linear, mm, softmax, rownorm, headrope       device.Pipeline
+	amax, conv, chnorm, elt, upsample, shuffle, transpose device.Pipeline
+	linear, mm, softmax, rownorm, headrope                device.Pipeline
 }
 
 // kernel is one pipeline to look up: where it goes and its function name.
@@ -91,7 +91,7 @@ func buildPipelines(dev device.Device) (*pipelines, error) {
 		file    string
 		kernels []kernel
 	}{
-		{"vae.metal", []kernel{{&p.amax, "vae_amax"}, {&p.conv, "vae_conv"}, {&p.chnorm, "vae_chnorm"}, {&p.elt, "vae_elt"}, {&p.upsample, "vae_upsample"}, {&p.transpose, "vae_transpose"}}},
+		{"vae.metal", []kernel{{&p.amax, "vae_amax"}, {&p.conv, "vae_conv"}, {&p.chnorm, "vae_chnorm"}, {&p.elt, "vae_elt"}, {&p.upsample, "vae_upsample"}, {&p.shuffle, "vae_shuffle"}, {&p.transpose, "vae_transpose"}}},
 		{"ops.metal", []kernel{{&p.linear, "ops_linear"}, {&p.mm, "ops_mm"}, {&p.softmax, "ops_softmax"}, {&p.rownorm, "ops_rownorm"}, {&p.headrope, "ops_headrope"}}},
 	} {
 		src, err := kernels.Source(lib.file)
