@@ -126,7 +126,7 @@ func (s *window) saveBatchImage(j jobs.Job, res *pipeline.Result, count int) {
 			s.keep(id, keptImage{img: img, set: set, at: now}, err)
 			return
 		}
-		s.history.addSession(e)
+		s.history.AddSession(e)
 		if s.sheetJob == id {
 			s.sheet.Saved(index, e.Path)
 		}
@@ -171,7 +171,7 @@ func (s *window) keepCell(c *gallery.Cell) {
 		s.say("%s could not be saved again: %v", shortPath(c.Path), err)
 		return
 	}
-	s.history.addSession(e)
+	s.history.AddSession(e)
 	s.sheet.Kept(c, e.Path)
 }
 

@@ -55,8 +55,8 @@ func TestBatchFillsTheSheetThenVaryUpscaleAndRestore(t *testing.T) {
 		}
 		return s.model.Current() == 0
 	})
-	if sheet.Done() != 4 || len(s.history.entries) != 4 {
-		t.Fatalf("%d finished, %d in history", sheet.Done(), len(s.history.entries))
+	if sheet.Done() != 4 || len(s.history.Entries) != 4 {
+		t.Fatalf("%d finished, %d in history", sheet.Done(), len(s.history.Entries))
 	}
 
 	// Upscale ×2 the third image: a second pass from it at 512².
@@ -92,10 +92,10 @@ func TestBatchFillsTheSheetThenVaryUpscaleAndRestore(t *testing.T) {
 		h.gen.step <- struct{}{}
 	}
 	h.gen.release <- struct{}{}
-	h.pump("the upscaled image saved", func() bool { return s.model.Current() == 0 && len(s.history.entries) == 5 })
+	h.pump("the upscaled image saved", func() bool { return s.model.Current() == 0 && len(s.history.Entries) == 5 })
 	// Its PNG records the source file and its hash, and A1111's Hires fields; the queue row said
 	// what it was.
-	upSet := s.history.entries[0].Settings
+	upSet := s.history.Entries[0].Settings
 	if upSet.Init == nil || upSet.Init.Image.Name != filepath.Base(sheet.Cell(2).Path) || len(upSet.Init.Image.SHA256) != 64 ||
 		upSet.Hires == nil || upSet.Hires.Factor != 2 || upSet.Hires.Upscaler != "Lanczos" {
 		t.Errorf("the upscaled PNG records init %+v, hires %+v", upSet.Init, upSet.Hires)
@@ -155,7 +155,7 @@ func TestBatchFillsTheSheetThenVaryUpscaleAndRestore(t *testing.T) {
 
 	// Restore the batch's fourth image from history: its own seed.
 	var fourth = -1
-	for i, e := range s.history.entries {
+	for i, e := range s.history.Entries {
 		if e.Settings != nil && e.Settings.Seed == 10 {
 			fourth = i
 		}
@@ -164,7 +164,7 @@ func TestBatchFillsTheSheetThenVaryUpscaleAndRestore(t *testing.T) {
 		t.Fatal("the fourth image is not in history")
 	}
 	s.draft.Seed = 0
-	s.restore(s.history.entries[fourth])
+	s.restore(s.history.Entries[fourth])
 	if s.draft.Seed != 10 || s.draft.RandomSeed || s.draft.VariationStrength != 0 {
 		t.Errorf("restored seed %d (random %v, variation %g), want 10", s.draft.Seed, s.draft.RandomSeed, s.draft.VariationStrength)
 	}

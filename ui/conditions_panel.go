@@ -12,7 +12,7 @@ import (
 	"easel/app/compose"
 	"easel/app/history"
 
-	"easel/ui/canvasarea"
+	"easel/ui/kit"
 )
 
 // conditionsPanel lists the condition images in their order, each with its thumbnail, the size
@@ -60,7 +60,7 @@ func (p *conditionsPanel) refresh() {
 }
 
 func (p *conditionsPanel) row(i int, c compose.Condition, n int) fyne.CanvasObject {
-	thumb := canvas.NewImageFromImage(canvasarea.OverChecker(history.Thumbnail(c.Image, 96), 6))
+	thumb := canvas.NewImageFromImage(kit.OverChecker(history.Thumbnail(c.Image, 96), 6))
 	thumb.FillMode = canvas.ImageFillContain
 	thumb.SetMinSize(fyne.NewSize(56, 56))
 	name := widget.NewLabel(fmt.Sprintf("%d · %s", i+1, c.Name))

@@ -27,11 +27,11 @@ func TestContinueFromThisAfterAnEdit(t *testing.T) {
 		h.gen.step <- struct{}{}
 	}
 	h.gen.release <- struct{}{}
-	h.pump("the edit saved and shown", func() bool { return len(s.history.entries) == 1 && s.shownPath != "" })
+	h.pump("the edit saved and shown", func() bool { return len(s.history.Entries) == 1 && s.shownPath != "" })
 	if !s.actions.continueFrom.Visible() {
 		t.Fatal("no Continue from this after the edit")
 	}
-	result := s.history.entries[0].Path
+	result := s.history.Entries[0].Path
 	test.Tap(s.actions.continueFrom)
 	h.pump("the result as the start image", func() bool { return s.doc().Start != nil && s.doc().Start.Image.Name == filepath.Base(result) })
 	if s.doc().Start.Mask.Coverage() != 0 || s.doc().Extend != [4]int{} || s.doc().Start.Image.Image.Rect.Dx() != 256+extendStep {
@@ -50,7 +50,7 @@ func TestContinueFromThisAfterAnEdit(t *testing.T) {
 		h.gen.step <- struct{}{}
 	}
 	h.gen.release <- struct{}{}
-	h.pump("the text-to-image result saved", func() bool { return len(s.history.entries) == 2 && s.shownPath == s.history.entries[0].Path })
+	h.pump("the text-to-image result saved", func() bool { return len(s.history.Entries) == 2 && s.shownPath == s.history.Entries[0].Path })
 	if s.actions.continueFrom.Visible() {
 		t.Error("Continue from this is offered after a text-to-image run")
 	}

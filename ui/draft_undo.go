@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"fmt"
 	"strings"
 
 	"easel/app/compose"
@@ -131,7 +130,7 @@ func (s *window) trashEntry(e history.Entry) {
 		s.sayKind(noticeError, "%v", err)
 		return
 	}
-	s.history.remove(e.Path)
+	s.history.Remove(e.Path)
 	if s.shownPath == e.Path {
 		s.setShownFile("")
 	}
@@ -139,7 +138,7 @@ func (s *window) trashEntry(e history.Entry) {
 		if err := t.Restore(); err != nil {
 			return err
 		}
-		s.history.putBack(e)
+		s.history.PutBack(e)
 		return nil
 	})
 	s.sayKind(noticeInfo, "%s moved to the Trash (%s puts it back).", shortPath(e.Path), undoKeyName())
@@ -150,19 +149,4 @@ func undoKeyName() string {
 		return "⌘Z"
 	}
 	return "Ctrl+Z"
-}
-
-// describeEntry is a history image's hover text: prompt, seed and size.
-func describeEntry(e history.Entry) string {
-	if e.Settings == nil {
-		return shortPath(e.Path) + " (no Easel settings)"
-	}
-	p := strings.Join(strings.Fields(e.Settings.Prompt), " ")
-	if r := []rune(p); len(r) > 60 {
-		p = string(r[:59]) + "…"
-	}
-	if p == "" {
-		p = "(no prompt)"
-	}
-	return fmt.Sprintf("%s · seed %d · %d×%d", p, e.Settings.Seed, e.Settings.Width, e.Settings.Height)
 }

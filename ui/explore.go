@@ -342,7 +342,7 @@ func (s *window) exploreEvent(j jobs.Job, ev pipeline.Event) bool {
 			return
 		}
 		run.paths[gi] = e.Path
-		s.history.addSession(e)
+		s.history.AddSession(e)
 		if len(run.paths) == run.g.Count() || (run.stopped && len(run.paths) == len(run.pictures)) {
 			s.saveGrid(run)
 		}
@@ -381,7 +381,7 @@ func (s *window) saveGrid(run *exploration) {
 				s.say("The grid image could not be saved: %v", err)
 				return
 			}
-			s.history.addSession(e)
+			s.history.AddSession(e)
 		})
 	}
 }

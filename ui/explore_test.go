@@ -71,7 +71,7 @@ func TestExploreBuildsAGrid(t *testing.T) {
 		t.Fatalf("before starting: %q", p.info.Text)
 	}
 	test.Tap(p.start)
-	h.pump("the grid's 4 cells and the grid saved", func() bool { return len(s.history.entries) == 5 })
+	h.pump("the grid's 4 cells and the grid saved", func() bool { return len(s.history.Entries) == 5 })
 	run := s.exploring
 	if len(run.cellOf) != 1 || len(run.pictures) != 4 || !p.sheet.box.Visible() {
 		t.Fatalf("%d jobs, %d cells shown", len(run.cellOf), len(run.pictures))
@@ -91,7 +91,7 @@ func TestExploreBuildsAGrid(t *testing.T) {
 	}
 	var grid *imagefile.Settings
 	cells := map[int]*imagefile.Settings{}
-	for _, e := range s.history.entries {
+	for _, e := range s.history.Entries {
 		switch {
 		case e.Settings == nil:
 			t.Fatalf("%s has no settings", e.Path)
@@ -223,9 +223,9 @@ func TestExploreCancelKeepsFinishedCells(t *testing.T) {
 	for id := range s.exploring.cellOf {
 		ids <- id
 	}
-	h.pump("the two finished cells and the partial grid saved", func() bool { return len(s.history.entries) == 3 })
+	h.pump("the two finished cells and the partial grid saved", func() bool { return len(s.history.Entries) == 3 })
 	var partial *imagefile.Settings
-	for _, en := range s.history.entries {
+	for _, en := range s.history.Entries {
 		if en.Settings != nil && en.Settings.Grid != nil {
 			partial = en.Settings
 		}

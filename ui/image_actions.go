@@ -6,6 +6,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/history"
+
+	"easel/ui/gallery"
 )
 
 // imageActions are the buttons over the canvas that act on the saved image shown there: Show in
@@ -108,7 +110,7 @@ func (s *window) entryMenu(e history.Entry) *fyne.Menu {
 		fyne.NewMenuItem("Copy image", func() { s.copyFile(e.Path) }),
 		fyne.NewMenuItem("Move to Trash", func() { s.trashEntry(e) }),
 	)
-	info := fyne.NewMenuItem(describeEntry(e), nil)
+	info := fyne.NewMenuItem(gallery.DescribeEntry(e), nil)
 	info.Disabled = true
 	items = append([]*fyne.MenuItem{info, fyne.NewMenuItemSeparator()}, items...)
 	if e.Settings != nil && e.Settings.Origin != "" {

@@ -13,7 +13,7 @@ import (
 
 	"easel/app/history"
 
-	"easel/ui/canvasarea"
+	"easel/ui/kit"
 )
 
 // Choices of how the start image meets the output size.
@@ -193,7 +193,7 @@ func (p *imageWorkPanel) refresh() {
 		p.details.Hide()
 		p.show.Disable()
 	} else {
-		p.thumb.Image = canvasarea.OverChecker(history.Thumbnail(st.Image.Image, 96), 6)
+		p.thumb.Image = kit.OverChecker(history.Thumbnail(st.Image.Image, 96), 6)
 		p.thumb.Refresh()
 		p.name.SetText("Start from · " + st.Image.Name)
 		b := st.Image.Image.Rect

@@ -20,7 +20,7 @@ import (
 	"easel/app/imagefile"
 	"easel/app/maskpaint"
 
-	"easel/ui/canvasarea"
+	"easel/ui/kit"
 )
 
 // centreOf is an object's centre in window coordinates.
@@ -249,7 +249,7 @@ func TestGenerateFromAPaintedStartImage(t *testing.T) {
 	if fb := frame.Bounds(); fb.Dx() != 256/4 {
 		t.Fatalf("preview frame %v", fb)
 	}
-	kept := canvasarea.OverChecker(imaging.Resize(orig, 64, 64, imaging.Box), 8)
+	kept := kit.OverChecker(imaging.Resize(orig, 64, 64, imaging.Box), 8)
 	if g, w := color.NRGBAModel.Convert(frame.At(2, 2)), kept.NRGBAAt(2, 2); g != w {
 		t.Errorf("the preview's kept corner is %v, want the original's %v", g, w)
 	}
@@ -260,8 +260,8 @@ func TestGenerateFromAPaintedStartImage(t *testing.T) {
 		h.gen.step <- struct{}{}
 	}
 	h.gen.release <- struct{}{}
-	h.pump("the saved image", func() bool { return len(h.s.history.entries) == 1 })
-	saved, err := loadImage(h.s.history.entries[0].Path)
+	h.pump("the saved image", func() bool { return len(h.s.history.Entries) == 1 })
+	saved, err := loadImage(h.s.history.Entries[0].Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,8 +357,8 @@ func TestGenerateFromAnExtendedCanvas(t *testing.T) {
 		h.gen.step <- struct{}{}
 	}
 	h.gen.release <- struct{}{}
-	h.pump("the saved image", func() bool { return len(h.s.history.entries) == 1 })
-	e := h.s.history.entries[0]
+	h.pump("the saved image", func() bool { return len(h.s.history.Entries) == 1 })
+	e := h.s.history.Entries[0]
 	if e.Settings.Width != 320 || e.Settings.Init == nil || e.Settings.Init.Extend != [4]int{0, 0, extendStep, 0} {
 		t.Errorf("saved %d wide, init %+v", e.Settings.Width, e.Settings.Init)
 	}

@@ -71,8 +71,8 @@ func TestInpaintThroughTheWindow(t *testing.T) {
 	painted := h.s.doc().Start.Mask.Clone()
 
 	test.Tap(h.s.generateBtn)
-	h.pump("the saved image", func() bool { return len(h.s.history.entries) == 1 })
-	e := h.s.history.entries[0]
+	h.pump("the saved image", func() bool { return len(h.s.history.Entries) == 1 })
+	e := h.s.history.Entries[0]
 	savedImg, err := loadImage(e.Path)
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +134,7 @@ func TestInpaintThroughTheWindow(t *testing.T) {
 
 	// Clicking the image in the history restores them too.
 	h.s.removeStart()
-	test.Tap(h.s.history.thumbs()[0])
+	test.Tap(h.s.history.Thumbs()[0])
 	if h.s.doc().Start == nil {
 		t.Fatal("clicking the history image restored no start image")
 	}

@@ -50,7 +50,7 @@ func (s *window) save(j jobs.Job) {
 			s.keep(id, keptImage{img: img, set: set, at: now}, err)
 			return
 		}
-		s.history.addSession(e)
+		s.history.AddSession(e)
 		if edited {
 			s.editedPath = e.Path // an inpaint or outpaint: Continue from this (continue_from.go)
 		}

@@ -19,6 +19,8 @@ import (
 	"easel/ui/progress"
 
 	"easel/ui/remote"
+
+	"easel/ui/kit"
 )
 
 // frameUpdate is the picture an update puts on the canvas, already over the checkerboard: the
@@ -34,7 +36,7 @@ func frameUpdate(u jobs.Update, kept *keptArea) image.Image {
 		return canvasarea.FrameFinal(u.Event.Preview.Sharp.Image)
 	case u.Event != nil && u.Event.Preview != nil && u.Event.Preview.Image != nil:
 		if kept != nil {
-			return canvasarea.OverChecker(kept.over(canvasarea.UpscaleNearest(u.Event.Preview.Image, 4)), 8)
+			return kit.OverChecker(kept.over(kit.UpscaleNearest(u.Event.Preview.Image, 4)), 8)
 		}
 		return canvasarea.FramePreview(u.Event.Preview.Image)
 	case u.Event == nil && u.Job.State == jobs.Done && u.Job.Result != nil && u.Job.Result.Image != nil:

@@ -77,7 +77,7 @@ func (s *window) saveKeptTo(id jobs.ID, folder string) {
 			return
 		}
 		delete(s.kept, id)
-		s.history.addSession(e)
+		s.history.AddSession(e)
 		if s.canvasJob == id {
 			s.setShownFile(e.Path)
 		}

@@ -281,8 +281,8 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 		h.gen.step <- struct{}{}
 	}
 	h.gen.release <- struct{}{}
-	h.pump("the saved image", func() bool { return len(s.history.entries) == 1 })
-	s.restore(s.history.entries[0])
+	h.pump("the saved image", func() bool { return len(s.history.Entries) == 1 })
+	s.restore(s.history.Entries[0])
 	openEverySection(s)
 	assertLayoutFits(t, h.w, "a restored extended image")
 
@@ -299,7 +299,7 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 			h.gen.step <- struct{}{}
 		}
 	}()
-	h.pump("the batch of 16 saved", func() bool { return len(s.history.entries) == 17 })
+	h.pump("the batch of 16 saved", func() bool { return len(s.history.Entries) == 17 })
 	openEverySection(s)
 	assertLayoutFits(t, h.w, "a batch of 16 on the sheet and in the history")
 	s.options.count.SetText("1")
@@ -447,9 +447,9 @@ func TestRestoredExtendedImageKeepsItsRowsApart(t *testing.T) {
 		h.gen.step <- struct{}{}
 	}
 	h.gen.release <- struct{}{}
-	h.pump("the saved image", func() bool { return len(s.history.entries) == 1 })
+	h.pump("the saved image", func() bool { return len(s.history.Entries) == 1 })
 	s.removeStart()
-	s.restore(s.history.entries[0])
+	s.restore(s.history.Entries[0])
 	openEverySection(s)
 	for _, p := range wrappedInForms(h.w.Content(), false, "window") {
 		t.Errorf("a wrapped text in a form row: %s", p)

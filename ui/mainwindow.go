@@ -15,6 +15,8 @@ import (
 	"easel/ui/canvasarea"
 
 	"easel/ui/progress"
+
+	"easel/ui/gallery"
 )
 
 // NewMainWindow builds the main window in three regions (DESIGN §8): the recipe on the left (the
@@ -91,7 +93,7 @@ func (s *window) build() {
 	s.timing = progress.NewTimingPanel(memoryLabelWidth)
 	s.timing.OnTimes = s.strip.showTimes
 	s.queueList = newQueuePanel(s)
-	s.history = newHistoryPanel(s)
+	s.history = gallery.NewHistory(gallery.HistoryActions{Folder: func() string { return s.deps.Settings.OutputFolder }, RevealLabel: s.deps.Desktop.Label, UseAll: s.useAll, Menu: s.entryMenu})
 	s.sheet = s.newSheet()
 	s.work = newImageWorkPanel(s)
 	s.explore = newExplorePanel(s)
@@ -149,7 +151,7 @@ func (s *window) canvasRegion() fyne.CanvasObject {
 
 // galleryRegion is the right column: the history, always visible.
 func (s *window) galleryRegion() fyne.CanvasObject {
-	return container.NewVScroll(s.history.box)
+	return container.NewVScroll(s.history.Box)
 }
 
 // scanHistory reads the output folder off the UI goroutine.
@@ -157,6 +159,6 @@ func (s *window) scanHistory() {
 	store := s.deps.History
 	go func() {
 		entries, errs := store.Scan()
-		s.deps.Do(func() { s.history.addScanned(entries, errs) })
+		s.deps.Do(func() { s.history.AddScanned(entries, errs) })
 	}()
 }

@@ -197,11 +197,11 @@ func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 	h.gen.step <- struct{}{}
 	h.gen.step <- struct{}{}
 	h.gen.release <- struct{}{}
-	h.pump("job 1 saved", func() bool { return len(h.s.history.entries) == 1 })
+	h.pump("job 1 saved", func() bool { return len(h.s.history.Entries) == 1 })
 	if !h.s.canvas.IsFinal || !strings.Contains(h.s.progress.Stage.Text, "done") {
 		t.Errorf("after the run: final %v, stage %q", h.s.canvas.IsFinal, h.s.progress.Stage.Text)
 	}
-	e := h.s.history.entries[0]
+	e := h.s.history.Entries[0]
 	if e.Settings == nil || e.Settings.Prompt != "a fox in the snow" || e.Settings.Seed != first.Seed {
 		t.Errorf("saved settings %+v", e.Settings)
 	}
@@ -374,7 +374,7 @@ func TestSharpPreviewInTheWindow(t *testing.T) {
 		t.Error("a fast preview replaced the sharp one")
 	}
 	h.gen.release <- struct{}{}
-	h.pump("the final image, saved", func() bool { return h.s.canvas.IsFinal && len(h.s.history.entries) == 1 })
+	h.pump("the final image, saved", func() bool { return h.s.canvas.IsFinal && len(h.s.history.Entries) == 1 })
 }
 
 // Choosing the sharp preview in the settings re-predicts memory with its decodes in the

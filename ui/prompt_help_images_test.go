@@ -41,12 +41,12 @@ func TestDescribeAndCheckFromMenusAndDrop(t *testing.T) {
 	h.patience = 3 * time.Minute
 	p := h.s.help
 	idle := func() bool { return p.cancel == nil }
-	h.pump("the folder scan", func() bool { return len(h.s.history.thumbs()) == 1 })
-	e := h.s.history.thumbs()[0].entry
+	h.pump("the folder scan", func() bool { return len(h.s.history.Thumbs()) == 1 })
+	e := h.s.history.Thumbs()[0].Entry()
 
 	// Check against prompt on a history image: its own prompt, headed by its file name; the
 	// image is on the canvas, so the canvas's caption sums the answers up beside it.
-	test.Tap(h.s.history.thumbs()[0])
+	test.Tap(h.s.history.Thumbs()[0])
 	h.pump("the history image on the canvas", func() bool { return h.s.canvas.IsFinal && h.s.shownPath == e.Path })
 	menuItem(t, h.s.entryMenu(e), menuCheck).Action()
 	h.pump("the history image's Check", idle)

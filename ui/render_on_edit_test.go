@@ -75,10 +75,10 @@ func TestRenderOnEditEqualsTheLocalEdit(t *testing.T) {
 
 	render := func(where string) *image.NRGBA {
 		t.Helper()
-		n := len(s.history.entries)
+		n := len(s.history.Entries)
 		s.generate()
-		h.pump(where+" image saved", func() bool { return len(s.history.entries) == n+1 })
-		img, err := imageio.Load(s.history.entries[0].Path)
+		h.pump(where+" image saved", func() bool { return len(s.history.Entries) == n+1 })
+		img, err := imageio.Load(s.history.Entries[0].Path)
 		if err != nil {
 			t.Fatal(err)
 		}

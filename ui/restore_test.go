@@ -78,7 +78,7 @@ func savedEntry(t *testing.T, h *harness, set *imagefile.Settings) history.Entry
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.s.history.addSession(e)
+	h.s.history.AddSession(e)
 	return e
 }
 
@@ -111,7 +111,7 @@ func TestRestoreWholePromptSeedAndUndo(t *testing.T) {
 		t.Fatalf("⌘Z after Use Seed: random %v, mode %q", s.draft.RandomSeed, s.options.seedMode.Selected)
 	}
 
-	test.Tap(s.history.thumbs()[0]) // a click is Use All
+	test.Tap(s.history.Thumbs()[0]) // a click is Use All
 	if s.draft.Prompt != "a fox in snow" || s.draft.Steps != 30 || s.draft.CFG != 4 || s.draft.Seed != 1234 || s.options.sizeSelect.Selected != "768×768" {
 		t.Fatalf("Use All: prompt %q steps %d cfg %g seed %d size %q", s.draft.Prompt, s.draft.Steps, s.draft.CFG, s.draft.Seed, s.options.sizeSelect.Selected)
 	}
@@ -132,16 +132,16 @@ func TestGalleryTrashAndUndo(t *testing.T) {
 	s.deps.Desktop.GOOS = "linux"
 	e := savedEntry(t, h, &imagefile.Settings{Prompt: "a lighthouse", Width: 512, Height: 512, Steps: 8, CFG: 1, Seed: 9})
 	s.trashEntry(e)
-	if _, err := os.Stat(e.Path); !os.IsNotExist(err) || len(s.history.thumbs()) != 0 {
-		t.Fatalf("after Move to Trash: file %v, %d thumbnails", err, len(s.history.thumbs()))
+	if _, err := os.Stat(e.Path); !os.IsNotExist(err) || len(s.history.Thumbs()) != 0 {
+		t.Fatalf("after Move to Trash: file %v, %d thumbnails", err, len(s.history.Thumbs()))
 	}
 	trash, _ := filepath.Glob(filepath.Join(os.Getenv("XDG_DATA_HOME"), "Trash", "files", "*.png"))
 	if len(trash) != 1 {
 		t.Fatalf("the Trash holds %v", trash)
 	}
 	s.undo()
-	if _, err := os.Stat(e.Path); err != nil || len(s.history.thumbs()) != 1 {
-		t.Fatalf("after ⌘Z: file %v, %d thumbnails", err, len(s.history.thumbs()))
+	if _, err := os.Stat(e.Path); err != nil || len(s.history.Thumbs()) != 1 {
+		t.Fatalf("after ⌘Z: file %v, %d thumbnails", err, len(s.history.Thumbs()))
 	}
 }
 

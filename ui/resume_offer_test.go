@@ -87,7 +87,7 @@ func queueThree(h *harness) {
 // savedPixels are the history's images by prompt.
 func savedPixels(t *testing.T, h *harness) map[string][]byte {
 	out := map[string][]byte{}
-	for _, e := range h.s.history.entries {
+	for _, e := range h.s.history.Entries {
 		data, err := os.ReadFile(e.Path)
 		if err != nil {
 			t.Fatal(err)
@@ -119,7 +119,7 @@ func TestWindowResumesUnfinishedJobs(t *testing.T) {
 	}
 	h := resumeWindow(t, model, gen, whole)
 	queueThree(h)
-	h.pump("three jobs saved", func() bool { return len(h.s.history.entries) == 3 })
+	h.pump("three jobs saved", func() bool { return len(h.s.history.Entries) == 3 })
 	want := savedPixels(t, h)
 	h.closeWindow()
 	if left, _ := whole.List(); len(left) != 0 {
@@ -136,11 +136,11 @@ func TestWindowResumesUnfinishedJobs(t *testing.T) {
 		h := resumeWindow(t, model, held, store)
 		held.poke = func() { h.calls <- func() {} }
 		queueThree(h)
-		h.pump("the second job at step 2", func() bool { return held.reached.Load() || len(h.s.history.entries) > 1 })
+		h.pump("the second job at step 2", func() bool { return held.reached.Load() || len(h.s.history.Entries) > 1 })
 		if !held.reached.Load() {
 			t.Fatal("the second job never stopped at step 2")
 		}
-		h.pump("the first job saved", func() bool { return len(h.s.history.entries) == 1 })
+		h.pump("the first job saved", func() bool { return len(h.s.history.Entries) == 1 })
 		h.closeWindow() // the process ends here
 		return h
 	}
@@ -156,7 +156,7 @@ func TestWindowResumesUnfinishedJobs(t *testing.T) {
 		t.Errorf("the offer's rows are %q; want one per job: the second job's step and the third waiting", rows)
 	}
 	test.Tap(h.s.keeping.offerResume)
-	h.pump("the two resumed jobs saved", func() bool { return len(h.s.history.entries) == 2 })
+	h.pump("the two resumed jobs saved", func() bool { return len(h.s.history.Entries) == 2 })
 	got := savedPixels(t, h)
 	for _, p := range resumePrompts[1:] {
 		if !bytes.Equal(got[p], want[p]) {

@@ -70,10 +70,10 @@ func TestShareThisMacGrid(t *testing.T) {
 	if n := len(h.s.queue.Jobs()); n != 1 {
 		t.Errorf("%d jobs in the window's queue; want 1 (the grid's cells over one prefill)", n)
 	}
-	h.pump("the three cells in the window's history", func() bool { return len(h.s.history.entries) == 3 })
+	h.pump("the three cells in the window's history", func() bool { return len(h.s.history.Entries) == 3 })
 	seeds := map[uint64]bool{}
 	batchID := ""
-	for _, e := range h.s.history.entries {
+	for _, e := range h.s.history.Entries {
 		st := e.Settings
 		if st == nil || !strings.HasPrefix(st.Origin, "API ") || st.Prompt != "a paper crane" || st.Batch == nil || st.Batch.Count != 3 {
 			t.Fatalf("history entry %s: %+v", e.Path, st)

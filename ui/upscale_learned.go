@@ -147,7 +147,7 @@ func (s *window) upscaleCell(c *gallery.Cell, factor float64, learned bool) {
 				s.progress.Stage.SetText("Upscale failed")
 				s.say("Upscale ×%g with %s failed: %v", factor, name, err)
 			default:
-				s.history.addSession(res.Entry)
+				s.history.AddSession(res.Entry)
 				s.progress.Stage.SetText(fmt.Sprintf("Upscaled with %s · saved %s", name, shortPath(res.Entry.Path)))
 				s.sayKind(noticeInfo, "%s", upscaledNotice(c.Index+1, name, res))
 			}

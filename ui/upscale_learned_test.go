@@ -141,8 +141,8 @@ func TestGalleryUpscaleWithTheChosenUpscalerSavesItsPicture(t *testing.T) {
 		t.Fatalf("notice after the upscale: %q", h.s.message.Text)
 	}
 	saved := pngsIn(t, h.s.deps.Settings.OutputFolder)
-	if len(saved) != 1 || len(h.s.history.entries) != 1 || h.s.history.entries[0].Path != saved[0] {
-		t.Fatalf("saved %v; the history lists %d images", saved, len(h.s.history.entries))
+	if len(saved) != 1 || len(h.s.history.Entries) != 1 || h.s.history.Entries[0].Path != saved[0] {
+		t.Fatalf("saved %v; the history lists %d images", saved, len(h.s.history.Entries))
 	}
 
 	r, err := upscalers.Open(file, nil)
@@ -322,8 +322,8 @@ func TestHiresPassStartsFromTheChosenUpscaler(t *testing.T) {
 		h.gen.step <- struct{}{}
 	}
 	h.gen.release <- struct{}{}
-	h.pump("the pass saved", func() bool { return h.s.model.Current() == 0 && len(h.s.history.entries) == 1 })
-	if hs := h.s.history.entries[0].Settings.Hires; hs == nil || hs.Upscaler != "upscale_rrdb_x2" {
+	h.pump("the pass saved", func() bool { return h.s.model.Current() == 0 && len(h.s.history.Entries) == 1 })
+	if hs := h.s.history.Entries[0].Settings.Hires; hs == nil || hs.Upscaler != "upscale_rrdb_x2" {
 		t.Errorf("the pass's PNG records hires %+v", hs)
 	}
 }

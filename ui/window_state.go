@@ -41,7 +41,7 @@ type regions struct {
 	memory     *memoryPanel
 	timing     *progress.TimingPanel
 	queueList  *queuePanel
-	history    *historyPanel
+	history    *gallery.History
 	actions    *imageActions
 	sheet      *gallery.Sheet // the latest batch's contact sheet (batch.go)
 	sections   *widget.Accordion

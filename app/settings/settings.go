@@ -65,13 +65,13 @@ type Settings struct {
 	// CheckImages asks the text encoder after every finished image whether each element its
 	// prompt names is in it (app/textgen Check); off by default: it costs a writing per image.
 	CheckImages bool `json:"check_images,omitempty"`
+	// Upscaler is the learned upscaler the gallery's Upscale and the hi-res pass's first stage
+	// use: a file name (without extension) in the upscalers folder (UpscalersDir); "" is Lanczos.
+	Upscaler string `json:"upscaler,omitempty"`
 	// Studio is what the window's Studio dialog was last given (the hub's address and pairing,
 	// rendering on it, lending this Mac to it), so the next launch starts from it; its token is
 	// a secret and lives in Secrets, not here.
 	Studio Studio `json:"studio,omitzero"`
-	// Upscaler is the learned upscaler the gallery's Upscale and the hi-res pass's first stage
-	// use: a file name (without extension) in the upscalers folder (UpscalersDir); "" is Lanczos.
-	Upscaler string `json:"upscaler,omitempty"`
 }
 
 // Studio is the remembered studio: the hub's address and pairing fingerprint, and whether the

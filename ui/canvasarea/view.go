@@ -11,6 +11,8 @@ import (
 
 	"easel/app/maskpaint"
 	"easel/ui/model"
+
+	"easel/ui/kit"
 )
 
 // View is the canvas: it shows the live preview and then the final image, over a checkerboard, fitted to
@@ -75,10 +77,10 @@ func NewView(maskChanged func(), extend func(side int)) *View {
 
 // FramePreview composites a step's preview (one pixel per latent) over the checkerboard. It
 // runs off the UI goroutine.
-func FramePreview(img image.Image) image.Image { return OverChecker(UpscaleNearest(img, 4), 8) }
+func FramePreview(img image.Image) image.Image { return kit.OverChecker(kit.UpscaleNearest(img, 4), 8) }
 
 // FrameFinal composites a decoded image over the checkerboard, off the UI goroutine.
-func FrameFinal(img image.Image) image.Image { return OverChecker(img, 16) }
+func FrameFinal(img image.Image) image.Image { return kit.OverChecker(img, 16) }
 
 // ShowPreview shows a framed preview at the output's size, with note as its caption.
 func (v *View) ShowPreview(framed image.Image, w, h int, note string) {

@@ -1,4 +1,4 @@
-package canvasarea
+package kit
 
 import (
 	"image"

@@ -1,4 +1,4 @@
-package canvasarea
+package kit
 
 import (
 	"image"
@@ -29,14 +29,14 @@ func TestOverCheckerComposites(t *testing.T) {
 	}
 }
 
-// BenchmarkFrameFinal2K composites a 2048² result over the checkerboard (done off the UI
+// BenchmarkOverChecker2K composites a 2048² result over the checkerboard (done off the UI
 // goroutine).
-func BenchmarkFrameFinal2K(b *testing.B) {
+func BenchmarkOverChecker2K(b *testing.B) {
 	img := image.NewNRGBA(image.Rect(0, 0, 2048, 2048))
 	for i := range img.Pix {
 		img.Pix[i] = uint8(i)
 	}
 	for b.Loop() {
-		FrameFinal(img)
+		OverChecker(img, 16) // what the canvas does with a final image
 	}
 }
