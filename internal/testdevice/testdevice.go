@@ -57,7 +57,7 @@ func Mode(tb testing.TB) string {
 
 // Device is the device a test runs on: emu.NewDevice(opts), or under system and opaque the
 // process's one shared device with opts.Limits and opts.NoEncoderTiming applied by a wrapper. A
-// test asking for fault injection is skipped there, saying so.
+// test asking for an injected fault is skipped there, saying so.
 func Device(tb testing.TB, opts emu.Options) device.Device {
 	tb.Helper()
 	m := Mode(tb)
@@ -86,7 +86,7 @@ func shared(tb testing.TB, m string) device.Device {
 			sharedDev.dev, sharedDev.err = metal.SystemDevice()
 			return
 		}
-		d, err := emu.NewDevice(emu.Options{})
+		d, err := emu.NewDevice(emu.Options{Fault: &emu.Fault{}}) // no EASEL_EMU_FAULT: a GPU has none
 		if err == nil {
 			d = newOpaque(d)
 		}
@@ -107,9 +107,11 @@ var sharedDev struct {
 	err  error
 }
 
-// emulatorOnly names what of opts no GPU can give, "" when nothing.
+// emulatorOnly names what of opts no GPU can give, "" when nothing. A zero Fault (a test making
+// sure no EASEL_EMU_FAULT applies) asks for nothing: the shared device has no fault; a test that
+// injects one later asks Faults for the injector.
 func emulatorOnly(opts emu.Options) string {
-	if opts.Fault != nil {
+	if opts.Fault != nil && opts.Fault.Kind != emu.NoFault {
 		return "fault injection"
 	}
 	return ""

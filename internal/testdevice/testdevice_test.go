@@ -10,8 +10,8 @@ import (
 	"easel/kernels/emu"
 )
 
-// TestEmulatorOnlyOptionsAreNamed: under system and opaque a test asking for fault injection is
-// skipped with the reason; every other option runs there.
+// TestEmulatorOnlyOptionsAreNamed: under system and opaque a test asking for an injected fault is
+// skipped with the reason; every other option (a zero fault included) runs there.
 func TestEmulatorOnlyOptionsAreNamed(t *testing.T) {
 	for _, c := range []struct {
 		opts emu.Options
@@ -19,7 +19,8 @@ func TestEmulatorOnlyOptionsAreNamed(t *testing.T) {
 	}{
 		{emu.Options{}, ""},
 		{emu.Options{Order: emu.Reverse, Workers: 2}, ""},
-		{emu.Options{Fault: &emu.Fault{}}, "fault injection"},
+		{emu.Options{Fault: &emu.Fault{}}, ""},
+		{emu.Options{Fault: &emu.Fault{Kind: emu.Watchdog}}, "fault injection"},
 		{emu.Options{Limits: device.Limits{MaxBufferLength: 1}}, ""},
 		{emu.Options{NoEncoderTiming: true}, ""},
 	} {
