@@ -15,6 +15,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"easel/app/activity"
 )
 
 // HubConfig is how a hub runs.
@@ -47,6 +49,7 @@ type Hub struct {
 	// shows it and workers pin it (--pin).
 	Fingerprint string
 	hubSecret   string
+	awake       func() // ends the App Nap activity held while the hub runs (activity.KeepResponsive)
 }
 
 // Token rules.
@@ -146,6 +149,7 @@ func StartHub(cfg HubConfig) (*Hub, error) {
 		h.Close()
 		return nil, err
 	}
+	h.awake = activity.KeepResponsive(activity.HubReason)
 	return h, nil
 }
 
@@ -228,6 +232,9 @@ func (h *Hub) Connect(role Role) (*Conn, error) {
 
 // Close stops the hub; the queue stays on disk under Data.
 func (h *Hub) Close() {
+	if h.awake != nil {
+		h.awake()
+	}
 	if h.srv != nil {
 		h.srv.Shutdown()
 		h.srv.WaitForShutdown()

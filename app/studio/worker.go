@@ -104,6 +104,7 @@ func consumerSettings(ctx context.Context, js jetstream.JetStream) (time.Duratio
 // once (Nak) and Run returns nil. When the Mac is about to sleep the job in hand goes back too,
 // and Run takes no job until the Mac wakes (worker_sleep.go).
 func (w *Worker) Run(ctx context.Context, c *Conn) error {
+	defer activity.KeepResponsive(activity.LendingReason)() // no App Nap while waiting for jobs
 	kinds := w.Kinds
 	if len(kinds) == 0 {
 		kinds = []string{w.Fingerprint.Kind}
