@@ -285,6 +285,7 @@ func TestSoakEmuMetal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs dozens of generations on the Metal emulator")
 	}
+	testdevice.EmulatorOnly(t, "live-buffer counts")
 	dev := testdevice.Device(t, emu.Options{})
 	counter, ok := dev.(liveBuffers)
 	if !ok {

@@ -2,6 +2,8 @@ package testdevice
 
 import (
 	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -121,5 +123,85 @@ func runsAKernel(t *testing.T, d device.Device, timed bool) {
 		if x[i] != want {
 			t.Errorf("x[%d] = %v, want %v", i, x[i], want)
 		}
+	}
+}
+
+// TestMixedGivesTheEmulatorOnlyToWhatNeedsIt: under mixed a test that took its device without
+// declaring an emulator extra gets the opaque device, a declared one (or one choosing a fiber
+// order) the emulator with its extras; a test that asks for an extra it did not declare fails.
+func TestMixedGivesTheEmulatorOnlyToWhatNeedsIt(t *testing.T) {
+	emulatorDevice(t) // skips without clang unless required
+	t.Setenv(Env, Mixed)
+	var plainDev, orderDev device.Device
+	plain := &recorder{TB: t}
+	runRecorded(plain, func(tb testing.TB) { plainDev = Device(tb, emu.Options{}) })
+	if plain.skipped || plain.failed || plainDev == nil || plainDev.Name() != opaqueName {
+		t.Errorf("a plain test under mixed: %v, %q", plainDev, plain.msg)
+	}
+	ordered := &recorder{TB: t}
+	runRecorded(ordered, func(tb testing.TB) { orderDev = Device(tb, emu.Options{Order: emu.Shuffled}) })
+	if orderDev == nil || orderDev.Name() == opaqueName {
+		t.Errorf("a test choosing the fiber order got %v (%q)", orderDev, ordered.msg)
+	}
+	declared := &recorder{TB: t}
+	runRecorded(declared, func(tb testing.TB) {
+		EmulatorOnly(tb, "live-buffer counts")
+		d := Device(tb, emu.Options{})
+		LiveBuffers(tb, d)
+		Faults(tb, Device(tb, emu.Options{Fault: &emu.Fault{}}))
+	})
+	if declared.skipped || declared.failed {
+		t.Errorf("a declared test under mixed: skipped %v, failed %v: %q", declared.skipped, declared.failed, declared.msg)
+	}
+	late := &recorder{TB: t}
+	runRecorded(late, func(tb testing.TB) {
+		d := Device(tb, emu.Options{})
+		Faults(tb, d)
+	})
+	if !late.failed || !strings.Contains(late.msg, "without declaring it") {
+		t.Errorf("an undeclared extra under mixed: failed %v, %q", late.failed, late.msg)
+	}
+	lateOnly := &recorder{TB: t}
+	t.Setenv(Env, Opaque)
+	runRecorded(lateOnly, func(tb testing.TB) {
+		Device(tb, emu.Options{})
+		EmulatorOnly(tb, "fiber order")
+	})
+	if !lateOnly.failed || !strings.Contains(lateOnly.msg, "after Device") {
+		t.Errorf("EmulatorOnly after Device under opaque: failed %v, %q", lateOnly.failed, lateOnly.msg)
+	}
+}
+
+// recorder is a testing.TB whose Skip and Fatal end only the recorded function (runRecorded).
+type recorder struct {
+	testing.TB
+	skipped, failed bool
+	msg             string
+	cleanups        []func()
+}
+
+func (r *recorder) Helper()          {}
+func (r *recorder) Cleanup(f func()) { r.cleanups = append(r.cleanups, f) }
+func (r *recorder) Skipf(format string, args ...any) {
+	r.skipped, r.msg = true, fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.failed, r.msg = true, fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+func (r *recorder) Fatal(args ...any) { r.Fatalf("%s", fmt.Sprint(args...)) }
+
+// runRecorded runs f with r on its own goroutine, as the testing package runs a test, so Skip
+// and Fatal end f alone; then it runs r's cleanups.
+func runRecorded(r *recorder, f func(testing.TB)) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(r)
+	}()
+	<-done
+	for i := len(r.cleanups) - 1; i >= 0; i-- {
+		r.cleanups[i]()
 	}
 }

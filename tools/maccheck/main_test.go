@@ -138,7 +138,7 @@ func makeDryRun(t *testing.T, args ...string) string {
 
 // TestMakefileMacCheckAndTestOnAMac: the recipes of make mac-check and make unit are valid shell
 // (bash -n), mac-check runs this command on the built binary, and make test requires the
-// emulator only on Linux.
+// emulator, in mixed mode, only on Linux.
 func TestMakefileMacCheckAndTestOnAMac(t *testing.T) {
 	mac := makeDryRun(t, "mac-check", "UNAME_S=Darwin")
 	if !strings.Contains(mac, "go run ./tools/maccheck -easel ./easel -out mac-check-report.md") {
@@ -148,6 +148,9 @@ func TestMakefileMacCheckAndTestOnAMac(t *testing.T) {
 	onLinux := makeDryRun(t, "unit", "UNAME_S=Linux")
 	if strings.Contains(onMac, "EASEL_REQUIRE_EMULATOR") || !strings.Contains(onLinux, "EASEL_REQUIRE_EMULATOR=1") {
 		t.Fatalf("the emulator must be required on Linux only:\nDarwin: %s\nLinux: %s", onMac, onLinux)
+	}
+	if !strings.Contains(onLinux, "EASEL_TEST_DEVICE=mixed") || strings.Contains(onMac, "EASEL_TEST_DEVICE") {
+		t.Fatalf("make unit on Linux must see the device as a Mac's GPU where a test allows it (EASEL_TEST_DEVICE=mixed):\nDarwin: %s\nLinux: %s", onMac, onLinux)
 	}
 	for name, script := range map[string]string{"mac-check": mac, "unit (Darwin)": onMac, "unit (Linux)": onLinux} {
 		cmd := exec.Command("bash", "-n")

@@ -56,7 +56,7 @@ func (f *faultAtFirstStep) Step(ctx context.Context, p pipeline.Program, x []flo
 // GEMM of the step (so one block per buffer is too long). policy keeps the command-buffer levels.
 func faultedPipeline(t *testing.T, fault emu.Fault, atPrefill, gemmWork bool, policy *metal.DevicePolicy) (*pipeline.Pipeline, emu.FaultInjector) {
 	t.Helper()
-	dev := emuDevice(t, 0, 0)
+	dev := testdevice.Device(t, emu.Options{Fault: &emu.Fault{}})
 	inj := testdevice.Faults(t, dev)
 	p := q8Pipeline(t, func(f *cmf.File) pipeline.Options {
 		k := metal.Knobs{Guards: metal.DefaultGuards}
