@@ -78,7 +78,9 @@ func TestTrashOnMacUsesTheFindersTrash(t *testing.T) {
 		t.Fatalf("put back: %q, %v", b, err)
 	}
 
-	o.TrashItem = func(string) (string, error) { return "", errors.New("“easel-3.png” couldn’t be moved to the trash") }
+	o.TrashItem = func(string) (string, error) {
+		return "", errors.New("“easel-3.png” couldn’t be moved to the trash")
+	}
 	if _, err := o.Trash(path); err == nil || !strings.Contains(err.Error(), "the file is where it was") {
 		t.Fatalf("a refused trash: %v", err)
 	}
