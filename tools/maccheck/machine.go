@@ -84,11 +84,12 @@ func gpuFamilyOf(diagnose []byte) string {
 
 // Line is the machine in one line of the report.
 func (m machine) Line() string {
-	parts := []string{orUnknown(m.OSVersion) + " (build " + orUnknown(m.OSBuild) + ")"}
+	var parts []string
 	if m.OS == "darwin" {
-		parts = append(parts, "GPU "+orUnknown(m.Chip), "GPU family "+orUnknown(m.GPUFamily), orUnknown(m.Metal)+" support")
+		parts = append(parts, orUnknown(m.OSVersion)+" (build "+orUnknown(m.OSBuild)+")",
+			"GPU "+orUnknown(m.Chip), "GPU family "+orUnknown(m.GPUFamily), orUnknown(m.Metal)+" support")
 	} else {
-		parts = append(parts, m.OS+" (not a Mac: no GPU figures)")
+		parts = append(parts, orUnknown(m.OSVersion), m.OS+" (not a Mac: no GPU figures)")
 	}
 	parts = append(parts, m.Go)
 	return strings.Join(parts, "; ")

@@ -66,6 +66,15 @@ func (r *report) Markdown() string {
 	}
 	for _, k := range sortedKeys(r.Parity.BuildErrors) {
 		fmt.Fprintf(&b, "### BUILD FAILED %s\n\n%s\n\n", k, fenced(r.Parity.BuildErrors[k]))
+		var blocked []string
+		for _, pkg := range sortedKeys(r.Parity.Unbuilt) {
+			if r.Parity.Unbuilt[pkg] == k {
+				blocked = append(blocked, pkg)
+			}
+		}
+		if len(blocked) > 0 {
+			fmt.Fprintf(&b, "So the tests of %s did not run.\n\n", strings.Join(blocked, ", "))
+		}
 	}
 	panicked := map[string]bool{}
 	for _, k := range r.Parity.Panics {

@@ -21,6 +21,9 @@ type parityResult struct {
 	// BuildErrors maps a package that did not compile ("easel/kernels [easel/kernels.test]")
 	// to the compiler's output (go test -json's build-output events, Go 1.24 and later).
 	BuildErrors map[string]string
+	// Unbuilt maps a package whose tests did not build to the package whose build failed
+	// (go test -json's FailedBuild: the package itself or one it imports).
+	Unbuilt map[string]string
 	// Panics are the "pkg TestName" keys of Failures whose output has a Go panic: the test
 	// binary stopped there, so the package's tests after it did not run.
 	Panics []string
@@ -42,7 +45,7 @@ type testEvent struct {
 // parseTestJSON reads a `go test -json` stream.
 func parseTestJSON(b []byte) parityResult {
 	res := parityResult{Failures: map[string]string{}, SkipReasons: map[string]int{},
-		BuildErrors: map[string]string{}, PackageFailures: map[string]string{}}
+		BuildErrors: map[string]string{}, PackageFailures: map[string]string{}, Unbuilt: map[string]string{}}
 	output := map[string]*strings.Builder{} // "pkg TestName" (subtests under their top test) → output
 	pkgOutput := map[string]*strings.Builder{}
 	build := map[string]*strings.Builder{}
@@ -96,6 +99,9 @@ func parseTestJSON(b []byte) parityResult {
 						delete(running, key)
 						fail(pkg, test)
 					}
+				}
+				if ev.FailedBuild != "" {
+					res.Unbuilt[ev.Package] = ev.FailedBuild
 				}
 				if ev.FailedBuild != "" && build[ev.FailedBuild] == nil {
 					res.BuildErrors[ev.FailedBuild] = fmt.Sprintf("(%s did not build; go test gave no compiler output for it)\n", ev.FailedBuild)

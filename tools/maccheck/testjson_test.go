@@ -29,6 +29,9 @@ func TestParseQuotesTheCompilerPanicsAndFailures(t *testing.T) {
 	if got := r.BuildErrors["probe/dep"]; !strings.Contains(got, compiler) || !strings.HasPrefix(got, "# probe/dep\n") {
 		t.Fatalf("build errors %q", r.BuildErrors)
 	}
+	if r.Unbuilt["probe/bad"] != "probe/dep" || len(r.Unbuilt) != 1 {
+		t.Fatalf("unbuilt %v, want probe/bad blocked by probe/dep", r.Unbuilt)
+	}
 	if len(r.Panics) != 1 || r.Panics[0] != "probe/pan TestB" {
 		t.Fatalf("panics %q", r.Panics)
 	}
@@ -45,7 +48,7 @@ func TestParseQuotesTheCompilerPanicsAndFailures(t *testing.T) {
 	rep := &report{Parity: r, TestDevice: "opaque", OffMac: "not run"}
 	md := rep.Markdown()
 	for _, want := range []string{"### BUILD FAILED probe/dep", compiler, "### PANIC probe/pan TestB", "the tests of probe/pan after this one did not run",
-		"### FAIL probe/ok TestFails", "want 1, got 2", "Test step FAILED", "1 build failure(s), 1 panic(s)"} {
+		"So the tests of probe/bad did not run.", "### FAIL probe/ok TestFails", "want 1, got 2", "Test step FAILED", "1 build failure(s), 1 panic(s)"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the report lacks %q:\n%s", want, md)
 		}
