@@ -50,6 +50,12 @@ func parseTestJSON(b []byte) parityResult {
 	pkgOutput := map[string]*strings.Builder{}
 	build := map[string]*strings.Builder{}
 	running := map[string]bool{} // top-level tests started and not yet ended
+	// subtests of each top-level test: how many ended, how many skipped, the first skip's output
+	type subCount struct {
+		ended, skipped int
+		skipOut        string
+	}
+	subs := map[string]*subCount{}
 	failedIn := map[string]int{} // failed tests per package
 	appendTo := func(m map[string]*strings.Builder, k, s string) {
 		if m[k] == nil {
@@ -123,9 +129,27 @@ func parseTestJSON(b []byte) parityResult {
 			}
 		case "pass", "skip", "fail":
 			if sub {
-				continue // the parent counts its subtests
+				// the parent counts its subtests; one whose every subtest skipped is a skip
+				c := subs[key]
+				if c == nil {
+					c = &subCount{}
+					subs[key] = c
+				}
+				c.ended++
+				if ev.Action == "skip" {
+					if c.skipped == 0 {
+						c.skipOut = textOf(output[key])
+					}
+					c.skipped++
+				}
+				continue
 			}
 			delete(running, key)
+			if c := subs[key]; ev.Action == "pass" && c != nil && c.ended > 0 && c.skipped == c.ended {
+				res.Skipped++
+				res.SkipReasons[skipReason(c.skipOut)+" (every subtest)"]++
+				continue
+			}
 			switch ev.Action {
 			case "pass":
 				res.Passed++

@@ -68,6 +68,27 @@ func TestParseCountsATestTheBinaryDiedIn(t *testing.T) {
 	}
 }
 
+// TestParseCountsATestWhoseSubtestsAllSkippedAsSkipped: a table test whose every case skipped
+// ran nothing, so it is a skip with the cases' reason, not a pass.
+func TestParseCountsATestWhoseSubtestsAllSkippedAsSkipped(t *testing.T) {
+	r := parseTestJSON([]byte(`{"Action":"run","Package":"p","Test":"TestTable"}
+{"Action":"run","Package":"p","Test":"TestTable/a"}
+{"Action":"output","Package":"p","Test":"TestTable/a","Output":"    r_test.go:9: needs the emulator's fault injection\n"}
+{"Action":"skip","Package":"p","Test":"TestTable/a"}
+{"Action":"run","Package":"p","Test":"TestTable/b"}
+{"Action":"skip","Package":"p","Test":"TestTable/b"}
+{"Action":"pass","Package":"p","Test":"TestTable"}
+{"Action":"run","Package":"p","Test":"TestMixed"}
+{"Action":"skip","Package":"p","Test":"TestMixed/a"}
+{"Action":"pass","Package":"p","Test":"TestMixed/b"}
+{"Action":"pass","Package":"p","Test":"TestMixed"}
+{"Action":"pass","Package":"p"}
+`))
+	if r.Passed != 1 || r.Skipped != 1 || r.SkipReasons["needs the emulator's fault injection (every subtest)"] != 1 {
+		t.Fatalf("passed %d skipped %d reasons %v", r.Passed, r.Skipped, r.SkipReasons)
+	}
+}
+
 // TestParseReportsAPackageFailureOutsideTests: a package that fails with no failed test (a
 // panic in TestMain, a timeout) is reported with its own output.
 func TestParseReportsAPackageFailureOutsideTests(t *testing.T) {
