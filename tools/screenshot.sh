@@ -5,11 +5,11 @@
 #   make screenshot            # or: bash tools/screenshot.sh [OUT.png] [SECONDS_INTO_THE_RUN]
 # EASEL_PREVIEW=sharp, EASEL_SIZE=512 and EASEL_STEPS=100 change the settings the window starts with;
 # EASEL_SCREEN=1280x800 changes the screen (and window) size from 1440x900.
-# EASEL_SCENE=inpaint (make screenshot-inpaint) pastes a drawn landscape as the start image in
-# "Work on an image", paints a mask stroke over it on the canvas and extends the canvas to the
-# right once, instead of generating (xclip too is needed then).
+# EASEL_SCENE=inpaint (make screenshot-inpaint) pastes a drawn landscape on the window (Ctrl+V:
+# the start image, its generation frame drawn), paints a mask stroke over it on the canvas and
+# extends the canvas to the right once, instead of generating (xclip too is needed then).
 # EASEL_SCENE=batch (make screenshot-batch) makes a batch of 4 at 512² and captures it finished:
-# the sheet over the gallery. EASEL_SCENE=gallery does the same, then points at a history image
+# the sheet in the centre. EASEL_SCENE=gallery does the same, then points at a history image
 # (its prompt, seed and size show) and opens its menu.
 # EASEL_SCENE=studio (make screenshot-studio) runs a studio hub on loopback with three workers
 # (mini, studio-pro, air) on the tiny model, joins the window to it through Easel → Studio… →
@@ -116,17 +116,15 @@ sleep 2
 xdotool windowsize "$win" "$sw" "$sh" # again: a resize during the window's first layout can be lost
 sleep 1
 if [ "$scene" = inpaint ]; then
-	# A landscape as the start image (on the clipboard as a PNG), pasted through "Work on an
-	# image", then one brush stroke over the tree on the canvas.
+	# A landscape as the start image (on the clipboard as a PNG), pasted on the window (Ctrl+V:
+	# a pasted picture is the start image), then one brush stroke over the tree on the canvas.
 	convert -size 768x512 gradient:'#7fb2e5'-'#f5d6a0' -fill '#f4a340' -draw 'circle 560,200 560,150' \
 		-fill '#3f6b3a' -draw 'polygon 0,512 0,380 200,320 420,390 620,330 768,370 768,512' \
 		-fill '#2c4a2a' -draw 'polygon 80,512 150,300 220,512' "$work/start.png"
 	xclip -selection clipboard -t image/png -i "$work/start.png"
 	xdotool mousemove 200 90 click 1
 	xdotool type --delay 15 "A red maple tree in autumn"
-	xdotool mousemove 98 596 click 1 # open "Work on an image"
-	sleep 1
-	xdotool mousemove 185 713 click 1 # its Paste
+	xdotool key ctrl+v # the prompt has the focus: the picture becomes the start image
 	sleep 3
 	xdotool mousemove 480 470 mousedown 1
 	for p in "490 450" "500 430" "515 460" "530 500" "545 540" "555 580" "535 600" "505 600" "485 580" "495 540" "510 510" "505 560"; do
@@ -135,7 +133,7 @@ if [ "$scene" = inpaint ]; then
 	done
 	xdotool mouseup 1
 	sleep 1
-	xdotool mousemove 1093 389 click 1 # the right edge's extend arrow: 64 px more canvas
+	xdotool mousemove 1093 409 click 1 # the right edge's extend arrow (under the Canvas / Batch / Explore grid switches): 64 px more canvas
 	sleep 1
 	xdotool mousemove 520 560 # the brush ring over the picture
 	sleep 1
@@ -187,7 +185,7 @@ elif [ "$scene" = batch ] || [ "$scene" = gallery ]; then
 	xdotool key ctrl+Return
 	sleep "$wait_s"
 	if [ "$scene" = gallery ]; then
-		xdotool mousemove 1151 760 # over a history thumbnail: its prompt, seed and size show
+		xdotool mousemove 1180 300 # over a history thumbnail (the gallery is the history alone): its prompt, seed and size show
 		sleep 1
 		xdotool click 3 # its menu
 		sleep 1

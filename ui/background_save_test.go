@@ -19,7 +19,7 @@ func TestClosingTheWindowKeepsTheImageBeingSaved(t *testing.T) {
 		h.gen.step <- struct{}{}
 	}
 	h.gen.release <- struct{}{}
-	h.pump("the job done", func() bool { return strings.Contains(h.s.progress.stage.Text, "done") })
+	h.pump("the job done", func() bool { return strings.Contains(h.s.progress.Stage.Text, "done") })
 	h.closeWindow()
 	out := h.s.deps.Settings.OutputFolder
 	names, _ := filepath.Glob(filepath.Join(out, "*.png"))

@@ -10,6 +10,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/jobs"
+	"easel/app/settings"
+	"easel/ui/model"
 )
 
 // Closing the window (its close button, ⌘Q / Ctrl+Q, Easel → Quit) never drops work silently:
@@ -19,7 +21,7 @@ import (
 // (Deps.Unfinished) the first choice is Finish later: the window closes, the jobs stay kept with
 // their checkpoints and the next launch offers to resume them. Discard and quit stops them and
 // removes what was kept of them; Keep working leaves everything as it is.
-func (s *studio) askClose() {
+func (s *window) askClose() {
 	n := s.queue.Pending()
 	if n == 0 || s.closeAsked {
 		s.win.Close()
@@ -57,13 +59,13 @@ func (s *studio) askClose() {
 	}
 	d = dialog.NewCustomWithoutButtons(title, container.NewVBox(label, buttons), s.win)
 	d.Resize(fyne.NewSize(480, 0))
-	d.Show()
+	s.show(d)
 	s.closeDialog = d
 }
 
 // discardKept removes what was kept of this window's unfinished jobs (their checkpoints), once
 // the queue has stopped them: the artist chose Discard and quit.
-func (s *studio) discardKept() {
+func (s *window) discardKept() {
 	if !s.discardOnClose {
 		return
 	}
@@ -79,24 +81,64 @@ func (s *studio) discardKept() {
 }
 
 // quitItem is the menu's Quit (⌘Q), which closes as the close button does.
-func (s *studio) quitItem() *fyne.MenuItem {
+func (s *window) quitItem() *fyne.MenuItem {
 	q := fyne.NewMenuItem("Quit", s.askClose)
 	q.IsQuit = true
+	q.Shortcut = quitShortcut
 	return q
 }
 
-// saveDraft keeps the prompt and the everyday settings for the next launch.
-func (s *studio) saveDraft() {
-	if s.deps.DraftStore == nil {
+// saveDraft keeps the prompt, the everyday settings and the canvas document (the start image,
+// its mask, the extension) for the next launch.
+func (s *window) saveDraft() {
+	st := s.deps.DraftStore
+	if st == nil {
 		return
 	}
-	if err := s.deps.DraftStore.Save(s.draft.Saved()); err != nil {
+	saved := s.draft.Saved()
+	saved.Canvas = s.doc().Saved()
+	if err := s.saveCanvas(saved.Canvas); err != nil {
+		s.say("The canvas was not kept for next time: %v", err)
+		saved.Canvas = nil
+	}
+	if err := st.Save(saved); err != nil {
 		s.say("The draft was not kept for next time: %v", err)
 	}
 }
 
+// saveCanvas writes the start image and mask beside the draft (c nil: removes them), unless they
+// are the ones written last time, unchanged.
+func (s *window) saveCanvas(c *settings.Canvas) error {
+	st := s.deps.DraftStore
+	start := s.doc().Start
+	if c == nil {
+		s.canvasSaved = savedCanvas{}
+		return st.SaveCanvas(&settings.Canvas{}, nil, nil)
+	}
+	now := savedCanvas{start: start, maskEdits: s.maskEdits, written: true}
+	if s.canvasSaved == now {
+		c.Start, c.Mask = s.canvasSaved.startFile, s.canvasSaved.maskFile
+		return nil
+	}
+	if err := st.SaveCanvas(c, start.Image.Image, start.Mask.Image()); err != nil {
+		return err
+	}
+	now.startFile, now.maskFile = c.Start, c.Mask
+	s.canvasSaved = now
+	return nil
+}
+
+// savedCanvas is what saveCanvas wrote last: the start image (by identity), the mask's edit count
+// and the files' names.
+type savedCanvas struct {
+	start               *model.StartImage
+	maskEdits           int
+	written             bool
+	startFile, maskFile string
+}
+
 // resumeDraft starts from the draft the last session left, if any.
-func (s *studio) resumeDraft() {
+func (s *window) resumeDraft() {
 	if s.deps.DraftStore == nil {
 		return
 	}
@@ -105,7 +147,23 @@ func (s *studio) resumeDraft() {
 		s.resumeErr = err
 		return
 	}
-	if ok {
-		s.draft.Resume(saved)
+	if !ok {
+		return
 	}
+	s.draft.Resume(saved)
+	if saved.Canvas == nil {
+		return
+	}
+	start, mask, err := s.deps.DraftStore.LoadCanvas(*saved.Canvas)
+	if start == nil {
+		s.resumeErr = err
+		return
+	}
+	c, cerr := model.Resumed(*saved.Canvas, start, mask)
+	if cerr != nil {
+		s.resumeErr = cerr
+		return
+	}
+	s.model.ReplaceCanvas(c)
+	s.resumeErr = err // a mask that could not be read: the start image is back without it
 }

@@ -15,7 +15,7 @@ import (
 // dropFiles); dropped on the canvas or the start image's slot, the first other image becomes the
 // start image; every other dropped file becomes a condition image, in the order given, until the
 // limit; files that cannot be used get a message, never a crash.
-func (s *studio) dropped(pos fyne.Position, uris []fyne.URI) {
+func (s *window) dropped(pos fyne.Position, uris []fyne.URI) {
 	var paths []string
 	for _, u := range uris {
 		if u.Scheme() != "file" {
@@ -46,7 +46,7 @@ func loadConditions(paths []string) []loadedCondition {
 }
 
 // addLoaded adds read images in order and returns the problems, one line each.
-func (s *studio) addLoaded(results []loadedCondition) []string {
+func (s *window) addLoaded(results []loadedCondition) []string {
 	var problems []string
 	for _, r := range results {
 		if r.err == nil {
@@ -63,7 +63,7 @@ func (s *studio) addLoaded(results []loadedCondition) []string {
 }
 
 // addFiles loads image files off the UI goroutine and adds them in order.
-func (s *studio) addFiles(paths []string) {
+func (s *window) addFiles(paths []string) {
 	if len(paths) == 0 {
 		return
 	}
@@ -82,7 +82,7 @@ func (s *studio) addFiles(paths []string) {
 // pasteImage adds the file copied in the Finder, else the clipboard's image, else the image file
 // its text names. fromButton is false when called from a text field: a paste with none of them
 // falls through to ordinary text.
-func (s *studio) pasteImage(cb fyne.Clipboard, fromButton bool) bool {
+func (s *window) pasteImage(cb fyne.Clipboard, fromButton bool) bool {
 	if s.deps.ClipboardFile != nil {
 		if path := s.deps.ClipboardFile(); path != "" {
 			if st, err := os.Stat(path); err == nil && !st.IsDir() {
@@ -126,29 +126,29 @@ func (s *studio) pasteImage(cb fyne.Clipboard, fromButton bool) bool {
 }
 
 // pickImages opens the file dialog for a condition image.
-func (s *studio) pickImages() {
+func (s *window) pickImages() {
 	s.pickImageFile(func(path string) { s.addFiles([]string{path}) })
 }
 
-func (s *studio) moveCondition(i, delta int) {
+func (s *window) moveCondition(i, delta int) {
 	s.draft.Move(i, delta)
 	s.conditionsChanged()
 }
 
-func (s *studio) removeCondition(i int) {
+func (s *window) removeCondition(i int) {
 	s.draft.Remove(i)
 	s.conditionsChanged()
 }
 
 // conditionsChanged refreshes the list and everything the images affect (size, memory).
-func (s *studio) conditionsChanged() {
+func (s *window) conditionsChanged() {
 	s.conditions.refresh()
 	s.help.refreshSources()
 	s.draftChanged()
 }
 
 // clipboard is the window's clipboard (nil in tests without one).
-func (s *studio) clipboard() fyne.Clipboard {
+func (s *window) clipboard() fyne.Clipboard {
 	if a := fyne.CurrentApp(); a != nil {
 		return a.Clipboard()
 	}

@@ -11,18 +11,20 @@ import (
 
 	"easel/app/compose"
 	"easel/app/history"
+
+	"easel/ui/kit"
 )
 
 // conditionsPanel lists the condition images in their order, each with its thumbnail, the size
 // it will be encoded at, and buttons to move it left or right or remove it.
 type conditionsPanel struct {
-	s     *studio
+	s     *window
 	list  *fyne.Container
 	count *widget.Label
 	box   fyne.CanvasObject
 }
 
-func newConditionsPanel(s *studio) *conditionsPanel {
+func newConditionsPanel(s *window) *conditionsPanel {
 	p := &conditionsPanel{s: s, list: container.NewVBox(), count: widget.NewLabel("")}
 	add := widget.NewButtonWithIcon("Add images…", theme.FolderOpenIcon(), s.pickImages)
 	paste := widget.NewButtonWithIcon("Paste", theme.ContentPasteIcon(), func() {
@@ -58,7 +60,7 @@ func (p *conditionsPanel) refresh() {
 }
 
 func (p *conditionsPanel) row(i int, c compose.Condition, n int) fyne.CanvasObject {
-	thumb := canvas.NewImageFromImage(overChecker(history.Thumbnail(c.Image, 96), 6))
+	thumb := canvas.NewImageFromImage(kit.OverChecker(history.Thumbnail(c.Image, 96), 6))
 	thumb.FillMode = canvas.ImageFillContain
 	thumb.SetMinSize(fyne.NewSize(56, 56))
 	name := widget.NewLabel(fmt.Sprintf("%d · %s", i+1, c.Name))

@@ -10,7 +10,7 @@ import (
 // the artist iterates on what was just made, as peers do. ⌘Z takes the previous start back.
 
 // newContinueButton is the canvas's Continue from this, hidden until an edit's result is shown.
-func newContinueButton(s *studio) *widget.Button {
+func newContinueButton(s *window) *widget.Button {
 	b := widget.NewButtonWithIcon("Continue from this", theme.MediaSkipNextIcon(), s.continueFromShown)
 	b.Importance = widget.HighImportance
 	b.Hide()
@@ -18,7 +18,7 @@ func newContinueButton(s *studio) *widget.Button {
 }
 
 // showContinue shows Continue from this while the saved result of an edit is on the canvas.
-func (s *studio) showContinue() {
+func (s *window) showContinue() {
 	if s.shownPath != "" && s.shownPath == s.editedPath {
 		s.actions.continueFrom.Show()
 	} else {
@@ -27,7 +27,7 @@ func (s *studio) showContinue() {
 }
 
 // continueFromShown makes the edit's result on the canvas the start image.
-func (s *studio) continueFromShown() {
+func (s *window) continueFromShown() {
 	path := s.shownPath
 	if path == "" {
 		return

@@ -18,6 +18,9 @@ type Deps struct {
 	Settings settings.Settings
 	// Store persists settings changed in the window (backend, model); nil keeps them in memory.
 	Store *settings.Store
+	// Secrets keeps the studio's token (the OS keychain, or a file only the user reads where
+	// there is none); nil: tokens are not remembered.
+	Secrets *settings.Secrets
 	// DraftStore keeps the prompt and the everyday settings between launches (nil: not kept).
 	DraftStore *settings.DraftStore
 	// LoRAStore persists the LoRA list (nil keeps it in memory); LoRAs is the list the window

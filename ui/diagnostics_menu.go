@@ -15,13 +15,13 @@ import (
 // diagnosticsMenuItem copies `easel diagnose`'s report to the clipboard (Help → Copy
 // Diagnostics): the machine, the GPU or why Metal is unavailable, the cached self-test per kernel,
 // the guards, the last job's times, declines and retries — nothing personal — for an issue.
-func (s *studio) diagnosticsMenuItem() *fyne.MenuItem {
+func (s *window) diagnosticsMenuItem() *fyne.MenuItem {
 	return fyne.NewMenuItem("Copy Diagnostics", s.copyDiagnostics)
 }
 
 // diagnosticsText is the report as the window sees it (the self-test as cached; it is not run
 // here).
-func (s *studio) diagnosticsText() string {
+func (s *window) diagnosticsText() string {
 	o := diagnose.Options{Guards: metal.DefaultGuards}
 	if k, err := metal.KnobsFromEnv(); err == nil {
 		o.Guards = k.Guards
@@ -49,7 +49,7 @@ func (s *studio) diagnosticsText() string {
 	return diagnose.Build(o).Text()
 }
 
-func (s *studio) copyDiagnostics() {
+func (s *window) copyDiagnostics() {
 	cb := s.clipboard()
 	if cb == nil {
 		s.say("There is no clipboard to copy the diagnostics to; run `easel diagnose` in a terminal instead.")

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"fmt"
 	"strings"
 
 	"easel/app/compose"
@@ -20,7 +19,7 @@ type undoStep struct {
 const maxUndo = 20
 
 // pushUndo records a step ⌘Z can take back.
-func (s *studio) pushUndo(what string, undo func() error) {
+func (s *window) pushUndo(what string, undo func() error) {
 	s.edits++
 	s.undos = append(s.undos, undoStep{what: what, seq: s.edits, undo: undo})
 	if len(s.undos) > maxUndo {
@@ -30,22 +29,21 @@ func (s *studio) pushUndo(what string, undo func() error) {
 
 // remember keeps the recipe as it is — the draft and the start image with its mask, extension and
 // settings — before what replaces it, for ⌘Z.
-func (s *studio) remember(what string) {
+func (s *window) remember(what string) {
 	d := s.draft
 	d.Conditions = append([]compose.Condition(nil), d.Conditions...)
 	d.LoRAs = append([]compose.LoRA(nil), d.LoRAs...)
 	d.LoRADirs = append([]string(nil), d.LoRADirs...)
-	start, strength, follow, feather, grow, extras, extend := s.start, s.strength, s.followImage, s.feather, s.grow, s.startExtras, s.extend
+	doc := s.doc()
 	s.pushUndo(what, func() error {
 		s.draft = d
-		s.start, s.strength, s.followImage, s.feather, s.grow = start, strength, follow, feather, grow
-		s.startExtras, s.extend = extras, extend
+		s.model.ReplaceCanvas(doc)
 		s.work.load()
 		s.work.refresh()
-		if s.start != nil {
+		if s.doc().Start != nil {
 			s.showStart()
 		} else {
-			s.canvas.stopEditing()
+			s.canvas.StopEditing()
 		}
 		s.draftRestored()
 		return nil
@@ -53,9 +51,9 @@ func (s *studio) remember(what string) {
 }
 
 // undo is ⌘Z outside text fields: the latest of a mask stroke and the steps above is taken back.
-func (s *studio) undo() {
+func (s *window) undo() {
 	n := len(s.undos)
-	maskFirst := s.start != nil && s.start.mask.CanUndo() && (n == 0 || s.maskEdits > s.undos[n-1].seq)
+	maskFirst := s.doc().Start != nil && s.doc().Start.Mask.CanUndo() && (n == 0 || s.maskEdits > s.undos[n-1].seq)
 	if maskFirst || n == 0 {
 		s.undoMask()
 		return
@@ -70,7 +68,7 @@ func (s *studio) undo() {
 }
 
 // useAll restores the whole recipe an image was made with (⌘Z brings back the one before).
-func (s *studio) useAll(e history.Entry) {
+func (s *window) useAll(e history.Entry) {
 	if e.Settings != nil {
 		s.remember("Use all from " + shortPath(e.Path))
 	}
@@ -78,7 +76,7 @@ func (s *studio) useAll(e history.Entry) {
 }
 
 // usePrompt takes only an image's prompt, negative prompt and transparency.
-func (s *studio) usePrompt(e history.Entry) {
+func (s *window) usePrompt(e history.Entry) {
 	if e.Settings == nil {
 		s.say("%s has no Easel settings in it (made by another tool?): there is no prompt to use.", shortPath(e.Path))
 		return
@@ -93,7 +91,7 @@ func (s *studio) usePrompt(e history.Entry) {
 }
 
 // useSeed takes only an image's seed (fixed from now on) and its variation.
-func (s *studio) useSeed(e history.Entry) {
+func (s *window) useSeed(e history.Entry) {
 	if e.Settings == nil {
 		s.say("%s has no Easel settings in it (made by another tool?): there is no seed to use.", shortPath(e.Path))
 		return
@@ -108,7 +106,7 @@ func (s *studio) useSeed(e history.Entry) {
 
 // varyEntry makes a batch of variations around a history image: its recipe and seed, variation
 // seeds from a random one at a small strength, as the batch sheet's Vary does. The draft stays.
-func (s *studio) varyEntry(e history.Entry) {
+func (s *window) varyEntry(e history.Entry) {
 	if e.Settings == nil {
 		s.say("%s has no Easel settings in it: it cannot be varied.", shortPath(e.Path))
 		return
@@ -126,13 +124,13 @@ func (s *studio) varyEntry(e history.Entry) {
 }
 
 // trashEntry moves a history image to the Trash; ⌘Z puts it back.
-func (s *studio) trashEntry(e history.Entry) {
+func (s *window) trashEntry(e history.Entry) {
 	t, err := s.deps.Desktop.Trash(e.Path)
 	if err != nil {
 		s.sayKind(noticeError, "%v", err)
 		return
 	}
-	s.history.remove(e.Path)
+	s.history.Remove(e.Path)
 	if s.shownPath == e.Path {
 		s.setShownFile("")
 	}
@@ -140,7 +138,7 @@ func (s *studio) trashEntry(e history.Entry) {
 		if err := t.Restore(); err != nil {
 			return err
 		}
-		s.history.putBack(e)
+		s.history.PutBack(e)
 		return nil
 	})
 	s.sayKind(noticeInfo, "%s moved to the Trash (%s puts it back).", shortPath(e.Path), undoKeyName())
@@ -151,19 +149,4 @@ func undoKeyName() string {
 		return "⌘Z"
 	}
 	return "Ctrl+Z"
-}
-
-// describeEntry is a history image's hover text: prompt, seed and size.
-func describeEntry(e history.Entry) string {
-	if e.Settings == nil {
-		return shortPath(e.Path) + " (no Easel settings)"
-	}
-	p := strings.Join(strings.Fields(e.Settings.Prompt), " ")
-	if r := []rune(p); len(r) > 60 {
-		p = string(r[:59]) + "…"
-	}
-	if p == "" {
-		p = "(no prompt)"
-	}
-	return fmt.Sprintf("%s · seed %d · %d×%d", p, e.Settings.Seed, e.Settings.Width, e.Settings.Height)
 }

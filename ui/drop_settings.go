@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/widget"
 
 	"easel/app/compose"
 	"easel/app/imagefile"
@@ -16,7 +18,7 @@ import (
 // shown on the canvas instead of becoming a condition image; every other file is added as a
 // condition image, as before — except, when onStart (dropped on the canvas or the start image's
 // slot), the first of them, which becomes the start image. One message says what happened.
-func (s *studio) dropFiles(paths []string, onStart bool) {
+func (s *window) dropFiles(paths []string, onStart bool) {
 	if len(paths) == 0 {
 		return
 	}
@@ -50,22 +52,30 @@ func (s *studio) dropFiles(paths []string, onStart bool) {
 		}
 		loaded := loadConditions(images)
 		s.deps.Do(func() {
-			finish := func(restore bool) {
+			finish := func(use pngUse) {
+				if use == pngCancelled {
+					return // Cancel or Esc: nothing dropped changes the window
+				}
 				var lines []string
-				if from != "" && restore {
+				if from != "" && use == pngAsStart {
+					c, err := compose.LoadCondition(from)
+					start = &loadedCondition{c, err}
+				}
+				if from != "" && use == pngRestore {
 					lines = append(lines, s.restoreDropped(from, md))
 					if len(ignored) > 0 {
 						lines = append(lines, fmt.Sprintf("%s also carry settings and were left out: drop one at a time to restore its settings.", strings.Join(ignored, ", ")))
 					}
-				} else if from != "" {
+				} else if from != "" && use == pngAsCondition {
 					loaded = append(loadConditions([]string{from}), loaded...) // asked to use it as a condition image
 				}
 				if start != nil {
 					if start.err != nil {
 						lines = append(lines, start.err.Error())
 					} else {
+						s.remember("starting from " + start.c.Name)
 						s.setStart(start.c)
-						lines = append(lines, fmt.Sprintf("Starting from %s: paint over what to repaint, or generate to rework the whole image at strength %.2f.", start.c.Name, s.strength))
+						lines = append(lines, fmt.Sprintf("Starting from %s: paint over what to repaint, or generate to rework the whole image at strength %.2f.", start.c.Name, s.doc().Strength))
 					}
 				}
 				if len(loras) > 0 {
@@ -79,7 +89,7 @@ func (s *studio) dropFiles(paths []string, onStart bool) {
 				}
 			}
 			if from == "" {
-				finish(false)
+				finish(pngAsCondition)
 				return
 			}
 			s.askRestore(from, finish)
@@ -87,15 +97,35 @@ func (s *studio) dropFiles(paths []string, onStart bool) {
 	}()
 }
 
+// pngUse is what a dropped or pasted PNG that carries settings is for.
+type pngUse int
+
+const (
+	pngCancelled   pngUse = iota // Cancel or Esc: nothing changes
+	pngRestore                   // its whole recipe, undoable
+	pngAsStart                   // the picture as the start image
+	pngAsCondition               // the picture as a condition image
+)
+
 // askRestore asks what a dropped or pasted PNG that carries settings is for: its whole recipe
-// (restored, undoable) or a condition image; answer gets the choice.
-func (s *studio) askRestore(path string, answer func(restore bool)) {
-	d := dialog.NewConfirm("Restore "+shortPath(path)+"?",
-		shortPath(path)+" carries the settings it was made with. Restore its whole recipe (prompt, settings, condition images, start image), or use the picture as a condition image?",
-		answer, s.win)
-	d.SetConfirmText("Restore the recipe")
-	d.SetDismissText("Use as condition image")
-	d.Show()
+// (restored, undoable), the start image, a condition image, or nothing (Cancel, Esc); answer
+// gets the choice.
+func (s *window) askRestore(path string, answer func(pngUse)) {
+	text := widget.NewLabel(shortPath(path) + " carries the settings it was made with. Restore its whole recipe (prompt, settings, condition images, start image), start from the picture, or use it as a condition image?")
+	text.Wrapping = fyne.TextWrapWord
+	var d *dialog.CustomDialog
+	choice := func(label string, use pngUse) *widget.Button {
+		return widget.NewButton(label, func() {
+			d.Hide()
+			answer(use)
+		})
+	}
+	restore := choice("Restore the recipe", pngRestore)
+	restore.Importance = widget.HighImportance
+	d = dialog.NewCustomWithoutButtons("Restore "+shortPath(path)+"?", text, s.win)
+	d.SetButtons([]fyne.CanvasObject{choice("Cancel", pngCancelled), choice("Use as condition image", pngAsCondition), choice("Use as start image", pngAsStart), restore})
+	d.Resize(fyne.NewSize(620, 0))
+	s.show(d)
 	s.restoreAsk = d
 }
 
@@ -113,7 +143,7 @@ func settingsIn(path string) *imagefile.Metadata {
 }
 
 // restoreDropped restores a dropped PNG's settings, shows it, and returns the message.
-func (s *studio) restoreDropped(path string, md *imagefile.Metadata) string {
+func (s *window) restoreDropped(path string, md *imagefile.Metadata) string {
 	s.remember("restoring " + shortPath(path))
 	s.draft.LoRADirs = s.loraDirs(path)
 	note, _ := s.draft.RestoreFile(md)
@@ -130,7 +160,7 @@ func (s *studio) restoreDropped(path string, md *imagefile.Metadata) string {
 }
 
 // restoreFromImage is Image → Restore from Image…: a PNG's whole recipe, undoable with ⌘Z.
-func (s *studio) restoreFromImage() {
+func (s *window) restoreFromImage() {
 	s.pickFile([]string{".png"}, s.deps.Settings.OutputFolder, func(path string) {
 		md := settingsIn(path)
 		if md == nil {

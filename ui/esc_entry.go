@@ -9,7 +9,7 @@ import (
 // window (a plain entry keeps the key for itself).
 type escEntry struct {
 	widget.Entry
-	s      *studio
+	s      *window
 	onBlur func() // after the entry lost the focus (nil: nothing)
 }
 
@@ -21,7 +21,7 @@ func (e *escEntry) FocusLost() {
 	}
 }
 
-func newEscEntry(s *studio) *escEntry {
+func newEscEntry(s *window) *escEntry {
 	e := &escEntry{s: s}
 	e.ExtendBaseWidget(e)
 	return e
@@ -30,7 +30,7 @@ func newEscEntry(s *studio) *escEntry {
 // TypedKey handles Escape, then the entry's own keys.
 func (e *escEntry) TypedKey(k *fyne.KeyEvent) {
 	if k.Name == fyne.KeyEscape {
-		e.s.cancelCurrent()
+		e.s.escapeKey()
 		return
 	}
 	e.Entry.TypedKey(k)

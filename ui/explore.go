@@ -19,6 +19,10 @@ import (
 	"easel/app/jobs"
 	"easel/app/memplan"
 	"easel/engine/pipeline"
+
+	"easel/ui/model"
+
+	"easel/ui/canvasarea"
 )
 
 // noAxis is the axis menus' "not used" choice.
@@ -28,7 +32,7 @@ const noAxis = "—"
 // typed (the range syntax shown), the cell count and the planner's predicted time and memory
 // before starting, and the grid (exploreSheet) filling live as the cells finish.
 type explorePanel struct {
-	s      *studio
+	s      *window
 	kinds  [3]*widget.Select
 	values [3]*widget.Entry
 	info   *widget.Label
@@ -38,7 +42,7 @@ type explorePanel struct {
 	ready  bool // every control is built
 }
 
-func newExplorePanel(s *studio) *explorePanel {
+func newExplorePanel(s *window) *explorePanel {
 	p := &explorePanel{s: s, info: widget.NewLabel(""), sheet: newExploreSheet(s)}
 	p.info.Wrapping = fyne.TextWrapWord
 	rows := container.NewVBox()
@@ -53,18 +57,53 @@ func newExplorePanel(s *studio) *explorePanel {
 	hint := widget.NewLabel("Values: " + grid.Syntax + ". A prompt's {a|b|c} makes an axis of its own.")
 	hint.Wrapping, hint.Importance = fyne.TextWrapWord, widget.LowImportance
 	p.start = widget.NewButtonWithIcon("Explore", theme.GridIcon(), p.explore)
-	p.box = container.NewVBox(widget.NewLabelWithStyle("Explore", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), rows, hint, p.info, p.start, p.sheet.box)
+	p.box = container.NewVBox(widget.NewLabelWithStyle("Explore", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), rows, hint, p.info, p.start)
 	p.ready = true
 	p.refresh()
 	return p
 }
 
-// axisChoices are the axis names, with lora:NAME for each enabled LoRA of the draft.
+// axisWords are the axes as the menus name them, in words, for the grid's own names.
+var axisWords = map[string]string{"seed": "Seed", "steps": "Steps", "cfg": "CFG scale", "strength": "Strength",
+	"variation-strength": "Variation strength", "prompt-sr": "Prompt: replace words", "size": "Size", "hires": "Upscale (hires)"}
+
+// loraAxisWords starts a LoRA weight axis's menu entry.
+const loraAxisWords = "LoRA weight: "
+
+// axisLabel is an axis's menu entry for the grid's name of it ("seed" → "Seed", "lora:ink" →
+// "LoRA weight: ink").
+func axisLabel(name string) string {
+	if l, ok := axisWords[name]; ok {
+		return l
+	}
+	if n, ok := strings.CutPrefix(name, "lora:"); ok {
+		return loraAxisWords + n
+	}
+	return name
+}
+
+// axisName is the grid's name of a menu entry (axisLabel's inverse).
+func axisName(label string) string {
+	for n, l := range axisWords {
+		if l == label {
+			return n
+		}
+	}
+	if n, ok := strings.CutPrefix(label, loraAxisWords); ok {
+		return "lora:" + n
+	}
+	return label
+}
+
+// axisChoices are the axes in words, with a LoRA weight axis for each enabled LoRA of the draft.
 func (p *explorePanel) axisChoices() []string {
-	out := []string{noAxis, "seed", "steps", "cfg", "strength", "variation-strength", "prompt-sr", "size", "hires"}
+	out := []string{noAxis}
+	for _, n := range []string{"seed", "steps", "cfg", "strength", "variation-strength", "prompt-sr", "size", "hires"} {
+		out = append(out, axisLabel(n))
+	}
 	for _, l := range p.s.draft.LoRAs {
 		if l.Enabled {
-			out = append(out, "lora:"+loraName(l))
+			out = append(out, axisLabel("lora:"+loraName(l)))
 		}
 	}
 	return out
@@ -79,7 +118,7 @@ func (p *explorePanel) parse() (*grid.Grid, error) {
 	var specs [3]string
 	for i := range 3 {
 		if k := p.kinds[i].Selected; k != "" && k != noAxis {
-			specs[i] = k + "=" + p.values[i].Text
+			specs[i] = axisName(k) + "=" + p.values[i].Text
 		}
 	}
 	var names []string
@@ -88,7 +127,7 @@ func (p *explorePanel) parse() (*grid.Grid, error) {
 			names = append(names, loraName(l))
 		}
 	}
-	g, err := grid.Parse(specs, grid.Context{Prompt: p.s.draft.Prompt, HasStart: p.s.start != nil, LoRAs: names})
+	g, err := grid.Parse(specs, grid.Context{Prompt: p.s.draft.Prompt, HasStart: p.s.doc().Start != nil, LoRAs: names})
 	if err != nil {
 		return nil, err
 	}
@@ -102,8 +141,8 @@ func (p *explorePanel) parse() (*grid.Grid, error) {
 func (p *explorePanel) base(seed uint64) grid.Setup {
 	d := p.s.draft
 	b := grid.Setup{Prompt: d.Prompt, Seed: seed, Steps: d.Steps, CFG: d.CFG, VariationStrength: d.VariationStrength}
-	if p.s.start != nil {
-		b.Strength = p.s.strength
+	if p.s.doc().Start != nil {
+		b.Strength = p.s.doc().Strength
 	}
 	for _, l := range d.LoRAs {
 		if l.Enabled {
@@ -186,7 +225,7 @@ type exploration struct {
 
 // exploreStopped marks a grid whose job failed or was cancelled: its other jobs are cancelled,
 // and the grid is saved with the cells finished (placeholders for the rest) once they are saved.
-func (s *studio) exploreStopped(j jobs.Job) {
+func (s *window) exploreStopped(j jobs.Job) {
 	run := s.exploring
 	if run == nil || run.cellOf[j.ID] == nil || run.stopped {
 		return
@@ -215,12 +254,13 @@ func (p *explorePanel) explore() {
 		seed = randomSeed()
 	}
 	base := p.base(seed)
-	run := &exploration{g: g, batchID: imagefile.NewBatchID(s.now(), uint64(len(s.jobDrafts)), seed), cellOf: map[jobs.ID][]int{},
+	run := &exploration{g: g, batchID: imagefile.NewBatchID(s.now(), uint64(s.model.Live()), seed), cellOf: map[jobs.ID][]int{},
 		pictures: map[int]*image.NRGBA{}, sets: map[int]*imagefile.Settings{}, paths: map[int]string{}, drafts: map[int]compose.Draft{}, prompt: s.draft.Prompt}
 	variationSeed := s.draft.VariationSeed
 	if variationSeed == 0 {
 		variationSeed = randomSeed()
 	}
+	var lastID jobs.ID // the grid's notice ends with its last group's job
 	for _, group := range g.Plan(base) {
 		d := s.jobDraft()
 		d.Prompt, d.Count, d.Seed, d.RandomSeed = group.Setup.Prompt, 1, seed, false
@@ -262,25 +302,25 @@ func (p *explorePanel) explore() {
 		} else if s.deps.Projection != nil {
 			req.Preview = s.deps.Projection.Image
 		}
-		id, err := s.queue.Submit(req, fmt.Sprintf("%s · grid of %d", jobLabel(d.Prompt, seed), len(req.Cells)))
+		id, err := s.queue.Submit(req, fmt.Sprintf("%s · grid of %d", promptLabel(d.Prompt), len(req.Cells))) // each cell has its own seed
 		if err != nil {
 			s.say("%v", err)
 			return
 		}
-		run.cellOf[id] = index
-		s.jobDrafts[id] = d
-		s.jobPeaks[id] = s.prediction.Peak
+		run.cellOf[id], lastID = index, id
+		s.model.Submitted(id, model.JobRecord{Draft: d, Peak: s.prediction.Peak, Where: s.router.Where()})
 	}
 	s.exploring = run
 	p.sheet.begin(run)
-	s.say("Exploring %d cells.", g.Count())
+	s.area.Show(canvasarea.Grid) // the grid fills the centre as its cells finish
+	s.sayAbout(lastID, noticeInfo, "Exploring %d cells.", g.Count())
 	s.updateButtons()
 }
 
-// exploreEvent takes a grid job's event (the studio's onUpdate calls it first): a finished
+// exploreEvent takes a grid job's event (the window's onUpdate calls it first): a finished
 // cell is saved with the grid's identity (History groups the grid like a batch) and drawn into
 // the grid. It reports whether the job was a grid's.
-func (s *studio) exploreEvent(j jobs.Job, ev pipeline.Event) bool {
+func (s *window) exploreEvent(j jobs.Job, ev pipeline.Event) bool {
 	run := s.exploring
 	if run == nil || run.cellOf[j.ID] == nil {
 		return false
@@ -302,7 +342,7 @@ func (s *studio) exploreEvent(j jobs.Job, ev pipeline.Event) bool {
 			return
 		}
 		run.paths[gi] = e.Path
-		s.history.addSession(e)
+		s.history.AddSession(e)
 		if len(run.paths) == run.g.Count() || (run.stopped && len(run.paths) == len(run.pictures)) {
 			s.saveGrid(run)
 		}
@@ -311,7 +351,7 @@ func (s *studio) exploreEvent(j jobs.Job, ev pipeline.Event) bool {
 }
 
 // saveGrid saves the finished grid image(s), with the axes in their settings, to the history.
-func (s *studio) saveGrid(run *exploration) {
+func (s *window) saveGrid(run *exploration) {
 	if run.gridSaved {
 		return
 	}
@@ -341,7 +381,7 @@ func (s *studio) saveGrid(run *exploration) {
 				s.say("The grid image could not be saved: %v", err)
 				return
 			}
-			s.history.addSession(e)
+			s.history.AddSession(e)
 		})
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"easel/app/grid"
 	"easel/app/history"
+
+	"easel/ui/gallery"
 )
 
 // exploreSheet shows the grid being made: the labelled grid image (app/grid draws it, with
@@ -17,7 +19,7 @@ import (
 // menu: restore its settings, vary, refine or upscale it.
 type exploreSheet struct {
 	widget.BaseWidget
-	s      *studio
+	s      *window
 	run    *exploration
 	z      int // the Z value shown
 	img    *canvas.Image
@@ -26,12 +28,12 @@ type exploreSheet struct {
 	box    *fyne.Container
 }
 
-func newExploreSheet(s *studio) *exploreSheet {
+func newExploreSheet(s *window) *exploreSheet {
 	e := &exploreSheet{s: s, img: canvas.NewImageFromImage(nil)}
 	e.img.FillMode = canvas.ImageFillContain
 	e.img.ScaleMode = canvas.ImageScaleFastest
 	e.ExtendBaseWidget(e)
-	e.box = container.NewVBox(e)
+	e.box = container.NewStack(e) // the grid fills the centre
 	e.box.Hide()
 	return e
 }
@@ -39,13 +41,12 @@ func newExploreSheet(s *studio) *exploreSheet {
 // CreateRenderer draws the grid image.
 func (e *exploreSheet) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(e.img) }
 
-// MinSize keeps the grid readable in the column.
+// MinSize is small: the grid fills the centre (drawn to fit), whatever the window's size.
 func (e *exploreSheet) MinSize() fyne.Size {
 	if e.shown == nil {
 		return fyne.NewSize(0, 0)
 	}
-	w := float32(320)
-	return fyne.NewSize(w, w*float32(e.shown.Rect.Dy())/float32(e.shown.Rect.Dx()))
+	return fyne.NewSize(160, 160)
 }
 
 // begin shows a new grid, every cell still to come.
@@ -113,9 +114,9 @@ func (e *exploreSheet) Tapped(ev *fyne.PointEvent) {
 func (e *exploreSheet) cellMenu(i int) *fyne.Menu {
 	return fyne.NewMenu("",
 		fyne.NewMenuItem("Restore settings", func() { e.restore(i) }),
-		fyne.NewMenuItem("Vary", func() { e.asSheetCell(i, func(c *sheetCell) { e.s.varyCell(c, 0.2) }) }),
-		fyne.NewMenuItem("Refine", func() { e.asSheetCell(i, func(c *sheetCell) { e.s.secondPass(c, 1) }) }),
-		fyne.NewMenuItem("Upscale ×2", func() { e.asSheetCell(i, func(c *sheetCell) { e.s.secondPass(c, 2) }) }),
+		fyne.NewMenuItem("Vary", func() { e.asSheetCell(i, func(c *gallery.Cell) { e.s.varyCell(c, 0.2) }) }),
+		fyne.NewMenuItem("Refine", func() { e.asSheetCell(i, func(c *gallery.Cell) { e.s.secondPass(c, 1) }) }),
+		fyne.NewMenuItem("Upscale ×2", func() { e.asSheetCell(i, func(c *gallery.Cell) { e.s.secondPass(c, 2) }) }),
 	)
 }
 
@@ -126,12 +127,12 @@ func (e *exploreSheet) restore(i int) {
 
 // asSheetCell runs a contact-sheet action on cell i: the cell as a sheet cell, its own draft as
 // the sheet's (its seed, steps and CFG).
-func (e *exploreSheet) asSheetCell(i int, do func(*sheetCell)) {
+func (e *exploreSheet) asSheetCell(i int, do func(*gallery.Cell)) {
 	d := e.run.drafts[i]
 	e.s.sheetDraft = d
-	c := &sheetCell{index: i, seed: d.Seed, final: e.run.pictures[i], path: e.run.paths[i], set: e.run.sets[i]}
+	c := &gallery.Cell{Index: i, Seed: d.Seed, Final: e.run.pictures[i], Path: e.run.paths[i], Set: e.run.sets[i]}
 	if d.VariationStrength > 0 {
-		c.varies, c.variation = true, d.VariationSeed
+		c.Varies, c.Variation = true, d.VariationSeed
 	}
 	do(c)
 }

@@ -23,6 +23,8 @@ import (
 	"easel/engine/pipeline"
 	"easel/engine/pipeline/pipelinetest"
 	"easel/internal/tinymodel"
+
+	"easel/ui/canvasarea"
 )
 
 // TestExploreBuildsAGrid drives the Explore section on the real tiny model: two axes typed with
@@ -56,32 +58,54 @@ func TestExploreBuildsAGrid(t *testing.T) {
 	s.draft.RandomSeed, s.draft.Seed = false, 3
 	test.Type(s.prompt.prompt, "a paper crane")
 
-	p.kinds[0].SetSelected("seed")
+	p.kinds[0].SetSelected(axisLabel("seed"))
 	p.values[0].SetText("1-2")
-	p.kinds[1].SetSelected("seed")
+	p.kinds[1].SetSelected(axisLabel("seed"))
 	p.values[1].SetText("5")
 	if !strings.Contains(p.info.Text, "seed is already axis X") || !p.start.Disabled() {
 		t.Fatalf("a seed axis twice: %q (Explore disabled: %v)", p.info.Text, p.start.Disabled())
 	}
-	p.kinds[1].SetSelected("steps")
+	p.kinds[1].SetSelected(axisLabel("steps"))
 	p.values[1].SetText("2,3")
 	if !strings.Contains(p.info.Text, "4 cells (2 × 2 × 1) in 1 prefill(s)") || !strings.Contains(p.info.Text, "Peak memory about") || p.start.Disabled() {
 		t.Fatalf("before starting: %q", p.info.Text)
 	}
 	test.Tap(p.start)
-	h.pump("the grid's 4 cells and the grid saved", func() bool { return len(s.history.entries) == 5 })
+	h.pump("the grid's 4 cells and the grid saved", func() bool { return len(s.history.Entries) == 5 })
 	run := s.exploring
 	if len(run.cellOf) != 1 || len(run.pictures) != 4 || !p.sheet.box.Visible() {
 		t.Fatalf("%d jobs, %d cells shown", len(run.cellOf), len(run.pictures))
 	}
+	if l := s.queue.Jobs()[0].Label; l != "a paper crane · grid of 4" {
+		t.Errorf("the grid's queue row says %q (each cell has its own seed)", l)
+	}
+	// The grid is in view in the centre of a 1280×800 window, at the region's size, without
+	// unfolding anything.
+	h.w.Resize(screen1280)
+	relayout(h.w.Content())
+	if s.area.Shown() != canvasarea.Grid || !s.area.Visible(canvasarea.Grid) || s.area.Visible(canvasarea.Canvas) {
+		t.Fatalf("after Explore the centre shows view %d", s.area.Shown())
+	}
+	if sz := p.sheet.Size(); sz.Width < 400 || sz.Height < 300 {
+		t.Errorf("the grid is drawn %v in the centre; want it at the region's size", sz)
+	}
 	var grid *imagefile.Settings
 	cells := map[int]*imagefile.Settings{}
-	for _, e := range s.history.entries {
+	for _, e := range s.history.Entries {
 		switch {
 		case e.Settings == nil:
 			t.Fatalf("%s has no settings", e.Path)
 		case e.Settings.Grid != nil:
 			grid = e.Settings
+			// Named as a grid, not as a cell, and its menu has no Vary or Refine (it is no one image).
+			if !strings.HasSuffix(e.Path, "-grid.png") {
+				t.Errorf("the grid image is named %s", filepath.Base(e.Path))
+			}
+			for _, it := range s.entryMenu(e).Items {
+				if it.Label == "Vary" || it.Label == "Refine this" {
+					t.Errorf("the grid image's menu offers %s", it.Label)
+				}
+			}
 		case e.Settings.Batch != nil && e.Settings.Batch.ID == run.batchID && e.Settings.Batch.Count == 4:
 			cells[e.Settings.Batch.Index] = e.Settings
 		}
@@ -193,15 +217,15 @@ func TestExploreCancelKeepsFinishedCells(t *testing.T) {
 	s.options.steps.SetText("2")
 	s.draft.RandomSeed = false
 	test.Type(s.prompt.prompt, "a paper crane")
-	e.kinds[0].SetSelected("seed")
+	e.kinds[0].SetSelected(axisLabel("seed"))
 	e.values[0].SetText("1-4")
 	test.Tap(e.start)
 	for id := range s.exploring.cellOf {
 		ids <- id
 	}
-	h.pump("the two finished cells and the partial grid saved", func() bool { return len(s.history.entries) == 3 })
+	h.pump("the two finished cells and the partial grid saved", func() bool { return len(s.history.Entries) == 3 })
 	var partial *imagefile.Settings
-	for _, en := range s.history.entries {
+	for _, en := range s.history.Entries {
 		if en.Settings != nil && en.Settings.Grid != nil {
 			partial = en.Settings
 		}

@@ -23,7 +23,7 @@ const (
 // LoRA with a sampling preset is in the list) and the offer to download a published few-step
 // LoRA.
 type fastDrafts struct {
-	s        *studio
+	s        *window
 	presets  map[string]*lora.Preset // the LoRA panel's presets, by path
 	mode     *widget.RadioGroup
 	hint     *widget.Label
@@ -34,7 +34,7 @@ type fastDrafts struct {
 	dialog dialog.Dialog
 }
 
-func newFastDrafts(s *studio, presets map[string]*lora.Preset) *fastDrafts {
+func newFastDrafts(s *window, presets map[string]*lora.Preset) *fastDrafts {
 	f := &fastDrafts{s: s, presets: presets}
 	f.mode = widget.NewRadioGroup([]string{modeDraft, modeFinal}, func(v string) { f.switched(v) })
 	f.mode.Horizontal = true
@@ -116,7 +116,7 @@ func (f *fastDrafts) offerDownload() {
 	scroll.SetMinSize(fyne.NewSize(640, 480))
 	f.dialog = dialog.NewCustom("Fast drafts", "Close", scroll, f.s.win)
 	f.dialog.SetOnClosed(f.panel.Stop)
-	f.dialog.Show()
+	f.s.show(f.dialog)
 }
 
 // downloaded adds a downloaded few-step LoRA and switches to Draft with it.

@@ -11,7 +11,7 @@ import (
 // pickFile opens the file dialog for one file with one of extensions (starting in the folder the
 // last file was chosen from, else in folder when it is set and exists) and hands the chosen path
 // to use; a file the dialog cannot open is said.
-func (s *studio) pickFile(extensions []string, folder string, use func(path string)) {
+func (s *window) pickFile(extensions []string, folder string, use func(path string)) {
 	if s.lastFolder != "" {
 		folder = s.lastFolder
 	}
@@ -34,6 +34,6 @@ func (s *studio) pickFile(extensions []string, folder string, use func(path stri
 			d.SetLocation(l)
 		}
 	}
-	d.Show()
+	s.show(d)
 	d.Resize(fyne.NewSize(900, 600)) // after Show: Fyne's file dialog has no window to size before it
 }

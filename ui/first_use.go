@@ -17,9 +17,9 @@ import (
 
 // showStatus renders a running job's status report: its line in the progress view, its notice
 // under the controls.
-func (s *studio) showStatus(j jobs.Job, st jobs.Status) {
+func (s *window) showStatus(j jobs.Job, st jobs.Status) {
 	if st.Line != "" {
-		s.progress.showStatus(j, st.Line)
+		s.progress.ShowStatus(j, st.Line)
 		s.notePlacement(j, st) // a studio job's row says where its images are
 	}
 	if st.Notice != "" {
@@ -36,14 +36,14 @@ type tuningSource interface {
 // showVariants captions the timing panel's class rows with the variants the finished job ran:
 // the tuned classes when its denoiser ran on this Mac's GPU with a geometry class, none when it
 // ran on the CPU or on another Mac (Render on: a remote result carries no device times).
-func (s *studio) showVariants(res *pipeline.Result) {
+func (s *window) showVariants(res *pipeline.Result) {
 	src, ok := s.deps.Generator.(tuningSource)
 	if !ok {
 		return
 	}
 	r, geometry := src.Tuning()
 	onThisGPU := res != nil && (res.StageDeviceTimes[pipeline.StagePrefill] > 0 || res.StageDeviceTimes[pipeline.StageDenoising] > 0)
-	s.timing.showVariants(func(class string) string {
+	s.timing.ShowVariants(func(class string) string {
 		if !onThisGPU || geometry == "" || !slices.Contains(backend.TunedClasses, class) {
 			return ""
 		}

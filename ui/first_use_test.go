@@ -89,20 +89,20 @@ func TestFirstMetalUseInTheWindow(t *testing.T) {
 	})
 	test.Tap(h.s.generateBtn)
 	<-gen.started
-	h.pump("the self-test's progress line", func() bool { return strings.Contains(h.s.progress.stage.Text, "Checking the GPU") })
+	h.pump("the self-test's progress line", func() bool { return strings.Contains(h.s.progress.Stage.Text, "Checking the GPU") })
 	h.pump("the tuning's progress line", func() bool {
-		return strings.Contains(h.s.progress.stage.Text, "Tuning for this Mac… gemm: swizzle (3 of 8)")
+		return strings.Contains(h.s.progress.Stage.Text, "Tuning for this Mac… gemm: swizzle (3 of 8)")
 	})
 	h.pump("the tuning's notice", func() bool { return strings.Contains(h.s.message.Text, "not remembered") })
 	for range fakeSteps {
 		gen.step <- struct{}{}
 	}
 	gen.release <- struct{}{}
-	h.pump("the job done", func() bool { return strings.Contains(h.s.progress.stage.Text, "done") })
-	if g, a := h.s.timing.names[0].Text, h.s.timing.names[1].Text; g != "gemm: swizzle" || a != "attn: base" {
+	h.pump("the job done", func() bool { return strings.Contains(h.s.progress.Stage.Text, "done") })
+	if g, a := h.s.timing.Names[0].Text, h.s.timing.Names[1].Text; g != "gemm: swizzle" || a != "attn: base" {
 		t.Errorf("the timing panel's rows say %q and %q, want gemm: swizzle and attn: base", g, a)
 	}
-	for _, n := range h.s.timing.names[2:] {
+	for _, n := range h.s.timing.Names[2:] {
 		if strings.Contains(n.Text, ":") {
 			t.Errorf("an untuned class row is captioned %q", n.Text)
 		}
@@ -169,15 +169,15 @@ func TestVariantCaptionsOnlyForJobsOnThisGPU(t *testing.T) {
 			gen.step <- struct{}{}
 		}
 		gen.release <- struct{}{}
-		h.pump("the job done", func() bool { return strings.Contains(h.s.progress.stage.Text, fmt.Sprintf("Job %d: done", n)) })
+		h.pump("the job done", func() bool { return strings.Contains(h.s.progress.Stage.Text, fmt.Sprintf("Job %d: done", n)) })
 	}
 	job(1)
-	if g := h.s.timing.names[0].Text; g != "gemm: swizzle" {
+	if g := h.s.timing.Names[0].Text; g != "gemm: swizzle" {
 		t.Errorf("after a job on the GPU the gemm row says %q, want gemm: swizzle", g)
 	}
 	gen.onCPU = true
 	job(2)
-	if g, a := h.s.timing.names[0].Text, h.s.timing.names[1].Text; g != "gemm" || a != "attn" {
+	if g, a := h.s.timing.Names[0].Text, h.s.timing.Names[1].Text; g != "gemm" || a != "attn" {
 		t.Errorf("after a job on the CPU the rows say %q and %q, want gemm and attn", g, a)
 	}
 }

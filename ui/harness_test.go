@@ -27,7 +27,7 @@ import (
 type harness struct {
 	t     *testing.T
 	w     fyne.Window
-	s     *studio
+	s     *window
 	gen   *scriptedGen
 	calls chan func()
 	dir   string

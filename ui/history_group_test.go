@@ -31,54 +31,54 @@ func TestHistoryGroupsABatchAndRestoresOneOfItsImages(t *testing.T) {
 	for range 3 * fakeSteps {
 		h.gen.step <- struct{}{}
 	}
-	h.pump("the batch finished and saved", func() bool { return s.current == 0 && len(s.history.entries) == 3 })
-	s.history.addScanned([]history.Entry{{Path: "old.png", Settings: &imagefile.Settings{Prompt: "before batches", Seed: 3}}}, nil)
+	h.pump("the batch finished and saved", func() bool { return s.model.Current() == 0 && len(s.history.Entries) == 3 })
+	s.history.AddScanned([]history.Entry{{Path: "old.png", Settings: &imagefile.Settings{Prompt: "before batches", Seed: 3}}}, nil)
 
-	for _, e := range s.history.entries[:3] {
-		if b := e.Settings.Batch; b == nil || b.Count != 3 || b.ID != s.history.entries[0].Settings.Batch.ID {
+	for _, e := range s.history.Entries[:3] {
+		if b := e.Settings.Batch; b == nil || b.Count != 3 || b.ID != s.history.Entries[0].Settings.Batch.ID {
 			t.Fatalf("%s records batch %+v, want the batch's identity and a count of 3", e.Path, b)
 		}
 	}
-	rows := s.history.rows.Objects
+	rows := s.history.Rows()
 	if len(rows) != 2 {
 		t.Fatalf("%d history rows, want the batch and the old single", len(rows))
 	}
-	box, _ := rows[0].(*fyne.Container)
-	batch := s.history.batches[box]
-	if batch == nil || len(batch.thumbs.Objects) != 3 {
+	box := rows[0]
+	batch := s.history.Batch(box)
+	if batch == nil || len(batch.Thumbs()) != 3 {
 		t.Fatalf("the first history row is not the batch of 3 (%T)", rows[0])
 	}
-	if want := "Batch of 3 · seed 7–9"; batch.title.Text != want {
-		t.Errorf("the batch's header says %q, want %q", batch.title.Text, want)
+	if want := "Batch of 3 · seed 7–9"; batch.Title() != want {
+		t.Errorf("the batch's header says %q, want %q", batch.Title(), want)
 	}
-	if single := s.history.batches[rows[1].(*fyne.Container)]; single != nil || len(s.history.thumbs()) != 4 {
-		t.Errorf("the old PNG is not a single of its own after the batch (%d thumbnails)", len(s.history.thumbs()))
+	if single := s.history.Batch(rows[1]); single != nil || len(s.history.Thumbs()) != 4 {
+		t.Errorf("the old PNG is not a single of its own after the batch (%d thumbnails)", len(s.history.Thumbs()))
 	}
-	for i, o := range batch.thumbs.Objects {
-		if seed := o.(*thumbButton).entry.Settings.Seed; seed != 7+uint64(i) {
+	for i, o := range batch.Thumbs() {
+		if seed := o.Entry().Settings.Seed; seed != 7+uint64(i) {
 			t.Errorf("the batch's thumbnail %d is seed %d, want %d", i, seed, 7+i)
 		}
 	}
 
 	// The second image restores its own seed.
 	s.draft.Seed, s.draft.Count = 0, 3
-	test.Tap(batch.thumbs.Objects[1].(*thumbButton))
+	test.Tap(batch.Thumbs()[1])
 	if s.draft.Seed != 8 || s.draft.RandomSeed || s.draft.Count != 1 || s.draft.VariationStrength != 0 {
 		t.Errorf("restored seed %d (random %v, count %d, variation %g), want seed 8 alone", s.draft.Seed, s.draft.RandomSeed, s.draft.Count, s.draft.VariationStrength)
 	}
 
 	// The header folds the batch away, and back.
-	test.Tap(batch.fold)
-	if batch.thumbs.Visible() {
+	test.Tap(batch.FoldButton())
+	if !batch.Folded() {
 		t.Error("the folded batch still shows its thumbnails")
 	}
-	s.history.render()
-	box, _ = s.history.rows.Objects[0].(*fyne.Container)
-	if again := s.history.batches[box]; again == nil || again.thumbs.Visible() {
+	s.history.Render()
+	box = s.history.Rows()[0]
+	if again := s.history.Batch(box); again == nil || !again.Folded() {
 		t.Error("the batch unfolded when the history was listed again")
 	} else {
-		test.Tap(again.fold)
-		if !again.thumbs.Visible() {
+		test.Tap(again.FoldButton())
+		if again.Folded() {
 			t.Error("the batch does not unfold")
 		}
 	}
@@ -97,23 +97,23 @@ func TestHistoryClosesABatchGroupBeforeALoneImage(t *testing.T) {
 		es = append(es, history.Entry{Path: fmt.Sprintf("batch-%d.png", i), Settings: st})
 	}
 	es = append(es, history.Entry{Path: "lone.png", Settings: &imagefile.Settings{Prompt: "alone", Seed: 3}})
-	p.addScanned(es, nil)
-	p.rows.Resize(fyne.NewSize(600, 900))
+	p.AddScanned(es, nil)
+	p.Box.Resize(fyne.NewSize(600, 900))
 
-	thumbs := p.thumbs()
-	if len(thumbs) != 3 || thumbs[2].entry.Path != "lone.png" {
+	thumbs := p.Thumbs()
+	if len(thumbs) != 3 || thumbs[2].Entry().Path != "lone.png" {
 		t.Fatalf("history lists %d thumbnails, want the batch's 2 then lone.png", len(thumbs))
 	}
-	member, _ := posIn(p.rows, thumbs[0])
-	last, _ := posIn(p.rows, thumbs[1])
-	lone, _ := posIn(p.rows, thumbs[2])
+	member, _ := posIn(p.Box, thumbs[0])
+	last, _ := posIn(p.Box, thumbs[1])
+	lone, _ := posIn(p.Box, thumbs[2])
 	if member.X <= lone.X {
 		t.Errorf("the batch's thumbnail starts at x=%g, the lone image at x=%g: the group's members are not indented under their header", member.X, lone.X)
 	}
 	var between bool
-	walkObjects(p.rows, func(o fyne.CanvasObject) {
+	walkObjects(p.Box, func(o fyne.CanvasObject) {
 		if sep, ok := o.(*widget.Separator); ok && sep.Visible() {
-			at, _ := posIn(p.rows, sep)
+			at, _ := posIn(p.Box, sep)
 			if at.Y > last.Y && at.Y < lone.Y {
 				between = true
 			}

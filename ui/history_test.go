@@ -22,8 +22,8 @@ func TestHistoryListsTheOutputFolderAndRestores(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	h.pump("the folder scan", func() bool { return len(h.s.history.thumbs()) == 1 })
-	tb := h.s.history.thumbs()[0]
+	h.pump("the folder scan", func() bool { return len(h.s.history.Thumbs()) == 1 })
+	tb := h.s.history.Thumbs()[0]
 	test.Tap(tb)
 	if h.s.prompt.prompt.Text != "an owl at night" || h.s.draft.Seed != 99 || h.s.draft.RandomSeed ||
 		h.s.options.sizeSelect.Selected != "16:9" || h.s.options.steps.Text != "12" || h.s.draft.CFG != 3.5 || h.s.prompt.negative.Disabled() {

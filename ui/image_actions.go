@@ -6,6 +6,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/history"
+
+	"easel/ui/gallery"
 )
 
 // imageActions are the buttons over the canvas that act on the saved image shown there: Show in
@@ -23,7 +25,7 @@ type imageActions struct {
 	saveTo *widget.Button
 }
 
-func newImageActions(s *studio) *imageActions {
+func newImageActions(s *window) *imageActions {
 	a := &imageActions{
 		reveal: widget.NewButtonWithIcon(s.deps.Desktop.Label(), theme.FolderOpenIcon(), func() { s.revealFile(s.shownPath) }),
 		copy:   widget.NewButtonWithIcon("Copy image", theme.ContentCopyIcon(), func() { s.copyFile(s.shownPath) }),
@@ -39,8 +41,9 @@ func newImageActions(s *studio) *imageActions {
 }
 
 // setShownFile records the saved file on the canvas ("" for none) and turns the buttons on or off.
-func (s *studio) setShownFile(path string) {
+func (s *window) setShownFile(path string) {
 	s.shownPath = path
+	s.lentShown = false // the canvas shows the artist's picture now
 	for _, b := range []*widget.Button{s.actions.reveal, s.actions.copy, s.actions.refine} {
 		if path == "" {
 			b.Disable()
@@ -54,7 +57,7 @@ func (s *studio) setShownFile(path string) {
 
 // revealFile shows a saved image in the Finder or the file manager (off the UI goroutine); a
 // missing tool gets a message saying what to install.
-func (s *studio) revealFile(path string) {
+func (s *window) revealFile(path string) {
 	if path == "" {
 		return
 	}
@@ -71,7 +74,7 @@ func (s *studio) revealFile(path string) {
 
 // copyFile puts a saved image on the clipboard as a picture (off the UI goroutine: the clipboard
 // tool may take a moment) and says so.
-func (s *studio) copyFile(path string) {
+func (s *window) copyFile(path string) {
 	if path == "" {
 		return
 	}
@@ -90,15 +93,16 @@ func (s *studio) copyFile(path string) {
 
 // entryMenu is a history image's context menu: its recipe whole or in part, the actions that
 // make new images from it, and the file's.
-func (s *studio) entryMenu(e history.Entry) *fyne.Menu {
+func (s *window) entryMenu(e history.Entry) *fyne.Menu {
 	items := []*fyne.MenuItem{
 		fyne.NewMenuItem("Use All (restore the recipe)", func() { s.useAll(e) }),
 		fyne.NewMenuItem("Use Prompt", func() { s.usePrompt(e) }),
 		fyne.NewMenuItem("Use Seed", func() { s.useSeed(e) }),
 		fyne.NewMenuItemSeparator(),
-		fyne.NewMenuItem("Refine this", func() { s.refineEntry(e) }),
-		fyne.NewMenuItem("Vary", func() { s.varyEntry(e) }),
-		fyne.NewMenuItemSeparator(),
+	}
+	if e.Settings == nil || e.Settings.Grid == nil { // a grid's picture is not one image to rework
+		items = append(items, fyne.NewMenuItem("Refine this", func() { s.refineEntry(e) }),
+			fyne.NewMenuItem("Vary", func() { s.varyEntry(e) }), fyne.NewMenuItemSeparator())
 	}
 	items = append(items, s.help.entryItems(e)...) // Describe, Check against prompt (prompt_help_images.go)
 	items = append(items, fyne.NewMenuItemSeparator(),
@@ -106,7 +110,7 @@ func (s *studio) entryMenu(e history.Entry) *fyne.Menu {
 		fyne.NewMenuItem("Copy image", func() { s.copyFile(e.Path) }),
 		fyne.NewMenuItem("Move to Trash", func() { s.trashEntry(e) }),
 	)
-	info := fyne.NewMenuItem(describeEntry(e), nil)
+	info := fyne.NewMenuItem(gallery.DescribeEntry(e), nil)
 	info.Disabled = true
 	items = append([]*fyne.MenuItem{info, fyne.NewMenuItemSeparator()}, items...)
 	if e.Settings != nil && e.Settings.Origin != "" {

@@ -25,9 +25,9 @@ func TestRevealAndCopyAHistoryImage(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	h.pump("the folder scan", func() bool { return len(h.s.history.thumbs()) == 1 })
-	tb := h.s.history.thumbs()[0]
-	path := tb.entry.Path
+	h.pump("the folder scan", func() bool { return len(h.s.history.Thumbs()) == 1 })
+	tb := h.s.history.Thumbs()[0]
+	path := tb.Entry().Path
 	if !h.s.actions.copy.Disabled() || !h.s.actions.reveal.Disabled() {
 		t.Error("the canvas's Copy image / Show in folder are on with no saved image shown")
 	}
@@ -48,7 +48,7 @@ func TestRevealAndCopyAHistoryImage(t *testing.T) {
 	}
 	h.w.Canvas().Overlays().Remove(menu)
 
-	menuItem(t, h.s.entryMenu(tb.entry), "Copy image").Action()
+	menuItem(t, h.s.entryMenu(tb.Entry()), "Copy image").Action()
 	c := <-h.ran
 	if c.Name != "xclip" || c.Args[len(c.Args)-1] != path {
 		t.Errorf("Copy image ran %v, want xclip on %s", c, path)

@@ -13,7 +13,7 @@ import (
 var imageFileExtensions = []string{".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff"}
 
 // pickImageFile opens the file dialog for one image and hands its path to use.
-func (s *studio) pickImageFile(use func(path string)) { s.pickFile(imageFileExtensions, "", use) }
+func (s *window) pickImageFile(use func(path string)) { s.pickFile(imageFileExtensions, "", use) }
 
 // clipboardPath is a line of copied text as a file path: a file:// URI's path, else the line
 // itself, trimmed.

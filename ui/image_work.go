@@ -7,82 +7,80 @@ import (
 
 	"easel/app/compose"
 	"easel/app/imagework"
-	"easel/app/maskpaint"
 	"easel/app/memplan"
 	"easel/engine/pipeline"
+
+	"easel/ui/model"
+
+	"easel/ui/canvasarea"
 )
 
-// Defaults and ranges of the image-work controls.
+// Defaults and ranges of the image-work controls (the start image's own are the model's).
 const (
-	defaultStrength = 0.6 // diffusers' img2img default
+	defaultStrength = model.DefaultStrength
 	minStrength     = 0.05
 	extendStep      = 64 // pixels an extend arrow adds to its side
 	defaultBrush    = 64 // brush diameter in image pixels
-	defaultFeather  = 8  // mask blur in pixels
+	defaultFeather  = model.DefaultFeather
 )
-
-// startImage is the picture a generation starts from, with the mask painted over it: the window's
-// copy of what the draft sends (the mask keeps its undo history here).
-type startImage struct {
-	c    compose.Condition // the image as loaded (name, pixels, SHA-256)
-	mask *maskpaint.Mask   // at the image's pixel size
-}
 
 // sides of the canvas an extend arrow grows, in the order of the extension's fields.
 const (
-	sideLeft = iota
-	sideTop
-	sideRight
-	sideBottom
+	sideLeft   = model.SideLeft
+	sideTop    = model.SideTop
+	sideRight  = model.SideRight
+	sideBottom = model.SideBottom
 )
 
-var sideNames = [4]string{"left", "top", "right", "bottom"}
+var sideNames = model.SideNames
 
 // setStart makes c the start image (replacing one there), with an empty mask, and shows it on
 // the canvas for painting.
-func (s *studio) setStart(c compose.Condition) {
-	s.start = &startImage{c: c, mask: maskpaint.New(c.Image.Rect.Dx(), c.Image.Rect.Dy())}
-	s.extend, s.startExtras = [4]int{}, compose.Start{}
+func (s *window) setStart(c compose.Condition) {
+	s.model.SetStart(c)
 	s.work.refresh()
 	s.showStart()
 	s.draftChanged()
 }
 
 // removeStart drops the start image and its mask: back to text-to-image.
-func (s *studio) removeStart() {
-	if s.start == nil {
+func (s *window) removeStart() {
+	if s.doc().Start == nil {
 		return
 	}
-	s.remember("removing the start image " + s.start.c.Name)
-	s.start = nil
-	s.extend, s.startExtras = [4]int{}, compose.Start{}
-	s.canvas.stopEditing()
+	s.remember("removing the start image " + s.doc().Start.Image.Name)
+	s.model.RemoveStart()
+	s.canvas.StopEditing()
 	s.work.refresh()
 	s.draftChanged()
 	s.sayKind(noticeInfo, "Back to text to image: the start image and its mask were removed (%s brings them back).", undoKeyName())
 }
 
 // showStart puts the start image on the canvas with the mask editor over it.
-func (s *studio) showStart() {
-	if s.start == nil {
+func (s *window) showStart() {
+	if s.doc().Start == nil {
 		return
 	}
-	img := s.start.c.Image
-	if s.extend != [4]int{} {
+	if s.area != nil {
+		s.area.Show(canvasarea.Canvas) // painting needs the canvas in view
+	}
+	img := s.doc().Start.Image.Image
+	if s.doc().Extend != [4]int{} {
 		// The extended canvas: the image at its place, the new area transparent (checkerboard).
-		e := s.extend
+		e := s.doc().Extend
 		grown := image.NewNRGBA(image.Rect(0, 0, img.Rect.Dx()+e[sideLeft]+e[sideRight], img.Rect.Dy()+e[sideTop]+e[sideBottom]))
 		draw.Draw(grown, img.Rect.Sub(img.Rect.Min).Add(image.Pt(e[sideLeft], e[sideTop])), img, img.Rect.Min, draw.Src)
 		img = grown
 	}
-	s.canvas.startEditing(frameFinal(img), img.Rect.Dx(), img.Rect.Dy(), s.start.mask, s.extend,
-		fmt.Sprintf("Start image · %s — paint over what to repaint; the arrows extend the canvas", s.start.c.Name))
+	s.canvas.StartEditing(canvasarea.FrameFinal(img), img.Rect.Dx(), img.Rect.Dy(), s.doc().Start.Mask, s.doc().Extend,
+		fmt.Sprintf("Start image · %s — paint over what to repaint; the arrows extend the canvas", s.doc().Start.Image.Name))
+	s.updateFrame()
 	s.canvasJob = 0
 	s.setShownFile("")
 }
 
 // maskChanged follows a stroke, an invert, a clear or an undo.
-func (s *studio) maskChanged() {
+func (s *window) maskChanged() {
 	s.edits++
 	s.maskEdits = s.edits
 	s.work.refreshMask()
@@ -90,31 +88,31 @@ func (s *studio) maskChanged() {
 
 // outputWithExtend is the size the draft makes with the extension added, and the base size
 // before it.
-func (s *studio) outputWithExtend(ext [4]int) (w, h int, err error) {
+func (s *window) outputWithExtend(ext [4]int) (w, h int, err error) {
 	w, h, err = s.draft.OutputSize()
 	if err != nil {
 		return 0, 0, err
 	}
-	if s.start == nil {
+	if s.doc().Start == nil {
 		return w, h, nil
 	}
-	if !s.followImage && ext == [4]int{} {
+	if !s.doc().FollowImage && ext == [4]int{} {
 		return w, h, nil
 	}
 	// The size follows the (extended) image, as imagework.Prepare sizes it.
-	b := s.start.c.Image.Rect
+	b := s.doc().Start.Image.Image.Rect
 	w, h = imagework.SizeFollowing(b.Dx()+ext[sideLeft]+ext[sideRight], b.Dy()+ext[sideTop]+ext[sideBottom], compose.SizeMultiple)
 	return w, h, nil
 }
 
 // extendSide grows one side of the canvas by extendStep, refusing (and saying why) a size past
 // the model's limit or the memory budget.
-func (s *studio) extendSide(side int) {
-	if s.start == nil {
+func (s *window) extendSide(side int) {
+	if s.doc().Start == nil {
 		s.say("Extend needs a start image: drop one on the canvas, or use Refine this on an image.")
 		return
 	}
-	next := s.extend
+	next := s.doc().Extend
 	next[side] += extendStep
 	w, h, err := s.outputWithExtend(next)
 	if err != nil {
@@ -129,7 +127,7 @@ func (s *studio) extendSide(side int) {
 		s.say("Cannot extend the %s side to %d×%d: %s.", sideNames[side], w, h, why)
 		return
 	}
-	s.extend = next
+	s.model.SetExtend(next)
 	s.work.refreshExtend() // an extended canvas sets the size and the strength: the panel shows them
 	s.showStart()
 	s.draftChanged()
@@ -137,7 +135,7 @@ func (s *studio) extendSide(side int) {
 }
 
 // sizeRefusal says why a run at w×h would not fit the memory budget ("" when it fits).
-func (s *studio) sizeRefusal(w, h int) string {
+func (s *window) sizeRefusal(w, h int) string {
 	plan, err := s.draft.Plan()
 	if err != nil {
 		return err.Error()
@@ -151,19 +149,19 @@ func (s *studio) sizeRefusal(w, h int) string {
 }
 
 // resetExtend takes the extension back.
-func (s *studio) resetExtend() {
-	s.extend = [4]int{}
+func (s *window) resetExtend() {
+	s.model.SetExtend([4]int{})
 	s.work.refreshExtend()
 	s.showStart()
 	s.draftChanged()
 }
 
 // startBounds is the start image's size (zero without one).
-func (s *studio) startBounds() image.Rectangle {
-	if s.start == nil {
+func (s *window) startBounds() image.Rectangle {
+	if s.doc().Start == nil {
 		return image.Rectangle{}
 	}
-	return s.start.c.Image.Rect
+	return s.doc().Start.Image.Image.Rect
 }
 
 // startSizeProblem says why the model cannot make w×h from the start image (nil when it can):
@@ -173,4 +171,21 @@ func startSizeProblem(w, h int) error {
 		return fmt.Errorf("following the start image makes %d×%d, and the model makes sides of at most %d pixels: choose “%s” (the size under Image)", w, h, pipeline.MaxSide, fitCoverLabel)
 	}
 	return nil
+}
+
+// updateFrame draws the generation frame on the start image: the part of the (extended) canvas
+// the next run makes into its output, with the output's size (ui/model's Frame, as
+// imagework.Prepare crops and sizes it); the caption says what the crop leaves out.
+func (s *window) updateFrame() {
+	if s.canvas == nil || !s.canvas.Editing {
+		return
+	}
+	w, h, err := s.draft.OutputSize()
+	f, ok := s.doc().Frame(w, h)
+	if err != nil || !ok {
+		s.canvas.Editor.SetFrame(image.Rectangle{}, "")
+		return
+	}
+	s.canvas.Editor.SetFrame(f.Crop, fmt.Sprintf("%d×%d", f.Width, f.Height))
+	s.canvas.Caption.SetText(fmt.Sprintf("Start image · %s — %s. Paint over what to repaint; the arrows extend the canvas.", s.doc().Start.Image.Name, f.Label()))
 }

@@ -12,6 +12,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/history"
+
+	"easel/ui/kit"
 )
 
 // Choices of how the start image meets the output size.
@@ -26,11 +28,25 @@ const (
 	eraserLabel = "Eraser"
 )
 
+// maskTools are the section's mask controls (the painting happens on the canvas).
+type maskTools struct {
+	tool      *widget.RadioGroup
+	brush     *widget.Slider
+	brushV    *widget.Label
+	feather   *widget.Slider
+	featherV  *widget.Label
+	grow      *widget.Slider
+	growV     *widget.Label
+	showMask  *widget.Check
+	undo      *widget.Button
+	maskState *widget.Label
+}
+
 // imageWorkPanel is the "Work on an image" section: the start image slot with its strength and
 // fit, the mask tools (the painting happens on the canvas), and the canvas extension. It folds
 // away in an accordion so text-to-image keeps a short column.
 type imageWorkPanel struct {
-	s *studio
+	s *window
 
 	slot       *fyne.Container // the start image's row, or the empty slot's hint
 	thumb      *canvas.Image
@@ -41,16 +57,7 @@ type imageWorkPanel struct {
 	strength   *widget.Slider
 	strengthV  *widget.Label
 	fit        *widget.RadioGroup
-	tool       *widget.RadioGroup
-	brush      *widget.Slider
-	brushV     *widget.Label
-	feather    *widget.Slider
-	featherV   *widget.Label
-	grow       *widget.Slider
-	growV      *widget.Label
-	showMask   *widget.Check
-	undo       *widget.Button
-	maskState  *widget.Label
+	maskTools                // the brush, its feather and grow, and the mask's state
 	extras     *widget.Label // what a restored image was made with that has no control here
 	extendInfo *widget.Label
 	resetExt   *widget.Button
@@ -60,7 +67,7 @@ type imageWorkPanel struct {
 	loading    bool // true while refresh sets widgets, so their callbacks do not echo back
 }
 
-func newImageWorkPanel(s *studio) *imageWorkPanel {
+func newImageWorkPanel(s *window) *imageWorkPanel {
 	p := &imageWorkPanel{s: s}
 	p.thumb = canvas.NewImageFromImage(nil)
 	p.thumb.FillMode = canvas.ImageFillContain
@@ -86,12 +93,12 @@ func newImageWorkPanel(s *studio) *imageWorkPanel {
 	p.strength.OnChanged = func(v float64) {
 		p.strengthV.SetText(fmt.Sprintf("%.2f", v))
 		if !p.loading {
-			s.strength = math.Round(v*100) / 100 // the slider's steps land beside the hundredths
+			s.model.SetStrength(math.Round(v*100) / 100) // the slider's steps land beside the hundredths
 		}
 	}
 	p.fit = widget.NewRadioGroup([]string{fitCoverLabel, fitFollowLabel}, func(v string) {
 		if !p.loading {
-			s.followImage = v == fitFollowLabel
+			s.model.SetFollowImage(v == fitFollowLabel)
 			s.draftChanged()
 			p.refreshExtend()
 		}
@@ -99,7 +106,7 @@ func newImageWorkPanel(s *studio) *imageWorkPanel {
 	p.fit.Required = true
 
 	p.tool = widget.NewRadioGroup([]string{brushLabel, eraserLabel}, func(v string) {
-		s.canvas.editor.Erase = v == eraserLabel
+		s.canvas.Editor.Erase = v == eraserLabel
 	})
 	p.tool.Horizontal = true
 	p.tool.Required = true
@@ -108,7 +115,7 @@ func newImageWorkPanel(s *studio) *imageWorkPanel {
 	p.brush.Step = 4
 	p.brush.OnChanged = func(v float64) {
 		p.brushV.SetText(fmt.Sprintf("%.0f px", v))
-		s.canvas.editor.Radius = v / 2
+		s.canvas.Editor.Radius = v / 2
 	}
 	p.featherV = widget.NewLabel("")
 	p.feather = widget.NewSlider(0, 64)
@@ -116,7 +123,7 @@ func newImageWorkPanel(s *studio) *imageWorkPanel {
 	p.feather.OnChanged = func(v float64) {
 		p.featherV.SetText(fmt.Sprintf("%.0f px", v))
 		if !p.loading {
-			s.feather = int(v)
+			s.model.SetFeather(int(v))
 		}
 	}
 	p.growV = widget.NewLabel("")
@@ -125,13 +132,13 @@ func newImageWorkPanel(s *studio) *imageWorkPanel {
 	p.grow.OnChanged = func(v float64) {
 		p.growV.SetText(fmt.Sprintf("%.0f px", v))
 		if !p.loading {
-			s.grow = int(v)
+			s.model.SetGrow(int(v))
 		}
 	}
-	p.showMask = widget.NewCheck("Show mask", func(on bool) { s.canvas.showOverlay(on) })
-	invert := widget.NewButton("Invert", func() { s.maskEdit(func() { s.start.mask.Invert() }) })
-	clearB := widget.NewButton("Clear", func() { s.maskEdit(func() { s.start.mask.Clear() }) })
-	p.undo = widget.NewButtonWithIcon("Undo", theme.ContentUndoIcon(), func() { s.maskEdit(func() { s.start.mask.Undo() }) })
+	p.showMask = widget.NewCheck("Show mask", func(on bool) { s.canvas.ShowOverlay(on) })
+	invert := widget.NewButton("Invert", func() { s.maskEdit(func() { s.doc().Start.Mask.Invert() }) })
+	clearB := widget.NewButton("Clear", func() { s.maskEdit(func() { s.doc().Start.Mask.Clear() }) })
+	p.undo = widget.NewButtonWithIcon("Undo", theme.ContentUndoIcon(), func() { s.maskEdit(func() { s.doc().Start.Mask.Undo() }) })
 	p.maskState = widget.NewLabel("")
 	p.maskState.Importance = widget.LowImportance
 	// Form rows hold one line each: a wrapped label in a form is not measured again when its
@@ -171,14 +178,13 @@ func newImageWorkPanel(s *studio) *imageWorkPanel {
 	p.grow.SetValue(0)
 	p.showMask.SetChecked(true)
 	p.loading = false
-	s.strength, s.feather = defaultStrength, defaultFeather
 	p.refresh()
 	return p
 }
 
 // refresh shows the start image (or the empty slot) and what depends on it.
 func (p *imageWorkPanel) refresh() {
-	st := p.s.start
+	st := p.s.doc().Start
 	if st == nil {
 		hint := widget.NewLabel("Start from an image: drop it on the canvas, paste it, or use Refine this on a result. Without one, Easel makes a new image from the prompt.")
 		hint.Wrapping = fyne.TextWrapWord
@@ -187,10 +193,10 @@ func (p *imageWorkPanel) refresh() {
 		p.details.Hide()
 		p.show.Disable()
 	} else {
-		p.thumb.Image = overChecker(history.Thumbnail(st.c.Image, 96), 6)
+		p.thumb.Image = kit.OverChecker(history.Thumbnail(st.Image.Image, 96), 6)
 		p.thumb.Refresh()
-		p.name.SetText("Start from · " + st.c.Name)
-		b := st.c.Image.Rect
+		p.name.SetText("Start from · " + st.Image.Name)
+		b := st.Image.Image.Rect
 		p.size.SetText(fmt.Sprintf("%d×%d", b.Dx(), b.Dy()))
 		p.slot.Objects = []fyne.CanvasObject{container.NewBorder(nil, nil, p.thumb, container.NewCenter(p.remove), container.NewVBox(p.name, p.size))}
 		p.details.Show()
@@ -207,26 +213,26 @@ func (p *imageWorkPanel) refresh() {
 
 // refreshMask shows what the mask marks and whether Undo has a step.
 func (p *imageWorkPanel) refreshMask() {
-	st := p.s.start
+	st := p.s.doc().Start
 	if st == nil {
 		return
 	}
-	if st.mask.CanUndo() {
+	if st.Mask.CanUndo() {
 		p.undo.Enable()
 	} else {
 		p.undo.Disable()
 	}
 	var extras []string
-	if x := p.s.startExtras; x.MaskCrop {
+	if x := p.s.doc().Extras; x.MaskCrop {
 		extras = append(extras, fmt.Sprintf("Only the masked area is worked on (with %d px around it), as the restored image was.", x.CropPadding))
 	}
-	if p.s.startExtras.DiscardOriginal {
+	if p.s.doc().Extras.DiscardOriginal {
 		extras = append(extras, "The result is not pasted back over the original, as in the restored image.")
 	}
 	p.extras.SetText(strings.Join(extras, " "))
 	p.extras.Hidden = len(extras) == 0
 	p.extras.Refresh()
-	if n := st.mask.Coverage(); n == 0 {
+	if n := st.Mask.Coverage(); n == 0 {
 		p.maskState.SetText("No mask: the whole image is reworked")
 	} else {
 		p.maskState.SetText(fmt.Sprintf("The mask covers %.0f %%: only that is repainted", 100*n))
@@ -235,7 +241,7 @@ func (p *imageWorkPanel) refreshMask() {
 
 // refreshExtend shows the extension and the size it makes.
 func (p *imageWorkPanel) refreshExtend() {
-	e := p.s.extend
+	e := p.s.doc().Extend
 	w, h, err := p.s.outputWithExtend(e)
 	switch {
 	case err != nil:
@@ -263,17 +269,17 @@ func (p *imageWorkPanel) refreshExtend() {
 func (p *imageWorkPanel) load() {
 	p.loading = true
 	defer func() { p.loading = false }()
-	p.strength.SetValue(p.s.strength)
-	p.strengthV.SetText(fmt.Sprintf("%.2f", p.s.strength))
-	if p.s.followImage {
+	p.strength.SetValue(p.s.doc().Strength)
+	p.strengthV.SetText(fmt.Sprintf("%.2f", p.s.doc().Strength))
+	if p.s.doc().FollowImage {
 		p.fit.SetSelected(fitFollowLabel)
 	} else {
 		p.fit.SetSelected(fitCoverLabel)
 	}
-	p.feather.SetValue(float64(p.s.feather))
-	p.featherV.SetText(fmt.Sprintf("%d px", p.s.feather))
-	p.grow.SetValue(float64(p.s.grow))
-	p.growV.SetText(fmt.Sprintf("%d px", p.s.grow))
+	p.feather.SetValue(float64(p.s.doc().Feather))
+	p.featherV.SetText(fmt.Sprintf("%d px", p.s.doc().Feather))
+	p.grow.SetValue(float64(p.s.doc().Grow))
+	p.growV.SetText(fmt.Sprintf("%d px", p.s.doc().Grow))
 	p.loading = false
 	p.showRunStrength()
 }
@@ -283,7 +289,7 @@ func (p *imageWorkPanel) load() {
 // extended image, so while it is extended the slider and the fit show that and are off; the
 // chosen strength comes back when the extension is reset.
 func (p *imageWorkPanel) showRunStrength() {
-	extending := p.s.extend != [4]int{}
+	extending := p.s.doc().Extend != [4]int{}
 	p.loading = true
 	defer func() { p.loading = false }()
 	if extending {
@@ -294,8 +300,8 @@ func (p *imageWorkPanel) showRunStrength() {
 		p.fit.Disable()
 		return
 	}
-	p.strength.SetValue(p.s.strength)
-	p.strengthV.SetText(fmt.Sprintf("%.2f", p.s.strength))
+	p.strength.SetValue(p.s.doc().Strength)
+	p.strengthV.SetText(fmt.Sprintf("%.2f", p.s.doc().Strength))
 	p.strength.Enable()
 	p.fit.Enable()
 }

@@ -8,15 +8,17 @@ import (
 	"easel/app/imagework"
 	"easel/app/maskpaint"
 	"easel/engine/condimage"
+
+	"easel/ui/model"
 )
 
 // restoreStart makes the start image, mask and settings an image records the window's again (a
 // dropped PNG, a history image), after the draft restored them (compose.Draft.Restore); it says
 // what the artist should know ("" when nothing to say). The window holds the start image itself
-// (s.start, with the mask's undo steps), so the draft's copy is taken out again, and a size that
+// (s.doc().Start, with the mask's undo steps), so the draft's copy is taken out again, and a size that
 // followed the image becomes the custom size it made (the fit choice says it follows). An image
 // made without a start image leaves the current one as it is.
-func (s *studio) restoreStart(set *imagefile.Settings) string {
+func (s *window) restoreStart(set *imagefile.Settings) string {
 	s.draft.Start = nil
 	if set == nil || set.Init == nil {
 		return ""
@@ -43,13 +45,9 @@ func (s *studio) restoreStart(set *imagefile.Settings) string {
 		}
 		mask = maskpaint.From(m)
 	}
-	s.start = &startImage{c: c, mask: mask}
-	s.extend = in.Extend
-	s.followImage = in.Fit != "cover"
-	s.strength = min(max(in.Strength, minStrength), 1)
-	s.feather = int(in.MaskBlur + 0.5)
-	s.grow = in.MaskGrow
-	s.startExtras = compose.Start{MaskCrop: in.MaskCrop, CropPadding: in.CropPadding, DiscardOriginal: !in.KeepOriginal}
+	s.model.ReplaceCanvas(model.Canvas{Start: &model.StartImage{Image: c, Mask: mask}, Extend: in.Extend, FollowImage: in.Fit != "cover",
+		Strength: min(max(in.Strength, minStrength), 1), Feather: int(in.MaskBlur + 0.5), Grow: in.MaskGrow,
+		Extras: compose.Start{MaskCrop: in.MaskCrop, CropPadding: in.CropPadding, DiscardOriginal: !in.KeepOriginal}})
 	s.work.load()
 	s.work.refresh()
 	return note

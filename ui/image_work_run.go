@@ -16,19 +16,19 @@ import (
 // reworked), the strength, the feather as the mask's blur, the grow, the extension — and the size
 // following the image when the artist chose so or extends the canvas (compose's Job prepares it
 // as the CLI's, and FileSettings records it).
-func (s *studio) jobDraft() compose.Draft {
+func (s *window) jobDraft() compose.Draft {
 	d := s.draft
-	if s.start == nil {
+	if s.doc().Start == nil {
 		return d
 	}
-	st := &compose.Start{Name: s.start.c.Name, SHA256: s.start.c.SHA256, Image: s.start.c.Image, Strength: s.runStrength(),
-		MaskBlur: float64(s.feather), MaskGrow: s.grow, MaskCrop: s.startExtras.MaskCrop, CropPadding: s.startExtras.CropPadding,
-		DiscardOriginal: s.startExtras.DiscardOriginal, Extend: imagework.Margins{Left: s.extend[sideLeft], Top: s.extend[sideTop], Right: s.extend[sideRight], Bottom: s.extend[sideBottom]}}
-	if !s.start.mask.Empty() {
-		st.Mask, st.MaskName = s.start.mask.Clone(), "painted in the window"
+	st := &compose.Start{Name: s.doc().Start.Image.Name, SHA256: s.doc().Start.Image.SHA256, Image: s.doc().Start.Image.Image, Strength: s.runStrength(),
+		MaskBlur: float64(s.doc().Feather), MaskGrow: s.doc().Grow, MaskCrop: s.doc().Extras.MaskCrop, CropPadding: s.doc().Extras.CropPadding,
+		DiscardOriginal: s.doc().Extras.DiscardOriginal, Extend: imagework.Margins{Left: s.doc().Extend[sideLeft], Top: s.doc().Extend[sideTop], Right: s.doc().Extend[sideRight], Bottom: s.doc().Extend[sideBottom]}}
+	if !s.doc().Start.Mask.Empty() {
+		st.Mask, st.MaskName = s.doc().Start.Mask.Clone(), "painted in the window"
 	}
 	d.Start = st
-	if s.followImage || s.extend != [4]int{} {
+	if s.doc().FollowImage || s.doc().Extend != [4]int{} {
 		d.Size = compose.SizeFromImage // with a start image: the size follows it
 	}
 	return d
@@ -36,11 +36,11 @@ func (s *studio) jobDraft() compose.Draft {
 
 // runStrength is the strength the next run starts from the image with: the slider's, or 1 when
 // the canvas is extended (the new area starts from noise; the mask keeps the rest).
-func (s *studio) runStrength() float64 {
-	if s.extend != [4]int{} {
+func (s *window) runStrength() float64 {
+	if s.doc().Extend != [4]int{} {
 		return 1
 	}
-	return s.strength
+	return s.doc().Strength
 }
 
 // finishing runs jobs on the window's generator and pastes a run that started from an image

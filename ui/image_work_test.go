@@ -19,6 +19,8 @@ import (
 	"easel/app/history"
 	"easel/app/imagefile"
 	"easel/app/maskpaint"
+
+	"easel/ui/kit"
 )
 
 // centreOf is an object's centre in window coordinates.
@@ -34,23 +36,23 @@ func TestStartImageDroppedOnTheCanvasAndPainted(t *testing.T) {
 	h := newHarness(t, 64e9)
 	bad := filepath.Join(h.dir, "notes.png")
 	os.WriteFile(bad, []byte("not an image"), 0o644)
-	h.s.dropped(centreOf(h.s.canvas.box), []fyne.URI{storage.NewFileURI(bad)})
+	h.s.dropped(centreOf(h.s.canvas.Box), []fyne.URI{storage.NewFileURI(bad)})
 	h.pump("the bad file's message", func() bool { return strings.Contains(h.s.message.Text, "notes.png") })
 	_, wantErr := compose.LoadCondition(bad)
-	if h.s.start != nil || !strings.Contains(h.s.message.Text, wantErr.Error()) {
-		t.Fatalf("a bad start image: start %v, message %q, want the condition images' %q", h.s.start, h.s.message.Text, wantErr)
+	if h.s.doc().Start != nil || !strings.Contains(h.s.message.Text, wantErr.Error()) {
+		t.Fatalf("a bad start image: start %v, message %q, want the condition images' %q", h.s.doc().Start, h.s.message.Text, wantErr)
 	}
 
 	photo := h.writePNG("photo.png", 320, 256)
-	h.s.dropped(centreOf(h.s.canvas.box), []fyne.URI{storage.NewFileURI(photo)})
-	h.pump("the start image", func() bool { return h.s.start != nil })
+	h.s.dropped(centreOf(h.s.canvas.Box), []fyne.URI{storage.NewFileURI(photo)})
+	h.pump("the start image", func() bool { return h.s.doc().Start != nil })
 	if len(h.s.draft.Conditions) != 0 {
 		t.Fatal("an image dropped on the canvas also became a condition image")
 	}
-	if !h.s.canvas.editing || !h.s.canvas.editLayer.Visible() {
+	if !h.s.canvas.Editing || !h.s.canvas.EditLayer.Visible() {
 		t.Fatal("the start image is not shown with the mask editor")
 	}
-	if w, hh := h.s.start.mask.Size(); w != 320 || hh != 256 {
+	if w, hh := h.s.doc().Start.Mask.Size(); w != 320 || hh != 256 {
 		t.Fatalf("mask %d×%d, want the start image's 320×256", w, hh)
 	}
 	markup := test.RenderToMarkup(h.w.Canvas())
@@ -61,37 +63,37 @@ func TestStartImageDroppedOnTheCanvasAndPainted(t *testing.T) {
 	}
 
 	// A drag on the window over the editor paints through the brush.
-	ed := h.s.canvas.editor
+	ed := h.s.canvas.Editor
 	if ed.Size().Width == 0 {
 		t.Fatal("the editor is not laid out over the canvas")
 	}
 	test.Drag(h.w.Canvas(), centreOf(ed), 40, 0)
-	if h.s.start.mask.Empty() {
+	if h.s.doc().Start.Mask.Empty() {
 		t.Fatal("dragging on the canvas painted nothing")
 	}
-	painted := h.s.start.mask.Clone()
+	painted := h.s.doc().Start.Mask.Clone()
 	if h.s.work.undo.Disabled() || !strings.Contains(h.s.work.maskState.Text, "covers") {
 		t.Errorf("after painting: undo off or state %q", h.s.work.maskState.Text)
 	}
 	test.Tap(findButton(t, h.s.work.box, "Invert"))
-	if got := h.s.start.mask.Image().Pix[0]; got != maskpaint.Repaint {
+	if got := h.s.doc().Start.Mask.Image().Pix[0]; got != maskpaint.Repaint {
 		t.Errorf("after Invert an unpainted corner is %d", got)
 	}
 	test.Tap(findButton(t, h.s.work.box, "Clear"))
-	if !h.s.start.mask.Empty() {
+	if !h.s.doc().Start.Mask.Empty() {
 		t.Error("Clear left paint")
 	}
 	test.Tap(h.s.work.undo)
 	h.s.undoMask() // ⌘Z / Ctrl+Z outside text fields (the test canvas cannot dispatch shortcuts)
-	sameMask(t, "two undos after invert and clear", h.s.start.mask.Image(), painted)
+	sameMask(t, "two undos after invert and clear", h.s.doc().Start.Mask.Image(), painted)
 
 	h.s.work.showMask.SetChecked(false)
-	if h.s.canvas.editor.img.Visible() {
+	if h.s.canvas.Editor.OverlayShown() {
 		t.Error("the overlay shows with Show mask off")
 	}
 
 	test.Tap(h.s.work.remove)
-	if h.s.start != nil || h.s.canvas.editing {
+	if h.s.doc().Start != nil || h.s.canvas.Editing {
 		t.Error("removing the start image left it, or the editor")
 	}
 	if !strings.Contains(h.s.message.Text, "text to image") {
@@ -105,10 +107,10 @@ func TestStartImageDroppedOnTheCanvasAndPainted(t *testing.T) {
 func TestExtendArrows(t *testing.T) {
 	h := newHarness(t, 64e9)
 	h.s.setStart(mustCondition(t, h.writePNG("photo.png", 1024, 1024)))
-	test.Tap(h.s.canvas.arrows[sideRight])
-	test.Tap(h.s.canvas.arrows[sideTop])
-	if h.s.extend != [4]int{0, extendStep, extendStep, 0} {
-		t.Fatalf("extension %v", h.s.extend)
+	test.Tap(h.s.canvas.Arrows[sideRight])
+	test.Tap(h.s.canvas.Arrows[sideTop])
+	if h.s.doc().Extend != [4]int{0, extendStep, extendStep, 0} {
+		t.Fatalf("extension %v", h.s.doc().Extend)
 	}
 	if h.s.work.fit.Selected != fitFollowLabel {
 		t.Errorf("fit shows %q on an extended canvas, whose size follows the image", h.s.work.fit.Selected)
@@ -116,32 +118,32 @@ func TestExtendArrows(t *testing.T) {
 	if want := "1088×1088"; !strings.Contains(h.s.work.extendInfo.Text, want) {
 		t.Errorf("extend shows %q, want the new size %s", h.s.work.extendInfo.Text, want)
 	}
-	if h.s.canvas.pixelW != 1088 || h.s.canvas.pixelH != 1088 || h.s.canvas.editor.ext != h.s.extend {
-		t.Errorf("the canvas shows %d×%d with the editor's extension %v; want the extended 1088×1088", h.s.canvas.pixelW, h.s.canvas.pixelH, h.s.canvas.editor.ext)
+	if h.s.canvas.PixelW != 1088 || h.s.canvas.PixelH != 1088 || h.s.canvas.Editor.Ext() != h.s.doc().Extend {
+		t.Errorf("the canvas shows %d×%d with the editor's extension %v; want the extended 1088×1088", h.s.canvas.PixelW, h.s.canvas.PixelH, h.s.canvas.Editor.Ext())
 	}
 	if plan, _ := h.s.memoryPlan(); plan.Width != 1088 || plan.Height != 1088 {
 		w, hh := plan.Width, plan.Height
 		t.Errorf("the memory prediction is for %d×%d, want the extended 1088×1088", w, hh)
 	}
 	h.s.deps.Budget = 1e9
-	test.Tap(h.s.canvas.arrows[sideBottom])
-	if h.s.extend[sideBottom] != 0 || !strings.Contains(h.s.message.Text, "needs about") {
-		t.Errorf("extending past the budget: extension %v, message %q", h.s.extend, h.s.message.Text)
+	test.Tap(h.s.canvas.Arrows[sideBottom])
+	if h.s.doc().Extend[sideBottom] != 0 || !strings.Contains(h.s.message.Text, "needs about") {
+		t.Errorf("extending past the budget: extension %v, message %q", h.s.doc().Extend, h.s.message.Text)
 	}
 	h.s.deps.Budget = 64e9
 	test.Tap(h.s.work.resetExt)
-	if h.s.extend != [4]int{} {
+	if h.s.doc().Extend != [4]int{} {
 		t.Error("Reset left the extension")
 	}
 
 	h.s.setStart(mustCondition(t, h.writePNG("wide.png", 4032, 512)))
-	test.Tap(h.s.canvas.arrows[sideLeft])
+	test.Tap(h.s.canvas.Arrows[sideLeft])
 	if !strings.Contains(h.s.work.extendInfo.Text, "4096×512") {
 		t.Errorf("extend shows %q, want 4096×512", h.s.work.extendInfo.Text)
 	}
-	test.Tap(h.s.canvas.arrows[sideLeft])
-	if h.s.extend[sideLeft] != extendStep || !strings.Contains(h.s.message.Text, "at most 4096") {
-		t.Errorf("extending past 4096: extension %v, message %q", h.s.extend, h.s.message.Text)
+	test.Tap(h.s.canvas.Arrows[sideLeft])
+	if h.s.doc().Extend[sideLeft] != extendStep || !strings.Contains(h.s.message.Text, "at most 4096") {
+		t.Errorf("extending past 4096: extension %v, message %q", h.s.doc().Extend, h.s.message.Text)
 	}
 }
 
@@ -166,9 +168,9 @@ func TestRefineAHistoryImage(t *testing.T) {
 	path := h.writePNG("result.png", 96, 64)
 	h.s.setShownFile(path)
 	test.Tap(h.s.actions.refine)
-	h.pump("the refined image", func() bool { return h.s.start != nil })
-	if h.s.start.c.Name != "result.png" || h.s.start.c.Image.Rect.Dx() != 96 {
-		t.Errorf("start image %s %v", h.s.start.c.Name, h.s.start.c.Image.Rect)
+	h.pump("the refined image", func() bool { return h.s.doc().Start != nil })
+	if h.s.doc().Start.Image.Name != "result.png" || h.s.doc().Start.Image.Image.Rect.Dx() != 96 {
+		t.Errorf("start image %s %v", h.s.doc().Start.Image.Name, h.s.doc().Start.Image.Image.Rect)
 	}
 }
 
@@ -221,15 +223,15 @@ func TestGenerateFromAPaintedStartImage(t *testing.T) {
 	h.s.work.fit.SetSelected(fitFollowLabel)
 	h.s.work.strength.SetValue(0.75)
 	h.s.work.feather.SetValue(0) // a hard edge: inside the stroke the generated pixels exactly
-	ed := h.s.canvas.editor
+	ed := h.s.canvas.Editor
 	ed.Radius = 20
 	// Paint from the image's centre 60 px to the right (the test driver's drag event carries
 	// the position given and the move, and the editor paints the move that ends there, as the
 	// real driver reports it).
 	scale := min(ed.Size().Width, ed.Size().Height) / 256
 	test.Drag(h.w.Canvas(), centreOf(ed), -60*scale, 0)
-	painted := h.s.start.mask.Clone()
-	if h.s.start.mask.Empty() {
+	painted := h.s.doc().Start.Mask.Clone()
+	if h.s.doc().Start.Mask.Empty() {
 		t.Fatal("the drag painted nothing")
 	}
 	test.Type(h.s.prompt.prompt, "a red door")
@@ -240,14 +242,14 @@ func TestGenerateFromAPaintedStartImage(t *testing.T) {
 	}
 	sameNRGBA(t, "the request's start image", req.Init.Image, orig)
 	h.gen.step <- struct{}{}
-	h.pump("the first preview", func() bool { return h.s.canvas.current != nil && !h.s.canvas.editing })
+	h.pump("the first preview", func() bool { return h.s.canvas.Current != nil && !h.s.canvas.Editing })
 	// The preview at a corner far from the mask shows the original (over the checkerboard: the
 	// written PNG is translucent).
-	frame := h.s.canvas.current
+	frame := h.s.canvas.Current
 	if fb := frame.Bounds(); fb.Dx() != 256/4 {
 		t.Fatalf("preview frame %v", fb)
 	}
-	kept := overChecker(imaging.Resize(orig, 64, 64, imaging.Box), 8)
+	kept := kit.OverChecker(imaging.Resize(orig, 64, 64, imaging.Box), 8)
 	if g, w := color.NRGBAModel.Convert(frame.At(2, 2)), kept.NRGBAAt(2, 2); g != w {
 		t.Errorf("the preview's kept corner is %v, want the original's %v", g, w)
 	}
@@ -258,8 +260,8 @@ func TestGenerateFromAPaintedStartImage(t *testing.T) {
 		h.gen.step <- struct{}{}
 	}
 	h.gen.release <- struct{}{}
-	h.pump("the saved image", func() bool { return len(h.s.history.entries) == 1 })
-	saved, err := loadImage(h.s.history.entries[0].Path)
+	h.pump("the saved image", func() bool { return len(h.s.history.Entries) == 1 })
+	saved, err := loadImage(h.s.history.Entries[0].Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +344,7 @@ func TestRestoredStartKeepsSettingsTheWindowHasNoControlFor(t *testing.T) {
 func TestGenerateFromAnExtendedCanvas(t *testing.T) {
 	h := newHarness(t, 64e9)
 	h.s.setStart(mustCondition(t, h.writePNG("photo.png", 256, 256)))
-	test.Tap(h.s.canvas.arrows[sideRight])
+	test.Tap(h.s.canvas.Arrows[sideRight])
 	test.Tap(h.s.generateBtn)
 	req := <-h.gen.started
 	if req.Width != 256+extendStep || req.Height != 256 || req.Init == nil || req.Init.Strength != 1 || req.Init.Mask == nil {
@@ -355,8 +357,8 @@ func TestGenerateFromAnExtendedCanvas(t *testing.T) {
 		h.gen.step <- struct{}{}
 	}
 	h.gen.release <- struct{}{}
-	h.pump("the saved image", func() bool { return len(h.s.history.entries) == 1 })
-	e := h.s.history.entries[0]
+	h.pump("the saved image", func() bool { return len(h.s.history.Entries) == 1 })
+	e := h.s.history.Entries[0]
 	if e.Settings.Width != 320 || e.Settings.Init == nil || e.Settings.Init.Extend != [4]int{0, 0, extendStep, 0} {
 		t.Errorf("saved %d wide, init %+v", e.Settings.Width, e.Settings.Init)
 	}
@@ -390,24 +392,38 @@ func TestPasteAStartImage(t *testing.T) {
 	h := newHarnessWith(t, 64e9, func(h *harness, d *Deps) { d.ClipboardImage = func() []byte { return clip } })
 	cb := test.NewClipboard()
 	cb.SetContent("just some words")
-	if !h.s.pasteStart(cb) || h.s.start != nil || !strings.Contains(h.s.message.Text, "is not an image file") {
-		t.Fatalf("pasting words: start %v, message %q", h.s.start, h.s.message.Text)
+	if !h.s.pasteStart(cb) || h.s.doc().Start != nil || !strings.Contains(h.s.message.Text, "is not an image file") {
+		t.Fatalf("pasting words: start %v, message %q", h.s.doc().Start, h.s.message.Text)
 	}
 	path := h.writePNG("copied.png", 96, 64)
 	cb.SetContent(path)
 	if !h.s.pasteStart(cb) {
 		t.Fatal("a pasted image path was not taken")
 	}
-	h.pump("the pasted file", func() bool { return h.s.start != nil })
-	if h.s.start.c.Name != "copied.png" {
-		t.Errorf("start image %q", h.s.start.c.Name)
+	h.pump("the pasted file", func() bool { return h.s.doc().Start != nil })
+	if h.s.doc().Start.Image.Name != "copied.png" {
+		t.Errorf("start image %q", h.s.doc().Start.Image.Name)
 	}
 	data, err := os.ReadFile(h.writePNG("clip.png", 64, 48))
 	if err != nil {
 		t.Fatal(err)
 	}
 	clip = data
-	if !h.s.pasteStart(cb) || h.s.start == nil || !strings.HasPrefix(h.s.start.c.Name, "pasted image") || h.s.start.c.Image.Rect.Dx() != 64 {
-		t.Errorf("the clipboard's image was not taken as the start image: %+v", h.s.start)
+	if !h.s.pasteStart(cb) || h.s.doc().Start == nil || !strings.HasPrefix(h.s.doc().Start.Image.Name, "pasted image") || h.s.doc().Start.Image.Image.Rect.Dx() != 64 {
+		t.Errorf("the clipboard's image was not taken as the start image: %+v", h.s.doc().Start)
+	}
+}
+
+// sameMask fails unless got equals want pixel for pixel.
+func sameMask(t *testing.T, what string, got, want *image.Gray) {
+	t.Helper()
+	if got.Rect != want.Rect {
+		t.Fatalf("%s: mask %v, want %v", what, got.Rect, want.Rect)
+	}
+	for i := range got.Pix {
+		if got.Pix[i] != want.Pix[i] {
+			x, y := i%got.Rect.Dx(), i/got.Rect.Dx()
+			t.Fatalf("%s: pixel %d,%d is %d, want %d", what, x, y, got.Pix[i], want.Pix[i])
+		}
 	}
 }

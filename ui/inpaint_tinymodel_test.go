@@ -51,8 +51,8 @@ func TestInpaintThroughTheWindow(t *testing.T) {
 
 	startPath := h.writePNG("start.png", 256, 192)
 	loaded := mustCondition(t, startPath).Image
-	h.s.dropped(centreOf(h.s.canvas.box), []fyne.URI{storage.NewFileURI(startPath)})
-	h.pump("the start image", func() bool { return h.s.start != nil })
+	h.s.dropped(centreOf(h.s.canvas.Box), []fyne.URI{storage.NewFileURI(startPath)})
+	h.pump("the start image", func() bool { return h.s.doc().Start != nil })
 	h.s.work.fit.SetSelected(fitFollowLabel)
 	h.s.work.strength.SetValue(0.7)
 	h.s.work.feather.SetValue(4)
@@ -61,18 +61,18 @@ func TestInpaintThroughTheWindow(t *testing.T) {
 	test.Type(h.s.prompt.prompt, "a paper lantern")
 
 	// Paint a stroke across the middle of the image, dragging the brush on the window.
-	ed := h.s.canvas.editor
+	ed := h.s.canvas.Editor
 	ed.Radius = 24
 	scale := min(ed.Size().Width/256, ed.Size().Height/192)
 	test.Drag(h.w.Canvas(), centreOf(ed).AddXY(-40*scale, 0), 80*scale, 0)
-	if h.s.start.mask.Empty() {
+	if h.s.doc().Start.Mask.Empty() {
 		t.Fatal("dragging the brush painted nothing")
 	}
-	painted := h.s.start.mask.Clone()
+	painted := h.s.doc().Start.Mask.Clone()
 
 	test.Tap(h.s.generateBtn)
-	h.pump("the saved image", func() bool { return len(h.s.history.entries) == 1 })
-	e := h.s.history.entries[0]
+	h.pump("the saved image", func() bool { return len(h.s.history.Entries) == 1 })
+	e := h.s.history.Entries[0]
 	savedImg, err := loadImage(e.Path)
 	if err != nil {
 		t.Fatal(err)
@@ -119,25 +119,25 @@ func TestInpaintThroughTheWindow(t *testing.T) {
 	h.s.work.grow.SetValue(0)
 	h.s.dropped(fyne.NewPos(5, 5), []fyne.URI{storage.NewFileURI(e.Path)})
 	h.answerRestore("Restore the recipe")
-	h.pump("the restored start image", func() bool { return h.s.start != nil })
-	sameNRGBA(t, "the restored start image", h.s.start.c.Image, loaded)
-	sameMask(t, "the restored mask", h.s.start.mask.Image(), painted)
-	if h.s.strength != 0.7 || h.s.feather != 4 || h.s.grow != 6 || h.s.work.growV.Text != "6 px" || !h.s.followImage || h.s.work.strengthV.Text != "0.70" {
+	h.pump("the restored start image", func() bool { return h.s.doc().Start != nil })
+	sameNRGBA(t, "the restored start image", h.s.doc().Start.Image.Image, loaded)
+	sameMask(t, "the restored mask", h.s.doc().Start.Mask.Image(), painted)
+	if h.s.doc().Strength != 0.7 || h.s.doc().Feather != 4 || h.s.doc().Grow != 6 || h.s.work.growV.Text != "6 px" || !h.s.doc().FollowImage || h.s.work.strengthV.Text != "0.70" {
 		t.Errorf("restored strength %g (shown %q) feather %d grow %d follow %v, want 0.7, 4, 6 and the size following the image",
-			h.s.strength, h.s.work.strengthV.Text, h.s.feather, h.s.grow, h.s.followImage)
+			h.s.doc().Strength, h.s.work.strengthV.Text, h.s.doc().Feather, h.s.doc().Grow, h.s.doc().FollowImage)
 	}
 	// The canvas shows the dropped picture; Show puts the restored start image and mask back on it.
 	test.Tap(h.s.work.show)
-	if !h.s.canvas.editing || h.s.canvas.editor.mask != h.s.start.mask {
+	if !h.s.canvas.Editing || h.s.canvas.Editor.Mask() != h.s.doc().Start.Mask {
 		t.Error("Show does not put the restored start image and mask on the canvas")
 	}
 
 	// Clicking the image in the history restores them too.
 	h.s.removeStart()
-	test.Tap(h.s.history.thumbs()[0])
-	if h.s.start == nil {
+	test.Tap(h.s.history.Thumbs()[0])
+	if h.s.doc().Start == nil {
 		t.Fatal("clicking the history image restored no start image")
 	}
-	sameNRGBA(t, "the start image restored from history", h.s.start.c.Image, loaded)
-	sameMask(t, "the mask restored from history", h.s.start.mask.Image(), painted)
+	sameNRGBA(t, "the start image restored from history", h.s.doc().Start.Image.Image, loaded)
+	sameMask(t, "the mask restored from history", h.s.doc().Start.Mask.Image(), painted)
 }

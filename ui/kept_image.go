@@ -24,14 +24,14 @@ type keptImage struct {
 }
 
 // keep holds a job's image whose save failed, says why, and offers another folder.
-func (s *studio) keep(id jobs.ID, k keptImage, err error) {
+func (s *window) keep(id jobs.ID, k keptImage, err error) {
 	s.kept[id] = k
 	s.updateSaveTo()
 	s.offerAnotherFolder(id, err)
 }
 
 // offerAnotherFolder says why job id's image was not saved and offers to save it elsewhere.
-func (s *studio) offerAnotherFolder(id jobs.ID, err error) {
+func (s *window) offerAnotherFolder(id jobs.ID, err error) {
 	s.say("Job %d's image was not saved: %v. Easel keeps it: choose another folder (Save to… over the picture).", id, err)
 	if s.saveOffer != nil {
 		s.saveOffer.Hide()
@@ -46,11 +46,11 @@ func (s *studio) offerAnotherFolder(id jobs.ID, err error) {
 	}, s.win)
 	d.Resize(fyne.NewSize(560, 0))
 	s.saveOffer = d
-	d.Show()
+	s.show(d)
 }
 
 // chooseFolderFor asks for a folder and saves job id's kept image there.
-func (s *studio) chooseFolderFor(id jobs.ID) {
+func (s *window) chooseFolderFor(id jobs.ID) {
 	dialog.ShowFolderOpen(func(u fyne.ListableURI, err error) {
 		if err != nil {
 			s.say("The folder could not be opened: %v", err)
@@ -65,7 +65,7 @@ func (s *studio) chooseFolderFor(id jobs.ID) {
 // saveKeptTo writes job id's kept image into folder (off the UI goroutine). On success the image
 // joins the history strip and is no longer kept; on failure the offer comes again with the reason.
 // The output folder for new images does not change (Settings changes it).
-func (s *studio) saveKeptTo(id jobs.ID, folder string) {
+func (s *window) saveKeptTo(id jobs.ID, folder string) {
 	k, ok := s.kept[id]
 	if !ok {
 		return
@@ -77,7 +77,7 @@ func (s *studio) saveKeptTo(id jobs.ID, folder string) {
 			return
 		}
 		delete(s.kept, id)
-		s.history.addSession(e)
+		s.history.AddSession(e)
 		if s.canvasJob == id {
 			s.setShownFile(e.Path)
 		}
@@ -87,14 +87,14 @@ func (s *studio) saveKeptTo(id jobs.ID, folder string) {
 }
 
 // saveKeptShown is the Save to… button: the kept image on the canvas goes to a chosen folder.
-func (s *studio) saveKeptShown() {
+func (s *window) saveKeptShown() {
 	if _, ok := s.kept[s.canvasJob]; ok && s.shownPath == "" {
 		s.chooseFolderFor(s.canvasJob)
 	}
 }
 
 // updateSaveTo turns Save to… on while the canvas shows a kept (unsaved) image.
-func (s *studio) updateSaveTo() {
+func (s *window) updateSaveTo() {
 	if _, ok := s.kept[s.canvasJob]; ok && s.shownPath == "" {
 		s.actions.saveTo.Enable()
 		s.actions.saveTo.Show()

@@ -105,7 +105,7 @@ func TestUnsavedImageIsKeptAndSavedInAnotherFolder(t *testing.T) {
 	if h.s.shownPath != path || !h.s.actions.saveTo.Hidden || h.s.actions.copy.Disabled() {
 		t.Errorf("after saving: canvas file %q (want %s), Save to… hidden %v", h.s.shownPath, path, h.s.actions.saveTo.Hidden)
 	}
-	if len(h.s.history.entries) == 0 || h.s.history.entries[0].Path != path {
+	if len(h.s.history.Entries) == 0 || h.s.history.Entries[0].Path != path {
 		t.Error("the saved image is not in the history strip")
 	}
 	if !strings.Contains(h.s.message.Text, "Saved") || h.s.deps.Settings.OutputFolder != blocked {

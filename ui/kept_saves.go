@@ -21,7 +21,7 @@ type keptSaves struct {
 // saveJobImage is saveInBackground for an image of job id (retry: one kept in memory after its
 // write failed): its kept job stays until the PNG is written (a failed write keeps it until the
 // image is saved in another folder).
-func (s *studio) saveJobImage(id jobs.ID, retry bool, store *history.Store, img *image.NRGBA, set *imagefile.Settings, at time.Time, done func(history.Entry, error)) {
+func (s *window) saveJobImage(id jobs.ID, retry bool, store *history.Store, img *image.NRGBA, set *imagefile.Settings, at time.Time, done func(history.Entry, error)) {
 	s.keptSave(id, func(k *keptSaves) { k.inFlight++ })
 	s.saveThen(store, img, set, at, func(err error) {
 		s.keptSave(id, func(k *keptSaves) {
@@ -39,7 +39,7 @@ func (s *studio) saveJobImage(id jobs.ID, retry bool, store *history.Store, img 
 // keptSave changes job id's save state, then forgets its kept job (removing its checkpoints)
 // when the job is over, nothing of it is being written and no image of it failed to be. It runs
 // on the UI goroutine or on a writing one.
-func (s *studio) keptSave(id jobs.ID, change func(*keptSaves)) {
+func (s *window) keptSave(id jobs.ID, change func(*keptSaves)) {
 	s.keeping.mu.Lock()
 	if s.keeping.saves == nil {
 		s.keeping.saves = map[jobs.ID]*keptSaves{}

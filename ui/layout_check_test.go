@@ -18,6 +18,8 @@ import (
 	"easel/app/compose"
 	"easel/app/unfinished"
 	"easel/engine/safetensors"
+
+	"easel/ui/canvasarea"
 )
 
 // The screens the window must fit: a 13" laptop and a 15" one (points, as the window counts).
@@ -279,8 +281,8 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 		h.gen.step <- struct{}{}
 	}
 	h.gen.release <- struct{}{}
-	h.pump("the saved image", func() bool { return len(s.history.entries) == 1 })
-	s.restore(s.history.entries[0])
+	h.pump("the saved image", func() bool { return len(s.history.Entries) == 1 })
+	s.restore(s.history.Entries[0])
 	openEverySection(s)
 	assertLayoutFits(t, h.w, "a restored extended image")
 
@@ -297,7 +299,7 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 			h.gen.step <- struct{}{}
 		}
 	}()
-	h.pump("the batch of 16 saved", func() bool { return len(s.history.entries) == 17 })
+	h.pump("the batch of 16 saved", func() bool { return len(s.history.Entries) == 17 })
 	openEverySection(s)
 	assertLayoutFits(t, h.w, "a batch of 16 on the sheet and in the history")
 	s.options.count.SetText("1")
@@ -306,7 +308,7 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 	// Explore open with three axes set and a 4×4 grid of results on its sheet.
 	e := s.explore
 	for i, spec := range [][2]string{{"seed", "1-4"}, {"steps", "2,3,4,5"}, {"cfg", "3,4"}} {
-		e.kinds[i].SetSelected(spec[0])
+		e.kinds[i].SetSelected(axisLabel(spec[0]))
 		e.values[i].SetText(spec[1])
 	}
 	g, err := e.parse()
@@ -318,13 +320,45 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 		run.pictures[i] = image.NewNRGBA(image.Rect(0, 0, 256, 256))
 	}
 	e.sheet.begin(run)
+	s.area.Show(canvasarea.Grid)
 	openEverySection(s)
 	assertLayoutFits(t, h.w, "Explore open with three axes and a 4×4 grid on its sheet")
+
+	// A seven-line error in the notices' place: it scrolls there, Generate stays where a
+	// one-line notice leaves it.
+	s.say("Settings restored.")
+	relayout(h.w.Content())
+	before := fyne.CurrentApp().Driver().AbsolutePositionForObject(s.generateBtn)
+	s.sayKind(noticeError, "%s", strings.Repeat("Job 9 failed: the other machine stopped answering during the job.\n", 7))
+	assertLayoutFits(t, h.w, "a seven-line error notice")
+	if after := fyne.CurrentApp().Driver().AbsolutePositionForObject(s.generateBtn); after.Y != before.Y {
+		t.Errorf("a seven-line notice moved Generate from y %v to %v", before.Y, after.Y)
+	}
+	s.quiet()
+
+	// The question what a dropped Easel PNG is for, with its four answers.
+	s.askRestore(h.writePNG(long+"-made.png", 32, 32), func(pngUse) {})
+	assertLayoutFits(t, h.w, "the restore question")
+	s.escapeKey()
 
 	// Prompt help's suggestion showing a long text.
 	s.help.suggestion.SetText(strings.Repeat("a lighthouse on a basalt cliff at dusk, gulls over the surf, warm light in the lantern room, ", 12))
 	s.help.suggestionBox.Show()
 	assertLayoutFits(t, h.w, "prompt help's suggestion with a long text")
+	// The everyday block stays in view under the prompt with a Describe result and a Check open:
+	// Size and Steps are on screen at 1280×800 with the column at its top.
+	s.help.checks.SetText("Check of the picture shown:\n" + strings.Repeat("✓ a red lighthouse on the cliff\n", 8))
+	s.help.checks.Show()
+	h.w.Resize(screen1280)
+	relayout(h.w.Content())
+	s.column.ScrollToTop()
+	d := fyne.CurrentApp().Driver()
+	bottom := d.AbsolutePositionForObject(s.column).Y + s.column.Size().Height
+	for name, o := range map[string]fyne.CanvasObject{"Size": s.options.sizeSelect, "Steps": s.options.steps} {
+		if y := d.AbsolutePositionForObject(o).Y + o.Size().Height; y > bottom {
+			t.Errorf("with a suggestion and a Check open, %s is below the fold (%v > %v)", name, y, bottom)
+		}
+	}
 
 	// The offer to resume unfinished jobs, with long labels.
 	store, err := unfinished.Open(t.TempDir())
@@ -334,7 +368,7 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 	for i := range 3 {
 		d := s.draft
 		d.Prompt = fmt.Sprintf("%s %d", strings.Repeat("a very long prompt about a harbour town in winter ", 4), i)
-		if _, err := store.Add(d, uint64(1000000000000+i), jobLabel(d.Prompt, uint64(1000000000000+i))); err != nil {
+		if _, err := store.Add(d, uint64(1000000000000+i), jobLabel(d.Prompt, uint64(1000000000000+i)), ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -347,7 +381,7 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 }
 
 // openEverySection opens every folding section of the window.
-func openEverySection(s *studio) {
+func openEverySection(s *window) {
 	var open func(o fyne.CanvasObject)
 	open = func(o fyne.CanvasObject) {
 		switch v := o.(type) {
@@ -413,9 +447,9 @@ func TestRestoredExtendedImageKeepsItsRowsApart(t *testing.T) {
 		h.gen.step <- struct{}{}
 	}
 	h.gen.release <- struct{}{}
-	h.pump("the saved image", func() bool { return len(s.history.entries) == 1 })
+	h.pump("the saved image", func() bool { return len(s.history.Entries) == 1 })
 	s.removeStart()
-	s.restore(s.history.entries[0])
+	s.restore(s.history.Entries[0])
 	openEverySection(s)
 	for _, p := range wrappedInForms(h.w.Content(), false, "window") {
 		t.Errorf("a wrapped text in a form row: %s", p)

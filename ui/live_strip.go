@@ -15,6 +15,10 @@ import (
 
 	"easel/app/memplan"
 	"easel/engine/ml"
+
+	"easel/ui/kit"
+
+	"easel/ui/progress"
 )
 
 // classPlain says what each kernel class is, for people who do not write kernels.
@@ -38,20 +42,20 @@ var classColours = [ml.NumClasses]color.NRGBA{
 // peak before a run, the measured one during it) and the time per kernel class as one stacked
 // bar; Details opens the full memory and time panels.
 type liveStrip struct {
-	s       *studio
-	memory  *meter
+	s       *window
+	memory  *progress.Meter
 	time    *stackedBar
 	details *widget.Button
 	box     fyne.CanvasObject
 }
 
-func newLiveStrip(s *studio) *liveStrip {
-	l := &liveStrip{s: s, memory: newMeter(), time: newStackedBar()}
+func newLiveStrip(s *window) *liveStrip {
+	l := &liveStrip{s: s, memory: progress.NewMeter(), time: newStackedBar()}
 	l.details = widget.NewButton("Details", l.showDetails)
 	mem := widget.NewLabel("Memory")
 	tm := widget.NewLabel("Time")
 	l.box = container.NewBorder(nil, nil, nil, l.details,
-		container.NewGridWithColumns(2, labelledRow(mem, 64, l.memory), labelledRow(tm, 40, l.time)))
+		container.NewGridWithColumns(2, kit.LabelledRow(mem, 64, l.memory), kit.LabelledRow(tm, 40, l.time)))
 	return l
 }
 
@@ -66,7 +70,7 @@ func (l *liveStrip) showPeak(kind string, peak, budget int64, over bool) {
 	if over {
 		text += " · does not fit"
 	}
-	l.memory.set(share, text, over)
+	l.memory.Set(share, text, over)
 }
 
 // showTimes shows the run's time per kernel class as one stacked bar.
@@ -97,7 +101,7 @@ func (l *liveStrip) showDetails() {
 	}
 	key := widget.NewLabel(strings.Join(legend, "\n"))
 	key.Importance = widget.LowImportance
-	body := container.NewVScroll(container.NewVBox(s.memory.box, widget.NewSeparator(), s.timing.box, key))
+	body := container.NewVScroll(container.NewVBox(s.memory.box, widget.NewSeparator(), s.timing.Box, key))
 	d := dialog.NewCustom("Memory and time", "Close", body, s.win)
 	size := s.win.Canvas().Size()
 	d.Resize(fyne.NewSize(min(620, size.Width-40), max(size.Height-80, 300)))
@@ -150,14 +154,14 @@ func (r *stackedRenderer) Layout(size fyne.Size) {
 		p.Resize(fyne.NewSize(w, size.Height))
 		x += w
 	}
-	r.label.Text = fitText(r.b.text, r.label.TextSize, size.Width-2*theme.Padding())
+	r.label.Text = progress.FitText(r.b.text, r.label.TextSize, size.Width-2*theme.Padding())
 	ts := r.label.MinSize()
 	r.label.Move(fyne.NewPos(theme.Padding(), (size.Height-ts.Height)/2))
 	r.label.Resize(ts)
 }
 
 func (r *stackedRenderer) MinSize() fyne.Size {
-	return fyne.NewSize(meterMinWidth, r.label.MinSize().Height+theme.Padding())
+	return fyne.NewSize(progress.MeterMinWidth, r.label.MinSize().Height+theme.Padding())
 }
 
 func (r *stackedRenderer) Refresh() {

@@ -21,7 +21,7 @@ import (
 // files on the window. When an enabled LoRA carries a sampling preset (a few-step LoRA), a button
 // offers its settings.
 type lorasPanel struct {
-	s      *studio
+	s      *window
 	list   *fyne.Container
 	count  *widget.Label
 	offer  *widget.Button
@@ -39,7 +39,7 @@ type loraRow struct {
 	remove   *widget.Button
 }
 
-func newLorasPanel(s *studio) *lorasPanel {
+func newLorasPanel(s *window) *lorasPanel {
 	p := &lorasPanel{s: s, list: container.NewVBox(), count: widget.NewLabel(""), preset: map[string]*lora.Preset{}}
 	add := widget.NewButtonWithIcon("Add LoRA…", theme.FolderOpenIcon(), s.pickLoRA)
 	hint := widget.NewLabel("Drop .safetensors LoRAs on the window. Images remember their LoRAs; restoring one finds them by content in the LoRA folder or beside the image.")
@@ -164,12 +164,12 @@ func presetOf(path string) (pr *lora.Preset, err error) {
 }
 
 // pickLoRA opens a file dialog for a .safetensors LoRA, starting in the LoRA folder.
-func (s *studio) pickLoRA() {
+func (s *window) pickLoRA() {
 	s.pickFile([]string{".safetensors"}, s.deps.LoRADir, func(path string) { s.addLoRAs([]string{path}) })
 }
 
 // addLoRAs adds LoRA files to the list (enabled, strength 1).
-func (s *studio) addLoRAs(paths []string) string {
+func (s *window) addLoRAs(paths []string) string {
 	var added, dup []string
 	for _, path := range paths {
 		if s.draft.AddLoRA(path) {
@@ -189,7 +189,7 @@ func (s *studio) addLoRAs(paths []string) string {
 	return strings.Join(msg, " ")
 }
 
-func (s *studio) setLoRAEnabled(i int, on bool) {
+func (s *window) setLoRAEnabled(i int, on bool) {
 	if i < len(s.draft.LoRAs) && s.draft.LoRAs[i].Enabled != on {
 		s.draft.LoRAs[i].Enabled = on
 		s.lorasChanged()
@@ -197,27 +197,27 @@ func (s *studio) setLoRAEnabled(i int, on bool) {
 }
 
 // setLoRAStrength changes a strength: nothing is reloaded (the pipeline keeps the file loaded).
-func (s *studio) setLoRAStrength(i int, v float64) {
+func (s *window) setLoRAStrength(i int, v float64) {
 	if i < len(s.draft.LoRAs) && s.draft.LoRAs[i].Strength != v {
 		s.draft.LoRAs[i].Strength = v
 		s.persistLoRAs()
 	}
 }
 
-func (s *studio) removeLoRA(i int) {
+func (s *window) removeLoRA(i int) {
 	s.draft.RemoveLoRA(i)
 	s.lorasChanged()
 }
 
 // lorasChanged shows and saves the list and re-predicts memory.
-func (s *studio) lorasChanged() {
+func (s *window) lorasChanged() {
 	s.loras.refresh()
 	s.persistLoRAs()
 	s.draftChanged()
 }
 
 // persistLoRAs saves the list when the window has a store.
-func (s *studio) persistLoRAs() {
+func (s *window) persistLoRAs() {
 	if s.deps.LoRAStore == nil {
 		return
 	}
@@ -227,7 +227,7 @@ func (s *studio) persistLoRAs() {
 }
 
 // usePreset applies a LoRA's sampling preset to the controls.
-func (s *studio) usePreset(pr *lora.Preset) {
+func (s *window) usePreset(pr *lora.Preset) {
 	s.draft.UsePreset(pr)
 	s.options.load(&s.draft)
 	s.loras.refreshOffer()

@@ -93,8 +93,8 @@ func TestLoRAThroughTheWindow(t *testing.T) {
 	h.s.options.steps.SetText("2")
 	test.Type(h.s.prompt.prompt, "a heron")
 	test.Tap(h.s.generateBtn)
-	h.pump("the image to be saved", func() bool { return len(h.s.history.entries) == 1 })
-	e := h.s.history.entries[0]
+	h.pump("the image to be saved", func() bool { return len(h.s.history.Entries) == 1 })
+	e := h.s.history.Entries[0]
 	if e.Settings == nil || len(e.Settings.LoRAs) != 1 || e.Settings.LoRAs[0].Name != "ink-style.safetensors" || e.Settings.LoRAs[0].Strength != 0.5 || len(e.Settings.LoRAs[0].SHA256) != 64 {
 		t.Fatalf("the saved image records LoRAs %+v", e.Settings)
 	}

@@ -11,6 +11,12 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app"
+
+	"easel/ui/canvasarea"
+
+	"easel/ui/progress"
+
+	"easel/ui/gallery"
 )
 
 // NewMainWindow builds the main window in three regions (DESIGN §8): the recipe on the left (the
@@ -22,13 +28,18 @@ func NewMainWindow(a fyne.App, deps Deps) fyne.Window {
 	return w
 }
 
-func newMainWindow(a fyne.App, deps Deps) (fyne.Window, *studio) {
-	s := newStudio(deps)
+func newMainWindow(a fyne.App, deps Deps) (fyne.Window, *window) {
+	s := newWindow(deps)
 	s.resumeDraft()
 	w := a.NewWindow(app.Name)
 	s.win = w
 	s.build()
-	s.prompt.load(&s.draft) // the resumed draft's prompt
+	s.prompt.load(&s.draft)   // the resumed draft's prompt
+	if s.doc().Start != nil { // the resumed canvas: the start image, its mask and extension
+		s.work.load()
+		s.work.refresh()
+		s.showStart()
+	}
 	w.SetContent(s.layout())
 	w.SetOnDropped(s.dropped)
 	s.installShortcuts()
@@ -49,15 +60,13 @@ func newMainWindow(a fyne.App, deps Deps) (fyne.Window, *studio) {
 	if deps.Settings.Share || deps.Settings.RenderOn != "" {
 		s.applyNetwork(deps.Settings)
 	}
+	s.resumeStudio() // studio_remember.go
 	return w, s
 }
 
 // build makes the panels.
-func (s *studio) build() {
-	s.message = widget.NewLabel("")
-	s.message.Wrapping = fyne.TextWrapWord
-	s.message.Importance = widget.WarningImportance
-	s.message.Hide()
+func (s *window) build() {
+	s.newNoticeView()
 	s.blocked = widget.NewLabel("")
 	s.blocked.Wrapping = fyne.TextWrapWord
 	s.blocked.Importance = widget.DangerImportance
@@ -70,28 +79,29 @@ func (s *studio) build() {
 	s.conditions = newConditionsPanel(s)
 	s.loras = newLorasPanel(s)
 	s.options = newOptionsPanel(s)
-	s.canvas = newCanvasView(s.maskChanged, s.extendSide)
+	s.canvas = canvasarea.NewView(s.maskChanged, s.extendSide)
 	s.actions = newImageActions(s)
-	s.canvas.tools.Objects = []fyne.CanvasObject{s.actions.saveTo, s.actions.reveal, s.actions.copy}
-	s.canvas.footer.Objects = []fyne.CanvasObject{layout.NewSpacer(), s.actions.continueFrom, s.actions.refine}
-	s.progress = newProgressView()
+	s.canvas.Tools.Objects = []fyne.CanvasObject{s.actions.saveTo, s.actions.reveal, s.actions.copy}
+	s.canvas.Footer.Objects = []fyne.CanvasObject{layout.NewSpacer(), s.actions.continueFrom, s.actions.refine}
+	s.progress = progress.NewView()
 	s.strip = newLiveStrip(s)
 	s.network = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	s.network.Importance = widget.HighImportance
 	s.network.Truncation = fyne.TextTruncateEllipsis
 	s.network.Hide()
 	s.memory = newMemoryPanel(s)
-	s.timing = newTimingPanel()
-	s.timing.strip = s.strip
+	s.timing = progress.NewTimingPanel(memoryLabelWidth)
+	s.timing.OnTimes = s.strip.showTimes
 	s.queueList = newQueuePanel(s)
-	s.history = newHistoryPanel(s)
+	s.history = gallery.NewHistory(gallery.HistoryActions{Folder: func() string { return s.deps.Settings.OutputFolder }, RevealLabel: s.deps.Desktop.Label, UseAll: s.useAll, Menu: s.entryMenu})
 	s.sheet = s.newSheet()
 	s.work = newImageWorkPanel(s)
 	s.explore = newExplorePanel(s)
+	s.area = canvasarea.NewArea(s.canvas.Box, s.sheet.Box, s.explore.sheet.box)
 }
 
 // layout arranges the three regions (regions.go): the recipe, the canvas, the gallery.
-func (s *studio) layout() fyne.CanvasObject {
+func (s *window) layout() fyne.CanvasObject {
 	return &fyne.Container{Layout: regionsLayout{}, Objects: []fyne.CanvasObject{s.recipeRegion(), s.canvasRegion(), s.galleryRegion()}}
 }
 
@@ -105,11 +115,11 @@ const (
 
 // recipeRegion is the left column: the prompt, the everyday settings, the folding sections, and
 // Generate with what it says under it.
-func (s *studio) recipeRegion() fyne.CanvasObject {
+func (s *window) recipeRegion() fyne.CanvasObject {
 	shortcut := widget.NewLabel(shortcutHint())
 	shortcut.Importance = widget.LowImportance
 	shortcut.Wrapping = fyne.TextWrapWord
-	actions := container.NewVBox(container.NewGridWithColumns(2, s.generateBtn, s.cancelBtn), s.blocked, shortcut, s.message)
+	actions := container.NewVBox(container.NewGridWithColumns(2, s.generateBtn, s.cancelBtn), s.blocked, shortcut, s.noticeBox)
 	s.sections = widget.NewAccordion(
 		widget.NewAccordionItem("Condition images", s.conditions.box),
 		widget.NewAccordionItem("LoRAs", s.loras.box),
@@ -127,28 +137,28 @@ func (s *studio) recipeRegion() fyne.CanvasObject {
 	// that keeps the resting bar off the fields' right edges.
 	gutter := canvas.NewRectangle(color.Transparent)
 	gutter.SetMinSize(fyne.NewSize(2*theme.Size(theme.SizeNameScrollBarSmall), 0))
-	return container.NewBorder(nil, actions, nil, nil, container.NewVScroll(container.NewBorder(nil, nil, nil, gutter,
-		container.NewVBox(s.prompt.box, s.help.box, s.options.box, s.work.box, s.sections))))
+	s.column = container.NewVScroll(container.NewBorder(nil, nil, nil, gutter,
+		container.NewVBox(s.prompt.box, s.options.box, s.help.box, s.work.box, s.sections)))
+	return container.NewBorder(nil, actions, nil, nil, container.NewStack(s.column, newWheelToColumn(s.column)))
 }
 
-// canvasRegion is the centre: the canvas with its toolbar, then the progress line, the live
-// strip (memory and time, Details for the full panels) and the queue.
-func (s *studio) canvasRegion() fyne.CanvasObject {
-	return container.NewBorder(nil, container.NewVBox(s.network, s.progress.box, s.strip.box, widget.NewSeparator(), s.queueList.box), nil, nil, s.canvas.box)
+// canvasRegion is the centre: the canvas, the batch's sheet or Explore's grid (canvas_area.go)
+// with their switches, then the progress line, the live strip (memory and time, Details for the
+// full panels) and the queue.
+func (s *window) canvasRegion() fyne.CanvasObject {
+	return container.NewBorder(s.area.Bar, container.NewVBox(s.network, s.progress.Box, s.strip.box, widget.NewSeparator(), s.queueList.box), nil, nil, s.area.Stack)
 }
 
-// galleryRegion is the right column: the latest batch's sheet over the history, always visible.
-func (s *studio) galleryRegion() fyne.CanvasObject {
-	split := container.NewVSplit(s.sheet.box, container.NewVScroll(s.history.box))
-	split.Offset = 0.55
-	return split
+// galleryRegion is the right column: the history, always visible.
+func (s *window) galleryRegion() fyne.CanvasObject {
+	return container.NewVScroll(s.history.Box)
 }
 
 // scanHistory reads the output folder off the UI goroutine.
-func (s *studio) scanHistory() {
+func (s *window) scanHistory() {
 	store := s.deps.History
 	go func() {
 		entries, errs := store.Scan()
-		s.deps.Do(func() { s.history.addScanned(entries, errs) })
+		s.deps.Do(func() { s.history.AddScanned(entries, errs) })
 	}()
 }

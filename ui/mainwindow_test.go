@@ -151,20 +151,20 @@ func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 	if first.Prompt != "a fox in the snow" || first.Width != 1376 || first.Height != 768 || first.Preview == nil {
 		t.Fatalf("first request %q %d×%d", first.Prompt, first.Width, first.Height)
 	}
-	h.pump("job 1 running", func() bool { return h.s.current == 1 })
+	h.pump("job 1 running", func() bool { return h.s.model.Current() == 1 })
 	h.gen.step <- struct{}{}
 	h.gen.step <- struct{}{}
-	h.pump("step 2", func() bool { return strings.Contains(h.s.progress.stage.Text, "Step 2 of 4") })
-	if got := h.s.progress.rate.Text; got != "2.0 s/step · about 6 s left" {
+	h.pump("step 2", func() bool { return strings.Contains(h.s.progress.Stage.Text, "Step 2 of 4") })
+	if got := h.s.progress.Rate.Text; got != "2.0 s/step · about 6 s left" {
 		t.Errorf("rate %q", got)
 	}
-	if got := h.s.timing.texts[0]; got != "6.0 s · 75 %" {
+	if got := h.s.timing.Texts[0]; got != "6.0 s · 75 %" {
 		t.Errorf("gemm %q, want 6.0 s · 75 %%", got)
 	}
-	if got := h.s.timing.stepText.Text; got != "Per step: 2.0–2.0 s (slowest: step 1; last 2.0 s)" {
+	if got := h.s.timing.StepText.Text; got != "Per step: 2.0–2.0 s (slowest: step 1; last 2.0 s)" {
 		t.Errorf("step chart %q", got)
 	}
-	if h.s.canvas.current == nil || h.s.canvas.isFinal {
+	if h.s.canvas.Current == nil || h.s.canvas.IsFinal {
 		t.Error("no step preview on the canvas")
 	}
 	if !h.s.actions.copy.Disabled() {
@@ -197,11 +197,11 @@ func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 	h.gen.step <- struct{}{}
 	h.gen.step <- struct{}{}
 	h.gen.release <- struct{}{}
-	h.pump("job 1 saved", func() bool { return len(h.s.history.entries) == 1 })
-	if !h.s.canvas.isFinal || !strings.Contains(h.s.progress.stage.Text, "done") {
-		t.Errorf("after the run: final %v, stage %q", h.s.canvas.isFinal, h.s.progress.stage.Text)
+	h.pump("job 1 saved", func() bool { return len(h.s.history.Entries) == 1 })
+	if !h.s.canvas.IsFinal || !strings.Contains(h.s.progress.Stage.Text, "done") {
+		t.Errorf("after the run: final %v, stage %q", h.s.canvas.IsFinal, h.s.progress.Stage.Text)
 	}
-	e := h.s.history.entries[0]
+	e := h.s.history.Entries[0]
 	if e.Settings == nil || e.Settings.Prompt != "a fox in the snow" || e.Settings.Seed != first.Seed {
 		t.Errorf("saved settings %+v", e.Settings)
 	}
@@ -214,8 +214,8 @@ func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 	if h.s.queue.Pending() != 0 || !h.s.cancelBtn.Disabled() {
 		t.Error("queue not empty or Cancel still enabled after everything ended")
 	}
-	if len(h.s.jobDrafts) != 0 {
-		t.Errorf("%d job drafts kept after every job ended (the cancelled one's too)", len(h.s.jobDrafts))
+	if h.s.model.Live() != 0 {
+		t.Errorf("%d job drafts kept after every job ended (the cancelled one's too)", h.s.model.Live())
 	}
 	// Clicking the history image restores its settings into the controls.
 	test.Type(h.s.prompt.prompt, " and more")
@@ -230,16 +230,16 @@ func TestEscapeCancelsTheRunningJob(t *testing.T) {
 	h := newHarness(t, 64e9)
 	test.Tap(h.s.generateBtn)
 	<-h.gen.started
-	h.pump("running", func() bool { return h.s.current == 1 })
+	h.pump("running", func() bool { return h.s.model.Current() == 1 })
 	h.s.prompt.prompt.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
 	h.pump("cancelled", func() bool {
 		j := h.s.queue.Jobs()
-		return len(j) == 1 && j[0].State == jobs.Cancelled && h.s.current == 0
+		return len(j) == 1 && j[0].State == jobs.Cancelled && h.s.model.Current() == 0
 	})
-	if !strings.Contains(h.s.progress.stage.Text, "cancelled") {
-		t.Errorf("stage %q", h.s.progress.stage.Text)
+	if !strings.Contains(h.s.progress.Stage.Text, "cancelled") {
+		t.Errorf("stage %q", h.s.progress.Stage.Text)
 	}
-	if len(h.s.jobDrafts) != 0 {
+	if h.s.model.Live() != 0 {
 		t.Errorf("the cancelled job's draft is still kept")
 	}
 }
@@ -359,22 +359,22 @@ func TestSharpPreviewInTheWindow(t *testing.T) {
 	if req := <-h.gen.started; !req.SharpPreview {
 		t.Fatal("the request does not ask for the sharp preview")
 	}
-	h.pump("job running", func() bool { return h.s.current == 1 })
+	h.pump("job running", func() bool { return h.s.model.Current() == 1 })
 	for range 3 {
 		h.gen.step <- struct{}{}
 	}
-	h.pump("the sharp preview", func() bool { return strings.Contains(h.s.canvas.caption.Text, "Sharp preview: step 2") })
-	sharp := h.s.canvas.current
-	if got := h.s.timing.sharpText; !strings.Contains(got, "1 decodes at 1/4") || !strings.Contains(got, "every 2 steps") || !strings.Contains(got, "1.7 %") {
+	h.pump("the sharp preview", func() bool { return strings.Contains(h.s.canvas.Caption.Text, "Sharp preview: step 2") })
+	sharp := h.s.canvas.Current
+	if got := h.s.timing.SharpText; !strings.Contains(got, "1 decodes at 1/4") || !strings.Contains(got, "every 2 steps") || !strings.Contains(got, "1.7 %") {
 		t.Errorf("timing panel's sharp preview row %q", got)
 	}
 	h.gen.step <- struct{}{}
-	h.pump("step 4", func() bool { return strings.Contains(h.s.progress.stage.Text, "Step 4 of 4") })
-	if h.s.canvas.current != sharp {
+	h.pump("step 4", func() bool { return strings.Contains(h.s.progress.Stage.Text, "Step 4 of 4") })
+	if h.s.canvas.Current != sharp {
 		t.Error("a fast preview replaced the sharp one")
 	}
 	h.gen.release <- struct{}{}
-	h.pump("the final image, saved", func() bool { return h.s.canvas.isFinal && len(h.s.history.entries) == 1 })
+	h.pump("the final image, saved", func() bool { return h.s.canvas.IsFinal && len(h.s.history.Entries) == 1 })
 }
 
 // Choosing the sharp preview in the settings re-predicts memory with its decodes in the

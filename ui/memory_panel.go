@@ -12,12 +12,16 @@ import (
 	"easel/app/jobs"
 	"easel/app/memplan"
 	"easel/engine/pipeline"
+
+	"easel/ui/kit"
+
+	"easel/ui/progress"
 )
 
 // memoryPanel shows one bar per component against the device budget: before a run the
 // prediction for the chosen size and images, during a run the pipeline's ledger.
 type memoryPanel struct {
-	s       *studio
+	s       *window
 	title   *widget.Label
 	rows    *fyne.Container
 	verdict *widget.Label
@@ -28,8 +32,8 @@ type memoryPanel struct {
 // componentNames are the ledger's network names as the panel says them.
 var componentNames = map[string]string{"dit": "Denoiser weights", "te": "Text encoder weights", "vis": "Vision weights", "vae": "VAE weights", "other": "Other weights", "lora": "LoRA weights"}
 
-func newMemoryPanel(s *studio) *memoryPanel {
-	p := &memoryPanel{s: s, title: heading("Memory"), rows: container.NewVBox(), verdict: widget.NewLabel("")}
+func newMemoryPanel(s *window) *memoryPanel {
+	p := &memoryPanel{s: s, title: kit.Heading("Memory"), rows: container.NewVBox(), verdict: widget.NewLabel("")}
 	p.verdict.Wrapping = fyne.TextWrapWord
 	p.useSize = widget.NewButton("", nil)
 	p.useSize.Hide()
@@ -53,17 +57,17 @@ func (p *memoryPanel) setBars(bars []bar, budget int64) {
 		if b.bytes < 500_000 && strings.HasPrefix(b.name, "Other weights") {
 			continue
 		}
-		m := newMeter()
+		m := progress.NewMeter()
 		share := 0.0
 		text := memplan.GB(b.bytes)
 		if budget > 0 {
 			share = float64(b.bytes) / float64(budget)
 			text += fmt.Sprintf(" · %d %%", int(share*100+0.5))
 		}
-		m.set(share, text, b.over)
+		m.Set(share, text, b.over)
 		label := widget.NewLabel(b.name)
 		label.Truncation = fyne.TextTruncateEllipsis
-		objs = append(objs, labelledRow(label, memoryLabelWidth, m))
+		objs = append(objs, kit.LabelledRow(label, memoryLabelWidth, m))
 	}
 	p.rows.Objects = objs
 	p.rows.Refresh()
@@ -108,7 +112,7 @@ func (p *memoryPanel) showPrediction(pr memplan.Prediction, plan memplan.Plan, g
 	bars = append(bars, bar{"Activations", pr.Activations, false}, bar{"VAE activations", pr.VAE, false})
 	peak := "Peak"
 	if s := pr.Largest(); s.Name != "" {
-		peak = "Peak (" + s.Name + " running)"
+		peak = "Peak: " + s.Name // the stage at the peak, short enough for the label column
 	}
 	bars = append(bars, bar{peak, pr.Peak, !pr.Fits()})
 	p.setBars(bars, pr.Budget)
@@ -155,7 +159,7 @@ func (p *memoryPanel) showError(err error) {
 	p.useSize.Hide()
 	p.verdict.SetText(err.Error())
 	if p.s.strip != nil {
-		p.s.strip.memory.set(0, "no prediction", false)
+		p.s.strip.memory.Set(0, "no prediction", false)
 	}
 }
 
@@ -185,7 +189,7 @@ func (p *memoryPanel) showLedger(m pipeline.Memory, j jobs.Job, predictedPeak in
 }
 
 // useCustomSize switches the draft to a custom size (the memory panel's suggestion).
-func (s *studio) useCustomSize(w, h int) {
+func (s *window) useCustomSize(w, h int) {
 	s.draft.Size, s.draft.CustomW, s.draft.CustomH = compose.SizeCustom, w, h
 	s.options.load(&s.draft)
 	s.draftChanged()

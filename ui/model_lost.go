@@ -16,7 +16,7 @@ import (
 // with the window's own model chooser, or in the settings dialog (ui/setup). Choosing the same file after reconnecting its drive works
 // too: the generator let go of the old mapping and opens the file afresh at the next Generate.
 // The queue goes on; the jobs behind this one fail the same way until the file is back.
-func (s *studio) modelLost(j jobs.Job, fault *mmapfile.FaultError) {
+func (s *window) modelLost(j jobs.Job, fault *mmapfile.FaultError) {
 	s.say("Job %d stopped: %v", j.ID, j.Err)
 	if s.lostModel != nil {
 		return // one offer at a time: the queued jobs behind it fail for the same reason
@@ -38,5 +38,5 @@ func (s *studio) modelLost(j jobs.Job, fault *mmapfile.FaultError) {
 	d.SetButtons([]fyne.CanvasObject{widget.NewButton("Not now", answer(nil)), widget.NewButton("Settings…", answer(s.showSettings)), choose})
 	d.Resize(fyne.NewSize(560, 0))
 	s.lostModel = d
-	d.Show()
+	s.show(d)
 }

@@ -39,7 +39,7 @@ func squareLabel(w, h int) string {
 
 // optionsPanel holds size, steps, CFG, seed, backend and model.
 type optionsPanel struct {
-	s *studio
+	s *window
 
 	sizeSelect *widget.Select
 	scaleRadio *widget.RadioGroup
@@ -65,7 +65,7 @@ type optionsPanel struct {
 	problems     map[string]string // what is wrong with each field now, by its name
 }
 
-func newOptionsPanel(s *studio) *optionsPanel {
+func newOptionsPanel(s *window) *optionsPanel {
 	p := &optionsPanel{s: s, problems: map[string]string{}}
 	var sizeNames []string
 	for _, a := range compose.Aspects {
@@ -321,8 +321,13 @@ func (p *optionsPanel) refreshSize() {
 	switch {
 	case err != nil:
 		p.sizeResult.SetText(err.Error())
+	case p.s.doc().Follows():
+		if fw, fh, err := p.s.outputWithExtend(p.s.doc().Extend); err == nil {
+			w, h = fw, fh
+		}
+		p.sizeResult.SetText(fmt.Sprintf("%d × %d px (the start image's)", w, h))
 	case d.Size == compose.SizeCustom && (clamped(d.CustomW) || clamped(d.CustomH)):
-		p.sizeResult.SetText(fmt.Sprintf("%d × %d px (clamped to %d–%d)", w, h, compose.MinSide, compose.MaxSide))
+		p.sizeResult.SetText(fmt.Sprintf("%d × %d px (clamped)", w, h))
 	case d.Size == compose.SizeCustom && (w != d.CustomW || h != d.CustomH):
 		p.sizeResult.SetText(fmt.Sprintf("%d × %d px (snapped to multiples of 32)", w, h))
 	default:
@@ -340,7 +345,7 @@ func (p *optionsPanel) showLastSeed(seed uint64) {
 }
 
 // setBackend records the backend choice (persisted when there is a store).
-func (s *studio) setBackend(b settings.Backend) {
+func (s *window) setBackend(b settings.Backend) {
 	s.draft.Backend = b
 	s.deps.Settings.Backend = b
 	if g, ok := s.deps.Generator.(interface{ SetBackend(settings.Backend) }); ok {
@@ -357,11 +362,11 @@ func (s *studio) setBackend(b settings.Backend) {
 }
 
 // pickModel chooses the .cmf model file.
-func (s *studio) pickModel() { s.pickFile([]string{".cmf"}, "", s.useModel) }
+func (s *window) pickModel() { s.pickFile([]string{".cmf"}, "", s.useModel) }
 
 // useModel switches to a model file: its geometry drives the memory prediction at once, and the
 // generator opens it for the next job.
-func (s *studio) useModel(path string) {
+func (s *window) useModel(path string) {
 	g, err := memplan.GeometryOf(path)
 	if err != nil {
 		s.say("%s cannot be used: %v", shortPath(path), err)
@@ -383,7 +388,7 @@ func (s *studio) useModel(path string) {
 }
 
 // persist saves the settings when the window has a store.
-func (s *studio) persist() {
+func (s *window) persist() {
 	if s.deps.Store == nil {
 		return
 	}

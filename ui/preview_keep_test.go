@@ -9,6 +9,8 @@ import (
 	"easel/app/compose"
 	"easel/app/jobs"
 	"easel/engine/pipeline"
+
+	"easel/ui/kit"
 )
 
 func filled(w, h int, c color.NRGBA) *image.NRGBA {
@@ -37,7 +39,7 @@ func TestPreviewShowsTheKeptAreaAsTheOriginal(t *testing.T) {
 		t.Fatal("a masked run has no kept area")
 	}
 	// The fast preview is one pixel per latent (16×8), shown 4× larger.
-	got := k.over(upscaleNearest(filled(16, 8, blue), 4))
+	got := k.over(kit.UpscaleNearest(filled(16, 8, blue), 4))
 	if b := got.Bounds(); b.Dx() != 64 || b.Dy() != 32 {
 		t.Fatalf("preview %v", b)
 	}

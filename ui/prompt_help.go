@@ -28,7 +28,7 @@ import (
 // writing runs at a time, off the UI goroutine, on the CPU beside the queue; Stop cancels it and
 // leaves the prompt as it was.
 type promptHelp struct {
-	s *studio
+	s *window
 
 	expand, describe, stop *widget.Button
 	checkNow               *widget.Button // Check the picture shown against the prompt, on demand
@@ -63,7 +63,7 @@ const (
 	sourceStart = "Start image"
 )
 
-func newPromptHelp(s *studio) *promptHelp {
+func newPromptHelp(s *window) *promptHelp {
 	h := &promptHelp{s: s}
 	h.expand = widget.NewButtonWithIcon("Expand", theme.ContentAddIcon(), h.runExpand)
 	h.describe = widget.NewButtonWithIcon("Describe", theme.VisibilityIcon(), h.runDescribe)
@@ -107,7 +107,7 @@ func (h *promptHelp) refreshSources() {
 		return // the window is still being built
 	}
 	opts := []string{sourceShown}
-	if h.s.start != nil {
+	if h.s.doc().Start != nil {
 		opts = append(opts, sourceStart)
 	}
 	for i := range h.s.draft.Conditions {
@@ -133,8 +133,8 @@ func containsString(list []string, s string) bool {
 func (h *promptHelp) sourceImage() (*image.NRGBA, error) {
 	s := h.s
 	switch sel := h.source.Selected; {
-	case sel == sourceStart && s.start != nil:
-		return s.start.c.Image, nil
+	case sel == sourceStart && s.doc().Start != nil:
+		return s.doc().Start.Image.Image, nil
 	case strings.HasPrefix(sel, "Condition image "):
 		var n int
 		fmt.Sscanf(sel, "Condition image %d", &n)
@@ -250,7 +250,7 @@ func (h *promptHelp) write(what string, need memplan.WritingPrediction, run func
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	h.busy(true, fmt.Sprintf("%s… (about %s in memory while writing)", what, memplan.GB(need.Peak)))
-	if h.s.current == 0 { // a running job's panel shows its own ledger
+	if h.s.model.Current() == 0 { // a running job's panel shows its own ledger
 		h.s.memory.showWriting(what, need)
 	}
 	path, do := h.s.deps.Settings.Model, h.s.deps.Do
@@ -270,7 +270,7 @@ func (h *promptHelp) write(what string, need memplan.WritingPrediction, run func
 		stopped := ctx.Err() != nil // read before the deferred cancel
 		do(func() {
 			h.busy(false, "")
-			if h.s.current == 0 {
+			if h.s.model.Current() == 0 {
 				h.s.draftChanged() // the memory panel back to the draft's prediction
 			}
 			switch {
@@ -349,6 +349,7 @@ func (h *promptHelp) stopWriting() {
 func (h *promptHelp) acceptSuggestion() {
 	text := strings.TrimSpace(h.suggestion.Text)
 	if text == "" {
+		h.s.say("The model wrote nothing to use: ask again, or write the prompt yourself.")
 		return
 	}
 	h.idea, h.hasIdea = h.s.draft.Prompt, true
@@ -408,8 +409,13 @@ func (h *promptHelp) checkPicture(img *image.NRGBA, prompt, what string, at canv
 	}, func(*textgen.Result) {
 		var b strings.Builder
 		fmt.Fprintf(&b, "Check of %s:\n", truncateRunes(what, 40))
+		unsure := false
 		for _, v := range verdicts {
 			fmt.Fprintf(&b, "%s %s\n", v.Mark(), truncateRunes(v.Element, 48))
+			unsure = unsure || !v.Answered
+		}
+		if unsure {
+			h.s.sayKind(noticeInfo, "In the Check, ? means the model answered neither yes nor no about that element: look for yourself.")
 		}
 		h.checks.SetText(strings.TrimRight(b.String(), "\n"))
 		h.checks.Show()

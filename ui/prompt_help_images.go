@@ -8,12 +8,13 @@ import (
 	"strings"
 
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/widget"
 
 	"easel/app/history"
 	"easel/app/jobs"
 	"easel/app/textgen"
 	"easel/engine/imageio"
+
+	"easel/ui/gallery"
 )
 
 // Describe and Check on images that are not on the prompt-help panel's source list: a history
@@ -74,19 +75,19 @@ func (h *promptHelp) checkFile(e history.Entry) {
 
 // cellMenu is a batch image's right-click menu: Describe and Check against prompt, once it is
 // finished.
-func (h *promptHelp) cellMenu(c *sheetCell) *fyne.Menu {
-	img := nrgbaOf(c.final)
+func (h *promptHelp) cellMenu(c *gallery.Cell) *fyne.Menu {
+	img := nrgbaOf(c.Final)
 	describe := fyne.NewMenuItem(menuDescribe, func() { h.describeImage(img) })
 	check := fyne.NewMenuItem(menuCheck, func() {
-		h.checkPicture(img, c.set.Prompt, fmt.Sprintf("batch image %d", c.index+1), canvasKey{path: c.path})
+		h.checkPicture(img, c.Set.Prompt, fmt.Sprintf("batch image %d", c.Index+1), canvasKey{path: c.Path})
 	})
 	describe.Disabled = img == nil
-	check.Disabled = img == nil || c.set == nil || c.set.Prompt == ""
+	check.Disabled = img == nil || c.Set == nil || c.Set.Prompt == ""
 	return fyne.NewMenu("", describe, check)
 }
 
 // cellMenu is the contact sheet's cell menu (the studio's, for sheetActions).
-func (s *studio) cellMenu(c *sheetCell) *fyne.Menu { return s.help.cellMenu(c) }
+func (s *window) cellMenu(c *gallery.Cell) *fyne.Menu { return s.help.cellMenu(c) }
 
 // nrgbaOf is img as NRGBA (nil for none); a finished image already is one.
 func nrgbaOf(img image.Image) *image.NRGBA {
@@ -104,16 +105,6 @@ func nrgbaOf(img image.Image) *image.NRGBA {
 		}
 	}
 	return n
-}
-
-// TappedSecondary opens a batch image's menu (when the sheet has one).
-func (c *sheetCell) TappedSecondary(ev *fyne.PointEvent) {
-	if c.sheet.act.menu == nil {
-		return
-	}
-	if cv := fyne.CurrentApp().Driver().CanvasForObject(c); cv != nil {
-		widget.ShowPopUpMenuAtPosition(c.sheet.act.menu(c), cv, ev.AbsolutePosition)
-	}
 }
 
 // takesDrop describes the first image file dropped on the prompt-help panel and reports whether
@@ -142,7 +133,7 @@ type canvasKey struct {
 
 // shownKey is the picture on the canvas now (the zero key when none is final).
 func (h *promptHelp) shownKey() canvasKey {
-	if !h.s.canvas.isFinal {
+	if !h.s.canvas.IsFinal {
 		return canvasKey{}
 	}
 	if h.s.canvasJob != 0 {
@@ -159,12 +150,12 @@ func (h *promptHelp) captionChecks(at canvasKey, verdicts []textgen.Verdict) {
 	if len(verdicts) == 0 || (at.job == 0 && at.path == "") {
 		return
 	}
-	if (at.job != 0 && at.job != now.job) || (at.job == 0 && at.path != h.s.shownPath) || !h.s.canvas.isFinal {
+	if (at.job != 0 && at.job != now.job) || (at.job == 0 && at.path != h.s.shownPath) || !h.s.canvas.IsFinal {
 		return
 	}
 	parts := make([]string, len(verdicts))
 	for i, v := range verdicts {
 		parts[i] = v.Mark() + " " + truncateRunes(v.Element, 32)
 	}
-	h.s.canvas.caption.SetText("Check: " + strings.Join(parts, " · "))
+	h.s.canvas.Caption.SetText("Check: " + strings.Join(parts, " · "))
 }

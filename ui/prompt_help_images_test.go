@@ -41,20 +41,20 @@ func TestDescribeAndCheckFromMenusAndDrop(t *testing.T) {
 	h.patience = 3 * time.Minute
 	p := h.s.help
 	idle := func() bool { return p.cancel == nil }
-	h.pump("the folder scan", func() bool { return len(h.s.history.thumbs()) == 1 })
-	e := h.s.history.thumbs()[0].entry
+	h.pump("the folder scan", func() bool { return len(h.s.history.Thumbs()) == 1 })
+	e := h.s.history.Thumbs()[0].Entry()
 
 	// Check against prompt on a history image: its own prompt, headed by its file name; the
 	// image is on the canvas, so the canvas's caption sums the answers up beside it.
-	test.Tap(h.s.history.thumbs()[0])
-	h.pump("the history image on the canvas", func() bool { return h.s.canvas.isFinal && h.s.shownPath == e.Path })
+	test.Tap(h.s.history.Thumbs()[0])
+	h.pump("the history image on the canvas", func() bool { return h.s.canvas.IsFinal && h.s.shownPath == e.Path })
 	menuItem(t, h.s.entryMenu(e), menuCheck).Action()
 	h.pump("the history image's Check", idle)
 	lines := strings.Split(p.checks.Text, "\n")
 	if p.checks.Hidden || len(lines) != 3 || lines[0] != "Check of "+filepath.Base(e.Path)+":" || !strings.HasSuffix(lines[1], " a heron") || !strings.HasSuffix(lines[2], " two reeds") {
 		t.Errorf("Check of the history image: %q (shown %v)", p.checks.Text, !p.checks.Hidden)
 	}
-	caption := h.s.canvas.caption.Text
+	caption := h.s.canvas.Caption.Text
 	if !strings.HasPrefix(caption, "Check: ") || !strings.Contains(caption, " a heron · ") || !strings.HasSuffix(caption, " two reeds") {
 		t.Errorf("the canvas's caption %q does not sum up the Check of the image it shows", caption)
 	}
@@ -78,28 +78,28 @@ func TestDescribeAndCheckFromMenusAndDrop(t *testing.T) {
 
 	// A batch image's menu: off while it is waiting, then Check against its own prompt.
 	sheet := h.s.newSheet()
-	sheet.begin("a heron", []uint64{4}, nil)
-	cell := sheet.cell(0)
+	sheet.Begin("a heron", []uint64{4}, nil)
+	cell := sheet.Cell(0)
 	if m := h.s.cellMenu(cell); !menuItem(t, m, menuCheck).Disabled || !menuItem(t, m, menuDescribe).Disabled {
 		t.Error("a waiting batch image offers Describe or Check")
 	}
-	sheet.finished(0, img, img)
-	cell.set = &imagefile.Settings{Prompt: "a heron, two reeds, a boat"}
+	sheet.Finished(0, img, img)
+	cell.Set = &imagefile.Settings{Prompt: "a heron, two reeds, a boat"}
 	menuItem(t, h.s.cellMenu(cell), menuCheck).Action()
 	h.pump("the batch image's Check", idle)
 	if lines := strings.Split(p.checks.Text, "\n"); len(lines) != 4 || lines[0] != "Check of batch image 1:" || !strings.HasSuffix(lines[3], " a boat") {
 		t.Errorf("Check of the batch image: %q", p.checks.Text)
 	}
-	if h.s.canvas.caption.Text != caption {
-		t.Errorf("the Check of a batch image not on the canvas changed its caption to %q", h.s.canvas.caption.Text)
+	if h.s.canvas.Caption.Text != caption {
+		t.Errorf("the Check of a batch image not on the canvas changed its caption to %q", h.s.canvas.Caption.Text)
 	}
 
 	// A file dropped on the prompt-help panel is described, not added as a condition image.
 	p.suggestion.SetText("")
 	h.s.dropped(centreOf(p.box), []fyne.URI{storage.NewFileURI(picture)})
 	h.pump("the dropped file's Describe", idle)
-	if strings.TrimSpace(p.suggestion.Text) == "" || len(h.s.draft.Conditions) != 0 || h.s.start != nil {
-		t.Errorf("after a drop on the panel: suggestion %q, %d condition images, start image %v", p.suggestion.Text, len(h.s.draft.Conditions), h.s.start != nil)
+	if strings.TrimSpace(p.suggestion.Text) == "" || len(h.s.draft.Conditions) != 0 || h.s.doc().Start != nil {
+		t.Errorf("after a drop on the panel: suggestion %q, %d condition images, start image %v", p.suggestion.Text, len(h.s.draft.Conditions), h.s.doc().Start != nil)
 	}
 	// A non-image dropped there says what to drop and writes nothing.
 	bad := filepath.Join(t.TempDir(), "notes.png")
@@ -116,8 +116,8 @@ func TestDescribeAndCheckFromMenusAndDrop(t *testing.T) {
 
 	// A right-click on a finished batch cell opens its menu. (Last: the test driver places
 	// objects in the newest window, so a second window would move the drops above.)
-	sw := test.NewTempWindow(t, sheet.box)
-	sheet.box.Show()
+	sw := test.NewTempWindow(t, sheet.Box)
+	sheet.Box.Show()
 	sw.Resize(fyne.NewSize(400, 400))
 	test.TapSecondary(cell)
 	if top := sw.Canvas().Overlays().Top(); top == nil || !strings.Contains(test.RenderObjectToMarkup(top), menuCheck) {
@@ -150,7 +150,7 @@ func TestCheckEachImageWhenOnInSettings(t *testing.T) {
 	if want := "Check of job " + strconv.Itoa(int(h.s.canvasJob)) + "'s image:"; len(lines) != 3 || lines[0] != want || !strings.HasSuffix(lines[2], " two reeds") {
 		t.Errorf("Check of the finished image: %q, want %q and a line per element", p.checks.Text, want)
 	}
-	if c := h.s.canvas.caption.Text; !strings.HasPrefix(c, "Check: ") || !strings.HasSuffix(c, " two reeds") {
+	if c := h.s.canvas.Caption.Text; !strings.HasPrefix(c, "Check: ") || !strings.HasSuffix(c, " two reeds") {
 		t.Errorf("the canvas's caption %q does not sum up the Check of the image it shows", c)
 	}
 }

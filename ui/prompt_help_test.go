@@ -33,7 +33,7 @@ func TestPromptHelpExpandDescribeAndCheck(t *testing.T) {
 	if title := h.s.memory.title.Text; !strings.Contains(title, "writing (Expand)") {
 		t.Errorf("while writing, the memory panel says %q, want the writing's memory", title)
 	}
-	if text := h.s.strip.memory.text; !strings.HasPrefix(text, "Writing ") {
+	if text := h.s.strip.memory.Text(); !strings.HasPrefix(text, "Writing ") {
 		t.Errorf("while writing, the strip says %q, want the writing's peak", text)
 	}
 	h.pump("Expand to finish", idle)

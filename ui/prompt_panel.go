@@ -6,6 +6,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/compose"
+
+	"easel/ui/kit"
 )
 
 // promptPanel holds the prompt, the negative prompt and the transparent-background toggle.
@@ -16,7 +18,7 @@ type promptPanel struct {
 	box         fyne.CanvasObject
 }
 
-func newPromptPanel(s *studio) *promptPanel {
+func newPromptPanel(s *window) *promptPanel {
 	p := &promptPanel{}
 	p.prompt = newPromptEntry(s)
 	p.prompt.SetPlaceHolder("Describe the image…")
@@ -40,8 +42,8 @@ func newPromptPanel(s *studio) *promptPanel {
 		s.draftChanged()
 	}
 	p.box = container.NewVBox(
-		heading("Prompt"), p.prompt, p.transparent, tip,
-		heading("Negative prompt"), p.negative,
+		kit.Heading("Prompt"), p.prompt, p.transparent, tip,
+		kit.Heading("Negative prompt"), p.negative,
 	)
 	p.setGuided(s.draft.Guided())
 	return p
@@ -64,9 +66,4 @@ func (p *promptPanel) load(d *compose.Draft) {
 	p.negative.SetText(d.Negative)
 	p.transparent.SetChecked(d.Transparent)
 	p.setGuided(d.Guided())
-}
-
-// heading is a bold section title.
-func heading(text string) *widget.Label {
-	return widget.NewLabelWithStyle(text, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 }

@@ -10,12 +10,14 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/jobs"
+
+	"easel/ui/kit"
 )
 
 // queuePanel lists the jobs waiting and running (and the last few that ended), each with a
 // cancel button while it can still be stopped.
 type queuePanel struct {
-	s    *studio
+	s    *window
 	list *fyne.Container
 	box  fyne.CanvasObject
 }
@@ -23,9 +25,9 @@ type queuePanel struct {
 // finishedShown is how many ended jobs stay in the list.
 const finishedShown = 3
 
-func newQueuePanel(s *studio) *queuePanel {
+func newQueuePanel(s *window) *queuePanel {
 	p := &queuePanel{s: s, list: container.NewVBox()}
-	p.box = container.NewVBox(heading("Queue"), p.list)
+	p.box = container.NewVBox(kit.Heading("Queue"), p.list)
 	p.show(nil)
 	return p
 }

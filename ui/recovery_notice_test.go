@@ -44,5 +44,5 @@ func TestWindowShowsARecovery(t *testing.T) {
 		gen.step <- struct{}{}
 	}
 	gen.release <- struct{}{}
-	h.pump("the job done", func() bool { return strings.Contains(h.s.progress.stage.Text, "done") })
+	h.pump("the job done", func() bool { return strings.Contains(h.s.progress.Stage.Text, "done") })
 }

@@ -39,32 +39,3 @@ func (regionsLayout) Layout(objs []fyne.CanvasObject, size fyne.Size) {
 func (regionsLayout) MinSize([]fyne.CanvasObject) fyne.Size {
 	return fyne.NewSize(recipeWidth+galleryWidth+canvasMinWidth+2*theme.Padding(), windowMinHeight)
 }
-
-// labelColumnLayout is a row of a fixed-width label and a value that takes the rest: unlike a
-// two-column grid, a long label never widens the row (the label truncates instead).
-type labelColumnLayout struct{ label float32 }
-
-func (l labelColumnLayout) Layout(objs []fyne.CanvasObject, size fyne.Size) {
-	if len(objs) != 2 {
-		return
-	}
-	gap := theme.Padding()
-	lw := min(l.label, size.Width)
-	objs[0].Move(fyne.NewPos(0, 0))
-	objs[0].Resize(fyne.NewSize(lw, size.Height))
-	objs[1].Move(fyne.NewPos(lw+gap, 0))
-	objs[1].Resize(fyne.NewSize(max(size.Width-lw-gap, 0), size.Height))
-}
-
-func (l labelColumnLayout) MinSize(objs []fyne.CanvasObject) fyne.Size {
-	if len(objs) != 2 {
-		return fyne.Size{}
-	}
-	a, b := objs[0].MinSize(), objs[1].MinSize()
-	return fyne.NewSize(l.label+theme.Padding()+b.Width, max(a.Height, b.Height))
-}
-
-// labelledRow is a label in a fixed column (truncated when longer) beside obj.
-func labelledRow(label fyne.CanvasObject, width float32, obj fyne.CanvasObject) *fyne.Container {
-	return &fyne.Container{Layout: labelColumnLayout{label: width}, Objects: []fyne.CanvasObject{label, obj}}
-}

@@ -7,13 +7,15 @@ import (
 
 	"easel/app/compose"
 	"easel/app/jobs"
+
+	"easel/ui/remote"
 )
 
 // offerRenderHere says that the machine a job rendered on stopped answering and offers to run
 // the same job on this one (Render on is then turned off, as the settings dialog would).
-func (s *studio) offerRenderHere(j jobs.Job, d compose.Draft) {
-	where := s.router.where()
-	s.sayKind(noticeError, "Job %d: %v", j.ID, j.Err)
+func (s *window) offerRenderHere(j jobs.Job, d compose.Draft) {
+	where := s.router.Where()
+	s.sayKind(noticeError, "Job %d: %s", j.ID, remote.PlainRemoteError(j.Err, where))
 	msg := fmt.Sprintf("%s stopped answering during job %d; your draft is as it was. Render the job on %s instead?", where, j.ID, thisMachine())
 	dlg := dialog.NewConfirm("The other machine stopped", msg, func(here bool) {
 		if !here {
@@ -30,6 +32,6 @@ func (s *studio) offerRenderHere(j jobs.Job, d compose.Draft) {
 	}, s.win)
 	dlg.SetConfirmText("Render here")
 	dlg.SetDismissText("Not now")
-	dlg.Show()
+	s.show(dlg)
 	s.renderHere = dlg
 }

@@ -8,101 +8,11 @@ import (
 	"log"
 	"net"
 	"strings"
-	"sync"
 	"time"
 
-	"easel/app/jobs"
 	"easel/app/serve"
-	"easel/app/serve/client"
 	"easel/app/settings"
-	"easel/engine/pipeline"
 )
-
-// renderRouter runs the queue's jobs on this Mac's generator, or — with Settings → "Render on:
-// host:port" — on another Easel's server through app/serve/client, behind the same job
-// interface: a remote job streams its progress and preview as events like a local one.
-type renderRouter struct {
-	local jobs.Generator
-
-	mu     sync.Mutex
-	remote *client.Generator
-	// studio, when set, takes the window's jobs instead (studio_render_on.go); studioAt names it.
-	studio   jobs.Generator
-	studioAt string
-	// localTurn: one run on this Mac's renderer at a time, the queue's or a studio image the
-	// window was lent (studio_lend.go).
-	localTurn chan struct{}
-}
-
-// runLocal runs on this Mac's renderer, after any run already on it (a cancelled job stops
-// waiting).
-func (r *renderRouter) runLocal(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
-	r.mu.Lock()
-	if r.localTurn == nil {
-		r.localTurn = make(chan struct{}, 1)
-	}
-	turn := r.localTurn
-	r.mu.Unlock()
-	select {
-	case turn <- struct{}{}:
-	case <-ctx.Done():
-		if events != nil {
-			close(events)
-		}
-		return nil, ctx.Err()
-	}
-	defer func() { <-turn }()
-	return r.local.Run(ctx, req, events)
-}
-
-// setStudio sends the window's jobs to a studio (nil: not).
-func (r *renderRouter) setStudio(g jobs.Generator, at string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.studio, r.studioAt = g, at
-}
-
-// set chooses where the next job runs ("" = this Mac).
-func (r *renderRouter) set(addr, token string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if addr == "" {
-		r.remote = nil
-		return
-	}
-	r.remote = &client.Generator{Addr: addr, Token: token}
-}
-
-// where is the remote address, "" for this Mac.
-func (r *renderRouter) where() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.studio != nil {
-		return r.studioAt
-	}
-	if r.remote == nil {
-		return ""
-	}
-	return r.remote.Addr
-}
-
-// Run runs a job where the setting says. API jobs (submitted by this window's own server) always
-// run here: the Mac that shares renders them.
-func (r *renderRouter) Run(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
-	r.mu.Lock()
-	remote, onStudio := r.remote, r.studio
-	r.mu.Unlock()
-	if onStudio != nil && !fromAPI(ctx) {
-		return onStudio.Run(ctx, req, events)
-	}
-	if remote != nil && !fromAPI(ctx) {
-		return remote.Run(ctx, req, events)
-	}
-	return r.runLocal(ctx, req, events)
-}
-
-// fromAPI reports whether the job is one the window's server queued (jobs.OriginOf).
-func fromAPI(ctx context.Context) bool { return jobs.OriginOf(ctx) != "" }
 
 // sharing is the window's "Share this Mac" server.
 type sharing struct {
@@ -116,8 +26,8 @@ func (sh *sharing) listenAddr() string { return sh.bound }
 
 // applyNetwork brings rendering and sharing in line with the settings (at start and after the
 // settings dialog saved).
-func (s *studio) applyNetwork(ns settings.Settings) {
-	s.router.set(ns.RenderOn, ns.RenderToken)
+func (s *window) applyNetwork(ns settings.Settings) {
+	s.router.Set(ns.RenderOn, ns.RenderToken)
 	defer s.showNetwork()
 	want := ns.Share && ns.Model != ""
 	addr := ns.ShareAddr
@@ -136,7 +46,7 @@ func (s *studio) applyNetwork(ns settings.Settings) {
 
 // startSharing serves the A1111 API on addr over the window's queue, with the share token (made
 // and saved when there is none).
-func (s *studio) startSharing(ns settings.Settings, addr string) error {
+func (s *window) startSharing(ns settings.Settings, addr string) error {
 	if ns.ShareToken == "" {
 		var b [16]byte
 		rand.Read(b[:])
@@ -172,7 +82,7 @@ func (s *studio) startSharing(ns settings.Settings, addr string) error {
 }
 
 // stopSharing stops the server; its API jobs are cancelled.
-func (s *studio) stopSharing() {
+func (s *window) stopSharing() {
 	if s.share == nil {
 		return
 	}
@@ -205,9 +115,9 @@ func shareReach(addr string) string {
 
 // showNetwork keeps the indicator under the canvas true: where jobs render, and whether this
 // machine is shared.
-func (s *studio) showNetwork() {
+func (s *window) showNetwork() {
 	var parts []string
-	if where := s.router.where(); where != "" {
+	if where := s.router.Where(); where != "" {
 		parts = append(parts, "Rendering on "+where)
 	}
 	if s.share != nil {

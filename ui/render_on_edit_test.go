@@ -63,21 +63,22 @@ func TestRenderOnEditEqualsTheLocalEdit(t *testing.T) {
 	})
 	s := h.s
 	s.setStart(mustCondition(t, h.writePNG("street.png", 256, 192)))
-	s.start.mask.Begin()
-	s.start.mask.Stroke(maskpaint.Point{X: 60, Y: 60}, maskpaint.Point{X: 180, Y: 120}, 24, false)
-	s.start.mask.End()
+	s.doc().Start.Mask.Begin()
+	s.doc().Start.Mask.Stroke(maskpaint.Point{X: 60, Y: 60}, maskpaint.Point{X: 180, Y: 120}, 24, false)
+	s.doc().Start.Mask.End()
 	s.maskChanged()
-	s.feather, s.grow = 12, 4
+	s.model.SetFeather(12)
+	s.model.SetGrow(4)
 	s.extendSide(sideRight)
 	s.draft.RandomSeed, s.draft.Seed = false, 41
 	s.prompt.prompt.SetText("a bicycle leaning on the wall")
 
 	render := func(where string) *image.NRGBA {
 		t.Helper()
-		n := len(s.history.entries)
+		n := len(s.history.Entries)
 		s.generate()
-		h.pump(where+" image saved", func() bool { return len(s.history.entries) == n+1 })
-		img, err := imageio.Load(s.history.entries[0].Path)
+		h.pump(where+" image saved", func() bool { return len(s.history.Entries) == n+1 })
+		img, err := imageio.Load(s.history.Entries[0].Path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +88,7 @@ func TestRenderOnEditEqualsTheLocalEdit(t *testing.T) {
 	if js := remoteQ.Jobs(); len(js) != 1 || js[0].State != jobs.Done {
 		t.Fatalf("the server ran %d jobs", len(js))
 	}
-	s.router.set("", "")
+	s.router.Set("", "")
 	local := render("the local")
 	if remote.Rect != local.Rect {
 		t.Fatalf("remote %v, local %v", remote.Rect, local.Rect)

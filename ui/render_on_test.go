@@ -55,8 +55,8 @@ func TestRenderOnAnotherMachine(t *testing.T) {
 		}
 		d.Geometry = g
 	})
-	if h.s.router.where() != hs.Listener.Addr().String() {
-		t.Fatalf("the window renders on %q", h.s.router.where())
+	if h.s.router.Where() != hs.Listener.Addr().String() {
+		t.Fatalf("the window renders on %q", h.s.router.Where())
 	}
 	h.s.options.sizeSelect.SetSelected(sizeCustomLabel)
 	h.s.options.customW.SetText("256")
@@ -65,9 +65,9 @@ func TestRenderOnAnotherMachine(t *testing.T) {
 	test.Type(h.s.prompt.prompt, "a paper crane")
 	h.s.draft.RandomSeed, h.s.draft.Seed = false, 77
 	test.Tap(h.s.generateBtn)
-	h.pump("the remote image saved", func() bool { return len(h.s.history.entries) == 1 })
+	h.pump("the remote image saved", func() bool { return len(h.s.history.Entries) == 1 })
 
-	e := h.s.history.entries[0]
+	e := h.s.history.Entries[0]
 	if e.Settings == nil || e.Settings.Seed != 77 || e.Settings.Steps != 3 || e.Settings.Prompt != "a paper crane" {
 		t.Fatalf("history entry settings %+v", e.Settings)
 	}
@@ -150,8 +150,8 @@ func TestShareThisMac(t *testing.T) {
 	if code := pumpUntil(h, "the API answer", answered); code != 200 {
 		t.Errorf("with the token: %d", code)
 	}
-	h.pump("the API image in the window's history", func() bool { return len(h.s.history.entries) == 1 })
-	if e := h.s.history.entries[0]; e.Settings == nil || !strings.HasPrefix(e.Settings.Origin, "API ") || e.Settings.Prompt != "from a script" {
+	h.pump("the API image in the window's history", func() bool { return len(h.s.history.Entries) == 1 })
+	if e := h.s.history.Entries[0]; e.Settings == nil || !strings.HasPrefix(e.Settings.Origin, "API ") || e.Settings.Prompt != "from a script" {
 		t.Errorf("history entry of the API job: %+v", e.Settings)
 	} else if m := h.s.entryMenu(e); !strings.HasPrefix(m.Items[0].Label, "Made for API ") {
 		t.Errorf("its menu starts with %q", m.Items[0].Label)
@@ -239,7 +239,7 @@ func TestRenderServerGoneMidJob(t *testing.T) {
 	// Render here: the same job runs on this machine, Render on is off.
 	test.Tap(findButton(t, h.w.Canvas().Overlays().Top(), "Render here"))
 	req := <-h.gen.started
-	if h.s.router.where() != "" || h.s.network.Visible() || req.Prompt != "a lantern" {
-		t.Errorf("after Render here: rendering on %q, indicator %v, prompt %q", h.s.router.where(), h.s.network.Visible(), req.Prompt)
+	if h.s.router.Where() != "" || h.s.network.Visible() || req.Prompt != "a lantern" {
+		t.Errorf("after Render here: rendering on %q, indicator %v, prompt %q", h.s.router.Where(), h.s.network.Visible(), req.Prompt)
 	}
 }

@@ -63,7 +63,7 @@ func TestRestoreReplacesTheConditionImages(t *testing.T) {
 	}
 }
 
-func conditionNames(s *studio) []string {
+func conditionNames(s *window) []string {
 	var out []string
 	for _, c := range s.draft.Conditions {
 		out = append(out, c.Name)
@@ -78,7 +78,7 @@ func savedEntry(t *testing.T, h *harness, set *imagefile.Settings) history.Entry
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.s.history.addSession(e)
+	h.s.history.AddSession(e)
 	return e
 }
 
@@ -111,7 +111,7 @@ func TestRestoreWholePromptSeedAndUndo(t *testing.T) {
 		t.Fatalf("⌘Z after Use Seed: random %v, mode %q", s.draft.RandomSeed, s.options.seedMode.Selected)
 	}
 
-	test.Tap(s.history.thumbs()[0]) // a click is Use All
+	test.Tap(s.history.Thumbs()[0]) // a click is Use All
 	if s.draft.Prompt != "a fox in snow" || s.draft.Steps != 30 || s.draft.CFG != 4 || s.draft.Seed != 1234 || s.options.sizeSelect.Selected != "768×768" {
 		t.Fatalf("Use All: prompt %q steps %d cfg %g seed %d size %q", s.draft.Prompt, s.draft.Steps, s.draft.CFG, s.draft.Seed, s.options.sizeSelect.Selected)
 	}
@@ -119,8 +119,8 @@ func TestRestoreWholePromptSeedAndUndo(t *testing.T) {
 	if s.draft.Prompt != "my own prompt" || s.draft.Steps != 12 || s.options.steps.Text != "12" || !s.draft.RandomSeed {
 		t.Fatalf("⌘Z after Use All: prompt %q steps %d (%q) random %v", s.draft.Prompt, s.draft.Steps, s.options.steps.Text, s.draft.RandomSeed)
 	}
-	if s.noticeKind != noticeSuccess || !strings.Contains(s.message.Text, "Undone") {
-		t.Errorf("after ⌘Z the notice is %q (kind %d)", s.message.Text, s.noticeKind)
+	if s.model.Notice().Kind != noticeSuccess || !strings.Contains(s.message.Text, "Undone") {
+		t.Errorf("after ⌘Z the notice is %q (kind %d)", s.message.Text, s.model.Notice().Kind)
 	}
 }
 
@@ -132,16 +132,16 @@ func TestGalleryTrashAndUndo(t *testing.T) {
 	s.deps.Desktop.GOOS = "linux"
 	e := savedEntry(t, h, &imagefile.Settings{Prompt: "a lighthouse", Width: 512, Height: 512, Steps: 8, CFG: 1, Seed: 9})
 	s.trashEntry(e)
-	if _, err := os.Stat(e.Path); !os.IsNotExist(err) || len(s.history.thumbs()) != 0 {
-		t.Fatalf("after Move to Trash: file %v, %d thumbnails", err, len(s.history.thumbs()))
+	if _, err := os.Stat(e.Path); !os.IsNotExist(err) || len(s.history.Thumbs()) != 0 {
+		t.Fatalf("after Move to Trash: file %v, %d thumbnails", err, len(s.history.Thumbs()))
 	}
 	trash, _ := filepath.Glob(filepath.Join(os.Getenv("XDG_DATA_HOME"), "Trash", "files", "*.png"))
 	if len(trash) != 1 {
 		t.Fatalf("the Trash holds %v", trash)
 	}
 	s.undo()
-	if _, err := os.Stat(e.Path); err != nil || len(s.history.thumbs()) != 1 {
-		t.Fatalf("after ⌘Z: file %v, %d thumbnails", err, len(s.history.thumbs()))
+	if _, err := os.Stat(e.Path); err != nil || len(s.history.Thumbs()) != 1 {
+		t.Fatalf("after ⌘Z: file %v, %d thumbnails", err, len(s.history.Thumbs()))
 	}
 }
 
@@ -151,28 +151,28 @@ func TestRemovingTheStartImageIsUndoable(t *testing.T) {
 	h := newHarness(t, 64e9)
 	s := h.s
 	s.setStart(mustCondition(t, h.writePNG("photo.png", 128, 128)))
-	s.start.mask.Begin()
-	s.start.mask.Stroke(maskpaint.Point{X: 20, Y: 20}, maskpaint.Point{X: 90, Y: 90}, 10, false)
-	s.start.mask.End()
+	s.doc().Start.Mask.Begin()
+	s.doc().Start.Mask.Stroke(maskpaint.Point{X: 20, Y: 20}, maskpaint.Point{X: 90, Y: 90}, 10, false)
+	s.doc().Start.Mask.End()
 	s.maskChanged()
 	s.extendSide(sideRight)
-	covered := s.start.mask.Coverage()
+	covered := s.doc().Start.Mask.Coverage()
 	s.removeStart()
-	if s.start != nil {
+	if s.doc().Start != nil {
 		t.Fatal("the start image is still there")
 	}
 	s.undo()
-	if s.start == nil || s.start.c.Name != "photo.png" || s.start.mask.Coverage() != covered || s.extend[sideRight] != extendStep || !s.canvas.editing {
-		t.Fatalf("after ⌘Z: start %v, extension %v, editing %v", s.start != nil, s.extend, s.canvas.editing)
+	if s.doc().Start == nil || s.doc().Start.Image.Name != "photo.png" || s.doc().Start.Mask.Coverage() != covered || s.doc().Extend[sideRight] != extendStep || !s.canvas.Editing {
+		t.Fatalf("after ⌘Z: start %v, extension %v, editing %v", s.doc().Start != nil, s.doc().Extend, s.canvas.Editing)
 	}
 	// The stroke is the latest edit again once the removal is undone: ⌘Z takes it back next.
-	s.start.mask.Begin()
-	s.start.mask.Stroke(maskpaint.Point{X: 100, Y: 10}, maskpaint.Point{X: 120, Y: 30}, 6, false)
-	s.start.mask.End()
+	s.doc().Start.Mask.Begin()
+	s.doc().Start.Mask.Stroke(maskpaint.Point{X: 100, Y: 10}, maskpaint.Point{X: 120, Y: 30}, 6, false)
+	s.doc().Start.Mask.End()
 	s.maskChanged()
 	s.undo()
-	if s.start == nil || s.start.mask.Coverage() != covered {
-		t.Errorf("⌘Z after a stroke took back something else: start %v", s.start != nil)
+	if s.doc().Start == nil || s.doc().Start.Mask.Coverage() != covered {
+		t.Errorf("⌘Z after a stroke took back something else: start %v", s.doc().Start != nil)
 	}
 }
 
@@ -182,10 +182,10 @@ func TestEscapeFromATextFieldCancels(t *testing.T) {
 	s := h.s
 	test.Tap(s.generateBtn)
 	<-h.gen.started
-	h.pump("the job running", func() bool { return s.current != 0 })
+	h.pump("the job running", func() bool { return s.model.Current() != 0 })
 	h.w.Canvas().Focus(s.options.steps)
 	s.options.steps.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
-	h.pump("the job cancelled", func() bool { return s.current == 0 })
+	h.pump("the job cancelled", func() bool { return s.model.Current() == 0 })
 	if js := s.queue.Jobs(); len(js) != 1 || js[0].State.String() != "cancelled" {
 		t.Errorf("the queue after Escape: %+v", js)
 	}

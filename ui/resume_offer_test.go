@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"easel/app/jobs"
 	"easel/app/memplan"
@@ -85,7 +87,7 @@ func queueThree(h *harness) {
 // savedPixels are the history's images by prompt.
 func savedPixels(t *testing.T, h *harness) map[string][]byte {
 	out := map[string][]byte{}
-	for _, e := range h.s.history.entries {
+	for _, e := range h.s.history.Entries {
 		data, err := os.ReadFile(e.Path)
 		if err != nil {
 			t.Fatal(err)
@@ -117,7 +119,7 @@ func TestWindowResumesUnfinishedJobs(t *testing.T) {
 	}
 	h := resumeWindow(t, model, gen, whole)
 	queueThree(h)
-	h.pump("three jobs saved", func() bool { return len(h.s.history.entries) == 3 })
+	h.pump("three jobs saved", func() bool { return len(h.s.history.Entries) == 3 })
 	want := savedPixels(t, h)
 	h.closeWindow()
 	if left, _ := whole.List(); len(left) != 0 {
@@ -134,11 +136,11 @@ func TestWindowResumesUnfinishedJobs(t *testing.T) {
 		h := resumeWindow(t, model, held, store)
 		held.poke = func() { h.calls <- func() {} }
 		queueThree(h)
-		h.pump("the second job at step 2", func() bool { return held.reached.Load() || len(h.s.history.entries) > 1 })
+		h.pump("the second job at step 2", func() bool { return held.reached.Load() || len(h.s.history.Entries) > 1 })
 		if !held.reached.Load() {
 			t.Fatal("the second job never stopped at step 2")
 		}
-		h.pump("the first job saved", func() bool { return len(h.s.history.entries) == 1 })
+		h.pump("the first job saved", func() bool { return len(h.s.history.Entries) == 1 })
 		h.closeWindow() // the process ends here
 		return h
 	}
@@ -148,12 +150,13 @@ func TestWindowResumesUnfinishedJobs(t *testing.T) {
 	if h.s.keeping.offer == nil || h.s.keeping.offerResume.Text != "Resume 2 unfinished jobs" {
 		t.Fatalf("the new window offers %v", h.s.keeping.offerResume)
 	}
-	if text := h.s.keeping.offerText.Text; !strings.Contains(text, "a fox in snow · seed 12 — step ") || !strings.Contains(text, " of 3\n") ||
-		!strings.HasSuffix(text, "a red door · seed 13 — waiting") {
-		t.Errorf("the offer says %q; want the second job's step and the third waiting", text)
+	rows := offerRowTexts(h.s.keeping.offerRows)
+	if len(rows) != 2 || !strings.HasPrefix(rows[0], "a fox in snow | seed 12 · ") || !strings.Contains(rows[0], " · "+thisMachine()+" · step ") || !strings.HasSuffix(rows[0], " of 3") ||
+		!strings.HasPrefix(rows[1], "a red door | seed 13 · ") || !strings.HasSuffix(rows[1], " · waiting") {
+		t.Errorf("the offer's rows are %q; want one per job: the second job's step and the third waiting", rows)
 	}
 	test.Tap(h.s.keeping.offerResume)
-	h.pump("the two resumed jobs saved", func() bool { return len(h.s.history.entries) == 2 })
+	h.pump("the two resumed jobs saved", func() bool { return len(h.s.history.Entries) == 2 })
 	got := savedPixels(t, h)
 	for _, p := range resumePrompts[1:] {
 		if !bytes.Equal(got[p], want[p]) {
@@ -186,6 +189,28 @@ func nrgbaPix(img image.Image) []byte {
 			c := color.NRGBAModel.Convert(img.At(x, y)).(color.NRGBA)
 			out = append(out, c.R, c.G, c.B, c.A)
 		}
+	}
+	return out
+}
+
+// offerRowTexts is each row of the resume offer as "prompt | facts".
+func offerRowTexts(rows *fyne.Container) []string {
+	var out []string
+	for _, r := range rows.Objects {
+		var labels []string
+		var walk func(o fyne.CanvasObject)
+		walk = func(o fyne.CanvasObject) {
+			switch v := o.(type) {
+			case *widget.Label:
+				labels = append(labels, v.Text)
+			case *fyne.Container:
+				for _, c := range v.Objects {
+					walk(c)
+				}
+			}
+		}
+		walk(r)
+		out = append(out, strings.Join(labels, " | "))
 	}
 	return out
 }

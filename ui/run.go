@@ -51,6 +51,9 @@ func DefaultDeps() Deps {
 		d.Store = st
 		d.Settings, d.SettingsErr = st.Load()
 	}
+	if sec, err := settings.DefaultSecrets(); err == nil {
+		d.Secrets = sec
+	}
 	if st, err := settings.DefaultDraftStore(); err == nil {
 		d.DraftStore = st
 	}

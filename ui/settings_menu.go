@@ -11,25 +11,25 @@ import (
 
 // settingsMenuItem opens the settings dialog (model, backend, output folder, default size and
 // steps). On macOS Fyne moves an item called "Settings…" into the application menu.
-func (s *studio) settingsMenuItem() *fyne.MenuItem {
+func (s *window) settingsMenuItem() *fyne.MenuItem {
 	item := fyne.NewMenuItem("Settings…", s.showSettings)
 	item.Shortcut = settingsShortcut
 	return item
 }
 
 // showSettings shows the dialog when the window has a settings file to edit.
-func (s *studio) showSettings() {
+func (s *window) showSettings() {
 	if s.deps.Store == nil {
 		s.say("Settings cannot be changed: %v", s.deps.SettingsErr)
 		return
 	}
-	setup.ShowSettingsWithGPU(s.win, s.deps.Store, s.settingsSaved, s.gpuSummary())
+	setup.ShowSettingsWithGPU(s.win, s.deps.Store, s.settingsSaved, s.gpuSummary(), s.show)
 }
 
 // gpuSummary is the Settings dialog's read-only GPU section: the cached first-use self-test and
 // kernel choices for the Metal device the backend setting uses ("" without one). The device
 // named is the one the last job ran on when there was one (the emulator, in tests).
-func (s *studio) gpuSummary() string {
+func (s *window) gpuSummary() string {
 	dir, err := settings.Dir()
 	if err != nil {
 		return ""
@@ -48,7 +48,7 @@ func (s *studio) gpuSummary() string {
 
 // settingsSaved brings the window in line with settings saved by the dialog: a new model or
 // backend takes effect at the next Generate, a new output folder for the next saved image.
-func (s *studio) settingsSaved(ns settings.Settings) {
+func (s *window) settingsSaved(ns settings.Settings) {
 	old := s.deps.Settings
 	s.deps.Settings = ns
 	s.applyNetwork(ns)

@@ -9,6 +9,8 @@ import (
 	"easel/engine/cmf"
 	"easel/engine/ml/cpu"
 	"easel/engine/pipeline"
+
+	"easel/ui/canvasarea"
 )
 
 // TestShareThisMacGrid: an X/Y/Z plot sent to the window's server (Share this Mac) runs its cells
@@ -68,10 +70,10 @@ func TestShareThisMacGrid(t *testing.T) {
 	if n := len(h.s.queue.Jobs()); n != 1 {
 		t.Errorf("%d jobs in the window's queue; want 1 (the grid's cells over one prefill)", n)
 	}
-	h.pump("the three cells in the window's history", func() bool { return len(h.s.history.entries) == 3 })
+	h.pump("the three cells in the window's history", func() bool { return len(h.s.history.Entries) == 3 })
 	seeds := map[uint64]bool{}
 	batchID := ""
-	for _, e := range h.s.history.entries {
+	for _, e := range h.s.history.Entries {
 		st := e.Settings
 		if st == nil || !strings.HasPrefix(st.Origin, "API ") || st.Prompt != "a paper crane" || st.Batch == nil || st.Batch.Count != 3 {
 			t.Fatalf("history entry %s: %+v", e.Path, st)
@@ -86,5 +88,9 @@ func TestShareThisMacGrid(t *testing.T) {
 	}
 	if !seeds[1] || !seeds[2] || !seeds[3] {
 		t.Errorf("the cells' seeds %v; want 1, 2 and 3", seeds)
+	}
+	// The API's grid never took over the artist's sheet or canvas.
+	if h.s.sheetJob != 0 || h.s.area.Shown() != canvasarea.Canvas || h.s.canvasJob != 0 || h.s.sheet.HasBatch() {
+		t.Errorf("the API job took over the window: sheet job %d, centre view %d, canvas job %d", h.s.sheetJob, h.s.area.Shown(), h.s.canvasJob)
 	}
 }

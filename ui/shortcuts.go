@@ -7,31 +7,43 @@ import (
 	"fyne.io/fyne/v2/driver/desktop"
 )
 
-// The window's keys: ⌘↩ / Ctrl+Enter generates, ⌘. / Escape cancels, ⌘O adds images, ⌘V (when
-// no text field has the focus) pastes an image, ⌘Z (likewise) undoes the last mask step.
-// Generate and Cancel are menu items so they work while typing in the prompt.
+// The window's keys: ⌘↩ / Ctrl+Enter generates, ⌘. cancels, Escape closes the question on top
+// or cancels, ⌘O adds images, ⌘V (when no text field has the focus, or an image in the prompt)
+// pastes a picture as the start image, ⌘Z (likewise) undoes, ⌘Q / Ctrl+Q quits (asking while
+// jobs run). Generate and Cancel are menu items so they work while typing in the prompt; Tab
+// moves the focus (the prompt takes no tab).
 var (
 	generateShortcut = &desktop.CustomShortcut{KeyName: fyne.KeyReturn, Modifier: fyne.KeyModifierShortcutDefault}
 	cancelShortcut   = &desktop.CustomShortcut{KeyName: fyne.KeyPeriod, Modifier: fyne.KeyModifierShortcutDefault}
 	addShortcut      = &desktop.CustomShortcut{KeyName: fyne.KeyO, Modifier: fyne.KeyModifierShortcutDefault}
 	settingsShortcut = &desktop.CustomShortcut{KeyName: fyne.KeyComma, Modifier: fyne.KeyModifierShortcutDefault}
+	quitShortcut     = &desktop.CustomShortcut{KeyName: fyne.KeyQ, Modifier: fyne.KeyModifierShortcutDefault}
 )
 
-func (s *studio) installShortcuts() {
+func (s *window) installShortcuts() {
 	gen := fyne.NewMenuItem("Generate", s.generate)
 	gen.Shortcut = generateShortcut
 	cancel := fyne.NewMenuItem("Cancel", s.cancelCurrent)
 	cancel.Shortcut = cancelShortcut
 	add := fyne.NewMenuItem("Add Condition Images…", s.pickImages)
 	add.Shortcut = addShortcut
-	paste := fyne.NewMenuItem("Paste Image", func() {
+	paste := fyne.NewMenuItem("Paste Image as Start Image", func() {
+		if !s.pasteAsStart(s.clipboard(), false) {
+			s.say("The clipboard holds no image and no image file path.")
+		}
+	})
+	paste.Shortcut = &fyne.ShortcutPaste{}
+	pasteCondition := fyne.NewMenuItem("Paste as Condition Image", func() {
 		if !s.pasteImage(s.clipboard(), true) {
 			s.say("The clipboard holds no image and no image file path.")
 		}
 	})
+	undo := fyne.NewMenuItem("Undo", s.undo)
+	undo.Shortcut = &fyne.ShortcutUndo{}
 	s.win.SetMainMenu(fyne.NewMainMenu(
 		fyne.NewMenu("Easel", s.settingsMenuItem(), s.studioMenuItem(), fyne.NewMenuItemSeparator(), s.quitItem()),
-		fyne.NewMenu("Image", gen, cancel, fyne.NewMenuItemSeparator(), add, paste, fyne.NewMenuItemSeparator(),
+		fyne.NewMenu("Edit", undo, fyne.NewMenuItemSeparator(), paste, pasteCondition),
+		fyne.NewMenu("Image", gen, cancel, fyne.NewMenuItemSeparator(), add, fyne.NewMenuItemSeparator(),
 			fyne.NewMenuItem("Restore from Image…", s.restoreFromImage)),
 		fyne.NewMenu("Help", s.diagnosticsMenuItem())))
 
@@ -43,14 +55,18 @@ func (s *studio) installShortcuts() {
 		if p, ok := sc.(*fyne.ShortcutPaste); ok && p.Clipboard != nil {
 			cb = p.Clipboard
 		}
-		if !s.pasteImage(cb, true) {
+		if !s.pasteAsStart(cb, false) { // a picture pasted on the window is the start image
 			s.say("The clipboard holds no image and no image file path.")
 		}
 	})
+	if !isMac {
+		// macOS's Quit item answers ⌘Q itself; elsewhere the window does.
+		c.AddShortcut(quitShortcut, func(fyne.Shortcut) { s.askClose() })
+	}
 	c.AddShortcut(&fyne.ShortcutUndo{}, func(fyne.Shortcut) { s.undo() })
 	c.SetOnTypedKey(func(k *fyne.KeyEvent) {
 		if k.Name == fyne.KeyEscape {
-			s.cancelCurrent()
+			s.escapeKey()
 		}
 	})
 }

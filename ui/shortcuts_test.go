@@ -32,7 +32,7 @@ func TestShortcutsGenerateAndCancel(t *testing.T) {
 	h.w.Canvas().Focus(h.s.prompt.prompt)
 	menuAction(t, h.w, generateShortcut)()
 	<-h.gen.started
-	h.pump("running", func() bool { return h.s.current == 1 })
+	h.pump("running", func() bool { return h.s.model.Current() == 1 })
 	menuAction(t, h.w, cancelShortcut)()
 	h.pump("cancelled", func() bool {
 		j := h.s.queue.Jobs()

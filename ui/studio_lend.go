@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -12,9 +13,15 @@ import (
 
 	"easel/app/activity"
 	"easel/app/jobs"
+	"easel/app/settings"
 	macs "easel/app/studio"
 	"easel/app/studiogen"
 	"easel/engine/pipeline"
+
+	"easel/ui/kit"
+
+	"easel/ui/canvasarea"
+	"easel/ui/remote"
 )
 
 // studioLend is Studio… → "Lend this Mac to a studio": the hub's address, token and pairing
@@ -22,7 +29,7 @@ import (
 // studiogen.Lend) when its own queue is idle, renders them with its own model and backend, and
 // hands the job in hand back when the window closes or the Mac is about to sleep.
 type studioLend struct {
-	hubFields
+	remote.HubFields
 	check *widget.Check
 	err   *widget.Label
 
@@ -38,9 +45,10 @@ type studioLend struct {
 }
 
 // lend is the window's lending state, made on first use.
-func (s *studio) lend() *studioLend {
+func (s *window) lend() *studioLend {
 	if s.studioLend == nil {
-		l := &studioLend{hubFields: newHubFields(), err: errorLabel()}
+		l := &studioLend{HubFields: remote.NewHubFields(), err: remote.ErrorLabel()}
+		s.fillHubFields(l.HubFields)
 		l.check = widget.NewCheck("Lend this Mac to the studio", func(on bool) {
 			if err := s.setLent(on); err != nil {
 				l.check.SetChecked(false)
@@ -55,16 +63,17 @@ func (s *studio) lend() *studioLend {
 }
 
 // setLent joins the studio the form names as a worker, or leaves it (the job in hand goes back).
-func (s *studio) setLent(on bool) error {
+func (s *window) setLent(on bool) error {
 	l := s.lend()
 	if !on {
 		s.stopLending()
+		s.rememberStudioUse(func(st *settings.Studio) { st.Lend = false })
 		return nil
 	}
 	if l.stop != nil {
 		return nil
 	}
-	url, token, pin, err := l.read()
+	url, token, pin, err := l.Read()
 	if err != nil {
 		return err
 	}
@@ -75,8 +84,9 @@ func (s *studio) setLent(on bool) error {
 	name, _ := os.Hostname()
 	c, err := macs.Dial(context.Background(), url, macs.DialOptions{Role: macs.RoleWorker, Token: token, Pin: pin, Name: name})
 	if err != nil {
-		return err
+		return errors.New(remote.PlainRemoteError(err, "The studio hub at "+url))
 	}
+	s.rememberStudio(l.HubFields, func(st *settings.Studio) { st.Lend = true })
 	ctx, cancel := context.WithCancel(context.Background())
 	l.at, l.stop, l.done = url, cancel, make(chan struct{})
 	do := s.deps.Do
@@ -84,7 +94,12 @@ func (s *studio) setLent(on bool) error {
 		Gen: jobs.GeneratorFunc(func(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
 			// The request of the image in hand (its prompt and seed, for its queue row).
 			do(func() { s.lentRequest(req) })
-			return s.router.runLocal(ctx, req, events)
+			res, err := s.router.RunLocal(ctx, req, s.watchLent(events))
+			if err == nil && res != nil && res.Image != nil {
+				framed, w, h := canvasarea.FrameFinal(res.Image), res.Width, res.Height
+				do(func() { s.showLentPicture(framed, w, h, true) })
+			}
+			return res, err
 		}),
 		Ready: s.queueIdle, Hold: activity.Hold,
 		OnStep: func(job *macs.Job, step, of int) {
@@ -102,7 +117,7 @@ func (s *studio) setLent(on bool) error {
 		defer c.Close()
 		if err := w.Run(ctx, c); err != nil {
 			do(func() {
-				l.err.SetText(fmt.Sprintf("Lending this Mac stopped: %v", err))
+				l.err.SetText("Lending this Mac stopped: " + remote.PlainRemoteError(err, "the studio hub at "+url))
 				s.stopLending()
 				l.check.SetChecked(false)
 			})
@@ -114,7 +129,7 @@ func (s *studio) setLent(on bool) error {
 
 // queueIdle returns when the window's own queue has nothing queued or running (studiogen.Lend's
 // Ready: the window's jobs come first).
-func (s *studio) queueIdle(ctx context.Context) error {
+func (s *window) queueIdle(ctx context.Context) error {
 	changed := make(chan struct{}, 1)
 	stop := s.queue.Watch(func(jobs.Update) {
 		select {
@@ -140,7 +155,7 @@ func (s *studio) queueIdle(ctx context.Context) error {
 }
 
 // stopLending leaves the studio: the job in hand is handed back at once.
-func (s *studio) stopLending() {
+func (s *window) stopLending() {
 	l := s.studioLend
 	if l == nil || l.stop == nil {
 		return
@@ -151,7 +166,7 @@ func (s *studio) stopLending() {
 }
 
 // lentLine is the indicator's part while lent: "Lent to the studio at … · rendering image N".
-func (s *studio) lentLine() string {
+func (s *window) lentLine() string {
 	l := s.studioLend
 	if l == nil || l.at == "" {
 		return ""
@@ -165,11 +180,11 @@ func (s *studio) lentLine() string {
 
 // form is the dialog's section.
 func (l *studioLend) form() fyne.CanvasObject {
-	return container.NewVBox(heading("Lend this Mac to a studio"), widget.NewForm(l.items()...), l.check, l.err)
+	return container.NewVBox(kit.Heading("Lend this Mac to a studio"), widget.NewForm(l.Items()...), l.check, l.err)
 }
 
 // closeLend hands the job in hand back (the window is closing) and waits for the worker to go.
-func (s *studio) closeLend() {
+func (s *window) closeLend() {
 	l := s.studioLend
 	if l == nil || l.stop == nil {
 		return

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"image"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -9,6 +10,7 @@ import (
 
 	macs "easel/app/studio"
 	"easel/engine/pipeline"
+	"easel/ui/canvasarea"
 )
 
 // lentJob is the studio image a lent window renders on this Mac (studio_lend.go), shown as a row
@@ -33,7 +35,7 @@ type lentRow struct {
 
 // lentEvent follows the lent worker: a job taken gets a row; finished, handed back or failed, it
 // leaves the queue.
-func (s *studio) lentEvent(e macs.WorkerEvent) {
+func (s *window) lentEvent(e macs.WorkerEvent) {
 	switch e.Kind {
 	case "joined":
 	case "taken":
@@ -44,14 +46,14 @@ func (s *studio) lentEvent(e macs.WorkerEvent) {
 }
 
 // setLentJob puts the studio image being rendered here (nil: none) in the indicator and the queue.
-func (s *studio) setLentJob(j *lentJob) {
+func (s *window) setLentJob(j *lentJob) {
 	s.lend().job = j
 	s.showNetwork()
 	s.queueList.show(s.queue.Jobs())
 }
 
 // lentRequest notes the request of the image in hand (its render has started).
-func (s *studio) lentRequest(req pipeline.Request) {
+func (s *window) lentRequest(req pipeline.Request) {
 	l := s.lend()
 	if l.job == nil {
 		return
@@ -61,17 +63,20 @@ func (s *studio) lentRequest(req pipeline.Request) {
 }
 
 // lentStep notes a finished step of the image in hand.
-func (s *studio) lentStep(job *macs.Job, step, of int) {
+func (s *window) lentStep(job *macs.Job, step, of int) {
 	l := s.lend()
 	if l.job == nil || l.job.batch != job.Batch || l.job.index != job.Index {
 		return
 	}
 	l.job.images, l.job.step, l.job.steps = job.Images, step, of
 	s.fillLentRow()
+	if s.model.Current() == 0 { // the progress line is the studio's while no job of the artist's runs
+		s.progress.Stage.SetText(fmt.Sprintf("For the studio: image %d, step %d of %d", l.job.index+1, step, of))
+	}
 }
 
 // lentRowObject is the queue's row for the studio image rendered here, nil when there is none.
-func (s *studio) lentRowObject() fyne.CanvasObject {
+func (s *window) lentRowObject() fyne.CanvasObject {
 	l := s.studioLend
 	if l == nil || l.job == nil {
 		return nil
@@ -91,7 +96,7 @@ func (s *studio) lentRowObject() fyne.CanvasObject {
 // fillLentRow writes the row's texts: "For the studio · rendering · <prompt> ·" (cut short
 // first), "seed N · step 3 of 20" whole, and under them which image of which batch, on which Mac
 // (the indicator above says which studio).
-func (s *studio) fillLentRow() {
+func (s *window) fillLentRow() {
 	l := s.studioLend
 	if l == nil || l.job == nil || l.row == nil {
 		return
@@ -129,4 +134,49 @@ func shortBatch(b string) string {
 		return b[:8]
 	}
 	return b
+}
+
+// watchLent passes the lent render's events on to events (nil: none) and puts its previews on the
+// canvas (showLentPicture).
+func (s *window) watchLent(events chan<- pipeline.Event) chan<- pipeline.Event {
+	inner := make(chan pipeline.Event, 16)
+	do := s.deps.Do
+	go func() {
+		for ev := range inner {
+			if p := ev.Preview; p != nil && p.Image != nil {
+				framed := canvasarea.FramePreview(p.Image)
+				w, h := p.W*16, p.H*16
+				do(func() { s.showLentPicture(framed, w, h, false) })
+			}
+			if events != nil {
+				events <- ev
+			}
+		}
+		if events != nil {
+			close(events)
+		}
+	}()
+	return inner
+}
+
+// showLentPicture shows the studio image rendered here on the canvas, labelled as the studio's,
+// while the canvas is the artist's to give: no start image being painted, no job of theirs
+// running, and no picture of theirs on it (a studio image never replaces the artist's).
+func (s *window) showLentPicture(framed image.Image, w, h int, final bool) {
+	if s.canvas.Editing || s.model.Current() != 0 || (s.canvas.Current != nil && !s.lentShown) {
+		return
+	}
+	what := "rendering here"
+	if final {
+		what = "rendered here and sent back"
+	}
+	l := s.lend()
+	label := "For the studio: an image " + what
+	if j := l.job; j != nil {
+		label = fmt.Sprintf("For the studio: image %d of batch %s, %s", j.index+1, shortBatch(j.batch), what)
+	}
+	s.canvas.ShowPreview(framed, w, h, label)
+	s.canvasJob = 0
+	s.setShownFile("")
+	s.lentShown = true // after setShownFile, which hands the canvas back to the artist
 }

@@ -23,6 +23,7 @@ import (
 	macs "easel/app/studio"
 	"easel/app/studiogen"
 	"easel/engine/pipeline"
+	"easel/ui/canvasarea"
 )
 
 // gatedGen stands for the window's own renderer: each run says it started, then waits for go
@@ -68,7 +69,7 @@ func (g *gatedGen) Run(ctx context.Context, req pipeline.Request, events chan<- 
 // window's model's fingerprint, as the studio's clients match it.
 type lendingWindow struct {
 	h         *harness
-	s         *studio
+	s         *window
 	gen       *gatedGen
 	hub       *macs.Hub
 	l         *studioLend
@@ -79,7 +80,7 @@ func newLendingWindow(t *testing.T) *lendingWindow {
 	t.Helper()
 	w := &lendingWindow{model: tinyModelPath(t), gen: &gatedGen{started: make(chan pipeline.Request, 4), proceed: make(chan struct{}, 4)}}
 	w.h = newHarnessWith(t, 0, func(_ *harness, d *Deps) { d.Settings.Model = w.model; d.Generator = w.gen })
-	w.h.patience = time.Minute
+	w.h.patience = 3 * time.Minute // a bound for a busy machine: every wait is on an event
 	w.s = w.h.s
 	hub, err := macs.StartHub(macs.HubConfig{Listen: "127.0.0.1:0", Token: studioUIToken, Data: t.TempDir(), AckWait: time.Minute})
 	if err != nil {
@@ -91,8 +92,8 @@ func newLendingWindow(t *testing.T) *lendingWindow {
 		t.Fatal(err)
 	}
 	w.l = w.s.lend()
-	w.l.url.SetText(hub.URL())
-	w.l.token.SetText(studioUIToken)
+	w.l.URL.SetText(hub.URL())
+	w.l.Token.SetText(studioUIToken)
 	return w
 }
 
@@ -120,7 +121,7 @@ func TestWindowLentToStudio(t *testing.T) {
 		err error
 	}
 	got := make(chan outcome, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithCancel(t.Context()) // the pumps bound the wait, on events
 	defer cancel()
 	go func() {
 		res, err := client.Run(ctx, req, nil)
@@ -206,8 +207,8 @@ func TestLentWindowRunsOneJobAtATime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	waitJoined(h, l) // the window is on the hub
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	waitJoined(h, l)                               // the window is on the hub
+	ctx, cancel := context.WithCancel(t.Context()) // the pumps bound the wait, on events
 	defer cancel()
 	got := make(chan error, 1)
 	go func() {
@@ -250,7 +251,7 @@ func TestLentWindowRunsOneJobAtATime(t *testing.T) {
 func TestLentWindowWaitsForItsOwnQueue(t *testing.T) {
 	w := newLendingWindow(t)
 	model, gen, h, s, hub, fp := w.model, w.gen, w.h, w.s, w.hub, w.fp
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithCancel(t.Context()) // the pumps bound the wait, on events
 	defer cancel()
 
 	// Lent: the window joins the hub.
@@ -448,7 +449,7 @@ func TestLentRowLeavesWhenHandedBack(t *testing.T) {
 	test.Tap(l.check)
 	waitJoined(h, l)
 
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithCancel(t.Context()) // the pumps bound the wait, on events
 	defer cancel()
 	data, _ := json.Marshal(map[string]any{"pipeline": studiogen.PipelineRequest{Prompt: "a kite over the dunes", Steps: 1, Seed: 8}})
 	job := &macs.Job{Batch: macs.NewBatchID(), Images: 1, Request: data,
@@ -498,4 +499,17 @@ func TestLentRowLeavesWhenHandedBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.pump("the row gone", func() bool { return l.job == nil })
+	// The window did not look idle: the studio's picture is on the canvas, labelled as the
+	// studio's, and the progress line said the studio's step.
+	h.pump("the studio's picture on the canvas", func() bool { return strings.HasPrefix(s.canvas.Caption.Text, "For the studio: image 1 of batch") })
+	if !strings.HasPrefix(s.progress.Stage.Text, "For the studio: image 1, step 1 of 1") {
+		t.Errorf("the progress line during the studio's image: %q", s.progress.Stage.Text)
+	}
+	// An image of the artist's own replaces it; a studio picture never replaces the artist's.
+	s.showFile(h.writePNG("mine.png", 32, 32))
+	h.pump("the artist's image on the canvas", func() bool { return s.canvas.IsFinal && s.canvas.Caption.Text == "" })
+	s.showLentPicture(canvasarea.FrameFinal(image.NewNRGBA(image.Rect(0, 0, 16, 16))), 16, 16, true)
+	if strings.HasPrefix(s.canvas.Caption.Text, "For the studio") {
+		t.Error("a studio picture replaced the artist's image on the canvas")
+	}
 }

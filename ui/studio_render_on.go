@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -8,7 +9,12 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/jobs"
+	"easel/app/settings"
 	"easel/app/studiogen"
+
+	"easel/ui/kit"
+
+	"easel/ui/remote"
 )
 
 // studioRenderOn is Studio… → "Render this window's jobs on a studio": the hub's address, token
@@ -17,7 +23,7 @@ import (
 // server still render here. Each job's queue row says which Mac renders each image and at which
 // attempt (studiogen's status line).
 type studioRenderOn struct {
-	hubFields
+	remote.HubFields
 	check *widget.Check
 	err   *widget.Label
 	gen   *studiogen.Generator
@@ -26,9 +32,10 @@ type studioRenderOn struct {
 }
 
 // renderOn is the window's studio rendering state, made on first use.
-func (s *studio) renderOn() *studioRenderOn {
+func (s *window) renderOn() *studioRenderOn {
 	if s.studioRender == nil {
-		r := &studioRenderOn{hubFields: newHubFields(), err: errorLabel(), places: map[jobs.ID]string{}}
+		r := &studioRenderOn{HubFields: remote.NewHubFields(), err: remote.ErrorLabel(), places: map[jobs.ID]string{}}
+		s.fillHubFields(r.HubFields)
 		r.check = widget.NewCheck("Render this window's jobs on the studio", func(on bool) {
 			if err := s.setRenderOnStudio(on); err != nil {
 				r.check.SetChecked(false) // (calls this again, off)
@@ -43,11 +50,12 @@ func (s *studio) renderOn() *studioRenderOn {
 }
 
 // setRenderOnStudio connects the window's jobs to the studio the form names, or back to this Mac.
-func (s *studio) setRenderOnStudio(on bool) error {
+func (s *window) setRenderOnStudio(on bool) error {
 	r := s.renderOn()
 	if !on {
+		s.rememberStudioUse(func(st *settings.Studio) { st.Render = false })
 		if r.gen != nil {
-			s.router.setStudio(nil, "")
+			s.router.SetStudio(nil, "")
 			r.gen.Close()
 			r.gen = nil
 			s.showNetwork()
@@ -57,7 +65,7 @@ func (s *studio) setRenderOnStudio(on bool) error {
 	if r.gen != nil {
 		return nil
 	}
-	url, token, pin, err := r.read()
+	url, token, pin, err := r.Read()
 	if err != nil {
 		return err
 	}
@@ -67,16 +75,17 @@ func (s *studio) setRenderOnStudio(on bool) error {
 	}
 	g, err := studiogen.New(url, token, pin, fp, nil)
 	if err != nil {
-		return err
+		return errors.New(remote.PlainRemoteError(err, "The studio hub at "+url))
 	}
+	s.rememberStudio(r.HubFields, func(st *settings.Studio) { st.Render = true })
 	r.gen = g
-	s.router.setStudio(g, "the studio at "+url)
+	s.router.SetStudio(g, "the studio at "+url)
 	s.showNetwork()
 	return nil
 }
 
 // notePlacement keeps a studio job's status line for its queue row.
-func (s *studio) notePlacement(j jobs.Job, st jobs.Status) {
+func (s *window) notePlacement(j jobs.Job, st jobs.Status) {
 	if !strings.HasPrefix(st.Line, "Studio: ") {
 		return
 	}
@@ -85,7 +94,7 @@ func (s *studio) notePlacement(j jobs.Job, st jobs.Status) {
 }
 
 // placementOf is job id's studio line for its queue row ("" when it did not render on a studio).
-func (s *studio) placementOf(id jobs.ID) string {
+func (s *window) placementOf(id jobs.ID) string {
 	if s.studioRender == nil {
 		return ""
 	}
@@ -97,11 +106,11 @@ func (s *studio) placementOf(id jobs.ID) string {
 
 // form is the dialog's section.
 func (r *studioRenderOn) form() fyne.CanvasObject {
-	return container.NewVBox(heading("Render on a studio"), widget.NewForm(r.items()...), r.check, r.err)
+	return container.NewVBox(kit.Heading("Render on a studio"), widget.NewForm(r.Items()...), r.check, r.err)
 }
 
 // closeRenderOn disconnects from the studio (the window is closing).
-func (s *studio) closeRenderOn() {
+func (s *window) closeRenderOn() {
 	if s.studioRender != nil && s.studioRender.gen != nil {
 		s.studioRender.gen.Close()
 	}

@@ -23,6 +23,8 @@ import (
 	"easel/app/imagefile"
 	macs "easel/app/studio"
 	"easel/app/studiogen"
+
+	"easel/ui/gallery"
 )
 
 const studioUIToken = "studio-ui-test-token-0123456789"
@@ -110,11 +112,11 @@ func TestWindowBatchRendersOnStudio(t *testing.T) {
 	if r.check.Checked || !strings.Contains(r.err.Text, "hub's address") {
 		t.Fatalf("connecting without an address: checked %v, %q", r.check.Checked, r.err.Text)
 	}
-	r.url.SetText(hub.URL())
-	r.token.SetText(studioUIToken)
+	r.URL.SetText(hub.URL())
+	r.Token.SetText(studioUIToken)
 	test.Tap(r.check)
-	if !r.check.Checked || r.err.Text != "" || !strings.Contains(s.router.where(), "studio") {
-		t.Fatalf("connecting: checked %v, error %q, rendering on %q", r.check.Checked, r.err.Text, s.router.where())
+	if !r.check.Checked || r.err.Text != "" || !strings.Contains(s.router.Where(), "studio") {
+		t.Fatalf("connecting: checked %v, error %q, rendering on %q", r.check.Checked, r.err.Text, s.router.Where())
 	}
 	// bounded wait until the three Macs are on the hub (state the hub holds)
 	for deadline := time.Now().Add(30 * time.Second); ; {
@@ -135,7 +137,7 @@ func TestWindowBatchRendersOnStudio(t *testing.T) {
 	test.Tap(s.generateBtn)
 	h.pump("the batch rendered on the studio", func() bool {
 		js := s.queue.Jobs()
-		return len(js) == 1 && js[0].State.Finished() && s.current == 0
+		return len(js) == 1 && js[0].State.Finished() && s.model.Current() == 0
 	})
 	j := s.queue.Jobs()[0]
 	if j.Err != nil || j.Result == nil || len(j.Result.Batch) != n {
@@ -149,11 +151,11 @@ func TestWindowBatchRendersOnStudio(t *testing.T) {
 	// Each image fills its sheet cell and is saved, as a local batch's (the generator tells each).
 	h.pump("the studio batch's images saved", func() bool {
 		for i := range n {
-			if c := s.sheet.cell(i); c == nil || c.state != cellDone || c.path == "" {
+			if c := s.sheet.Cell(i); c == nil || c.State != gallery.CellDone || c.Path == "" {
 				return false
 			}
 		}
-		return len(s.sheet.cells) == n
+		return len(s.sheet.Cells()) == n
 	})
 	line := r.places[j.ID]
 	macsSeen := map[string]bool{}
@@ -174,8 +176,8 @@ func TestWindowBatchRendersOnStudio(t *testing.T) {
 		t.Errorf("the queue row's labels are %q; want the studio line %q among them", row, line)
 	}
 	test.Tap(r.check) // back to this Mac
-	if s.router.where() != "" || r.gen != nil {
-		t.Errorf("after turning it off, rendering on %q", s.router.where())
+	if s.router.Where() != "" || r.gen != nil {
+		t.Errorf("after turning it off, rendering on %q", s.router.Where())
 	}
 }
 

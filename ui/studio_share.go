@@ -17,6 +17,8 @@ import (
 
 	"easel/app/settings"
 	macs "easel/app/studio"
+
+	"easel/ui/remote"
 )
 
 // studioShare is Settings → Studio's "Share this Mac's queue with the studio": a hub (TLS, a
@@ -30,7 +32,7 @@ type studioShare struct {
 	address, token, fingerprint *widget.Label
 	copyToken                   *widget.Button // puts the token on the clipboard; off while there is none
 	err                         *widget.Label
-	panel                       *studioMacsPanel
+	panel                       *remote.MacsPanel
 
 	mu   sync.Mutex
 	hub  *macs.Hub
@@ -41,7 +43,7 @@ type studioShare struct {
 func newStudioShare(dataDir, listen string, do func(func())) *studioShare {
 	s := &studioShare{dataDir: dataDir, listen: listen, do: do,
 		address: widget.NewLabel(""), token: widget.NewLabel(""), fingerprint: widget.NewLabel(""), err: widget.NewLabel(""),
-		panel: newStudioMacsPanel()}
+		panel: remote.NewMacsPanel()}
 	for _, l := range []*widget.Label{s.address, s.token, s.fingerprint} {
 		l.Selectable = true
 	}
@@ -124,7 +126,7 @@ func (s *studioShare) refresh(ctx context.Context, conn *macs.Conn) {
 	if err != nil || ctx.Err() != nil {
 		return
 	}
-	s.do(func() { s.panel.show(st) })
+	s.do(func() { s.panel.Show(st) })
 }
 
 func (s *studioShare) content() fyne.CanvasObject {
@@ -134,14 +136,14 @@ func (s *studioShare) content() fyne.CanvasObject {
 		widget.NewFormItem("Pairing fingerprint", s.fingerprint))
 	help := widget.NewLabel("On each other Mac: easel studio join ADDRESS --token TOKEN --pin FINGERPRINT --model M.cmf")
 	help.Wrapping = fyne.TextWrapWord
-	return container.NewVBox(s.check, form, help, s.err, s.panel.box)
+	return container.NewVBox(s.check, form, help, s.err, s.panel.Box)
 }
 
 // close stops the hub (the window is closing).
 func (s *studioShare) close() { s.setOn(false) }
 
 // studioMenuItem opens Settings → Studio.
-func (s *studio) studioMenuItem() *fyne.MenuItem {
+func (s *window) studioMenuItem() *fyne.MenuItem {
 	return fyne.NewMenuItem("Studio…", func() {
 		if s.studioShare == nil {
 			dir, err := settings.Dir()
@@ -153,6 +155,6 @@ func (s *studio) studioMenuItem() *fyne.MenuItem {
 		}
 		d := dialog.NewCustom("Studio", "Close", container.NewVScroll(container.NewVBox(s.studioShare.content(), s.renderOn().form(), s.lend().form())), s.win)
 		d.Resize(fyne.NewSize(560, 480))
-		d.Show()
+		s.show(d)
 	})
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2/test"
-	"fyne.io/fyne/v2/widget"
 
 	macs "easel/app/studio"
 )
@@ -55,23 +54,23 @@ func TestStudioShareShowsPairingAndMacs(t *testing.T) {
 
 	// The panel refreshes from the hub every 2 s (on the UI goroutine: here, this one).
 	deadline := time.After(30 * time.Second)
-	for !strings.Contains(share.panel.summary.Text, "1 Macs") {
+	for !strings.Contains(share.panel.Summary(), "1 Macs") {
 		select {
 		case f := <-calls:
 			f()
 		case <-deadline:
-			t.Fatalf("the Studio panel never showed the Mac: %q", share.panel.summary.Text)
+			t.Fatalf("the Studio panel never showed the Mac: %q", share.panel.Summary())
 		}
 	}
-	if got := share.panel.rows.Objects[0].(*widget.Label).Text; got != "mini · M4 · qwen.cmf · idle · 0 done" {
+	if got := share.panel.Rows()[0]; got != "mini · M4 · qwen.cmf · idle · 0 done" {
 		t.Errorf("the Mac's row is %q", got)
 	}
 
 	// A Mac that leaves while rendering is said in one line.
-	share.panel.show(&macs.Status{Workers: []macs.WorkerStatus{{Name: "air", Model: "qwen.cmf", State: macs.StateRendering, Job: "b/3", Step: 4, Steps: 40}}})
-	share.panel.show(&macs.Status{})
-	if share.panel.left.Text != "air left while rendering b/3; the image goes to another Mac." {
-		t.Errorf("the leave line is %q", share.panel.left.Text)
+	share.panel.Show(&macs.Status{Workers: []macs.WorkerStatus{{Name: "air", Model: "qwen.cmf", State: macs.StateRendering, Job: "b/3", Step: 4, Steps: 40}}})
+	share.panel.Show(&macs.Status{})
+	if share.panel.Left() != "air left while rendering b/3; the image goes to another Mac." {
+		t.Errorf("the leave line is %q", share.panel.Left())
 	}
 
 	test.Tap(share.check) // off

@@ -58,7 +58,7 @@ func TestTinyModelThroughTheWindow(t *testing.T) {
 	var shown image.Image
 	pumpCountingPreviews := func(what string, cond func() bool) {
 		h.pump(what, func() bool {
-			if c := h.s.canvas.current; c != nil && c != shown && !h.s.canvas.isFinal {
+			if c := h.s.canvas.Current; c != nil && c != shown && !h.s.canvas.IsFinal {
 				shown = c
 				previews++
 			}
@@ -84,7 +84,7 @@ func TestTinyModelThroughTheWindow(t *testing.T) {
 	test.Tap(h.s.generateBtn)
 	test.Type(h.s.prompt.prompt, " at dawn")
 	test.Tap(h.s.generateBtn)
-	pumpCountingPreviews("both jobs saved", func() bool { return len(h.s.history.entries) == 2 })
+	pumpCountingPreviews("both jobs saved", func() bool { return len(h.s.history.Entries) == 2 })
 	// Once the calibration for this model is ready the caption says nothing about it.
 	calib.Wait()
 	if s, _, _, err := calib.State(); s != preview.Ready {
@@ -97,7 +97,7 @@ func TestTinyModelThroughTheWindow(t *testing.T) {
 		t.Errorf("%d step previews shown for two 3-step jobs; want a new one at every step", previews)
 	}
 	for i, want := range []string{"a paper crane at dawn", "a paper crane"} { // newest first
-		e := h.s.history.entries[i]
+		e := h.s.history.Entries[i]
 		if e.Settings == nil || e.Settings.Prompt != want || e.Settings.Steps != 3 || e.Settings.Width != 256 {
 			t.Fatalf("history entry %d: %+v", i, e.Settings)
 		}
@@ -105,17 +105,17 @@ func TestTinyModelThroughTheWindow(t *testing.T) {
 			t.Errorf("history image: %v", err)
 		}
 	}
-	if !h.s.canvas.isFinal || h.s.queue.Pending() != 0 {
+	if !h.s.canvas.IsFinal || h.s.queue.Pending() != 0 {
 		t.Fatal("after both jobs: no final image, or the queue is not empty")
 	}
 
 	h.s.options.steps.SetText("40")
 	test.Tap(h.s.generateBtn)
-	pumpCountingPreviews("the third job's first step", func() bool { return strings.Contains(h.s.progress.stage.Text, "Step 1 of 40") })
+	pumpCountingPreviews("the third job's first step", func() bool { return strings.Contains(h.s.progress.Stage.Text, "Step 1 of 40") })
 	h.s.cancelCurrent()
 	h.pump("the cancelled job to end", func() bool { return h.s.queue.Pending() == 0 && h.s.cancelBtn.Disabled() })
-	if len(h.s.history.entries) != 2 {
-		t.Errorf("history holds %d images after a cancel, want the 2 finished ones", len(h.s.history.entries))
+	if len(h.s.history.Entries) != 2 {
+		t.Errorf("history holds %d images after a cancel, want the 2 finished ones", len(h.s.history.Entries))
 	}
 	if h.s.generateBtn.Disabled() {
 		t.Error("Generate is disabled after the cancel; the app should be ready")

@@ -46,6 +46,9 @@ func New(folder string) *Store { return &Store{Folder: folder} }
 // from the time and the seed, and adds it to the session.
 func (s *Store) Save(img *image.NRGBA, set *imagefile.Settings, now time.Time) (Entry, error) {
 	name := fmt.Sprintf("easel-%s-seed%d.png", now.Format("20060102-150405"), set.Seed)
+	if set.Grid != nil { // a grid of cells, not an image of one seed
+		name = fmt.Sprintf("easel-%s-grid.png", now.Format("20060102-150405"))
+	}
 	path := filepath.Join(s.Folder, name)
 	for i := 2; exists(path); i++ {
 		path = filepath.Join(s.Folder, strings.TrimSuffix(name, ".png")+fmt.Sprintf("-%d.png", i))

@@ -25,6 +25,9 @@ type Draft struct {
 	Count       int     `json:"count,omitempty"`
 	RandomSeed  bool    `json:"random_seed"`
 	Seed        uint64  `json:"seed,omitempty"`
+	// Canvas is the canvas document (the start image, its mask, the extension), nil for a
+	// text-to-image draft (canvas.go).
+	Canvas *Canvas `json:"canvas,omitempty"`
 }
 
 // DraftStore keeps the draft in one file.

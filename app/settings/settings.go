@@ -68,6 +68,19 @@ type Settings struct {
 	// Upscaler is the learned upscaler the gallery's Upscale and the hi-res pass's first stage
 	// use: a file name (without extension) in the upscalers folder (UpscalersDir); "" is Lanczos.
 	Upscaler string `json:"upscaler,omitempty"`
+	// Studio is what the window's Studio dialog was last given (the hub's address and pairing,
+	// rendering on it, lending this Mac to it), so the next launch starts from it; its token is
+	// a secret and lives in Secrets, not here.
+	Studio Studio `json:"studio,omitzero"`
+}
+
+// Studio is the remembered studio: the hub's address and pairing fingerprint, and whether the
+// window renders its jobs there and lends this Mac to it.
+type Studio struct {
+	Hub    string `json:"hub,omitempty"`
+	Pin    string `json:"pin,omitempty"`
+	Render bool   `json:"render,omitempty"`
+	Lend   bool   `json:"lend,omitempty"`
 }
 
 // DefaultShareAddr is where "Share this Mac" listens: every interface, A1111's port (the token is
@@ -186,7 +199,10 @@ func (st *Store) Save(s Settings) error {
 
 // WriteFileAtomic writes data to path through a temporary file in the same folder, so readers see
 // the old content or the new, never a mixture; on any error the temporary file is removed.
-func WriteFileAtomic(path string, data []byte) error {
+func WriteFileAtomic(path string, data []byte) error { return writeFileAtomicMode(path, data, 0o644) }
+
+// writeFileAtomicMode is WriteFileAtomic giving the file mode (0o600: only the user reads it).
+func writeFileAtomicMode(path string, data []byte, mode os.FileMode) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
@@ -212,7 +228,7 @@ func WriteFileAtomic(path string, data []byte) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if runtime.GOOS != "windows" {
-		if err := os.Chmod(tmp, 0o644); err != nil {
+		if err := os.Chmod(tmp, mode); err != nil {
 			os.Remove(tmp)
 			return err
 		}

@@ -30,7 +30,7 @@ func TestLoRAsRecordedAndChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := s.Add(d, 7, "a fox")
+	k, err := s.Add(d, 7, "a fox", "")
 	if err != nil {
 		t.Fatal(err)
 	}

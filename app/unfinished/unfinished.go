@@ -39,6 +39,8 @@ type record struct {
 	Label string        `json:"label"`
 	Seed  uint64        `json:"seed"`
 	Draft compose.Draft `json:"draft"`
+	// Where is where the job renders: "" this Mac, else the machine or studio it was sent to.
+	Where string `json:"where,omitempty"`
 }
 
 // Open opens (making it) the unfinished/ folder under appSupport, checking it can be written.
@@ -63,13 +65,15 @@ type Job struct {
 	sleep sleepFlush
 }
 
-// Add keeps a job queued now: its draft (condition images, start image and mask included) and seed.
-func (s *Store) Add(d compose.Draft, seed uint64, label string) (*Job, error) {
+// Add keeps a job queued now: its draft (condition images, start image and mask included), seed
+// and where it renders ("" this Mac; a job sent to another machine is kept only while it is
+// queued or running there: when it fails it is failed, not unfinished).
+func (s *Store) Add(d compose.Draft, seed uint64, label, where string) (*Job, error) {
 	s.mu.Lock()
 	s.seq++
 	order := s.seq
 	s.mu.Unlock()
-	j := &Job{dir: filepath.Join(s.dir, strconv.FormatInt(order, 10)), rec: record{Order: order, Label: label, Seed: seed, Draft: d}}
+	j := &Job{dir: filepath.Join(s.dir, strconv.FormatInt(order, 10)), rec: record{Order: order, Label: label, Seed: seed, Draft: d, Where: where}}
 	b, err := json.Marshal(j.rec)
 	if err != nil {
 		return nil, fmt.Errorf("the job cannot be kept: %w", err)
@@ -84,6 +88,9 @@ func (s *Store) Add(d compose.Draft, seed uint64, label string) (*Job, error) {
 	j.w = checkpoint.NewWriter(filepath.Join(j.dir, "checkpoint.ckpt"))
 	return j, nil
 }
+
+// Where is where the job renders ("" this Mac).
+func (j *Job) Where() string { return j.rec.Where }
 
 // Writer is the job's checkpoint writer (set its Notice; EveryStep for tests).
 func (j *Job) Writer() *checkpoint.Writer { return j.w }
@@ -124,6 +131,8 @@ type Pending struct {
 	Label string
 	Seed  uint64
 	Draft compose.Draft
+	// Where is where it was rendering ("" this Mac).
+	Where string
 	// Checkpoint is where it stopped (nil: it had not started). Problem says why a checkpoint
 	// that is there cannot be used (damaged, newer; it is kept for inspection): the job then
 	// starts again from its first step.
@@ -155,7 +164,7 @@ func (s *Store) List() ([]*Pending, error) {
 			bad = append(bad, dir)
 			continue
 		}
-		p := &Pending{Label: rec.Label, Seed: rec.Seed, Draft: rec.Draft,
+		p := &Pending{Label: rec.Label, Seed: rec.Seed, Draft: rec.Draft, Where: rec.Where,
 			job: &Job{dir: dir, rec: rec, w: checkpoint.NewWriter(filepath.Join(dir, "checkpoint.ckpt"))}}
 		if _, err := os.Stat(p.job.w.Path()); err == nil {
 			p.Checkpoint, p.Problem = checkpoint.Read(p.job.w.Path())
@@ -201,6 +210,14 @@ func (p *Pending) Job(fingerprint string) (compose.Job, *Job, error) {
 		job.Request.Resume = &pipeline.Resume{Image: c.Image, Step: c.Step, Latents: c.Latents, Finished: c.Finished}
 	}
 	return job, p.job, nil
+}
+
+// Discard drops this one job and its checkpoints (the others stay kept).
+func (p *Pending) Discard() error {
+	if err := os.RemoveAll(p.job.dir); err != nil {
+		return fmt.Errorf("cannot discard the kept job %q (%s): %w", p.Label, p.job.dir, err)
+	}
+	return nil
 }
 
 // Discard drops every kept job and its checkpoints.

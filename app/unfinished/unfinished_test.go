@@ -65,7 +65,7 @@ func TestQueueOfThreeSurvivesAStop(t *testing.T) {
 	}
 	var kept []*Job
 	for i, pr := range prompts {
-		j, err := s.Add(*draft(pr), uint64(i+1), pr)
+		j, err := s.Add(*draft(pr), uint64(i+1), pr, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +133,7 @@ func TestQueueOfThreeSurvivesAStop(t *testing.T) {
 		t.Errorf("%d jobs left after they were saved", len(left))
 	}
 	// Another model's checkpoint is refused with a sentence.
-	j, _ := s2.Add(*draft(prompts[0]), 1, "x")
+	j, _ := s2.Add(*draft(prompts[0]), 1, "x", "")
 	j.Writer().EveryStep = true
 	job, _ = draft(prompts[0]).Job(1)
 	job.Request.OnStep = j.OnStep(&job.Request, fp)

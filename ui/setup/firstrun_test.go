@@ -358,7 +358,7 @@ func TestSettingsDialogSavesWhatItShows(t *testing.T) {
 	w := test.NewTempWindow(t, widget.NewLabel("main window"))
 	w.Resize(fyne.NewSize(900, 700))
 	var saved []settings.Settings
-	f := showSettings(w, store, func(s settings.Settings) { saved = append(saved, s) }, "")
+	f := showSettings(w, store, func(s settings.Settings) { saved = append(saved, s) }, "", nil)
 	if !strings.Contains(test.RenderToMarkup(w.Canvas()), "Default steps") {
 		t.Fatal("the settings dialog is not shown")
 	}

@@ -150,18 +150,19 @@ func (f *settingsForm) settings() (settings.Settings, error) {
 // them; onSaved, when not nil, gets the saved settings. A settings file that cannot be read is
 // reported with an offer to reset it to the defaults.
 func ShowSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Settings)) {
-	showSettings(w, store, onSaved, "")
+	showSettings(w, store, onSaved, "", nil)
 }
 
 // ShowSettingsWithGPU is ShowSettings with a read-only "GPU" section holding gpu (the first
-// Metal use's self-test and kernel choice, backend.FirstUseSummary); none when gpu is "".
-func ShowSettingsWithGPU(w fyne.Window, store *settings.Store, onSaved func(settings.Settings), gpu string) {
-	showSettings(w, store, onSaved, gpu)
+// Metal use's self-test and kernel choice, backend.FirstUseSummary); none when gpu is "". show,
+// when not nil, shows the dialog (the main window's, so Esc closes it).
+func ShowSettingsWithGPU(w fyne.Window, store *settings.Store, onSaved func(settings.Settings), gpu string, show func(dialog.Dialog)) {
+	showSettings(w, store, onSaved, gpu, show)
 }
 
 // showSettings is ShowSettings, returning the form it shows (nil when the file could not be read)
 // so tests can fill it in.
-func showSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Settings), gpu string) *settingsForm {
+func showSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Settings), gpu string, show func(dialog.Dialog)) *settingsForm {
 	s, err := store.Load()
 	if err != nil {
 		dialog.ShowConfirm("The settings cannot be read",
@@ -174,7 +175,7 @@ func showSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Se
 					dialog.ShowError(err, w)
 					return
 				}
-				showSettings(w, store, onSaved, gpu)
+				showSettings(w, store, onSaved, gpu, show)
 			}, w)
 		return nil
 	}
@@ -212,6 +213,8 @@ func showSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Se
 		widget.NewFormItem("Share token", container.NewBorder(nil, nil, nil, copyToken, f.shareToken)),
 		widget.NewFormItem("Render on", f.renderOn),
 		widget.NewFormItem("Its token", f.renderToken),
+		// A studio of several Macs is the same idea, one dialog away: said here in its words.
+		widget.NewFormItem("A studio", studioHint()),
 		widget.NewFormItem("GPU tuning", f.tune),
 		widget.NewFormItem("Check images", f.check),
 	}
@@ -238,6 +241,19 @@ func showSettings(w fyne.Window, store *settings.Store, onSaved func(settings.Se
 		}
 	}, w)
 	d.Resize(fyne.NewSize(640, 0))
-	d.Show()
+	if show != nil {
+		show(d)
+	} else {
+		d.Show()
+	}
 	return f
+}
+
+// studioHint points from Render on and Share to the Studio dialog, where the same ideas work with
+// several Macs (render on a studio, share this Mac's queue, lend this Mac).
+func studioHint() *widget.Label {
+	l := widget.NewLabel("several Macs: the Easel menu, Studio…")
+	l.Importance = widget.LowImportance
+	l.Truncation = fyne.TextTruncateEllipsis
+	return l
 }

@@ -19,7 +19,7 @@ func TestSettingsDialogSavesCheckImages(t *testing.T) {
 	w := test.NewTempWindow(t, widget.NewLabel("main window"))
 	w.Resize(fyne.NewSize(900, 700))
 	var saved []settings.Settings
-	f := showSettings(w, store, func(s settings.Settings) { saved = append(saved, s) }, "")
+	f := showSettings(w, store, func(s settings.Settings) { saved = append(saved, s) }, "", nil)
 	if f.check.Checked {
 		t.Error("Check images is on in new settings")
 	}
@@ -32,7 +32,7 @@ func TestSettingsDialogSavesCheckImages(t *testing.T) {
 	if len(saved) != 1 || !s.CheckImages || !saved[0].CheckImages {
 		t.Fatalf("saved %+v, file %+v; want Check images on in both", saved, s)
 	}
-	if again := showSettings(w, store, nil, ""); !again.check.Checked {
+	if again := showSettings(w, store, nil, "", nil); !again.check.Checked {
 		t.Error("the dialog opened again shows Check images off, though it was saved on")
 	}
 }

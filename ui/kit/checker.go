@@ -1,4 +1,4 @@
-package ui
+package kit
 
 import (
 	"image"
@@ -8,9 +8,9 @@ import (
 // The checkerboard behind transparent pixels: light and mid grey, as image editors draw it.
 var checkerLight, checkerDark = [3]uint32{0xEE, 0xEE, 0xEE}, [3]uint32{0xC8, 0xC8, 0xC8}
 
-// overChecker composites img over a checkerboard of cell-pixel squares: transparency is visible
+// OverChecker composites img over a checkerboard of cell-pixel squares: transparency is visible
 // and the result is opaque.
-func overChecker(img image.Image, cell int) *image.NRGBA {
+func OverChecker(img image.Image, cell int) *image.NRGBA {
 	b := img.Bounds()
 	out := image.NewNRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
 	src, isNRGBA := img.(*image.NRGBA)
@@ -37,9 +37,9 @@ func overChecker(img image.Image, cell int) *image.NRGBA {
 	return out
 }
 
-// upscaleNearest enlarges a small preview k times so its checkerboard cells can be finer than
+// UpscaleNearest enlarges a small preview k times so its checkerboard cells can be finer than
 // one latent.
-func upscaleNearest(img image.Image, k int) *image.NRGBA {
+func UpscaleNearest(img image.Image, k int) *image.NRGBA {
 	b := img.Bounds()
 	out := image.NewNRGBA(image.Rect(0, 0, b.Dx()*k, b.Dy()*k))
 	for y := 0; y < b.Dy()*k; y++ {

@@ -1,4 +1,4 @@
-package ui
+package progress
 
 import (
 	"fmt"
@@ -12,26 +12,27 @@ import (
 	"easel/engine/pipeline"
 )
 
-// progressView shows where the running job is: its stage, step i of N, seconds per step and
-// the time left.
-type progressView struct {
-	stage *widget.Label
-	rate  *widget.Label
-	bar   *meter
-	box   fyne.CanvasObject
+// View is the progress line under the canvas: where the running job is (its stage, step i of N,
+// seconds per step and the time left).
+type View struct {
+	Stage *widget.Label
+	Rate  *widget.Label
+	bar   *Meter
+	Box   fyne.CanvasObject
 }
 
-func newProgressView() *progressView {
-	p := &progressView{stage: widget.NewLabel("Ready."), rate: widget.NewLabel(""), bar: newMeter()}
-	p.stage.Truncation = fyne.TextTruncateEllipsis
-	p.box = container.NewVBox(container.NewBorder(nil, nil, nil, p.rate, p.stage), p.bar)
+// NewView is the progress line, "Ready." until a job starts.
+func NewView() *View {
+	p := &View{Stage: widget.NewLabel("Ready."), Rate: widget.NewLabel(""), bar: NewMeter()}
+	p.Stage.Truncation = fyne.TextTruncateEllipsis
+	p.Box = container.NewVBox(container.NewBorder(nil, nil, nil, p.Rate, p.Stage), p.bar)
 	return p
 }
 
-func (p *progressView) start(j jobs.Job) {
-	p.stage.SetText(fmt.Sprintf("Job %d: starting — %s", j.ID, j.Label))
-	p.rate.SetText("")
-	p.bar.set(0, "", false)
+func (p *View) Start(j jobs.Job) {
+	p.Stage.SetText(fmt.Sprintf("Job %d: starting — %s", j.ID, j.Label))
+	p.Rate.SetText("")
+	p.bar.Set(0, "", false)
 }
 
 // StageText is the progress line for an event: "Step 3 of 20", "Encoding prompt…".
@@ -64,49 +65,49 @@ func RateText(ev pipeline.Event) string {
 	return fmt.Sprintf("%.1f s/step · about %s left", ev.StepTime.Seconds(), roundDuration(ev.ETA))
 }
 
-func (p *progressView) showEvent(j jobs.Job, ev pipeline.Event) {
-	p.stage.SetText(fmt.Sprintf("Job %d: %s", j.ID, StageText(ev)))
-	p.rate.SetText(RateText(ev))
+func (p *View) ShowEvent(j jobs.Job, ev pipeline.Event) {
+	p.Stage.SetText(fmt.Sprintf("Job %d: %s", j.ID, StageText(ev)))
+	p.Rate.SetText(RateText(ev))
 	// The bar: the steps, with the stages before and after as thin slices at the ends.
 	switch {
 	case ev.Stage < pipeline.StageDenoising:
-		p.bar.set(0.02*float64(ev.Stage+1), "", false)
+		p.bar.Set(0.02*float64(ev.Stage+1), "", false)
 	case ev.Stage == pipeline.StageDenoising && ev.Steps > 0:
-		p.bar.set(0.06+0.9*float64(ev.Step)/float64(ev.Steps), "", false)
+		p.bar.Set(0.06+0.9*float64(ev.Step)/float64(ev.Steps), "", false)
 	case ev.Stage == pipeline.StageDecoding:
-		p.bar.set(0.97, "", false)
+		p.bar.Set(0.97, "", false)
 	default:
-		p.bar.set(1, "", false)
+		p.bar.Set(1, "", false)
 	}
 }
 
-// showStatus puts a line about the job's work outside the pipeline's stages (the first-use GPU
+// ShowStatus puts a line about the job's work outside the pipeline's stages (the first-use GPU
 // self-test, tuning the kernels) in the progress line; the bar stays where it is.
-func (p *progressView) showStatus(j jobs.Job, line string) {
-	p.stage.SetText(fmt.Sprintf("Job %d: %s", j.ID, line))
+func (p *View) ShowStatus(j jobs.Job, line string) {
+	p.Stage.SetText(fmt.Sprintf("Job %d: %s", j.ID, line))
 }
 
-func (p *progressView) done(j jobs.Job) {
+func (p *View) Done(j jobs.Job) {
 	r := j.Result
 	steps := fmt.Sprintf("%d steps", r.Steps)
 	if r.StepsRun > 0 && r.StepsRun < r.Steps {
 		steps = fmt.Sprintf("%d of %d steps run", r.StepsRun, r.Steps) // a pass from an image runs its share
 	}
-	p.stage.SetText(fmt.Sprintf("Job %d: done — %d×%d, %s, seed %d", j.ID, r.Width, r.Height, steps, r.Seed))
-	p.rate.SetText(fmt.Sprintf("%s in all", roundDuration(r.StageTimes[pipeline.StageDone])))
-	p.bar.set(1, "", false)
+	p.Stage.SetText(fmt.Sprintf("Job %d: done — %d×%d, %s, seed %d", j.ID, r.Width, r.Height, steps, r.Seed))
+	p.Rate.SetText(fmt.Sprintf("%s in all", roundDuration(r.StageTimes[pipeline.StageDone])))
+	p.bar.Set(1, "", false)
 }
 
-func (p *progressView) failed(j jobs.Job) {
-	p.stage.SetText(fmt.Sprintf("Job %d failed.", j.ID))
-	p.rate.SetText("")
-	p.bar.set(0, "", false)
+func (p *View) Failed(j jobs.Job) {
+	p.Stage.SetText(fmt.Sprintf("Job %d failed.", j.ID))
+	p.Rate.SetText("")
+	p.bar.Set(0, "", false)
 }
 
-func (p *progressView) cancelled(j jobs.Job) {
-	p.stage.SetText(fmt.Sprintf("Job %d cancelled.", j.ID))
-	p.rate.SetText("")
-	p.bar.set(0, "", false)
+func (p *View) Cancelled(j jobs.Job) {
+	p.Stage.SetText(fmt.Sprintf("Job %d cancelled.", j.ID))
+	p.Rate.SetText("")
+	p.bar.Set(0, "", false)
 }
 
 // roundDuration prints a duration the way people say it: "41 s", "3 min 20 s".

@@ -1,4 +1,4 @@
-package ui
+package remote
 
 import (
 	"fmt"
@@ -11,25 +11,26 @@ import (
 	macs "easel/app/studio"
 )
 
-// studioMacsPanel is the Studio panel: the Macs of a studio (name, chip, model, state, the job and
+// MacsPanel is the Studio panel: the Macs of a studio (name, chip, model, state, the job and
 // step, images done), how many images wait, and one line when a Mac leaves mid-job.
-type studioMacsPanel struct {
+type MacsPanel struct {
 	rows    *fyne.Container
 	summary *widget.Label
 	left    *widget.Label
 	prev    []macs.WorkerStatus
-	box     *fyne.Container
+	Box     *fyne.Container
 }
 
-func newStudioMacsPanel() *studioMacsPanel {
-	p := &studioMacsPanel{rows: container.NewVBox(), summary: widget.NewLabel("No studio yet"), left: widget.NewLabel("")}
+// NewMacsPanel is the panel before any status came.
+func NewMacsPanel() *MacsPanel {
+	p := &MacsPanel{rows: container.NewVBox(), summary: widget.NewLabel("No studio yet"), left: widget.NewLabel("")}
 	p.left.Wrapping = fyne.TextWrapWord
-	p.box = container.NewVBox(widget.NewLabelWithStyle("Macs", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), p.rows, p.summary, p.left)
+	p.Box = container.NewVBox(widget.NewLabelWithStyle("Macs", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), p.rows, p.summary, p.left)
 	return p
 }
 
-// show puts a status on the panel; a Mac that was rendering and is gone is said in one line.
-func (p *studioMacsPanel) show(st *macs.Status) {
+// Show puts a status on the panel; a Mac that was rendering and is gone is said in one line.
+func (p *MacsPanel) Show(st *macs.Status) {
 	p.rows.RemoveAll()
 	for _, w := range st.Workers {
 		p.rows.Add(widget.NewLabel(macLine(w)))
@@ -73,3 +74,20 @@ func leftMidJob(prev, cur []macs.WorkerStatus) []string {
 	}
 	return out
 }
+
+// Summary is the panel's count line ("3 Macs, 2 images waiting").
+func (p *MacsPanel) Summary() string { return p.summary.Text }
+
+// Rows are the Macs' lines, one per Mac.
+func (p *MacsPanel) Rows() []string {
+	var out []string
+	for _, o := range p.rows.Objects {
+		if l, ok := o.(*widget.Label); ok {
+			out = append(out, l.Text)
+		}
+	}
+	return out
+}
+
+// Left is the line about Macs that left mid-job ("" when none did).
+func (p *MacsPanel) Left() string { return p.left.Text }

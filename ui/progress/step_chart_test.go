@@ -1,4 +1,4 @@
-package ui
+package progress
 
 import (
 	"testing"
@@ -12,8 +12,8 @@ import (
 // Step times come from the gaps between step events; the caption names the slowest step.
 func TestStepTimesFromEvents(t *testing.T) {
 	test.NewTempApp(t)
-	p := newTimingPanel()
-	p.startRun()
+	p := NewTimingPanel(170)
+	p.StartRun()
 	for _, ev := range []pipeline.Event{
 		{Stage: pipeline.StagePrefill, Elapsed: 5 * time.Second},
 		{Stage: pipeline.StageDenoising, Step: 0, Elapsed: 6 * time.Second},
@@ -21,13 +21,13 @@ func TestStepTimesFromEvents(t *testing.T) {
 		{Stage: pipeline.StageDenoising, Step: 2, Elapsed: 11 * time.Second},
 		{Stage: pipeline.StageDenoising, Step: 3, Elapsed: 13500 * time.Millisecond},
 	} {
-		p.observe(ev)
+		p.Observe(ev)
 	}
-	if got, want := p.stepText.Text, "Per step: 2.0–3.0 s (slowest: step 2; last 2.5 s)"; got != want {
+	if got, want := p.StepText.Text, "Per step: 2.0–3.0 s (slowest: step 2; last 2.5 s)"; got != want {
 		t.Errorf("caption %q, want %q", got, want)
 	}
-	p.startRun()
-	if len(p.stepTimes) != 0 || p.stepText.Text != "Per-step time appears here during a run." {
-		t.Errorf("a new run keeps %v / %q", p.stepTimes, p.stepText.Text)
+	p.StartRun()
+	if len(p.stepTimes) != 0 || p.StepText.Text != "Per-step time appears here during a run." {
+		t.Errorf("a new run keeps %v / %q", p.stepTimes, p.StepText.Text)
 	}
 }

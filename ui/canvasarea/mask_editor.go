@@ -1,4 +1,4 @@
-package ui
+package canvasarea
 
 import (
 	"image"
@@ -10,17 +10,18 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app/maskpaint"
+	"easel/ui/model"
 )
 
 // maskOverlay is the colour painted pixels show in over the start image: a translucent red, as
 // inpainting tools draw it, at this opacity for a fully marked pixel.
 var maskOverlay = color.NRGBA{R: 255, G: 40, B: 80, A: 140}
 
-// maskEditor lies over the start image on the canvas: dragging paints (or erases) the mask with a
+// MaskEditor lies over the start image on the canvas: dragging paints (or erases) the mask with a
 // round brush, a click dabs once. The mask is held at the start image's own pixel size and drawn
 // as a translucent overlay fitted exactly as the image under it (both are fitted to the same box
 // with the same aspect).
-type maskEditor struct {
+type MaskEditor struct {
 	widget.BaseWidget
 	mask    *maskpaint.Mask
 	overlay *image.NRGBA
@@ -34,17 +35,27 @@ type maskEditor struct {
 	changed func()
 	// ring outlines the brush under the pointer (hidden when the pointer is elsewhere).
 	ring *canvas.Circle
+	rend *maskEditorRenderer
 	// ext is the canvas extension (left, top, right, bottom pixels) shown around the image: the
 	// overlay covers the extended canvas, the mask sits at (left, top) in it, and the new area is
 	// tinted as what will be generated.
 	ext [4]int
+	// frame outlines the generation frame — the part of the extended canvas the run makes into
+	// its output (canvas pixels) — and frameLabel names it ("Output 832×512 · crops…").
+	frame      image.Rectangle
+	frameBox   *canvas.Rectangle
+	frameLabel *canvas.Text
+	frameBack  *canvas.Rectangle
 }
+
+// frameColour is the generation frame's outline and its label's background.
+var frameColour = color.NRGBA{R: 255, G: 200, B: 40, A: 255}
 
 // extensionOverlay tints the extended canvas's new area (it is generated, not painted).
 var extensionOverlay = color.NRGBA{R: 80, G: 160, B: 255, A: 90}
 
-func newMaskEditor(changed func()) *maskEditor {
-	e := &maskEditor{Radius: 32, changed: changed}
+func NewMaskEditor(changed func()) *MaskEditor {
+	e := &MaskEditor{Radius: 32, changed: changed}
 	e.img = canvas.NewImageFromImage(nil)
 	e.img.FillMode = canvas.ImageFillContain
 	e.img.ScaleMode = canvas.ImageScaleFastest
@@ -52,24 +63,71 @@ func newMaskEditor(changed func()) *maskEditor {
 	e.ring.StrokeColor = color.NRGBA{R: 255, G: 255, B: 255, A: 200}
 	e.ring.StrokeWidth = 1.5
 	e.ring.Hide()
+	e.frameBox = canvas.NewRectangle(color.Transparent)
+	e.frameBox.StrokeColor = frameColour
+	e.frameBox.StrokeWidth = 2
+	e.frameLabel = canvas.NewText("", color.Black)
+	e.frameLabel.TextSize = 12
+	e.frameBack = canvas.NewRectangle(frameColour)
 	e.ExtendBaseWidget(e)
 	return e
 }
 
-func (e *maskEditor) CreateRenderer() fyne.WidgetRenderer {
-	return &maskEditorRenderer{e: e, objects: []fyne.CanvasObject{e.img, e.ring}}
+// SetFrame outlines the generation frame r (extended-canvas pixels) with its label; an empty r
+// hides it.
+func (e *MaskEditor) SetFrame(r image.Rectangle, label string) {
+	e.frame = r
+	e.frameLabel.Text = label
+	hidden := r.Empty()
+	e.frameBox.Hidden, e.frameLabel.Hidden, e.frameBack.Hidden = hidden, hidden, hidden
+	if r := e.renderer(); r != nil {
+		r.placeFrame(e.Size())
+	}
+	e.frameBox.Refresh()
+	e.frameLabel.Refresh()
+	e.frameBack.Refresh()
 }
+
+func (e *MaskEditor) CreateRenderer() fyne.WidgetRenderer {
+	r := &maskEditorRenderer{e: e, objects: []fyne.CanvasObject{e.img, e.frameBox, e.frameBack, e.frameLabel, e.ring}}
+	e.rend = r
+	return r
+}
+
+// renderer is the editor's renderer once made (nil before the first draw).
+func (e *MaskEditor) renderer() *maskEditorRenderer { return e.rend }
 
 // maskEditorRenderer stretches the overlay over the widget and leaves the brush ring where the
 // pointer put it.
 type maskEditorRenderer struct {
-	e       *maskEditor
+	e       *MaskEditor
 	objects []fyne.CanvasObject
 }
 
 func (r *maskEditorRenderer) Layout(size fyne.Size) {
 	r.e.img.Resize(size)
 	r.e.img.Move(fyne.NewPos(0, 0))
+	r.placeFrame(size)
+}
+
+// placeFrame puts the generation frame's outline over its part of the fitted canvas, its label
+// at its top left corner (inside, so it never leaves the canvas).
+func (r *maskEditorRenderer) placeFrame(size fyne.Size) {
+	e := r.e
+	scale := e.scale()
+	if scale <= 0 || e.frame.Empty() {
+		return
+	}
+	w, h := e.canvasSize()
+	ox, oy := (size.Width-float32(w)*scale)/2, (size.Height-float32(h)*scale)/2
+	at := fyne.NewPos(ox+float32(e.frame.Min.X)*scale, oy+float32(e.frame.Min.Y)*scale)
+	e.frameBox.Move(at)
+	e.frameBox.Resize(fyne.NewSize(float32(e.frame.Dx())*scale, float32(e.frame.Dy())*scale))
+	ts := e.frameLabel.MinSize()
+	pad := float32(3)
+	e.frameBack.Move(at)
+	e.frameBack.Resize(fyne.NewSize(min(ts.Width+2*pad, float32(e.frame.Dx())*scale), ts.Height+2*pad))
+	e.frameLabel.Move(at.AddXY(pad, pad))
 }
 func (r *maskEditorRenderer) MinSize() fyne.Size           { return fyne.NewSize(0, 0) }
 func (r *maskEditorRenderer) Refresh()                     { r.e.img.Refresh(); r.e.ring.Refresh() }
@@ -77,13 +135,13 @@ func (r *maskEditorRenderer) Objects() []fyne.CanvasObject { return r.objects }
 func (r *maskEditorRenderer) Destroy()                     {}
 
 // canvasSize is the size of what is shown: the mask with the extension around it.
-func (e *maskEditor) canvasSize() (int, int) {
+func (e *MaskEditor) canvasSize() (int, int) {
 	w, h := e.mask.Size()
-	return w + e.ext[sideLeft] + e.ext[sideRight], h + e.ext[sideTop] + e.ext[sideBottom]
+	return w + e.ext[model.SideLeft] + e.ext[model.SideRight], h + e.ext[model.SideTop] + e.ext[model.SideBottom]
 }
 
 // scale is how many widget units one pixel takes on screen (0 without a mask).
-func (e *maskEditor) scale() float32 {
+func (e *MaskEditor) scale() float32 {
 	if e.mask == nil {
 		return 0
 	}
@@ -93,7 +151,7 @@ func (e *maskEditor) scale() float32 {
 }
 
 // showRing outlines the brush, at its size on screen, around p.
-func (e *maskEditor) showRing(p fyne.Position) {
+func (e *MaskEditor) showRing(p fyne.Position) {
 	r := float32(e.Radius) * e.scale()
 	if e.mask == nil || r <= 0 {
 		e.ring.Hide()
@@ -106,12 +164,12 @@ func (e *maskEditor) showRing(p fyne.Position) {
 }
 
 // MouseIn, MouseMoved and MouseOut keep the brush ring under the pointer.
-func (e *maskEditor) MouseIn(ev *desktop.MouseEvent)    { e.showRing(ev.Position) }
-func (e *maskEditor) MouseMoved(ev *desktop.MouseEvent) { e.showRing(ev.Position) }
-func (e *maskEditor) MouseOut()                         { e.ring.Hide(); e.ring.Refresh() }
+func (e *MaskEditor) MouseIn(ev *desktop.MouseEvent)    { e.showRing(ev.Position) }
+func (e *MaskEditor) MouseMoved(ev *desktop.MouseEvent) { e.showRing(ev.Position) }
+func (e *MaskEditor) MouseOut()                         { e.ring.Hide(); e.ring.Refresh() }
 
 // setMask shows m (nil: no mask, nothing to paint on) on a canvas extended by ext.
-func (e *maskEditor) setMask(m *maskpaint.Mask, ext [4]int) {
+func (e *MaskEditor) setMask(m *maskpaint.Mask, ext [4]int) {
 	e.mask, e.dragging, e.ext = m, false, ext
 	if m == nil {
 		e.overlay = nil
@@ -121,7 +179,7 @@ func (e *maskEditor) setMask(m *maskpaint.Mask, ext [4]int) {
 	}
 	cw, ch := e.canvasSize()
 	e.overlay = image.NewNRGBA(image.Rect(0, 0, cw, ch))
-	inner := m.Image().Rect.Add(image.Pt(ext[sideLeft], ext[sideTop]))
+	inner := m.Image().Rect.Add(image.Pt(ext[model.SideLeft], ext[model.SideTop]))
 	for y := range ch {
 		for x := range cw {
 			if !image.Pt(x, y).In(inner) {
@@ -133,13 +191,13 @@ func (e *maskEditor) setMask(m *maskpaint.Mask, ext [4]int) {
 }
 
 // redraw recolours the overlay over the mask's rectangle r (mask pixels) and shows it.
-func (e *maskEditor) redraw(r image.Rectangle) {
+func (e *MaskEditor) redraw(r image.Rectangle) {
 	if e.mask == nil {
 		return
 	}
 	g := e.mask.Image()
 	r = r.Intersect(g.Rect)
-	l, t := e.ext[sideLeft], e.ext[sideTop]
+	l, t := e.ext[model.SideLeft], e.ext[model.SideTop]
 	for y := r.Min.Y; y < r.Max.Y; y++ {
 		src := g.Pix[g.PixOffset(r.Min.X, y):]
 		dst := e.overlay.Pix[e.overlay.PixOffset(r.Min.X+l, y+t):]
@@ -159,7 +217,7 @@ func (e *maskEditor) redraw(r image.Rectangle) {
 
 // toMask turns a position in the widget into mask pixels: the overlay (and the image under it)
 // is the extended canvas scaled to fit the widget, centred, with the mask at (left, top) in it.
-func (e *maskEditor) toMask(p fyne.Position) maskpaint.Point {
+func (e *MaskEditor) toMask(p fyne.Position) maskpaint.Point {
 	w, h := e.canvasSize()
 	sz := e.Size()
 	scale := e.scale()
@@ -167,12 +225,12 @@ func (e *maskEditor) toMask(p fyne.Position) maskpaint.Point {
 		return maskpaint.Point{X: -1e9, Y: -1e9}
 	}
 	ox, oy := (sz.Width-float32(w)*scale)/2, (sz.Height-float32(h)*scale)/2
-	return maskpaint.Point{X: float64((p.X-ox)/scale) - float64(e.ext[sideLeft]), Y: float64((p.Y-oy)/scale) - float64(e.ext[sideTop])}
+	return maskpaint.Point{X: float64((p.X-ox)/scale) - float64(e.ext[model.SideLeft]), Y: float64((p.Y-oy)/scale) - float64(e.ext[model.SideTop])}
 }
 
 // Dragged paints from where the pointer was to where it is (Fyne gives the current position
 // and the move since the last event).
-func (e *maskEditor) Dragged(ev *fyne.DragEvent) {
+func (e *MaskEditor) Dragged(ev *fyne.DragEvent) {
 	if e.mask == nil {
 		return
 	}
@@ -187,7 +245,7 @@ func (e *maskEditor) Dragged(ev *fyne.DragEvent) {
 }
 
 // DragEnd finishes the stroke: it is one undo step.
-func (e *maskEditor) DragEnd() {
+func (e *MaskEditor) DragEnd() {
 	if e.mask == nil || !e.dragging {
 		return
 	}
@@ -199,7 +257,7 @@ func (e *maskEditor) DragEnd() {
 }
 
 // Tapped dabs the brush once where clicked.
-func (e *maskEditor) Tapped(ev *fyne.PointEvent) {
+func (e *MaskEditor) Tapped(ev *fyne.PointEvent) {
 	if e.mask == nil {
 		return
 	}
@@ -210,9 +268,18 @@ func (e *maskEditor) Tapped(ev *fyne.PointEvent) {
 	}
 }
 
-// refreshAll redraws the whole overlay (after invert, clear, undo or a restored mask).
-func (e *maskEditor) refreshAll() {
+// RefreshAll redraws the whole overlay (after invert, clear, undo or a restored mask).
+func (e *MaskEditor) RefreshAll() {
 	if e.mask != nil {
 		e.redraw(e.mask.Image().Rect)
 	}
 }
+
+// Mask is the mask being painted (nil when none is shown).
+func (e *MaskEditor) Mask() *maskpaint.Mask { return e.mask }
+
+// Ext is the extension shown around the image (left, top, right, bottom pixels).
+func (e *MaskEditor) Ext() [4]int { return e.ext }
+
+// OverlayShown reports whether the painted mask is drawn over the start image.
+func (e *MaskEditor) OverlayShown() bool { return e.img.Visible() }

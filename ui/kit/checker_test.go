@@ -1,4 +1,4 @@
-package ui
+package kit
 
 import (
 	"image"
@@ -13,7 +13,7 @@ func TestOverCheckerComposites(t *testing.T) {
 	img.SetNRGBA(0, 0, color.NRGBA{10, 20, 30, 255})
 	img.SetNRGBA(1, 0, color.NRGBA{255, 0, 0, 0})
 	img.SetNRGBA(2, 0, color.NRGBA{0, 0, 0, 128})
-	out := overChecker(img, 2)
+	out := OverChecker(img, 2)
 	cases := []struct {
 		x    int
 		want color.NRGBA
@@ -29,14 +29,14 @@ func TestOverCheckerComposites(t *testing.T) {
 	}
 }
 
-// BenchmarkFrameFinal2K composites a 2048² result over the checkerboard (done off the UI
+// BenchmarkOverChecker2K composites a 2048² result over the checkerboard (done off the UI
 // goroutine).
-func BenchmarkFrameFinal2K(b *testing.B) {
+func BenchmarkOverChecker2K(b *testing.B) {
 	img := image.NewNRGBA(image.Rect(0, 0, 2048, 2048))
 	for i := range img.Pix {
 		img.Pix[i] = uint8(i)
 	}
 	for b.Loop() {
-		frameFinal(img)
+		OverChecker(img, 16) // what the canvas does with a final image
 	}
 }

@@ -1,4 +1,4 @@
-package ui
+package progress
 
 import (
 	"image/color"
@@ -9,31 +9,35 @@ import (
 	"fyne.io/fyne/v2/widget"
 )
 
-// meter is a horizontal bar with its value written on it: a grey track, a filled share, and a
+// Meter is a horizontal bar with its value written on it: a grey track, a filled share, and a
 // text. Unlike widget.ProgressBar, an empty meter looks empty in the dark theme.
-type meter struct {
+type Meter struct {
 	widget.BaseWidget
 	value float64 // 0…1
 	text  string
 	warn  bool // drawn in the error colour (over budget)
 }
 
-// meterMinWidth keeps a panel of meters from widening the window with long texts.
-const meterMinWidth = 110
+// MeterMinWidth keeps a panel of meters from widening the window with long texts.
+const MeterMinWidth = 110
 
-func newMeter() *meter {
-	m := &meter{}
+// NewMeter is an empty meter.
+func NewMeter() *Meter {
+	m := &Meter{}
 	m.ExtendBaseWidget(m)
 	return m
 }
 
-// set updates the share and the text.
-func (m *meter) set(value float64, text string, warn bool) {
+// Text is what the meter says.
+func (m *Meter) Text() string { return m.text }
+
+// Set updates the share and the text.
+func (m *Meter) Set(value float64, text string, warn bool) {
 	m.value, m.text, m.warn = min(max(value, 0), 1), text, warn
 	m.Refresh()
 }
 
-func (m *meter) CreateRenderer() fyne.WidgetRenderer {
+func (m *Meter) CreateRenderer() fyne.WidgetRenderer {
 	r := &meterRenderer{m: m, track: canvas.NewRectangle(color.Transparent), fill: canvas.NewRectangle(color.Transparent),
 		label: canvas.NewText("", color.White)}
 	r.track.CornerRadius = 3
@@ -44,7 +48,7 @@ func (m *meter) CreateRenderer() fyne.WidgetRenderer {
 }
 
 type meterRenderer struct {
-	m     *meter
+	m     *Meter
 	track *canvas.Rectangle
 	fill  *canvas.Rectangle
 	label *canvas.Text
@@ -59,15 +63,15 @@ func (r *meterRenderer) Layout(size fyne.Size) {
 	}
 	r.fill.Resize(fyne.NewSize(w, size.Height))
 	r.fill.Move(fyne.NewPos(0, 0))
-	r.label.Text = fitText(r.m.text, r.label.TextSize, size.Width-2*theme.Padding())
+	r.label.Text = FitText(r.m.text, r.label.TextSize, size.Width-2*theme.Padding())
 	ts := r.label.MinSize()
 	r.label.Move(fyne.NewPos(theme.Padding(), (size.Height-ts.Height)/2))
 	r.label.Resize(ts)
 }
 
-// fitText shortens text with an ellipsis until it fits width at size points (a bar's caption
+// FitText shortens text with an ellipsis until it fits width at size points (a bar's caption
 // never draws past the bar).
-func fitText(text string, size, width float32) string {
+func FitText(text string, size, width float32) string {
 	if fyne.MeasureText(text, size, fyne.TextStyle{}).Width <= width {
 		return text
 	}
@@ -83,7 +87,7 @@ func fitText(text string, size, width float32) string {
 
 func (r *meterRenderer) MinSize() fyne.Size {
 	ts := r.label.MinSize()
-	return fyne.NewSize(meterMinWidth, ts.Height+theme.Padding())
+	return fyne.NewSize(MeterMinWidth, ts.Height+theme.Padding())
 }
 
 func (r *meterRenderer) Refresh() {

@@ -1,4 +1,4 @@
-package ui
+package progress
 
 import (
 	"testing"
@@ -14,8 +14,8 @@ import (
 // the last step (what that step added), from events as the pipeline sends them (cumulative).
 func TestAchievedTFLOPsFromEvents(t *testing.T) {
 	test.NewTempApp(t)
-	p := newTimingPanel()
-	p.startRun()
+	p := NewTimingPanel(170)
+	p.StartRun()
 	timings := func(gemmS, gemmTF, attnS, attnTF, normS float64) [ml.NumClasses]ml.ClassTime {
 		var t [ml.NumClasses]ml.ClassTime
 		t[ml.ClassGemm] = ml.ClassTime{Time: time.Duration(gemmS * float64(time.Second)), Flops: gemmTF * 1e12}
@@ -33,7 +33,7 @@ func TestAchievedTFLOPsFromEvents(t *testing.T) {
 		{Stage: pipeline.StageDenoising, Step: 2, Elapsed: 16 * time.Second, Timings: timings(10, 2.7, 3, 0.74, 1)},
 	} {
 		p.show(ev.Timings)
-		p.observe(ev)
+		p.Observe(ev)
 		if ev.Step == 1 {
 			if got, want := p.total.Text, "10.0 s in kernels so far · 0.22 TFLOP/s achieved (last step 0.04 TFLOP/s)."; got != want {
 				t.Errorf("after step 1: %q, want %q", got, want)
@@ -44,14 +44,14 @@ func TestAchievedTFLOPsFromEvents(t *testing.T) {
 	if got, want := p.total.Text, "14.0 s in kernels so far · 0.25 TFLOP/s achieved (last step 0.3 TFLOP/s)."; got != want {
 		t.Errorf("total %q, want %q", got, want)
 	}
-	if got, want := p.texts[ml.ClassGemm], "10.0 s · 71 % · 0.27 TFLOP/s"; got != want {
+	if got, want := p.Texts[ml.ClassGemm], "10.0 s · 71 % · 0.27 TFLOP/s"; got != want {
 		t.Errorf("gemm %q, want %q", got, want)
 	}
-	if got, want := p.texts[ml.ClassNorm], "1.0 s · 7 %"; got != want {
+	if got, want := p.Texts[ml.ClassNorm], "1.0 s · 7 %"; got != want {
 		t.Errorf("norm (no flops counted) %q, want %q", got, want)
 	}
 	// A backend that counts no flops shows times only.
-	p.startRun()
+	p.StartRun()
 	p.show(timings(2, 0, 1, 0, 1))
 	if got, want := p.total.Text, "4.0 s in kernels so far."; got != want {
 		t.Errorf("without flops %q, want %q", got, want)
@@ -109,40 +109,40 @@ func TestClassTitleFollowsWhereTheDenoiserRan(t *testing.T) {
 // With the denoiser on the CPU the bars stay the backend's.
 func TestGPUTimePerClassShowsItsSource(t *testing.T) {
 	test.NewTempApp(t)
-	p := newTimingPanel()
-	p.startRun()
+	p := NewTimingPanel(170)
+	p.StartRun()
 	var cpuT [ml.NumClasses]ml.ClassTime
 	cpuT[ml.ClassNorm].Time = 500 * time.Millisecond
 	var gpu ml.GPUClasses
 	gpu.Add([ml.NumClasses]time.Duration{ml.ClassGemm: 3 * time.Second, ml.ClassAttn: time.Second}, ml.TimeSampled)
 	var dev [len(pipeline.Event{}.StageDeviceTimes)]time.Duration
 	ev := pipeline.Event{Stage: pipeline.StagePrefill, DeviceTime: 4 * time.Second, StageDeviceTimes: dev, Timings: cpuT, GPUClasses: gpu}
-	p.showRun(ev.Timings, ev.GPUClasses, denoiserTitle(ev) == gpuTitle)
-	p.observe(ev)
+	p.ShowRun(ev.Timings, ev.GPUClasses, DenoiserTitle(ev) == GPUTitle)
+	p.Observe(ev)
 	if got, want := p.title.Text, "GPU time by kernel class (sampled)"; got != want {
 		t.Errorf("title %q, want %q", got, want)
 	}
-	if got, want := p.texts[ml.ClassGemm], "3.0 s · 75 %"; got != want {
+	if got, want := p.Texts[ml.ClassGemm], "3.0 s · 75 %"; got != want {
 		t.Errorf("gemm %q, want %q (the GPU's)", got, want)
 	}
-	if got, want := p.texts[ml.ClassNorm], "0.0 s · 0 %"; got != want {
+	if got, want := p.Texts[ml.ClassNorm], "0.0 s · 0 %"; got != want {
 		t.Errorf("norm %q, want %q (the CPU's time is not mixed into the GPU's)", got, want)
 	}
 
 	var est ml.GPUClasses
 	est.Add([ml.NumClasses]time.Duration{ml.ClassGemm: time.Second}, ml.TimeEstimated)
 	dev[pipeline.StageDenoising] = time.Second
-	p.startRun()
-	p.showResult(&pipeline.Result{Timings: cpuT, GPUClasses: est, StageDeviceTimes: dev})
+	p.StartRun()
+	p.ShowResult(&pipeline.Result{Timings: cpuT, GPUClasses: est, StageDeviceTimes: dev})
 	if got, want := p.title.Text, "GPU time by kernel class (estimated split)"; got != want {
 		t.Errorf("finished job's title %q, want %q", got, want)
 	}
 
-	p.startRun()
+	p.StartRun()
 	cpuEv := pipeline.Event{Stage: pipeline.StageDecoding, Timings: cpuT}
-	p.showRun(cpuEv.Timings, cpuEv.GPUClasses, denoiserTitle(cpuEv) == gpuTitle)
-	p.observe(cpuEv)
-	if got, want := p.title.Text, "CPU time by kernel class"; got != want || p.texts[ml.ClassNorm] != "0.5 s · 100 %" {
-		t.Errorf("CPU run: title %q, norm %q", got, p.texts[ml.ClassNorm])
+	p.ShowRun(cpuEv.Timings, cpuEv.GPUClasses, DenoiserTitle(cpuEv) == GPUTitle)
+	p.Observe(cpuEv)
+	if got, want := p.title.Text, "CPU time by kernel class"; got != want || p.Texts[ml.ClassNorm] != "0.5 s · 100 %" {
+		t.Errorf("CPU run: title %q, norm %q", got, p.Texts[ml.ClassNorm])
 	}
 }

@@ -1,4 +1,4 @@
-package ui
+package progress
 
 import (
 	"fmt"
@@ -11,25 +11,27 @@ import (
 
 	"easel/engine/ml"
 	"easel/engine/pipeline"
+
+	"easel/ui/kit"
 )
 
-// timingPanel shows where the compute time goes, per kernel class (gemm, attn, norm, rope, act,
+// TimingPanel shows where the compute time goes, per kernel class (gemm, attn, norm, rope, act,
 // conv, copy), from the run's events, and the compute rate achieved (the floating-point
 // operations the backend counted, over the kernel time), per class, per step and for the run.
-type timingPanel struct {
+type TimingPanel struct {
 	title *widget.Label
 	// names label each class's row: the class, with the Metal kernel variant the denoiser ran
 	// for it when it was tuned ("gemm: swizzle").
-	names [ml.NumClasses]*widget.Label
-	bars  [ml.NumClasses]*meter
-	texts [ml.NumClasses]string
+	Names [ml.NumClasses]*widget.Label
+	bars  [ml.NumClasses]*Meter
+	Texts [ml.NumClasses]string
 	total *widget.Label
 	// device is the run's Metal GPU time per stage ("" while nothing ran on a device).
 	device *widget.Label
 	// steps and stepText chart each denoising step's wall time; stepTimes and lastElapsed
 	// collect them from the running job's events.
-	steps       *stepChart
-	stepText    *widget.Label
+	steps       *StepChart
+	StepText    *widget.Label
 	stepTimes   []time.Duration
 	lastElapsed time.Duration
 	// kernels and flops are the run's totals so far; prevKernels and prevFlops those at the
@@ -40,68 +42,70 @@ type timingPanel struct {
 	stepRate             string
 	// sharp is the sharp preview's own class: its real VAE decodes run on a backend of their
 	// own, beside the denoiser, so they are not in the kernel classes above.
-	sharp     *meter
-	sharpText string
-	box       fyne.CanvasObject
-	// strip is the compact stacked bar under the canvas that shows the same shares (nil: none).
-	strip *liveStrip
+	sharp     *Meter
+	SharpText string
+	Box       fyne.CanvasObject
+	// OnTimes is told the shares as they change (the compact stacked bar under the canvas shows
+	// them too; nil: none).
+	OnTimes func([ml.NumClasses]ml.ClassTime)
 }
 
-func newTimingPanel() *timingPanel {
+// NewTimingPanel makes the panel, its class names in a column labelWidth wide.
+func NewTimingPanel(labelWidth float32) *TimingPanel {
 	title := "CPU time by kernel class"
 	if hasMetal {
 		title = "Time by kernel class" // the device or the CPU: the run says which
 	}
-	p := &timingPanel{title: heading(title), total: widget.NewLabel("No run yet."), device: widget.NewLabel("")}
+	p := &TimingPanel{title: kit.Heading(title), total: widget.NewLabel("No run yet."), device: widget.NewLabel("")}
 	p.total.Wrapping = fyne.TextWrapWord
 	p.device.Wrapping = fyne.TextWrapWord
 	rows := []fyne.CanvasObject{p.title}
 	for c := range ml.NumClasses {
-		p.bars[c] = newMeter()
-		p.texts[c] = "—"
-		p.bars[c].set(0, "—", false)
-		p.names[c] = widget.NewLabel(ml.Class(c).String())
-		p.names[c].Truncation = fyne.TextTruncateEllipsis
-		rows = append(rows, labelledRow(p.names[c], memoryLabelWidth, p.bars[c]))
+		p.bars[c] = NewMeter()
+		p.Texts[c] = "—"
+		p.bars[c].Set(0, "—", false)
+		p.Names[c] = widget.NewLabel(ml.Class(c).String())
+		p.Names[c].Truncation = fyne.TextTruncateEllipsis
+		rows = append(rows, kit.LabelledRow(p.Names[c], labelWidth, p.bars[c]))
 	}
-	p.sharp = newMeter()
-	p.sharpText = "off"
-	p.sharp.set(0, p.sharpText, false)
-	rows = append(rows, labelledRow(widget.NewLabel("sharp preview"), memoryLabelWidth, p.sharp))
-	p.steps = newStepChart()
-	p.stepText = widget.NewLabel(p.steps.Summary())
-	p.stepText.Wrapping = fyne.TextWrapWord
-	rows = append(rows, p.total, p.device, p.steps, p.stepText)
-	p.box = container.NewVBox(rows...)
+	p.sharp = NewMeter()
+	p.SharpText = "off"
+	p.sharp.Set(0, p.SharpText, false)
+	rows = append(rows, kit.LabelledRow(widget.NewLabel("sharp preview"), labelWidth, p.sharp))
+	p.steps = NewStepChart()
+	p.StepText = widget.NewLabel(p.steps.Summary())
+	p.StepText.Wrapping = fyne.TextWrapWord
+	rows = append(rows, p.total, p.device, p.steps, p.StepText)
+	p.Box = container.NewVBox(rows...)
 	return p
 }
 
-// showVariants captions the class rows with the Metal kernel variant the denoiser ran for each
+// ShowVariants captions the class rows with the Metal kernel variant the denoiser ran for each
 // tuned class ("gemm: swizzle"); variant says it for a class name, "" for classes not tuned (their
 // rows show the class alone).
-func (p *timingPanel) showVariants(variant func(class string) string) {
+func (p *TimingPanel) ShowVariants(variant func(class string) string) {
 	for c := range ml.NumClasses {
 		name := ml.Class(c).String()
 		if v := variant(name); v != "" {
 			name += ": " + v
 		}
-		p.names[c].SetText(name)
+		p.Names[c].SetText(name)
 	}
 }
 
-// startRun clears the step chart for a new job.
-func (p *timingPanel) startRun() {
+// StartRun clears the step chart for a new job.
+func (p *TimingPanel) StartRun() {
 	p.stepTimes, p.lastElapsed = nil, 0
 	p.kernels, p.prevKernels, p.flops, p.prevFlops, p.stepRate = 0, 0, 0, 0, ""
-	p.steps.set(nil)
-	p.stepText.SetText(p.steps.Summary())
+	p.steps.Set(nil)
+	p.StepText.SetText(p.steps.Summary())
 	p.device.SetText("")
-	p.sharpText = "off"
-	p.sharp.set(0, p.sharpText, false)
+	p.SharpText = "off"
+	p.sharp.Set(0, p.SharpText, false)
 }
 
 // showDevice renders the run's GPU time per stage so far (the denoiser's and the VAE's on Metal).
-func (p *timingPanel) showDevice(stages [len(pipeline.Event{}.StageDeviceTimes)]time.Duration) {
+func (p *TimingPanel) showDevice(stages [len(pipeline.Event{}.StageDeviceTimes)]time.Duration) {
 	p.device.SetText(deviceStageText(stages))
 }
 
@@ -127,17 +131,17 @@ func deviceStageText(stages [len(pipeline.Event{}.StageDeviceTimes)]time.Duratio
 // boundaries), estimated split (each command buffer's time apportioned by a cost model), or
 // profiling.
 func classTitle(ev pipeline.Event) string {
-	t := denoiserTitle(ev)
-	if src := ev.GPUClasses.Source(); t == gpuTitle && src != "" {
+	t := DenoiserTitle(ev)
+	if src := ev.GPUClasses.Source(); t == GPUTitle && src != "" {
 		t += " (" + src + ")"
 	}
 	return t
 }
 
-const gpuTitle = "GPU time by kernel class"
+const GPUTitle = "GPU time by kernel class"
 
 // denoiserTitle is classTitle without the GPU's source.
-func denoiserTitle(ev pipeline.Event) string {
+func DenoiserTitle(ev pipeline.Event) string {
 	dev := ev.StageDeviceTimes
 	var finished time.Duration
 	for _, d := range dev {
@@ -147,7 +151,7 @@ func denoiserTitle(ev pipeline.Event) string {
 	switch {
 	case dev[pipeline.StagePrefill] > 0 || dev[pipeline.StageDenoising] > 0,
 		denoiserNow && ev.DeviceTime > finished:
-		return gpuTitle
+		return GPUTitle
 	case ev.Stage > pipeline.StagePrefill:
 		return "CPU time by kernel class"
 	}
@@ -156,7 +160,7 @@ func denoiserTitle(ev pipeline.Event) string {
 
 // showSharp renders the sharp preview's cost: its decodes, their time, how often it decodes,
 // and its share of the denoising time so far (the budget is pipeline.SharpBudget).
-func (p *timingPanel) showSharp(ev pipeline.Event) {
+func (p *TimingPanel) showSharp(ev pipeline.Event) {
 	s := ev.Sharp
 	if s == nil || ev.Step == 0 {
 		return
@@ -166,14 +170,14 @@ func (p *timingPanel) showSharp(ev pipeline.Event) {
 	if denoising > 0 {
 		share = s.Time.Seconds() / denoising.Seconds()
 	}
-	p.sharpText = fmt.Sprintf("%d decodes at 1/%d · %.1f s · every %d steps · %.1f %% of step time", s.Decodes, s.Downsample, s.Time.Seconds(), s.Every, share*100)
-	p.sharp.set(share, p.sharpText, share > pipeline.SharpBudget)
+	p.SharpText = fmt.Sprintf("%d decodes at 1/%d · %.1f s · every %d steps · %.1f %% of step time", s.Decodes, s.Downsample, s.Time.Seconds(), s.Every, share*100)
+	p.sharp.Set(share, p.SharpText, share > pipeline.SharpBudget)
 }
 
-// observe takes a running job's event: a finished step adds its wall time (the time since the
+// Observe takes a running job's event: a finished step adds its wall time (the time since the
 // previous step, or since denoising started) and its achieved rate (the flops and kernel time
 // added since the previous event). Call it after show with the same event.
-func (p *timingPanel) observe(ev pipeline.Event) {
+func (p *TimingPanel) Observe(ev pipeline.Event) {
 	defer func() { p.prevKernels, p.prevFlops = p.kernels, p.flops }()
 	p.showDevice(ev.StageDeviceTimes)
 	if t := classTitle(ev); t != "" && t != p.title.Text {
@@ -185,8 +189,8 @@ func (p *timingPanel) observe(ev pipeline.Event) {
 	p.showSharp(ev)
 	if ev.Step > len(p.stepTimes) && ev.Step > 0 {
 		p.stepTimes = append(p.stepTimes, ev.Elapsed-p.lastElapsed)
-		p.steps.set(p.stepTimes)
-		p.stepText.SetText(p.steps.Summary())
+		p.steps.Set(p.stepTimes)
+		p.StepText.SetText(p.steps.Summary())
 		if r := rateText(p.flops-p.prevFlops, p.kernels-p.prevKernels); r != "" {
 			p.stepRate = r
 			p.showTotal()
@@ -195,10 +199,10 @@ func (p *timingPanel) observe(ev pipeline.Event) {
 	p.lastElapsed = ev.Elapsed
 }
 
-// showRun renders a run's per-class times: the device networks' GPU time per class (measured in
+// ShowRun renders a run's per-class times: the device networks' GPU time per class (measured in
 // every mode, see classTitle) when the denoiser runs on the device and they have any, else the
 // backend's times.
-func (p *timingPanel) showRun(t [ml.NumClasses]ml.ClassTime, gpu ml.GPUClasses, denoiserOnDevice bool) {
+func (p *TimingPanel) ShowRun(t [ml.NumClasses]ml.ClassTime, gpu ml.GPUClasses, denoiserOnDevice bool) {
 	if denoiserOnDevice && gpu.Total() > 0 {
 		var g [ml.NumClasses]ml.ClassTime
 		for c, d := range gpu.Time {
@@ -214,19 +218,19 @@ func denoiserRanOnDevice(dev [len(pipeline.Event{}.StageDeviceTimes)]time.Durati
 	return dev[pipeline.StagePrefill] > 0 || dev[pipeline.StageDenoising] > 0
 }
 
-// showResult renders a finished run's per-class times and GPU time per stage.
-func (p *timingPanel) showResult(r *pipeline.Result) {
+// ShowResult renders a finished run's per-class times and GPU time per stage.
+func (p *TimingPanel) ShowResult(r *pipeline.Result) {
 	onDevice := denoiserRanOnDevice(r.StageDeviceTimes)
-	p.showRun(r.Timings, r.GPUClasses, onDevice)
+	p.ShowRun(r.Timings, r.GPUClasses, onDevice)
 	p.showDevice(r.StageDeviceTimes)
 	if onDevice && r.GPUClasses.Source() != "" {
-		p.title.SetText(gpuTitle + " (" + r.GPUClasses.Source() + ")")
+		p.title.SetText(GPUTitle + " (" + r.GPUClasses.Source() + ")")
 	}
 }
 
 // show renders a run's per-class times (seconds, share of the total, and the rate achieved when
 // the backend counted the class's flops) and the run's totals.
-func (p *timingPanel) show(t [ml.NumClasses]ml.ClassTime) {
+func (p *TimingPanel) show(t [ml.NumClasses]ml.ClassTime) {
 	var total time.Duration
 	var flops float64
 	for _, c := range t {
@@ -239,21 +243,21 @@ func (p *timingPanel) show(t [ml.NumClasses]ml.ClassTime) {
 		if total > 0 {
 			share = sec / total.Seconds()
 		}
-		p.texts[c] = fmt.Sprintf("%.1f s · %d %%", sec, int(share*100+0.5))
+		p.Texts[c] = fmt.Sprintf("%.1f s · %d %%", sec, int(share*100+0.5))
 		if r := rateText(t[c].Flops, t[c].Time); r != "" {
-			p.texts[c] += " · " + r
+			p.Texts[c] += " · " + r
 		}
-		p.bars[c].set(share, p.texts[c], false)
+		p.bars[c].Set(share, p.Texts[c], false)
 	}
 	p.kernels, p.flops = total, flops
 	p.showTotal()
-	if p.strip != nil {
-		p.strip.showTimes(t)
+	if p.OnTimes != nil {
+		p.OnTimes(t)
 	}
 }
 
 // showTotal renders the run's kernel time and achieved rate, and the last step's.
-func (p *timingPanel) showTotal() {
+func (p *TimingPanel) showTotal() {
 	text := fmt.Sprintf("%.1f s in kernels so far", p.kernels.Seconds())
 	if r := rateText(p.flops, p.kernels); r != "" {
 		text += " · " + r + " achieved"

@@ -1,4 +1,4 @@
-package ui
+package progress
 
 import (
 	"fmt"
@@ -11,27 +11,28 @@ import (
 	"fyne.io/fyne/v2/widget"
 )
 
-// stepChart draws the wall time of every finished denoising step as a bar, so a run that slows
+// StepChart draws the wall time of every finished denoising step as a bar, so a run that slows
 // down as the machine heats up (or as other apps compete) shows it instead of hiding it in a mean.
-type stepChart struct {
+type StepChart struct {
 	widget.BaseWidget
 	times []time.Duration
 }
 
-func newStepChart() *stepChart {
-	c := &stepChart{}
+// NewStepChart is an empty chart.
+func NewStepChart() *StepChart {
+	c := &StepChart{}
 	c.ExtendBaseWidget(c)
 	return c
 }
 
-// set replaces the step times.
-func (c *stepChart) set(times []time.Duration) {
+// Set replaces the step times.
+func (c *StepChart) Set(times []time.Duration) {
 	c.times = append(c.times[:0], times...)
 	c.Refresh()
 }
 
 // Summary is the chart's caption: fastest, slowest and the last step.
-func (c *stepChart) Summary() string {
+func (c *StepChart) Summary() string {
 	if len(c.times) == 0 {
 		return "Per-step time appears here during a run."
 	}
@@ -45,14 +46,14 @@ func (c *stepChart) Summary() string {
 	return fmt.Sprintf("Per step: %.1f–%.1f s (slowest: step %d; last %.1f s)", lo.Seconds(), hi.Seconds(), slowest, c.times[len(c.times)-1].Seconds())
 }
 
-func (c *stepChart) CreateRenderer() fyne.WidgetRenderer {
+func (c *StepChart) CreateRenderer() fyne.WidgetRenderer {
 	r := &stepChartRenderer{c: c, bg: canvas.NewRectangle(color.Transparent)}
 	r.Refresh()
 	return r
 }
 
 type stepChartRenderer struct {
-	c    *stepChart
+	c    *StepChart
 	bg   *canvas.Rectangle
 	bars []*canvas.Rectangle
 }

@@ -1,4 +1,4 @@
-package ui
+package canvasarea
 
 import (
 	"image"
@@ -13,10 +13,10 @@ import (
 
 // editorOn is a mask editor of a w×h mask shown in a window of size (the test driver lays the
 // editor out over the whole window).
-func editorOn(t *testing.T, w, h int, size fyne.Size) (*maskEditor, fyne.Window) {
+func editorOn(t *testing.T, w, h int, size fyne.Size) (*MaskEditor, fyne.Window) {
 	t.Helper()
 	test.NewTempApp(t)
-	e := newMaskEditor(nil)
+	e := NewMaskEditor(nil)
 	e.setMask(maskpaint.New(w, h), [4]int{})
 	win := test.NewTempWindow(t, e)
 	win.SetPadded(false)
@@ -120,7 +120,7 @@ func TestMaskEditorBrushRing(t *testing.T) {
 // canvas, shown at twice its size in a 240×120 editor.
 func TestMaskEditorOnAnExtendedCanvas(t *testing.T) {
 	test.NewTempApp(t)
-	e := newMaskEditor(nil)
+	e := NewMaskEditor(nil)
 	e.setMask(maskpaint.New(100, 50), [4]int{20, 10, 0, 0})
 	win := test.NewTempWindow(t, e)
 	win.SetPadded(false)

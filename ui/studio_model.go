@@ -1,0 +1,18 @@
+package ui
+
+import (
+	"errors"
+
+	"easel/app/studiogen"
+)
+
+// studioModel is the model file in Settings and its fingerprint (the studio's jobs are matched
+// by it); without one it refuses, saying why the studio needs it.
+func (s *window) studioModel(why string) (model, fingerprint string, err error) {
+	model = s.deps.Settings.Model
+	if model == "" {
+		return "", "", errors.New("choose a model in Settings first: " + why)
+	}
+	fingerprint, err = studiogen.ModelFingerprint(model)
+	return model, fingerprint, err
+}

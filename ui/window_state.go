@@ -1,0 +1,149 @@
+package ui
+
+import (
+	"time"
+
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/widget"
+
+	"easel/app/compose"
+	"easel/app/imagefile"
+	"easel/app/jobs"
+	"easel/app/memplan"
+
+	"easel/ui/canvasarea"
+
+	"easel/ui/progress"
+
+	"easel/ui/remote"
+
+	"easel/ui/gallery"
+)
+
+// The window's state, grouped by concern: each group is one of the shell's parts (the regions'
+// panels, the controls, remote work, what is shown, the sheets, the dialogs, undo, closing, the
+// recipe's next submit).
+
+// regions are the panels the shell builds and lays out (mainwindow.go).
+type regions struct {
+	prompt     *promptPanel
+	help       *promptHelp // Expand, Describe, Check (prompt_help.go)
+	conditions *conditionsPanel
+	loras      *lorasPanel
+	options    *optionsPanel
+	work       *imageWorkPanel
+	explore    *explorePanel // the Explore section (explore.go)
+	canvas     *canvasarea.View
+	area       *canvasarea.Area // the centre: the canvas, the batch's sheet or Explore's grid
+	progress   *progress.View
+	strip      *liveStrip // memory and time under the canvas
+	memory     *memoryPanel
+	timing     *progress.TimingPanel
+	queueList  *queuePanel
+	history    *gallery.History
+	actions    *imageActions
+	sheet      *gallery.Sheet // the latest batch's contact sheet (batch.go)
+	sections   *widget.Accordion
+	column     *container.Scroll // the recipe column's scroll (the wheel scrolls it: wheel.go)
+}
+
+// controls are Generate and Cancel and the lines around them.
+type controls struct {
+	message     *widget.Label // the notice (notices.go), in noticeBox
+	noticeBox   *container.Scroll
+	blocked     *widget.Label // why Generate is off, while it is
+	generateBtn *widget.Button
+	cancelBtn   *widget.Button
+	network     *widget.Label // where jobs render and whether this machine is shared
+}
+
+// remoteWork is rendering on another machine or a studio, sharing this one, and lending it.
+type remoteWork struct {
+	// router sends jobs to this Mac's generator or another machine's server (Render on); share
+	// is the window's own server while "Share this Mac" is on.
+	router *remote.Router
+	share  *sharing
+	// studioShare is Studio…'s hub (studio_share.go); studioRender its Render on a studio
+	// (studio_render_on.go); studioLend its Lend this Mac (studio_lend.go): each made when first
+	// used.
+	studioShare  *studioShare
+	studioRender *studioRenderOn
+	studioLend   *studioLend
+	// renderHere offers to run a job here after the machine it rendered on went away.
+	renderHere *dialog.ConfirmDialog
+}
+
+// shown is what the canvas shows and what was last made.
+type shown struct {
+	// shownPath is the saved file on the canvas ("" while a preview or an unsaved image is
+	// shown); canvasJob is the job whose picture is on the canvas (0 for a file).
+	shownPath string
+	canvasJob jobs.ID
+	// sharpJob is the job whose sharp preview is on the canvas: its fast previews no longer
+	// replace it (only a newer sharp one or the final image do).
+	sharpJob jobs.ID
+	// editedPath is the latest saved result of a run from a start image.
+	editedPath string
+	lastSeed   uint64
+	haveSeed   bool
+	pasted     int // pasted images so far, for their names
+	// lastStepTime is the latest run's mean step time (the upscale offer's time estimate).
+	lastStepTime time.Duration
+	// lastFolder is where the last file was chosen from (file dialogs open there).
+	lastFolder string
+	// lentShown: the canvas shows a studio image rendered here (studio_lend_row.go), not the
+	// artist's.
+	lentShown bool
+}
+
+// batches are the latest batch's sheet and Explore's grid being made.
+type batches struct {
+	// sheetJob is the sheet's job, sheetDraft what it was made from, sheetBatch its identity
+	// (recorded in each of its PNGs: imagefile.BatchSettings).
+	sheetJob   jobs.ID
+	sheetBatch string
+	sheetDraft compose.Draft
+	apiBatches map[jobs.ID]string // an API job's batch identity, while it runs (batch.go)
+	exploring  *exploration       // the grid Explore is making (explore.go)
+}
+
+// questions are the dialogs on screen: the stack Esc closes from the top (questions.go) and the
+// ones the window answers itself.
+type questions struct {
+	questionStack
+	offer      *dialog.ConfirmDialog // the Upscale or Refine offer while shown
+	offerText  string
+	restoreAsk *dialog.CustomDialog // what a dropped or pasted PNG with settings is for
+	lostModel  *dialog.CustomDialog // the offer to choose the model again
+	saveOffer  *dialog.ConfirmDialog
+}
+
+// undoing is what ⌘Z takes back besides mask strokes (draft_undo.go): edits counts the window's
+// undoable edits, maskEdits is the count at the latest mask stroke.
+type undoing struct {
+	undos     []undoStep
+	edits     int
+	maskEdits int
+}
+
+// closing is quitting with jobs and the draft kept for the next launch (closing.go).
+type closing struct {
+	// closeAsked is set once the artist chose to quit with jobs (finish later or discard);
+	// discardOnClose when that was Discard: the kept jobs go with the window.
+	closeAsked     bool
+	discardOnClose bool
+	closeDialog    dialog.Dialog
+	canvasSaved    savedCanvas // the canvas files written for the next launch
+	resumeErr      error       // why the last draft could not be read
+}
+
+// recipe is what the next submit is and what the draft predicts.
+type recipe struct {
+	// nextKind and nextHires are what the next submit is ("Vary", "Upscale ×2", "Refine") and
+	// its Hires record for the PNG, taken by submit (each job's record: model.JobRecord).
+	nextKind     string
+	nextHires    *imagefile.HiresSettings
+	prediction   memplan.Prediction
+	predictedErr error
+}
