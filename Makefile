@@ -35,11 +35,15 @@ vet:
 darwin-check:
 	$(GO) run ./tools/darwincheck -test ./...
 
-# On Linux the Metal emulator tests must run, never skip (kernels/emu.RequiredEnv); on a Mac the
-# emulator does not run (it is linux/amd64) and `make mac-check` runs those tests on the GPU. The
-# emulated packages (app/cli, engine/pipeline, qi21metal) run for minutes on 2 cores: a package is
-# stopped after 60 minutes, not go test's default 10 (a hang guard, not a timing claim).
-REQUIRE_EMULATOR = $(if $(filter Linux,$(UNAME_S)),EASEL_REQUIRE_EMULATOR=1 ,)
+# On Linux the Metal emulator tests must run, never skip (kernels/emu.RequiredEnv), and they run
+# with EASEL_TEST_DEVICE=mixed (internal/testdevice): every device test that needs nothing only
+# the emulator has sees it as `make mac-check` sees a Mac's GPU (the opaque device: no emulator
+# type, no fault injection, no buffer counts, no tensor API), the others get the emulator itself;
+# each test runs once. On a Mac the emulator does not run (it is linux/amd64) and `make mac-check`
+# runs those tests on the GPU. The emulated packages (app/cli, engine/pipeline, qi21metal) run for
+# minutes on 2 cores: a package is stopped after 60 minutes, not go test's default 10 (a hang
+# guard, not a timing claim).
+REQUIRE_EMULATOR = $(if $(filter Linux,$(UNAME_S)),EASEL_REQUIRE_EMULATOR=1 EASEL_TEST_DEVICE=mixed ,)
 unit:
 	$(REQUIRE_EMULATOR)$(GO) test -timeout 60m ./...
 

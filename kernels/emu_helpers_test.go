@@ -3,16 +3,16 @@ package kernels_test
 import (
 	"testing"
 
+	"easel/internal/testdevice"
 	"easel/kernels"
 	"easel/kernels/device"
 	"easel/kernels/emu"
-	"easel/kernels/emu/emutest"
 )
 
 // newDevice returns the emulated device, skipping the test only when clang is not installed.
 func newDevice(t testing.TB, order emu.FiberOrder) device.Device {
 	t.Helper()
-	return emutest.Device(t, emu.Options{Order: order})
+	return testdevice.Device(t, emu.Options{Order: order})
 }
 
 // pipeline compiles the embedded file and returns the named kernel.

@@ -9,3 +9,21 @@ func TestHoldEnds(t *testing.T) {
 	end()
 	end()
 }
+
+// TestKeepResponsiveKeepsNapOffButAllowsSleep: the responsive activity is Foundation's
+// NSActivityUserInitiatedAllowingIdleSystemSleep (0xEFFFFF: darwinkit's
+// ActivityUserInitiatedAllowingIdleSystemSleep), i.e. user-initiated without the idle-sleep bit;
+// a job's Hold is NSActivityUserInitiated (0xFFFFFF) with it. Its end may be called twice.
+func TestKeepResponsiveKeepsNapOffButAllowsSleep(t *testing.T) {
+	if activityResponsive != 0xEFFFFF || activityUserInitiated != 0xFFFFFF {
+		t.Fatalf("responsive %#x, user-initiated %#x", activityResponsive, activityUserInitiated)
+	}
+	if activityResponsive&activityIdleSystemSleepDisabled != 0 {
+		t.Fatal("the responsive activity keeps the Mac from sleeping")
+	}
+	for _, r := range []string{LendingReason, HubReason, ServingReason} {
+		end := KeepResponsive(r)
+		end()
+		end()
+	}
+}

@@ -11,9 +11,9 @@ import (
 	"easel/engine/qi21"
 	"easel/engine/qi21/qi21metal"
 	"easel/engine/quant"
+	"easel/internal/testdevice"
 	"easel/kernels"
 	"easel/kernels/emu"
-	"easel/kernels/emu/emutest"
 )
 
 // TestBenchDiTMetal: off Apple silicon, dit-metal refuses without --emulator and says why; with
@@ -25,7 +25,7 @@ func TestBenchDiTMetal(t *testing.T) {
 			t.Errorf("without --emulator: exit %d, stderr %q", code, stderr)
 		}
 	}
-	emutest.Device(t, emu.Options{}) // skips without the emulator, as the command would fail
+	testdevice.Device(t, emu.Options{}) // skips without the emulator, as the command would fail
 	args := []string{"bench", "dit-metal", "--emulator", "--heads", "2", "--rows", "16", "--prefix", "8"}
 	code, stdout, stderr := run(append(args, "--json")...)
 	if code != ExitOK {
@@ -56,7 +56,7 @@ func TestBenchDiTMetal(t *testing.T) {
 // baseline, which on the emulator is bit-identical, or within ParityBound for the variants that
 // change the accumulation order; nothing is skipped (the emulator has the tensor-op subset).
 func TestBenchDiTMetalVariants(t *testing.T) {
-	emutest.Device(t, emu.Options{})
+	testdevice.Device(t, emu.Options{})
 	code, stdout, stderr := run("bench", "dit-metal", "--emulator", "--variants", "--json", "--heads", "1", "--rows", "16", "--prefix", "40", "--codecs", "q4tp,q8_2f")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -96,7 +96,7 @@ func TestBenchDiTMetalVariants(t *testing.T) {
 // the app-support folder (where generation finds it for requests of the same geometry class, and easel diagnose) and prints the
 // summary; the cache is removed afterwards so the other tests run the baseline kernels.
 func TestBenchDiTMetalTune(t *testing.T) {
-	dev := emutest.Device(t, emu.Options{})
+	dev := testdevice.Device(t, emu.Options{})
 	dir := backend.TuningDir()
 	if dir == "" {
 		t.Fatal("no app-support folder")

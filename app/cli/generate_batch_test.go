@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"easel/app/imagefile"
+	"easel/internal/testdevice"
 	"easel/kernels/emu"
-	"easel/kernels/emu/emutest"
 )
 
 // pixelsOf is a saved PNG's pixels.
@@ -184,7 +184,7 @@ func TestGenerateHiresSecondPass(t *testing.T)   { checkGenerateHires(t, "cpu") 
 // TestEmuVariationEndsOnMetal check every image and the variation ends there), and the second
 // pass at 64² → 128².
 func TestEmuGenerateBatchAndHires(t *testing.T) {
-	emutest.Device(t, emu.Options{})
+	testdevice.Device(t, emu.Options{})
 	model := tinyCMF(t)
 	dir := t.TempDir()
 	common := []string{"generate", "--model", model, "--prompt", "a lighthouse", "--size", "64x64", "--steps", "2", "--backend", "emulator"}

@@ -16,8 +16,8 @@ import (
 	"easel/app/imagefile"
 	"easel/engine/pipeline"
 	"easel/engine/pipeline/pipelinetest"
+	"easel/internal/testdevice"
 	"easel/kernels/emu"
-	"easel/kernels/emu/emutest"
 )
 
 // watchPrefills counts the denoiser's prefills (and lets a test act before a step) for the
@@ -135,7 +135,7 @@ func checkGridSeedSteps(t *testing.T, backend string) {
 func TestGenerateGridSeedSteps(t *testing.T) { checkGridSeedSteps(t, "cpu") }
 
 func TestEmuGenerateGridSeedSteps(t *testing.T) {
-	emutest.Device(t, emu.Options{})
+	testdevice.Device(t, emu.Options{})
 	checkGridSeedSteps(t, "emulator")
 }
 

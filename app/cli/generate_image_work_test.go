@@ -13,9 +13,9 @@ import (
 	"easel/app/imagefile"
 	"easel/app/imagework"
 	"easel/engine/convert"
+	"easel/internal/testdevice"
 	"easel/internal/tinymodel"
 	"easel/kernels/emu"
-	"easel/kernels/emu/emutest"
 )
 
 // writePNG saves img as a plain PNG in dir.
@@ -158,7 +158,7 @@ func TestGenerateMaskKeepsTheStartImageOutside(t *testing.T) {
 
 // q8Model is the tiny model in the q8 profile the Metal kernels read.
 func q8Model(t *testing.T) string {
-	emutest.Device(t, emu.Options{}) // skips without the emulator, as --backend emulator would fail
+	testdevice.Device(t, emu.Options{}) // skips without the emulator, as --backend emulator would fail
 	return tinymodel.Path(t, convert.Options{Profile: convert.ProfileQ8})
 }
 

@@ -7,16 +7,16 @@ import (
 	"testing"
 
 	"easel/engine/convert"
+	"easel/internal/testdevice"
 	"easel/internal/tinymodel"
 	"easel/kernels/emu"
-	"easel/kernels/emu/emutest"
 )
 
 // expand runs on the emulated Metal device (--backend emulator), and when the device fails every
 // command buffer (EASEL_EMU_FAULT=oom:0) the text is written on the CPU with a notice, and the
 // report says so.
 func TestEmuExpandOnTheEmulatorFallsBackWhenTheDeviceDeclines(t *testing.T) {
-	emutest.Device(t, emu.Options{Fault: &emu.Fault{}})
+	testdevice.Device(t, emu.Options{Fault: &emu.Fault{}})
 	model := tinymodel.Path(t, convert.Options{Profile: convert.ProfileCortiq})
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(t.TempDir(), "config"))
 	expand := func() (textReport, string) {

@@ -21,11 +21,14 @@ type Opener struct {
 	// Run runs a command to completion; wait is false for programs that may stay open (a file
 	// manager), which are started and left to run.
 	Run func(c Command, wait bool) error
+	// TrashItem moves the file at path into the Finder's Trash and returns where it is now (on
+	// macOS NSFileManager trashItemAtURL:resultingItemURL:error:; nil elsewhere).
+	TrashItem func(path string) (inTrash string, err error)
 }
 
 // System is the Opener of the running system.
 func System() *Opener {
-	return &Opener{GOOS: runtime.GOOS, Wayland: os.Getenv("WAYLAND_DISPLAY") != "", LookPath: exec.LookPath, Run: runCommand}
+	return &Opener{GOOS: runtime.GOOS, Wayland: os.Getenv("WAYLAND_DISPLAY") != "", LookPath: exec.LookPath, Run: runCommand, TrashItem: trashItem}
 }
 
 // Label is the wording for Reveal here ("Show in Finder" / "Show in folder").

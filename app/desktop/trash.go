@@ -1,99 +1,54 @@
 package desktop
 
 import (
+	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"time"
 )
 
 // Trashed is a file moved to the Trash, which Restore puts back.
 type Trashed struct {
 	Original string // where it was
-	InTrash  string // where it is now
+	InTrash  string // where it is now: the Trash's own answer on macOS (the resulting item URL)
 	info     string // the freedesktop .trashinfo beside it ("" on macOS)
 }
 
-// TrashDir is the Trash of this user on goos: ~/.Trash on macOS, $XDG_DATA_HOME/Trash (by
-// default ~/.local/share/Trash) elsewhere, as the freedesktop.org Trash specification has it.
-func TrashDir(goos string) (string, error) {
-	home, err := os.UserHomeDir()
-	if goos == "darwin" {
-		if err != nil {
-			return "", err
-		}
-		return filepath.Join(home, ".Trash"), nil
-	}
-	if x := os.Getenv("XDG_DATA_HOME"); x != "" {
-		return filepath.Join(x, "Trash"), nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(home, ".local", "share", "Trash"), nil
-}
-
-// Trash moves the file at path into the Trash (with the .trashinfo the file managers read to put
-// it back, outside macOS), under a free name.
+// Trash moves the file at path into the Trash and says where it went, so Undo can put it back
+// (Restore). On macOS the Finder's own Trash does it (NSFileManager trashItemAtURL:resultingItemURL:
+// error:, trash_darwin.go): the right Trash for the file's volume, a free name, Put Back in the
+// Finder, no access to ~/.Trash needed. Elsewhere it follows the freedesktop.org Trash
+// specification (trash_freedesktop.go).
 func (o *Opener) Trash(path string) (Trashed, error) {
-	dir, err := TrashDir(o.GOOS)
-	if err != nil {
-		return Trashed{}, fmt.Errorf("%s was not moved to the Trash: no home folder (%v)", filepath.Base(path), err)
-	}
-	files := dir
-	if o.GOOS != "darwin" {
-		files = filepath.Join(dir, "files")
-		if err := os.MkdirAll(filepath.Join(dir, "info"), 0o700); err != nil {
-			return Trashed{}, fmt.Errorf("%s was not moved to the Trash: %v", filepath.Base(path), err)
-		}
-	}
-	if err := os.MkdirAll(files, 0o700); err != nil {
-		return Trashed{}, fmt.Errorf("%s was not moved to the Trash: %v", filepath.Base(path), err)
-	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return Trashed{}, err
 	}
-	base, ext := strings.TrimSuffix(filepath.Base(abs), filepath.Ext(abs)), filepath.Ext(abs)
-	for i := 1; ; i++ {
-		name := base + ext
-		if i > 1 {
-			name = base + " " + strconv.Itoa(i) + ext
-		}
-		t := Trashed{Original: abs, InTrash: filepath.Join(files, name)}
-		if o.GOOS != "darwin" {
-			t.info = filepath.Join(dir, "info", name+".trashinfo")
-			f, err := os.OpenFile(t.info, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-			if os.IsExist(err) {
-				continue
-			}
-			if err != nil {
-				return Trashed{}, fmt.Errorf("%s was not moved to the Trash: %v", filepath.Base(path), err)
-			}
-			fmt.Fprintf(f, "[Trash Info]\nPath=%s\nDeletionDate=%s\n", (&url.URL{Path: abs}).EscapedPath(), time.Now().Format("2006-01-02T15:04:05"))
-			f.Close()
-		} else if _, err := os.Lstat(t.InTrash); err == nil {
-			continue
-		}
-		if err := os.Rename(abs, t.InTrash); err != nil {
-			if t.info != "" {
-				os.Remove(t.info)
-			}
-			return Trashed{}, fmt.Errorf("%s was not moved to the Trash (%v): the file is where it was", filepath.Base(path), err)
-		}
-		return t, nil
+	if o.GOOS != "darwin" {
+		return trashFreedesktop(abs)
 	}
+	if o.TrashItem == nil {
+		return Trashed{}, fmt.Errorf("%s was not moved to the Trash: this build cannot reach the Finder's Trash; delete it in the Finder", filepath.Base(abs))
+	}
+	inTrash, err := o.TrashItem(abs)
+	if err != nil {
+		return Trashed{}, fmt.Errorf("%s was not moved to the Trash (%v): the file is where it was", filepath.Base(abs), err)
+	}
+	if inTrash == "" {
+		return Trashed{}, fmt.Errorf("%s was moved to the Trash, but macOS did not say where, so Undo cannot put it back: use Put Back in the Finder's Trash", filepath.Base(abs))
+	}
+	return Trashed{Original: abs, InTrash: inTrash}, nil
 }
 
-// Restore puts a trashed file back where it was.
+// Restore puts a trashed file back where it was (never over a file that is there now).
 func (t Trashed) Restore() error {
 	if _, err := os.Lstat(t.Original); err == nil {
 		return fmt.Errorf("%s was not put back: a file of that name is there now", filepath.Base(t.Original))
 	}
 	if err := os.Rename(t.InTrash, t.Original); err != nil {
+		if errors.Is(err, os.ErrPermission) {
+			return fmt.Errorf("%s was not put back: the system did not let Easel take it out of the Trash (%v); open the Trash and use Put Back", filepath.Base(t.Original), err)
+		}
 		return fmt.Errorf("%s was not put back from the Trash: %v", filepath.Base(t.Original), err)
 	}
 	if t.info != "" {

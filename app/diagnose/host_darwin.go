@@ -25,8 +25,8 @@ import (
 	"unsafe"
 
 	"github.com/progrium/darwinkit/macos/foundation"
-	"github.com/progrium/darwinkit/objc"
 
+	"easel/engine/objcsafe"
 	"easel/engine/procmem"
 )
 
@@ -52,7 +52,7 @@ func hostInfo() Host {
 	C.free(unsafe.Pointer(cname))
 	fp := procmem.Read()
 	var thermal, version string
-	objc.WithAutoreleasePool(func() { // the version NSString is autoreleased; a Go thread has no pool
+	objcsafe.WithPool(func() { // the version NSString is autoreleased; a Go thread has no pool
 		pi := foundation.ProcessInfo_ProcessInfo()
 		thermal = map[foundation.ProcessInfoThermalState]string{
 			foundation.ProcessInfoThermalStateNominal: "nominal", foundation.ProcessInfoThermalStateFair: "fair",

@@ -10,8 +10,8 @@ import (
 	"easel/engine/convert"
 	"easel/engine/ml/metal"
 	"easel/engine/pipeline"
+	"easel/internal/testdevice"
 	"easel/kernels/emu"
-	"easel/kernels/emu/emutest"
 )
 
 // TestEmuFirstMetalUseTunesOncePerGeometry runs the window's queue with the real generator on the
@@ -25,7 +25,7 @@ func TestEmuFirstMetalUseTunesOncePerGeometry(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the tiny model on the Metal emulator")
 	}
-	emutest.Device(t, emu.Options{}) // skips without the emulator's compiler
+	testdevice.Device(t, emu.Options{}) // skips without the emulator's compiler
 	t.Setenv(backend.AutoTuneEnv, "")
 	for _, c := range backend.TunedClasses {
 		t.Setenv(metal.ForceEnv(c), "")

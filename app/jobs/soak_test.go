@@ -26,8 +26,8 @@ import (
 	"easel/engine/pipeline/pipelinemetal"
 	"easel/engine/qi21/qi21metal"
 	"easel/internal/golden"
+	"easel/internal/testdevice"
 	"easel/kernels/emu"
-	"easel/kernels/emu/emutest"
 )
 
 // Long sessions: many consecutive jobs in one process, through the real queue and pipeline on the
@@ -285,7 +285,8 @@ func TestSoakEmuMetal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs dozens of generations on the Metal emulator")
 	}
-	dev := emutest.Device(t, emu.Options{})
+	testdevice.EmulatorOnly(t, "live-buffer counts")
+	dev := testdevice.Device(t, emu.Options{})
 	counter, ok := dev.(liveBuffers)
 	if !ok {
 		t.Fatalf("the emulated device %T does not count its live buffers", dev)

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"easel/app/activity"
 	"easel/app/imagefile"
 	"easel/app/jobs"
 	"easel/app/settings"
@@ -207,6 +208,7 @@ func (s *Server) Listen(addr, certFile, keyFile string) (net.Listener, error) {
 
 // Serve answers on ln until Shutdown; it returns http.ErrServerClosed after a shutdown.
 func (s *Server) Serve(ln net.Listener) error {
+	defer activity.KeepResponsive(activity.ServingReason)() // no App Nap while waiting for requests
 	hs := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: s.cfg.HeaderTimeout,

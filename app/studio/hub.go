@@ -15,6 +15,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"easel/app/activity"
 )
 
 // HubConfig is how a hub runs.
@@ -70,6 +72,7 @@ type Hub struct {
 	// shows it and workers pin it (--pin).
 	Fingerprint string
 	hubSecret   string
+	awake       func() // ends the App Nap activity held while the hub runs (activity.KeepResponsive)
 }
 
 // Token rules.
@@ -193,6 +196,7 @@ func StartHub(cfg HubConfig) (*Hub, error) {
 		h.Close()
 		return nil, err
 	}
+	h.awake = activity.KeepResponsive(activity.HubReason)
 	return h, nil
 }
 
@@ -304,6 +308,10 @@ func (h *Hub) Close() {
 	if h.stopJan != nil {
 		h.stopJan()
 		h.stopJan = nil
+	}
+	if h.awake != nil {
+		h.awake()
+		h.awake = nil
 	}
 	if h.srv != nil {
 		h.srv.Shutdown()

@@ -106,6 +106,7 @@ func consumerSettings(ctx context.Context, js jetstream.JetStream) (time.Duratio
 // and Run takes no job until the Mac wakes (worker_sleep.go). A consumer that vanished (deleted,
 // or the hub restarted on other data) is made again (worker_queue.go).
 func (w *Worker) Run(ctx context.Context, c *Conn) error {
+	defer activity.KeepResponsive(activity.LendingReason)() // no App Nap while waiting for jobs
 	kinds := w.Kinds
 	if len(kinds) == 0 {
 		kinds = []string{w.Fingerprint.Kind}

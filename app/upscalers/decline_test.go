@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"easel/app/upscalers"
+	"easel/internal/testdevice"
 	"easel/kernels/device"
 	"easel/kernels/emu"
-	"easel/kernels/emu/emutest"
 )
 
 // TestEmuDeclineRunsOnTheCPU: on a device whose working set has room for the biases but not for a
@@ -24,7 +24,7 @@ func TestEmuDeclineRunsOnTheCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	small := emutest.Device(t, emu.Options{Limits: device.Limits{MaxBufferLength: 1 << 30, RecommendedMaxWorkingSetSize: 64 << 10}})
+	small := testdevice.Device(t, emu.Options{Limits: device.Limits{MaxBufferLength: 1 << 30, RecommendedMaxWorkingSetSize: 64 << 10}})
 	r, err := upscalers.Open(file, small)
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +40,7 @@ func TestEmuDeclineRunsOnTheCPU(t *testing.T) {
 	if string(got.Pix) != string(want.Pix) {
 		t.Fatal("the declined upscale is not the CPU's picture")
 	}
-	roomy, err := upscalers.Open(file, emutest.Device(t, emu.Options{}))
+	roomy, err := upscalers.Open(file, testdevice.Device(t, emu.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}

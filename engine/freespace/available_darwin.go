@@ -6,7 +6,8 @@ import (
 	"unsafe"
 
 	"github.com/progrium/darwinkit/macos/foundation"
-	"github.com/progrium/darwinkit/objc"
+
+	"easel/engine/objcsafe"
 )
 
 // available asks Foundation for the volume's available capacity for important usage (what
@@ -14,10 +15,11 @@ import (
 func available(dir string) (int64, error) {
 	var n int64
 	ok := false
-	objc.WithAutoreleasePool(func() { // the URL, the key string and the NSNumber are autoreleased
+	objcsafe.WithPool(func() { // the URL, the key string and the NSNumber are autoreleased
 		url := foundation.URL_FileURLWithPath(dir)
 		var value unsafe.Pointer
-		if url.GetResourceValueForKeyError(unsafe.Pointer(&value), foundation.URLVolumeAvailableCapacityForImportantUsageKey, nil) && value != nil {
+		// getResourceValue:forKey:error: returns a BOOL: read full width (objcsafe.Bool).
+		if objcsafe.Bool(url, "getResourceValue:forKey:error:", unsafe.Pointer(&value), foundation.URLVolumeAvailableCapacityForImportantUsageKey, unsafe.Pointer(nil)) && value != nil {
 			n, ok = foundation.NumberFrom(value).LongLongValue(), true
 		}
 	})

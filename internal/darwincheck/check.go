@@ -142,6 +142,7 @@ func Check(opts Options) (*Report, error) {
 		if keep {
 			info.Uses = map[*ast.Ident]types.Object{}
 			info.Defs = map[*ast.Ident]types.Object{}
+			info.Instances = map[*ast.Ident]types.Instance{}
 		}
 		tp, _ := conf.Check(p.ImportPath, fset, files, info)
 		done[p.ImportPath] = tp

@@ -28,6 +28,19 @@ import (
 //     that is neither released, returned, passed to a function of the module, nor stored in a
 //     field that the package releases somewhere (`x.field.Release()`).
 //
+//   - slice-result: reads a result as a Go slice through objc.Call[[]T] (T not byte), directly or
+//     in the wrapper's body. darwinkit converts the NSArray with to_c_array
+//     (objc/type_convertion.m), which leaves the length uninitialised for an empty array, and
+//     Metal returns empty arrays (no underlying errors, no counter sets): the slice then has a
+//     garbage length. Take the raw object (objc.Call[objc.Object]) and read it through a helper
+//     that asks `count` first.
+//   - narrow-result: reads a result narrower than 8 bytes (BOOL, int32, …) through objc.Call,
+//     directly or in the wrapper's body. objc.Call hands libffi the Go variable as the return
+//     buffer, and libffi writes a whole ffi_arg (8 bytes) for a small integer result: the bytes
+//     after a 1-byte bool are overwritten. Call objc.Call[uint64] (or [int64]) and narrow the
+//     value in Go, or send the message from a small Objective-C shim. (Responds-to checks,
+//     objc.Object.RespondsToSelector and the Has… wrappers over it, go through cgo, not libffi.)
+//
 // An object kept on purpose for the life of the process (the command queue, compiled
 // libraries and pipelines, pooled sample buffers) is marked with a `//easel:keep <why>` comment
 // on the call's line or the line above it; the reason is required.
@@ -51,6 +64,8 @@ type kitSummary struct {
 	wraps       token.Pos // a call of objc.WrapAsProtocol; NoPos if none
 	autoreleses bool      // calls Autorelease
 	selectors   []string  // objc.Sel literals it sends through objc.Call
+	slice       string    // the first objc.Call[[]T] result it reads (T not byte); "" if none
+	narrow      string    // the first objc.Call result narrower than 8 bytes it reads; "" if none
 }
 
 // owning reports whether a selector returns an object the caller owns (Cocoa's naming rule).
@@ -188,6 +203,13 @@ func (l *kitLint) summary(fn *types.Func) *kitSummary {
 				if sel := selLiteral(info, call); sel != "" {
 					s.selectors = append(s.selectors, sel)
 				}
+				slice, narrow := unsafeResult(info, call)
+				if s.slice == "" {
+					s.slice = slice
+				}
+				if s.narrow == "" {
+					s.narrow = narrow
+				}
 			}
 			return true
 		}
@@ -196,12 +218,82 @@ func (l *kitLint) summary(fn *types.Func) *kitSummary {
 			if s.wraps == token.NoPos {
 				s.wraps = sub.wraps
 			}
+			if s.slice == "" {
+				s.slice = sub.slice
+			}
+			if s.narrow == "" {
+				s.narrow = sub.narrow
+			}
 			s.autoreleses = s.autoreleses || sub.autoreleses
 			s.selectors = append(s.selectors, sub.selectors...)
 		}
 		return true
 	})
 	return s
+}
+
+// callTypeArg is the type argument of a call of the generic objc.Call, nil if it has none.
+func callTypeArg(info *types.Info, call *ast.CallExpr) types.Type {
+	fun := ast.Unparen(call.Fun)
+	if ix, ok := fun.(*ast.IndexExpr); ok {
+		fun = ix.X
+	}
+	var id *ast.Ident
+	switch f := fun.(type) {
+	case *ast.Ident:
+		id = f
+	case *ast.SelectorExpr:
+		id = f.Sel
+	default:
+		return nil
+	}
+	inst, ok := info.Instances[id]
+	if !ok || inst.TypeArgs == nil || inst.TypeArgs.Len() != 1 {
+		return nil
+	}
+	return inst.TypeArgs.At(0)
+}
+
+// unsafeResult says how a call of objc.Call reads its result unsafely: slice is the type of a
+// slice result other than []byte (an NSArray through to_c_array), narrow the type of an integer
+// or bool result narrower than 8 bytes (libffi writes 8); "" when it does not.
+func unsafeResult(info *types.Info, call *ast.CallExpr) (slice, narrow string) {
+	t := callTypeArg(info, call)
+	if t == nil {
+		return "", ""
+	}
+	switch u := t.Underlying().(type) {
+	case *types.Slice:
+		if b, ok := u.Elem().Underlying().(*types.Basic); ok && (b.Kind() == types.Byte || b.Kind() == types.Uint8) {
+			return "", "" // NSData through to_c_bytes, which sets the length
+		}
+		return types.TypeString(t, shortQualifier), ""
+	case *types.Basic:
+		switch u.Kind() {
+		case types.Bool, types.Int8, types.Int16, types.Int32, types.Uint8, types.Uint16, types.Uint32:
+			return "", types.TypeString(t, shortQualifier)
+		}
+	}
+	return "", ""
+}
+
+func shortQualifier(p *types.Package) string { return p.Name() }
+
+// Finding phrases of the two result rules (the tests look for them).
+const (
+	sliceResultPhrase  = "reads an NSArray result as a Go slice"
+	narrowResultPhrase = "reads a result narrower than 8 bytes through libffi"
+)
+
+func (l *kitLint) reportResults(pos token.Pos, what, slice, narrow string) {
+	if slice != "" {
+		l.report(pos, "%s %s (%s): darwinkit's to_c_array leaves the length uninitialised for an empty array; "+
+			"take the raw object (objc.Call[objc.Object]) and read it with a helper that asks count first", what, sliceResultPhrase, slice)
+	}
+	if narrow != "" {
+		l.report(pos, "%s %s (%s): libffi writes a whole 8-byte ffi_arg into the Go result; "+
+			"call objc.Call[uint64] and narrow it in Go, or send the message from an Objective-C shim", what, narrowResultPhrase, narrow)
+	}
 }
 
 func (l *kitLint) report(pos token.Pos, format string, args ...any) {
@@ -260,6 +352,8 @@ func (l *kitLint) checkPackage(p *kitPkg) {
 				if inPkg(c, objcPath) && c.Name() == "Call" {
 					sel := selLiteral(p.info, call)
 					plusOne, what = owning(sel), fmt.Sprintf("objc.Call of %q", sel)
+					slice, narrow := unsafeResult(p.info, call)
+					l.reportResults(call.Pos(), what, slice, narrow)
 				} else if inPkg(c, objcPath) && c.Name() == "Release" {
 					l.checkRelease(p, fd, call)
 					return true
@@ -272,6 +366,7 @@ func (l *kitLint) checkPackage(p *kitPkg) {
 							what, l.fset.Position(s.wraps))
 					}
 					plusOne = s.plusOne()
+					l.reportResults(call.Pos(), what, s.slice, s.narrow)
 				}
 				if plusOne && !keep[l.fset.Position(call.Pos()).Line] && !l.owned(p, fd, parents, call, released) {
 					l.report(call.Pos(), "%s returns an object the caller owns (an alloc/new/copy selector) and it is never released: "+

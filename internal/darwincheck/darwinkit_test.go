@@ -34,9 +34,11 @@ func kitModule(t *testing.T, src string) *Report {
 
 // rulePhrase is the words each rule's finding carries.
 var rulePhrase = map[string]string{
-	"wraps":        "passes its argument through objc.WrapAsProtocol",
-	"over-release": "already autoreleased it",
-	"leak":         "is never released",
+	"wraps":         "passes its argument through objc.WrapAsProtocol",
+	"over-release":  "already autoreleased it",
+	"leak":          "is never released",
+	"slice-result":  sliceResultPhrase,
+	"narrow-result": narrowResultPhrase,
 }
 
 var wantRE = regexp.MustCompile(`// want: (\S+) (\S+)`)
@@ -46,8 +48,8 @@ var wantRE = regexp.MustCompile(`// want: (\S+) (\S+)`)
 // and nothing else may be reported.
 func TestDarwinkitLintFindsEachMadeUpViolation(t *testing.T) {
 	files, _ := filepath.Glob("testdata/kitlint/violation_*.go")
-	if len(files) != 3 {
-		t.Fatalf("want the three violation files (wraps, over-release, leak), found %v", files)
+	if len(files) != 4 {
+		t.Fatalf("want the four violation files (wraps, over-release, leak, results), found %v", files)
 	}
 	seenRules := map[string]bool{}
 	for _, file := range files {
@@ -101,11 +103,11 @@ func TestDarwinkitLintPassesCorrectUse(t *testing.T) {
 }
 
 // TestDarwinkitLintPassesOnTheTree: the module's own darwin code (the Metal device, the
-// diagnostics host probe, the free-space probe) has no finding, and the lint really walked its
-// calls into darwinkit (dozens of them), so the pass is not vacuous. make darwin-check runs the
-// same lint over every package.
+// diagnostics host probe, the free-space probe, objcsafe, the activities, the Trash) has no
+// finding, and the lint really walked its calls into darwinkit (dozens of them), so the pass is
+// not vacuous. make darwin-check runs the same lint over every package.
 func TestDarwinkitLintPassesOnTheTree(t *testing.T) {
-	rep, err := Check(Options{Dir: "../..", Darwinkit: true, Patterns: []string{"./engine/ml/metal/", "./app/diagnose/", "./engine/freespace/"}})
+	rep, err := Check(Options{Dir: "../..", Darwinkit: true, Patterns: []string{"./engine/ml/metal/", "./app/diagnose/", "./engine/freespace/", "./engine/objcsafe/", "./app/activity/", "./app/desktop/"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -102,6 +102,8 @@ var rules = []rule{
 		prefix("easel/engine/ml", "easel/engine/qi21", "easel/engine/qwen3vl", "easel/engine/vae"), prefix("easel/engine/pipeline")},
 	{"the ML layer never needs a network",
 		prefix("easel/engine/ml"), prefix("easel/engine/qi21", "easel/engine/qwen3vl", "easel/engine/vae")},
+	{"the kernels and their emulator (kernels/…) never need the engine, the application or the UI",
+		prefix("easel/kernels"), prefix("easel/engine", "easel/app", "easel/ui")},
 }
 
 // TestDependenciesPointDown checks every rule against every package's non-test dependencies and
@@ -144,6 +146,7 @@ func TestRulesCatchBackwardArrows(t *testing.T) {
 		"easel/engine/pipeline":               {Deps: []string{"easel/engine/vae/vaemetal"}},
 		"easel/engine/ml/cpu":                 {Deps: []string{"easel/engine/vae", "easel/engine/pipeline"}},
 		"easel/engine/pipeline/pipelinemetal": {Deps: []string{"easel/engine/qi21/qi21metal", "easel/internal/x"}},
+		"easel/kernels/emu/emutest":           {Deps: []string{"easel/engine/ml/metal"}},
 	}
 	good := map[string]pkg{
 		"easel/engine/pipeline/pipelinemetal": {Deps: []string{"easel/engine/qi21/qi21metal", "easel/engine/pipeline"}},
@@ -151,6 +154,7 @@ func TestRulesCatchBackwardArrows(t *testing.T) {
 		"easel/tools/goldenvariant":           {Deps: []string{"easel/internal/golden"}},
 		"easel/internal/tinymodel":            {Deps: []string{"easel/internal/golden", "easel/engine/convert"}},
 		"easel/ui":                            {Deps: []string{"easel/app/jobs", "fyne.io/fyne/v2"}},
+		"easel/internal/testdevice":           {Deps: []string{"easel/engine/ml/metal", "easel/kernels/emu"}},
 	}
 	for _, r := range rules {
 		if v := violations(bad, r); len(v) == 0 {

@@ -202,7 +202,7 @@ func TestHasTensorOps(t *testing.T) {
 	if HasTensorOps(tensorDevice{}) || !HasTensorOps(tensorDevice{tensor: true}) {
 		t.Error("HasTensorOps does not follow SupportsTensorOps")
 	}
-	// emu.NewDevice, not emutest.Device: emutest imports this package (its system-device switch).
+	// emu.NewDevice, not testdevice.Device: testdevice imports this package (its system device).
 	dev, err := emu.NewDevice(emu.Options{})
 	if errors.Is(err, emu.ErrNoCompiler) && os.Getenv(emu.RequiredEnv) != "1" {
 		t.Skipf("Metal emulator unavailable: %v", err)

@@ -2,9 +2,13 @@ package metal
 
 import (
 	"crypto/sha256"
+	"embed"
 	"encoding/hex"
+	"io/fs"
+	"maps"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"sync"
 
 	"easel/kernels"
@@ -12,12 +16,42 @@ import (
 
 // BuildID is what, beside the device, the OS build and the app version, a cached self-test
 // report, tuning choice or device policy is valid for: a digest of every embedded kernel source
-// (each .metal file and shared .h fragment, as stored) and of the binary's VCS revision when the
-// build recorded one. A fixed kernel or a rebuilt Easel at the same version thus misses the
-// cache, so a failed first run is not remembered after the fix.
+// (each .metal file and shared .h fragment, as stored), of this package's Go sources (the device
+// over darwinkit and its compile options: metalLayerFiles) and of the binary's VCS revision when
+// the build recorded one. A fixed kernel, a changed compile option or a rebuilt Easel at the same
+// version thus misses the cache, so a failed first run is not remembered after the fix, and two
+// uncommitted trees (the same "<rev>+modified") with different Metal code do not share one.
+// The OS build is a field of every key beside it, so an OS update runs the self-test again.
 func BuildID() string { return buildIDOnce() }
 
-var buildIDOnce = sync.OnceValue(func() string { return buildID(embeddedKernelFiles(), vcsRevision()) })
+var buildIDOnce = sync.OnceValue(func() string { return buildID(buildFiles(), vcsRevision()) })
+
+// buildFiles are the files BuildID digests: the kernel sources and the Metal layer's Go sources.
+func buildFiles() map[string][]byte {
+	files := embeddedKernelFiles()
+	maps.Copy(files, metalLayerFiles())
+	return files
+}
+
+// layerSources are this package's Go files, compiled into the binary only as bytes to digest.
+//
+//go:embed *.go
+var layerSources embed.FS
+
+// metalLayerFiles are this package's Go sources, tests left out, named "engine/ml/metal/<file>".
+func metalLayerFiles() map[string][]byte {
+	files := map[string][]byte{}
+	names, _ := fs.Glob(layerSources, "*.go")
+	for _, n := range names {
+		if strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		if b, err := layerSources.ReadFile(n); err == nil {
+			files["engine/ml/metal/"+n] = b
+		}
+	}
+	return files
+}
 
 // buildID digests files (name → text) and the revision: 24 hex digits.
 func buildID(files map[string][]byte, revision string) string {

@@ -2,6 +2,8 @@ package metal
 
 import (
 	"bytes"
+	"maps"
+	"strings"
 	"testing"
 )
 
@@ -27,8 +29,8 @@ func editedKernels(t *testing.T) (orig, edited map[string][]byte) {
 func TestBuildIDFollowsKernelSourcesAndRevision(t *testing.T) {
 	orig, edited := editedKernels(t)
 	base := buildID(orig, "abc")
-	if BuildID() != buildID(orig, vcsRevision()) {
-		t.Fatal("BuildID is not the digest of the embedded kernels and this build's revision")
+	if BuildID() != buildID(buildFiles(), vcsRevision()) {
+		t.Fatal("BuildID is not the digest of the embedded kernels, the Metal layer's Go sources and this build's revision")
 	}
 	if buildID(edited, "abc") == base {
 		t.Fatal("a changed kernel source keeps the same build ID")
@@ -38,6 +40,30 @@ func TestBuildIDFollowsKernelSourcesAndRevision(t *testing.T) {
 	}
 	if buildID(orig, "abc") != base {
 		t.Fatal("the build ID is not deterministic")
+	}
+}
+
+// TestBuildIDFollowsTheMetalLayersGoSources: the device's Go sources (compile options, the
+// darwinkit calls) are digested with the kernels, so editing one changes the ID even when the
+// revision stays "<rev>+modified".
+func TestBuildIDFollowsTheMetalLayersGoSources(t *testing.T) {
+	files := buildFiles()
+	src, ok := files["engine/ml/metal/rawcalls_darwin.go"]
+	if !ok || !bytes.Contains(src, []byte("setMathFloatingPointFunctions:")) {
+		t.Fatalf("the digest does not cover the compile options' source (rawcalls_darwin.go present %v)", ok)
+	}
+	for n := range files {
+		if strings.HasSuffix(n, "_test.go") {
+			t.Errorf("a test file is digested: %s", n)
+		}
+	}
+	edited := maps.Clone(files)
+	edited["engine/ml/metal/rawcalls_darwin.go"] = bytes.Replace(src, []byte("mathFunctionsPrecise = 1"), []byte("mathFunctionsPrecise = 0"), 1)
+	if bytes.Equal(edited["engine/ml/metal/rawcalls_darwin.go"], src) {
+		t.Fatal("the edit did not apply")
+	}
+	if buildID(edited, "r+modified") == buildID(files, "r+modified") {
+		t.Fatal("a changed Go source of the Metal layer keeps the same build ID")
 	}
 }
 
@@ -60,6 +86,10 @@ func TestCachesMissWhenAKernelSourceChanges(t *testing.T) {
 	if st.Load(key) != nil {
 		t.Fatal("a self-test report written before a kernel changed is still used")
 	}
+	key.Build, key.OSBuild = before, "25B78"
+	if st.Load(key) != nil {
+		t.Fatal("a self-test report written before an OS update is still used")
+	}
 
 	tc := TuneCache{Dir: t.TempDir()}
 	tk := TuneKey{Device: "Apple M4", OSBuild: "25A354", AppVersion: "1.0.0", Build: before, Geometry: "g"}
@@ -72,6 +102,10 @@ func TestCachesMissWhenAKernelSourceChanges(t *testing.T) {
 	tk.Build = after
 	if tc.Load(tk) != nil {
 		t.Fatal("a tuning choice made before a kernel changed is still used")
+	}
+	tk.Build, tk.OSBuild = before, "25B78"
+	if tc.Load(tk) != nil {
+		t.Fatal("a tuning choice made before an OS update is still used")
 	}
 
 	pdir := t.TempDir()

@@ -10,8 +10,8 @@ import (
 
 	"github.com/progrium/darwinkit/macos/foundation"
 	"github.com/progrium/darwinkit/macos/metal"
-	"github.com/progrium/darwinkit/objc"
 
+	"easel/engine/objcsafe"
 	"easel/kernels/device"
 )
 
@@ -43,12 +43,13 @@ type sampler struct {
 
 // newSampler is the device's sampler, or nil when it cannot time compute passes.
 func newSampler(dev metal.DeviceObject) *sampler {
-	if !dev.HasSupportsCounterSampling() || !dev.SupportsCounterSampling(metal.CounterSamplingPointAtStageBoundary) || !dev.HasCounterSets() {
+	if !dev.HasSupportsCounterSampling() || !objcsafe.Bool(dev, "supportsCounterSampling:", metal.CounterSamplingPointAtStageBoundary) || !dev.HasCounterSets() {
 		return nil
 	}
 	var s *sampler
-	objc.WithAutoreleasePool(func() { // the array and the names are autoreleased
-		for _, set := range dev.CounterSets() {
+	objcsafe.WithPool(func() { // the array and the names are autoreleased
+		for _, o := range objcsafe.ArrayResult(dev, "counterSets") { // an empty array is read as empty (objcsafe)
+			set := metal.CounterSetObject{Object: o}
 			if set.Name() == string(metal.CommonCounterSetTimestamp) {
 				set.Retain() // kept beyond the pool, for the life of the device
 				s = &sampler{dev: dev, set: set}
@@ -72,7 +73,7 @@ func (s *sampler) take() (metal.CounterSampleBufferObject, bool) {
 		return metal.CounterSampleBufferObject{}, false
 	}
 	var b metal.CounterSampleBufferObject
-	objc.WithAutoreleasePool(func() {
+	objcsafe.WithPool(func() {
 		desc := metal.NewCounterSampleBufferDescriptor() // new + autorelease: the pool frees it, never Release
 		desc.SetCounterSetObject(s.set)                  // Metal's own counter set, not an adaptor
 		desc.SetSampleCount(samplesPerBuffer)
@@ -110,7 +111,7 @@ func (c *darwinCommandBuffer) timedEncoder() (metal.ComputeCommandEncoderObject,
 	}
 	i := uint(c.timed)
 	var enc metal.ComputeCommandEncoderObject
-	objc.WithAutoreleasePool(func() {
+	objcsafe.WithPool(func() {
 		desc := metal.ComputePassDescriptor_ComputePassDescriptor()
 		att := desc.SampleBufferAttachments().ObjectAtIndexedSubscript(0)
 		att.SetSampleBufferObject(c.samples) // Metal's own sample buffer, not an adaptor
@@ -154,7 +155,7 @@ func (c *darwinCommandBuffer) resolveTimes() {
 		return
 	}
 	var raw []byte
-	objc.WithAutoreleasePool(func() {
+	objcsafe.WithPool(func() {
 		raw = c.samples.ResolveCounterRange(foundation.Range{Location: 0, Length: uint64(2 * c.timed)})
 	})
 	if len(raw) < 16*c.timed {

@@ -14,6 +14,7 @@ import (
 	"github.com/progrium/darwinkit/macos/metal"
 	"github.com/progrium/darwinkit/objc"
 
+	"easel/engine/objcsafe"
 	"easel/kernels/device"
 )
 
@@ -29,15 +30,15 @@ import (
 // languageVersion3_0 is MTLLanguageVersion3_0 (darwinkit v0.5.0 names versions up to 2.4).
 const languageVersion3_0 = metal.LanguageVersion(3 << 16)
 
-// SystemDevice is the Mac's default Metal device (MTLCreateSystemDefaultDevice) with one command
-// queue.
-func SystemDevice() (device.Device, error) {
+// newSystemDevice is the Mac's default Metal device (MTLCreateSystemDefaultDevice) with one
+// command queue; SystemDevice makes it once per process (systemdevice.go).
+func newSystemDevice() (device.Device, error) {
 	ptr := systemDefaultDevice()
 	if ptr == nil {
 		return nil, Decline("this Mac has no Metal device")
 	}
 	d := &darwinDevice{dev: metal.DeviceObject{Object: objc.ObjectFrom(ptr)}}
-	objc.WithAutoreleasePool(func() {
+	objcsafe.WithPool(func() {
 		d.name = d.dev.Name()
 		//easel:keep the device's one queue lives as long as the process
 		d.queue = d.dev.NewCommandQueue()
@@ -80,7 +81,7 @@ func (d *darwinDevice) NewBuffer(length int) (device.Buffer, error) {
 		return nil, fmt.Errorf("metal: a buffer of %d bytes", length)
 	}
 	var buf metal.BufferObject
-	objc.WithAutoreleasePool(func() {
+	objcsafe.WithPool(func() {
 		buf = d.dev.NewBufferWithLengthOptions(uint(max(length, 1)), metal.ResourceStorageModeShared)
 	})
 	if buf.IsNil() {
@@ -97,7 +98,7 @@ func (d *darwinDevice) NewBufferNoCopy(mem []byte) (device.Buffer, error) {
 		return nil, fmt.Errorf("metal: a no-copy buffer must start and end on %d-byte page boundaries; got %d bytes at %p", page, len(mem), unsafe.SliceData(mem))
 	}
 	var buf metal.BufferObject
-	objc.WithAutoreleasePool(func() { // the deallocator block is autoreleased
+	objcsafe.WithPool(func() { // the deallocator block is autoreleased
 		buf = d.dev.NewBufferWithBytesNoCopyLengthOptionsDeallocator(unsafe.Pointer(unsafe.SliceData(mem)), uint(len(mem)),
 			metal.ResourceStorageModeShared, func(unsafe.Pointer, uint) {})
 	})
@@ -118,7 +119,7 @@ func (d *darwinDevice) NewLibrary(name string, source []byte) (device.Library, e
 	var lib metal.LibraryObject
 	var functions []string
 	var failure string
-	objc.WithAutoreleasePool(func() { // the options, the source NSString and the NSError are autoreleased
+	objcsafe.WithPool(func() { // the options, the source NSString and the NSError are autoreleased
 		opts := metal.NewCompileOptions()
 		opts.SetLanguageVersion(languageVersionFor(source))
 		setSafeMath(opts)
@@ -129,7 +130,7 @@ func (d *darwinDevice) NewLibrary(name string, source []byte) (device.Library, e
 			failure = describeNSError(nsErr)
 			return
 		}
-		functions = lib.FunctionNames()
+		functions = objcsafe.Strings(objc.Call[objc.Object](lib, objc.Sel("functionNames"))) // count first (objcsafe)
 	})
 	if lib.IsNil() {
 		return nil, fmt.Errorf("metal: compiling %s: %s", name, failure)
@@ -162,7 +163,7 @@ func (d *darwinDevice) Pipeline(lib device.Library, function string) (device.Pip
 	}
 	var pso metal.ComputePipelineStateObject
 	var failure string
-	objc.WithAutoreleasePool(func() { // the name NSString and the NSError are autoreleased
+	objcsafe.WithPool(func() { // the name NSString and the NSError are autoreleased
 		fn := l.lib.NewFunctionWithName(function)
 		if fn.IsNil() {
 			failure = fmt.Sprintf("%s has no kernel %q (it has %v)", l.name, function, l.Functions())
@@ -195,7 +196,7 @@ func (d *darwinDevice) Pipeline(lib device.Library, function string) (device.Pip
 
 func (d *darwinDevice) NewCommandBuffer() (device.CommandBuffer, error) {
 	var cb metal.CommandBufferObject
-	objc.WithAutoreleasePool(func() {
+	objcsafe.WithPool(func() {
 		cb = d.queue.CommandBuffer()
 		if !cb.IsNil() {
 			cb.Retain()
@@ -264,6 +265,9 @@ type darwinCommandBuffer struct {
 	gpu  time.Duration
 	err  error
 	done bool
+	// encErr is the first compute pass Metal gave no encoder for (missingEncoder): Wait
+	// reports it.
+	encErr error
 
 	// Encoder timing (counters_darwin.go): the sample buffer, how many encoders were started and
 	// how many of them timed, whether one went untimed, and the resolved times.
@@ -279,7 +283,9 @@ type darwinCommandBuffer struct {
 var _ device.EncoderTimer = (*darwinCommandBuffer)(nil)
 
 // ComputeEncoder starts a compute pass, timed at its boundaries where the device samples
-// timestamps there.
+// timestamps there. When Metal gives no encoder, the pass encodes nothing (every call on it does
+// nothing) and Wait reports the error: the interface has no error here, and a nil encoder would
+// panic "object is nil" on its first call.
 func (c *darwinCommandBuffer) ComputeEncoder() device.Encoder {
 	c.encoders++
 	if enc, ok := c.timedEncoder(); ok {
@@ -287,12 +293,15 @@ func (c *darwinCommandBuffer) ComputeEncoder() device.Encoder {
 	}
 	c.untimed = c.untimed || c.sampler != nil
 	var enc metal.ComputeCommandEncoderObject
-	objc.WithAutoreleasePool(func() {
+	objcsafe.WithPool(func() {
 		enc = c.cb.ComputeCommandEncoder()
 		if !enc.IsNil() {
 			enc.Retain()
 		}
 	})
+	if enc.IsNil() && c.encErr == nil {
+		c.encErr = missingEncoder(c.encoders)
+	}
 	return &darwinEncoder{enc: enc}
 }
 
@@ -306,9 +315,12 @@ func (c *darwinCommandBuffer) Wait() error {
 	c.done = true
 	c.cb.WaitUntilCompleted()
 	if st := c.cb.Status(); st != metal.CommandBufferStatusCompleted {
-		objc.WithAutoreleasePool(func() { c.err = commandBufferError(c.cb, st) }) // NSError, strings, array
+		objcsafe.WithPool(func() { c.err = commandBufferError(c.cb, st) }) // NSError, strings, array
 	}
 	c.gpu = time.Duration(float64(c.cb.GPUEndTime()-c.cb.GPUStartTime()) * float64(time.Second))
+	if c.err == nil {
+		c.err = c.encErr // the buffer ran without the pass Metal did not give
+	}
 	c.resolveTimes()
 	c.cb.Release()
 	return c.err
@@ -321,8 +333,8 @@ func commandBufferError(cb metal.CommandBufferObject, st metal.CommandBufferStat
 	msg, code := fmt.Sprintf("the command buffer ended with status %d and no error description from Metal", st), 0
 	if e := cb.Error(); !e.IsNil() {
 		msg, code = e.LocalizedDescription(), e.Code()
-		for _, u := range e.UnderlyingErrors() {
-			msg += " (" + u.LocalizedDescription() + ")"
+		for _, u := range objcsafe.ArrayResult(e, "underlyingErrors") { // usually empty: count first (objcsafe)
+			msg += " (" + foundation.ErrorFrom(u.Ptr()).LocalizedDescription() + ")"
 		}
 	}
 	return &device.CommandBufferError{Kind: device.KindOfMetalError(code, msg), Code: code, Message: msg}
@@ -331,33 +343,47 @@ func commandBufferError(cb metal.CommandBufferObject, st metal.CommandBufferStat
 // GPUDuration is GPUEndTime − GPUStartTime, valid after Wait.
 func (c *darwinCommandBuffer) GPUDuration() time.Duration { return c.gpu }
 
+// darwinEncoder is one compute pass; a nil enc (Metal gave none, ComputeEncoder) makes every call
+// do nothing, and the command buffer's Wait reports it.
 type darwinEncoder struct {
 	enc metal.ComputeCommandEncoderObject
 }
 
 func (e *darwinEncoder) SetPipeline(p device.Pipeline) {
+	if e.enc.IsNil() {
+		return
+	}
 	if dp, ok := p.(*darwinPipeline); ok {
 		setComputePipelineState(e.enc, dp.pso)
 	}
 }
 
 func (e *darwinEncoder) SetBuffer(buf device.Buffer, offset, index int) {
+	if e.enc.IsNil() {
+		return
+	}
 	if db, ok := buf.(*darwinBuffer); ok {
 		setBuffer(e.enc, db.buf, uint(offset), uint(index))
 	}
 }
 
 func (e *darwinEncoder) SetBytes(data []byte, index int) {
-	if len(data) > 0 {
+	if len(data) > 0 && !e.enc.IsNil() {
 		e.enc.SetBytesLengthAtIndex(unsafe.Pointer(unsafe.SliceData(data)), uint(len(data)), uint(index))
 	}
 }
 
 func (e *darwinEncoder) SetThreadgroupMemoryLength(length, index int) {
+	if e.enc.IsNil() {
+		return
+	}
 	e.enc.SetThreadgroupMemoryLengthAtIndex(uint(length), uint(index))
 }
 
 func (e *darwinEncoder) Dispatch(groups, threads device.Size) {
+	if e.enc.IsNil() {
+		return
+	}
 	e.enc.DispatchThreadgroupsThreadsPerThreadgroup(
 		metal.Size{Width: uint64(groups.Width), Height: uint64(groups.Height), Depth: uint64(groups.Depth)},
 		metal.Size{Width: uint64(threads.Width), Height: uint64(threads.Height), Depth: uint64(threads.Depth)})
@@ -365,6 +391,9 @@ func (e *darwinEncoder) Dispatch(groups, threads device.Size) {
 
 // DispatchThreads is dispatchThreads:threadsPerThreadgroup: (non-uniform threadgroups).
 func (e *darwinEncoder) DispatchThreads(threads, perGroup device.Size) {
+	if e.enc.IsNil() {
+		return
+	}
 	e.enc.DispatchThreadsThreadsPerThreadgroup(
 		metal.Size{Width: uint64(threads.Width), Height: uint64(threads.Height), Depth: uint64(threads.Depth)},
 		metal.Size{Width: uint64(perGroup.Width), Height: uint64(perGroup.Height), Depth: uint64(perGroup.Depth)})
@@ -372,6 +401,14 @@ func (e *darwinEncoder) DispatchThreads(threads, perGroup device.Size) {
 
 // End is endEncoding (ComputeCommandEncoderObject does not embed CommandEncoderObject in v0.5.0).
 func (e *darwinEncoder) End() {
+	if e.enc.IsNil() {
+		return
+	}
 	metal.CommandEncoderObject{Object: e.enc.Object}.EndEncoding()
 	e.enc.Release()
+}
+
+// missingEncoder is the error Wait reports when Metal gave no compute encoder for the n-th pass.
+func missingEncoder(n int) error {
+	return fmt.Errorf("metal: the command buffer gave no compute encoder for pass %d (Metal returned nil; the device may be lost or out of memory): its work did not run", n)
 }

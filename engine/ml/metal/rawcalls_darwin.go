@@ -33,16 +33,25 @@ func setBuffer(enc metal.ComputeCommandEncoderObject, buf metal.BufferObject, of
 	objc.Call[objc.Void](enc, objc.Sel("setBuffer:offset:atIndex:"), buf, offset, index)
 }
 
-// mathModeSafe is MTLMathModeSafe (macOS 15+): no fast-math relaxations, as the emulator compiles
-// the same kernels (docs/METAL.md, "One math mode").
+// mathModeSafe is MTLMathModeSafe (macOS 15+): no fast-math relaxations (no reassociation, no
+// finite-math assumptions).
 const mathModeSafe = 0
 
-// setSafeMath turns fast math off in opts: mathMode = MTLMathModeSafe where the OS has it (darwinkit
-// v0.5.0 has no setter for it), else the older fastMathEnabled = NO.
+// mathFunctionsPrecise is MTLMathFloatingPointFunctionsPrecise (macOS 15+): exp, exp2, log, rsqrt,
+// tanh, sin, cos … resolve to metal::precise, not to the fast approximations that are the
+// default on macOS 15 and later even in the safe math mode.
+const mathFunctionsPrecise = 1
+
+// setSafeMath turns fast math off completely in opts (docs/METAL.md, "One math mode"):
+// fastMathEnabled = NO, which is all macOS 14 has, and where the OS has them (darwinkit v0.5.0
+// has no setters for them) mathMode = MTLMathModeSafe and mathFloatingPointFunctions =
+// MTLMathFloatingPointFunctionsPrecise, so neither half of fast math is left on.
 func setSafeMath(opts metal.CompileOptions) {
+	opts.SetFastMathEnabled(false)
 	if opts.RespondsToSelector(objc.Sel("setMathMode:")) {
 		objc.Call[objc.Void](opts, objc.Sel("setMathMode:"), int(mathModeSafe))
-		return
 	}
-	opts.SetFastMathEnabled(false)
+	if opts.RespondsToSelector(objc.Sel("setMathFloatingPointFunctions:")) {
+		objc.Call[objc.Void](opts, objc.Sel("setMathFloatingPointFunctions:"), int(mathFunctionsPrecise))
+	}
 }

@@ -4,8 +4,8 @@ package metal
 
 import "easel/kernels/device"
 
-// SystemDevice is the Mac's default Metal device; elsewhere there is none, and the denoiser
-// declines so the CPU backend runs.
-func SystemDevice() (device.Device, error) {
+// newSystemDevice: Metal exists only on macOS, so there is no system device; the denoiser
+// declines and the CPU backend runs.
+func newSystemDevice() (device.Device, error) {
 	return nil, Decline("Metal exists only on macOS")
 }

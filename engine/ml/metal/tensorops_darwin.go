@@ -7,7 +7,8 @@ import (
 
 	"github.com/progrium/darwinkit/macos/foundation"
 	"github.com/progrium/darwinkit/macos/metal"
-	"github.com/progrium/darwinkit/objc"
+
+	"easel/engine/objcsafe"
 )
 
 // Metal 4's tensor API on the real device: kernels/gemmtensor.metal includes <metal_tensor> and
@@ -33,11 +34,11 @@ func languageVersionFor(source []byte) metal.LanguageVersion {
 // accelerators behind them: macOS 26 or later and an Apple10-family GPU.
 func (d *darwinDevice) SupportsTensorOps() bool {
 	var macOS26 bool
-	objc.WithAutoreleasePool(func() { // processInfo may come back autoreleased; a Go thread has no pool
-		macOS26 = foundation.ProcessInfo_ProcessInfo().IsOperatingSystemAtLeastVersion(foundation.OperatingSystemVersion{MajorVersion: 26})
+	objcsafe.WithPool(func() { // processInfo may come back autoreleased; a Go thread has no pool
+		macOS26 = objcsafe.Bool(foundation.ProcessInfo_ProcessInfo(), "isOperatingSystemAtLeastVersion:", foundation.OperatingSystemVersion{MajorVersion: 26})
 	})
 	if !macOS26 {
 		return false
 	}
-	return d.dev.SupportsFamily(gpuFamilyApple10)
+	return objcsafe.Bool(d.dev, "supportsFamily:", gpuFamilyApple10)
 }

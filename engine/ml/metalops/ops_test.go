@@ -9,8 +9,8 @@ import (
 	"easel/engine/ml/cpu"
 	"easel/engine/quant"
 	"easel/internal/golden"
+	"easel/internal/testdevice"
 	"easel/kernels/emu"
-	"easel/kernels/emu/emutest"
 )
 
 // Every op against the CPU backend on random data, at shapes that cross the 64-wide tiles'
@@ -24,7 +24,7 @@ const (
 
 func pair(t *testing.T) (*Backend, *cpu.Backend) {
 	t.Helper()
-	d := emutest.Device(t, emu.Options{})
+	d := testdevice.Device(t, emu.Options{})
 	b, err := New(d)
 	if err != nil {
 		t.Fatal(err)

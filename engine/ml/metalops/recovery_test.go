@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"easel/engine/ml/metal"
+	"easel/internal/testdevice"
 	"easel/kernels/device"
 	"easel/kernels/emu"
-	"easel/kernels/emu/emutest"
 )
 
 // twentyAdds runs twenty element-wise additions in one network call and returns the result.
@@ -43,8 +43,8 @@ func twentyAdds(t *testing.T, n *Network) ([]float32, error) {
 // buffers and gives the same result; a call the GPU never has memory for declines with a sentence
 // (the runner's CPU fallback), never a bare GPU error.
 func TestEmuNetworkRecoversFromGPUErrors(t *testing.T) {
-	dev := emutest.Device(t, emu.Options{Fault: &emu.Fault{}})
-	inj := dev.(emu.FaultInjector)
+	dev := testdevice.Device(t, emu.Options{Fault: &emu.Fault{}})
+	inj := testdevice.Faults(t, dev)
 	n, err := NewNetwork(dev, "the VAE")
 	if err != nil {
 		t.Fatal(err)

@@ -6,14 +6,14 @@ import (
 	"testing"
 
 	"easel/engine/ml/metal"
+	"easel/internal/testdevice"
 	"easel/kernels/emu"
-	"easel/kernels/emu/emutest"
 )
 
 // TestEmuSelfTestPassesAndIsCached: every kernel of the slice passes on the emulator, the report
 // is cached under its key and read back, and a second LoadOrRun does not run the checks again.
 func TestEmuSelfTestPassesAndIsCached(t *testing.T) {
-	dev := emutest.Device(t, emu.Options{Fault: &emu.Fault{}})
+	dev := testdevice.Device(t, emu.Options{Fault: &emu.Fault{}})
 	checks, done := SelfTestChecks()
 	defer done()
 	cache := metal.SelfTestCache{Dir: t.TempDir()}
@@ -45,7 +45,7 @@ func TestEmuSelfTestPassesAndIsCached(t *testing.T) {
 // TestEmuSelfTestCatchesACorruptGEMM: with the emulator's corrupt-gemm fault every GEMM-like
 // kernel fails its check, the others pass, and both stages decline with a sentence naming them.
 func TestEmuSelfTestCatchesACorruptGEMM(t *testing.T) {
-	dev := emutest.Device(t, emu.Options{Fault: &emu.Fault{Kind: emu.CorruptGEMM}})
+	dev := testdevice.Device(t, emu.Options{Fault: &emu.Fault{Kind: emu.CorruptGEMM}})
 	checks, done := SelfTestChecks()
 	defer done()
 	r, err := metal.RunSelfTest(t.Context(), dev, metal.SelfTestKey{}, checks, nil)

@@ -20,10 +20,10 @@ import (
 	"easel/engine/vae"
 	"easel/internal/golden"
 	"easel/internal/pipelinecase"
+	"easel/internal/testdevice"
 	"easel/internal/tinymodel"
 	"easel/kernels/device"
 	"easel/kernels/emu"
-	"easel/kernels/emu/emutest"
 )
 
 // The DiT through the Metal denoiser on the emulated device, end to end: half activations behind
@@ -62,7 +62,7 @@ func q8Pipeline(t *testing.T, opts func(*cmf.File) pipeline.Options) *pipeline.P
 // emuDevice is the Metal emulator with the given limits (0: none), skipping only without clang.
 func emuDevice(t *testing.T, maxBuffer, workingSet int64) device.Device {
 	t.Helper()
-	return emutest.Device(t, emu.Options{Limits: device.Limits{MaxBufferLength: maxBuffer, RecommendedMaxWorkingSetSize: workingSet}})
+	return testdevice.Device(t, emu.Options{Limits: device.Limits{MaxBufferLength: maxBuffer, RecommendedMaxWorkingSetSize: workingSet}})
 }
 
 // onMetal is pipeline.Options running the DiT on dev.

@@ -11,8 +11,8 @@ import (
 	"easel/engine/qi21"
 	"easel/engine/qi21/qi21metal"
 	"easel/internal/pipelinecase"
+	"easel/internal/testdevice"
 	"easel/kernels/emu"
-	"easel/kernels/emu/emutest"
 )
 
 // faultAtFirstStep wraps a placed denoiser so that fault is injected into the device just before
@@ -56,8 +56,8 @@ func (f *faultAtFirstStep) Step(ctx context.Context, p pipeline.Program, x []flo
 // GEMM of the step (so one block per buffer is too long). policy keeps the command-buffer levels.
 func faultedPipeline(t *testing.T, fault emu.Fault, atPrefill, gemmWork bool, policy *metal.DevicePolicy) (*pipeline.Pipeline, emu.FaultInjector) {
 	t.Helper()
-	dev := emuDevice(t, 0, 0)
-	inj := dev.(emu.FaultInjector)
+	dev := testdevice.Device(t, emu.Options{Fault: &emu.Fault{}})
+	inj := testdevice.Faults(t, dev)
 	p := q8Pipeline(t, func(f *cmf.File) pipeline.Options {
 		k := metal.Knobs{Guards: metal.DefaultGuards}
 		place := Denoiser(dev, f.Bytes(), qi21metal.Options{Knobs: &k, Policy: policy})
@@ -208,7 +208,8 @@ func TestEmuVAERecoveryReachesTheRun(t *testing.T) {
 	req := behaviourRequest(t, 0)
 	req.Width, req.Height = 64, 64
 	run := func(fault emu.Fault) (*pipeline.Result, []pipeline.Event, int) {
-		dev := emutest.Device(t, emu.Options{Fault: &fault})
+		dev := testdevice.Device(t, emu.Options{Fault: &fault})
+		inj := testdevice.Faults(t, dev)
 		p := q8Pipeline(t, func(f *cmf.File) pipeline.Options { return pipeline.Options{VAE: VAE(dev, f.Bytes())} })
 		res, events := runCollecting(t, p, req)
 		var recs []pipeline.Event
@@ -218,7 +219,7 @@ func TestEmuVAERecoveryReachesTheRun(t *testing.T) {
 				recs = append(recs, ev)
 			}
 		}
-		return res, recs, dev.(emu.FaultInjector).FaultsFired()
+		return res, recs, inj.FaultsFired()
 	}
 	clean, recs, _ := run(emu.Fault{})
 	if len(recs) != 0 {

@@ -15,9 +15,9 @@ import (
 	"easel/engine/qi21"
 	"easel/engine/qwen3vl"
 	"easel/engine/vae"
+	"easel/internal/testdevice"
 	"easel/internal/tinymodel"
 	"easel/kernels/device"
-	"easel/kernels/emu/emutest"
 )
 
 // The Metal denoiser holds its weight arena (no-copy buffers over the mapping) only while it runs.
@@ -94,7 +94,7 @@ func TestEmuMetalDenoiserReleasesItsWeightsForTheOtherStages(t *testing.T) {
 	req := behaviourRequest(t, 2)
 	devices := [2]countingDevice{}
 	for i := range devices {
-		emutest.EmulatorOnly(t, "live-buffer counts")
+		testdevice.EmulatorOnly(t, "live-buffer counts")
 		d, ok := emuDevice(t, 0, 0).(countingDevice)
 		if !ok {
 			t.Fatal("the emulated device does not count its buffers")
@@ -179,7 +179,7 @@ func TestEmuMetalTruncatedFileBetweenJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	emutest.EmulatorOnly(t, "live-buffer counts")
+	testdevice.EmulatorOnly(t, "live-buffer counts")
 	dev, ok := emuDevice(t, 0, 0).(countingDevice)
 	if !ok {
 		t.Fatal("the emulated device does not count its buffers")

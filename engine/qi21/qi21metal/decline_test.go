@@ -7,11 +7,13 @@ import (
 	"testing"
 
 	"easel/engine/convert"
+	"easel/internal/testdevice"
 	"easel/kernels/device"
 	"easel/kernels/emu"
 )
 
-// countingDevice is the emulated device with chosen limits, counting the buffers made.
+// countingDevice is the test device with chosen limits (testdevice.Device: the emulator's own, or
+// a wrapper's over the GPU), counting the buffers made.
 type countingDevice struct {
 	device.Device
 	buffers int
@@ -29,11 +31,7 @@ func (d *countingDevice) NewBufferNoCopy(mem []byte) (device.Buffer, error) {
 
 func limitedDevice(t *testing.T, maxBuffer, workingSet int64) *countingDevice {
 	t.Helper()
-	emuDevice(t) // skips without clang
-	d, err := emu.NewDevice(emu.Options{Limits: device.Limits{MaxBufferLength: maxBuffer, RecommendedMaxWorkingSetSize: workingSet}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := testdevice.Device(t, emu.Options{Limits: device.Limits{MaxBufferLength: maxBuffer, RecommendedMaxWorkingSetSize: workingSet}})
 	return &countingDevice{Device: d}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"easel/engine/convert"
 	"easel/engine/ml"
+	"easel/internal/testdevice"
 	"easel/kernels/emu"
 )
 
@@ -124,7 +125,7 @@ func TestEmuProgramLifecycle(t *testing.T) {
 // and in shuffled order: the whole chain's velocity must be bit-identical (a missing barrier in
 // any kernel, or a hazard between dispatches, would show).
 func TestEmuFiberOrderDoesNotMatter(t *testing.T) {
-	emuDevice(t) // skips without clang
+	testdevice.EmulatorOnly(t, "fiber order")
 	m, f := tinyModel(t, convert.ProfileQ8)
 	dc := mostConditions(t)
 	lay := dc.layout
@@ -133,10 +134,7 @@ func TestEmuFiberOrderDoesNotMatter(t *testing.T) {
 	k := metal.Knobs{Guards: metal.DefaultGuards}
 	var outs [][]float32
 	for _, order := range []emu.FiberOrder{emu.Forward, emu.Shuffled} {
-		dev, err := emu.NewDevice(emu.Options{Order: order})
-		if err != nil {
-			t.Fatal(err)
-		}
+		dev := testdevice.Device(t, emu.Options{Order: order})
 		d, err := New(dev, m, f.Bytes(), Options{Knobs: &k})
 		if err != nil {
 			t.Fatal(err)

@@ -10,9 +10,9 @@ import (
 	"easel/engine/ml/metal"
 	"easel/engine/qi21"
 	"easel/internal/golden"
+	"easel/internal/testdevice"
 	"easel/kernels/device"
 	"easel/kernels/emu"
-	"easel/kernels/emu/emutest"
 )
 
 // faultRun is one prompt's prefill and step through a Runner on an emulated device with fault
@@ -34,8 +34,8 @@ func runWithFault(t *testing.T, fault emu.Fault, afterPrefill bool, guards metal
 	lay := dc.layout
 	in := m.Config.InChannels
 	cond, target := dc.latents[:lay.CondLatents()*in], dc.latents[lay.CondLatents()*in:]
-	dev := emutest.Device(t, emu.Options{Fault: &emu.Fault{}})
-	inj := dev.(emu.FaultInjector)
+	dev := testdevice.Device(t, emu.Options{Fault: &emu.Fault{}})
+	inj := testdevice.Faults(t, dev)
 	k := metal.Knobs{Guards: guards}
 	var run faultRun
 	logf := func(format string, args ...any) { run.notices = append(run.notices, fmt.Sprintf(format, args...)) }
@@ -153,7 +153,7 @@ func TestEmuWatchdogIsRetriedInShorterCommandBuffers(t *testing.T) {
 	if run.fired == 0 || !hasRetry(run.retries, device.ErrorTimeout.String()) {
 		t.Errorf("the watchdog fired %d times, retries %+v: want a timeout retried", run.fired, run.retries)
 	}
-	dev := emutest.Device(t, emu.Options{Fault: &emu.Fault{Kind: emu.Watchdog}})
+	dev := testdevice.Device(t, emu.Options{Fault: &emu.Fault{Kind: emu.Watchdog}})
 	if l := metal.Policies.Level(dev.Name(), metal.ProgramDenoiser); l != 1 {
 		t.Errorf("the device's command buffers were not shortened for later passes: level %d, want 1 (one block per buffer)", l)
 	}
@@ -207,7 +207,7 @@ func TestEmuWatchdogOnLongGEMMsIsRetriedInChunks(t *testing.T) {
 	if run.fired < 2 || len(timeouts) != 2 || timeouts[0].OK || !timeouts[1].OK || !strings.Contains(timeouts[1].What, "split into 4") {
 		t.Fatalf("the watchdog fired %d times, timeouts retried %+v: want one-block buffers to fail and 4 GEMM chunks to pass", run.fired, timeouts)
 	}
-	dev := emutest.Device(t, emu.Options{Fault: &fault})
+	dev := testdevice.Device(t, emu.Options{Fault: &fault})
 	if l := metal.Policies.Level(dev.Name(), metal.ProgramDenoiser); l != 2 {
 		t.Errorf("level %d remembered for the device, want 2 (GEMMs in %d chunks)", l, metal.GemmChunks(2))
 	}
@@ -239,8 +239,8 @@ func longPromptStep(t *testing.T, fault func(live, saving int64) emu.Fault) (fau
 	for i := range x {
 		x[i] = float32(rng.NormFloat64())
 	}
-	dev := emutest.Device(t, emu.Options{Fault: &emu.Fault{}})
-	inj := dev.(emu.FaultInjector)
+	dev := testdevice.Device(t, emu.Options{Fault: &emu.Fault{}})
+	inj := testdevice.Faults(t, dev)
 	k := metal.Knobs{Guards: metal.DefaultGuards}
 	var run faultRun
 	d, err := New(dev, m, f.Bytes(), Options{Knobs: &k, Logf: func(format string, args ...any) { run.notices = append(run.notices, fmt.Sprintf(format, args...)) }})
@@ -257,7 +257,7 @@ func longPromptStep(t *testing.T, fault func(live, saving int64) emu.Fault) (fau
 		t.Fatal(err)
 	}
 	defer r.Release(p)
-	_, live := dev.(interface{ LiveBuffers() (int, int64) }).LiveBuffers()
+	_, live := testdevice.LiveBuffers(t, dev)
 	full, small := programPlan(c, lay.PrefixLen, lay.T), programPlan(c, lay.T, lay.T)
 	saving := full[bufX:bufHidden+1].total() - small[bufX:bufHidden+1].total()
 	inj.InjectFault(fault(live, saving))
@@ -315,8 +315,8 @@ func TestEmuRunnerStartsTheNextRunOnTheDevice(t *testing.T) {
 	lay := dc.layout
 	in := m.Config.InChannels
 	cond, target := dc.latents[:lay.CondLatents()*in], dc.latents[lay.CondLatents()*in:]
-	dev := emutest.Device(t, emu.Options{Fault: &emu.Fault{}})
-	inj := dev.(emu.FaultInjector)
+	dev := testdevice.Device(t, emu.Options{Fault: &emu.Fault{}})
+	inj := testdevice.Faults(t, dev)
 	k := metal.Knobs{Guards: metal.DefaultGuards}
 	d, err := New(dev, m, f.Bytes(), Options{Knobs: &k})
 	if err != nil {

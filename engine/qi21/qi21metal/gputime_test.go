@@ -7,8 +7,8 @@ import (
 	"easel/engine/convert"
 	"easel/engine/ml"
 	"easel/engine/ml/metal"
+	"easel/internal/testdevice"
 	"easel/kernels/emu"
-	"easel/kernels/emu/emutest"
 )
 
 // TestEmuEveryPassSplitsGPUTimeByClass runs a prefill and a step without profiling mode, on an
@@ -33,7 +33,7 @@ func TestEmuEveryPassSplitsGPUTimeByClass(t *testing.T) {
 		{"sampled", emu.Options{}, "sampled"},
 		{"estimated", emu.Options{NoEncoderTiming: true}, "estimated split"},
 	} {
-		dev := emutest.Device(t, tc.opts)
+		dev := testdevice.Device(t, tc.opts)
 		d, err := New(dev, m, f.Bytes(), Options{Knobs: &knobs})
 		if err != nil {
 			t.Fatal(err)
@@ -103,7 +103,7 @@ func BenchmarkEmuStepEncoderTiming(b *testing.B) {
 		opts emu.Options
 	}{{"encoder-per-class-run", emu.Options{}}, {"encoder-per-buffer", emu.Options{NoEncoderTiming: true}}} {
 		b.Run(tc.name, func(b *testing.B) {
-			d, err := New(emutest.Device(b, tc.opts), m, f.Bytes(), Options{Knobs: &knobs})
+			d, err := New(testdevice.Device(b, tc.opts), m, f.Bytes(), Options{Knobs: &knobs})
 			if err != nil {
 				b.Fatal(err)
 			}

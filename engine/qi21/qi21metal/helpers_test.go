@@ -10,16 +10,16 @@ import (
 	"easel/engine/ml/cpu"
 	"easel/engine/qi21"
 	"easel/internal/golden"
+	"easel/internal/testdevice"
 	"easel/internal/tinymodel"
 	"easel/kernels/device"
 	"easel/kernels/emu"
-	"easel/kernels/emu/emutest"
 )
 
 // emuDevice returns the emulated device, skipping only when clang is not installed.
 func emuDevice(t testing.TB) device.Device {
 	t.Helper()
-	return emutest.Device(t, emu.Options{})
+	return testdevice.Device(t, emu.Options{})
 }
 
 func TestMain(m *testing.M) {

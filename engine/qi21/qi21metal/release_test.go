@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"easel/engine/convert"
+	"easel/internal/testdevice"
 	"easel/kernels/device"
 )
 
@@ -13,6 +14,7 @@ import (
 // exactly the device's live bytes; the next Prefill makes the arena again, and its step gives the
 // velocity of the step before the release bit for bit, twice over.
 func TestEmuReleaseWeightsRebuildsTheArena(t *testing.T) {
+	testdevice.EmulatorOnly(t, "live-buffer counts")
 	dev, ok := emuDevice(t).(liveCounter)
 	if !ok {
 		t.Fatal("the emulated device does not count its buffers")
@@ -100,6 +102,7 @@ func TestEmuAuxiliaryBytesIsWhatTheDenoiserHoldsBetweenRuns(t *testing.T) {
 		profile convert.Profile
 		q8      bool
 	}{{convert.ProfileCortiq, false}, {convert.ProfileQ8, true}} {
+		testdevice.EmulatorOnly(t, "live-buffer counts")
 		dev, ok := emuDevice(t).(liveCounter)
 		if !ok {
 			t.Fatal("the emulated device does not count its buffers")

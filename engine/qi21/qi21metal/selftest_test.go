@@ -6,8 +6,8 @@ import (
 
 	"easel/engine/convert"
 	"easel/engine/ml/metal"
+	"easel/internal/testdevice"
 	"easel/kernels/emu"
-	"easel/kernels/emu/emutest"
 )
 
 // TestEmuDenoiserSelfTest: the denoiser's check passes on the emulator within the bound, fails
@@ -16,7 +16,7 @@ import (
 func TestEmuDenoiserSelfTest(t *testing.T) {
 	m, f := tinyModel(t, convert.ProfileCortiq)
 	for _, fault := range []emu.Fault{{}, {Kind: emu.CorruptGEMM}, {Kind: emu.Overflow}} {
-		dev := emutest.Device(t, emu.Options{Fault: &fault})
+		dev := testdevice.Device(t, emu.Options{Fault: &fault})
 		k := metal.Knobs{Guards: metal.DefaultGuards}
 		var g metal.Guards
 		r, err := metal.RunSelfTest(t.Context(), dev, metal.SelfTestKey{}, SelfTestChecks(m, f.Bytes(), &k, &g), nil)

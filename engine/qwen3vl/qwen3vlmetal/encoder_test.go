@@ -18,10 +18,10 @@ import (
 	"easel/engine/qwen3vl"
 	"easel/engine/tokenizer"
 	"easel/internal/golden"
+	"easel/internal/testdevice"
 	"easel/internal/tinymodel"
 	"easel/kernels/device"
 	"easel/kernels/emu"
-	"easel/kernels/emu/emutest"
 )
 
 // Bound of the emulated device against the CPU encoder over the same q8 file, relative error of
@@ -44,7 +44,7 @@ const visionBound = 2e-3
 
 func emuDevice(t testing.TB, limits device.Limits) device.Device {
 	t.Helper()
-	return emutest.Device(t, emu.Options{Limits: limits})
+	return testdevice.Device(t, emu.Options{Limits: limits})
 }
 
 func TestMain(m *testing.M) {

@@ -9,8 +9,8 @@ import (
 	"easel/engine/upscale"
 	"easel/engine/upscale/upscalemetal"
 	"easel/internal/golden"
+	"easel/internal/testdevice"
 	"easel/kernels/emu"
-	"easel/kernels/emu/emutest"
 )
 
 // The emulated device's bounds (docs/METAL.md §6.7): the convolutions stage half operands, so the
@@ -41,7 +41,7 @@ func smallCases(t *testing.T) []*golden.UpscaleCase {
 
 // TestEmuGolden runs every small case on the emulated device against its reference.
 func TestEmuGolden(t *testing.T) {
-	dev := emutest.Device(t, emu.Options{})
+	dev := testdevice.Device(t, emu.Options{})
 	for _, rc := range smallCases(t) {
 		t.Run(rc.Name, func(t *testing.T) {
 			file := rc.Files[0]

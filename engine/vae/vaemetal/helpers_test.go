@@ -9,17 +9,17 @@ import (
 	"easel/engine/ml/cpu"
 	"easel/engine/vae"
 	"easel/internal/golden"
+	"easel/internal/testdevice"
 	"easel/internal/tinymodel"
 	"easel/kernels/device"
 	"easel/kernels/emu"
-	"easel/kernels/emu/emutest"
 )
 
 // emuDevice returns the emulated device with the given limits (zero: the emulator's defaults),
 // skipping only when clang is missing and EASEL_REQUIRE_EMULATOR is not set.
 func emuDevice(t testing.TB, limits device.Limits) device.Device {
 	t.Helper()
-	return emutest.Device(t, emu.Options{Limits: limits})
+	return testdevice.Device(t, emu.Options{Limits: limits})
 }
 
 func TestMain(m *testing.M) {

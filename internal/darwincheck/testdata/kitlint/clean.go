@@ -3,6 +3,7 @@ package p
 import (
 	"unsafe"
 
+	"github.com/progrium/darwinkit/macos/foundation"
 	"github.com/progrium/darwinkit/macos/metal"
 	"github.com/progrium/darwinkit/objc"
 )
@@ -36,4 +37,17 @@ func Clean(dev metal.DeviceObject, lib metal.LibraryObject, enc metal.ComputeCom
 		h.q = dev.NewCommandQueue()
 	})
 	return h, pso
+}
+
+// Results reads an NSArray through its count and objectAtIndex:, and a BOOL as a full 64-bit
+// value; a []byte result (NSData) and a responds-to check (cgo) are safe as darwinkit reads them.
+func Results(dev metal.DeviceObject, e foundation.Error, sb metal.CounterSampleBufferObject) (int, bool) {
+	arr := objc.Call[objc.Object](e, objc.Sel("underlyingErrors"))
+	n := int(objc.Call[uint64](arr, objc.Sel("count")))
+	for i := range n {
+		_ = objc.Call[objc.Object](arr, objc.Sel("objectAtIndex:"), uint64(i))
+	}
+	ok := objc.Call[uint64](dev, objc.Sel("supportsFamily:"), metal.GPUFamilyApple7)&0xff != 0
+	raw := sb.ResolveCounterRange(foundation.Range{Location: 0, Length: 2})
+	return n + len(raw), ok && dev.HasSupportsCounterSampling()
 }
