@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	_ "image/png" // history images are PNGs
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -12,6 +14,8 @@ import (
 
 	"easel/app/backend"
 	"easel/app/hires"
+	"easel/app/history"
+	"easel/app/imagefile"
 	"easel/app/memplan"
 	"easel/app/upscalers"
 	"easel/ui/gallery"
@@ -78,20 +82,74 @@ func (s *window) upscaleDevice() (*backend.Choice, error) {
 	return backend.Choose(s.deps.Settings.Backend)
 }
 
-// upscaleCell upscales a cell's picture by factor with the chosen learned upscaler (learned) or
-// Lanczos, off the UI goroutine: the memory prediction first (under the sheet's buttons; an
-// upscale that does not fit is refused), then progress per tile on the progress line, Esc or
-// Cancel to stop, and the result saved into the history naming the upscaler.
+// upscaleSource is a picture to upscale: a batch cell's, or a history image's read from its file.
+type upscaleSource struct {
+	label string       // "Image 1", a file name
+	img   *image.NRGBA // nil: read from path when the upscale runs
+	w, h  int
+	set   *imagefile.Settings // its recipe, kept in the result (nil: read from path)
+	path  string
+}
+
+// upscaleCell upscales a batch cell's picture (upscalePicture).
 func (s *window) upscaleCell(c *gallery.Cell, factor float64, learned bool) {
 	img := nrgbaOf(c.Final)
 	if img == nil {
 		return
 	}
+	s.upscalePicture(upscaleSource{label: fmt.Sprintf("Image %d", c.Index+1), img: img, w: img.Rect.Dx(), h: img.Rect.Dy(), set: c.Set, path: c.Path}, factor, learned)
+}
+
+// upscaleEntry upscales a history image (upscalePicture), read from its file.
+func (s *window) upscaleEntry(e history.Entry, factor float64, learned bool) {
+	f, err := os.Open(e.Path)
+	if err != nil {
+		s.say("Cannot upscale %s: %v", shortPath(e.Path), err)
+		return
+	}
+	cfg, _, err := image.DecodeConfig(f) // its size, for the prediction; the picture is read off the UI goroutine
+	f.Close()
+	if err != nil {
+		s.say("Cannot upscale %s: it is not a picture Easel reads (%v).", shortPath(e.Path), err)
+		return
+	}
+	s.upscalePicture(upscaleSource{label: filepath.Base(e.Path), w: cfg.Width, h: cfg.Height, set: e.Settings, path: e.Path}, factor, learned)
+}
+
+// entryUpscaleItems are a history image's upscales, as the batch cell's (upscaleMenuItems).
+func (s *window) entryUpscaleItems(e history.Entry) []*fyne.MenuItem {
+	var items []*fyne.MenuItem
+	if name, ok := s.chosenUpscalerName(); ok {
+		for _, f := range []float64{2, 4} {
+			items = append(items, fyne.NewMenuItem(fmt.Sprintf("Upscale ×%g with %s", f, name), func() { s.upscaleEntry(e, f, true) }))
+		}
+	}
+	for _, f := range []float64{2, 4} {
+		items = append(items, fyne.NewMenuItem(fmt.Sprintf("Upscale ×%g with Lanczos", f), func() { s.upscaleEntry(e, f, false) }))
+	}
+	return append(items, fyne.NewMenuItemSeparator())
+}
+
+// chosenUpscalerName is the chosen learned upscaler's name, when it is usable.
+func (s *window) chosenUpscalerName() (string, bool) {
+	e, ok := s.chosenUpscaler()
+	return e.Name, ok
+}
+
+// upscalePicture upscales a picture by factor with the chosen learned upscaler (learned) or
+// Lanczos, off the UI goroutine: the memory prediction first (in the memory panel and under the
+// sheet's buttons; an upscale that does not fit is refused), then progress per tile on the
+// progress line, Esc or Cancel to stop, and the result saved into the history naming the
+// upscaler.
+func (s *window) upscalePicture(src upscaleSource, factor float64, learned bool) {
 	if s.upCancel != nil {
 		s.say("An upscale is running: wait for it, or press Esc to cancel it first.")
 		return
 	}
-	job := upscale.Job{Image: img, Set: c.Set, Source: c.Path, Factor: factor}
+	job := upscale.Job{Set: src.set, Source: src.path, Factor: factor}
+	if src.img != nil {
+		job.Image = src.img // else read from src.path off the UI goroutine
+	}
 	name := "Lanczos"
 	var entry upscalers.Entry
 	var choice *backend.Choice
@@ -107,7 +165,7 @@ func (s *window) upscaleCell(c *gallery.Cell, factor float64, learned bool) {
 			s.say("Cannot upscale with %s: %v", name, err)
 			return
 		}
-		p := upscale.Predict(entry.Config, img.Rect.Dx(), img.Rect.Dy(), factor, choice.Metal(), memplan.DeviceBudget(s.deps.Settings.Backend))
+		p := upscale.Predict(entry.Config, src.w, src.h, factor, choice.Metal(), memplan.DeviceBudget(s.deps.Settings.Backend))
 		s.sheet.SetPlan(fmt.Sprintf("Upscale ×%g with %s: %s", factor, name, p.Explain()))
 		if s.model.Current() == 0 { // a running job's ledger keeps the panel
 			s.memory.showUpscale(fmt.Sprintf("an upscale ×%g with %s", factor, name), p)
@@ -120,12 +178,15 @@ func (s *window) upscaleCell(c *gallery.Cell, factor float64, learned bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.upCancel = cancel
 	s.updateButtons() // Cancel stops it
-	s.progress.Stage.SetText(fmt.Sprintf("Upscaling image %d ×%g with %s…", c.Index+1, factor, name))
+	s.progress.Stage.SetText(fmt.Sprintf("Upscaling %s ×%g with %s…", src.label, factor, name))
 	store, now := s.deps.History, s.now()
 	go func() {
 		defer cancel()
 		var err error
-		if learned {
+		if job.Image == nil {
+			job.Image, err = readPicture(src.path)
+		}
+		if learned && err == nil {
 			job.Runner, err = s.upRunners.Open(entry, choice.Device)
 			job.Progress = s.shownProgress(ctx, name)
 		}
@@ -145,21 +206,35 @@ func (s *window) upscaleCell(c *gallery.Cell, factor float64, learned bool) {
 				s.sayKind(noticeInfo, "The upscale with %s was cancelled; nothing was saved.", name)
 			case err != nil:
 				s.progress.Stage.SetText("Upscale failed")
-				s.say("Upscale ×%g with %s failed: %v", factor, name, err)
+				s.say("Upscale ×%g of %s with %s failed: %v", factor, src.label, name, err)
 			default:
 				s.history.AddSession(res.Entry)
 				s.progress.Stage.SetText(fmt.Sprintf("Upscaled with %s · saved %s", name, shortPath(res.Entry.Path)))
-				s.sayKind(noticeInfo, "%s", upscaledNotice(c.Index+1, name, res))
+				s.sayKind(noticeInfo, "%s", upscaledNotice(src.label, name, res))
 			}
 		})
 	}()
 }
 
+// readPicture reads a saved picture for an upscale.
+func readPicture(path string) (*image.NRGBA, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	img, _, err := image.Decode(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a picture Easel reads: %w", filepath.Base(path), err)
+	}
+	return nrgbaOf(img), nil
+}
+
 // upscaledNotice says what an upscale made and how it ran (the device, the tiles, a Metal
 // decline the CPU took over from).
-func upscaledNotice(n int, name string, res upscale.Result) string {
+func upscaledNotice(label, name string, res upscale.Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Image %d upscaled ×%g with %s to %d×%d", n, res.Upscale.Factor, name, res.Upscale.Width, res.Upscale.Height)
+	fmt.Fprintf(&b, "%s upscaled ×%g with %s to %d×%d", label, res.Upscale.Factor, name, res.Upscale.Width, res.Upscale.Height)
 	if res.Report.Device != "" {
 		fmt.Fprintf(&b, " on %s", res.Report.Device)
 		if t := res.Report.Tiling; t.Tile > 0 {

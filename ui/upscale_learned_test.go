@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
@@ -388,4 +389,48 @@ func TestUpscalersFitTheScreen(t *testing.T) {
 		t.Fatalf("notice: %q", h.s.message.Text)
 	}
 	assertLayoutFits(t, h.w, "the sheet after a learned upscale")
+}
+
+// A history image's menu upscales it too: ×4 with the chosen upscaler (a ×2 network run twice)
+// reads the picture from its file and saves the upscaler's own picture beside it, named.
+func TestHistoryImageUpscalesWithTheChosenUpscaler(t *testing.T) {
+	file := upscalerCase(t, "upscale_rrdb_x2.pth")
+	upscalersFolder(t, file)
+	h := newHarness(t, 0)
+	h.s.deps.Settings.Upscaler = "upscale_rrdb_x2"
+	src, set := finishedCell(h, 20, 12, false)
+	e, err := h.s.deps.History.Save(src, set, time.Date(2026, 12, 6, 1, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	menuItem(t, h.s.entryMenu(e), "Upscale ×4 with upscale_rrdb_x2").Action()
+	h.pump("the upscale saved", func() bool { return h.s.upCancel == nil })
+	if !strings.Contains(h.s.message.Text, filepath.Base(e.Path)+" upscaled ×4 with upscale_rrdb_x2 to 80×48") {
+		t.Fatalf("notice: %q", h.s.message.Text)
+	}
+	var out string
+	for _, p := range pngsIn(t, h.s.deps.Settings.OutputFolder) {
+		if p != e.Path {
+			out = p
+		}
+	}
+	if out == "" {
+		t.Fatal("nothing was saved beside the history image")
+	}
+	r, err := upscalers.Open(file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	want, _, err := r.Upscale(context.Background(), nrgbaOf(readPNG(t, e.Path)), upscalers.Request{Scale: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := nrgbaOf(readPNG(t, out)); got.Rect != want.Rect || string(got.Pix) != string(want.Pix) {
+		t.Fatal("the saved picture is not the upscaler's")
+	}
+	md, err := imagefile.ReadFile(out)
+	if err != nil || md.Settings == nil || md.Settings.Upscale == nil || md.Settings.Upscale.Upscaler != "upscale_rrdb_x2" || md.Settings.Prompt != set.Prompt {
+		t.Fatalf("the PNG records %+v (%v)", md, err)
+	}
 }
