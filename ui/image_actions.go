@@ -102,8 +102,9 @@ func (s *window) entryMenu(e history.Entry) *fyne.Menu {
 	}
 	if e.Settings == nil || e.Settings.Grid == nil { // a grid's picture is not one image to rework
 		items = append(items, fyne.NewMenuItem("Refine this", func() { s.refineEntry(e) }),
-			fyne.NewMenuItem("Vary", func() { s.varyEntry(e) }), fyne.NewMenuItemSeparator())
+			fyne.NewMenuItem("Vary", func() { s.varyEntry(e) }))
 		items = append(items, s.entryUpscaleItems(e)...) // with the chosen upscaler, Lanczos (upscale_learned.go)
+		items = append(items, fyne.NewMenuItemSeparator())
 	}
 	items = append(items, s.help.entryItems(e)...) // Describe, Check against prompt (prompt_help_images.go)
 	items = append(items, fyne.NewMenuItemSeparator(),

@@ -116,18 +116,22 @@ func (s *window) upscaleEntry(e history.Entry, factor float64, learned bool) {
 	s.upscalePicture(upscaleSource{label: filepath.Base(e.Path), w: cfg.Width, h: cfg.Height, set: e.Settings, path: e.Path}, factor, learned)
 }
 
-// entryUpscaleItems are a history image's upscales, as the batch cell's (upscaleMenuItems).
+// entryUpscaleItems is a history image's Upscale item: a submenu of the batch cell's upscales
+// (×2 and ×4 with the chosen upscaler and with Lanczos), one row so the history's long menu still
+// fits a 1280×800 screen.
 func (s *window) entryUpscaleItems(e history.Entry) []*fyne.MenuItem {
 	var items []*fyne.MenuItem
 	if name, ok := s.chosenUpscalerName(); ok {
 		for _, f := range []float64{2, 4} {
-			items = append(items, fyne.NewMenuItem(fmt.Sprintf("Upscale ×%g with %s", f, name), func() { s.upscaleEntry(e, f, true) }))
+			items = append(items, fyne.NewMenuItem(fmt.Sprintf("×%g with %s", f, name), func() { s.upscaleEntry(e, f, true) }))
 		}
 	}
 	for _, f := range []float64{2, 4} {
-		items = append(items, fyne.NewMenuItem(fmt.Sprintf("Upscale ×%g with Lanczos", f), func() { s.upscaleEntry(e, f, false) }))
+		items = append(items, fyne.NewMenuItem(fmt.Sprintf("×%g with Lanczos", f), func() { s.upscaleEntry(e, f, false) }))
 	}
-	return append(items, fyne.NewMenuItemSeparator())
+	up := fyne.NewMenuItem("Upscale", nil)
+	up.ChildMenu = fyne.NewMenu("", items...)
+	return []*fyne.MenuItem{up}
 }
 
 // chosenUpscalerName is the chosen learned upscaler's name, when it is usable.
