@@ -244,6 +244,9 @@ func TestDroppedUpscalerAsksThenAdds(t *testing.T) {
 
 	h.s.dropFiles([]string{file}, false)
 	h.pump("the question again", asked)
+	if !labelWith(h.w.Canvas().Overlays().Top(), "upscale_rrdb_x4.pth is a learned upscaler: RRDBNet ×4") {
+		t.Error("the question does not say what the file is")
+	}
 	add := buttonIn(h.w.Canvas().Overlays().Top(), "Add")
 	if add == nil {
 		t.Fatal("the question has no Add button")
