@@ -50,7 +50,7 @@ func (s *window) addLoaded(results []loadedCondition) []string {
 	var problems []string
 	for _, r := range results {
 		if r.err == nil {
-			r.err = s.draft.Add(r.c)
+			r.err = s.model.AddCondition(r.c)
 		}
 		if r.err != nil {
 			problems = append(problems, r.err.Error())
@@ -96,7 +96,7 @@ func (s *window) pasteImage(cb fyne.Clipboard, fromButton bool) bool {
 			s.pasted++
 			c, err := compose.NewCondition(fmt.Sprintf("pasted image %d", s.pasted), data)
 			if err == nil {
-				err = s.draft.Add(c)
+				err = s.model.AddCondition(c)
 			}
 			if err != nil {
 				s.say("%v", err)
@@ -131,12 +131,12 @@ func (s *window) pickImages() {
 }
 
 func (s *window) moveCondition(i, delta int) {
-	s.draft.Move(i, delta)
+	s.model.MoveCondition(i, delta)
 	s.conditionsChanged()
 }
 
 func (s *window) removeCondition(i int) {
-	s.draft.Remove(i)
+	s.model.RemoveCondition(i)
 	s.conditionsChanged()
 }
 

@@ -46,7 +46,7 @@ func newConditionsPanel(s *window) *conditionsPanel {
 
 // refresh rebuilds the rows from the draft.
 func (p *conditionsPanel) refresh() {
-	conds := p.s.draft.Conditions
+	conds := p.s.draft().Conditions
 	p.count.SetText(fmt.Sprintf("%d of %d", len(conds), compose.MaxConditions))
 	rows := make([]fyne.CanvasObject, 0, len(conds))
 	for i, c := range conds {

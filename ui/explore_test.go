@@ -55,8 +55,9 @@ func TestExploreBuildsAGrid(t *testing.T) {
 	h.s.options.customW.SetText("256")
 	h.s.options.customH.SetText("256")
 	h.s.options.steps.SetText("2")
-	s.draft.RandomSeed, s.draft.Seed = false, 3
-	test.Type(s.prompt.prompt, "a paper crane")
+	s.model.SetRandomSeed(false)
+	s.model.SetSeed(3)
+	test.Type(s.prompt.Text, "a paper crane")
 
 	p.kinds[0].SetSelected(axisLabel("seed"))
 	p.values[0].SetText("1-2")
@@ -137,8 +138,8 @@ func TestExploreBuildsAGrid(t *testing.T) {
 		t.Fatalf("the cell menu has %d items", len(menu.Items))
 	}
 	menu.Items[0].Action()
-	if s.draft.Seed != 2 || s.draft.Steps != 3 {
-		t.Errorf("restored seed %d, %d steps; want 2 and 3", s.draft.Seed, s.draft.Steps)
+	if s.draft().Seed != 2 || s.draft().Steps != 3 {
+		t.Errorf("restored seed %d, %d steps; want 2 and 3", s.draft().Seed, s.draft().Steps)
 	}
 	// With EASEL_SCREENSHOTS=docs/screenshots: the window at 1440×900 on the real theme, the
 	// recipe column scrolled to the Explore section with its grid, for the README.
@@ -215,8 +216,8 @@ func TestExploreCancelKeepsFinishedCells(t *testing.T) {
 	s.options.customW.SetText("256")
 	s.options.customH.SetText("256")
 	s.options.steps.SetText("2")
-	s.draft.RandomSeed = false
-	test.Type(s.prompt.prompt, "a paper crane")
+	s.model.SetRandomSeed(false)
+	test.Type(s.prompt.Text, "a paper crane")
 	e.kinds[0].SetSelected(axisLabel("seed"))
 	e.values[0].SetText("1-4")
 	test.Tap(e.start)

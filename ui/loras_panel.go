@@ -55,7 +55,7 @@ func newLorasPanel(s *window) *lorasPanel {
 
 // refresh rebuilds the rows from the draft.
 func (p *lorasPanel) refresh() {
-	ls := p.s.draft.LoRAs
+	ls := p.s.draft().LoRAs
 	n := 0
 	for _, l := range ls {
 		if l.Enabled {
@@ -107,7 +107,7 @@ func strengthText(v float64) string { return fmt.Sprintf("%.2f", v) }
 func (p *lorasPanel) refreshOffer() {
 	p.offer.Hide()
 	p.fast.refresh()
-	for _, l := range p.s.draft.LoRAs {
+	for _, l := range p.s.draft().LoRAs {
 		if !l.Enabled {
 			continue
 		}
@@ -119,7 +119,7 @@ func (p *lorasPanel) refreshOffer() {
 		if pr == nil {
 			continue
 		}
-		if p.s.draft.Preset == pr {
+		if p.s.draft().Preset == pr {
 			p.offer.SetText("Using " + pr.Describe())
 			p.offer.OnTapped = nil
 		} else {
@@ -172,7 +172,7 @@ func (s *window) pickLoRA() {
 func (s *window) addLoRAs(paths []string) string {
 	var added, dup []string
 	for _, path := range paths {
-		if s.draft.AddLoRA(path) {
+		if s.model.AddLoRA(path) {
 			added = append(added, filepath.Base(path))
 		} else {
 			dup = append(dup, filepath.Base(path))
@@ -190,22 +190,22 @@ func (s *window) addLoRAs(paths []string) string {
 }
 
 func (s *window) setLoRAEnabled(i int, on bool) {
-	if i < len(s.draft.LoRAs) && s.draft.LoRAs[i].Enabled != on {
-		s.draft.LoRAs[i].Enabled = on
+	if d := s.draft(); i < len(d.LoRAs) && d.LoRAs[i].Enabled != on {
+		s.model.EnableLoRA(i, on)
 		s.lorasChanged()
 	}
 }
 
 // setLoRAStrength changes a strength: nothing is reloaded (the pipeline keeps the file loaded).
 func (s *window) setLoRAStrength(i int, v float64) {
-	if i < len(s.draft.LoRAs) && s.draft.LoRAs[i].Strength != v {
-		s.draft.LoRAs[i].Strength = v
+	if d := s.draft(); i < len(d.LoRAs) && d.LoRAs[i].Strength != v {
+		s.model.SetLoRAStrength(i, v)
 		s.persistLoRAs()
 	}
 }
 
 func (s *window) removeLoRA(i int) {
-	s.draft.RemoveLoRA(i)
+	s.model.RemoveLoRA(i)
 	s.lorasChanged()
 }
 
@@ -221,15 +221,15 @@ func (s *window) persistLoRAs() {
 	if s.deps.LoRAStore == nil {
 		return
 	}
-	if err := s.deps.LoRAStore.Save(s.draft.LoRAs); err != nil {
+	if err := s.deps.LoRAStore.Save(s.draft().LoRAs); err != nil {
 		s.say("The LoRA list was not saved: %v", err)
 	}
 }
 
 // usePreset applies a LoRA's sampling preset to the controls.
 func (s *window) usePreset(pr *lora.Preset) {
-	s.draft.UsePreset(pr)
-	s.options.load(&s.draft)
+	s.model.UsePreset(pr)
+	s.options.load(s.draft())
 	s.loras.refreshOffer()
 	s.draftChanged()
 	s.say("Using %s.", pr.Describe())

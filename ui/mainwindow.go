@@ -1,6 +1,10 @@
 package ui
 
 import (
+	"easel/app/jobs"
+	"easel/ui/model"
+	"easel/ui/queue"
+	"easel/ui/recipe"
 	"image/color"
 
 	"fyne.io/fyne/v2"
@@ -34,7 +38,6 @@ func newMainWindow(a fyne.App, deps Deps) (fyne.Window, *window) {
 	w := a.NewWindow(app.Name)
 	s.win = w
 	s.build()
-	s.prompt.load(&s.draft)   // the resumed draft's prompt
 	if s.doc().Start != nil { // the resumed canvas: the start image, its mask and extension
 		s.work.load()
 		s.work.refresh()
@@ -56,7 +59,7 @@ func newMainWindow(a fyne.App, deps Deps) (fyne.Window, *window) {
 	}
 	s.draftChanged()
 	s.offerResume()
-	w.Canvas().Focus(s.prompt.prompt) // type, then ⌘↩
+	w.Canvas().Focus(s.prompt.Text) // type, then ⌘↩
 	if deps.Settings.Share || deps.Settings.RenderOn != "" {
 		s.applyNetwork(deps.Settings)
 	}
@@ -74,7 +77,7 @@ func (s *window) build() {
 	s.generateBtn = widget.NewButtonWithIcon("Generate", theme.MediaPlayIcon(), s.generate)
 	s.generateBtn.Importance = widget.HighImportance
 	s.cancelBtn = widget.NewButtonWithIcon("Cancel", theme.MediaStopIcon(), s.cancelCurrent)
-	s.prompt = newPromptPanel(s)
+	s.prompt = recipe.NewPrompt(s.model, s.keys())
 	s.help = newPromptHelp(s)
 	s.conditions = newConditionsPanel(s)
 	s.loras = newLorasPanel(s)
@@ -92,12 +95,19 @@ func (s *window) build() {
 	s.memory = newMemoryPanel(s)
 	s.timing = progress.NewTimingPanel(memoryLabelWidth)
 	s.timing.OnTimes = s.strip.showTimes
-	s.queueList = newQueuePanel(s)
+	s.queueList = queue.NewList(queue.ListActions{
+		Cancel:    func(id jobs.ID) { s.queue.Cancel(id) },
+		Placement: s.placementOf,
+		Lent:      s.lentRowObject,
+	})
 	s.history = gallery.NewHistory(gallery.HistoryActions{Folder: func() string { return s.deps.Settings.OutputFolder }, RevealLabel: s.deps.Desktop.Label, UseAll: s.useAll, Menu: s.entryMenu})
 	s.sheet = s.newSheet()
 	s.work = newImageWorkPanel(s)
 	s.explore = newExplorePanel(s)
 	s.area = canvasarea.NewArea(s.canvas.Box, s.sheet.Box, s.explore.sheet.box)
+	// Whatever changes the draft (a field, a restore, an undo), the size, the frame, the memory
+	// prediction and Generate follow it.
+	s.model.Observe(model.DraftChanged, func(model.Change) { s.draftChanged() })
 }
 
 // layout arranges the three regions (regions.go): the recipe, the canvas, the gallery.
@@ -127,10 +137,10 @@ func (s *window) recipeRegion() fyne.CanvasObject {
 		widget.NewAccordionItem("Explore", s.explore.box),
 	)
 	s.sections.MultiOpen = true
-	if len(s.draft.Conditions) > 0 {
+	if len(s.draft().Conditions) > 0 {
 		s.sections.Open(sectionConditions)
 	}
-	if len(s.draft.LoRAs) > 0 {
+	if len(s.draft().LoRAs) > 0 {
 		s.sections.Open(sectionLoRAs)
 	}
 	// Fyne draws the scroll bar over the content, ScrollBarSmall in from the edge: a gutter of twice
@@ -138,7 +148,7 @@ func (s *window) recipeRegion() fyne.CanvasObject {
 	gutter := canvas.NewRectangle(color.Transparent)
 	gutter.SetMinSize(fyne.NewSize(2*theme.Size(theme.SizeNameScrollBarSmall), 0))
 	s.column = container.NewVScroll(container.NewBorder(nil, nil, nil, gutter,
-		container.NewVBox(s.prompt.box, s.options.box, s.help.box, s.work.box, s.sections)))
+		container.NewVBox(s.prompt.Box, s.options.box, s.help.box, s.work.box, s.sections)))
 	return container.NewBorder(nil, actions, nil, nil, container.NewStack(s.column, newWheelToColumn(s.column)))
 }
 
@@ -146,7 +156,7 @@ func (s *window) recipeRegion() fyne.CanvasObject {
 // with their switches, then the progress line, the live strip (memory and time, Details for the
 // full panels) and the queue.
 func (s *window) canvasRegion() fyne.CanvasObject {
-	return container.NewBorder(s.area.Bar, container.NewVBox(s.network, s.progress.Box, s.strip.box, widget.NewSeparator(), s.queueList.box), nil, nil, s.area.Stack)
+	return container.NewBorder(s.area.Bar, container.NewVBox(s.network, s.progress.Box, s.strip.box, widget.NewSeparator(), s.queueList.Box), nil, nil, s.area.Stack)
 }
 
 // galleryRegion is the right column: the history, always visible.

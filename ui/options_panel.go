@@ -78,10 +78,11 @@ func newOptionsPanel(s *window) *optionsPanel {
 		if p.loadingDraft {
 			return
 		}
-		s.draft.Scale = compose.Scale1K
+		sc := compose.Scale1K
 		if v == "2K" {
-			s.draft.Scale = compose.Scale2K
+			sc = compose.Scale2K
 		}
+		s.model.SetScale(sc)
 		s.draftChanged()
 	})
 	p.scaleRadio.Horizontal = true
@@ -91,8 +92,8 @@ func newOptionsPanel(s *window) *optionsPanel {
 	p.customH.OnChanged = func(string) { p.customChanged() }
 	// Leaving a size field shows the size the run will use in it (snapped, or clamped to the
 	// model's range), so the field never says one size while another is made.
-	p.customW.onBlur = func() { p.showEffective(p.customW, p.s.draft.CustomW) }
-	p.customH.onBlur = func() { p.showEffective(p.customH, p.s.draft.CustomH) }
+	p.customW.OnBlur = func() { p.showEffective(p.customW, p.s.draft().CustomW) }
+	p.customH.OnBlur = func() { p.showEffective(p.customH, p.s.draft().CustomH) }
 	p.customRow = container.NewGridWithColumns(3, p.customW, widget.NewLabel("×"), p.customH)
 	p.sizeResult = widget.NewLabel("")
 	p.sizeResult.Truncation = fyne.TextTruncateEllipsis // one line in the form; a problem is said in full under Generate
@@ -108,7 +109,7 @@ func newOptionsPanel(s *window) *optionsPanel {
 			return
 		}
 		p.problem("Steps", "")
-		s.draft.Steps = n
+		s.model.SetSteps(n)
 	}
 	p.count = newEscEntry(s)
 	p.count.OnChanged = func(v string) {
@@ -121,7 +122,7 @@ func newOptionsPanel(s *window) *optionsPanel {
 			return
 		}
 		p.problem("Images", "")
-		s.draft.Count = n
+		s.model.SetCount(n)
 		s.draftChanged()
 	}
 	p.cfgLabel = widget.NewLabel("")
@@ -132,8 +133,7 @@ func newOptionsPanel(s *window) *optionsPanel {
 		if p.loadingDraft {
 			return
 		}
-		s.draft.CFG = v
-		s.prompt.setGuided(s.draft.Guided())
+		s.model.SetCFG(v)
 		s.draftChanged()
 	}
 
@@ -141,8 +141,8 @@ func newOptionsPanel(s *window) *optionsPanel {
 		if p.loadingDraft {
 			return
 		}
-		s.draft.RandomSeed = v != "Fixed"
-		if s.draft.RandomSeed {
+		s.model.SetRandomSeed(v != "Fixed")
+		if v != "Fixed" {
 			p.seedEntry.Disable()
 		} else {
 			p.seedEntry.Enable()
@@ -167,7 +167,7 @@ func newOptionsPanel(s *window) *optionsPanel {
 			return
 		}
 		p.problem("Seed", "")
-		s.draft.Seed = n
+		s.model.SetSeed(n)
 	}
 	p.lastSeed = widget.NewLabel("Last seed: —")
 	p.copySeed = widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() {
@@ -203,7 +203,7 @@ func newOptionsPanel(s *window) *optionsPanel {
 		widget.NewFormItem("Backend", p.backend),
 		widget.NewFormItem("Model", container.NewBorder(nil, nil, nil, chooseModel, p.modelLabel)),
 	)
-	p.load(&s.draft)
+	p.load(s.draft())
 	return p
 }
 
@@ -215,7 +215,7 @@ func cfgText(v float64) string {
 }
 
 // load shows a draft's settings.
-func (p *optionsPanel) load(d *compose.Draft) {
+func (p *optionsPanel) load(d compose.Draft) {
 	p.loadingDraft = true
 	defer func() { p.loadingDraft = false }()
 	switch d.Size {
@@ -264,13 +264,13 @@ func (p *optionsPanel) sizeChosen(v string) {
 		p.refreshSize()
 		return
 	}
-	d := &p.s.draft
+	m := p.s.model
 	for i, sq := range squareLabels {
 		if v == sq {
-			d.Size, d.CustomW, d.CustomH = compose.SizeCustom, squareSides[i], squareSides[i]
+			m.SetCustomSize(squareSides[i], squareSides[i])
 			p.loadingDraft = true
-			p.customW.SetText(strconv.Itoa(d.CustomW))
-			p.customH.SetText(strconv.Itoa(d.CustomH))
+			p.customW.SetText(strconv.Itoa(squareSides[i]))
+			p.customH.SetText(strconv.Itoa(squareSides[i]))
 			p.loadingDraft = false
 			p.s.draftChanged()
 			return
@@ -278,15 +278,15 @@ func (p *optionsPanel) sizeChosen(v string) {
 	}
 	switch v {
 	case sizeCustomLabel:
-		d.Size = compose.SizeCustom
+		m.SetSizeMode(compose.SizeCustom)
 	case sizeFromImageLabel:
-		d.Size = compose.SizeFromImage
+		m.SetSizeMode(compose.SizeFromImage)
 	default:
 		a, err := compose.AspectByName(v)
 		if err != nil {
 			return
 		}
-		d.Size, d.Aspect = compose.SizePreset, a
+		m.SetPresetSize(a)
 	}
 	p.s.draftChanged()
 }
@@ -300,13 +300,13 @@ func (p *optionsPanel) customChanged() {
 	if errW != nil || errH != nil {
 		return
 	}
-	p.s.draft.CustomW, p.s.draft.CustomH = w, h
+	p.s.model.SetCustomSides(w, h)
 	p.s.draftChanged()
 }
 
 // refreshSize shows the size the draft will make and which inputs apply.
 func (p *optionsPanel) refreshSize() {
-	d := &p.s.draft
+	d := p.s.draftCopy()
 	if d.Size == compose.SizeCustom && squareLabel(d.CustomW, d.CustomH) == "" || p.sizeSelect.Selected == sizeCustomLabel {
 		p.customRow.Show()
 	} else {
@@ -346,7 +346,7 @@ func (p *optionsPanel) showLastSeed(seed uint64) {
 
 // setBackend records the backend choice (persisted when there is a store).
 func (s *window) setBackend(b settings.Backend) {
-	s.draft.Backend = b
+	s.model.SetBackend(b)
 	s.deps.Settings.Backend = b
 	if g, ok := s.deps.Generator.(interface{ SetBackend(settings.Backend) }); ok {
 		g.SetBackend(b) // from the next job on
@@ -372,7 +372,7 @@ func (s *window) useModel(path string) {
 		s.say("%s cannot be used: %v", shortPath(path), err)
 		return
 	}
-	s.draft.Model = path
+	s.model.SetModel(path)
 	s.deps.Settings.Model = path
 	s.deps.Geometry = g
 	if mg, ok := s.deps.Generator.(interface{ SetPath(string) }); ok {
@@ -402,11 +402,12 @@ func clamped(v int) bool { return v < compose.MinSide || v > compose.MaxSide }
 
 // showEffective puts the side the run uses in the field the artist just left.
 func (p *optionsPanel) showEffective(e *escEntry, v int) {
-	if p.s.draft.Size != compose.SizeCustom || v <= 0 {
+	if p.s.draft().Size != compose.SizeCustom || v <= 0 {
 		return
 	}
 	if n := compose.Snap(v); n != v || e.Text != strconv.Itoa(v) {
-		p.s.draft.CustomW, p.s.draft.CustomH = compose.Snap(p.s.draft.CustomW), compose.Snap(p.s.draft.CustomH)
+		d := p.s.draft()
+		p.s.model.SetCustomSides(compose.Snap(d.CustomW), compose.Snap(d.CustomH))
 		p.loadingDraft = true
 		e.SetText(strconv.Itoa(n))
 		p.loadingDraft = false

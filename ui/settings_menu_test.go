@@ -36,8 +36,8 @@ func TestSettingsMenuAppliesSavedSettings(t *testing.T) {
 	if got := h.s.options.backend.Selected; got != "CPU" {
 		t.Errorf("backend selector shows %q after saving CPU", got)
 	}
-	if h.s.draft.Backend != settings.BackendCPU {
-		t.Errorf("the next job's backend is %q", h.s.draft.Backend)
+	if h.s.draft().Backend != settings.BackendCPU {
+		t.Errorf("the next job's backend is %q", h.s.draft().Backend)
 	}
 	if h.s.deps.History == nil || h.s.deps.Settings.OutputFolder != ns.OutputFolder {
 		t.Errorf("output folder not applied: %+v", h.s.deps.Settings)

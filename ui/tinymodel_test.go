@@ -72,7 +72,7 @@ func TestTinyModelThroughTheWindow(t *testing.T) {
 	}
 	h.s.dropped(fyne.NewPos(5, 5), []fyne.URI{storage.NewFileURI(bad)})
 	h.pump("the corrupt file's message", func() bool { return strings.Contains(h.s.message.Text, "scan.png") })
-	if len(h.s.draft.Conditions) != 0 {
+	if len(h.s.draft().Conditions) != 0 {
 		t.Fatal("a corrupt file was added as a condition image")
 	}
 
@@ -80,9 +80,9 @@ func TestTinyModelThroughTheWindow(t *testing.T) {
 	h.s.options.customW.SetText("256")
 	h.s.options.customH.SetText("256")
 	h.s.options.steps.SetText("3")
-	test.Type(h.s.prompt.prompt, "a paper crane")
+	test.Type(h.s.prompt.Text, "a paper crane")
 	test.Tap(h.s.generateBtn)
-	test.Type(h.s.prompt.prompt, " at dawn")
+	test.Type(h.s.prompt.Text, " at dawn")
 	test.Tap(h.s.generateBtn)
 	pumpCountingPreviews("both jobs saved", func() bool { return len(h.s.history.Entries) == 2 })
 	// Once the calibration for this model is ready the caption says nothing about it.

@@ -18,8 +18,8 @@ func TestValidationFollowsTheTyping(t *testing.T) {
 		t.Fatalf("steps 1: notice %q", h.s.message.Text)
 	}
 	o.steps.SetText("12")
-	if h.s.message.Visible() || h.s.draft.Steps != 12 {
-		t.Fatalf("steps 12: the notice still says %q (steps %d)", h.s.message.Text, h.s.draft.Steps)
+	if h.s.message.Visible() || h.s.draft().Steps != 12 {
+		t.Fatalf("steps 12: the notice still says %q (steps %d)", h.s.message.Text, h.s.draft().Steps)
 	}
 
 	o.sizeSelect.SetSelected(sizeCustomLabel)
@@ -29,8 +29,8 @@ func TestValidationFollowsTheTyping(t *testing.T) {
 		t.Fatalf("width 99999 says %q", got)
 	}
 	o.customW.FocusLost()
-	if o.customW.Text != "4096" || h.s.draft.CustomW != 4096 {
-		t.Errorf("after leaving the field it shows %q (draft %d), want the 4096 the run uses", o.customW.Text, h.s.draft.CustomW)
+	if o.customW.Text != "4096" || h.s.draft().CustomW != 4096 {
+		t.Errorf("after leaving the field it shows %q (draft %d), want the 4096 the run uses", o.customW.Text, h.s.draft().CustomW)
 	}
 	o.customH.SetText("500")
 	o.customH.FocusLost()
