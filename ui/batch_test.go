@@ -23,8 +23,7 @@ func TestBatchFillsTheSheetThenVaryUpscaleAndRestore(t *testing.T) {
 	s.model.SetCustomSize(256, 256)
 	s.model.SetRandomSeed(false)
 	s.model.SetSeed(7)
-	s.options.load(s.draft())
-	s.options.count.SetText("4")
+	s.options.Count.SetText("4")
 	if s.draft().Count != 4 {
 		t.Fatalf("the Images field set a batch of %d", s.draft().Count)
 	}

@@ -22,12 +22,12 @@ func TestDraftPersistsAcrossANewWindow(t *testing.T) {
 	h := newHarnessWith(t, 64e9, func(h *harness, d *Deps) { d.DraftStore = store })
 	s := h.s
 	s.prompt.Text.SetText("a tram in the rain, night")
-	s.options.sizeSelect.SetSelected("768×768")
-	s.options.steps.SetText("22")
-	s.options.count.SetText("3")
-	s.options.cfg.SetValue(3.5)
-	s.options.seedMode.SetSelected("Fixed")
-	s.options.seedEntry.SetText("4242")
+	s.options.SizeSelect.SetSelected("768×768")
+	s.options.Steps.SetText("22")
+	s.options.Count.SetText("3")
+	s.options.CFG.SetValue(3.5)
+	s.options.SeedMode.SetSelected("Fixed")
+	s.options.SeedEntry.SetText("4242")
 	h.closeWindow()
 
 	again := newHarnessWith(t, 64e9, func(h *harness, d *Deps) { d.DraftStore = store })
@@ -36,9 +36,9 @@ func TestDraftPersistsAcrossANewWindow(t *testing.T) {
 		t.Fatalf("the new window's draft: %+v", d)
 	}
 	o := again.s.options
-	if again.s.prompt.Text.Text != d.Prompt || o.sizeSelect.Selected != "768×768" || o.steps.Text != "22" || o.count.Text != "3" || o.seedEntry.Text != "4242" {
+	if again.s.prompt.Text.Text != d.Prompt || o.SizeSelect.Selected != "768×768" || o.Steps.Text != "22" || o.Count.Text != "3" || o.SeedEntry.Text != "4242" {
 		t.Errorf("the new window shows prompt %q, size %q, steps %q, images %q, seed %q",
-			again.s.prompt.Text.Text, o.sizeSelect.Selected, o.steps.Text, o.count.Text, o.seedEntry.Text)
+			again.s.prompt.Text.Text, o.SizeSelect.Selected, o.Steps.Text, o.Count.Text, o.SeedEntry.Text)
 	}
 }
 

@@ -99,7 +99,6 @@ func (s *window) useSeed(e history.Entry) {
 	}
 	s.remember("Use seed from " + shortPath(e.Path))
 	s.model.FixSeed(e.Settings.Seed, e.Settings.VariationSeed, e.Settings.VariationStrength)
-	s.options.load(s.draft())
 	s.draftChanged()
 	s.say("Seed %d of %s in use (%s undoes it).", e.Settings.Seed, shortPath(e.Path), undoKeyName())
 }

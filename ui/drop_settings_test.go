@@ -51,10 +51,10 @@ func TestDroppedPNGWithSettingsRestoresThem(t *testing.T) {
 	h.answerRestore("Restore the recipe")
 	h.pump("the restore", func() bool { return h.s.prompt.Text.Text != "" })
 	if h.s.prompt.Text.Text != "a lighthouse at dusk, oil painting" || h.s.prompt.Negative.Text != "people, boats" ||
-		h.s.options.steps.Text != "30" || h.s.draft().CFG != 5.5 || h.s.draft().RandomSeed || h.s.options.seedEntry.Text != "1234" ||
-		h.s.options.customW.Text != "1024" || h.s.options.customH.Text != "1536" {
+		h.s.options.Steps.Text != "30" || h.s.draft().CFG != 5.5 || h.s.draft().RandomSeed || h.s.options.SeedEntry.Text != "1234" ||
+		h.s.options.CustomW.Text != "1024" || h.s.options.CustomH.Text != "1536" {
 		t.Errorf("restored prompt %q negative %q steps %q cfg %g seed %q size %s×%s", h.s.prompt.Text.Text, h.s.prompt.Negative.Text,
-			h.s.options.steps.Text, h.s.draft().CFG, h.s.options.seedEntry.Text, h.s.options.customW.Text, h.s.options.customH.Text)
+			h.s.options.Steps.Text, h.s.draft().CFG, h.s.options.SeedEntry.Text, h.s.options.CustomW.Text, h.s.options.CustomH.Text)
 	}
 	if len(h.s.draft().Conditions) != 0 {
 		t.Errorf("the PNG with settings also became a condition image")
@@ -72,8 +72,8 @@ func TestDroppedPNGWithSettingsRestoresThem(t *testing.T) {
 	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(plain), storage.NewFileURI(ours)})
 	h.answerRestore("Restore the recipe")
 	h.pump("the second drop", func() bool { return len(h.s.draft().Conditions) == 1 })
-	if h.s.prompt.Text.Text != "an owl" || h.s.options.sizeSelect.Selected != "16:9" || h.s.draft().Seed != 99 || h.s.draft().Conditions[0].Name != "plain.png" {
-		t.Errorf("prompt %q size %q seed %d conditions %v", h.s.prompt.Text.Text, h.s.options.sizeSelect.Selected, h.s.draft().Seed, h.s.draft().Conditions[0].Name)
+	if h.s.prompt.Text.Text != "an owl" || h.s.options.SizeSelect.Selected != "16:9" || h.s.draft().Seed != 99 || h.s.draft().Conditions[0].Name != "plain.png" {
+		t.Errorf("prompt %q size %q seed %d conditions %v", h.s.prompt.Text.Text, h.s.options.SizeSelect.Selected, h.s.draft().Seed, h.s.draft().Conditions[0].Name)
 	}
 	if !strings.Contains(h.s.message.Text, "Settings restored from ours.png") {
 		t.Errorf("message %q", h.s.message.Text)

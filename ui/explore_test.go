@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"easel/ui/recipe"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -51,10 +52,10 @@ func TestExploreBuildsAGrid(t *testing.T) {
 	})
 	h.patience = 5 * time.Minute
 	s, p := h.s, h.s.explore
-	h.s.options.sizeSelect.SetSelected(sizeCustomLabel)
-	h.s.options.customW.SetText("256")
-	h.s.options.customH.SetText("256")
-	h.s.options.steps.SetText("2")
+	h.s.options.SizeSelect.SetSelected(recipe.SizeCustomLabel)
+	h.s.options.CustomW.SetText("256")
+	h.s.options.CustomH.SetText("256")
+	h.s.options.Steps.SetText("2")
 	s.model.SetRandomSeed(false)
 	s.model.SetSeed(3)
 	test.Type(s.prompt.Text, "a paper crane")
@@ -212,10 +213,10 @@ func TestExploreCancelKeepsFinishedCells(t *testing.T) {
 	})
 	h.patience = 5 * time.Minute
 	s, e := h.s, h.s.explore
-	s.options.sizeSelect.SetSelected(sizeCustomLabel)
-	s.options.customW.SetText("256")
-	s.options.customH.SetText("256")
-	s.options.steps.SetText("2")
+	s.options.SizeSelect.SetSelected(recipe.SizeCustomLabel)
+	s.options.CustomW.SetText("256")
+	s.options.CustomH.SetText("256")
+	s.options.Steps.SetText("2")
 	s.model.SetRandomSeed(false)
 	test.Type(s.prompt.Text, "a paper crane")
 	e.kinds[0].SetSelected(axisLabel("seed"))

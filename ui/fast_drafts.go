@@ -97,7 +97,6 @@ func (f *fastDrafts) switched(v string) {
 	default:
 		return
 	}
-	f.s.options.load(f.s.draft())
 	f.s.lorasChanged()
 }
 
@@ -123,7 +122,6 @@ func (f *fastDrafts) offerDownload() {
 func (f *fastDrafts) downloaded(path string, pr *lora.Preset) {
 	f.presets[path] = pr
 	f.s.model.UseDrafts(path, pr)
-	f.s.options.load(f.s.draft())
 	f.s.lorasChanged()
 	f.s.say("Drafts now use the few-step LoRA %s: %d steps. Switch to Final for the finished image: all %d steps, without the LoRA.", shortPath(path), f.s.draft().Steps, f.s.draftCopy().FinalSteps())
 }

@@ -22,8 +22,7 @@ func TestHistoryGroupsABatchAndRestoresOneOfItsImages(t *testing.T) {
 	s.model.SetCustomSize(256, 256)
 	s.model.SetRandomSeed(false)
 	s.model.SetSeed(7)
-	s.options.load(s.draft())
-	s.options.count.SetText("3")
+	s.options.Count.SetText("3")
 	test.Tap(s.generateBtn)
 	if req := <-h.gen.started; req.Count != 3 || req.Seed != 7 {
 		t.Fatalf("submitted a batch of %d from seed %d", req.Count, req.Seed)

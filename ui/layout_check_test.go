@@ -288,8 +288,7 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 	// A batch of 16.
 	s.removeStart()
 	s.model.SetCustomSize(256, 256)
-	s.options.load(s.draft())
-	s.options.count.SetText("16")
+	s.options.Count.SetText("16")
 	assertLayoutFits(t, h.w, "Images set to 16")
 	test.Tap(s.generateBtn)
 	<-h.gen.started
@@ -301,7 +300,7 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 	h.pump("the batch of 16 saved", func() bool { return len(s.history.Entries) == 17 })
 	openEverySection(s)
 	assertLayoutFits(t, h.w, "a batch of 16 on the sheet and in the history")
-	s.options.count.SetText("1")
+	s.options.Count.SetText("1")
 	assertLayoutFits(t, h.w, "Images set back to 1")
 
 	// Explore open with three axes set and a 4×4 grid of results on its sheet.
@@ -353,7 +352,7 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 	s.column.ScrollToTop()
 	d := fyne.CurrentApp().Driver()
 	bottom := d.AbsolutePositionForObject(s.column).Y + s.column.Size().Height
-	for name, o := range map[string]fyne.CanvasObject{"Size": s.options.sizeSelect, "Steps": s.options.steps} {
+	for name, o := range map[string]fyne.CanvasObject{"Size": s.options.SizeSelect, "Steps": s.options.Steps} {
 		if y := d.AbsolutePositionForObject(o).Y + o.Size().Height; y > bottom {
 			t.Errorf("with a suggestion and a Check open, %s is below the fold (%v > %v)", name, y, bottom)
 		}

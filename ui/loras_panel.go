@@ -229,7 +229,6 @@ func (s *window) persistLoRAs() {
 // usePreset applies a LoRA's sampling preset to the controls.
 func (s *window) usePreset(pr *lora.Preset) {
 	s.model.UsePreset(pr)
-	s.options.load(s.draft())
 	s.loras.refreshOffer()
 	s.draftChanged()
 	s.say("Using %s.", pr.Describe())

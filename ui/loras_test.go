@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"easel/ui/recipe"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,10 +88,10 @@ func TestLoRAThroughTheWindow(t *testing.T) {
 		t.Fatalf("saved LoRA list %+v, %v", saved, err)
 	}
 
-	h.s.options.sizeSelect.SetSelected(sizeCustomLabel)
-	h.s.options.customW.SetText("256")
-	h.s.options.customH.SetText("256")
-	h.s.options.steps.SetText("2")
+	h.s.options.SizeSelect.SetSelected(recipe.SizeCustomLabel)
+	h.s.options.CustomW.SetText("256")
+	h.s.options.CustomH.SetText("256")
+	h.s.options.Steps.SetText("2")
 	test.Type(h.s.prompt.Text, "a heron")
 	test.Tap(h.s.generateBtn)
 	h.pump("the image to be saved", func() bool { return len(h.s.history.Entries) == 1 })
@@ -151,8 +152,8 @@ func TestLoRAPresetOffer(t *testing.T) {
 		t.Fatalf("offer %q", h.s.loras.offer.Text)
 	}
 	test.Tap(h.s.loras.offer)
-	if h.s.options.steps.Text != "8" || h.s.draft().CFG != 1 || !strings.HasPrefix(h.s.loras.offer.Text, "Using") {
-		t.Fatalf("after using the preset: steps %q, CFG %v, offer %q", h.s.options.steps.Text, h.s.draft().CFG, h.s.loras.offer.Text)
+	if h.s.options.Steps.Text != "8" || h.s.draft().CFG != 1 || !strings.HasPrefix(h.s.loras.offer.Text, "Using") {
+		t.Fatalf("after using the preset: steps %q, CFG %v, offer %q", h.s.options.Steps.Text, h.s.draft().CFG, h.s.loras.offer.Text)
 	}
 	req, err := h.s.draftCopy().Request(1)
 	if err != nil {
@@ -161,7 +162,7 @@ func TestLoRAPresetOffer(t *testing.T) {
 	if grid := sched.TurboSampleSigmas(); len(req.Sigmas) != len(grid) || req.Scheduler == nil || req.Steps != 0 || len(req.LoRAFiles) != 1 {
 		t.Errorf("request with the preset: sigmas %v, scheduler %v, steps %d, LoRA files %v", req.Sigmas, req.Scheduler, req.Steps, req.LoRAFiles)
 	}
-	h.s.options.steps.SetText("12")
+	h.s.options.Steps.SetText("12")
 	if req, _ := h.s.draftCopy().Request(1); req.Sigmas != nil || req.Steps != 12 {
 		t.Errorf("after changing the steps: sigmas %v, steps %d", req.Sigmas, req.Steps)
 	}

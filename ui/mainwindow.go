@@ -81,7 +81,8 @@ func (s *window) build() {
 	s.help = newPromptHelp(s)
 	s.conditions = newConditionsPanel(s)
 	s.loras = newLorasPanel(s)
-	s.options = newOptionsPanel(s)
+	s.options = recipe.NewOptions(s.model, s.keys(), recipe.OptionsActions{SetBackend: s.setBackend, ChooseModel: s.pickModel,
+		FollowedSize: s.followedSize, Copy: s.copyText, MaxCount: MaxWindowCount})
 	s.canvas = canvasarea.NewView(s.maskChanged, s.extendSide)
 	s.actions = newImageActions(s)
 	s.canvas.Tools.Objects = []fyne.CanvasObject{s.actions.saveTo, s.actions.reveal, s.actions.copy}
@@ -133,7 +134,7 @@ func (s *window) recipeRegion() fyne.CanvasObject {
 	s.sections = widget.NewAccordion(
 		widget.NewAccordionItem("Condition images", s.conditions.box),
 		widget.NewAccordionItem("LoRAs", s.loras.box),
-		widget.NewAccordionItem("Advanced", s.options.advanced),
+		widget.NewAccordionItem("Advanced", s.options.Advanced),
 		widget.NewAccordionItem("Explore", s.explore.box),
 	)
 	s.sections.MultiOpen = true
@@ -148,7 +149,7 @@ func (s *window) recipeRegion() fyne.CanvasObject {
 	gutter := canvas.NewRectangle(color.Transparent)
 	gutter.SetMinSize(fyne.NewSize(2*theme.Size(theme.SizeNameScrollBarSmall), 0))
 	s.column = container.NewVScroll(container.NewBorder(nil, nil, nil, gutter,
-		container.NewVBox(s.prompt.Box, s.options.box, s.help.box, s.work.box, s.sections)))
+		container.NewVBox(s.prompt.Box, s.options.Box, s.help.box, s.work.box, s.sections)))
 	return container.NewBorder(nil, actions, nil, nil, container.NewStack(s.column, newWheelToColumn(s.column)))
 }
 

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"easel/ui/recipe"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,7 +68,7 @@ func TestPromptTransparencyAndCFG(t *testing.T) {
 	if want := "This is an RGBA image with transparency. a glass teapot. The image has alpha channel and the background is transparent."; req.Prompt != want {
 		t.Errorf("prompt %q, want %q", req.Prompt, want)
 	}
-	h.s.options.cfg.SetValue(4)
+	h.s.options.CFG.SetValue(4)
 	if h.s.prompt.Negative.Disabled() {
 		t.Error("negative prompt still disabled at CFG 4")
 	}
@@ -102,7 +103,7 @@ func TestDropReorderRemoveAndLimits(t *testing.T) {
 		t.Error("moving the second image left did not put it first")
 	}
 	// The size menu's "from the last condition image" follows the order.
-	h.s.options.sizeSelect.SetSelected(sizeFromImageLabel)
+	h.s.options.SizeSelect.SetSelected(recipe.SizeFromImageLabel)
 	if w, hh, _ := h.s.draftCopy().OutputSize(); w != 1440 || hh != 736 {
 		t.Errorf("from last image: %d×%d, want wide.png's 1440×736", w, hh)
 	}
@@ -143,7 +144,7 @@ func TestPasteAFilePath(t *testing.T) {
 func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 	h := newHarness(t, 64e9)
 	test.Type(h.s.prompt.Text, "a fox in the snow")
-	h.s.options.sizeSelect.SetSelected("16:9")
+	h.s.options.SizeSelect.SetSelected("16:9")
 	test.Tap(h.s.generateBtn)
 	test.Type(h.s.prompt.Text, ", at dusk")
 	test.Tap(h.s.generateBtn)
@@ -185,7 +186,7 @@ func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 	}
 	h.w.Canvas().Overlays().Top().Hide()
 	h.w.Canvas().Overlays().Remove(h.w.Canvas().Overlays().Top())
-	if !h.s.haveSeed || h.s.lastSeed != first.Seed || !strings.Contains(h.s.options.lastSeed.Text, "Last seed") {
+	if !h.s.haveSeed || h.s.lastSeed != first.Seed || !strings.Contains(h.s.options.LastSeed.Text, "Last seed") {
 		t.Error("the running job's seed is not shown")
 	}
 
@@ -220,8 +221,8 @@ func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 	// Clicking the history image restores its settings into the controls.
 	test.Type(h.s.prompt.Text, " and more")
 	h.s.restore(e)
-	if h.s.prompt.Text.Text != "a fox in the snow" || h.s.options.seedMode.Selected != "Fixed" || h.s.options.sizeSelect.Selected != "16:9" {
-		t.Errorf("restored prompt %q seed mode %q size %q", h.s.prompt.Text.Text, h.s.options.seedMode.Selected, h.s.options.sizeSelect.Selected)
+	if h.s.prompt.Text.Text != "a fox in the snow" || h.s.options.SeedMode.Selected != "Fixed" || h.s.options.SizeSelect.Selected != "16:9" {
+		t.Errorf("restored prompt %q seed mode %q size %q", h.s.prompt.Text.Text, h.s.options.SeedMode.Selected, h.s.options.SizeSelect.Selected)
 	}
 }
 
@@ -248,9 +249,9 @@ func TestEscapeCancelsTheRunningJob(t *testing.T) {
 // offers the largest size that fits; taking it enables Generate.
 func TestGenerateDisabledWhenMemoryDoesNotFit(t *testing.T) {
 	h := newHarness(t, 10e9)
-	h.s.options.sizeSelect.SetSelected("16:9")
-	h.s.options.scaleRadio.SetSelected("2K")
-	h.s.options.cfg.SetValue(4)
+	h.s.options.SizeSelect.SetSelected("16:9")
+	h.s.options.ScaleRadio.SetSelected("2K")
+	h.s.options.CFG.SetValue(4)
 	if !h.s.generateBtn.Disabled() {
 		t.Fatal("Generate is enabled for 2K 16:9 with CFG on a 10 GB budget")
 	}

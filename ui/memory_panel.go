@@ -190,6 +190,5 @@ func (p *memoryPanel) showLedger(m pipeline.Memory, j jobs.Job, predictedPeak in
 // useCustomSize switches the draft to a custom size (the memory panel's suggestion).
 func (s *window) useCustomSize(w, h int) {
 	s.model.SetCustomSize(w, h)
-	s.options.load(s.draft())
 	s.draftChanged()
 }

@@ -14,8 +14,8 @@ import (
 func TestQueueRowShowsTheWholeSeed(t *testing.T) {
 	h := newHarness(t, 64e9)
 	s := h.s
-	s.options.seedMode.SetSelected("Fixed")
-	s.options.seedEntry.SetText("4294967295")
+	s.options.SeedMode.SetSelected("Fixed")
+	s.options.SeedEntry.SetText("4294967295")
 	s.prompt.Text.SetText(strings.Repeat("a lighthouse on a basalt cliff at dusk, gulls over the surf ", 3))
 	test.Tap(s.generateBtn)
 	<-h.gen.started

@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"context"
+	"easel/ui/recipe"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -58,10 +59,10 @@ func TestRenderOnAnotherMachine(t *testing.T) {
 	if h.s.router.Where() != hs.Listener.Addr().String() {
 		t.Fatalf("the window renders on %q", h.s.router.Where())
 	}
-	h.s.options.sizeSelect.SetSelected(sizeCustomLabel)
-	h.s.options.customW.SetText("256")
-	h.s.options.customH.SetText("256")
-	h.s.options.steps.SetText("3")
+	h.s.options.SizeSelect.SetSelected(recipe.SizeCustomLabel)
+	h.s.options.CustomW.SetText("256")
+	h.s.options.CustomH.SetText("256")
+	h.s.options.Steps.SetText("3")
 	test.Type(h.s.prompt.Text, "a paper crane")
 	h.s.model.SetRandomSeed(false)
 	h.s.model.SetSeed(77)

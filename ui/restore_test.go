@@ -88,9 +88,8 @@ func TestRestoreWholePromptSeedAndUndo(t *testing.T) {
 	h := newHarness(t, 64e9)
 	s := h.s
 	s.prompt.Text.SetText("my own prompt")
-	s.options.steps.SetText("12")
+	s.options.Steps.SetText("12")
 	s.model.SetRandomSeed(true)
-	s.options.load(s.draft())
 	e := savedEntry(t, h, &imagefile.Settings{Prompt: "a fox in snow", NegativePrompt: "blur", Width: 768, Height: 768, Steps: 30, CFG: 4, Seed: 1234})
 
 	s.usePrompt(e)
@@ -103,21 +102,21 @@ func TestRestoreWholePromptSeedAndUndo(t *testing.T) {
 	}
 
 	s.useSeed(e)
-	if s.draft().Seed != 1234 || s.draft().RandomSeed || s.options.seedEntry.Text != "1234" || s.draft().Prompt != "my own prompt" || s.draft().Steps != 12 {
-		t.Fatalf("Use Seed: seed %d (random %v, field %q), prompt %q, steps %d", s.draft().Seed, s.draft().RandomSeed, s.options.seedEntry.Text, s.draft().Prompt, s.draft().Steps)
+	if s.draft().Seed != 1234 || s.draft().RandomSeed || s.options.SeedEntry.Text != "1234" || s.draft().Prompt != "my own prompt" || s.draft().Steps != 12 {
+		t.Fatalf("Use Seed: seed %d (random %v, field %q), prompt %q, steps %d", s.draft().Seed, s.draft().RandomSeed, s.options.SeedEntry.Text, s.draft().Prompt, s.draft().Steps)
 	}
 	s.undo()
-	if !s.draft().RandomSeed || s.options.seedMode.Selected != "Random" {
-		t.Fatalf("⌘Z after Use Seed: random %v, mode %q", s.draft().RandomSeed, s.options.seedMode.Selected)
+	if !s.draft().RandomSeed || s.options.SeedMode.Selected != "Random" {
+		t.Fatalf("⌘Z after Use Seed: random %v, mode %q", s.draft().RandomSeed, s.options.SeedMode.Selected)
 	}
 
 	test.Tap(s.history.Thumbs()[0]) // a click is Use All
-	if s.draft().Prompt != "a fox in snow" || s.draft().Steps != 30 || s.draft().CFG != 4 || s.draft().Seed != 1234 || s.options.sizeSelect.Selected != "768×768" {
-		t.Fatalf("Use All: prompt %q steps %d cfg %g seed %d size %q", s.draft().Prompt, s.draft().Steps, s.draft().CFG, s.draft().Seed, s.options.sizeSelect.Selected)
+	if s.draft().Prompt != "a fox in snow" || s.draft().Steps != 30 || s.draft().CFG != 4 || s.draft().Seed != 1234 || s.options.SizeSelect.Selected != "768×768" {
+		t.Fatalf("Use All: prompt %q steps %d cfg %g seed %d size %q", s.draft().Prompt, s.draft().Steps, s.draft().CFG, s.draft().Seed, s.options.SizeSelect.Selected)
 	}
 	s.undo()
-	if s.draft().Prompt != "my own prompt" || s.draft().Steps != 12 || s.options.steps.Text != "12" || !s.draft().RandomSeed {
-		t.Fatalf("⌘Z after Use All: prompt %q steps %d (%q) random %v", s.draft().Prompt, s.draft().Steps, s.options.steps.Text, s.draft().RandomSeed)
+	if s.draft().Prompt != "my own prompt" || s.draft().Steps != 12 || s.options.Steps.Text != "12" || !s.draft().RandomSeed {
+		t.Fatalf("⌘Z after Use All: prompt %q steps %d (%q) random %v", s.draft().Prompt, s.draft().Steps, s.options.Steps.Text, s.draft().RandomSeed)
 	}
 	if s.model.Notice().Kind != noticeSuccess || !strings.Contains(s.message.Text, "Undone") {
 		t.Errorf("after ⌘Z the notice is %q (kind %d)", s.message.Text, s.model.Notice().Kind)
@@ -183,8 +182,8 @@ func TestEscapeFromATextFieldCancels(t *testing.T) {
 	test.Tap(s.generateBtn)
 	<-h.gen.started
 	h.pump("the job running", func() bool { return s.model.Current() != 0 })
-	h.w.Canvas().Focus(s.options.steps)
-	s.options.steps.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
+	h.w.Canvas().Focus(s.options.Steps)
+	s.options.Steps.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
 	h.pump("the job cancelled", func() bool { return s.model.Current() == 0 })
 	if js := s.queue.Jobs(); len(js) != 1 || js[0].State.String() != "cancelled" {
 		t.Errorf("the queue after Escape: %+v", js)

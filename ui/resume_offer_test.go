@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"context"
+	"easel/ui/recipe"
 	"image"
 	"image/color"
 	"image/png"
@@ -72,13 +73,13 @@ func resumeWindow(t *testing.T, model string, gen jobs.Generator, store *unfinis
 
 // queueThree queues the three prompts, 256×256, 3 steps, seeds 11, 12, 13.
 func queueThree(h *harness) {
-	h.s.options.sizeSelect.SetSelected(sizeCustomLabel)
-	h.s.options.customW.SetText("256")
-	h.s.options.customH.SetText("256")
-	h.s.options.steps.SetText("3")
-	h.s.options.seedMode.SetSelected("Fixed")
+	h.s.options.SizeSelect.SetSelected(recipe.SizeCustomLabel)
+	h.s.options.CustomW.SetText("256")
+	h.s.options.CustomH.SetText("256")
+	h.s.options.Steps.SetText("3")
+	h.s.options.SeedMode.SetSelected("Fixed")
 	for i, p := range resumePrompts {
-		h.s.options.seedEntry.SetText(strconv.Itoa(11 + i))
+		h.s.options.SeedEntry.SetText(strconv.Itoa(11 + i))
 		h.s.prompt.Text.SetText(p)
 		test.Tap(h.s.generateBtn)
 	}

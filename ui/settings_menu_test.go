@@ -33,7 +33,7 @@ func TestSettingsMenuAppliesSavedSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.s.settingsSaved(ns)
-	if got := h.s.options.backend.Selected; got != "CPU" {
+	if got := h.s.options.Backend.Selected; got != "CPU" {
 		t.Errorf("backend selector shows %q after saving CPU", got)
 	}
 	if h.s.draft().Backend != settings.BackendCPU {

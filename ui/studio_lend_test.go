@@ -218,7 +218,6 @@ func TestLentWindowRunsOneJobAtATime(t *testing.T) {
 		t.Fatalf("first run %q, want the studio image", r.Prompt)
 	}
 	s.model.SetCustomSize(32, 32)
-	s.options.load(s.draft())
 	test.Tap(s.generateBtn)
 	h.pump("the window's own job running", func() bool {
 		js := s.queue.Jobs()
@@ -265,7 +264,6 @@ func TestLentWindowWaitsForItsOwnQueue(t *testing.T) {
 	// The window's own job, held mid-run. The worker's pull under way when it started (up to its
 	// fetch wait) ends, and the worker then waits for the window's queue before pulling again.
 	s.model.SetCustomSize(32, 32)
-	s.options.load(s.draft())
 	s.prompt.Text.SetText("the window's own picture")
 	test.Tap(s.generateBtn)
 	if r := pumpUntil(h, "the window's own job started", gen.started); r.Prompt != "the window's own picture" {

@@ -132,8 +132,7 @@ func TestWindowBatchRendersOnStudio(t *testing.T) {
 	s.model.SetCustomSize(32, 32)
 	s.model.SetRandomSeed(false)
 	s.model.SetSeed(7)
-	s.options.load(s.draft())
-	s.options.count.SetText("3")
+	s.options.Count.SetText("3")
 	test.Tap(s.generateBtn)
 	h.pump("the batch rendered on the studio", func() bool {
 		js := s.queue.Jobs()

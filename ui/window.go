@@ -120,7 +120,7 @@ func (s *window) memoryPlan() (memplan.Plan, error) {
 
 // draftChanged re-predicts memory and updates whatever depends on the draft.
 func (s *window) draftChanged() {
-	s.options.refreshSize()
+	s.options.RefreshSize()
 	s.updateFrame()
 	plan, err := s.memoryPlan()
 	s.predictedErr = err
@@ -271,7 +271,7 @@ func (s *window) cancelCurrent() {
 // seedUsed shows the seed of the run that started, for copying.
 func (s *window) seedUsed(seed uint64) {
 	s.lastSeed, s.haveSeed = seed, true
-	s.options.showLastSeed(seed)
+	s.options.ShowLastSeed(seed)
 }
 
 // restore fills the controls from a past image's settings.
@@ -295,7 +295,6 @@ func (s *window) restore(e history.Entry) {
 
 // draftRestored shows a draft whose settings were just replaced in the controls.
 func (s *window) draftRestored() {
-	s.options.load(s.draft())
 	s.conditions.refresh()
 	s.loras.refresh()
 	s.persistLoRAs()

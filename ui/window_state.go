@@ -33,7 +33,7 @@ type regions struct {
 	help       *promptHelp // Expand, Describe, Check (prompt_help.go)
 	conditions *conditionsPanel
 	loras      *lorasPanel
-	options    *optionsPanel
+	options    *recipe.Options
 	work       *imageWorkPanel
 	explore    *explorePanel // the Explore section (explore.go)
 	canvas     *canvasarea.View
