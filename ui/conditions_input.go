@@ -140,9 +140,9 @@ func (s *window) removeCondition(i int) {
 	s.conditionsChanged()
 }
 
-// conditionsChanged refreshes the list and everything the images affect (size, memory).
+// conditionsChanged refreshes what the images affect besides their list (which follows the
+// draft): the prompt help's sources, the size and the memory.
 func (s *window) conditionsChanged() {
-	s.conditions.refresh()
 	s.help.refreshSources()
 	s.draftChanged()
 }
@@ -160,4 +160,11 @@ func shortText(s string) string {
 		return string(r[:59]) + "…"
 	}
 	return s
+}
+
+// pasteCondition adds the clipboard's image (or image file) as a condition image.
+func (s *window) pasteCondition() {
+	if !s.pasteImage(s.clipboard(), true) {
+		s.say("The clipboard holds no image and no image file path.")
+	}
 }

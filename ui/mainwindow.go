@@ -79,7 +79,12 @@ func (s *window) build() {
 	s.cancelBtn = widget.NewButtonWithIcon("Cancel", theme.MediaStopIcon(), s.cancelCurrent)
 	s.prompt = recipe.NewPrompt(s.model, s.keys())
 	s.help = newPromptHelp(s)
-	s.conditions = newConditionsPanel(s)
+	s.conditions = recipe.NewConditions(s.model, recipe.ConditionsActions{Add: s.pickImages, Paste: s.pasteCondition,
+		Move: s.moveCondition, Remove: s.removeCondition, Shown: func() {
+			if s.sections != nil {
+				s.sections.Open(sectionConditions) // what was just added is in view
+			}
+		}})
 	s.loras = newLorasPanel(s)
 	s.options = recipe.NewOptions(s.model, s.keys(), recipe.OptionsActions{SetBackend: s.setBackend, ChooseModel: s.pickModel,
 		FollowedSize: s.followedSize, Copy: s.copyText, MaxCount: MaxWindowCount})
@@ -132,7 +137,7 @@ func (s *window) recipeRegion() fyne.CanvasObject {
 	shortcut.Wrapping = fyne.TextWrapWord
 	actions := container.NewVBox(container.NewGridWithColumns(2, s.generateBtn, s.cancelBtn), s.blocked, shortcut, s.noticeBox)
 	s.sections = widget.NewAccordion(
-		widget.NewAccordionItem("Condition images", s.conditions.box),
+		widget.NewAccordionItem("Condition images", s.conditions.Box),
 		widget.NewAccordionItem("LoRAs", s.loras.box),
 		widget.NewAccordionItem("Advanced", s.options.Advanced),
 		widget.NewAccordionItem("Explore", s.explore.box),

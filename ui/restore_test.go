@@ -58,7 +58,7 @@ func TestRestoreReplacesTheConditionImages(t *testing.T) {
 	if !strings.Contains(s.message.Text, "gone.png") {
 		t.Errorf("the missing condition image is not named: %q", s.message.Text)
 	}
-	if got := s.conditions.count.Text; !strings.HasPrefix(got, "1 of") {
+	if got := s.conditions.Count.Text; !strings.HasPrefix(got, "1 of") {
 		t.Errorf("the list's count says %q", got)
 	}
 }

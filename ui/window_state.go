@@ -31,7 +31,7 @@ import (
 type regions struct {
 	prompt     *recipe.Prompt
 	help       *promptHelp // Expand, Describe, Check (prompt_help.go)
-	conditions *conditionsPanel
+	conditions *recipe.Conditions
 	loras      *lorasPanel
 	options    *recipe.Options
 	work       *imageWorkPanel
