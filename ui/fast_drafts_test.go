@@ -29,7 +29,7 @@ func TestFastDraftDownloadThenDraftAndFinal(t *testing.T) {
 	})
 	s := h.s
 	s.model.SetSteps(40)
-	fast := s.loras.fast
+	fast := s.fast
 	if fast.mode.Visible() {
 		t.Fatal("the Draft / Final switch shows without a few-step LoRA")
 	}

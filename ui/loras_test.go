@@ -80,9 +80,9 @@ func TestLoRAThroughTheWindow(t *testing.T) {
 	if st, _ := os.Stat(loraPath); h.s.prediction.Peak != peakBefore+st.Size() {
 		t.Errorf("predicted peak %d, want %d + the LoRA's %d bytes", h.s.prediction.Peak, peakBefore, st.Size())
 	}
-	h.s.loras.rows[0].strength.SetValue(0.5)
-	if h.s.draft().LoRAs[0].Strength != 0.5 || h.s.loras.rows[0].value.Text != "0.50" {
-		t.Fatalf("strength %v, label %q after the slider moved", h.s.draft().LoRAs[0].Strength, h.s.loras.rows[0].value.Text)
+	h.s.loras.Rows[0].Strength.SetValue(0.5)
+	if h.s.draft().LoRAs[0].Strength != 0.5 || h.s.loras.Rows[0].Value.Text != "0.50" {
+		t.Fatalf("strength %v, label %q after the slider moved", h.s.draft().LoRAs[0].Strength, h.s.loras.Rows[0].Value.Text)
 	}
 	if saved, err := store.Load(); err != nil || len(saved) != 1 || saved[0].Strength != 0.5 {
 		t.Fatalf("saved LoRA list %+v, %v", saved, err)
@@ -101,12 +101,12 @@ func TestLoRAThroughTheWindow(t *testing.T) {
 	}
 
 	// Change the list, then restore from the image: the LoRA comes back on, at 0.5.
-	h.s.loras.rows[0].strength.SetValue(1.5)
-	h.s.loras.rows[0].enabled.SetChecked(false)
+	h.s.loras.Rows[0].Strength.SetValue(1.5)
+	h.s.loras.Rows[0].Enabled.SetChecked(false)
 	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(e.Path)})
 	h.answerRestore("Restore the recipe")
 	h.pump("the restore", func() bool { return strings.Contains(h.s.message.Text, "Settings restored") })
-	if l := h.s.draft().LoRAs; len(l) != 1 || !l[0].Enabled || l[0].Strength != 0.5 || h.s.loras.rows[0].strength.Value != 0.5 || !h.s.loras.rows[0].enabled.Checked {
+	if l := h.s.draft().LoRAs; len(l) != 1 || !l[0].Enabled || l[0].Strength != 0.5 || h.s.loras.Rows[0].Strength.Value != 0.5 || !h.s.loras.Rows[0].Enabled.Checked {
 		t.Errorf("after the restore the list is %+v", l)
 	}
 
@@ -147,13 +147,13 @@ func TestLoRAPresetOffer(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(path)})
-	h.pump("the preset offer", func() bool { return h.s.loras.offer.Visible() })
-	if !strings.Contains(h.s.loras.offer.Text, "Turbo: 8 steps, CFG 1") {
-		t.Fatalf("offer %q", h.s.loras.offer.Text)
+	h.pump("the preset offer", func() bool { return h.s.loras.Offer.Visible() })
+	if !strings.Contains(h.s.loras.Offer.Text, "Turbo: 8 steps, CFG 1") {
+		t.Fatalf("offer %q", h.s.loras.Offer.Text)
 	}
-	test.Tap(h.s.loras.offer)
-	if h.s.options.Steps.Text != "8" || h.s.draft().CFG != 1 || !strings.HasPrefix(h.s.loras.offer.Text, "Using") {
-		t.Fatalf("after using the preset: steps %q, CFG %v, offer %q", h.s.options.Steps.Text, h.s.draft().CFG, h.s.loras.offer.Text)
+	test.Tap(h.s.loras.Offer)
+	if h.s.options.Steps.Text != "8" || h.s.draft().CFG != 1 || !strings.HasPrefix(h.s.loras.Offer.Text, "Using") {
+		t.Fatalf("after using the preset: steps %q, CFG %v, offer %q", h.s.options.Steps.Text, h.s.draft().CFG, h.s.loras.Offer.Text)
 	}
 	req, err := h.s.draftCopy().Request(1)
 	if err != nil {
@@ -177,7 +177,7 @@ func TestLoRAListOpensWithTheWindow(t *testing.T) {
 	if len(ls) != 2 || ls[0] != kept[0] || ls[1] != kept[1] {
 		t.Fatalf("the window opened with LoRAs %+v, want %+v", ls, kept)
 	}
-	if len(h.s.loras.rows) != 2 || h.s.loras.rows[0].value.Text != "0.50" {
-		t.Errorf("the LoRA panel shows %d rows", len(h.s.loras.rows))
+	if len(h.s.loras.Rows) != 2 || h.s.loras.Rows[0].Value.Text != "0.50" {
+		t.Errorf("the LoRA panel shows %d rows", len(h.s.loras.Rows))
 	}
 }

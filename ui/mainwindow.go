@@ -2,6 +2,7 @@ package ui
 
 import (
 	"easel/app/jobs"
+	"easel/engine/lora"
 	"easel/ui/model"
 	"easel/ui/queue"
 	"easel/ui/recipe"
@@ -85,7 +86,17 @@ func (s *window) build() {
 				s.sections.Open(sectionConditions) // what was just added is in view
 			}
 		}})
-	s.loras = newLorasPanel(s)
+	s.fast = newFastDrafts(s, nil)
+	s.loras = recipe.NewLoRAs(s.model, s.fast.box, recipe.LoRAsActions{Add: s.pickLoRA, Enable: s.setLoRAEnabled,
+		Strength: s.setLoRAStrength, Remove: s.removeLoRA, UsePreset: s.usePreset,
+		Shown: func() {
+			if s.sections != nil {
+				s.sections.Open(sectionLoRAs)
+			}
+		},
+		ReadPreset: func(path string) *lora.Preset { pr, _ := presetOf(path); return pr },
+		Do:         s.deps.Do, Refreshed: func() { s.fast.refresh() }})
+	s.fast.presets = s.loras.Presets
 	s.options = recipe.NewOptions(s.model, s.keys(), recipe.OptionsActions{SetBackend: s.setBackend, ChooseModel: s.pickModel,
 		FollowedSize: s.followedSize, Copy: s.copyText, MaxCount: MaxWindowCount})
 	s.canvas = canvasarea.NewView(s.maskChanged, s.extendSide)
@@ -138,7 +149,7 @@ func (s *window) recipeRegion() fyne.CanvasObject {
 	actions := container.NewVBox(container.NewGridWithColumns(2, s.generateBtn, s.cancelBtn), s.blocked, shortcut, s.noticeBox)
 	s.sections = widget.NewAccordion(
 		widget.NewAccordionItem("Condition images", s.conditions.Box),
-		widget.NewAccordionItem("LoRAs", s.loras.box),
+		widget.NewAccordionItem("LoRAs", s.loras.Box),
 		widget.NewAccordionItem("Advanced", s.options.Advanced),
 		widget.NewAccordionItem("Explore", s.explore.box),
 	)

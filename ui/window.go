@@ -295,7 +295,6 @@ func (s *window) restore(e history.Entry) {
 
 // draftRestored shows a draft whose settings were just replaced in the controls.
 func (s *window) draftRestored() {
-	s.loras.refresh()
 	s.persistLoRAs()
 	s.draftChanged()
 }

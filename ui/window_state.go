@@ -32,7 +32,8 @@ type regions struct {
 	prompt     *recipe.Prompt
 	help       *promptHelp // Expand, Describe, Check (prompt_help.go)
 	conditions *recipe.Conditions
-	loras      *lorasPanel
+	loras      *recipe.LoRAs
+	fast       *fastDrafts // the LoRA section's Draft / Final switch and download (fast_drafts.go)
 	options    *recipe.Options
 	work       *imageWorkPanel
 	explore    *explorePanel // the Explore section (explore.go)
