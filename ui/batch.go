@@ -208,7 +208,7 @@ func (s *window) varyCell(c *gallery.Cell, strength float64) {
 		d.VariationSeed = randomSeed()
 	}
 	d.VariationStrength = strength
-	d.Count = max(s.draft.Count, 4)
+	d.Count = max(s.draft().Count, 4)
 	s.nextKind = varyKind
 	if s.submit(d, d.Seed) {
 		s.say("Making %d variations of seed %d at strength %.2f.", d.Count, d.Seed, strength)

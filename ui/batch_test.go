@@ -8,7 +8,6 @@ import (
 
 	"fyne.io/fyne/v2/test"
 
-	"easel/app/compose"
 	"easel/app/hires"
 
 	"easel/ui/gallery"
@@ -21,12 +20,12 @@ import (
 func TestBatchFillsTheSheetThenVaryUpscaleAndRestore(t *testing.T) {
 	h := newHarness(t, 0)
 	s := h.s
-	s.draft.Size, s.draft.CustomW, s.draft.CustomH = compose.SizeCustom, 256, 256
-	s.draft.RandomSeed, s.draft.Seed = false, 7
-	s.options.load(&s.draft)
-	s.options.count.SetText("4")
-	if s.draft.Count != 4 {
-		t.Fatalf("the Images field set a batch of %d", s.draft.Count)
+	s.model.SetCustomSize(256, 256)
+	s.model.SetRandomSeed(false)
+	s.model.SetSeed(7)
+	s.options.Count.SetText("4")
+	if s.draft().Count != 4 {
+		t.Fatalf("the Images field set a batch of %d", s.draft().Count)
 	}
 	test.Tap(s.generateBtn)
 	req := <-h.gen.started
@@ -163,9 +162,9 @@ func TestBatchFillsTheSheetThenVaryUpscaleAndRestore(t *testing.T) {
 	if fourth < 0 {
 		t.Fatal("the fourth image is not in history")
 	}
-	s.draft.Seed = 0
+	s.model.SetSeed(0)
 	s.restore(s.history.Entries[fourth])
-	if s.draft.Seed != 10 || s.draft.RandomSeed || s.draft.VariationStrength != 0 {
-		t.Errorf("restored seed %d (random %v, variation %g), want 10", s.draft.Seed, s.draft.RandomSeed, s.draft.VariationStrength)
+	if s.draft().Seed != 10 || s.draft().RandomSeed || s.draft().VariationStrength != 0 {
+		t.Errorf("restored seed %d (random %v, variation %g), want 10", s.draft().Seed, s.draft().RandomSeed, s.draft().VariationStrength)
 	}
 }

@@ -95,7 +95,7 @@ func (s *window) saveDraft() {
 	if st == nil {
 		return
 	}
-	saved := s.draft.Saved()
+	saved := s.model.Saved()
 	saved.Canvas = s.doc().Saved()
 	if err := s.saveCanvas(saved.Canvas); err != nil {
 		s.say("The canvas was not kept for next time: %v", err)
@@ -150,7 +150,7 @@ func (s *window) resumeDraft() {
 	if !ok {
 		return
 	}
-	s.draft.Resume(saved)
+	s.model.Resume(saved)
 	if saved.Canvas == nil {
 		return
 	}

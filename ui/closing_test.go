@@ -21,24 +21,24 @@ func TestDraftPersistsAcrossANewWindow(t *testing.T) {
 	store := &settings.DraftStore{Path: filepath.Join(t.TempDir(), "draft.json")}
 	h := newHarnessWith(t, 64e9, func(h *harness, d *Deps) { d.DraftStore = store })
 	s := h.s
-	s.prompt.prompt.SetText("a tram in the rain, night")
-	s.options.sizeSelect.SetSelected("768×768")
-	s.options.steps.SetText("22")
-	s.options.count.SetText("3")
-	s.options.cfg.SetValue(3.5)
-	s.options.seedMode.SetSelected("Fixed")
-	s.options.seedEntry.SetText("4242")
+	s.prompt.Text.SetText("a tram in the rain, night")
+	s.options.SizeSelect.SetSelected("768×768")
+	s.options.Steps.SetText("22")
+	s.options.Count.SetText("3")
+	s.options.CFG.SetValue(3.5)
+	s.options.SeedMode.SetSelected("Fixed")
+	s.options.SeedEntry.SetText("4242")
 	h.closeWindow()
 
 	again := newHarnessWith(t, 64e9, func(h *harness, d *Deps) { d.DraftStore = store })
-	d := again.s.draft
+	d := again.s.draft()
 	if d.Prompt != "a tram in the rain, night" || d.CustomW != 768 || d.CustomH != 768 || d.Steps != 22 || d.Count != 3 || d.CFG != 3.5 || d.RandomSeed || d.Seed != 4242 {
 		t.Fatalf("the new window's draft: %+v", d)
 	}
 	o := again.s.options
-	if again.s.prompt.prompt.Text != d.Prompt || o.sizeSelect.Selected != "768×768" || o.steps.Text != "22" || o.count.Text != "3" || o.seedEntry.Text != "4242" {
+	if again.s.prompt.Text.Text != d.Prompt || o.SizeSelect.Selected != "768×768" || o.Steps.Text != "22" || o.Count.Text != "3" || o.SeedEntry.Text != "4242" {
 		t.Errorf("the new window shows prompt %q, size %q, steps %q, images %q, seed %q",
-			again.s.prompt.prompt.Text, o.sizeSelect.Selected, o.steps.Text, o.count.Text, o.seedEntry.Text)
+			again.s.prompt.Text.Text, o.SizeSelect.Selected, o.Steps.Text, o.Count.Text, o.SeedEntry.Text)
 	}
 }
 
@@ -88,7 +88,7 @@ func TestClosingWithJobsOffersFinishLater(t *testing.T) {
 		return newHarnessWith(t, 64e9, func(h *harness, d *Deps) { d.Unfinished, d.Settings.Model = store, model })
 	}
 	queueTwo := func(h *harness) {
-		h.s.prompt.prompt.SetText("a paper crane")
+		h.s.prompt.Text.SetText("a paper crane")
 		test.Tap(h.s.generateBtn)
 		<-h.gen.started
 		test.Tap(h.s.generateBtn)
@@ -114,14 +114,14 @@ func TestClosingWithJobsOffersFinishLater(t *testing.T) {
 	h.closed = true // the window closed itself
 
 	h = open()
-	if h.s.keeping.offer == nil || h.s.keeping.offerResume.Text != "Resume 2 unfinished jobs" {
-		t.Fatalf("after Finish later the next window offers %v", h.s.keeping.offerResume)
+	if h.s.keeping.offer == nil || h.s.keeping.offer.ResumeAll.Text != "Resume 2 unfinished jobs" {
+		t.Fatalf("after Finish later the next window offers %v", h.s.keeping.offer.ResumeAll)
 	}
-	h.s.keeping.offer.Hide() // neither resumed nor discarded: they stay kept
+	h.s.keeping.offer.Dialog.Hide() // neither resumed nor discarded: they stay kept
 	h.closeWindow()
 
 	h = open()
-	h.s.keeping.offer.Hide()
+	h.s.keeping.offer.Dialog.Hide()
 	queueTwo(h)
 	h.s.askClose()
 	test.Tap(findButton(t, h.w.Canvas().Overlays().Top(), "Discard and quit"))

@@ -50,7 +50,7 @@ func (s *window) addLoaded(results []loadedCondition) []string {
 	var problems []string
 	for _, r := range results {
 		if r.err == nil {
-			r.err = s.draft.Add(r.c)
+			r.err = s.model.AddCondition(r.c)
 		}
 		if r.err != nil {
 			problems = append(problems, r.err.Error())
@@ -96,7 +96,7 @@ func (s *window) pasteImage(cb fyne.Clipboard, fromButton bool) bool {
 			s.pasted++
 			c, err := compose.NewCondition(fmt.Sprintf("pasted image %d", s.pasted), data)
 			if err == nil {
-				err = s.draft.Add(c)
+				err = s.model.AddCondition(c)
 			}
 			if err != nil {
 				s.say("%v", err)
@@ -131,18 +131,18 @@ func (s *window) pickImages() {
 }
 
 func (s *window) moveCondition(i, delta int) {
-	s.draft.Move(i, delta)
+	s.model.MoveCondition(i, delta)
 	s.conditionsChanged()
 }
 
 func (s *window) removeCondition(i int) {
-	s.draft.Remove(i)
+	s.model.RemoveCondition(i)
 	s.conditionsChanged()
 }
 
-// conditionsChanged refreshes the list and everything the images affect (size, memory).
+// conditionsChanged refreshes what the images affect besides their list (which follows the
+// draft): the prompt help's sources, the size and the memory.
 func (s *window) conditionsChanged() {
-	s.conditions.refresh()
 	s.help.refreshSources()
 	s.draftChanged()
 }
@@ -160,4 +160,11 @@ func shortText(s string) string {
 		return string(r[:59]) + "…"
 	}
 	return s
+}
+
+// pasteCondition adds the clipboard's image (or image file) as a condition image.
+func (s *window) pasteCondition() {
+	if !s.pasteImage(s.clipboard(), true) {
+		s.say("The clipboard holds no image and no image file path.")
+	}
 }

@@ -30,13 +30,13 @@ func (s *window) pushUndo(what string, undo func() error) {
 // remember keeps the recipe as it is — the draft and the start image with its mask, extension and
 // settings — before what replaces it, for ⌘Z.
 func (s *window) remember(what string) {
-	d := s.draft
+	d := s.draft()
 	d.Conditions = append([]compose.Condition(nil), d.Conditions...)
 	d.LoRAs = append([]compose.LoRA(nil), d.LoRAs...)
 	d.LoRADirs = append([]string(nil), d.LoRADirs...)
 	doc := s.doc()
 	s.pushUndo(what, func() error {
-		s.draft = d
+		s.model.ReplaceDraft(d)
 		s.model.ReplaceCanvas(doc)
 		s.work.load()
 		s.work.refresh()
@@ -84,8 +84,9 @@ func (s *window) usePrompt(e history.Entry) {
 	s.remember("Use prompt from " + shortPath(e.Path))
 	var d compose.Draft
 	d.Restore(e.Settings)
-	s.draft.Prompt, s.draft.Negative, s.draft.Transparent = d.Prompt, d.Negative, d.Transparent
-	s.prompt.load(&s.draft)
+	s.model.SetPrompt(d.Prompt)
+	s.model.SetNegative(d.Negative)
+	s.model.SetTransparent(d.Transparent)
 	s.draftChanged()
 	s.say("Prompt of %s in use (%s undoes it).", shortPath(e.Path), undoKeyName())
 }
@@ -97,9 +98,7 @@ func (s *window) useSeed(e history.Entry) {
 		return
 	}
 	s.remember("Use seed from " + shortPath(e.Path))
-	s.draft.Seed, s.draft.RandomSeed = e.Settings.Seed, false
-	s.draft.VariationSeed, s.draft.VariationStrength = e.Settings.VariationSeed, e.Settings.VariationStrength
-	s.options.load(&s.draft)
+	s.model.FixSeed(e.Settings.Seed, e.Settings.VariationSeed, e.Settings.VariationStrength)
 	s.draftChanged()
 	s.say("Seed %d of %s in use (%s undoes it).", e.Settings.Seed, shortPath(e.Path), undoKeyName())
 }
@@ -111,13 +110,13 @@ func (s *window) varyEntry(e history.Entry) {
 		s.say("%s has no Easel settings in it: it cannot be varied.", shortPath(e.Path))
 		return
 	}
-	d := s.draft
+	d := s.draft()
 	d.LoRADirs = s.loraDirs(e.Path)
 	if note := d.Restore(e.Settings); note != "" && strings.Contains(note, "add them again") {
 		s.say("%s cannot be varied as it was made: %s", shortPath(e.Path), note)
 		return
 	}
-	d.VariationSeed, d.VariationStrength, d.Count = randomSeed(), 0.2, max(s.draft.Count, 4)
+	d.VariationSeed, d.VariationStrength, d.Count = randomSeed(), 0.2, max(s.draft().Count, 4)
 	if s.submit(d, d.Seed) {
 		s.say("Vary: %d variations of %s (seed %d) at strength 0.20.", d.Count, shortPath(e.Path), d.Seed)
 	}

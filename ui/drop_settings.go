@@ -153,8 +153,7 @@ func settingsIn(path string) *imagefile.Metadata {
 // restoreDropped restores a dropped PNG's settings, shows it, and returns the message.
 func (s *window) restoreDropped(path string, md *imagefile.Metadata) string {
 	s.remember("restoring " + shortPath(path))
-	s.draft.LoRADirs = s.loraDirs(path)
-	note, _ := s.draft.RestoreFile(md)
+	note, _ := s.model.RestoreFile(md, s.loraDirs(path))
 	if n := s.restoreStart(md.Settings); n != "" {
 		note = strings.TrimSpace(note + "\n" + n)
 	}

@@ -49,14 +49,14 @@ func TestDroppedPNGWithSettingsRestoresThem(t *testing.T) {
 		"Steps: 30, Sampler: Euler, CFG scale: 5.5, Seed: 1234, Size: 1024x1536, Model hash: 6ce0161689, Model: sd_xl_base_1.0, Version: v1.7.0")
 	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(foreign)})
 	h.answerRestore("Restore the recipe")
-	h.pump("the restore", func() bool { return h.s.prompt.prompt.Text != "" })
-	if h.s.prompt.prompt.Text != "a lighthouse at dusk, oil painting" || h.s.prompt.negative.Text != "people, boats" ||
-		h.s.options.steps.Text != "30" || h.s.draft.CFG != 5.5 || h.s.draft.RandomSeed || h.s.options.seedEntry.Text != "1234" ||
-		h.s.options.customW.Text != "1024" || h.s.options.customH.Text != "1536" {
-		t.Errorf("restored prompt %q negative %q steps %q cfg %g seed %q size %s×%s", h.s.prompt.prompt.Text, h.s.prompt.negative.Text,
-			h.s.options.steps.Text, h.s.draft.CFG, h.s.options.seedEntry.Text, h.s.options.customW.Text, h.s.options.customH.Text)
+	h.pump("the restore", func() bool { return h.s.prompt.Text.Text != "" })
+	if h.s.prompt.Text.Text != "a lighthouse at dusk, oil painting" || h.s.prompt.Negative.Text != "people, boats" ||
+		h.s.options.Steps.Text != "30" || h.s.draft().CFG != 5.5 || h.s.draft().RandomSeed || h.s.options.SeedEntry.Text != "1234" ||
+		h.s.options.CustomW.Text != "1024" || h.s.options.CustomH.Text != "1536" {
+		t.Errorf("restored prompt %q negative %q steps %q cfg %g seed %q size %s×%s", h.s.prompt.Text.Text, h.s.prompt.Negative.Text,
+			h.s.options.Steps.Text, h.s.draft().CFG, h.s.options.SeedEntry.Text, h.s.options.CustomW.Text, h.s.options.CustomH.Text)
 	}
-	if len(h.s.draft.Conditions) != 0 {
+	if len(h.s.draft().Conditions) != 0 {
 		t.Errorf("the PNG with settings also became a condition image")
 	}
 	if !strings.Contains(h.s.message.Text, "Settings restored from from-a1111.png") {
@@ -71,9 +71,9 @@ func TestDroppedPNGWithSettingsRestoresThem(t *testing.T) {
 	plain := h.writePNG("plain.png", 64, 64)
 	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(plain), storage.NewFileURI(ours)})
 	h.answerRestore("Restore the recipe")
-	h.pump("the second drop", func() bool { return len(h.s.draft.Conditions) == 1 })
-	if h.s.prompt.prompt.Text != "an owl" || h.s.options.sizeSelect.Selected != "16:9" || h.s.draft.Seed != 99 || h.s.draft.Conditions[0].Name != "plain.png" {
-		t.Errorf("prompt %q size %q seed %d conditions %v", h.s.prompt.prompt.Text, h.s.options.sizeSelect.Selected, h.s.draft.Seed, h.s.draft.Conditions[0].Name)
+	h.pump("the second drop", func() bool { return len(h.s.draft().Conditions) == 1 })
+	if h.s.prompt.Text.Text != "an owl" || h.s.options.SizeSelect.Selected != "16:9" || h.s.draft().Seed != 99 || h.s.draft().Conditions[0].Name != "plain.png" {
+		t.Errorf("prompt %q size %q seed %d conditions %v", h.s.prompt.Text.Text, h.s.options.SizeSelect.Selected, h.s.draft().Seed, h.s.draft().Conditions[0].Name)
 	}
 	if !strings.Contains(h.s.message.Text, "Settings restored from ours.png") {
 		t.Errorf("message %q", h.s.message.Text)
@@ -97,20 +97,20 @@ func TestPastedEaselPNGAsks(t *testing.T) {
 	if err := imagefile.WriteFile(ours, image.NewNRGBA(image.Rect(0, 0, 16, 16)), set); err != nil {
 		t.Fatal(err)
 	}
-	h.s.prompt.prompt.SetText("my prompt")
+	h.s.prompt.Text.SetText("my prompt")
 	cb := &memClipboard{text: ours}
 	h.s.pasteImage(cb, true)
 	h.answerRestore("Use as condition image")
-	h.pump("the condition image", func() bool { return len(h.s.draft.Conditions) == 1 })
-	if h.s.draft.Prompt != "my prompt" || h.s.draft.Conditions[0].Name != "made.png" {
-		t.Fatalf("used as a condition image: prompt %q, conditions %v", h.s.draft.Prompt, conditionNames(h.s))
+	h.pump("the condition image", func() bool { return len(h.s.draft().Conditions) == 1 })
+	if h.s.draft().Prompt != "my prompt" || h.s.draft().Conditions[0].Name != "made.png" {
+		t.Fatalf("used as a condition image: prompt %q, conditions %v", h.s.draft().Prompt, conditionNames(h.s))
 	}
 	h.s.pasteImage(cb, true)
 	h.answerRestore("Restore the recipe")
-	h.pump("the restore", func() bool { return h.s.draft.Prompt == "an owl" })
+	h.pump("the restore", func() bool { return h.s.draft().Prompt == "an owl" })
 	h.s.undo()
-	if h.s.draft.Prompt != "my prompt" || len(h.s.draft.Conditions) != 1 {
-		t.Errorf("⌘Z after the restore: prompt %q, %d condition images", h.s.draft.Prompt, len(h.s.draft.Conditions))
+	if h.s.draft().Prompt != "my prompt" || len(h.s.draft().Conditions) != 1 {
+		t.Errorf("⌘Z after the restore: prompt %q, %d condition images", h.s.draft().Prompt, len(h.s.draft().Conditions))
 	}
 }
 

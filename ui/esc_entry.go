@@ -2,36 +2,21 @@ package ui
 
 import (
 	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/widget"
+
+	"easel/ui/recipe"
 )
 
-// escEntry is a one-line entry on which Escape cancels the running job, as everywhere in the
-// window (a plain entry keeps the key for itself).
-type escEntry struct {
-	widget.Entry
-	s      *window
-	onBlur func() // after the entry lost the focus (nil: nothing)
-}
+// escEntry is a one-line entry on which Escape does what it does everywhere in the window
+// (recipe.Entry with the shell's keys).
+type escEntry = recipe.Entry
 
-// FocusLost runs onBlur after the entry's own handling.
-func (e *escEntry) FocusLost() {
-	e.Entry.FocusLost()
-	if e.onBlur != nil {
-		e.onBlur()
+func newEscEntry(s *window) *escEntry { return recipe.NewEntry(s.keys()) }
+
+// keys are the window's keys the recipe's fields answer while they have the focus: Escape, and
+// a paste that holds an image (it becomes the start image).
+func (s *window) keys() recipe.Keys {
+	return recipe.Keys{
+		Escape:     s.escapeKey,
+		PasteImage: func(cb fyne.Clipboard) bool { return s.pasteAsStart(cb, true) },
 	}
-}
-
-func newEscEntry(s *window) *escEntry {
-	e := &escEntry{s: s}
-	e.ExtendBaseWidget(e)
-	return e
-}
-
-// TypedKey handles Escape, then the entry's own keys.
-func (e *escEntry) TypedKey(k *fyne.KeyEvent) {
-	if k.Name == fyne.KeyEscape {
-		e.s.escapeKey()
-		return
-	}
-	e.Entry.TypedKey(k)
 }

@@ -101,7 +101,7 @@ func (p *explorePanel) axisChoices() []string {
 	for _, n := range []string{"seed", "steps", "cfg", "strength", "variation-strength", "prompt-sr", "size", "hires"} {
 		out = append(out, axisLabel(n))
 	}
-	for _, l := range p.s.draft.LoRAs {
+	for _, l := range p.s.draft().LoRAs {
 		if l.Enabled {
 			out = append(out, axisLabel("lora:"+loraName(l)))
 		}
@@ -122,12 +122,12 @@ func (p *explorePanel) parse() (*grid.Grid, error) {
 		}
 	}
 	var names []string
-	for _, l := range p.s.draft.LoRAs {
+	for _, l := range p.s.draft().LoRAs {
 		if l.Enabled {
 			names = append(names, loraName(l))
 		}
 	}
-	g, err := grid.Parse(specs, grid.Context{Prompt: p.s.draft.Prompt, HasStart: p.s.doc().Start != nil, LoRAs: names})
+	g, err := grid.Parse(specs, grid.Context{Prompt: p.s.draft().Prompt, HasStart: p.s.doc().Start != nil, LoRAs: names})
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +139,7 @@ func (p *explorePanel) parse() (*grid.Grid, error) {
 
 // base is the draft as a grid cell's starting settings.
 func (p *explorePanel) base(seed uint64) grid.Setup {
-	d := p.s.draft
+	d := p.s.draft()
 	b := grid.Setup{Prompt: d.Prompt, Seed: seed, Steps: d.Steps, CFG: d.CFG, VariationStrength: d.VariationStrength}
 	if p.s.doc().Start != nil {
 		b.Strength = p.s.doc().Strength
@@ -170,14 +170,14 @@ func (p *explorePanel) refresh() {
 		p.start.Disable()
 		return
 	}
-	groups := g.Plan(p.base(p.s.draft.Seed))
+	groups := g.Plan(p.base(p.s.draft().Seed))
 	largest, steps := 0, 0
 	for _, gr := range groups {
 		largest = max(largest, len(gr.Cells))
 		for _, c := range gr.Cells {
 			n := g.Apply(c, p.base(0)).Steps
 			if n == 0 {
-				n = p.s.draft.Steps
+				n = p.s.draft().Steps
 			}
 			steps += max(n, 1)
 		}
@@ -249,14 +249,14 @@ func (p *explorePanel) explore() {
 		s.say("Cannot explore: %v", err)
 		return
 	}
-	seed := s.draft.Seed
-	if s.draft.RandomSeed {
+	seed := s.draft().Seed
+	if s.draft().RandomSeed {
 		seed = randomSeed()
 	}
 	base := p.base(seed)
 	run := &exploration{g: g, batchID: imagefile.NewBatchID(s.now(), uint64(s.model.Live()), seed), cellOf: map[jobs.ID][]int{},
-		pictures: map[int]*image.NRGBA{}, sets: map[int]*imagefile.Settings{}, paths: map[int]string{}, drafts: map[int]compose.Draft{}, prompt: s.draft.Prompt}
-	variationSeed := s.draft.VariationSeed
+		pictures: map[int]*image.NRGBA{}, sets: map[int]*imagefile.Settings{}, paths: map[int]string{}, drafts: map[int]compose.Draft{}, prompt: s.draft().Prompt}
+	variationSeed := s.draft().VariationSeed
 	if variationSeed == 0 {
 		variationSeed = randomSeed()
 	}

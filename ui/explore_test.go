@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"easel/ui/recipe"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -51,12 +52,13 @@ func TestExploreBuildsAGrid(t *testing.T) {
 	})
 	h.patience = 5 * time.Minute
 	s, p := h.s, h.s.explore
-	h.s.options.sizeSelect.SetSelected(sizeCustomLabel)
-	h.s.options.customW.SetText("256")
-	h.s.options.customH.SetText("256")
-	h.s.options.steps.SetText("2")
-	s.draft.RandomSeed, s.draft.Seed = false, 3
-	test.Type(s.prompt.prompt, "a paper crane")
+	h.s.options.SizeSelect.SetSelected(recipe.SizeCustomLabel)
+	h.s.options.CustomW.SetText("256")
+	h.s.options.CustomH.SetText("256")
+	h.s.options.Steps.SetText("2")
+	s.model.SetRandomSeed(false)
+	s.model.SetSeed(3)
+	test.Type(s.prompt.Text, "a paper crane")
 
 	p.kinds[0].SetSelected(axisLabel("seed"))
 	p.values[0].SetText("1-2")
@@ -137,8 +139,8 @@ func TestExploreBuildsAGrid(t *testing.T) {
 		t.Fatalf("the cell menu has %d items", len(menu.Items))
 	}
 	menu.Items[0].Action()
-	if s.draft.Seed != 2 || s.draft.Steps != 3 {
-		t.Errorf("restored seed %d, %d steps; want 2 and 3", s.draft.Seed, s.draft.Steps)
+	if s.draft().Seed != 2 || s.draft().Steps != 3 {
+		t.Errorf("restored seed %d, %d steps; want 2 and 3", s.draft().Seed, s.draft().Steps)
 	}
 	// With EASEL_SCREENSHOTS=docs/screenshots: the window at 1440×900 on the real theme, the
 	// recipe column scrolled to the Explore section with its grid, for the README.
@@ -211,12 +213,12 @@ func TestExploreCancelKeepsFinishedCells(t *testing.T) {
 	})
 	h.patience = 5 * time.Minute
 	s, e := h.s, h.s.explore
-	s.options.sizeSelect.SetSelected(sizeCustomLabel)
-	s.options.customW.SetText("256")
-	s.options.customH.SetText("256")
-	s.options.steps.SetText("2")
-	s.draft.RandomSeed = false
-	test.Type(s.prompt.prompt, "a paper crane")
+	s.options.SizeSelect.SetSelected(recipe.SizeCustomLabel)
+	s.options.CustomW.SetText("256")
+	s.options.CustomH.SetText("256")
+	s.options.Steps.SetText("2")
+	s.model.SetRandomSeed(false)
+	test.Type(s.prompt.Text, "a paper crane")
 	e.kinds[0].SetSelected(axisLabel("seed"))
 	e.values[0].SetText("1-4")
 	test.Tap(e.start)

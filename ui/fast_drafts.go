@@ -50,10 +50,10 @@ func newFastDrafts(s *window, presets map[string]*lora.Preset) *fastDrafts {
 // draftLoRA is the few-step LoRA the Draft setting uses: the switch's own, else the first LoRA in
 // the list with a preset.
 func (f *fastDrafts) draftLoRA() (string, *lora.Preset) {
-	if m := f.s.draft.Mode; m.LoRA != "" {
+	if m := f.s.draft().Mode; m.LoRA != "" {
 		return m.LoRA, m.Preset
 	}
-	for _, l := range f.s.draft.LoRAs {
+	for _, l := range f.s.draft().LoRAs {
 		if pr := f.presets[l.Path]; pr != nil {
 			return l.Path, pr
 		}
@@ -72,7 +72,7 @@ func (f *fastDrafts) refresh() {
 	}
 	f.mode.Show()
 	want := modeFinal
-	if f.s.draft.Mode.On {
+	if f.s.draft().Mode.On {
 		want = modeDraft
 	}
 	if f.mode.Selected != want {
@@ -90,14 +90,13 @@ func (f *fastDrafts) switched(v string) {
 	switch {
 	case path == "":
 		return
-	case v == modeDraft && !f.s.draft.Mode.On:
-		f.s.draft.UseDrafts(path, pr)
-	case v == modeFinal && f.s.draft.Mode.On:
-		f.s.draft.UseFinal()
+	case v == modeDraft && !f.s.draft().Mode.On:
+		f.s.model.UseDrafts(path, pr)
+	case v == modeFinal && f.s.draft().Mode.On:
+		f.s.model.UseFinal()
 	default:
 		return
 	}
-	f.s.options.load(&f.s.draft)
 	f.s.lorasChanged()
 }
 
@@ -122,21 +121,20 @@ func (f *fastDrafts) offerDownload() {
 // downloaded adds a downloaded few-step LoRA and switches to Draft with it.
 func (f *fastDrafts) downloaded(path string, pr *lora.Preset) {
 	f.presets[path] = pr
-	f.s.draft.UseDrafts(path, pr)
-	f.s.options.load(&f.s.draft)
+	f.s.model.UseDrafts(path, pr)
 	f.s.lorasChanged()
-	f.s.say("Drafts now use the few-step LoRA %s: %d steps. Switch to Final for the finished image: all %d steps, without the LoRA.", shortPath(path), f.s.draft.Steps, f.s.draft.FinalSteps())
+	f.s.say("Drafts now use the few-step LoRA %s: %d steps. Switch to Final for the finished image: all %d steps, without the LoRA.", shortPath(path), f.s.draft().Steps, f.s.draftCopy().FinalSteps())
 }
 
 // plainly says what each side of the switch does, in steps an artist counts: "Draft: 8 steps with
 // the few-step LoRA NAME, for quick looks. Final: all 40 steps, without the LoRA."
 func (f *fastDrafts) plainly(path string, pr *lora.Preset) string {
-	steps := f.s.draft.Steps // while drafting, the drafts' own
-	if !f.s.draft.Mode.On {
+	steps := f.s.draft().Steps // while drafting, the drafts' own
+	if !f.s.draft().Mode.On {
 		steps = draftSteps(pr, steps)
 	}
 	return fmt.Sprintf("Draft: %d steps with the few-step LoRA %s, for quick looks. Final: all %d steps, without the LoRA.",
-		steps, shortPath(path), f.s.draft.FinalSteps())
+		steps, shortPath(path), f.s.draftCopy().FinalSteps())
 }
 
 // draftSteps is the number of steps a draft takes: its preset's, or steps when there is none.

@@ -28,8 +28,8 @@ func TestFastDraftDownloadThenDraftAndFinal(t *testing.T) {
 		d.Hub = remote
 	})
 	s := h.s
-	s.draft.Steps = 40
-	fast := s.loras.fast
+	s.model.SetSteps(40)
+	fast := s.fast
 	if fast.mode.Visible() {
 		t.Fatal("the Draft / Final switch shows without a few-step LoRA")
 	}
@@ -46,9 +46,9 @@ func TestFastDraftDownloadThenDraftAndFinal(t *testing.T) {
 	}
 	p.AcceptForTest()
 	test.Tap(p.StartButton())
-	h.pump("the download", func() bool { return s.draft.Mode.On })
-	if s.draft.Steps != e.Preset.Steps || len(s.draft.LoRAs) != 1 || !s.draft.LoRAs[0].Enabled || !fast.mode.Visible() || fast.mode.Selected != modeDraft {
-		t.Fatalf("after the download: steps %d, LoRAs %+v, switch %q", s.draft.Steps, s.draft.LoRAs, fast.mode.Selected)
+	h.pump("the download", func() bool { return s.draft().Mode.On })
+	if s.draft().Steps != e.Preset.Steps || len(s.draft().LoRAs) != 1 || !s.draft().LoRAs[0].Enabled || !fast.mode.Visible() || fast.mode.Selected != modeDraft {
+		t.Fatalf("after the download: steps %d, LoRAs %+v, switch %q", s.draft().Steps, s.draft().LoRAs, fast.mode.Selected)
 	}
 	// The switch's hint and the notice say what each pass does in steps, not schedules.
 	for what, text := range map[string]string{"hint": fast.hint.Text, "notice": s.message.Text} {
@@ -60,12 +60,12 @@ func TestFastDraftDownloadThenDraftAndFinal(t *testing.T) {
 		t.Errorf("the hint reads %q; want %q", fast.hint.Text, want)
 	}
 	fast.mode.SetSelected(modeFinal)
-	if s.draft.Mode.On || s.draft.Steps != 40 || s.draft.LoRAs[0].Enabled {
-		t.Errorf("Final: steps %d, LoRAs %+v", s.draft.Steps, s.draft.LoRAs)
+	if s.draft().Mode.On || s.draft().Steps != 40 || s.draft().LoRAs[0].Enabled {
+		t.Errorf("Final: steps %d, LoRAs %+v", s.draft().Steps, s.draft().LoRAs)
 	}
 	fast.mode.SetSelected(modeDraft)
-	if !s.draft.Mode.On || s.draft.Steps != e.Preset.Steps || !s.draft.LoRAs[0].Enabled {
-		t.Errorf("Draft again: steps %d, LoRAs %+v", s.draft.Steps, s.draft.LoRAs)
+	if !s.draft().Mode.On || s.draft().Steps != e.Preset.Steps || !s.draft().LoRAs[0].Enabled {
+		t.Errorf("Draft again: steps %d, LoRAs %+v", s.draft().Steps, s.draft().LoRAs)
 	}
 	fast.dialog.Hide()
 }

@@ -8,7 +8,6 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
-	"easel/app/compose"
 	"easel/app/history"
 	"easel/app/imagefile"
 )
@@ -20,10 +19,10 @@ import (
 func TestHistoryGroupsABatchAndRestoresOneOfItsImages(t *testing.T) {
 	h := newHarness(t, 0)
 	s := h.s
-	s.draft.Size, s.draft.CustomW, s.draft.CustomH = compose.SizeCustom, 256, 256
-	s.draft.RandomSeed, s.draft.Seed = false, 7
-	s.options.load(&s.draft)
-	s.options.count.SetText("3")
+	s.model.SetCustomSize(256, 256)
+	s.model.SetRandomSeed(false)
+	s.model.SetSeed(7)
+	s.options.Count.SetText("3")
 	test.Tap(s.generateBtn)
 	if req := <-h.gen.started; req.Count != 3 || req.Seed != 7 {
 		t.Fatalf("submitted a batch of %d from seed %d", req.Count, req.Seed)
@@ -61,10 +60,11 @@ func TestHistoryGroupsABatchAndRestoresOneOfItsImages(t *testing.T) {
 	}
 
 	// The second image restores its own seed.
-	s.draft.Seed, s.draft.Count = 0, 3
+	s.model.SetSeed(0)
+	s.model.SetCount(3)
 	test.Tap(batch.Thumbs()[1])
-	if s.draft.Seed != 8 || s.draft.RandomSeed || s.draft.Count != 1 || s.draft.VariationStrength != 0 {
-		t.Errorf("restored seed %d (random %v, count %d, variation %g), want seed 8 alone", s.draft.Seed, s.draft.RandomSeed, s.draft.Count, s.draft.VariationStrength)
+	if s.draft().Seed != 8 || s.draft().RandomSeed || s.draft().Count != 1 || s.draft().VariationStrength != 0 {
+		t.Errorf("restored seed %d (random %v, count %d, variation %g), want seed 8 alone", s.draft().Seed, s.draft().RandomSeed, s.draft().Count, s.draft().VariationStrength)
 	}
 
 	// The header folds the batch away, and back.

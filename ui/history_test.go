@@ -25,8 +25,8 @@ func TestHistoryListsTheOutputFolderAndRestores(t *testing.T) {
 	h.pump("the folder scan", func() bool { return len(h.s.history.Thumbs()) == 1 })
 	tb := h.s.history.Thumbs()[0]
 	test.Tap(tb)
-	if h.s.prompt.prompt.Text != "an owl at night" || h.s.draft.Seed != 99 || h.s.draft.RandomSeed ||
-		h.s.options.sizeSelect.Selected != "16:9" || h.s.options.steps.Text != "12" || h.s.draft.CFG != 3.5 || h.s.prompt.negative.Disabled() {
-		t.Errorf("restored prompt %q seed %d size %q steps %q cfg %g", h.s.prompt.prompt.Text, h.s.draft.Seed, h.s.options.sizeSelect.Selected, h.s.options.steps.Text, h.s.draft.CFG)
+	if h.s.prompt.Text.Text != "an owl at night" || h.s.draft().Seed != 99 || h.s.draft().RandomSeed ||
+		h.s.options.SizeSelect.Selected != "16:9" || h.s.options.Steps.Text != "12" || h.s.draft().CFG != 3.5 || h.s.prompt.Negative.Disabled() {
+		t.Errorf("restored prompt %q seed %d size %q steps %q cfg %g", h.s.prompt.Text.Text, h.s.draft().Seed, h.s.options.SizeSelect.Selected, h.s.options.Steps.Text, h.s.draft().CFG)
 	}
 }

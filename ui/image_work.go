@@ -89,7 +89,7 @@ func (s *window) maskChanged() {
 // outputWithExtend is the size the draft makes with the extension added, and the base size
 // before it.
 func (s *window) outputWithExtend(ext [4]int) (w, h int, err error) {
-	w, h, err = s.draft.OutputSize()
+	w, h, err = s.draftCopy().OutputSize()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -136,11 +136,11 @@ func (s *window) extendSide(side int) {
 
 // sizeRefusal says why a run at w×h would not fit the memory budget ("" when it fits).
 func (s *window) sizeRefusal(w, h int) string {
-	plan, err := s.draft.Plan()
+	plan, err := s.draftCopy().Plan()
 	if err != nil {
 		return err.Error()
 	}
-	plan.Metal = hasMetal && s.draft.Backend != "cpu"
+	plan.Metal = hasMetal && s.draft().Backend != "cpu"
 	plan.Width, plan.Height = w, h
 	if p := memplan.Predict(s.deps.Geometry, plan, s.deps.Budget); !p.Fits() {
 		return "the run " + p.Explain()
@@ -180,7 +180,7 @@ func (s *window) updateFrame() {
 	if s.canvas == nil || !s.canvas.Editing {
 		return
 	}
-	w, h, err := s.draft.OutputSize()
+	w, h, err := s.draftCopy().OutputSize()
 	f, ok := s.doc().Frame(w, h)
 	if err != nil || !ok {
 		s.canvas.Editor.SetFrame(image.Rectangle{}, "")

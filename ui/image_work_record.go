@@ -13,20 +13,17 @@ import (
 )
 
 // restoreStart makes the start image, mask and settings an image records the window's again (a
-// dropped PNG, a history image), after the draft restored them (compose.Draft.Restore); it says
+// dropped PNG, a history image), after the model's draft restored them (model.Window.Restore, which also takes the start image
+// out of the draft and turns a size that followed the image into the custom size it made); it says
 // what the artist should know ("" when nothing to say). The window holds the start image itself
 // (s.doc().Start, with the mask's undo steps), so the draft's copy is taken out again, and a size that
 // followed the image becomes the custom size it made (the fit choice says it follows). An image
 // made without a start image leaves the current one as it is.
 func (s *window) restoreStart(set *imagefile.Settings) string {
-	s.draft.Start = nil
 	if set == nil || set.Init == nil {
 		return ""
 	}
 	in := set.Init
-	if s.draft.Size == compose.SizeFromImage && len(s.draft.Conditions) == 0 {
-		s.draft.Size, s.draft.CustomW, s.draft.CustomH = compose.SizeCustom, set.Width, set.Height
-	}
 	if set.InitImage == nil {
 		return fmt.Sprintf("This image was made from the start image %s, which the file does not hold: drop it on the canvas to start from it again.", in.Image.Name)
 	}

@@ -17,7 +17,7 @@ import (
 // following the image when the artist chose so or extends the canvas (compose's Job prepares it
 // as the CLI's, and FileSettings records it).
 func (s *window) jobDraft() compose.Draft {
-	d := s.draft
+	d := s.draft()
 	if s.doc().Start == nil {
 		return d
 	}

@@ -46,7 +46,7 @@ func TestStartImageDroppedOnTheCanvasAndPainted(t *testing.T) {
 	photo := h.writePNG("photo.png", 320, 256)
 	h.s.dropped(centreOf(h.s.canvas.Box), []fyne.URI{storage.NewFileURI(photo)})
 	h.pump("the start image", func() bool { return h.s.doc().Start != nil })
-	if len(h.s.draft.Conditions) != 0 {
+	if len(h.s.draft().Conditions) != 0 {
 		t.Fatal("an image dropped on the canvas also became a condition image")
 	}
 	if !h.s.canvas.Editing || !h.s.canvas.EditLayer.Visible() {
@@ -234,7 +234,7 @@ func TestGenerateFromAPaintedStartImage(t *testing.T) {
 	if h.s.doc().Start.Mask.Empty() {
 		t.Fatal("the drag painted nothing")
 	}
-	test.Type(h.s.prompt.prompt, "a red door")
+	test.Type(h.s.prompt.Text, "a red door")
 	test.Tap(h.s.generateBtn)
 	req := <-h.gen.started
 	if req.Init == nil || req.Init.Mask == nil || req.Init.Strength != 0.75 || req.Width != 256 || req.Height != 256 {

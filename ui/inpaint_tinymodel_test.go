@@ -57,8 +57,8 @@ func TestInpaintThroughTheWindow(t *testing.T) {
 	h.s.work.strength.SetValue(0.7)
 	h.s.work.feather.SetValue(4)
 	h.s.work.grow.SetValue(6)
-	h.s.options.steps.SetText("4")
-	test.Type(h.s.prompt.prompt, "a paper lantern")
+	h.s.options.Steps.SetText("4")
+	test.Type(h.s.prompt.Text, "a paper lantern")
 
 	// Paint a stroke across the middle of the image, dragging the brush on the window.
 	ed := h.s.canvas.Editor

@@ -128,7 +128,7 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 			s.progress.Cancelled(j)
 		}
 	}
-	s.queueList.show(s.queue.Jobs())
+	s.queueList.Show(s.queue.Jobs())
 	s.updateButtons()
 }
 

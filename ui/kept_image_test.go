@@ -31,7 +31,7 @@ func TestUnsavedImageIsKeptAndSavedInAnotherFolder(t *testing.T) {
 		d.Settings.OutputFolder = blocked
 		d.History = history.New(blocked)
 	})
-	test.Type(h.s.prompt.prompt, "a quiet harbour")
+	test.Type(h.s.prompt.Text, "a quiet harbour")
 	test.Tap(h.s.generateBtn)
 	req := <-h.gen.started
 	for range fakeSteps {

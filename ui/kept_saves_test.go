@@ -31,7 +31,7 @@ func TestKeptJobGoesOnlyWhenItsImageIsWritten(t *testing.T) {
 		d.History = history.New(d.Settings.OutputFolder)
 		d.Settings.Model, d.Unfinished = model, store
 	})
-	test.Type(h.s.prompt.prompt, "a quiet harbour")
+	test.Type(h.s.prompt.Text, "a quiet harbour")
 	test.Tap(h.s.generateBtn)
 	<-h.gen.started
 	if left, _ := store.List(); len(left) != 1 {

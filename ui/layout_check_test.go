@@ -15,7 +15,6 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
-	"easel/app/compose"
 	"easel/app/unfinished"
 	"easel/engine/safetensors"
 
@@ -267,7 +266,7 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 
 	long := "a-very-long-file-name-for-a-reference-photograph-taken-on-holiday-in-the-mountains"
 	s.addFiles([]string{h.writePNG(long+"-1.png", 96, 64), h.writePNG(long+"-2.png", 64, 96)})
-	h.pump("the condition images", func() bool { return len(s.draft.Conditions) == 2 })
+	h.pump("the condition images", func() bool { return len(s.draft().Conditions) == 2 })
 	s.addLoRAs([]string{h.writeLoRA(long + "-style.safetensors")})
 	s.setStart(mustCondition(t, h.writePNG(long+"-start.png", 256, 256)))
 	s.extendSide(sideRight)
@@ -288,9 +287,8 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 
 	// A batch of 16.
 	s.removeStart()
-	s.draft.Size, s.draft.CustomW, s.draft.CustomH = compose.SizeCustom, 256, 256
-	s.options.load(&s.draft)
-	s.options.count.SetText("16")
+	s.model.SetCustomSize(256, 256)
+	s.options.Count.SetText("16")
 	assertLayoutFits(t, h.w, "Images set to 16")
 	test.Tap(s.generateBtn)
 	<-h.gen.started
@@ -302,7 +300,7 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 	h.pump("the batch of 16 saved", func() bool { return len(s.history.Entries) == 17 })
 	openEverySection(s)
 	assertLayoutFits(t, h.w, "a batch of 16 on the sheet and in the history")
-	s.options.count.SetText("1")
+	s.options.Count.SetText("1")
 	assertLayoutFits(t, h.w, "Images set back to 1")
 
 	// Explore open with three axes set and a 4×4 grid of results on its sheet.
@@ -354,7 +352,7 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 	s.column.ScrollToTop()
 	d := fyne.CurrentApp().Driver()
 	bottom := d.AbsolutePositionForObject(s.column).Y + s.column.Size().Height
-	for name, o := range map[string]fyne.CanvasObject{"Size": s.options.sizeSelect, "Steps": s.options.steps} {
+	for name, o := range map[string]fyne.CanvasObject{"Size": s.options.SizeSelect, "Steps": s.options.Steps} {
 		if y := d.AbsolutePositionForObject(o).Y + o.Size().Height; y > bottom {
 			t.Errorf("with a suggestion and a Check open, %s is below the fold (%v > %v)", name, y, bottom)
 		}
@@ -366,7 +364,7 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		d := s.draft
+		d := s.draft()
 		d.Prompt = fmt.Sprintf("%s %d", strings.Repeat("a very long prompt about a harbour town in winter ", 4), i)
 		if _, err := store.Add(d, uint64(1000000000000+i), jobLabel(d.Prompt, uint64(1000000000000+i)), ""); err != nil {
 			t.Fatal(err)

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"easel/ui/recipe"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,9 +70,9 @@ func TestLoRAThroughTheWindow(t *testing.T) {
 
 	peakBefore := h.s.prediction.Peak
 	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(loraPath)})
-	h.pump("the LoRA to join the list", func() bool { return len(h.s.draft.LoRAs) == 1 })
-	if l := h.s.draft.LoRAs[0]; l.Path != loraPath || !l.Enabled || l.Strength != 1 || len(h.s.draft.Conditions) != 0 {
-		t.Fatalf("after the drop: %+v, %d condition images", l, len(h.s.draft.Conditions))
+	h.pump("the LoRA to join the list", func() bool { return len(h.s.draft().LoRAs) == 1 })
+	if l := h.s.draft().LoRAs[0]; l.Path != loraPath || !l.Enabled || l.Strength != 1 || len(h.s.draft().Conditions) != 0 {
+		t.Fatalf("after the drop: %+v, %d condition images", l, len(h.s.draft().Conditions))
 	}
 	if !strings.Contains(h.s.message.Text, "LoRA added: ink-style.safetensors") {
 		t.Errorf("message %q", h.s.message.Text)
@@ -79,19 +80,19 @@ func TestLoRAThroughTheWindow(t *testing.T) {
 	if st, _ := os.Stat(loraPath); h.s.prediction.Peak != peakBefore+st.Size() {
 		t.Errorf("predicted peak %d, want %d + the LoRA's %d bytes", h.s.prediction.Peak, peakBefore, st.Size())
 	}
-	h.s.loras.rows[0].strength.SetValue(0.5)
-	if h.s.draft.LoRAs[0].Strength != 0.5 || h.s.loras.rows[0].value.Text != "0.50" {
-		t.Fatalf("strength %v, label %q after the slider moved", h.s.draft.LoRAs[0].Strength, h.s.loras.rows[0].value.Text)
+	h.s.loras.Rows[0].Strength.SetValue(0.5)
+	if h.s.draft().LoRAs[0].Strength != 0.5 || h.s.loras.Rows[0].Value.Text != "0.50" {
+		t.Fatalf("strength %v, label %q after the slider moved", h.s.draft().LoRAs[0].Strength, h.s.loras.Rows[0].Value.Text)
 	}
 	if saved, err := store.Load(); err != nil || len(saved) != 1 || saved[0].Strength != 0.5 {
 		t.Fatalf("saved LoRA list %+v, %v", saved, err)
 	}
 
-	h.s.options.sizeSelect.SetSelected(sizeCustomLabel)
-	h.s.options.customW.SetText("256")
-	h.s.options.customH.SetText("256")
-	h.s.options.steps.SetText("2")
-	test.Type(h.s.prompt.prompt, "a heron")
+	h.s.options.SizeSelect.SetSelected(recipe.SizeCustomLabel)
+	h.s.options.CustomW.SetText("256")
+	h.s.options.CustomH.SetText("256")
+	h.s.options.Steps.SetText("2")
+	test.Type(h.s.prompt.Text, "a heron")
 	test.Tap(h.s.generateBtn)
 	h.pump("the image to be saved", func() bool { return len(h.s.history.Entries) == 1 })
 	e := h.s.history.Entries[0]
@@ -100,12 +101,12 @@ func TestLoRAThroughTheWindow(t *testing.T) {
 	}
 
 	// Change the list, then restore from the image: the LoRA comes back on, at 0.5.
-	h.s.loras.rows[0].strength.SetValue(1.5)
-	h.s.loras.rows[0].enabled.SetChecked(false)
+	h.s.loras.Rows[0].Strength.SetValue(1.5)
+	h.s.loras.Rows[0].Enabled.SetChecked(false)
 	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(e.Path)})
 	h.answerRestore("Restore the recipe")
 	h.pump("the restore", func() bool { return strings.Contains(h.s.message.Text, "Settings restored") })
-	if l := h.s.draft.LoRAs; len(l) != 1 || !l[0].Enabled || l[0].Strength != 0.5 || h.s.loras.rows[0].strength.Value != 0.5 || !h.s.loras.rows[0].enabled.Checked {
+	if l := h.s.draft().LoRAs; len(l) != 1 || !l[0].Enabled || l[0].Strength != 0.5 || h.s.loras.Rows[0].Strength.Value != 0.5 || !h.s.loras.Rows[0].Enabled.Checked {
 		t.Errorf("after the restore the list is %+v", l)
 	}
 
@@ -126,7 +127,7 @@ func TestLoRAThroughTheWindow(t *testing.T) {
 	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(e.Path)})
 	h.answerRestore("Restore the recipe")
 	h.pump("the third restore", func() bool {
-		for _, l := range h.s.draft.LoRAs {
+		for _, l := range h.s.draft().LoRAs {
 			if l.Enabled && filepath.Base(l.Path) == "renamed.safetensors" {
 				return true
 			}
@@ -146,23 +147,37 @@ func TestLoRAPresetOffer(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(path)})
-	h.pump("the preset offer", func() bool { return h.s.loras.offer.Visible() })
-	if !strings.Contains(h.s.loras.offer.Text, "Turbo: 8 steps, CFG 1") {
-		t.Fatalf("offer %q", h.s.loras.offer.Text)
+	h.pump("the preset offer", func() bool { return h.s.loras.Offer.Visible() })
+	if !strings.Contains(h.s.loras.Offer.Text, "Turbo: 8 steps, CFG 1") {
+		t.Fatalf("offer %q", h.s.loras.Offer.Text)
 	}
-	test.Tap(h.s.loras.offer)
-	if h.s.options.steps.Text != "8" || h.s.draft.CFG != 1 || !strings.HasPrefix(h.s.loras.offer.Text, "Using") {
-		t.Fatalf("after using the preset: steps %q, CFG %v, offer %q", h.s.options.steps.Text, h.s.draft.CFG, h.s.loras.offer.Text)
+	test.Tap(h.s.loras.Offer)
+	if h.s.options.Steps.Text != "8" || h.s.draft().CFG != 1 || !strings.HasPrefix(h.s.loras.Offer.Text, "Using") {
+		t.Fatalf("after using the preset: steps %q, CFG %v, offer %q", h.s.options.Steps.Text, h.s.draft().CFG, h.s.loras.Offer.Text)
 	}
-	req, err := h.s.draft.Request(1)
+	req, err := h.s.draftCopy().Request(1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if grid := sched.TurboSampleSigmas(); len(req.Sigmas) != len(grid) || req.Scheduler == nil || req.Steps != 0 || len(req.LoRAFiles) != 1 {
 		t.Errorf("request with the preset: sigmas %v, scheduler %v, steps %d, LoRA files %v", req.Sigmas, req.Scheduler, req.Steps, req.LoRAFiles)
 	}
-	h.s.options.steps.SetText("12")
-	if req, _ := h.s.draft.Request(1); req.Sigmas != nil || req.Steps != 12 {
+	h.s.options.Steps.SetText("12")
+	if req, _ := h.s.draftCopy().Request(1); req.Sigmas != nil || req.Steps != 12 {
 		t.Errorf("after changing the steps: sigmas %v, steps %d", req.Sigmas, req.Steps)
+	}
+}
+
+// TestLoRAListOpensWithTheWindow: the LoRA list kept in the LoRA store (Deps.LoRAs, read at launch)
+// is the list the window opens with, in its panel and in the next request.
+func TestLoRAListOpensWithTheWindow(t *testing.T) {
+	kept := []settings.LoRA{{Path: "/loras/ink-style.safetensors", Enabled: true, Strength: 0.5}, {Path: "/loras/off.safetensors", Strength: 1}}
+	h := newHarnessWith(t, 1<<40, func(_ *harness, d *Deps) { d.LoRAs = kept })
+	ls := h.s.draft().LoRAs
+	if len(ls) != 2 || ls[0] != kept[0] || ls[1] != kept[1] {
+		t.Fatalf("the window opened with LoRAs %+v, want %+v", ls, kept)
+	}
+	if len(h.s.loras.Rows) != 2 || h.s.loras.Rows[0].Value.Text != "0.50" {
+		t.Errorf("the LoRA panel shows %d rows", len(h.s.loras.Rows))
 	}
 }

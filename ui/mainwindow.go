@@ -1,6 +1,11 @@
 package ui
 
 import (
+	"easel/app/jobs"
+	"easel/engine/lora"
+	"easel/ui/model"
+	"easel/ui/queue"
+	"easel/ui/recipe"
 	"image/color"
 
 	"fyne.io/fyne/v2"
@@ -34,7 +39,6 @@ func newMainWindow(a fyne.App, deps Deps) (fyne.Window, *window) {
 	w := a.NewWindow(app.Name)
 	s.win = w
 	s.build()
-	s.prompt.load(&s.draft)   // the resumed draft's prompt
 	if s.doc().Start != nil { // the resumed canvas: the start image, its mask and extension
 		s.work.load()
 		s.work.refresh()
@@ -56,7 +60,7 @@ func newMainWindow(a fyne.App, deps Deps) (fyne.Window, *window) {
 	}
 	s.draftChanged()
 	s.offerResume()
-	w.Canvas().Focus(s.prompt.prompt) // type, then ⌘↩
+	w.Canvas().Focus(s.prompt.Text) // type, then ⌘↩
 	if deps.Settings.Share || deps.Settings.RenderOn != "" {
 		s.applyNetwork(deps.Settings)
 	}
@@ -74,11 +78,27 @@ func (s *window) build() {
 	s.generateBtn = widget.NewButtonWithIcon("Generate", theme.MediaPlayIcon(), s.generate)
 	s.generateBtn.Importance = widget.HighImportance
 	s.cancelBtn = widget.NewButtonWithIcon("Cancel", theme.MediaStopIcon(), s.cancelCurrent)
-	s.prompt = newPromptPanel(s)
+	s.prompt = recipe.NewPrompt(s.model, s.keys())
 	s.help = newPromptHelp(s)
-	s.conditions = newConditionsPanel(s)
-	s.loras = newLorasPanel(s)
-	s.options = newOptionsPanel(s)
+	s.conditions = recipe.NewConditions(s.model, recipe.ConditionsActions{Add: s.pickImages, Paste: s.pasteCondition,
+		Move: s.moveCondition, Remove: s.removeCondition, Shown: func() {
+			if s.sections != nil {
+				s.sections.Open(sectionConditions) // what was just added is in view
+			}
+		}})
+	s.fast = newFastDrafts(s, nil)
+	s.loras = recipe.NewLoRAs(s.model, s.fast.box, recipe.LoRAsActions{Add: s.pickLoRA, Enable: s.setLoRAEnabled,
+		Strength: s.setLoRAStrength, Remove: s.removeLoRA, UsePreset: s.usePreset,
+		Shown: func() {
+			if s.sections != nil {
+				s.sections.Open(sectionLoRAs)
+			}
+		},
+		ReadPreset: func(path string) *lora.Preset { pr, _ := presetOf(path); return pr },
+		Do:         s.deps.Do, Refreshed: func() { s.fast.refresh() }})
+	s.fast.presets = s.loras.Presets
+	s.options = recipe.NewOptions(s.model, s.keys(), recipe.OptionsActions{SetBackend: s.setBackend, ChooseModel: s.pickModel,
+		FollowedSize: s.followedSize, Copy: s.copyText, MaxCount: MaxWindowCount})
 	s.canvas = canvasarea.NewView(s.maskChanged, s.extendSide)
 	s.actions = newImageActions(s)
 	s.canvas.Tools.Objects = []fyne.CanvasObject{s.actions.saveTo, s.actions.reveal, s.actions.copy}
@@ -92,12 +112,19 @@ func (s *window) build() {
 	s.memory = newMemoryPanel(s)
 	s.timing = progress.NewTimingPanel(memoryLabelWidth)
 	s.timing.OnTimes = s.strip.showTimes
-	s.queueList = newQueuePanel(s)
+	s.queueList = queue.NewList(queue.ListActions{
+		Cancel:    func(id jobs.ID) { s.queue.Cancel(id) },
+		Placement: s.placementOf,
+		Lent:      s.lentRowObject,
+	})
 	s.history = gallery.NewHistory(gallery.HistoryActions{Folder: func() string { return s.deps.Settings.OutputFolder }, RevealLabel: s.deps.Desktop.Label, UseAll: s.useAll, Menu: s.entryMenu})
 	s.sheet = s.newSheet()
 	s.work = newImageWorkPanel(s)
 	s.explore = newExplorePanel(s)
 	s.area = canvasarea.NewArea(s.canvas.Box, s.sheet.Box, s.explore.sheet.box)
+	// Whatever changes the draft (a field, a restore, an undo), the size, the frame, the memory
+	// prediction and Generate follow it.
+	s.model.Observe(model.DraftChanged, func(model.Change) { s.draftChanged() })
 }
 
 // layout arranges the three regions (regions.go): the recipe, the canvas, the gallery.
@@ -121,16 +148,16 @@ func (s *window) recipeRegion() fyne.CanvasObject {
 	shortcut.Wrapping = fyne.TextWrapWord
 	actions := container.NewVBox(container.NewGridWithColumns(2, s.generateBtn, s.cancelBtn), s.blocked, shortcut, s.noticeBox)
 	s.sections = widget.NewAccordion(
-		widget.NewAccordionItem("Condition images", s.conditions.box),
-		widget.NewAccordionItem("LoRAs", s.loras.box),
-		widget.NewAccordionItem("Advanced", s.options.advanced),
+		widget.NewAccordionItem("Condition images", s.conditions.Box),
+		widget.NewAccordionItem("LoRAs", s.loras.Box),
+		widget.NewAccordionItem("Advanced", s.options.Advanced),
 		widget.NewAccordionItem("Explore", s.explore.box),
 	)
 	s.sections.MultiOpen = true
-	if len(s.draft.Conditions) > 0 {
+	if len(s.draft().Conditions) > 0 {
 		s.sections.Open(sectionConditions)
 	}
-	if len(s.draft.LoRAs) > 0 {
+	if len(s.draft().LoRAs) > 0 {
 		s.sections.Open(sectionLoRAs)
 	}
 	// Fyne draws the scroll bar over the content, ScrollBarSmall in from the edge: a gutter of twice
@@ -138,7 +165,7 @@ func (s *window) recipeRegion() fyne.CanvasObject {
 	gutter := canvas.NewRectangle(color.Transparent)
 	gutter.SetMinSize(fyne.NewSize(2*theme.Size(theme.SizeNameScrollBarSmall), 0))
 	s.column = container.NewVScroll(container.NewBorder(nil, nil, nil, gutter,
-		container.NewVBox(s.prompt.box, s.options.box, s.help.box, s.work.box, s.sections)))
+		container.NewVBox(s.prompt.Box, s.options.Box, s.help.box, s.work.box, s.sections)))
 	return container.NewBorder(nil, actions, nil, nil, container.NewStack(s.column, newWheelToColumn(s.column)))
 }
 
@@ -146,7 +173,7 @@ func (s *window) recipeRegion() fyne.CanvasObject {
 // with their switches, then the progress line, the live strip (memory and time, Details for the
 // full panels) and the queue.
 func (s *window) canvasRegion() fyne.CanvasObject {
-	return container.NewBorder(s.area.Bar, container.NewVBox(s.network, s.progress.Box, s.strip.box, widget.NewSeparator(), s.queueList.box), nil, nil, s.area.Stack)
+	return container.NewBorder(s.area.Bar, container.NewVBox(s.network, s.progress.Box, s.strip.box, widget.NewSeparator(), s.queueList.Box), nil, nil, s.area.Stack)
 }
 
 // galleryRegion is the right column: the history, always visible.

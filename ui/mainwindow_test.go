@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"easel/ui/recipe"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,7 +50,7 @@ func TestMainWindowShowsEveryPanel(t *testing.T) {
 	if h.s.generateBtn.Disabled() {
 		t.Error("Generate is disabled with a budget that fits")
 	}
-	if !h.s.prompt.negative.Disabled() {
+	if !h.s.prompt.Negative.Disabled() {
 		t.Error("the negative prompt is enabled with CFG off")
 	}
 }
@@ -58,21 +59,21 @@ func TestMainWindowShowsEveryPanel(t *testing.T) {
 // CFG enables the negative prompt.
 func TestPromptTransparencyAndCFG(t *testing.T) {
 	h := newHarness(t, 64e9)
-	test.Type(h.s.prompt.prompt, "a glass teapot")
-	h.s.prompt.transparent.SetChecked(true)
-	req, err := h.s.draft.Request(1)
+	test.Type(h.s.prompt.Text, "a glass teapot")
+	h.s.prompt.Transparent.SetChecked(true)
+	req, err := h.s.draftCopy().Request(1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := "This is an RGBA image with transparency. a glass teapot. The image has alpha channel and the background is transparent."; req.Prompt != want {
 		t.Errorf("prompt %q, want %q", req.Prompt, want)
 	}
-	h.s.options.cfg.SetValue(4)
-	if h.s.prompt.negative.Disabled() {
+	h.s.options.CFG.SetValue(4)
+	if h.s.prompt.Negative.Disabled() {
 		t.Error("negative prompt still disabled at CFG 4")
 	}
-	test.Type(h.s.prompt.negative, "blurry")
-	if req, _ := h.s.draft.Request(1); req.NegativePrompt != "blurry" || req.CFG != 4 {
+	test.Type(h.s.prompt.Negative, "blurry")
+	if req, _ := h.s.draftCopy().Request(1); req.NegativePrompt != "blurry" || req.CFG != 4 {
 		t.Errorf("request negative %q CFG %g", req.NegativePrompt, req.CFG)
 	}
 }
@@ -87,7 +88,7 @@ func TestDropReorderRemoveAndLimits(t *testing.T) {
 	os.WriteFile(bad, []byte("not an image"), 0o644)
 
 	h.s.dropped(fyne.NewPos(10, 10), []fyne.URI{storage.NewFileURI(wide), storage.NewFileURI(bad), storage.NewFileURI(tall)})
-	h.pump("the dropped files", func() bool { return len(h.s.draft.Conditions) == 2 })
+	h.pump("the dropped files", func() bool { return len(h.s.draft().Conditions) == 2 })
 	if !h.s.message.Visible() || !strings.Contains(h.s.message.Text, "notes.png") {
 		t.Errorf("message %q, want one naming notes.png", h.s.message.Text)
 	}
@@ -98,17 +99,17 @@ func TestDropReorderRemoveAndLimits(t *testing.T) {
 		}
 	}
 	h.s.moveCondition(1, -1)
-	if h.s.draft.Conditions[0].Name != "tall.png" || !strings.Contains(test.RenderToMarkup(h.w.Canvas()), "1 · tall.png") {
+	if h.s.draft().Conditions[0].Name != "tall.png" || !strings.Contains(test.RenderToMarkup(h.w.Canvas()), "1 · tall.png") {
 		t.Error("moving the second image left did not put it first")
 	}
 	// The size menu's "from the last condition image" follows the order.
-	h.s.options.sizeSelect.SetSelected(sizeFromImageLabel)
-	if w, hh, _ := h.s.draft.OutputSize(); w != 1440 || hh != 736 {
+	h.s.options.SizeSelect.SetSelected(recipe.SizeFromImageLabel)
+	if w, hh, _ := h.s.draftCopy().OutputSize(); w != 1440 || hh != 736 {
 		t.Errorf("from last image: %d×%d, want wide.png's 1440×736", w, hh)
 	}
 	h.s.removeCondition(0)
-	if len(h.s.draft.Conditions) != 1 || h.s.draft.Conditions[0].Name != "wide.png" {
-		t.Errorf("after removing the first: %v", h.s.draft.Conditions)
+	if len(h.s.draft().Conditions) != 1 || h.s.draft().Conditions[0].Name != "wide.png" {
+		t.Errorf("after removing the first: %v", h.s.draft().Conditions)
 	}
 
 	var more []fyne.URI
@@ -116,7 +117,7 @@ func TestDropReorderRemoveAndLimits(t *testing.T) {
 		more = append(more, storage.NewFileURI(h.writePNG("more"+string(rune('a'+i))+".png", 64, 64)))
 	}
 	h.s.dropped(fyne.Position{}, more)
-	h.pump("ten images", func() bool { return len(h.s.draft.Conditions) == compose.MaxConditions })
+	h.pump("ten images", func() bool { return len(h.s.draft().Conditions) == compose.MaxConditions })
 	if !strings.Contains(h.s.message.Text, "at most 10") || !strings.Contains(h.s.message.Text, "morej.png") {
 		t.Errorf("message %q, want the eleventh (morej.png) refused", h.s.message.Text)
 	}
@@ -131,7 +132,7 @@ func TestPasteAFilePath(t *testing.T) {
 	if !h.s.pasteImage(cb, false) {
 		t.Fatal("a pasted image path was not taken")
 	}
-	h.pump("the pasted file", func() bool { return len(h.s.draft.Conditions) == 1 })
+	h.pump("the pasted file", func() bool { return len(h.s.draft().Conditions) == 1 })
 	cb.SetContent("just some words")
 	if h.s.pasteImage(cb, false) {
 		t.Error("ordinary text was taken as an image")
@@ -142,10 +143,10 @@ func TestPasteAFilePath(t *testing.T) {
 // memory and preview; the queued one is cancelled; the first finishes and is saved to history.
 func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 	h := newHarness(t, 64e9)
-	test.Type(h.s.prompt.prompt, "a fox in the snow")
-	h.s.options.sizeSelect.SetSelected("16:9")
+	test.Type(h.s.prompt.Text, "a fox in the snow")
+	h.s.options.SizeSelect.SetSelected("16:9")
 	test.Tap(h.s.generateBtn)
-	test.Type(h.s.prompt.prompt, ", at dusk")
+	test.Type(h.s.prompt.Text, ", at dusk")
 	test.Tap(h.s.generateBtn)
 	first := <-h.gen.started
 	if first.Prompt != "a fox in the snow" || first.Width != 1376 || first.Height != 768 || first.Preview == nil {
@@ -185,7 +186,7 @@ func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 	}
 	h.w.Canvas().Overlays().Top().Hide()
 	h.w.Canvas().Overlays().Remove(h.w.Canvas().Overlays().Top())
-	if !h.s.haveSeed || h.s.lastSeed != first.Seed || !strings.Contains(h.s.options.lastSeed.Text, "Last seed") {
+	if !h.s.haveSeed || h.s.lastSeed != first.Seed || !strings.Contains(h.s.options.LastSeed.Text, "Last seed") {
 		t.Error("the running job's seed is not shown")
 	}
 
@@ -218,10 +219,10 @@ func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 		t.Errorf("%d job drafts kept after every job ended (the cancelled one's too)", h.s.model.Live())
 	}
 	// Clicking the history image restores its settings into the controls.
-	test.Type(h.s.prompt.prompt, " and more")
+	test.Type(h.s.prompt.Text, " and more")
 	h.s.restore(e)
-	if h.s.prompt.prompt.Text != "a fox in the snow" || h.s.options.seedMode.Selected != "Fixed" || h.s.options.sizeSelect.Selected != "16:9" {
-		t.Errorf("restored prompt %q seed mode %q size %q", h.s.prompt.prompt.Text, h.s.options.seedMode.Selected, h.s.options.sizeSelect.Selected)
+	if h.s.prompt.Text.Text != "a fox in the snow" || h.s.options.SeedMode.Selected != "Fixed" || h.s.options.SizeSelect.Selected != "16:9" {
+		t.Errorf("restored prompt %q seed mode %q size %q", h.s.prompt.Text.Text, h.s.options.SeedMode.Selected, h.s.options.SizeSelect.Selected)
 	}
 }
 
@@ -231,7 +232,7 @@ func TestEscapeCancelsTheRunningJob(t *testing.T) {
 	test.Tap(h.s.generateBtn)
 	<-h.gen.started
 	h.pump("running", func() bool { return h.s.model.Current() == 1 })
-	h.s.prompt.prompt.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
+	h.s.prompt.Text.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
 	h.pump("cancelled", func() bool {
 		j := h.s.queue.Jobs()
 		return len(j) == 1 && j[0].State == jobs.Cancelled && h.s.model.Current() == 0
@@ -248,9 +249,9 @@ func TestEscapeCancelsTheRunningJob(t *testing.T) {
 // offers the largest size that fits; taking it enables Generate.
 func TestGenerateDisabledWhenMemoryDoesNotFit(t *testing.T) {
 	h := newHarness(t, 10e9)
-	h.s.options.sizeSelect.SetSelected("16:9")
-	h.s.options.scaleRadio.SetSelected("2K")
-	h.s.options.cfg.SetValue(4)
+	h.s.options.SizeSelect.SetSelected("16:9")
+	h.s.options.ScaleRadio.SetSelected("2K")
+	h.s.options.CFG.SetValue(4)
 	if !h.s.generateBtn.Disabled() {
 		t.Fatal("Generate is enabled for 2K 16:9 with CFG on a 10 GB budget")
 	}
@@ -265,7 +266,7 @@ func TestGenerateDisabledWhenMemoryDoesNotFit(t *testing.T) {
 		t.Error("a disabled Generate queued a job")
 	}
 	test.Tap(h.s.memory.useSize)
-	if h.s.generateBtn.Disabled() || h.s.draft.Size != compose.SizeCustom {
+	if h.s.generateBtn.Disabled() || h.s.draft().Size != compose.SizeCustom {
 		t.Errorf("after taking the suggested size Generate is disabled (%s)", h.s.memory.verdict.Text)
 	}
 }
@@ -281,8 +282,8 @@ func TestPasteAClipboardImage(t *testing.T) {
 	if !h.s.pasteImage(nil, false) {
 		t.Fatal("the clipboard image was not taken")
 	}
-	if len(h.s.draft.Conditions) != 1 || h.s.draft.Conditions[0].Name != "pasted image 1" {
-		t.Errorf("conditions %v", h.s.draft.Conditions)
+	if len(h.s.draft().Conditions) != 1 || h.s.draft().Conditions[0].Name != "pasted image 1" {
+		t.Errorf("conditions %v", h.s.draft().Conditions)
 	}
 }
 
@@ -291,8 +292,8 @@ func TestPasteAClipboardImage(t *testing.T) {
 func TestChoosingAModel(t *testing.T) {
 	h := newHarness(t, 64e9)
 	h.s.useModel(filepath.Join(h.dir, "missing.cmf"))
-	if h.s.draft.Model != "" || !strings.Contains(h.s.message.Text, "missing.cmf") {
-		t.Errorf("model %q, message %q", h.s.draft.Model, h.s.message.Text)
+	if h.s.draft().Model != "" || !strings.Contains(h.s.message.Text, "missing.cmf") {
+		t.Errorf("model %q, message %q", h.s.draft().Model, h.s.message.Text)
 	}
 	snap, err := golden.ModelSnapshot()
 	if err != nil {
@@ -303,8 +304,8 @@ func TestChoosingAModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.s.useModel(path)
-	if h.s.draft.Model != path || h.s.deps.Geometry.Estimated || h.s.prediction.Weights > 100e6 {
-		t.Errorf("model %q, geometry estimated %v, predicted weights %d", h.s.draft.Model, h.s.deps.Geometry.Estimated, h.s.prediction.Weights)
+	if h.s.draft().Model != path || h.s.deps.Geometry.Estimated || h.s.prediction.Weights > 100e6 {
+		t.Errorf("model %q, geometry estimated %v, predicted weights %d", h.s.draft().Model, h.s.deps.Geometry.Estimated, h.s.prediction.Weights)
 	}
 }
 
@@ -318,9 +319,9 @@ func TestPasteAFinderFile(t *testing.T) {
 	if !h.s.pasteImage(nil, true) {
 		t.Fatal("the Finder file was not taken")
 	}
-	h.pump("the pasted file", func() bool { return len(h.s.draft.Conditions) == 1 })
-	if h.s.draft.Conditions[0].Name != "from-finder.png" {
-		t.Errorf("added %q", h.s.draft.Conditions[0].Name)
+	h.pump("the pasted file", func() bool { return len(h.s.draft().Conditions) == 1 })
+	if h.s.draft().Conditions[0].Name != "from-finder.png" {
+		t.Errorf("added %q", h.s.draft().Conditions[0].Name)
 	}
 }
 
@@ -338,7 +339,7 @@ func TestNoVisionTowerRefusesConditionImages(t *testing.T) {
 	g.Estimated = false
 	h.s.deps.Geometry = g
 	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(h.writePNG("ref.png", 64, 64))})
-	h.pump("the image", func() bool { return len(h.s.draft.Conditions) == 1 })
+	h.pump("the image", func() bool { return len(h.s.draft().Conditions) == 1 })
 	if !h.s.generateBtn.Disabled() || !strings.Contains(h.s.blocked.Text, "no vision tower") {
 		t.Errorf("Generate enabled %v, reason %q", !h.s.generateBtn.Disabled(), h.s.blocked.Text)
 	}
@@ -354,7 +355,7 @@ func TestNoVisionTowerRefusesConditionImages(t *testing.T) {
 func TestSharpPreviewInTheWindow(t *testing.T) {
 	h := newHarness(t, 64e9)
 	h.s.deps.Settings.Preview = settings.PreviewSharp
-	test.Type(h.s.prompt.prompt, "a harbour at noon")
+	test.Type(h.s.prompt.Text, "a harbour at noon")
 	test.Tap(h.s.generateBtn)
 	if req := <-h.gen.started; !req.SharpPreview {
 		t.Fatal("the request does not ask for the sharp preview")

@@ -8,7 +8,6 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
-	"easel/app/compose"
 	"easel/app/jobs"
 	"easel/app/memplan"
 	"easel/engine/pipeline"
@@ -146,7 +145,7 @@ func (p *memoryPanel) showPrediction(pr memplan.Prediction, plan memplan.Plan, g
 }
 
 func (p *memoryPanel) budgetName(budget int64) string {
-	if p.s.draft.Backend == "cpu" || !hasMetal {
+	if p.s.draft().Backend == "cpu" || !hasMetal {
 		return memplan.GB(budget) + " physical memory"
 	}
 	return memplan.GB(budget) + " GPU working set (estimated)"
@@ -190,7 +189,6 @@ func (p *memoryPanel) showLedger(m pipeline.Memory, j jobs.Job, predictedPeak in
 
 // useCustomSize switches the draft to a custom size (the memory panel's suggestion).
 func (s *window) useCustomSize(w, h int) {
-	s.draft.Size, s.draft.CustomW, s.draft.CustomH = compose.SizeCustom, w, h
-	s.options.load(&s.draft)
+	s.model.SetCustomSize(w, h)
 	s.draftChanged()
 }

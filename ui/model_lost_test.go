@@ -40,7 +40,7 @@ func TestModelFileGoneOffersToChooseItAgain(t *testing.T) {
 			return nil, &pipeline.ModelFileError{Stage: "denoising (step 3 of 20)", Fault: fault}
 		})
 	})
-	test.Type(h.s.prompt.prompt, "a lighthouse")
+	test.Type(h.s.prompt.Text, "a lighthouse")
 	test.Tap(h.s.generateBtn)
 	h.pump("the job's failure", func() bool { return h.s.lostModel != nil })
 	for _, want := range []string{"Job 1 stopped", path, "is no longer there", "reconnect the drive or choose the model again"} {

@@ -110,7 +110,7 @@ func (h *promptHelp) refreshSources() {
 	if h.s.doc().Start != nil {
 		opts = append(opts, sourceStart)
 	}
-	for i := range h.s.draft.Conditions {
+	for i := range h.s.draft().Conditions {
 		opts = append(opts, fmt.Sprintf("Condition image %d", i+1))
 	}
 	h.source.Options = opts
@@ -138,10 +138,10 @@ func (h *promptHelp) sourceImage() (*image.NRGBA, error) {
 	case strings.HasPrefix(sel, "Condition image "):
 		var n int
 		fmt.Sscanf(sel, "Condition image %d", &n)
-		if n < 1 || n > len(s.draft.Conditions) {
+		if n < 1 || n > len(s.draft().Conditions) {
 			return nil, errors.New("that condition image was removed; choose another")
 		}
-		return s.draft.Conditions[n-1].Image, nil
+		return s.draft().Conditions[n-1].Image, nil
 	}
 	return h.shownImage()
 }
@@ -312,7 +312,7 @@ func (h *promptHelp) startSuggestion() {
 
 // runExpand turns the prompt (the idea) into a suggestion.
 func (h *promptHelp) runExpand() {
-	idea := strings.TrimSpace(h.s.draft.Prompt)
+	idea := strings.TrimSpace(h.s.draft().Prompt)
 	if idea == "" {
 		h.s.say("Write a few words in the prompt first (a subject, a scene): Expand works from them.")
 		return
@@ -352,8 +352,8 @@ func (h *promptHelp) acceptSuggestion() {
 		h.s.say("The model wrote nothing to use: ask again, or write the prompt yourself.")
 		return
 	}
-	h.idea, h.hasIdea = h.s.draft.Prompt, true
-	h.s.prompt.prompt.SetText(text)
+	h.idea, h.hasIdea = h.s.draft().Prompt, true
+	h.s.prompt.Text.SetText(text)
 	h.suggestionBox.Hide()
 	h.undo.Show()
 }
@@ -370,7 +370,7 @@ func (h *promptHelp) undoAccept() {
 	if !h.hasIdea {
 		return
 	}
-	h.s.prompt.prompt.SetText(h.idea)
+	h.s.prompt.Text.SetText(h.idea)
 	h.hasIdea = false
 	h.undo.Hide()
 }
@@ -394,7 +394,7 @@ func (h *promptHelp) runCheckNow() {
 		h.s.say("Check: %v", err)
 		return
 	}
-	h.checkPicture(img, h.s.draft.Prompt, "the picture shown", h.shownKey())
+	h.checkPicture(img, h.s.draft().Prompt, "the picture shown", h.shownKey())
 }
 
 // checkPicture asks whether each element of prompt is in img and lists the answers under a line

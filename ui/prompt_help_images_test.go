@@ -67,8 +67,8 @@ func TestDescribeAndCheckFromMenusAndDrop(t *testing.T) {
 		t.Fatalf("after Describe from the menu: suggestion %q (shown %v), status %q", desc, !p.suggestionBox.Hidden, p.status.Text)
 	}
 	p.accept.OnTapped()
-	if h.s.draft.Prompt != desc {
-		t.Errorf("Use as prompt: prompt %q, want %q", h.s.draft.Prompt, desc)
+	if h.s.draft().Prompt != desc {
+		t.Errorf("Use as prompt: prompt %q, want %q", h.s.draft().Prompt, desc)
 	}
 
 	// A PNG from another tool records no prompt: Check is offered but off.
@@ -98,8 +98,8 @@ func TestDescribeAndCheckFromMenusAndDrop(t *testing.T) {
 	p.suggestion.SetText("")
 	h.s.dropped(centreOf(p.box), []fyne.URI{storage.NewFileURI(picture)})
 	h.pump("the dropped file's Describe", idle)
-	if strings.TrimSpace(p.suggestion.Text) == "" || len(h.s.draft.Conditions) != 0 || h.s.doc().Start != nil {
-		t.Errorf("after a drop on the panel: suggestion %q, %d condition images, start image %v", p.suggestion.Text, len(h.s.draft.Conditions), h.s.doc().Start != nil)
+	if strings.TrimSpace(p.suggestion.Text) == "" || len(h.s.draft().Conditions) != 0 || h.s.doc().Start != nil {
+		t.Errorf("after a drop on the panel: suggestion %q, %d condition images, start image %v", p.suggestion.Text, len(h.s.draft().Conditions), h.s.doc().Start != nil)
 	}
 	// A non-image dropped there says what to drop and writes nothing.
 	bad := filepath.Join(t.TempDir(), "notes.png")
@@ -111,8 +111,8 @@ func TestDescribeAndCheckFromMenusAndDrop(t *testing.T) {
 		t.Errorf("a dropped non-image: writing %v, message %q", p.cancel != nil, h.s.message.Text)
 	}
 	// Dropped elsewhere (the prompt), the file is a condition image as before.
-	h.s.dropped(centreOf(h.s.prompt.box), []fyne.URI{storage.NewFileURI(picture)})
-	h.pump("the condition image", func() bool { return len(h.s.draft.Conditions) == 1 })
+	h.s.dropped(centreOf(h.s.prompt.Box), []fyne.URI{storage.NewFileURI(picture)})
+	h.pump("the condition image", func() bool { return len(h.s.draft().Conditions) == 1 })
 
 	// A right-click on a finished batch cell opens its menu. (Last: the test driver places
 	// objects in the newest window, so a second window would move the drops above.)
@@ -138,7 +138,7 @@ func TestCheckEachImageWhenOnInSettings(t *testing.T) {
 	})
 	h.patience = 3 * time.Minute
 	p := h.s.help
-	h.s.prompt.prompt.SetText("a heron, two reeds")
+	h.s.prompt.Text.SetText("a heron, two reeds")
 	test.Tap(h.s.generateBtn)
 	<-h.gen.started
 	for range fakeSteps {

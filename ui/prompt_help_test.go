@@ -25,7 +25,7 @@ func TestPromptHelpExpandDescribeAndCheck(t *testing.T) {
 	idle := func() bool { return p.cancel == nil }
 
 	// Expand streams into a suggestion; Use as prompt takes it; Undo restores the idea.
-	h.s.prompt.prompt.SetText("a lighthouse")
+	h.s.prompt.Text.SetText("a lighthouse")
 	test.Tap(p.expand)
 	if p.stop.Hidden || !p.expand.Disabled() {
 		t.Error("while writing, Stop is not offered or Expand is not disabled")
@@ -45,12 +45,12 @@ func TestPromptHelpExpandDescribeAndCheck(t *testing.T) {
 		t.Fatalf("after Expand: suggestion %q (shown %v), status %q", got, !p.suggestionBox.Hidden, p.status.Text)
 	}
 	test.Tap(p.accept)
-	if h.s.draft.Prompt != got || p.undo.Hidden {
-		t.Errorf("Use as prompt: prompt %q, want the suggestion %q (undo offered: %v)", h.s.draft.Prompt, got, !p.undo.Hidden)
+	if h.s.draft().Prompt != got || p.undo.Hidden {
+		t.Errorf("Use as prompt: prompt %q, want the suggestion %q (undo offered: %v)", h.s.draft().Prompt, got, !p.undo.Hidden)
 	}
 	test.Tap(p.undo)
-	if h.s.draft.Prompt != "a lighthouse" {
-		t.Errorf("Undo: prompt %q, want the idea back", h.s.draft.Prompt)
+	if h.s.draft().Prompt != "a lighthouse" {
+		t.Errorf("Undo: prompt %q, want the idea back", h.s.draft().Prompt)
 	}
 
 	// Stop leaves the prompt as it was. The writer is held so the stop comes before any token.
@@ -59,8 +59,8 @@ func TestPromptHelpExpandDescribeAndCheck(t *testing.T) {
 	test.Tap(p.stop)
 	p.mu.Unlock()
 	h.pump("the stopped Expand to end", idle)
-	if h.s.draft.Prompt != "a lighthouse" || !strings.Contains(p.status.Text, "stopped") || !p.suggestionBox.Hidden {
-		t.Errorf("after Stop: prompt %q, status %q, suggestion shown %v", h.s.draft.Prompt, p.status.Text, !p.suggestionBox.Hidden)
+	if h.s.draft().Prompt != "a lighthouse" || !strings.Contains(p.status.Text, "stopped") || !p.suggestionBox.Hidden {
+		t.Errorf("after Stop: prompt %q, status %q, suggestion shown %v", h.s.draft().Prompt, p.status.Text, !p.suggestionBox.Hidden)
 	}
 
 	// Describe a condition image, then use it as the prompt.
@@ -78,8 +78,8 @@ func TestPromptHelpExpandDescribeAndCheck(t *testing.T) {
 		t.Fatalf("after Describe: suggestion %q, status %q", desc, p.status.Text)
 	}
 	test.Tap(p.accept)
-	if h.s.draft.Prompt != desc {
-		t.Errorf("Use as prompt after Describe: prompt %q, want %q", h.s.draft.Prompt, desc)
+	if h.s.draft().Prompt != desc {
+		t.Errorf("Use as prompt after Describe: prompt %q, want %q", h.s.draft().Prompt, desc)
 	}
 
 	// A finished picture is not checked while Check is off in Settings.
@@ -105,7 +105,7 @@ func TestPromptHelpExpandDescribeAndCheck(t *testing.T) {
 	}
 	lines = lines[1:]
 	// On demand: the picture shown, against the prompt as it is now.
-	h.s.prompt.prompt.SetText("a red lighthouse, two boats, a dog")
+	h.s.prompt.Text.SetText("a red lighthouse, two boats, a dog")
 	test.Tap(p.checkNow)
 	h.pump("Check picture to finish", idle)
 	if n := len(strings.Split(p.checks.Text, "\n")); n != 4 || !strings.HasSuffix(p.checks.Text, " a dog") {
@@ -127,9 +127,9 @@ func TestPromptHelpExpandDescribeAndCheck(t *testing.T) {
 func TestPromptHelpRefusesWhatDoesNotFit(t *testing.T) {
 	h := newHarness(t, 4e9)
 	p := h.s.help
-	h.s.prompt.prompt.SetText("a lighthouse")
+	h.s.prompt.Text.SetText("a lighthouse")
 	test.Tap(p.expand)
-	if p.cancel != nil || !p.suggestionBox.Hidden || h.s.draft.Prompt != "a lighthouse" {
+	if p.cancel != nil || !p.suggestionBox.Hidden || h.s.draft().Prompt != "a lighthouse" {
 		t.Errorf("Expand started on a 4 GB budget (running %v, suggestion shown %v)", p.cancel != nil, !p.suggestionBox.Hidden)
 	}
 	if msg := h.s.message.Text; !strings.Contains(msg, "Expand needs about") || !strings.Contains(msg, "GB of memory") {

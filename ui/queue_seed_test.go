@@ -14,9 +14,9 @@ import (
 func TestQueueRowShowsTheWholeSeed(t *testing.T) {
 	h := newHarness(t, 64e9)
 	s := h.s
-	s.options.seedMode.SetSelected("Fixed")
-	s.options.seedEntry.SetText("4294967295")
-	s.prompt.prompt.SetText(strings.Repeat("a lighthouse on a basalt cliff at dusk, gulls over the surf ", 3))
+	s.options.SeedMode.SetSelected("Fixed")
+	s.options.SeedEntry.SetText("4294967295")
+	s.prompt.Text.SetText(strings.Repeat("a lighthouse on a basalt cliff at dusk, gulls over the surf ", 3))
 	test.Tap(s.generateBtn)
 	<-h.gen.started
 	test.Tap(s.generateBtn) // a second, queued
@@ -35,7 +35,7 @@ func TestQueueRowShowsTheWholeSeed(t *testing.T) {
 			}
 		}
 	}
-	walk(s.queueList.list)
+	walk(s.queueList.Rows)
 	if len(seeds) != 2 {
 		t.Fatalf("%d queue rows show a seed, want 2:\n%s", len(seeds), queueText(h))
 	}

@@ -70,8 +70,9 @@ func TestRenderOnEditEqualsTheLocalEdit(t *testing.T) {
 	s.model.SetFeather(12)
 	s.model.SetGrow(4)
 	s.extendSide(sideRight)
-	s.draft.RandomSeed, s.draft.Seed = false, 41
-	s.prompt.prompt.SetText("a bicycle leaning on the wall")
+	s.model.SetRandomSeed(false)
+	s.model.SetSeed(41)
+	s.prompt.Text.SetText("a bicycle leaning on the wall")
 
 	render := func(where string) *image.NRGBA {
 		t.Helper()

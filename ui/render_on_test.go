@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"context"
+	"easel/ui/recipe"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -58,12 +59,13 @@ func TestRenderOnAnotherMachine(t *testing.T) {
 	if h.s.router.Where() != hs.Listener.Addr().String() {
 		t.Fatalf("the window renders on %q", h.s.router.Where())
 	}
-	h.s.options.sizeSelect.SetSelected(sizeCustomLabel)
-	h.s.options.customW.SetText("256")
-	h.s.options.customH.SetText("256")
-	h.s.options.steps.SetText("3")
-	test.Type(h.s.prompt.prompt, "a paper crane")
-	h.s.draft.RandomSeed, h.s.draft.Seed = false, 77
+	h.s.options.SizeSelect.SetSelected(recipe.SizeCustomLabel)
+	h.s.options.CustomW.SetText("256")
+	h.s.options.CustomH.SetText("256")
+	h.s.options.Steps.SetText("3")
+	test.Type(h.s.prompt.Text, "a paper crane")
+	h.s.model.SetRandomSeed(false)
+	h.s.model.SetSeed(77)
 	test.Tap(h.s.generateBtn)
 	h.pump("the remote image saved", func() bool { return len(h.s.history.Entries) == 1 })
 
@@ -75,7 +77,7 @@ func TestRenderOnAnotherMachine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := h.s.draft.Request(77)
+	req, err := h.s.draftCopy().Request(77)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +193,7 @@ func queueText(h *harness) string {
 			}
 		}
 	}
-	walk(h.s.queueList.list)
+	walk(h.s.queueList.Rows)
 	return b.String()
 }
 
@@ -222,7 +224,7 @@ func TestRenderServerGoneMidJob(t *testing.T) {
 	h := newHarnessWith(t, 64e9, func(h *harness, d *Deps) {
 		d.Settings.RenderOn = hs.Listener.Addr().String()
 	})
-	test.Type(h.s.prompt.prompt, "a lantern")
+	test.Type(h.s.prompt.Text, "a lantern")
 	test.Tap(h.s.generateBtn)
 	<-gen.started
 	hs.CloseClientConnections()
@@ -230,8 +232,8 @@ func TestRenderServerGoneMidJob(t *testing.T) {
 	h.pump("the window to say the server went away", func() bool {
 		return strings.Contains(h.s.message.Text, "stopped answering") && strings.Contains(h.s.message.Text, "draft is kept")
 	})
-	if h.s.draft.Prompt != "a lantern" || h.s.queue.Pending() != 0 {
-		t.Errorf("after the server went away: prompt %q, %d jobs pending", h.s.draft.Prompt, h.s.queue.Pending())
+	if h.s.draft().Prompt != "a lantern" || h.s.queue.Pending() != 0 {
+		t.Errorf("after the server went away: prompt %q, %d jobs pending", h.s.draft().Prompt, h.s.queue.Pending())
 	}
 	if strings.Contains(h.s.message.Text, "<nil>") || h.s.renderHere == nil {
 		t.Fatalf("no offer to render here (notice %q)", h.s.message.Text)

@@ -24,12 +24,12 @@ func TestRestoreReplacesTheConditionImages(t *testing.T) {
 	h := newHarness(t, 64e9)
 	s := h.s
 	s.addFiles([]string{h.writePNG("mine-1.png", 64, 48), h.writePNG("mine-2.png", 48, 64)})
-	h.pump("the condition images", func() bool { return len(s.draft.Conditions) == 2 })
+	h.pump("the condition images", func() bool { return len(s.draft().Conditions) == 2 })
 
 	// Made without condition images: the list empties.
 	plain := &imagefile.Settings{Prompt: "a kite", Width: 512, Height: 512, Steps: 8, CFG: 1, Seed: 3}
 	s.restore(history.Entry{Path: filepath.Join(h.dir, "plain.png"), Settings: plain})
-	if n := len(s.draft.Conditions); n != 0 {
+	if n := len(s.draft().Conditions); n != 0 {
 		t.Fatalf("after restoring an image made without condition images the list holds %d", n)
 	}
 	if d := s.jobDraft(); len(d.Conditions) != 0 {
@@ -50,22 +50,22 @@ func TestRestoreReplacesTheConditionImages(t *testing.T) {
 	with := &imagefile.Settings{Prompt: "a kite over ref", Width: 512, Height: 512, Steps: 8, CFG: 1, Seed: 4,
 		Images: []imagefile.ImageRef{{Name: "ref.png", SHA256: hex.EncodeToString(sum[:])}, {Name: "gone.png", SHA256: "00"}}}
 	s.addFiles([]string{h.writePNG("mine-3.png", 64, 48)})
-	h.pump("another condition image", func() bool { return len(s.draft.Conditions) == 1 })
+	h.pump("another condition image", func() bool { return len(s.draft().Conditions) == 1 })
 	s.restore(history.Entry{Path: filepath.Join(folder, "made.png"), Settings: with})
-	if len(s.draft.Conditions) != 1 || s.draft.Conditions[0].Name != "ref.png" {
+	if len(s.draft().Conditions) != 1 || s.draft().Conditions[0].Name != "ref.png" {
 		t.Fatalf("after restoring an image made with ref.png the list holds %v", conditionNames(s))
 	}
 	if !strings.Contains(s.message.Text, "gone.png") {
 		t.Errorf("the missing condition image is not named: %q", s.message.Text)
 	}
-	if got := s.conditions.count.Text; !strings.HasPrefix(got, "1 of") {
+	if got := s.conditions.Count.Text; !strings.HasPrefix(got, "1 of") {
 		t.Errorf("the list's count says %q", got)
 	}
 }
 
 func conditionNames(s *window) []string {
 	var out []string
-	for _, c := range s.draft.Conditions {
+	for _, c := range s.draft().Conditions {
 		out = append(out, c.Name)
 	}
 	return out
@@ -87,37 +87,36 @@ func savedEntry(t *testing.T, h *harness, set *imagefile.Settings) history.Entry
 func TestRestoreWholePromptSeedAndUndo(t *testing.T) {
 	h := newHarness(t, 64e9)
 	s := h.s
-	s.prompt.prompt.SetText("my own prompt")
-	s.options.steps.SetText("12")
-	s.draft.RandomSeed = true
-	s.options.load(&s.draft)
+	s.prompt.Text.SetText("my own prompt")
+	s.options.Steps.SetText("12")
+	s.model.SetRandomSeed(true)
 	e := savedEntry(t, h, &imagefile.Settings{Prompt: "a fox in snow", NegativePrompt: "blur", Width: 768, Height: 768, Steps: 30, CFG: 4, Seed: 1234})
 
 	s.usePrompt(e)
-	if s.prompt.prompt.Text != "a fox in snow" || s.draft.Steps != 12 || !s.draft.RandomSeed {
-		t.Fatalf("Use Prompt: prompt %q, steps %d, random seed %v", s.prompt.prompt.Text, s.draft.Steps, s.draft.RandomSeed)
+	if s.prompt.Text.Text != "a fox in snow" || s.draft().Steps != 12 || !s.draft().RandomSeed {
+		t.Fatalf("Use Prompt: prompt %q, steps %d, random seed %v", s.prompt.Text.Text, s.draft().Steps, s.draft().RandomSeed)
 	}
 	s.undo()
-	if s.prompt.prompt.Text != "my own prompt" || s.draft.Prompt != "my own prompt" {
-		t.Fatalf("⌘Z after Use Prompt: prompt %q", s.prompt.prompt.Text)
+	if s.prompt.Text.Text != "my own prompt" || s.draft().Prompt != "my own prompt" {
+		t.Fatalf("⌘Z after Use Prompt: prompt %q", s.prompt.Text.Text)
 	}
 
 	s.useSeed(e)
-	if s.draft.Seed != 1234 || s.draft.RandomSeed || s.options.seedEntry.Text != "1234" || s.draft.Prompt != "my own prompt" || s.draft.Steps != 12 {
-		t.Fatalf("Use Seed: seed %d (random %v, field %q), prompt %q, steps %d", s.draft.Seed, s.draft.RandomSeed, s.options.seedEntry.Text, s.draft.Prompt, s.draft.Steps)
+	if s.draft().Seed != 1234 || s.draft().RandomSeed || s.options.SeedEntry.Text != "1234" || s.draft().Prompt != "my own prompt" || s.draft().Steps != 12 {
+		t.Fatalf("Use Seed: seed %d (random %v, field %q), prompt %q, steps %d", s.draft().Seed, s.draft().RandomSeed, s.options.SeedEntry.Text, s.draft().Prompt, s.draft().Steps)
 	}
 	s.undo()
-	if !s.draft.RandomSeed || s.options.seedMode.Selected != "Random" {
-		t.Fatalf("⌘Z after Use Seed: random %v, mode %q", s.draft.RandomSeed, s.options.seedMode.Selected)
+	if !s.draft().RandomSeed || s.options.SeedMode.Selected != "Random" {
+		t.Fatalf("⌘Z after Use Seed: random %v, mode %q", s.draft().RandomSeed, s.options.SeedMode.Selected)
 	}
 
 	test.Tap(s.history.Thumbs()[0]) // a click is Use All
-	if s.draft.Prompt != "a fox in snow" || s.draft.Steps != 30 || s.draft.CFG != 4 || s.draft.Seed != 1234 || s.options.sizeSelect.Selected != "768×768" {
-		t.Fatalf("Use All: prompt %q steps %d cfg %g seed %d size %q", s.draft.Prompt, s.draft.Steps, s.draft.CFG, s.draft.Seed, s.options.sizeSelect.Selected)
+	if s.draft().Prompt != "a fox in snow" || s.draft().Steps != 30 || s.draft().CFG != 4 || s.draft().Seed != 1234 || s.options.SizeSelect.Selected != "768×768" {
+		t.Fatalf("Use All: prompt %q steps %d cfg %g seed %d size %q", s.draft().Prompt, s.draft().Steps, s.draft().CFG, s.draft().Seed, s.options.SizeSelect.Selected)
 	}
 	s.undo()
-	if s.draft.Prompt != "my own prompt" || s.draft.Steps != 12 || s.options.steps.Text != "12" || !s.draft.RandomSeed {
-		t.Fatalf("⌘Z after Use All: prompt %q steps %d (%q) random %v", s.draft.Prompt, s.draft.Steps, s.options.steps.Text, s.draft.RandomSeed)
+	if s.draft().Prompt != "my own prompt" || s.draft().Steps != 12 || s.options.Steps.Text != "12" || !s.draft().RandomSeed {
+		t.Fatalf("⌘Z after Use All: prompt %q steps %d (%q) random %v", s.draft().Prompt, s.draft().Steps, s.options.Steps.Text, s.draft().RandomSeed)
 	}
 	if s.model.Notice().Kind != noticeSuccess || !strings.Contains(s.message.Text, "Undone") {
 		t.Errorf("after ⌘Z the notice is %q (kind %d)", s.message.Text, s.model.Notice().Kind)
@@ -183,8 +182,8 @@ func TestEscapeFromATextFieldCancels(t *testing.T) {
 	test.Tap(s.generateBtn)
 	<-h.gen.started
 	h.pump("the job running", func() bool { return s.model.Current() != 0 })
-	h.w.Canvas().Focus(s.options.steps)
-	s.options.steps.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
+	h.w.Canvas().Focus(s.options.Steps)
+	s.options.Steps.TypedKey(&fyne.KeyEvent{Name: fyne.KeyEscape})
 	h.pump("the job cancelled", func() bool { return s.model.Current() == 0 })
 	if js := s.queue.Jobs(); len(js) != 1 || js[0].State.String() != "cancelled" {
 		t.Errorf("the queue after Escape: %+v", js)
@@ -194,11 +193,11 @@ func TestEscapeFromATextFieldCancels(t *testing.T) {
 // At launch the prompt has the focus: typing goes into it.
 func TestPromptHasTheFocusAtLaunch(t *testing.T) {
 	h := newHarness(t, 64e9)
-	if f := h.w.Canvas().Focused(); f != h.s.prompt.prompt {
+	if f := h.w.Canvas().Focused(); f != h.s.prompt.Text {
 		t.Fatalf("focused at launch: %T", f)
 	}
 	test.Type(h.w.Canvas().Focused(), "a heron")
-	if h.s.draft.Prompt != "a heron" {
-		t.Errorf("typing at launch made the prompt %q", h.s.draft.Prompt)
+	if h.s.draft().Prompt != "a heron" {
+		t.Errorf("typing at launch made the prompt %q", h.s.draft().Prompt)
 	}
 }

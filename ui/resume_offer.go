@@ -1,15 +1,8 @@
 package ui
 
 import (
-	"fmt"
-	"strings"
+	"easel/ui/queue"
 	"sync"
-
-	"fyne.io/fyne/v2"
-	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/dialog"
-	"fyne.io/fyne/v2/theme"
-	"fyne.io/fyne/v2/widget"
 
 	"easel/app/checkpoint"
 	"easel/app/compose"
@@ -24,10 +17,7 @@ type keptJobs struct {
 	mu           sync.Mutex
 	byID         map[jobs.ID]*unfinished.Job
 	fingerprints map[string]string      // model path → checkpoint.Fingerprint
-	offer        dialog.Dialog          // the offer on screen (tests tap it)
-	offerRows    *fyne.Container        // a row per kept job, each with Resume and Discard
-	offerResume  *widget.Button         // Resume all
-	offerDiscard *widget.Button         // Discard all
+	offer        *queue.Offer           // the offer last shown (tests tap it)
 	saves        map[jobs.ID]*keptSaves // kept_saves.go
 }
 
@@ -92,9 +82,9 @@ func (s *window) finishedKept(id jobs.ID) {
 	s.keptSave(id, func(k *keptSaves) { k.over = true })
 }
 
-// offerResume shows what earlier sessions left unfinished, one row per job — its prompt, seed,
-// size, where it was rendering and where it stopped — each resumed (queued from its checkpoint)
-// or discarded on its own, or all at once; Later (or Esc) keeps them for the next launch.
+// offerResume shows what earlier sessions left unfinished (queue.Offer): one row per job, each
+// resumed (queued from its checkpoint) or discarded on its own, or all at once; Later (or Esc)
+// keeps them for the next launch.
 func (s *window) offerResume() {
 	store := s.deps.Unfinished
 	if store == nil {
@@ -104,73 +94,16 @@ func (s *window) offerResume() {
 	if err != nil {
 		s.say("%v", err)
 	}
-	if len(left) == 0 {
+	o := queue.NewOffer(left, queue.OfferActions{
+		Resume:  s.resumeAll,
+		Where:   s.resumeWhere,
+		Problem: func(err error) { s.say("%v", err) },
+	}, s.win)
+	if o == nil {
 		return
 	}
-	var d dialog.Dialog
-	rows := container.NewVBox()
-	pending := map[*unfinished.Pending]fyne.CanvasObject{}
-	title := func() string {
-		if len(pending) == 1 {
-			return "Resume 1 unfinished job"
-		}
-		return fmt.Sprintf("Resume %d unfinished jobs", len(pending))
-	}
-	var all *widget.Button
-	settle := func(p *unfinished.Pending) {
-		rows.Remove(pending[p])
-		delete(pending, p)
-		if len(pending) == 0 {
-			d.Hide()
-			return
-		}
-		all.SetText(title())
-	}
-	for _, p := range left {
-		p := p
-		resume := widget.NewButton("Resume", func() {
-			settle(p)
-			s.resumeAll([]*unfinished.Pending{p})
-		})
-		discard := widget.NewButton("Discard", func() {
-			if err := p.Discard(); err != nil {
-				s.say("%v", err)
-				return
-			}
-			settle(p)
-		})
-		row := resumeRow(p, s.resumeWhere(p), resume, discard)
-		pending[p] = row
-		rows.Add(row)
-	}
-	all = widget.NewButton(title(), func() {
-		d.Hide()
-		var order []*unfinished.Pending
-		for _, p := range left {
-			if _, ok := pending[p]; ok {
-				order = append(order, p)
-			}
-		}
-		s.resumeAll(order)
-	})
-	all.Importance = widget.HighImportance
-	discardAll := widget.NewButton("Discard all", func() {
-		d.Hide()
-		for _, p := range left {
-			if _, ok := pending[p]; ok {
-				if err := p.Discard(); err != nil {
-					s.say("%v", err)
-				}
-			}
-		}
-	})
-	later := widget.NewButton("Later", func() { d.Hide() })
-	scroll := container.NewVScroll(rows)
-	scroll.SetMinSize(fyne.NewSize(560, min(float32(len(left)), 4)*resumeRowHeight()))
-	d = dialog.NewCustomWithoutButtons("Unfinished jobs", scroll, s.win)
-	d.(*dialog.CustomDialog).SetButtons([]fyne.CanvasObject{later, discardAll, all})
-	s.keeping.offer, s.keeping.offerRows, s.keeping.offerResume, s.keeping.offerDiscard = d, rows, all, discardAll
-	s.show(d)
+	s.keeping.offer = o
+	s.show(o.Dialog)
 }
 
 // resumeWhere names where a kept job was rendering.
@@ -179,40 +112,6 @@ func (s *window) resumeWhere(p *unfinished.Pending) string {
 		return thisMachine()
 	}
 	return p.Where
-}
-
-// resumeRowText is a kept job's row: its prompt (truncated by the row), and its seed, size,
-// where it was rendering and where it stopped.
-func resumeRowText(p *unfinished.Pending, where string) (prompt, facts string) {
-	prompt = strings.Join(strings.Fields(p.Draft.Prompt), " ")
-	if prompt == "" {
-		prompt = "(no prompt)"
-	}
-	size := "size unknown"
-	if w, h, err := p.Draft.OutputSize(); err == nil {
-		size = fmt.Sprintf("%d×%d", w, h)
-	}
-	facts = fmt.Sprintf("seed %d · %s · %s · %s", p.Seed, size, where, p.Describe())
-	if p.Problem != nil {
-		facts += " · its checkpoint cannot be used, it starts again"
-	}
-	return prompt, facts
-}
-
-// resumeRow is one kept job with its own Resume and Discard.
-func resumeRow(p *unfinished.Pending, where string, resume, discard *widget.Button) fyne.CanvasObject {
-	prompt, facts := resumeRowText(p, where)
-	top := widget.NewLabelWithStyle(prompt, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	top.Truncation = fyne.TextTruncateEllipsis
-	bottom := widget.NewLabel(facts)
-	bottom.Truncation = fyne.TextTruncateEllipsis
-	bottom.Importance = widget.LowImportance
-	return container.NewBorder(nil, nil, nil, container.NewHBox(resume, discard), container.NewVBox(top, bottom))
-}
-
-// resumeRowHeight is a row's height: two lines of text.
-func resumeRowHeight() float32 {
-	return 2*widget.NewLabel("Ag").MinSize().Height + theme.Padding()
 }
 
 // resumeAll queues the pending jobs in their order.

@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"context"
+	"easel/ui/recipe"
 	"image"
 	"image/color"
 	"image/png"
@@ -72,14 +73,14 @@ func resumeWindow(t *testing.T, model string, gen jobs.Generator, store *unfinis
 
 // queueThree queues the three prompts, 256×256, 3 steps, seeds 11, 12, 13.
 func queueThree(h *harness) {
-	h.s.options.sizeSelect.SetSelected(sizeCustomLabel)
-	h.s.options.customW.SetText("256")
-	h.s.options.customH.SetText("256")
-	h.s.options.steps.SetText("3")
-	h.s.options.seedMode.SetSelected("Fixed")
+	h.s.options.SizeSelect.SetSelected(recipe.SizeCustomLabel)
+	h.s.options.CustomW.SetText("256")
+	h.s.options.CustomH.SetText("256")
+	h.s.options.Steps.SetText("3")
+	h.s.options.SeedMode.SetSelected("Fixed")
 	for i, p := range resumePrompts {
-		h.s.options.seedEntry.SetText(strconv.Itoa(11 + i))
-		h.s.prompt.prompt.SetText(p)
+		h.s.options.SeedEntry.SetText(strconv.Itoa(11 + i))
+		h.s.prompt.Text.SetText(p)
 		test.Tap(h.s.generateBtn)
 	}
 }
@@ -147,15 +148,15 @@ func TestWindowResumesUnfinishedJobs(t *testing.T) {
 	stopping()
 	store, _ := unfinished.Open(support)
 	h = resumeWindow(t, model, gen, store)
-	if h.s.keeping.offer == nil || h.s.keeping.offerResume.Text != "Resume 2 unfinished jobs" {
-		t.Fatalf("the new window offers %v", h.s.keeping.offerResume)
+	if h.s.keeping.offer == nil || h.s.keeping.offer.ResumeAll.Text != "Resume 2 unfinished jobs" {
+		t.Fatalf("the new window offers %v", h.s.keeping.offer.ResumeAll)
 	}
-	rows := offerRowTexts(h.s.keeping.offerRows)
+	rows := offerRowTexts(h.s.keeping.offer.Rows)
 	if len(rows) != 2 || !strings.HasPrefix(rows[0], "a fox in snow | seed 12 · ") || !strings.Contains(rows[0], " · "+thisMachine()+" · step ") || !strings.HasSuffix(rows[0], " of 3") ||
 		!strings.HasPrefix(rows[1], "a red door | seed 13 · ") || !strings.HasSuffix(rows[1], " · waiting") {
 		t.Errorf("the offer's rows are %q; want one per job: the second job's step and the third waiting", rows)
 	}
-	test.Tap(h.s.keeping.offerResume)
+	test.Tap(h.s.keeping.offer.ResumeAll)
 	h.pump("the two resumed jobs saved", func() bool { return len(h.s.history.Entries) == 2 })
 	got := savedPixels(t, h)
 	for _, p := range resumePrompts[1:] {
@@ -170,10 +171,10 @@ func TestWindowResumesUnfinishedJobs(t *testing.T) {
 
 	stopping()
 	h = resumeWindow(t, model, gen, store)
-	if h.s.keeping.offerDiscard == nil {
+	if h.s.keeping.offer.DiscardAll == nil {
 		t.Fatal("no offer after the second stop")
 	}
-	test.Tap(h.s.keeping.offerDiscard)
+	test.Tap(h.s.keeping.offer.DiscardAll)
 	entries, _ := os.ReadDir(filepath.Join(support, "unfinished"))
 	if len(entries) != 0 {
 		t.Errorf("left after Discard: %v", entries)

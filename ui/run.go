@@ -28,7 +28,7 @@ func Run() {
 		deps = DefaultDeps()
 		w, s := newMainWindow(a, deps)
 		w.Show()
-		w.Canvas().Focus(s.prompt.prompt) // again once shown: the desktop driver drops a focus set before
+		w.Canvas().Focus(s.prompt.Text) // again once shown: the desktop driver drops a focus set before
 	})
 	quitWhenShown(a)
 	a.Run()

@@ -23,10 +23,10 @@ func TestScreenshotMemoryDoesNotFit(t *testing.T) {
 	h := newHarness(t, 16e9)
 	fyne.CurrentApp().Settings().SetTheme(theme.DefaultTheme())
 	h.w.Resize(fyne.NewSize(1400, 860))
-	h.s.prompt.prompt.SetText("A lighthouse on a cliff at dusk, wide cinematic shot")
-	h.s.options.sizeSelect.SetSelected("16:9")
-	h.s.options.scaleRadio.SetSelected("2K")
-	h.s.options.cfg.SetValue(4)
+	h.s.prompt.Text.SetText("A lighthouse on a cliff at dusk, wide cinematic shot")
+	h.s.options.SizeSelect.SetSelected("16:9")
+	h.s.options.ScaleRadio.SetSelected("2K")
+	h.s.options.CFG.SetValue(4)
 	if !h.s.generateBtn.Disabled() {
 		t.Fatal("Generate is enabled; the screenshot would not show the refusal")
 	}

@@ -57,7 +57,7 @@ func (s *window) settingsSaved(ns settings.Settings) {
 	}
 	if ns.Backend != old.Backend {
 		// The selector's change handler records the choice (setBackend).
-		s.options.backend.SetSelected(map[settings.Backend]string{settings.BackendAuto: "Auto", settings.BackendMetal: "Metal", settings.BackendCPU: "CPU"}[ns.Backend])
+		s.options.Backend.SetSelected(map[settings.Backend]string{settings.BackendAuto: "Auto", settings.BackendMetal: "Metal", settings.BackendCPU: "CPU"}[ns.Backend])
 	}
 	if ns.NoGPUTuning != old.NoGPUTuning {
 		if g, ok := s.deps.Generator.(interface{ SetAutoTune(bool) }); ok {

@@ -33,11 +33,11 @@ func TestSettingsMenuAppliesSavedSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.s.settingsSaved(ns)
-	if got := h.s.options.backend.Selected; got != "CPU" {
+	if got := h.s.options.Backend.Selected; got != "CPU" {
 		t.Errorf("backend selector shows %q after saving CPU", got)
 	}
-	if h.s.draft.Backend != settings.BackendCPU {
-		t.Errorf("the next job's backend is %q", h.s.draft.Backend)
+	if h.s.draft().Backend != settings.BackendCPU {
+		t.Errorf("the next job's backend is %q", h.s.draft().Backend)
 	}
 	if h.s.deps.History == nil || h.s.deps.Settings.OutputFolder != ns.OutputFolder {
 		t.Errorf("output folder not applied: %+v", h.s.deps.Settings)

@@ -29,7 +29,7 @@ func menuAction(t *testing.T, w fyne.Window, sc fyne.Shortcut) func() {
 // the prompt has the focus.
 func TestShortcutsGenerateAndCancel(t *testing.T) {
 	h := newHarness(t, 64e9)
-	h.w.Canvas().Focus(h.s.prompt.prompt)
+	h.w.Canvas().Focus(h.s.prompt.Text)
 	menuAction(t, h.w, generateShortcut)()
 	<-h.gen.started
 	h.pump("running", func() bool { return h.s.model.Current() == 1 })

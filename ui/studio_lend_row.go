@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"easel/ui/queue"
 	"fmt"
 	"image"
 
@@ -49,7 +50,7 @@ func (s *window) lentEvent(e macs.WorkerEvent) {
 func (s *window) setLentJob(j *lentJob) {
 	s.lend().job = j
 	s.showNetwork()
-	s.queueList.show(s.queue.Jobs())
+	s.queueList.Show(s.queue.Jobs())
 }
 
 // lentRequest notes the request of the image in hand (its render has started).
@@ -104,7 +105,7 @@ func (s *window) fillLentRow() {
 	j, r := l.job, l.row
 	head, right := "For the studio · rendering", "starting"
 	if j.requested {
-		head, right = splitSeed("For the studio · rendering · " + jobLabel(j.prompt, j.seed))
+		head, right = queue.SplitSeed("For the studio · rendering · " + jobLabel(j.prompt, j.seed))
 	}
 	if j.step > 0 {
 		if right == "starting" {

@@ -18,7 +18,6 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app"
-	"easel/app/compose"
 	"easel/app/jobs"
 	macs "easel/app/studio"
 	"easel/app/studiogen"
@@ -218,8 +217,7 @@ func TestLentWindowRunsOneJobAtATime(t *testing.T) {
 	if r := pumpUntil(h, "the studio image taken", gen.started); r.Prompt != "studio" {
 		t.Fatalf("first run %q, want the studio image", r.Prompt)
 	}
-	s.draft.Size, s.draft.CustomW, s.draft.CustomH = compose.SizeCustom, 32, 32
-	s.options.load(&s.draft)
+	s.model.SetCustomSize(32, 32)
 	test.Tap(s.generateBtn)
 	h.pump("the window's own job running", func() bool {
 		js := s.queue.Jobs()
@@ -265,9 +263,8 @@ func TestLentWindowWaitsForItsOwnQueue(t *testing.T) {
 
 	// The window's own job, held mid-run. The worker's pull under way when it started (up to its
 	// fetch wait) ends, and the worker then waits for the window's queue before pulling again.
-	s.draft.Size, s.draft.CustomW, s.draft.CustomH = compose.SizeCustom, 32, 32
-	s.options.load(&s.draft)
-	s.prompt.prompt.SetText("the window's own picture")
+	s.model.SetCustomSize(32, 32)
+	s.prompt.Text.SetText("the window's own picture")
 	test.Tap(s.generateBtn)
 	if r := pumpUntil(h, "the window's own job started", gen.started); r.Prompt != "the window's own picture" {
 		t.Fatalf("first run %q, want the window's own job", r.Prompt)
@@ -351,7 +348,7 @@ func TestLentWindowWaitsForItsOwnQueue(t *testing.T) {
 		t.Errorf("the window rendered %q seed %d, want the image the witness left", r.Prompt, r.Seed)
 	}
 	h.pump("the studio image's row in the queue", func() bool { return l.job != nil && l.job.requested })
-	row := s.queueList.list.Objects[0]
+	row := s.queueList.Rows.Objects[0]
 	if row != l.row.box {
 		t.Fatalf("the queue's first row is %T, want the studio image rendered here", row)
 	}
@@ -371,7 +368,7 @@ func TestLentWindowWaitsForItsOwnQueue(t *testing.T) {
 
 	// A job of the window's own, queued meanwhile, waits for the studio image (this Mac's
 	// renderer runs one at a time); both rows fit the window.
-	s.prompt.prompt.SetText(strings.Repeat("a very long prompt about a harbour town in winter ", 4))
+	s.prompt.Text.SetText(strings.Repeat("a very long prompt about a harbour town in winter ", 4))
 	test.Tap(s.generateBtn)
 	h.pump("the window's next job in the queue", func() bool { return len(s.queue.Jobs()) == 2 })
 	if n := s.queue.Pending(); n != 1 {
@@ -385,7 +382,7 @@ func TestLentWindowWaitsForItsOwnQueue(t *testing.T) {
 		t.Errorf("after a step the row's place is %q, want the batch's size in it", l.row.place.Text)
 	}
 	h.pump("the studio image gone from the queue", func() bool { return l.job == nil })
-	for _, o := range s.queueList.list.Objects {
+	for _, o := range s.queueList.Rows.Objects {
 		if o == l.row.box {
 			t.Error("the studio image's row stayed in the queue after it was done")
 		}
@@ -468,7 +465,7 @@ func TestLentRowLeavesWhenHandedBack(t *testing.T) {
 	}()
 	pumpUntil(h, "the studio image taken by the window", gen.started)
 	h.pump("the studio image's row", func() bool { return l.job != nil && l.job.requested })
-	if s.queueList.list.Objects[0] != l.row.box || !strings.Contains(l.row.head.Text, "a kite over the dunes") {
+	if s.queueList.Rows.Objects[0] != l.row.box || !strings.Contains(l.row.head.Text, "a kite over the dunes") {
 		t.Fatalf("the queue's first row is not the studio image's (%q)", l.row.head.Text)
 	}
 
@@ -476,7 +473,7 @@ func TestLentRowLeavesWhenHandedBack(t *testing.T) {
 	if l.job != nil || strings.Contains(s.network.Text, "Lent") {
 		t.Errorf("after the lending stopped: job in hand %+v, indicator %q", l.job, s.network.Text)
 	}
-	for _, o := range s.queueList.list.Objects {
+	for _, o := range s.queueList.Rows.Objects {
 		if o == l.row.box {
 			t.Error("the studio image's row stayed in the queue after it was handed back")
 		}
@@ -491,7 +488,7 @@ func TestLentRowLeavesWhenHandedBack(t *testing.T) {
 		t.Fatalf("taken again: %q", r.Prompt)
 	}
 	h.pump("the row of the second attempt", func() bool { return l.job != nil && l.job.requested })
-	if !strings.HasSuffix(l.row.place.Text, "(attempt 2)") || s.queueList.list.Objects[0] != l.row.box {
+	if !strings.HasSuffix(l.row.place.Text, "(attempt 2)") || s.queueList.Rows.Objects[0] != l.row.box {
 		t.Errorf("the row of the image taken again: %q", l.row.place.Text)
 	}
 	gen.proceed <- struct{}{}

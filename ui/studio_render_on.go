@@ -90,7 +90,7 @@ func (s *window) notePlacement(j jobs.Job, st jobs.Status) {
 		return
 	}
 	s.renderOn().places[j.ID] = st.Line
-	s.queueList.show(s.queue.Jobs())
+	s.queueList.Show(s.queue.Jobs())
 }
 
 // placementOf is job id's studio line for its queue row ("" when it did not render on a studio).

@@ -19,7 +19,6 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"easel/app"
-	"easel/app/compose"
 	"easel/app/imagefile"
 	macs "easel/app/studio"
 	"easel/app/studiogen"
@@ -130,10 +129,10 @@ func TestWindowBatchRendersOnStudio(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
-	s.draft.Size, s.draft.CustomW, s.draft.CustomH = compose.SizeCustom, 32, 32
-	s.draft.RandomSeed, s.draft.Seed = false, 7
-	s.options.load(&s.draft)
-	s.options.count.SetText("3")
+	s.model.SetCustomSize(32, 32)
+	s.model.SetRandomSeed(false)
+	s.model.SetSeed(7)
+	s.options.Count.SetText("3")
 	test.Tap(s.generateBtn)
 	h.pump("the batch rendered on the studio", func() bool {
 		js := s.queue.Jobs()
@@ -166,7 +165,7 @@ func TestWindowBatchRendersOnStudio(t *testing.T) {
 		t.Errorf("the job's studio line is %q; want each of the %d images done on its own Mac", line, n)
 	}
 	var row []string // the labels of the job's row: its text, its seed, its studio line
-	for _, o := range s.queueList.list.Objects {
+	for _, o := range s.queueList.Rows.Objects {
 		labels := rowLabels(o)
 		if len(labels) > 0 && strings.HasPrefix(labels[0], fmt.Sprintf("#%d ", j.ID)) {
 			row = labels

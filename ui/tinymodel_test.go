@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"easel/ui/recipe"
 	"image"
 	"os"
 	"path/filepath"
@@ -72,17 +73,17 @@ func TestTinyModelThroughTheWindow(t *testing.T) {
 	}
 	h.s.dropped(fyne.NewPos(5, 5), []fyne.URI{storage.NewFileURI(bad)})
 	h.pump("the corrupt file's message", func() bool { return strings.Contains(h.s.message.Text, "scan.png") })
-	if len(h.s.draft.Conditions) != 0 {
+	if len(h.s.draft().Conditions) != 0 {
 		t.Fatal("a corrupt file was added as a condition image")
 	}
 
-	h.s.options.sizeSelect.SetSelected(sizeCustomLabel)
-	h.s.options.customW.SetText("256")
-	h.s.options.customH.SetText("256")
-	h.s.options.steps.SetText("3")
-	test.Type(h.s.prompt.prompt, "a paper crane")
+	h.s.options.SizeSelect.SetSelected(recipe.SizeCustomLabel)
+	h.s.options.CustomW.SetText("256")
+	h.s.options.CustomH.SetText("256")
+	h.s.options.Steps.SetText("3")
+	test.Type(h.s.prompt.Text, "a paper crane")
 	test.Tap(h.s.generateBtn)
-	test.Type(h.s.prompt.prompt, " at dawn")
+	test.Type(h.s.prompt.Text, " at dawn")
 	test.Tap(h.s.generateBtn)
 	pumpCountingPreviews("both jobs saved", func() bool { return len(h.s.history.Entries) == 2 })
 	// Once the calibration for this model is ready the caption says nothing about it.
@@ -109,7 +110,7 @@ func TestTinyModelThroughTheWindow(t *testing.T) {
 		t.Fatal("after both jobs: no final image, or the queue is not empty")
 	}
 
-	h.s.options.steps.SetText("40")
+	h.s.options.Steps.SetText("40")
 	test.Tap(h.s.generateBtn)
 	pumpCountingPreviews("the third job's first step", func() bool { return strings.Contains(h.s.progress.Stage.Text, "Step 1 of 40") })
 	h.s.cancelCurrent()

@@ -76,7 +76,7 @@ func finishedCell(h *harness, w, hgt int, opaque bool) (*image.NRGBA, *imagefile
 	}
 	set := &imagefile.Settings{Prompt: "a heron in the reeds", Seed: 4, Width: w, Height: hgt, Steps: 20}
 	h.s.sheet.Begin("a heron", []uint64{4}, nil)
-	h.s.sheet.SetLiveDraft(h.s.draft) // the recipe a second pass starts from
+	h.s.sheet.SetLiveDraft(h.s.draft()) // the recipe a second pass starts from
 	h.s.sheet.Finished(0, img, img)
 	h.s.sheet.Cell(0).Set = set
 	src := filepath.Join(h.dir, "source.png") // where the batch saved it (not the output folder)
@@ -257,7 +257,7 @@ func TestDroppedUpscalerAsksThenAdds(t *testing.T) {
 	if err != nil || len(es) != 1 || es[0].Name != "upscale_rrdb_x4" || es[0].Scale() != 4 {
 		t.Fatalf("the upscalers folder holds %+v (%v)", es, err)
 	}
-	if len(h.s.draft.Conditions) != 0 || len(h.s.draft.LoRAs) != 0 {
+	if d := h.s.draft(); len(d.Conditions) != 0 || len(d.LoRAs) != 0 {
 		t.Error("the dropped upscaler was also taken as a condition image or a LoRA")
 	}
 }

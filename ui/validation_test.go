@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"easel/ui/recipe"
 	"strings"
 	"testing"
 
@@ -13,29 +14,29 @@ import (
 func TestValidationFollowsTheTyping(t *testing.T) {
 	h := newHarness(t, 0)
 	o := h.s.options
-	o.steps.SetText("1")
+	o.Steps.SetText("1")
 	if !strings.HasPrefix(h.s.message.Text, "Steps:") || !h.s.message.Visible() {
 		t.Fatalf("steps 1: notice %q", h.s.message.Text)
 	}
-	o.steps.SetText("12")
-	if h.s.message.Visible() || h.s.draft.Steps != 12 {
-		t.Fatalf("steps 12: the notice still says %q (steps %d)", h.s.message.Text, h.s.draft.Steps)
+	o.Steps.SetText("12")
+	if h.s.message.Visible() || h.s.draft().Steps != 12 {
+		t.Fatalf("steps 12: the notice still says %q (steps %d)", h.s.message.Text, h.s.draft().Steps)
 	}
 
-	o.sizeSelect.SetSelected(sizeCustomLabel)
-	o.customW.SetText("99999")
-	o.customH.SetText("512")
-	if got := o.sizeResult.Text; !strings.Contains(got, "4096 × 512") || !strings.Contains(got, "clamped") {
+	o.SizeSelect.SetSelected(recipe.SizeCustomLabel)
+	o.CustomW.SetText("99999")
+	o.CustomH.SetText("512")
+	if got := o.SizeResult.Text; !strings.Contains(got, "4096 × 512") || !strings.Contains(got, "clamped") {
 		t.Fatalf("width 99999 says %q", got)
 	}
-	o.customW.FocusLost()
-	if o.customW.Text != "4096" || h.s.draft.CustomW != 4096 {
-		t.Errorf("after leaving the field it shows %q (draft %d), want the 4096 the run uses", o.customW.Text, h.s.draft.CustomW)
+	o.CustomW.FocusLost()
+	if o.CustomW.Text != "4096" || h.s.draft().CustomW != 4096 {
+		t.Errorf("after leaving the field it shows %q (draft %d), want the 4096 the run uses", o.CustomW.Text, h.s.draft().CustomW)
 	}
-	o.customH.SetText("500")
-	o.customH.FocusLost()
-	if o.customH.Text != "512" {
-		t.Errorf("height 500 shows %q after leaving the field, want the snapped 512", o.customH.Text)
+	o.CustomH.SetText("500")
+	o.CustomH.FocusLost()
+	if o.CustomH.Text != "512" {
+		t.Errorf("height 500 shows %q after leaving the field, want the snapped 512", o.CustomH.Text)
 	}
 }
 

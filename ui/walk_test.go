@@ -31,17 +31,17 @@ func TestPastedPictureIsTheStartImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	data = b
-	h.w.Canvas().Focus(h.s.prompt.prompt)
-	h.s.prompt.prompt.TypedShortcut(&fyne.ShortcutPaste{Clipboard: &memClipboard{}})
+	h.w.Canvas().Focus(h.s.prompt.Text)
+	h.s.prompt.Text.TypedShortcut(&fyne.ShortcutPaste{Clipboard: &memClipboard{}})
 	st := h.s.doc().Start
-	if st == nil || st.Image.Image.Rect.Dx() != 96 || len(h.s.draft.Conditions) != 0 {
-		t.Fatalf("after the paste: start %v, %d condition images", st != nil, len(h.s.draft.Conditions))
+	if st == nil || st.Image.Image.Rect.Dx() != 96 || len(h.s.draft().Conditions) != 0 {
+		t.Fatalf("after the paste: start %v, %d condition images", st != nil, len(h.s.draft().Conditions))
 	}
 	if n := h.s.model.Notice(); n.Kind != noticeSuccess || !strings.Contains(n.Text, "is the start image") || !strings.Contains(n.Text, undoKeyName()) {
 		t.Errorf("the paste's notice: %+v", n)
 	}
-	if h.s.prompt.prompt.Text != "" {
-		t.Errorf("the paste typed %q into the prompt", h.s.prompt.prompt.Text)
+	if h.s.prompt.Text.Text != "" {
+		t.Errorf("the paste typed %q into the prompt", h.s.prompt.Text.Text)
 	}
 	h.s.undo()
 	if h.s.doc().Start != nil {
@@ -49,9 +49,9 @@ func TestPastedPictureIsTheStartImage(t *testing.T) {
 	}
 	// Text in the clipboard that names no file is pasted into the prompt as text.
 	data = nil
-	h.s.prompt.prompt.TypedShortcut(&fyne.ShortcutPaste{Clipboard: &memClipboard{text: "a quiet harbour"}})
-	if h.s.prompt.prompt.Text != "a quiet harbour" {
-		t.Errorf("a text paste put %q in the prompt", h.s.prompt.prompt.Text)
+	h.s.prompt.Text.TypedShortcut(&fyne.ShortcutPaste{Clipboard: &memClipboard{text: "a quiet harbour"}})
+	if h.s.prompt.Text.Text != "a quiet harbour" {
+		t.Errorf("a text paste put %q in the prompt", h.s.prompt.Text.Text)
 	}
 }
 
@@ -65,7 +65,7 @@ func TestRestoreQuestionEscAndStartImage(t *testing.T) {
 	if err := imagefile.WriteFile(ours, img, set); err != nil {
 		t.Fatal(err)
 	}
-	h.s.prompt.prompt.SetText("my prompt")
+	h.s.prompt.Text.SetText("my prompt")
 	h.s.restoreAsk = nil
 	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(ours)})
 	h.pump("the restore question", func() bool { return h.s.restoreAsk != nil })
@@ -73,14 +73,14 @@ func TestRestoreQuestionEscAndStartImage(t *testing.T) {
 	if h.w.Canvas().Overlays().Top() != nil {
 		t.Fatal("Esc left the restore question open")
 	}
-	if h.s.draft.Prompt != "my prompt" || len(h.s.draft.Conditions) != 0 || h.s.doc().Start != nil {
-		t.Errorf("after Esc: prompt %q, %d condition images, start %v", h.s.draft.Prompt, len(h.s.draft.Conditions), h.s.doc().Start != nil)
+	if h.s.draft().Prompt != "my prompt" || len(h.s.draft().Conditions) != 0 || h.s.doc().Start != nil {
+		t.Errorf("after Esc: prompt %q, %d condition images, start %v", h.s.draft().Prompt, len(h.s.draft().Conditions), h.s.doc().Start != nil)
 	}
 	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(ours)})
 	h.answerRestore("Use as start image")
 	h.pump("the start image", func() bool { return h.s.doc().Start != nil })
-	if st := h.s.doc().Start; st.Image.Name != "made.png" || st.Image.Image.Rect.Dx() != 80 || h.s.draft.Prompt != "my prompt" {
-		t.Errorf("used as the start image: %q %d wide, prompt %q", st.Image.Name, st.Image.Image.Rect.Dx(), h.s.draft.Prompt)
+	if st := h.s.doc().Start; st.Image.Name != "made.png" || st.Image.Image.Rect.Dx() != 80 || h.s.draft().Prompt != "my prompt" {
+		t.Errorf("used as the start image: %q %d wide, prompt %q", st.Image.Name, st.Image.Image.Rect.Dx(), h.s.draft().Prompt)
 	}
 }
 
@@ -88,12 +88,12 @@ func TestRestoreQuestionEscAndStartImage(t *testing.T) {
 func TestTabLeavesThePrompt(t *testing.T) {
 	h := newHarness(t, 64e9)
 	c := h.w.Canvas()
-	c.Focus(h.s.prompt.prompt)
-	if h.s.prompt.prompt.AcceptsTab() {
+	c.Focus(h.s.prompt.Text)
+	if h.s.prompt.Text.AcceptsTab() {
 		t.Fatal("the prompt takes Tab")
 	}
 	c.FocusNext()
-	if c.Focused() == h.s.prompt.prompt || c.Focused() == nil {
+	if c.Focused() == h.s.prompt.Text || c.Focused() == nil {
 		t.Errorf("focus after Tab: %T", c.Focused())
 	}
 }
@@ -130,7 +130,7 @@ func TestResumeOfferRowPerJob(t *testing.T) {
 		}
 	}
 	h := newHarnessWith(t, 64e9, func(h *harness, d *Deps) { d.Unfinished = store })
-	rows := offerRowTexts(h.s.keeping.offerRows)
+	rows := offerRowTexts(h.s.keeping.offer.Rows)
 	want := []string{
 		"a lighthouse | seed 1 · 1024×1024 · " + thisMachine() + " · waiting",
 		"a fox in snow | seed 2 · 1024×1024 · mini.local:7860 · waiting",
@@ -139,7 +139,7 @@ func TestResumeOfferRowPerJob(t *testing.T) {
 	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("the offer's rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
 	}
-	test.Tap(findButton(t, h.s.keeping.offerRows.Objects[1], "Discard"))
+	test.Tap(findButton(t, h.s.keeping.offer.Rows.Objects[1], "Discard"))
 	left, err := store.List()
 	if err != nil {
 		t.Fatal(err)
@@ -147,8 +147,8 @@ func TestResumeOfferRowPerJob(t *testing.T) {
 	if len(left) != 2 || left[0].Draft.Prompt != "a lighthouse" || left[1].Draft.Prompt != "a red door" {
 		t.Errorf("kept after discarding the second: %d", len(left))
 	}
-	if n := len(h.s.keeping.offerRows.Objects); n != 2 || h.s.keeping.offerResume.Text != "Resume 2 unfinished jobs" {
-		t.Errorf("after discarding one: %d rows, %q", n, h.s.keeping.offerResume.Text)
+	if n := len(h.s.keeping.offer.Rows.Objects); n != 2 || h.s.keeping.offer.ResumeAll.Text != "Resume 2 unfinished jobs" {
+		t.Errorf("after discarding one: %d rows, %q", n, h.s.keeping.offer.ResumeAll.Text)
 	}
 	h.s.escapeKey() // Later: the two stay kept
 	if left, _ := store.List(); len(left) != 2 || h.w.Canvas().Overlays().Top() != nil {
@@ -173,7 +173,7 @@ func TestFailedRemoteJobIsNotKept(t *testing.T) {
 	h := newHarnessWith(t, 64e9, func(h *harness, d *Deps) {
 		d.Settings.Model, d.Settings.RenderOn, d.Unfinished = model, closed, store
 	})
-	h.s.prompt.prompt.SetText("a lantern")
+	h.s.prompt.Text.SetText("a lantern")
 	h.s.generate()
 	h.pump("the job to fail", func() bool {
 		js := h.s.queue.Jobs()
@@ -239,7 +239,7 @@ func TestWheelOverAFieldScrollsTheColumn(t *testing.T) {
 	h.w.Resize(screen1280)
 	relayout(h.w.Content())
 	d := fyne.CurrentApp().Driver()
-	over := d.AbsolutePositionForObject(h.s.prompt.negative).AddXY(10, 10)
+	over := d.AbsolutePositionForObject(h.s.prompt.Negative).AddXY(10, 10)
 	before := h.s.column.Offset.Y
 	test.Scroll(h.w.Canvas(), over, 0, -120)
 	if h.s.column.Offset.Y <= before {

@@ -36,7 +36,6 @@ type window struct {
 	// and change through its actions (ui/model).
 	model *model.Window
 	win   fyne.Window
-	draft compose.Draft
 	queue *jobs.Queue
 	// keeping are the jobs kept across a crash or a quit (resume_offer.go).
 	keeping keptJobs
@@ -55,12 +54,14 @@ type window struct {
 	questions  // the dialogs on screen
 	undoing    // ⌘Z
 	closing    // quitting with jobs, and the draft kept for the next launch
-	recipe     // what the next submit is, and what the draft predicts
+	nextRun    // what the next submit is, and what the draft predicts
 	upscaling  // the learned upscalers: the runner held, the upscale running (upscale_learned.go)
 }
 
 func newWindow(deps Deps) *window {
-	s := &window{deps: deps, model: model.New(), draft: compose.NewDraft(deps.Settings), kept: map[jobs.ID]keptImage{}}
+	draft := compose.NewDraft(deps.Settings)
+	draft.LoRAs = append([]compose.LoRA(nil), deps.LoRAs...) // the list kept last time
+	s := &window{deps: deps, model: model.New(draft), kept: map[jobs.ID]keptImage{}}
 	if s.deps.Do == nil {
 		s.deps.Do = fyne.Do
 	}
@@ -83,6 +84,15 @@ func newWindow(deps Deps) *window {
 	return s
 }
 
+// draft is the recipe as it is now (a copy: the model's actions change it).
+func (s *window) draft() compose.Draft { return s.model.Draft() }
+
+// draftCopy is a copy of the draft, for its pointer methods that only read it (Plan, OutputSize…).
+func (s *window) draftCopy() *compose.Draft {
+	d := s.model.Draft()
+	return &d
+}
+
 // doc is the canvas document as it is now (ui/model).
 func (s *window) doc() model.Canvas { return s.model.Canvas() }
 
@@ -97,21 +107,21 @@ func (s *window) quiet() { s.model.Quiet() }
 // the CPU, with the sharp preview's decodes when the preview setting asks for them (as Generate
 // sets the request's SharpPreview).
 func (s *window) memoryPlan() (memplan.Plan, error) {
-	plan, err := s.draft.Plan()
+	plan, err := s.draftCopy().Plan()
 	if err == nil && s.doc().Start != nil {
 		plan.Width, plan.Height, err = s.outputWithExtend(s.doc().Extend)
 		if err == nil {
 			err = startSizeProblem(plan.Width, plan.Height)
 		}
 	}
-	plan.Metal = hasMetal && s.draft.Backend != "cpu"
+	plan.Metal = hasMetal && s.draft().Backend != "cpu"
 	plan.SharpPreview = s.deps.Settings.Preview == settings.PreviewSharp
 	return plan, err
 }
 
 // draftChanged re-predicts memory and updates whatever depends on the draft.
 func (s *window) draftChanged() {
-	s.options.refreshSize()
+	s.options.RefreshSize()
 	s.updateFrame()
 	plan, err := s.memoryPlan()
 	s.predictedErr = err
@@ -134,7 +144,7 @@ func (s *window) canGenerate() (bool, string) {
 	if s.predictedErr != nil {
 		return false, s.predictedErr.Error()
 	}
-	if len(s.draft.Conditions) > 0 && !s.deps.Geometry.HasVision() {
+	if len(s.draft().Conditions) > 0 && !s.deps.Geometry.HasVision() {
 		return false, "this model file has no vision tower (it was converted with --no-vision), so it cannot read condition images: remove them, or convert the model again without --no-vision"
 	}
 	if !s.prediction.Fits() {
@@ -174,8 +184,8 @@ func (s *window) generate() {
 		s.say("Cannot generate: %s.", why)
 		return
 	}
-	seed := s.draft.Seed
-	if s.draft.RandomSeed {
+	seed := s.draft().Seed
+	if s.draft().RandomSeed {
 		seed = randomSeed()
 	}
 	d := s.jobDraft()
@@ -265,7 +275,7 @@ func (s *window) cancelCurrent() {
 // seedUsed shows the seed of the run that started, for copying.
 func (s *window) seedUsed(seed uint64) {
 	s.lastSeed, s.haveSeed = seed, true
-	s.options.showLastSeed(seed)
+	s.options.ShowLastSeed(seed)
 }
 
 // restore fills the controls from a past image's settings.
@@ -273,8 +283,7 @@ func (s *window) restore(e history.Entry) {
 	if e.Settings == nil {
 		s.say("%s has no Easel settings in it (made by another tool?); only the image is shown.", shortPath(e.Path))
 	} else {
-		s.draft.LoRADirs = s.loraDirs(e.Path)
-		note := s.draft.Restore(e.Settings)
+		note := s.model.Restore(e.Settings, s.loraDirs(e.Path))
 		if n := s.restoreStart(e.Settings); n != "" {
 			note = strings.TrimSpace(note + "\n" + n)
 		}
@@ -290,10 +299,6 @@ func (s *window) restore(e history.Entry) {
 
 // draftRestored shows a draft whose settings were just replaced in the controls.
 func (s *window) draftRestored() {
-	s.prompt.load(&s.draft)
-	s.options.load(&s.draft)
-	s.conditions.refresh()
-	s.loras.refresh()
 	s.persistLoRAs()
 	s.draftChanged()
 }

@@ -19,19 +19,22 @@ import (
 	"easel/ui/remote"
 
 	"easel/ui/gallery"
+	"easel/ui/queue"
+	"easel/ui/recipe"
 )
 
 // The window's state, grouped by concern: each group is one of the shell's parts (the regions'
 // panels, the controls, remote work, what is shown, the sheets, the dialogs, undo, closing, the
-// recipe's next submit).
+// next run).
 
 // regions are the panels the shell builds and lays out (mainwindow.go).
 type regions struct {
-	prompt     *promptPanel
+	prompt     *recipe.Prompt
 	help       *promptHelp // Expand, Describe, Check (prompt_help.go)
-	conditions *conditionsPanel
-	loras      *lorasPanel
-	options    *optionsPanel
+	conditions *recipe.Conditions
+	loras      *recipe.LoRAs
+	fast       *fastDrafts // the LoRA section's Draft / Final switch and download (fast_drafts.go)
+	options    *recipe.Options
 	work       *imageWorkPanel
 	explore    *explorePanel // the Explore section (explore.go)
 	canvas     *canvasarea.View
@@ -40,7 +43,7 @@ type regions struct {
 	strip      *liveStrip // memory and time under the canvas
 	memory     *memoryPanel
 	timing     *progress.TimingPanel
-	queueList  *queuePanel
+	queueList  *queue.List // the queue under the canvas (ui/queue)
 	history    *gallery.History
 	actions    *imageActions
 	sheet      *gallery.Sheet // the latest batch's contact sheet (batch.go)
@@ -138,8 +141,8 @@ type closing struct {
 	resumeErr      error       // why the last draft could not be read
 }
 
-// recipe is what the next submit is and what the draft predicts.
-type recipe struct {
+// nextRun is what the next submit is and what the draft predicts.
+type nextRun struct {
 	// nextKind and nextHires are what the next submit is ("Vary", "Upscale ×2", "Refine") and
 	// its Hires record for the PNG, taken by submit (each job's record: model.JobRecord).
 	nextKind     string

@@ -96,6 +96,9 @@ func TestBenchDiTMetalVariants(t *testing.T) {
 // the app-support folder (where generation finds it for requests of the same geometry class, and easel diagnose) and prints the
 // summary; the cache is removed afterwards so the other tests run the baseline kernels.
 func TestBenchDiTMetalTune(t *testing.T) {
+	// The command tunes on the emulator itself (--emulator), and the cache is keyed by that
+	// device's name: the test must read it back with the same device, not the opaque one.
+	testdevice.EmulatorOnly(t, "device name (the tuning cache written by bench dit-metal --emulator is keyed by it)")
 	dev := testdevice.Device(t, emu.Options{})
 	dir := backend.TuningDir()
 	if dir == "" {

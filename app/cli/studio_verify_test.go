@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"easel/app/studiogen"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,7 +50,7 @@ func TestStudioJoinRefusesDamagedModel(t *testing.T) {
 	if f := verifyModelOnce(t.Context(), good, os.Stderr); f != nil {
 		t.Fatalf("the sound copy: %v", f.err)
 	}
-	b, err := os.ReadFile(verifiedCachePath())
+	b, err := os.ReadFile(studiogen.VerifiedCachePath())
 	if err != nil || !strings.Contains(string(b), filepath.Base(good)) || strings.Contains(string(b), "damaged") {
 		t.Fatalf("the remembered files: %s (%v)", b, err)
 	}

@@ -21,7 +21,7 @@ func condition(w, h int) compose.Condition {
 // TestCanvasActionsTellTheirObservers: each named action changes the document and tells the
 // canvas's observers once, and none of the others.
 func TestCanvasActionsTellTheirObservers(t *testing.T) {
-	w := New()
+	w := New(compose.Draft{})
 	var canvas, notices int
 	w.Observe(CanvasChanged, func(Change) { canvas++ })
 	stop := w.Observe(NoticeChanged, func(Change) { notices++ })
@@ -82,7 +82,7 @@ func TestFrameFollowsPrepare(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			w := New()
+			w := New(compose.Draft{})
 			start := condition(tc.w, tc.h)
 			w.SetStart(start)
 			w.SetExtend(tc.ext)
@@ -108,14 +108,14 @@ func TestFrameFollowsPrepare(t *testing.T) {
 			}
 		})
 	}
-	if _, ok := New().Canvas().Frame(512, 512); ok {
+	if _, ok := New(compose.Draft{}).Canvas().Frame(512, 512); ok {
 		t.Error("a frame without a start image")
 	}
 }
 
 // TestCanvasSavedAndResumed: the document written for the next launch comes back as it was.
 func TestCanvasSavedAndResumed(t *testing.T) {
-	w := New()
+	w := New(compose.Draft{})
 	w.SetStart(condition(96, 64))
 	w.SetExtend([4]int{32, 0, 0, 0})
 	w.SetStrength(0.8)
@@ -144,7 +144,7 @@ func TestCanvasSavedAndResumed(t *testing.T) {
 	if c.Start.Image.EncodedW == 0 {
 		t.Error("the resumed start image has no encoded size")
 	}
-	if New().Canvas().Saved() != nil {
+	if New(compose.Draft{}).Canvas().Saved() != nil {
 		t.Error("a text-to-image canvas saved a start image")
 	}
 }

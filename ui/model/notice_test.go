@@ -1,11 +1,15 @@
 package model
 
-import "testing"
+import (
+	"testing"
+
+	"easel/app/compose"
+)
 
 // TestNoticesEndWithTheirJob: a notice about a job goes when the job ends; an error about it, or
 // a notice about nothing in particular, stays.
 func TestNoticesEndWithTheirJob(t *testing.T) {
-	w := New()
+	w := New(compose.Draft{})
 	var told []Change
 	w.Observe(NoticeChanged|JobsChanged, func(c Change) { told = append(told, c) })
 	w.Submitted(3, JobRecord{Peak: 10})

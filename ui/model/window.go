@@ -1,5 +1,7 @@
 package model
 
+import "easel/app/compose"
+
 // Change says what part of the model an action changed; observers register for a set of them.
 type Change uint8
 
@@ -8,10 +10,12 @@ const (
 	CanvasChanged Change = 1 << iota // the start image, mask, extension or their settings
 	NoticeChanged                    // the notice the window shows
 	JobsChanged                      // a job was submitted, started or ended
+	DraftChanged                     // the recipe: prompt, size, steps, CFG, seed, conditions, LoRAs…
 )
 
 // Window is the window's model. The zero value is not ready: use New.
 type Window struct {
+	draft     compose.Draft
 	canvas    Canvas
 	notice    Notice
 	jobs      map[JobID]JobRecord
@@ -26,10 +30,10 @@ type observer struct {
 	call func(Change)
 }
 
-// New is an empty model: text to image (no start image), the start image's default strength and
-// feather, no notice, no jobs.
-func New() *Window {
-	return &Window{canvas: emptyCanvas(), jobs: map[JobID]JobRecord{}}
+// New is an empty model: the draft d (compose.NewDraft of the settings), text to image (no start
+// image), the start image's default strength and feather, no notice, no jobs.
+func New(d compose.Draft) *Window {
+	return &Window{draft: d, canvas: emptyCanvas(), jobs: map[JobID]JobRecord{}}
 }
 
 // Observe calls f after every action that changes one of the parts in on; stop unregisters it.
