@@ -322,7 +322,6 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, h *jobHandling) {
 		w.refuse(m, &job, attempt, scrubPaths(err.Error()))
 		return
 	}
-	late := lapsed.Load() || time.Since(time.Unix(0, lastWord.Load())) > h.ackWait
 	// A finished image is delivered even when a leave comes now: it takes a moment. A store that
 	// fails (the hub's disk) fails the image at once: another Mac would meet the same disk.
 	pctx, cancel := context.WithTimeout(context.Background(), putTimeout)
@@ -346,6 +345,10 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, h *jobHandling) {
 	actx, cancelAck := context.WithTimeout(context.Background(), ackTimeout)
 	ackErr := m.DoubleAck(actx)
 	cancelAck()
+	// Late is judged after the acknowledgement: a freeze (a sleep, a stop) can fall anywhere up to
+	// it, and the hub has heard nothing since the render's last word, so a gap past the ack wait
+	// means the job went to another Mac meanwhile, even when the hub still takes the late ack.
+	late := lapsed.Load() || time.Since(time.Unix(0, lastWord.Load())) > h.ackWait
 	var apiErr *jetstream.APIError
 	switch {
 	case late || errors.As(ackErr, &apiErr):
