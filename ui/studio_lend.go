@@ -115,30 +115,11 @@ func (s *window) setLent(on bool) error {
 	go func() {
 		defer close(done)
 		defer c.Close()
-		// The whole model file is checked before the first job (once per file, as easel studio
-		// join does): a damaged copy would return other pixels under the good fingerprint.
-		checking := "Checking the model file before taking the studio's jobs (once per file)…"
-		err := studiogen.VerifyModelOnce(ctx, model, func() { do(func() { l.err.SetText(checking) }) })
-		if err != nil {
-			if ctx.Err() == nil {
-				do(func() {
-					s.stopLending()
-					l.check.SetChecked(false) // its callback clears the error line: say why after it
-					l.err.SetText("This Mac cannot lend: " + err.Error())
-				})
-			}
-			return
-		}
-		do(func() {
-			if l.err.Text == checking {
-				l.err.SetText("")
-			}
-		})
 		if err := w.Run(ctx, c); err != nil {
 			do(func() {
-				s.stopLending()
-				l.check.SetChecked(false) // its callback clears the error line: say why after it
 				l.err.SetText("Lending this Mac stopped: " + remote.PlainRemoteError(err, "the studio hub at "+url))
+				s.stopLending()
+				l.check.SetChecked(false)
 			})
 		}
 	}()
