@@ -410,28 +410,9 @@ func (u *machine) step(op byte) error {
 		}
 		return setItems(d, items)
 	case 'g', 'h', 'j': // GET, BINGET, LONG_BINGET
-		var key int64
-		switch op {
-		case 'g':
-			s, err := u.line()
-			if err != nil {
-				return err
-			}
-			if key, err = strconv.ParseInt(s, 10, 64); err != nil {
-				return fmt.Errorf("a memo key %q is not a number", s)
-			}
-		case 'h':
-			v, err := u.uint(1)
-			if err != nil {
-				return err
-			}
-			key = int64(v)
-		default:
-			v, err := u.uint(4)
-			if err != nil {
-				return err
-			}
-			key = int64(v)
+		key, err := u.memoKey(op)
+		if err != nil {
+			return err
 		}
 		v, ok := u.memo[key]
 		if !ok {
@@ -439,30 +420,9 @@ func (u *machine) step(op byte) error {
 		}
 		u.push(v)
 	case 'p', 'q', 'r', 0x94: // PUT, BINPUT, LONG_BINPUT, MEMOIZE
-		var key int64
-		switch op {
-		case 'p':
-			s, err := u.line()
-			if err != nil {
-				return err
-			}
-			if key, err = strconv.ParseInt(s, 10, 64); err != nil {
-				return fmt.Errorf("a memo key %q is not a number", s)
-			}
-		case 'q':
-			v, err := u.uint(1)
-			if err != nil {
-				return err
-			}
-			key = int64(v)
-		case 'r':
-			v, err := u.uint(4)
-			if err != nil {
-				return err
-			}
-			key = int64(v)
-		default:
-			key = int64(len(u.memo))
+		key, err := u.memoKey(op)
+		if err != nil {
+			return err
 		}
 		v, err := u.top()
 		if err != nil {
@@ -636,4 +596,29 @@ func kind(v any) string {
 		return "global " + v.(global).String()
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// memoKey reads the memo key of a GET or PUT opcode: a decimal line (GET, PUT), one byte (BINGET,
+// BINPUT) or four (LONG_BINGET, LONG_BINPUT); MEMOIZE's key is the memo's size.
+func (u *machine) memoKey(op byte) (int64, error) {
+	switch op {
+	case 'g', 'p':
+		s, err := u.line()
+		if err != nil {
+			return 0, err
+		}
+		key, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("a memo key %q is not a number", s)
+		}
+		return key, nil
+	case 'h', 'q':
+		v, err := u.uint(1)
+		return int64(v), err
+	case 'j', 'r':
+		v, err := u.uint(4)
+		return int64(v), err
+	default: // MEMOIZE
+		return int64(len(u.memo)), nil
+	}
 }
