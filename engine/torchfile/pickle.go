@@ -348,18 +348,9 @@ func (u *machine) step(op byte) error {
 		}
 		u.push(&list{items: items})
 	case 'a', 'e': // APPEND, APPENDS
-		var items []any
-		if op == 'a' {
-			v, err := u.pop()
-			if err != nil {
-				return err
-			}
-			items = []any{v}
-		} else {
-			var err error
-			if items, err = u.popMark(); err != nil {
-				return err
-			}
+		items, err := u.popItems(op == 'e', 1)
+		if err != nil {
+			return err
 		}
 		t, err := u.top()
 		if err != nil {
@@ -383,22 +374,9 @@ func (u *machine) step(op byte) error {
 		}
 		u.push(d)
 	case 's', 'u': // SETITEM, SETITEMS
-		var items []any
-		if op == 's' {
-			v, err := u.pop()
-			if err != nil {
-				return err
-			}
-			k, err := u.pop()
-			if err != nil {
-				return err
-			}
-			items = []any{k, v}
-		} else {
-			var err error
-			if items, err = u.popMark(); err != nil {
-				return err
-			}
+		items, err := u.popItems(op == 'u', 2)
+		if err != nil {
+			return err
 		}
 		t, err := u.top()
 		if err != nil {
@@ -621,4 +599,21 @@ func (u *machine) memoKey(op byte) (int64, error) {
 	default: // MEMOIZE
 		return int64(len(u.memo)), nil
 	}
+}
+
+// popItems pops what an APPEND or SETITEM opcode adds: everything above the mark when marked
+// (APPENDS, SETITEMS), else the top n values, in the order they were pushed.
+func (u *machine) popItems(marked bool, n int) ([]any, error) {
+	if marked {
+		return u.popMark()
+	}
+	items := make([]any, n)
+	for i := n - 1; i >= 0; i-- {
+		v, err := u.pop()
+		if err != nil {
+			return nil, err
+		}
+		items[i] = v
+	}
+	return items, nil
 }
