@@ -8,8 +8,10 @@ import (
 	"strconv"
 )
 
-// The opcodes the interpreter runs (unpickle, pickle.go): one step each.
+// The opcodes the interpreter runs (unpickle, pickle.go).
 
+// step runs one opcode, op, reading its arguments from the program; an opcode a state dict does
+// not need is an error that names it.
 func (u *machine) step(op byte) error {
 	switch op {
 	case 0x80: // PROTO
