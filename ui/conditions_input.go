@@ -24,8 +24,8 @@ func (s *window) dropped(pos fyne.Position, uris []fyne.URI) {
 		}
 		paths = append(paths, u.Path())
 	}
-	if s.help.takesDrop(pos, paths) {
-		return // Describe the file dropped on the prompt-help panel (prompt_help_images.go)
+	if s.help.TakesDrop(pos, paths) {
+		return // Describe the file dropped on the prompt-help panel (ui/prompthelp)
 	}
 	s.dropFiles(paths, s.droppedOnStart(pos))
 }
@@ -143,7 +143,7 @@ func (s *window) removeCondition(i int) {
 // conditionsChanged refreshes what the images affect besides their list (which follows the
 // draft): the prompt help's sources, the size and the memory.
 func (s *window) conditionsChanged() {
-	s.help.refreshSources()
+	s.help.RefreshSources()
 	s.draftChanged()
 }
 

@@ -106,7 +106,7 @@ func (s *window) entryMenu(e history.Entry) *fyne.Menu {
 		items = append(items, s.entryUpscaleItems(e)...) // with the chosen upscaler, Lanczos (upscale_learned.go)
 		items = append(items, fyne.NewMenuItemSeparator())
 	}
-	items = append(items, s.help.entryItems(e)...) // Describe, Check against prompt (prompt_help_images.go)
+	items = append(items, s.help.EntryItems(e)...) // Describe, Check against prompt (ui/prompthelp)
 	items = append(items, fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem(s.deps.Desktop.Label(), func() { s.revealFile(e.Path) }),
 		fyne.NewMenuItem("Copy image", func() { s.copyFile(e.Path) }),

@@ -79,7 +79,7 @@ func (s *window) build() {
 	s.generateBtn.Importance = widget.HighImportance
 	s.cancelBtn = widget.NewButtonWithIcon("Cancel", theme.MediaStopIcon(), s.cancelCurrent)
 	s.prompt = recipe.NewPrompt(s.model, s.keys())
-	s.help = newPromptHelp(s)
+	s.help = s.newPromptHelp()
 	s.conditions = recipe.NewConditions(s.model, recipe.ConditionsActions{Add: s.pickImages, Paste: s.pasteCondition,
 		Move: s.moveCondition, Remove: s.removeCondition, Shown: func() {
 			if s.sections != nil {
@@ -104,14 +104,13 @@ func (s *window) build() {
 	s.canvas.Tools.Objects = []fyne.CanvasObject{s.actions.saveTo, s.actions.reveal, s.actions.copy}
 	s.canvas.Footer.Objects = []fyne.CanvasObject{layout.NewSpacer(), s.actions.continueFrom, s.actions.refine}
 	s.progress = progress.NewView()
-	s.strip = newLiveStrip(s)
 	s.network = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	s.network.Importance = widget.HighImportance
 	s.network.Truncation = fyne.TextTruncateEllipsis
 	s.network.Hide()
-	s.memory = newMemoryPanel(s)
-	s.timing = progress.NewTimingPanel(memoryLabelWidth)
-	s.timing.OnTimes = s.strip.showTimes
+	s.memory = progress.NewMemoryPanel(s.model)
+	s.timing = progress.NewTimingPanel(progress.MemoryLabelWidth)
+	s.strip = progress.NewStrip(s.memory, s.timing, s.win)
 	s.queueList = queue.NewList(queue.ListActions{
 		Cancel:    func(id jobs.ID) { s.queue.Cancel(id) },
 		Placement: s.placementOf,
@@ -165,7 +164,7 @@ func (s *window) recipeRegion() fyne.CanvasObject {
 	gutter := canvas.NewRectangle(color.Transparent)
 	gutter.SetMinSize(fyne.NewSize(2*theme.Size(theme.SizeNameScrollBarSmall), 0))
 	s.column = container.NewVScroll(container.NewBorder(nil, nil, nil, gutter,
-		container.NewVBox(s.prompt.Box, s.options.Box, s.help.box, s.work.box, s.sections)))
+		container.NewVBox(s.prompt.Box, s.options.Box, s.help.Box, s.work.box, s.sections)))
 	return container.NewBorder(nil, actions, nil, nil, container.NewStack(s.column, newWheelToColumn(s.column)))
 }
 
@@ -173,7 +172,7 @@ func (s *window) recipeRegion() fyne.CanvasObject {
 // with their switches, then the progress line, the live strip (memory and time, Details for the
 // full panels) and the queue.
 func (s *window) canvasRegion() fyne.CanvasObject {
-	return container.NewBorder(s.area.Bar, container.NewVBox(s.network, s.progress.Box, s.strip.box, widget.NewSeparator(), s.queueList.Box), nil, nil, s.area.Stack)
+	return container.NewBorder(s.area.Bar, container.NewVBox(s.network, s.progress.Box, s.strip.Box, widget.NewSeparator(), s.queueList.Box), nil, nil, s.area.Stack)
 }
 
 // galleryRegion is the right column: the history, always visible.

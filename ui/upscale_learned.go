@@ -19,6 +19,7 @@ import (
 	"easel/app/memplan"
 	"easel/app/upscalers"
 	"easel/ui/gallery"
+	"easel/ui/kit"
 	"easel/ui/upscale"
 )
 
@@ -62,7 +63,7 @@ func (s *window) upscaleMenuItems(c *gallery.Cell) []*fyne.MenuItem {
 		items = append(items, fyne.NewMenuItem(fmt.Sprintf("Upscale ×%g with Lanczos", f), func() { s.upscaleCell(c, f, false) }))
 	}
 	for _, it := range items {
-		it.Disabled = nrgbaOf(c.Final) == nil
+		it.Disabled = kit.NRGBA(c.Final) == nil
 	}
 	return items
 }
@@ -93,7 +94,7 @@ type upscaleSource struct {
 
 // upscaleCell upscales a batch cell's picture (upscalePicture).
 func (s *window) upscaleCell(c *gallery.Cell, factor float64, learned bool) {
-	img := nrgbaOf(c.Final)
+	img := kit.NRGBA(c.Final)
 	if img == nil {
 		return
 	}
@@ -172,7 +173,7 @@ func (s *window) upscalePicture(src upscaleSource, factor float64, learned bool)
 		p := upscale.Predict(entry.Config, src.w, src.h, factor, choice.Metal(), memplan.DeviceBudget(s.deps.Settings.Backend))
 		s.sheet.SetPlan(fmt.Sprintf("Upscale ×%g with %s: %s", factor, name, p.Explain()))
 		if s.model.Current() == 0 { // a running job's ledger keeps the panel
-			s.memory.showUpscale(fmt.Sprintf("an upscale ×%g with %s", factor, name), p)
+			s.memory.ShowUpscale(fmt.Sprintf("an upscale ×%g with %s", factor, name), p)
 		}
 		if !p.Fits() {
 			s.say("Upscale ×%g with %s does not fit in memory: %s. Try ×2, or Lanczos.", factor, name, p.Explain())
@@ -231,7 +232,7 @@ func readPicture(path string) (*image.NRGBA, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s is not a picture Easel reads: %w", filepath.Base(path), err)
 	}
-	return nrgbaOf(img), nil
+	return kit.NRGBA(img), nil
 }
 
 // upscaledNotice says what an upscale made and how it ran (the device, the tiles, a Metal

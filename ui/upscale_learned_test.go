@@ -21,6 +21,7 @@ import (
 	"easel/app/settings"
 	"easel/app/upscalers"
 	"easel/ui/canvasarea"
+	"easel/ui/kit"
 )
 
 // upscalerCase is a tiny upscaler file of the repository's reference cases.
@@ -196,7 +197,7 @@ func TestGalleryUpscaleCancels(t *testing.T) {
 			if h.s.cancelBtn.Disabled() {
 				t.Error("Cancel is off while the upscale runs")
 			}
-			if title := h.s.memory.title.Text; title != "Memory — predicted for an upscale ×2 with upscale_rrdb_x2" {
+			if title := h.s.memory.Title.Text; title != "Memory — predicted for an upscale ×2 with upscale_rrdb_x2" {
 				t.Errorf("the memory panel's title while the upscale runs: %q", title)
 			}
 			h.pump("the first tile", func() bool {
@@ -217,8 +218,8 @@ func TestGalleryUpscaleCancels(t *testing.T) {
 			if saved := pngsIn(t, h.s.deps.Settings.OutputFolder); len(saved) != 0 {
 				t.Errorf("a cancelled upscale saved %v", saved)
 			}
-			if !h.s.cancelBtn.Disabled() || strings.Contains(h.s.memory.title.Text, "upscale") {
-				t.Errorf("after the upscale: Cancel on %v, the memory panel's title %q", !h.s.cancelBtn.Disabled(), h.s.memory.title.Text)
+			if !h.s.cancelBtn.Disabled() || strings.Contains(h.s.memory.Title.Text, "upscale") {
+				t.Errorf("after the upscale: Cancel on %v, the memory panel's title %q", !h.s.cancelBtn.Disabled(), h.s.memory.Title.Text)
 			}
 		})
 	}
@@ -425,11 +426,11 @@ func TestHistoryImageUpscalesWithTheChosenUpscaler(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	want, _, err := r.Upscale(context.Background(), nrgbaOf(readPNG(t, e.Path)), upscalers.Request{Scale: 4})
+	want, _, err := r.Upscale(context.Background(), kit.NRGBA(readPNG(t, e.Path)), upscalers.Request{Scale: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := nrgbaOf(readPNG(t, out)); got.Rect != want.Rect || string(got.Pix) != string(want.Pix) {
+	if got := kit.NRGBA(readPNG(t, out)); got.Rect != want.Rect || string(got.Pix) != string(want.Pix) {
 		t.Fatal("the saved picture is not the upscaler's")
 	}
 	md, err := imagefile.ReadFile(out)

@@ -128,10 +128,10 @@ func (s *window) draftChanged() {
 	if err == nil {
 		s.prediction = memplan.Predict(s.deps.Geometry, plan, s.deps.Budget)
 		if s.model.Current() == 0 {
-			s.memory.showPrediction(s.prediction, plan, s.deps.Geometry)
+			s.memory.ShowPrediction(s.prediction, plan, s.deps.Geometry)
 		}
 	} else if s.model.Current() == 0 {
-		s.memory.showError(err)
+		s.memory.ShowError(err)
 	}
 	s.updateButtons()
 	if s.explore != nil {
@@ -332,7 +332,7 @@ func (s *window) showFile(path string) {
 // close stops the queue (and any running generation) when the window closes, and waits for the
 // images still being written.
 func (s *window) close() {
-	s.help.close()
+	s.help.Close()
 	s.closeUpscaling() // upscale_learned.go
 	s.saveDraft()
 	s.stopSharing()
