@@ -86,8 +86,8 @@ func (s *window) build() {
 				s.sections.Open(sectionConditions) // what was just added is in view
 			}
 		}})
-	s.fast = newFastDrafts(s, nil)
-	s.loras = recipe.NewLoRAs(s.model, s.fast.box, recipe.LoRAsActions{Add: s.pickLoRA, Enable: s.setLoRAEnabled,
+	s.fast = s.newFastDrafts()
+	s.loras = recipe.NewLoRAs(s.model, s.fast.Box, recipe.LoRAsActions{Add: s.pickLoRA, Enable: s.setLoRAEnabled,
 		Strength: s.setLoRAStrength, Remove: s.removeLoRA, UsePreset: s.usePreset,
 		Shown: func() {
 			if s.sections != nil {
@@ -95,8 +95,8 @@ func (s *window) build() {
 			}
 		},
 		ReadPreset: func(path string) *lora.Preset { pr, _ := presetOf(path); return pr },
-		Do:         s.deps.Do, Refreshed: func() { s.fast.refresh() }})
-	s.fast.presets = s.loras.Presets
+		Do:         s.deps.Do, Refreshed: func() { s.fast.Refresh() }})
+	s.fast.Presets = s.loras.Presets
 	s.options = recipe.NewOptions(s.model, s.keys(), recipe.OptionsActions{SetBackend: s.setBackend, ChooseModel: s.pickModel,
 		FollowedSize: s.followedSize, Copy: s.copyText, MaxCount: MaxWindowCount})
 	s.canvas = canvasarea.NewView(s.maskChanged, s.extendSide)
@@ -118,6 +118,7 @@ func (s *window) build() {
 	})
 	s.history = gallery.NewHistory(gallery.HistoryActions{Folder: func() string { return s.deps.Settings.OutputFolder }, RevealLabel: s.deps.Desktop.Label, UseAll: s.useAll, Menu: s.entryMenu})
 	s.sheet = s.newSheet()
+	s.upscales = s.newUpscaling()
 	s.work = newImageWorkPanel(s)
 	s.explore = newExplorePanel(s)
 	s.area = canvasarea.NewArea(s.canvas.Box, s.sheet.Box, s.explore.sheet.box)

@@ -5,10 +5,14 @@ import (
 
 	"fyne.io/fyne/v2"
 
+	"easel/app/history"
 	"easel/app/memplan"
 	"easel/app/settings"
 	"easel/ui/gallery"
+	"easel/ui/kit"
 	"easel/ui/prompthelp"
+	"easel/ui/recipe"
+	"easel/ui/upscale"
 )
 
 // The wiring of the panels that live in their own packages: each gets what it needs of the
@@ -29,13 +33,44 @@ func (s *window) newPromptHelp() *prompthelp.Panel {
 	})
 }
 
+// newFastDrafts builds the LoRA section's Draft / Final switch and its download (ui/recipe):
+// the model's UseDrafts and UseFinal re-predict through its observer, so only the list is kept
+// here.
+func (s *window) newFastDrafts() *recipe.FastDrafts {
+	return recipe.NewFastDrafts(s.model, recipe.FastDraftsActions{
+		LoRADir: s.deps.LoRADir, Hub: s.deps.Hub, LoRAsChanged: s.persistLoRAs,
+		Ask: s.show, Parent: s.win, Do: s.deps.Do,
+	})
+}
+
+// newUpscaling builds the learned upscalers' work (ui/upscale) on the window's model.
+func (s *window) newUpscaling() *upscale.Upscaling {
+	return upscale.New(s.model, upscale.Host{
+		Settings:   func() settings.Settings { return s.deps.Settings },
+		History:    func() *history.Store { return s.deps.History },
+		Saved:      func(e history.Entry) { s.history.AddSession(e) },
+		Stage:      func(text string) { s.progress.Stage.SetText(text) },
+		Plan:       func(text string) { s.sheet.SetPlan(text) },
+		ShowMemory: func(what string, p memplan.UpscalePrediction) { s.memory.ShowUpscale(what, p) },
+		MemoryBack: s.draftChanged, // the memory panel predicts the draft again
+		Running:    s.updateButtons,
+		Ask:        s.show,
+		Parent:     s.win,
+		Now:        s.now,
+		Do:         s.deps.Do,
+	})
+}
+
 // cellMenu is the contact sheet's cell menu: Describe and Check (ui/prompthelp), then the
-// upscales (upscale_learned.go).
+// upscales (ui/upscale).
 func (s *window) cellMenu(c *gallery.Cell) *fyne.Menu {
-	at := prompthelp.Key{Path: c.Path}
 	prompt := ""
 	if c.Set != nil {
 		prompt = c.Set.Prompt
 	}
-	return s.withUpscales(s.help.ImageMenu(c.Final, prompt, fmt.Sprintf("batch image %d", c.Index+1), at), c)
+	label := fmt.Sprintf("Image %d", c.Index+1)
+	m := s.help.ImageMenu(c.Final, prompt, fmt.Sprintf("batch image %d", c.Index+1), prompthelp.Key{Path: c.Path})
+	m.Items = append(m.Items, fyne.NewMenuItemSeparator())
+	m.Items = append(m.Items, s.upscales.CellItems(upscale.Source{Label: label, Image: kit.NRGBA(c.Final), Set: c.Set, Path: c.Path})...)
+	return m
 }

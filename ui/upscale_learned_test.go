@@ -138,7 +138,7 @@ func TestGalleryUpscaleWithTheChosenUpscalerSavesItsPicture(t *testing.T) {
 	if !labelWith(h.s.sheet.Box, "Upscale ×2 with upscale_rrdb_x2: upscaling in one piece") {
 		t.Error("the sheet does not show the upscale's memory prediction")
 	}
-	h.pump("the upscale saved", func() bool { return h.s.upCancel == nil })
+	h.pump("the upscale saved", func() bool { return !h.s.upscales.Running() })
 	if !strings.Contains(h.s.message.Text, "upscaled ×2 with upscale_rrdb_x2 to 80×48") {
 		t.Fatalf("notice after the upscale: %q", h.s.message.Text)
 	}
@@ -188,7 +188,7 @@ func TestGalleryUpscaleCancels(t *testing.T) {
 			upscalersFolder(t, upscalerCase(t, "upscale_rrdb_x2.pth"))
 			h := newHarness(t, 0)
 			h.s.deps.Settings.Upscaler = "upscale_rrdb_x2"
-			h.s.upRunners.Budget = 1 // the smallest tiles: 32², so the 96×64 picture takes several
+			h.s.upscales.Runners.Budget = 1 // the smallest tiles: 32², so the 96×64 picture takes several
 			finishedCell(h, 96, 64, false)
 			if !h.s.cancelBtn.Disabled() {
 				t.Fatal("Cancel is on before anything runs")
@@ -211,7 +211,7 @@ func TestGalleryUpscaleCancels(t *testing.T) {
 				}
 				return false
 			})
-			h.pump("the upscale stopped", func() bool { return h.s.upCancel == nil })
+			h.pump("the upscale stopped", func() bool { return !h.s.upscales.Running() })
 			if !strings.Contains(h.s.message.Text, "cancelled; nothing was saved") {
 				t.Errorf("notice after %s: %q", how, h.s.message.Text)
 			}
@@ -388,7 +388,7 @@ func TestUpscalersFitTheScreen(t *testing.T) {
 	h.s.area.Show(canvasarea.Batch)
 	menuItem(t, h.s.cellMenu(h.s.sheet.Cell(0)), "Upscale ×4 with "+long).Action()
 	assertLayoutFits(t, h.w, "the memory panel predicting a learned upscale")
-	h.pump("the upscale saved", func() bool { return h.s.upCancel == nil })
+	h.pump("the upscale saved", func() bool { return !h.s.upscales.Running() })
 	if !strings.Contains(h.s.message.Text, "upscaled ×4 with "+long) {
 		t.Fatalf("notice: %q", h.s.message.Text)
 	}
@@ -408,7 +408,7 @@ func TestHistoryImageUpscalesWithTheChosenUpscaler(t *testing.T) {
 		t.Fatal(err)
 	}
 	menuItem(t, menuItem(t, h.s.entryMenu(e), "Upscale").ChildMenu, "×4 with upscale_rrdb_x2").Action()
-	h.pump("the upscale saved", func() bool { return h.s.upCancel == nil })
+	h.pump("the upscale saved", func() bool { return !h.s.upscales.Running() })
 	if !strings.Contains(h.s.message.Text, filepath.Base(e.Path)+" upscaled ×4 with upscale_rrdb_x2 to 80×48") {
 		t.Fatalf("notice: %q", h.s.message.Text)
 	}

@@ -34,7 +34,7 @@ type regions struct {
 	help       *prompthelp.Panel // Expand, Describe, Check (ui/prompthelp)
 	conditions *recipe.Conditions
 	loras      *recipe.LoRAs
-	fast       *fastDrafts // the LoRA section's Draft / Final switch and download (fast_drafts.go)
+	fast       *recipe.FastDrafts // the LoRA section's Draft / Final switch and download
 	options    *recipe.Options
 	work       *imageWorkPanel
 	explore    *explorePanel // the Explore section (explore.go)
