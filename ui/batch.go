@@ -260,7 +260,7 @@ func (s *window) secondPass(c *gallery.Cell, factor float64) {
 		hs = &imagefile.HiresSettings{Factor: factor, Width: w, Height: h, Strength: hires.DefaultStrength, Steps: d.Steps, Upscaler: "Lanczos"}
 	}
 	start := func() {
-		// The first stage: Lanczos, or the learned upscaler Settings chooses (upscale_learned.go).
+		// The first stage: Lanczos, or the learned upscaler Settings chooses (ui/upscale).
 		s.upscales.FirstStage(img, w, h, factor, func(first *image.NRGBA, upscaler string) {
 			d.Start.Image = first
 			if hs != nil {

@@ -31,7 +31,7 @@ func (s *window) dropFiles(paths []string, onStart bool) {
 			ignored []string // further PNGs with settings: only one can be restored
 			images  []string
 			loras   []string          // .safetensors files: LoRAs
-			ups     []upscalers.Entry // upscaler files: asked about (upscale_learned.go)
+			ups     []upscalers.Entry // upscaler files: asked about (ui/upscale)
 			refused []string
 		)
 		for _, p := range paths {
