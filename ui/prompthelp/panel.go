@@ -7,7 +7,6 @@ import (
 	"image"
 	"slices"
 	"strings"
-	"sync"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -17,7 +16,6 @@ import (
 	"easel/app/jobs"
 	"easel/app/memplan"
 	"easel/app/settings"
-	"easel/app/textgen"
 	"easel/engine/imageio"
 	"easel/ui/model"
 )
@@ -80,11 +78,8 @@ type Panel struct {
 	// waiting are Checks asked for while a writing ran (every image of a batch, with Check on in
 	// Settings); each starts when the one before ends.
 	waiting []func()
-
-	mu          sync.Mutex // guards the writer, opened off the UI goroutine
-	writer      *textgen.Writer
-	closeWriter func() error
-	writerPath  string
+	// file is the model file the writer reads, opened off the UI goroutine (writer.go).
+	file writerFile
 }
 
 // Describe's sources.
@@ -146,8 +141,8 @@ func (h *Panel) Waiting() int { return len(h.waiting) }
 // HoldWriter keeps the writer's model from opening until release is called, so a writing can
 // be stopped before it writes anything (tests).
 func (h *Panel) HoldWriter() (release func()) {
-	h.mu.Lock()
-	return h.mu.Unlock
+	h.file.mu.Lock()
+	return h.file.mu.Unlock
 }
 
 // RefreshSources lists what Describe can look at now.
@@ -200,41 +195,10 @@ func (h *Panel) shownImage() (*image.NRGBA, error) {
 	return nil, errors.New("no picture is shown yet: make one, pick one in History, or choose a start or condition image")
 }
 
-// openWriter opens the settings' model for writing (again when the model changed). It runs off
-// the UI goroutine.
-func (h *Panel) openWriter(path string) (*textgen.Writer, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.writer != nil && h.writerPath == path {
-		return h.writer, nil
-	}
-	if h.closeWriter != nil {
-		h.closeWriter()
-		h.writer, h.closeWriter = nil, nil
-	}
-	if path == "" {
-		return nil, errors.New("no model is chosen: choose the model file in Settings first")
-	}
-	w, closeFile, err := textgen.OpenFile(path)
-	if err != nil {
-		if errors.Is(err, textgen.ErrNoHead) {
-			return nil, errors.New(strings.TrimPrefix(err.Error(), textgen.ErrNoHead.Error()+": "))
-		}
-		return nil, err
-	}
-	h.writer, h.closeWriter, h.writerPath = w, closeFile, path
-	return w, nil
-}
-
 // Close releases the writer's model file (the window closed).
 func (h *Panel) Close() {
 	h.stopWriting()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closeWriter != nil {
-		h.closeWriter()
-		h.writer, h.closeWriter = nil, nil
-	}
+	h.file.close()
 }
 
 // say shows a warning in the window's notice.

@@ -78,7 +78,7 @@ func (h *Panel) write(what string, need memplan.WritingPrediction, run writer, d
 	path, do := h.host.Settings().Model, h.host.Do
 	go func() {
 		defer cancel()
-		w, err := h.openWriter(path)
+		w, err := h.file.open(path)
 		var r *textgen.Result
 		if err == nil {
 			opts := textgen.Options{Sampling: qwen3vl.DefaultSampling, OnText: func(p string) {
