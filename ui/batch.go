@@ -251,7 +251,7 @@ func (s *window) secondPass(c *gallery.Cell, factor float64) {
 			return
 		}
 		w, h, steps = o.Width, o.Height, o.Steps
-		offer = fmt.Sprintf("Upscale image %d %s", c.Index+1, o.Describe()) + s.firstStageOffer(img.Rect.Dx(), img.Rect.Dy(), factor)
+		offer = fmt.Sprintf("Upscale image %d %s", c.Index+1, o.Describe()) + s.upscales.FirstStageOffer(img.Rect.Dx(), img.Rect.Dy(), factor)
 	}
 	d.Start = &compose.Start{Name: c.SourceName(), SHA256: c.SourceHash(), Strength: hires.DefaultStrength} // its image: the first stage, as the pass starts
 	d.Size, d.CustomW, d.CustomH = compose.SizeCustom, w, h
@@ -260,8 +260,8 @@ func (s *window) secondPass(c *gallery.Cell, factor float64) {
 		hs = &imagefile.HiresSettings{Factor: factor, Width: w, Height: h, Strength: hires.DefaultStrength, Steps: d.Steps, Upscaler: "Lanczos"}
 	}
 	start := func() {
-		// The first stage: Lanczos, or the learned upscaler Settings chooses (upscale_learned.go).
-		s.firstStage(img, w, h, factor, func(first *image.NRGBA, upscaler string) {
+		// The first stage: Lanczos, or the learned upscaler Settings chooses (ui/upscale).
+		s.upscales.FirstStage(img, w, h, factor, func(first *image.NRGBA, upscaler string) {
 			d.Start.Image = first
 			if hs != nil {
 				hs.Upscaler = upscaler

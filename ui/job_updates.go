@@ -62,7 +62,7 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 		s.progress.ShowEvent(j, *u.Event)
 		s.timing.ShowRun(u.Event.Timings, u.Event.GPUClasses, progress.DenoiserTitle(*u.Event) == progress.GPUTitle)
 		s.timing.Observe(*u.Event)
-		s.memory.showLedger(u.Event.Memory, j, s.jobRecord(j.ID).Peak)
+		s.memory.ShowLedger(u.Event.Memory, j, s.jobRecord(j.ID).Peak)
 		if u.Event.Notice != "" {
 			// Where the denoiser runs changed from what was asked (Metal declined: the CPU took over).
 			s.sayAbout(j.ID, noticeWarning, "Job %d: %s", j.ID, u.Event.Notice)
@@ -157,7 +157,7 @@ func (s *window) previewNote() string {
 // image (a done job's draft goes with its image to save), so a long session of cancelled or
 // failed jobs does not keep their condition images.
 func (s *window) finished(j jobs.Job) {
-	s.help.finished(j)
+	s.help.Finished(j)
 	delete(s.apiBatches, j.ID)
 	if j.State != jobs.Done {
 		s.model.Forget(j.ID)
@@ -170,7 +170,7 @@ func (s *window) finished(j jobs.Job) {
 	if running {
 		if s.predictedErr == nil {
 			plan, _ := s.memoryPlan()
-			s.memory.showPrediction(s.prediction, plan, s.deps.Geometry)
+			s.memory.ShowPrediction(s.prediction, plan, s.deps.Geometry)
 		}
 	}
 }

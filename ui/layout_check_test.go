@@ -340,13 +340,13 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 	s.escapeKey()
 
 	// Prompt help's suggestion showing a long text.
-	s.help.suggestion.SetText(strings.Repeat("a lighthouse on a basalt cliff at dusk, gulls over the surf, warm light in the lantern room, ", 12))
-	s.help.suggestionBox.Show()
+	s.help.Suggestion.SetText(strings.Repeat("a lighthouse on a basalt cliff at dusk, gulls over the surf, warm light in the lantern room, ", 12))
+	s.help.SuggestionBox.Show()
 	assertLayoutFits(t, h.w, "prompt help's suggestion with a long text")
 	// The everyday block stays in view under the prompt with a Describe result and a Check open:
 	// Size and Steps are on screen at 1280×800 with the column at its top.
-	s.help.checks.SetText("Check of the picture shown:\n" + strings.Repeat("✓ a red lighthouse on the cliff\n", 8))
-	s.help.checks.Show()
+	s.help.Checks.SetText("Check of the picture shown:\n" + strings.Repeat("✓ a red lighthouse on the cliff\n", 8))
+	s.help.Checks.Show()
 	h.w.Resize(screen1280)
 	relayout(h.w.Content())
 	s.column.ScrollToTop()
@@ -503,5 +503,5 @@ func TestPromptHelpHasNoBlankRow(t *testing.T) {
 			}
 		}
 	}
-	walk(h.s.help.box, "prompt help")
+	walk(h.s.help.Box, "prompt help")
 }

@@ -25,6 +25,7 @@ import (
 	"easel/ui/canvasarea"
 
 	"easel/ui/remote"
+	"easel/ui/upscale"
 )
 
 // window is the main window's shell: the services, the model, the queue, and the regions and
@@ -55,7 +56,8 @@ type window struct {
 	undoing    // ⌘Z
 	closing    // quitting with jobs, and the draft kept for the next launch
 	nextRun    // what the next submit is, and what the draft predicts
-	upscaling  // the learned upscalers: the runner held, the upscale running (upscale_learned.go)
+	// upscales are the learned upscalers at work: the runner held, the upscale running (ui/upscale).
+	upscales *upscale.Upscaling
 }
 
 func newWindow(deps Deps) *window {
@@ -128,10 +130,10 @@ func (s *window) draftChanged() {
 	if err == nil {
 		s.prediction = memplan.Predict(s.deps.Geometry, plan, s.deps.Budget)
 		if s.model.Current() == 0 {
-			s.memory.showPrediction(s.prediction, plan, s.deps.Geometry)
+			s.memory.ShowPrediction(s.prediction, plan, s.deps.Geometry)
 		}
 	} else if s.model.Current() == 0 {
-		s.memory.showError(err)
+		s.memory.ShowError(err)
 	}
 	s.updateButtons()
 	if s.explore != nil {
@@ -162,7 +164,7 @@ func (s *window) updateButtons() {
 		s.blocked.SetText("Generate is off: " + why + ".")
 		s.blocked.Show()
 	}
-	if s.queue.Pending() > 0 || s.upCancel != nil { // a learned upscale cancels too (upscale_learned.go)
+	if s.queue.Pending() > 0 || s.upscales.Running() { // a learned upscale cancels too (ui/upscale)
 		s.cancelBtn.Enable()
 	} else {
 		s.cancelBtn.Disable()
@@ -254,7 +256,7 @@ func (s *window) submitJob(d compose.Draft, seed uint64, job compose.Job, resume
 
 // cancelCurrent stops the running job (Cancel / Escape).
 func (s *window) cancelCurrent() {
-	if s.cancelUpscale() {
+	if s.upscales.Cancel() {
 		return
 	}
 	if cur := s.model.Current(); cur != 0 {
@@ -332,8 +334,8 @@ func (s *window) showFile(path string) {
 // close stops the queue (and any running generation) when the window closes, and waits for the
 // images still being written.
 func (s *window) close() {
-	s.help.close()
-	s.closeUpscaling() // upscale_learned.go
+	s.help.Close()
+	s.upscales.Close() // ui/upscale
 	s.saveDraft()
 	s.stopSharing()
 	if s.studioShare != nil {

@@ -19,6 +19,7 @@ import (
 	"easel/ui/remote"
 
 	"easel/ui/gallery"
+	"easel/ui/prompthelp"
 	"easel/ui/queue"
 	"easel/ui/recipe"
 )
@@ -30,18 +31,18 @@ import (
 // regions are the panels the shell builds and lays out (mainwindow.go).
 type regions struct {
 	prompt     *recipe.Prompt
-	help       *promptHelp // Expand, Describe, Check (prompt_help.go)
+	help       *prompthelp.Panel // Expand, Describe, Check (ui/prompthelp)
 	conditions *recipe.Conditions
 	loras      *recipe.LoRAs
-	fast       *fastDrafts // the LoRA section's Draft / Final switch and download (fast_drafts.go)
+	fast       *recipe.FastDrafts // the LoRA section's Draft / Final switch and download
 	options    *recipe.Options
 	work       *imageWorkPanel
 	explore    *explorePanel // the Explore section (explore.go)
 	canvas     *canvasarea.View
 	area       *canvasarea.Area // the centre: the canvas, the batch's sheet or Explore's grid
 	progress   *progress.View
-	strip      *liveStrip // memory and time under the canvas
-	memory     *memoryPanel
+	strip      *progress.Strip // memory and time under the canvas
+	memory     *progress.MemoryPanel
 	timing     *progress.TimingPanel
 	queueList  *queue.List // the queue under the canvas (ui/queue)
 	history    *gallery.History
