@@ -77,7 +77,7 @@ func TestDescribeAndCheckFromMenusAndDrop(t *testing.T) {
 	}
 
 	// A batch image's menu: off while it is waiting, then Check against its own prompt.
-	sheet := h.s.newSheet()
+	sheet := h.s.newBatch().Sheet
 	sheet.Begin("a heron", []uint64{4}, nil)
 	cell := sheet.Cell(0)
 	if m := h.s.cellMenu(cell); !menuItem(t, m, menuCheck).Disabled || !menuItem(t, m, menuDescribe).Disabled {
