@@ -142,6 +142,9 @@ func TestGridRunsAsOneJobAndSavesItsCells(t *testing.T) {
 	if l := f.labels[0]; l != "a paper crane on a desk · grid of 4" || strings.Contains(l, "seed") {
 		t.Errorf("the queue row says %q", l)
 	}
+	if p.run.g.Titles != [3]string{"Seed", "Steps", ""} {
+		t.Errorf("the grid image names its axes %q, not as the menus do", p.run.g.Titles)
+	}
 	req := f.submitted[0]
 	j := jobs.Job{ID: 1, Request: req}
 	for i, c := range req.Cells {

@@ -53,6 +53,11 @@ func parseAxes(kinds, values [3]string, d compose.Draft, hasStart bool) (*grid.G
 	if g.Empty() {
 		return nil, fmt.Errorf("choose an axis and type its values (or write {a|b} in the prompt)")
 	}
+	for i, a := range g.Axes {
+		if a != nil {
+			g.Titles[i] = AxisLabel(a.Name()) // the grid image names its axes as the menus do
+		}
+	}
 	return g, nil
 }
 
