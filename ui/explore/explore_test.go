@@ -192,6 +192,11 @@ func TestStoppedGridKeepsItsCells(t *testing.T) {
 	if len(f.submitted) != 2 {
 		t.Fatalf("two sizes made %d jobs", len(f.submitted))
 	}
+	for _, l := range f.labels {
+		if l != "a paper crane on a desk · 1 of a grid of 2" {
+			t.Errorf("a row of the grid of two jobs says %q", l)
+		}
+	}
 	first := jobs.Job{ID: 1, Request: f.submitted[0]}
 	p.Event(first, pipeline.Event{Finished: &pipeline.Result{Index: 0, Image: image.NewNRGBA(image.Rect(0, 0, 32, 32)), Width: 32, Height: 32}})
 	p.Stopped(first)

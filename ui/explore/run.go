@@ -37,7 +37,7 @@ func newExploration(g *grid.Grid, batchID string) *exploration {
 }
 
 // Explore submits the grid: one job per prefill group, each with its cells (Request.Cells). The
-// queue row names the grid, not a seed: each cell has its own.
+// queue rows name the grid, not a seed: each cell has its own.
 func (p *Panel) Explore() {
 	g, err := p.parse()
 	if err != nil {
@@ -56,7 +56,8 @@ func (p *Panel) Explore() {
 		variationSeed = p.shell.RandomSeed()
 	}
 	var lastID jobs.ID // the grid's notice ends with its last group's job
-	for _, group := range g.Plan(base) {
+	groups := g.Plan(base)
+	for _, group := range groups {
 		d := p.groupDraft(group.Setup, seed)
 		job, err := d.Job(seed)
 		if err != nil {
@@ -77,7 +78,7 @@ func (p *Panel) Explore() {
 			cd.Seed, cd.Steps, cd.CFG, cd.VariationStrength, cd.VariationSeed = cs.Seed, cs.Steps, cs.CFG, cs.VariationStrength, cell.VariationSeed
 			run.drafts[c.Index] = cd
 		}
-		id, err := p.shell.Submit(d, job, req, fmt.Sprintf("%s · grid of %d", kit.PromptLabel(d.Prompt), len(req.Cells)))
+		id, err := p.shell.Submit(d, job, req, gridLabel(d.Prompt, len(req.Cells), g.Count(), len(groups)))
 		if err != nil {
 			p.model.Say(model.NoticeWarning, "%v", err)
 			return
@@ -89,6 +90,16 @@ func (p *Panel) Explore() {
 	p.shell.ShowGrid() // the grid fills the centre as its cells finish
 	p.model.SayAbout(lastID, model.NoticeInfo, "Exploring %d cells.", g.Count())
 	p.shell.Queued()
+}
+
+// gridLabel is the queue's row for one job of a grid of count cells in groups jobs: the start of
+// its prompt and its share of the grid ("grid of 4"; "2 of a grid of 4" when the grid takes
+// several jobs), never a seed: each cell has its own.
+func gridLabel(prompt string, cells, count, groups int) string {
+	if groups == 1 {
+		return fmt.Sprintf("%s · grid of %d", kit.PromptLabel(prompt), count)
+	}
+	return fmt.Sprintf("%s · %d of a grid of %d", kit.PromptLabel(prompt), cells, count)
 }
 
 // groupDraft is the job draft of one prefill group: the group's prompt, size and LoRA weights,
