@@ -55,8 +55,8 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 	if u.Event != nil && u.Event.StepTime > 0 {
 		s.lastStepTime = u.Event.StepTime
 	}
-	if u.Event != nil && !s.exploreEvent(j, *u.Event) && u.Event.Images > 1 {
-		s.batchEvent(j, *u.Event, framed)
+	if u.Event != nil && !s.explore.Event(j, *u.Event) && u.Event.Images > 1 {
+		s.batch.Event(j, *u.Event, framed)
 	}
 	if u.Event != nil {
 		s.progress.ShowEvent(j, *u.Event)
@@ -106,7 +106,8 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 		s.save(j)
 	case jobs.Failed:
 		rec, hadDraft := s.model.Job(j.ID)
-		s.batchStopped(j)
+		s.explore.Stopped(j) // a grid keeps its finished cells and its partial grid
+		s.batch.Stopped(j)
 		s.finished(j)
 		s.progress.Failed(j)
 		if fault := (*mmapfile.FaultError)(nil); errors.As(j.Err, &fault) && fault.Kind == cmf.KindModelFile {
@@ -122,7 +123,8 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 			}
 		}
 	case jobs.Cancelled:
-		s.batchStopped(j)
+		s.explore.Stopped(j) // a grid keeps its finished cells and its partial grid
+		s.batch.Stopped(j)
 		s.finished(j)
 		if s.model.Current() == 0 {
 			s.progress.Cancelled(j)
@@ -158,7 +160,7 @@ func (s *window) previewNote() string {
 // failed jobs does not keep their condition images.
 func (s *window) finished(j jobs.Job) {
 	s.help.Finished(j)
-	delete(s.apiBatches, j.ID)
+	s.batch.Ended(j)
 	if j.State != jobs.Done {
 		s.model.Forget(j.ID)
 		if j.Request.Init != nil {

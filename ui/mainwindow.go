@@ -117,11 +117,12 @@ func (s *window) build() {
 		Lent:      s.lentRowObject,
 	})
 	s.history = gallery.NewHistory(gallery.HistoryActions{Folder: func() string { return s.deps.Settings.OutputFolder }, RevealLabel: s.deps.Desktop.Label, UseAll: s.useAll, Menu: s.entryMenu})
-	s.sheet = s.newSheet()
 	s.upscales = s.newUpscaling()
+	s.batch = s.newBatch() // batch.go
+	s.sheet = s.batch.Sheet
 	s.work = newImageWorkPanel(s)
-	s.explore = newExplorePanel(s)
-	s.area = canvasarea.NewArea(s.canvas.Box, s.sheet.Box, s.explore.sheet.box)
+	s.explore = s.newExplore() // explore.go
+	s.area = canvasarea.NewArea(s.canvas.Box, s.sheet.Box, s.explore.Sheet.Box)
 	// Whatever changes the draft (a field, a restore, an undo), the size, the frame, the memory
 	// prediction and Generate follow it.
 	s.model.Observe(model.DraftChanged, func(model.Change) { s.draftChanged() })
@@ -151,7 +152,7 @@ func (s *window) recipeRegion() fyne.CanvasObject {
 		widget.NewAccordionItem("Condition images", s.conditions.Box),
 		widget.NewAccordionItem("LoRAs", s.loras.Box),
 		widget.NewAccordionItem("Advanced", s.options.Advanced),
-		widget.NewAccordionItem("Explore", s.explore.box),
+		widget.NewAccordionItem("Explore", s.explore.Box),
 	)
 	s.sections.MultiOpen = true
 	if len(s.draft().Conditions) > 0 {

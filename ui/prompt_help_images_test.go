@@ -78,7 +78,7 @@ func TestDescribeAndCheckFromMenusAndDrop(t *testing.T) {
 	}
 
 	// A batch image's menu: off while it is waiting, then Check against its own prompt.
-	sheet := h.s.newSheet()
+	sheet := h.s.newBatch().Sheet
 	sheet.Begin("a heron", []uint64{4}, nil)
 	cell := sheet.Cell(0)
 	if m := h.s.cellMenu(cell); !menuItem(t, m, prompthelp.MenuCheck).Disabled || !menuItem(t, m, prompthelp.MenuDescribe).Disabled {

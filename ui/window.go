@@ -24,6 +24,7 @@ import (
 
 	"easel/ui/canvasarea"
 
+	"easel/ui/kit"
 	"easel/ui/remote"
 	"easel/ui/upscale"
 )
@@ -51,7 +52,6 @@ type window struct {
 	controls   // Generate, Cancel and the lines around them
 	remoteWork // rendering elsewhere, sharing, the studio
 	shown      // what the canvas shows
-	batches    // the contact sheet and Explore's grid
 	questions  // the dialogs on screen
 	undoing    // ⌘Z
 	closing    // quitting with jobs, and the draft kept for the next launch
@@ -137,7 +137,7 @@ func (s *window) draftChanged() {
 	}
 	s.updateButtons()
 	if s.explore != nil {
-		s.explore.refresh() // the cell count and predictions follow the draft
+		s.explore.Refresh() // the predictions follow the budget and settings too, not only the model
 	}
 }
 
@@ -354,22 +354,11 @@ func randomSeed() uint64 {
 	return uint64(binary.LittleEndian.Uint32(b[:]))
 }
 
-// jobLabel is the queue's name for a job: the start of the prompt and the seed.
-func jobLabel(prompt string, seed uint64) string {
-	return fmt.Sprintf("%s · seed %d", promptLabel(prompt), seed)
-}
+// jobLabel is the queue's name for a job: the start of the prompt and the seed (ui/kit).
+func jobLabel(prompt string, seed uint64) string { return kit.JobLabel(prompt, seed) }
 
-// promptLabel is the start of the prompt, as the queue shows it.
-func promptLabel(prompt string) string {
-	p := strings.Join(strings.Fields(prompt), " ")
-	if r := []rune(p); len(r) > 40 {
-		p = string(r[:39]) + "…"
-	}
-	if p == "" {
-		p = "(no prompt)"
-	}
-	return p
-}
+// promptLabel is the start of the prompt, as the queue shows it (ui/kit).
+func promptLabel(prompt string) string { return kit.PromptLabel(prompt) }
 
 func (s *window) now() time.Time {
 	if s.deps.Now != nil {
