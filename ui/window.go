@@ -345,6 +345,7 @@ func (s *window) close() {
 	s.queue.Close()
 	s.closeRenderOn() // studio_render_on.go
 	s.discardKept()   // closing.go
+	s.waitKept()      // closing.go
 	s.saving.Wait()
 }
 
