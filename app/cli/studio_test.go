@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -17,7 +19,8 @@ import (
 )
 
 // TestStudioWorkerProcess is not a test: it is the worker subprocess of the studio tests (the
-// test binary re-run with EASEL_STUDIO_WORKER_ARGS), so a worker can be SIGKILLed.
+// test binary re-run with EASEL_STUDIO_WORKER_ARGS), so a worker can be SIGKILLed. With
+// EASEL_STUDIO_WORKER_FREEZE set it stops itself as it announces its first job (freezeWhenTaken).
 func TestStudioWorkerProcess(t *testing.T) {
 	args := os.Getenv("EASEL_STUDIO_WORKER_ARGS")
 	if args == "" {
@@ -25,7 +28,32 @@ func TestStudioWorkerProcess(t *testing.T) {
 	}
 	var a []string
 	json.Unmarshal([]byte(args), &a)
-	os.Exit(Run(a, os.Stdout, os.Stderr))
+	var stdout io.Writer = os.Stdout
+	if os.Getenv("EASEL_STUDIO_WORKER_FREEZE") != "" {
+		stdout = &freezeWhenTaken{out: os.Stdout}
+	}
+	os.Exit(Run(a, stdout, os.Stderr))
+}
+
+// freezeWhenTaken passes a worker's --json lines on and, right after its first "taken" line,
+// stops the whole process (SIGSTOP: a Mac falling asleep) before the line's Write returns. The
+// worker announces a job on the goroutine that then renders it, so the job is held and not yet
+// rendered nor stored, whatever the machine's load, until the test sends SIGCONT or SIGKILL. (A
+// signal sent by the test on reading the line lands anywhere later: mid-render, or after the
+// image was stored and the job acknowledged.)
+type freezeWhenTaken struct {
+	out    io.Writer
+	frozen bool
+}
+
+func (f *freezeWhenTaken) Write(p []byte) (int, error) {
+	n, err := f.out.Write(p)
+	var e studio.WorkerEvent
+	if !f.frozen && json.Unmarshal(p, &e) == nil && e.Kind == "taken" {
+		f.frozen = true // a worker handles one job at a time: one writer
+		syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+	}
+	return n, err
 }
 
 // studioWorker is a worker subprocess with its --json events.
@@ -34,11 +62,16 @@ type studioWorker struct {
 	events chan studio.WorkerEvent
 }
 
-func startStudioWorker(t *testing.T, url, token, model, name string) *studioWorker {
+// startStudioWorker starts a worker subprocess; a freezing one stops itself as it announces its
+// first job (freezeWhenTaken).
+func startStudioWorker(t *testing.T, url, token, model, name string, freezing bool) *studioWorker {
 	t.Helper()
 	a, _ := json.Marshal([]string{"studio", "join", url, "--token", token, "--model", model, "--name", name, "--backend", "cpu", "--json"})
 	cmd := exec.Command(os.Args[0], "-test.run=^TestStudioWorkerProcess$")
 	cmd.Env = append(os.Environ(), "EASEL_STUDIO_WORKER_ARGS="+string(a))
+	if freezing {
+		cmd.Env = append(cmd.Env, "EASEL_STUDIO_WORKER_FREEZE=1")
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	pipe, err := cmd.StdoutPipe()
@@ -143,9 +176,10 @@ func TestStudioBatchOverThreeWorkerProcesses(t *testing.T) {
 
 const studioTestToken = "studio-test-token-0123456789"
 
-// startStudio runs a loopback hub with the ack wait and n worker subprocesses on the model, and
-// waits (bounded) until each has joined.
-func startStudio(t *testing.T, model string, ackWait time.Duration, n int) (string, []*studioWorker) {
+// startStudio runs a loopback hub with the ack wait and n worker subprocesses on the model
+// (mac-1, mac-2...; the named freezing ones stop themselves as they announce their first job),
+// and waits (bounded) until each has joined.
+func startStudio(t *testing.T, model string, ackWait time.Duration, n int, freezing ...string) (string, []*studioWorker) {
 	t.Helper()
 	h, err := studio.StartHub(studio.HubConfig{Listen: "127.0.0.1:0", Token: studioTestToken, Data: t.TempDir(), AckWait: ackWait})
 	if err != nil {
@@ -155,7 +189,8 @@ func startStudio(t *testing.T, model string, ackWait time.Duration, n int) (stri
 	url := h.URL()
 	var workers []*studioWorker
 	for i := 1; i <= n; i++ {
-		workers = append(workers, startStudioWorker(t, url, studioTestToken, model, "mac-"+strconv.Itoa(i)))
+		name := "mac-" + strconv.Itoa(i)
+		workers = append(workers, startStudioWorker(t, url, studioTestToken, model, name, slices.Contains(freezing, name)))
 	}
 	for _, w := range workers {
 		select {
