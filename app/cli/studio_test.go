@@ -106,14 +106,15 @@ func startStudioWorker(t *testing.T, url, token, model, name string, freezing bo
 // subprocesses on the tiny model; a batch of 24 through `easel generate --studio` while one
 // worker is SIGKILLed holding a job. All 24 files arrive, each bit-identical to the local batch's
 // image of its seed (itself the single run of that seed), and the killed worker's image says
-// attempt 2.
+// attempt 2. mac-1 stops itself as it announces its first job (freezeWhenTaken) and is killed
+// stopped: a kill sent on reading that line could land after the image was stored.
 func TestStudioBatchOverThreeWorkerProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("renders 48 tiny images")
 	}
 	model := tinyCMF(t)
-	url, workers := startStudio(t, model, 2*time.Second, 3)
-	// SIGKILL mac-1 as soon as it holds a job.
+	url, workers := startStudio(t, model, 2*time.Second, 3, "mac-1")
+	// SIGKILL mac-1 as soon as it holds a job (it is stopped, holding it).
 	killed := make(chan studio.WorkerEvent, 1)
 	go func() {
 		for e := range workers[0].events {
