@@ -43,14 +43,14 @@ func generateLive(args []string, on func(map[string]any)) (<-chan int, *bytes.Bu
 // A worker stopped (SIGSTOP: a Mac asleep) holding a job past the ack wait loses it to another;
 // SIGCONTed, it finishes and delivers a late copy, which it calls late and the client drops: the
 // file already written is not rewritten. mac-1 stops itself as it announces its first job
-// (freezeWhenTaken), before rendering it: a SIGSTOP sent on reading that line could land after
+// (onFirstTaken), before rendering it: a SIGSTOP sent on reading that line could land after
 // the image was stored, and the copy would then rightly be the first.
 func TestStudioSleepingWorkerLateResultIsDropped(t *testing.T) {
 	if testing.Short() {
 		t.Skip("renders tiny images in subprocesses")
 	}
 	model := tinyCMF(t)
-	url, workers := startStudio(t, model, 2*time.Second, 2, "mac-1")
+	url, workers := startStudio(t, model, 2*time.Second, 2, stopWhenTaken)
 	asleep := make(chan studio.WorkerEvent, 1)
 	late := make(chan studio.WorkerEvent, 1) // mac-1's word that its copy of the image is out
 	go func() {
@@ -170,18 +170,19 @@ func TestStudioSleepingWorkerLateResultIsDropped(t *testing.T) {
 
 // A worker told to leave (SIGTERM: quit, or the Mac going to sleep) hands its job back at once:
 // the hub's ack wait is 10 minutes here, so only the hand-back (Nak) can bring the image to the
-// other worker as attempt 2 before the test's bound.
+// other worker as attempt 2 before the test's bound. mac-1 leaves as it announces its first job
+// (onFirstTaken), before rendering it: a SIGTERM sent on reading that line could come after the
+// image was stored, and a finished image is delivered.
 func TestStudioLeavingWorkerHandsBack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("renders tiny images in subprocesses")
 	}
 	model := tinyCMF(t)
-	url, workers := startStudio(t, model, 10*time.Minute, 2)
+	url, workers := startStudio(t, model, 10*time.Minute, 2, leaveWhenTaken)
 	leaving := make(chan studio.WorkerEvent, 1)
 	go func() {
 		for e := range workers[0].events {
-			if e.Kind == "taken" {
-				workers[0].cmd.Process.Signal(syscall.SIGTERM)
+			if e.Kind == "taken" { // mac-1 is leaving
 				leaving <- e
 				break
 			}

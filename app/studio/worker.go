@@ -252,12 +252,6 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, h *jobHandling) {
 		w.event(WorkerEvent{Kind: "dropped", Batch: job.Batch, Index: job.Index, Attempt: attempt, Detail: "its client is gone"})
 		return
 	}
-	if ctx.Err() != nil { // the leave came while the job was on its way
-		w.say(&job, attempt, Progress{HandedBack: true}) // said before the Nak: it reaches the client first
-		m.Nak()
-		w.event(WorkerEvent{Kind: "handed_back", Batch: job.Batch, Index: job.Index, Attempt: attempt, Detail: handBackReason()})
-		return
-	}
 	w.setStatus(func(s *WorkerStatus) {
 		s.State, s.Job, s.Attempt, s.Step, s.Steps = StateRendering, job.Batch+"/"+strconv.Itoa(job.Index), attempt, 0, 0
 	})
@@ -268,6 +262,14 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, h *jobHandling) {
 	}
 	w.event(WorkerEvent{Kind: "taken", Batch: job.Batch, Index: job.Index, Attempt: attempt})
 	w.say(&job, attempt, Progress{})
+	// A leave that came while the job was on its way, or while it was announced, hands it back
+	// unrendered: the ticker below hears a later one, but a quick render could beat it.
+	if ctx.Err() != nil {
+		w.say(&job, attempt, Progress{HandedBack: true}) // said before the Nak: it reaches the client first
+		m.Nak()
+		w.event(WorkerEvent{Kind: "handed_back", Batch: job.Batch, Index: job.Index, Attempt: attempt, Detail: handBackReason()})
+		return
+	}
 
 	// The render's context is not ctx: on a leave the heartbeat goroutine hands the job back
 	// first and then stops the render.
