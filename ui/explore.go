@@ -295,7 +295,7 @@ func (p *explorePanel) explore() {
 			run.drafts[c.Index] = cd
 		}
 		if job.Prepared != nil {
-			s.finisher.expect(req.Init, &job)
+			s.finisher.Expect(req.Init, &job)
 		}
 		if s.deps.Calibrator != nil {
 			req.Preview = s.deps.Calibrator.Render

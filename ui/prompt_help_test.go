@@ -69,7 +69,7 @@ func TestPromptHelpExpandDescribeAndCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.s.addLoaded([]loadedCondition{{c: mustCondition(t, path)}})
+	h.s.work.AddConditions(mustCondition(t, path))
 	p.source.SetSelected("Condition image 1")
 	test.Tap(p.describe)
 	h.pump("Describe to finish", idle)

@@ -19,6 +19,7 @@ import (
 	"easel/ui/remote"
 
 	"easel/ui/gallery"
+	"easel/ui/imagework"
 	"easel/ui/queue"
 	"easel/ui/recipe"
 )
@@ -35,7 +36,7 @@ type regions struct {
 	loras      *recipe.LoRAs
 	fast       *fastDrafts // the LoRA section's Draft / Final switch and download (fast_drafts.go)
 	options    *recipe.Options
-	work       *imageWorkPanel
+	work       *imagework.Region
 	explore    *explorePanel // the Explore section (explore.go)
 	canvas     *canvasarea.View
 	area       *canvasarea.Area // the centre: the canvas, the batch's sheet or Explore's grid
@@ -90,7 +91,6 @@ type shown struct {
 	editedPath string
 	lastSeed   uint64
 	haveSeed   bool
-	pasted     int // pasted images so far, for their names
 	// lastStepTime is the latest run's mean step time (the upscale offer's time estimate).
 	lastStepTime time.Duration
 	// lastFolder is where the last file was chosen from (file dialogs open there).
@@ -115,11 +115,10 @@ type batches struct {
 // ones the window answers itself.
 type questions struct {
 	questionStack
-	offer      *dialog.ConfirmDialog // the Upscale or Refine offer while shown
-	offerText  string
-	restoreAsk *dialog.CustomDialog // what a dropped or pasted PNG with settings is for
-	lostModel  *dialog.CustomDialog // the offer to choose the model again
-	saveOffer  *dialog.ConfirmDialog
+	offer     *dialog.ConfirmDialog // the Upscale or Refine offer while shown
+	offerText string
+	lostModel *dialog.CustomDialog // the offer to choose the model again
+	saveOffer *dialog.ConfirmDialog
 }
 
 // undoing is what ⌘Z takes back besides mask strokes (draft_undo.go): edits counts the window's
