@@ -6,7 +6,8 @@
 // generator wrapper that pastes a run back into its start image (Finishing).
 //
 // The start image, its mask, the extension and their settings are the canvas document of the
-// window's model (ui/model): the region changes them only through the model's named actions. The
+// window's model (ui/model): the region changes them only through the model's named actions, and
+// its section follows every change of them (model.CanvasChanged), whoever made it. The
 // canvas it paints on is reached through the Canvas interface, and what it needs of the window's
 // shell (the undo steps, the file dialog, the question stack, the clipboard, the memory
 // prediction…) through the Shell functions; it imports neither the shell nor another region.

@@ -65,6 +65,8 @@ type panel struct {
 	details    *fyne.Container // everything that needs a start image
 	accordion  *widget.Accordion
 	loading    bool // true while refresh sets widgets, so their callbacks do not echo back
+	// shown is the start image the slot shows (nil: the empty slot's hint).
+	shown *model.StartImage
 }
 
 func newPanel(r *Region) *panel {
@@ -184,6 +186,7 @@ func newPanel(r *Region) *panel {
 // refresh shows the start image (or the empty slot) and what depends on it.
 func (p *panel) refresh() {
 	st := p.r.doc().Start
+	p.shown = st
 	if st == nil {
 		hint := widget.NewLabel("Start from an image: drop it on the canvas, paste it, or use Refine this on a result. Without one, Easel makes a new image from the prompt.")
 		hint.Wrapping = fyne.TextWrapWord
@@ -208,6 +211,18 @@ func (p *panel) refresh() {
 	// The accordion keeps its measured size until refreshed: without this it kept the start
 	// image's ~585 px after the image was removed, a gap above the next section.
 	p.accordion.Refresh()
+}
+
+// follow shows a change of the canvas document, whoever made it (this section, an undo, a
+// restore, another region): a new start image rebuilds the slot; the values are shown again.
+func (p *panel) follow() {
+	if p.r.doc().Start != p.shown {
+		p.refresh()
+	} else {
+		p.refreshMask()
+	}
+	p.load()
+	p.refreshExtend()
 }
 
 // refreshMask shows what the mask marks and whether Undo has a step.
@@ -270,11 +285,7 @@ func (p *panel) load() {
 	defer func() { p.loading = false }()
 	p.strength.SetValue(p.r.doc().Strength)
 	p.strengthV.SetText(fmt.Sprintf("%.2f", p.r.doc().Strength))
-	if p.r.doc().FollowImage {
-		p.fit.SetSelected(FitFollowLabel)
-	} else {
-		p.fit.SetSelected(FitCoverLabel)
-	}
+	p.fit.SetSelected(fitLabel(p.r.doc().FollowImage))
 	p.feather.SetValue(float64(p.r.doc().Feather))
 	p.featherV.SetText(fmt.Sprintf("%d px", p.r.doc().Feather))
 	p.grow.SetValue(float64(p.r.doc().Grow))
@@ -286,7 +297,7 @@ func (p *panel) load() {
 // showRunStrength shows the strength and fit the run will use: an extended canvas runs at
 // strength 1 (the new area starts from noise, the mask keeps the rest) at the size of the
 // extended image, so while it is extended the slider and the fit show that and are off; the
-// chosen strength comes back when the extension is reset.
+// chosen strength and fit come back when the extension is reset.
 func (p *panel) showRunStrength() {
 	extending := p.r.doc().Extend != [4]int{}
 	p.loading = true
@@ -302,5 +313,14 @@ func (p *panel) showRunStrength() {
 	p.strength.SetValue(p.r.doc().Strength)
 	p.strengthV.SetText(fmt.Sprintf("%.2f", p.r.doc().Strength))
 	p.strength.Enable()
+	p.fit.SetSelected(fitLabel(p.r.doc().FollowImage)) // the chosen fit comes back too
 	p.fit.Enable()
+}
+
+// fitLabel is the Fit choice that says follow.
+func fitLabel(follow bool) string {
+	if follow {
+		return FitFollowLabel
+	}
+	return FitCoverLabel
 }

@@ -31,6 +31,7 @@ type Region struct {
 func New(m *model.Window, canvas Canvas, sh Shell) *Region {
 	r := &Region{m: m, canvas: canvas, sh: sh}
 	r.panel = newPanel(r)
+	m.Observe(model.CanvasChanged, func(model.Change) { r.panel.follow() })
 	return r
 }
 
@@ -44,7 +45,8 @@ func (r *Region) Slot() fyne.CanvasObject { return r.panel.slot }
 func (r *Region) RestoreQuestion() *dialog.CustomDialog { return r.restoreAsk }
 
 // Reload shows the canvas document as the model has it now (after an undo, a relaunch, a
-// restore): the section's values and the start image on the canvas, or no editor without one.
+// restore): the section's values (which also follow every change of the document) and the start
+// image on the canvas, or no editor without one.
 func (r *Region) Reload() {
 	r.panel.load()
 	r.panel.refresh()
