@@ -3,7 +3,6 @@ package imagework
 import (
 	"bytes"
 	"image"
-	"image/color"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -351,33 +350,6 @@ func findButton(t *testing.T, o fyne.CanvasObject, text string) *widget.Button {
 		t.Fatalf("no %q button", text)
 	}
 	return found
-}
-
-// The run's draft carries the start image with the canvas document's settings: strength 1 and
-// the size following the image on an extended canvas, the painted mask, no mask when none is
-// painted; without a start image the recipe is unchanged.
-func TestJobDraft(t *testing.T) {
-	d := compose.NewDraft(settings.Defaults())
-	if got := JobDraft(d, model.Canvas{Strength: 0.6}); got.Start != nil || got.Size != d.Size {
-		t.Fatalf("text to image: %+v", got.Start)
-	}
-	m := model.New(d)
-	img := image.NewNRGBA(image.Rect(0, 0, 128, 96))
-	m.SetStart(compose.Condition{Name: "a.png", Image: img})
-	m.SetStrength(0.4)
-	got := JobDraft(m.Draft(), m.Canvas())
-	if got.Start == nil || got.Start.Strength != 0.4 || got.Start.Mask != nil || got.Size != d.Size {
-		t.Fatalf("a start image: %+v size %v", got.Start, got.Size)
-	}
-	m.Canvas().Start.Mask.Image().SetGray(3, 3, color.Gray{Y: 255})
-	m.SetExtend([4]int{0, 32, 0, 0})
-	got = JobDraft(m.Draft(), m.Canvas())
-	if got.Start.Strength != 1 || got.Start.Mask == nil || got.Start.Extend.Top != 32 || got.Size != compose.SizeFromImage {
-		t.Errorf("an extended, painted start image: %+v size %v", got.Start, got.Size)
-	}
-	if w, h, err := OutputSize(m.Draft(), m.Canvas(), m.Canvas().Extend); err != nil || w != 128 || h != 128 {
-		t.Errorf("the extended output is %d×%d (%v), want 128×128", w, h, err)
-	}
 }
 
 // The section follows the canvas document whoever changes it: a start image, strength, fit,
