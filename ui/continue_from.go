@@ -33,5 +33,5 @@ func (s *window) continueFromShown() {
 		return
 	}
 	s.remember("Continue from " + shortPath(path))
-	s.loadStart(path)
+	s.work.LoadStart(path)
 }

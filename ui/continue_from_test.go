@@ -15,12 +15,12 @@ import (
 func TestContinueFromThisAfterAnEdit(t *testing.T) {
 	h := newHarness(t, 64e9)
 	s := h.s
-	s.setStart(mustCondition(t, h.writePNG("photo.png", 256, 256)))
+	s.work.SetStart(mustCondition(t, h.writePNG("photo.png", 256, 256)))
 	s.doc().Start.Mask.Begin()
 	s.doc().Start.Mask.Stroke(maskpaint.Point{X: 40, Y: 40}, maskpaint.Point{X: 120, Y: 120}, 16, false)
 	s.doc().Start.Mask.End()
-	s.maskChanged()
-	s.extendSide(sideRight)
+	s.work.MaskChanged()
+	s.work.ExtendSide(sideRight)
 	test.Tap(s.generateBtn)
 	<-h.gen.started
 	for range fakeSteps {
@@ -43,7 +43,7 @@ func TestContinueFromThisAfterAnEdit(t *testing.T) {
 	}
 
 	// A run from the prompt alone: no offer.
-	s.removeStart()
+	s.work.RemoveStart()
 	test.Tap(s.generateBtn)
 	<-h.gen.started
 	for range fakeSteps {

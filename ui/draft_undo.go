@@ -38,13 +38,7 @@ func (s *window) remember(what string) {
 	s.pushUndo(what, func() error {
 		s.model.ReplaceDraft(d)
 		s.model.ReplaceCanvas(doc)
-		s.work.load()
-		s.work.refresh()
-		if s.doc().Start != nil {
-			s.showStart()
-		} else {
-			s.canvas.StopEditing()
-		}
+		s.work.Reload()
 		s.draftRestored()
 		return nil
 	})
@@ -55,7 +49,7 @@ func (s *window) undo() {
 	n := len(s.undos)
 	maskFirst := s.doc().Start != nil && s.doc().Start.Mask.CanUndo() && (n == 0 || s.maskEdits > s.undos[n-1].seq)
 	if maskFirst || n == 0 {
-		s.undoMask()
+		s.work.UndoMask()
 		return
 	}
 	st := s.undos[n-1]

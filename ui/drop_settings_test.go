@@ -47,7 +47,7 @@ func TestDroppedPNGWithSettingsRestoresThem(t *testing.T) {
 	h := newHarness(t, 64e9)
 	foreign := h.writeForeignPNG("from-a1111.png", "a lighthouse at dusk, oil painting\nNegative prompt: people, boats\n"+
 		"Steps: 30, Sampler: Euler, CFG scale: 5.5, Seed: 1234, Size: 1024x1536, Model hash: 6ce0161689, Model: sd_xl_base_1.0, Version: v1.7.0")
-	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(foreign)})
+	h.s.work.Drop(fyne.Position{}, []fyne.URI{storage.NewFileURI(foreign)})
 	h.answerRestore("Restore the recipe")
 	h.pump("the restore", func() bool { return h.s.prompt.Text.Text != "" })
 	if h.s.prompt.Text.Text != "a lighthouse at dusk, oil painting" || h.s.prompt.Negative.Text != "people, boats" ||
@@ -69,7 +69,7 @@ func TestDroppedPNGWithSettingsRestoresThem(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := h.writePNG("plain.png", 64, 64)
-	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(plain), storage.NewFileURI(ours)})
+	h.s.work.Drop(fyne.Position{}, []fyne.URI{storage.NewFileURI(plain), storage.NewFileURI(ours)})
 	h.answerRestore("Restore the recipe")
 	h.pump("the second drop", func() bool { return len(h.s.draft().Conditions) == 1 })
 	if h.s.prompt.Text.Text != "an owl" || h.s.options.SizeSelect.Selected != "16:9" || h.s.draft().Seed != 99 || h.s.draft().Conditions[0].Name != "plain.png" {
@@ -83,8 +83,8 @@ func TestDroppedPNGWithSettingsRestoresThem(t *testing.T) {
 // answerRestore waits for the question what a PNG with settings is for and answers it.
 func (h *harness) answerRestore(button string) {
 	h.t.Helper()
-	h.s.restoreAsk = nil
-	h.pump("the restore question", func() bool { return h.s.restoreAsk != nil })
+	asked := h.s.work.RestoreQuestion()
+	h.pump("the restore question", func() bool { return h.s.work.RestoreQuestion() != asked })
 	test.Tap(findButton(h.t, h.w.Canvas().Overlays().Top(), button))
 }
 
@@ -99,13 +99,13 @@ func TestPastedEaselPNGAsks(t *testing.T) {
 	}
 	h.s.prompt.Text.SetText("my prompt")
 	cb := &memClipboard{text: ours}
-	h.s.pasteImage(cb, true)
+	h.s.work.PasteImage(cb, true)
 	h.answerRestore("Use as condition image")
 	h.pump("the condition image", func() bool { return len(h.s.draft().Conditions) == 1 })
 	if h.s.draft().Prompt != "my prompt" || h.s.draft().Conditions[0].Name != "made.png" {
 		t.Fatalf("used as a condition image: prompt %q, conditions %v", h.s.draft().Prompt, conditionNames(h.s))
 	}
-	h.s.pasteImage(cb, true)
+	h.s.work.PasteImage(cb, true)
 	h.answerRestore("Restore the recipe")
 	h.pump("the restore", func() bool { return h.s.draft().Prompt == "an owl" })
 	h.s.undo()

@@ -17,6 +17,6 @@ func newEscEntry(s *window) *escEntry { return recipe.NewEntry(s.keys()) }
 func (s *window) keys() recipe.Keys {
 	return recipe.Keys{
 		Escape:     s.escapeKey,
-		PasteImage: func(cb fyne.Clipboard) bool { return s.pasteAsStart(cb, true) },
+		PasteImage: func(cb fyne.Clipboard) bool { return s.work.PasteAsStart(cb, true) },
 	}
 }

@@ -54,7 +54,7 @@ func (s *window) newExplore() *explore.Panel {
 // the previews Generate's jobs have, and records it in the model.
 func (s *window) submitGrid(d compose.Draft, job compose.Job, req pipeline.Request, label string) (jobs.ID, error) {
 	if job.Prepared != nil {
-		s.finisher.expect(req.Init, &job)
+		s.finisher.Expect(req.Init, &job)
 	}
 	if s.deps.Calibrator != nil {
 		req.Preview = s.deps.Calibrator.Render
@@ -64,7 +64,7 @@ func (s *window) submitGrid(d compose.Draft, job compose.Job, req pipeline.Reque
 	id, err := s.queue.Submit(req, label)
 	if err != nil {
 		if req.Init != nil {
-			s.finisher.forget(req.Init)
+			s.finisher.Forget(req.Init)
 		}
 		return 0, err
 	}

@@ -30,7 +30,7 @@ func newImageActions(s *window) *imageActions {
 		reveal: widget.NewButtonWithIcon(s.deps.Desktop.Label(), theme.FolderOpenIcon(), func() { s.revealFile(s.shownPath) }),
 		copy:   widget.NewButtonWithIcon("Copy image", theme.ContentCopyIcon(), func() { s.copyFile(s.shownPath) }),
 	}
-	a.refine = widget.NewButtonWithIcon("Refine this", theme.ContentRedoIcon(), func() { s.refine(s.shownPath) })
+	a.refine = widget.NewButtonWithIcon("Refine this", theme.ContentRedoIcon(), func() { s.work.Refine(s.shownPath) })
 	a.refine.Disable()
 	a.continueFrom = newContinueButton(s)
 	a.saveTo = widget.NewButtonWithIcon("Save to…", theme.DocumentSaveIcon(), s.saveKeptShown)
@@ -101,7 +101,7 @@ func (s *window) entryMenu(e history.Entry) *fyne.Menu {
 		fyne.NewMenuItemSeparator(),
 	}
 	if e.Settings == nil || e.Settings.Grid == nil { // a grid's picture is not one image to rework
-		items = append(items, fyne.NewMenuItem("Refine this", func() { s.refineEntry(e) }),
+		items = append(items, fyne.NewMenuItem("Refine this", func() { s.work.Refine(e.Path) }),
 			fyne.NewMenuItem("Vary", func() { s.varyEntry(e) }))
 		items = append(items, s.upscales.EntryItems(e)...) // with the chosen upscaler, Lanczos (ui/upscale)
 		items = append(items, fyne.NewMenuItemSeparator())

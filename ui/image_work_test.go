@@ -5,12 +5,14 @@ import (
 	"image/color"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/disintegration/imaging"
@@ -20,7 +22,18 @@ import (
 	"easel/app/imagefile"
 	"easel/app/maskpaint"
 
+	"easel/ui/imagework"
 	"easel/ui/kit"
+	"easel/ui/model"
+)
+
+// The sides and steps of the image-work region, as the tests name them.
+const (
+	sideLeft   = model.SideLeft
+	sideTop    = model.SideTop
+	sideRight  = model.SideRight
+	sideBottom = model.SideBottom
+	extendStep = imagework.ExtendStep
 )
 
 // centreOf is an object's centre in window coordinates.
@@ -36,7 +49,7 @@ func TestStartImageDroppedOnTheCanvasAndPainted(t *testing.T) {
 	h := newHarness(t, 64e9)
 	bad := filepath.Join(h.dir, "notes.png")
 	os.WriteFile(bad, []byte("not an image"), 0o644)
-	h.s.dropped(centreOf(h.s.canvas.Box), []fyne.URI{storage.NewFileURI(bad)})
+	h.s.work.Drop(centreOf(h.s.canvas.Box), []fyne.URI{storage.NewFileURI(bad)})
 	h.pump("the bad file's message", func() bool { return strings.Contains(h.s.message.Text, "notes.png") })
 	_, wantErr := compose.LoadCondition(bad)
 	if h.s.doc().Start != nil || !strings.Contains(h.s.message.Text, wantErr.Error()) {
@@ -44,7 +57,7 @@ func TestStartImageDroppedOnTheCanvasAndPainted(t *testing.T) {
 	}
 
 	photo := h.writePNG("photo.png", 320, 256)
-	h.s.dropped(centreOf(h.s.canvas.Box), []fyne.URI{storage.NewFileURI(photo)})
+	h.s.work.Drop(centreOf(h.s.canvas.Box), []fyne.URI{storage.NewFileURI(photo)})
 	h.pump("the start image", func() bool { return h.s.doc().Start != nil })
 	if len(h.s.draft().Conditions) != 0 {
 		t.Fatal("an image dropped on the canvas also became a condition image")
@@ -72,27 +85,30 @@ func TestStartImageDroppedOnTheCanvasAndPainted(t *testing.T) {
 		t.Fatal("dragging on the canvas painted nothing")
 	}
 	painted := h.s.doc().Start.Mask.Clone()
-	if h.s.work.undo.Disabled() || !strings.Contains(h.s.work.maskState.Text, "covers") {
-		t.Errorf("after painting: undo off or state %q", h.s.work.maskState.Text)
+	box := h.s.work.Box()
+	if findButton(t, box, "Undo").Disabled() || labelHolding(box, "covers") == "" {
+		t.Errorf("after painting: undo off or no mask state saying what it covers")
 	}
-	test.Tap(findButton(t, h.s.work.box, "Invert"))
+	test.Tap(findButton(t, box, "Invert"))
 	if got := h.s.doc().Start.Mask.Image().Pix[0]; got != maskpaint.Repaint {
 		t.Errorf("after Invert an unpainted corner is %d", got)
 	}
-	test.Tap(findButton(t, h.s.work.box, "Clear"))
+	test.Tap(findButton(t, box, "Clear"))
 	if !h.s.doc().Start.Mask.Empty() {
 		t.Error("Clear left paint")
 	}
-	test.Tap(h.s.work.undo)
-	h.s.undoMask() // ⌘Z / Ctrl+Z outside text fields (the test canvas cannot dispatch shortcuts)
+	test.Tap(findButton(t, box, "Undo"))
+	h.s.work.UndoMask() // ⌘Z / Ctrl+Z outside text fields (the test canvas cannot dispatch shortcuts)
 	sameMask(t, "two undos after invert and clear", h.s.doc().Start.Mask.Image(), painted)
 
-	h.s.work.showMask.SetChecked(false)
+	findWidget[*widget.Check](t, box, func(c *widget.Check) bool { return c.Text == "Show mask" }).SetChecked(false)
 	if h.s.canvas.Editor.OverlayShown() {
 		t.Error("the overlay shows with Show mask off")
 	}
 
-	test.Tap(h.s.work.remove)
+	test.Tap(findWidget(t, box, func(b *widget.Button) bool { // the start image's remove button
+		return b.Text == "" && b.Icon != nil && b.Icon.Name() == theme.DeleteIcon().Name()
+	}))
 	if h.s.doc().Start != nil || h.s.canvas.Editing {
 		t.Error("removing the start image left it, or the editor")
 	}
@@ -106,17 +122,17 @@ func TestStartImageDroppedOnTheCanvasAndPainted(t *testing.T) {
 // so they do past the memory budget.
 func TestExtendArrows(t *testing.T) {
 	h := newHarness(t, 64e9)
-	h.s.setStart(mustCondition(t, h.writePNG("photo.png", 1024, 1024)))
+	h.s.work.SetStart(mustCondition(t, h.writePNG("photo.png", 1024, 1024)))
 	test.Tap(h.s.canvas.Arrows[sideRight])
 	test.Tap(h.s.canvas.Arrows[sideTop])
 	if h.s.doc().Extend != [4]int{0, extendStep, extendStep, 0} {
 		t.Fatalf("extension %v", h.s.doc().Extend)
 	}
-	if h.s.work.fit.Selected != fitFollowLabel {
-		t.Errorf("fit shows %q on an extended canvas, whose size follows the image", h.s.work.fit.Selected)
+	if fit := fitChoice(t, h.s.work.Box()); fit.Selected != imagework.FitFollowLabel {
+		t.Errorf("fit shows %q on an extended canvas, whose size follows the image", fit.Selected)
 	}
-	if want := "1088×1088"; !strings.Contains(h.s.work.extendInfo.Text, want) {
-		t.Errorf("extend shows %q, want the new size %s", h.s.work.extendInfo.Text, want)
+	if want := "1088×1088"; labelHolding(h.s.work.Box(), want) == "" {
+		t.Errorf("extend does not show the new size %s", want)
 	}
 	if h.s.canvas.PixelW != 1088 || h.s.canvas.PixelH != 1088 || h.s.canvas.Editor.Ext() != h.s.doc().Extend {
 		t.Errorf("the canvas shows %d×%d with the editor's extension %v; want the extended 1088×1088", h.s.canvas.PixelW, h.s.canvas.PixelH, h.s.canvas.Editor.Ext())
@@ -131,15 +147,15 @@ func TestExtendArrows(t *testing.T) {
 		t.Errorf("extending past the budget: extension %v, message %q", h.s.doc().Extend, h.s.message.Text)
 	}
 	h.s.deps.Budget = 64e9
-	test.Tap(h.s.work.resetExt)
+	test.Tap(findButton(t, h.s.work.Box(), "Reset"))
 	if h.s.doc().Extend != [4]int{} {
 		t.Error("Reset left the extension")
 	}
 
-	h.s.setStart(mustCondition(t, h.writePNG("wide.png", 4032, 512)))
+	h.s.work.SetStart(mustCondition(t, h.writePNG("wide.png", 4032, 512)))
 	test.Tap(h.s.canvas.Arrows[sideLeft])
-	if !strings.Contains(h.s.work.extendInfo.Text, "4096×512") {
-		t.Errorf("extend shows %q, want 4096×512", h.s.work.extendInfo.Text)
+	if labelHolding(h.s.work.Box(), "4096×512") == "" {
+		t.Error("extend does not show 4096×512")
 	}
 	test.Tap(h.s.canvas.Arrows[sideLeft])
 	if h.s.doc().Extend[sideLeft] != extendStep || !strings.Contains(h.s.message.Text, "at most 4096") {
@@ -151,12 +167,12 @@ func TestExtendArrows(t *testing.T) {
 // it to the chosen size turns it on again.
 func TestStartImageSizeOutsideTheModelsLimits(t *testing.T) {
 	h := newHarness(t, 64e9)
-	h.s.setStart(mustCondition(t, h.writePNG("panorama.png", 4200, 300)))
-	h.s.work.fit.SetSelected(fitFollowLabel)
+	h.s.work.SetStart(mustCondition(t, h.writePNG("panorama.png", 4200, 300)))
+	fitChoice(t, h.s.work.Box()).SetSelected(imagework.FitFollowLabel)
 	if !h.s.generateBtn.Disabled() || !strings.Contains(h.s.blocked.Text, "4192×288") {
 		t.Errorf("Generate on %v, blocked %q", !h.s.generateBtn.Disabled(), h.s.blocked.Text)
 	}
-	h.s.work.fit.SetSelected(fitCoverLabel)
+	fitChoice(t, h.s.work.Box()).SetSelected(imagework.FitCoverLabel)
 	if h.s.generateBtn.Disabled() {
 		t.Errorf("Generate still off after choosing to crop: %q", h.s.blocked.Text)
 	}
@@ -183,33 +199,72 @@ func mustCondition(t *testing.T, path string) compose.Condition {
 	return c
 }
 
+// walkWidgets calls visit with o and every object under it (through containers and widgets'
+// renderers), hidden or not.
+func walkWidgets(o fyne.CanvasObject, visit func(fyne.CanvasObject)) {
+	visit(o)
+	switch v := o.(type) {
+	case *fyne.Container:
+		for _, c := range v.Objects {
+			walkWidgets(c, visit)
+		}
+	case *widget.Label, *widget.Button, *widget.Check, *widget.Slider:
+		// their renderers hold only their own text and shapes
+	case fyne.Widget:
+		for _, c := range test.WidgetRenderer(v).Objects() {
+			walkWidgets(c, visit)
+		}
+	}
+}
+
+// findWidget finds the last widget of type T under o that match accepts.
+func findWidget[T fyne.CanvasObject](t *testing.T, o fyne.CanvasObject, match func(T) bool) T {
+	t.Helper()
+	var found T
+	ok := false
+	walkWidgets(o, func(c fyne.CanvasObject) {
+		if v, is := c.(T); is && match(v) {
+			found, ok = v, true
+		}
+	})
+	if !ok {
+		t.Fatalf("no %T that matches under %T", found, o)
+	}
+	return found
+}
+
 // findButton finds the button labelled text under o.
 func findButton(t *testing.T, o fyne.CanvasObject, text string) *widget.Button {
 	t.Helper()
-	var found *widget.Button
-	var walk func(fyne.CanvasObject)
-	walk = func(o fyne.CanvasObject) {
-		switch v := o.(type) {
-		case *widget.Button:
-			if v.Text == text {
-				found = v
-			}
-		case *fyne.Container:
-			for _, c := range v.Objects {
-				walk(c)
-			}
-		case fyne.Widget:
-			r := test.WidgetRenderer(v)
-			for _, c := range r.Objects() {
-				walk(c)
-			}
+	return findWidget(t, o, func(b *widget.Button) bool { return b.Text == text })
+}
+
+// labelHolding is the text of a label under o that contains part ("" for none).
+func labelHolding(o fyne.CanvasObject, part string) string {
+	var text string
+	walkWidgets(o, func(c fyne.CanvasObject) {
+		if l, ok := c.(*widget.Label); ok && strings.Contains(l.Text, part) {
+			text = l.Text
 		}
-	}
-	walk(o)
-	if found == nil {
-		t.Fatalf("no %q button", text)
-	}
+	})
+	return text
+}
+
+// showsLabel reports whether a label under o reads text.
+func showsLabel(o fyne.CanvasObject, text string) bool {
+	found := false
+	walkWidgets(o, func(c fyne.CanvasObject) {
+		if l, ok := c.(*widget.Label); ok && l.Text == text {
+			found = true
+		}
+	})
 	return found
+}
+
+// fitChoice is the image-work section's Fit choice.
+func fitChoice(t *testing.T, o fyne.CanvasObject) *widget.RadioGroup {
+	t.Helper()
+	return findWidget(t, o, func(r *widget.RadioGroup) bool { return slices.Contains(r.Options, imagework.FitFollowLabel) })
 }
 
 // A run from a painted start image sends the start image and the mask at the output size with
@@ -219,10 +274,10 @@ func TestGenerateFromAPaintedStartImage(t *testing.T) {
 	h := newHarness(t, 64e9)
 	path := h.writePNG("photo.png", 256, 256)
 	orig := mustCondition(t, path).Image
-	h.s.setStart(mustCondition(t, path))
-	h.s.work.fit.SetSelected(fitFollowLabel)
-	h.s.work.strength.SetValue(0.75)
-	h.s.work.feather.SetValue(0) // a hard edge: inside the stroke the generated pixels exactly
+	h.s.work.SetStart(mustCondition(t, path))
+	fitChoice(t, h.s.work.Box()).SetSelected(imagework.FitFollowLabel)
+	h.s.model.SetStrength(0.75)
+	h.s.model.SetFeather(0) // a hard edge: inside the stroke the generated pixels exactly
 	ed := h.s.canvas.Editor
 	ed.Radius = 20
 	// Paint from the image's centre 60 px to the right (the test driver's drag event carries
@@ -300,14 +355,14 @@ func sameNRGBA(t *testing.T, what string, got, want *image.NRGBA) {
 // under the 1400 units it opens at, with a start image and the section open.
 func TestImageWorkKeepsTheWindowsMinimumSize(t *testing.T) {
 	h := newHarness(t, 64e9)
-	h.s.setStart(mustCondition(t, h.writePNG("photo.png", 320, 256)))
-	if !h.s.work.accordion.Items[0].Open {
+	h.s.work.SetStart(mustCondition(t, h.writePNG("photo.png", 320, 256)))
+	if !h.s.work.Box().(*widget.Accordion).Items[0].Open {
 		t.Error("the section is not open with a start image")
 	}
 	if m := h.w.Content().MinSize(); m.Width > 1400 || m.Height > 860 {
 		t.Errorf("the window's minimum size is %v, more than the 1400×860 it opens at", m)
 	}
-	h.s.removeStart()
+	h.s.work.RemoveStart()
 	if m := h.w.Content().MinSize(); m.Width > 1400 || m.Height > 860 {
 		t.Errorf("the window's minimum size is %v without a start image", m)
 	}
@@ -330,10 +385,10 @@ func TestRestoredStartKeepsSettingsTheWindowHasNoControlFor(t *testing.T) {
 	if st == nil || !st.MaskCrop || st.CropPadding != 24 || !st.DiscardOriginal || st.MaskGrow != 8 || st.Strength != 0.5 || st.Mask.Pix[5] != 255 {
 		t.Fatalf("the restored start makes %+v", st)
 	}
-	if x := h.s.work.extras; !x.Visible() || !strings.Contains(x.Text, "24 px around it") || !strings.Contains(x.Text, "not pasted back") {
-		t.Errorf("the mask section says %q", x.Text)
+	if x := labelHolding(h.s.work.Box(), "24 px around it"); !strings.Contains(x, "not pasted back") {
+		t.Errorf("the mask section says %q", x)
 	}
-	h.s.setStart(mustCondition(t, h.writePNG("other.png", 64, 64)))
+	h.s.work.SetStart(mustCondition(t, h.writePNG("other.png", 64, 64)))
 	if st := h.s.jobDraft().Start; st.MaskCrop || st.DiscardOriginal {
 		t.Errorf("a new start image kept the restored image's modes: %+v", st)
 	}
@@ -343,7 +398,7 @@ func TestRestoredStartKeepsSettingsTheWindowHasNoControlFor(t *testing.T) {
 // the mask over the new area (fading into the old edge), and the saved image that size.
 func TestGenerateFromAnExtendedCanvas(t *testing.T) {
 	h := newHarness(t, 64e9)
-	h.s.setStart(mustCondition(t, h.writePNG("photo.png", 256, 256)))
+	h.s.work.SetStart(mustCondition(t, h.writePNG("photo.png", 256, 256)))
 	test.Tap(h.s.canvas.Arrows[sideRight])
 	test.Tap(h.s.generateBtn)
 	req := <-h.gen.started
@@ -368,7 +423,7 @@ func TestGenerateFromAnExtendedCanvas(t *testing.T) {
 // back with.
 func TestCancelledStartRunIsForgotten(t *testing.T) {
 	h := newHarness(t, 64e9)
-	h.s.setStart(mustCondition(t, h.writePNG("photo.png", 256, 256)))
+	h.s.work.SetStart(mustCondition(t, h.writePNG("photo.png", 256, 256)))
 	test.Tap(h.s.generateBtn)
 	<-h.gen.started
 	test.Tap(h.s.generateBtn) // queued behind the first
@@ -376,42 +431,10 @@ func TestCancelledStartRunIsForgotten(t *testing.T) {
 	second := h.s.queue.Jobs()[1]
 	h.s.queue.Cancel(second.ID)
 	h.pump("the second job cancelled", func() bool {
-		h.s.finisher.mu.Lock()
-		defer h.s.finisher.mu.Unlock()
-		_, held := h.s.finisher.prepared[second.Request.Init]
-		return !held
+		return !h.s.finisher.Expected(second.Request.Init)
 	})
 	h.s.cancelCurrent()
 	h.pump("the first job cancelled", func() bool { return h.s.queue.Pending() == 0 })
-}
-
-// Paste in "Work on an image" takes the clipboard's image as the start image, else the image
-// file its text names; other text gets the condition images' message.
-func TestPasteAStartImage(t *testing.T) {
-	var clip []byte
-	h := newHarnessWith(t, 64e9, func(h *harness, d *Deps) { d.ClipboardImage = func() []byte { return clip } })
-	cb := test.NewClipboard()
-	cb.SetContent("just some words")
-	if !h.s.pasteStart(cb) || h.s.doc().Start != nil || !strings.Contains(h.s.message.Text, "is not an image file") {
-		t.Fatalf("pasting words: start %v, message %q", h.s.doc().Start, h.s.message.Text)
-	}
-	path := h.writePNG("copied.png", 96, 64)
-	cb.SetContent(path)
-	if !h.s.pasteStart(cb) {
-		t.Fatal("a pasted image path was not taken")
-	}
-	h.pump("the pasted file", func() bool { return h.s.doc().Start != nil })
-	if h.s.doc().Start.Image.Name != "copied.png" {
-		t.Errorf("start image %q", h.s.doc().Start.Image.Name)
-	}
-	data, err := os.ReadFile(h.writePNG("clip.png", 64, 48))
-	if err != nil {
-		t.Fatal(err)
-	}
-	clip = data
-	if !h.s.pasteStart(cb) || h.s.doc().Start == nil || !strings.HasPrefix(h.s.doc().Start.Image.Name, "pasted image") || h.s.doc().Start.Image.Image.Rect.Dx() != 64 {
-		t.Errorf("the clipboard's image was not taken as the start image: %+v", h.s.doc().Start)
-	}
 }
 
 // sameMask fails unless got equals want pixel for pixel.

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"easel/ui/imagework"
 	"image"
 	"path/filepath"
 	"strings"
@@ -51,12 +52,12 @@ func TestInpaintThroughTheWindow(t *testing.T) {
 
 	startPath := h.writePNG("start.png", 256, 192)
 	loaded := mustCondition(t, startPath).Image
-	h.s.dropped(centreOf(h.s.canvas.Box), []fyne.URI{storage.NewFileURI(startPath)})
+	h.s.work.Drop(centreOf(h.s.canvas.Box), []fyne.URI{storage.NewFileURI(startPath)})
 	h.pump("the start image", func() bool { return h.s.doc().Start != nil })
-	h.s.work.fit.SetSelected(fitFollowLabel)
-	h.s.work.strength.SetValue(0.7)
-	h.s.work.feather.SetValue(4)
-	h.s.work.grow.SetValue(6)
+	fitChoice(t, h.s.work.Box()).SetSelected(imagework.FitFollowLabel)
+	h.s.model.SetStrength(0.7)
+	h.s.model.SetFeather(4)
+	h.s.model.SetGrow(6)
 	h.s.options.Steps.SetText("4")
 	test.Type(h.s.prompt.Text, "a paper lantern")
 
@@ -114,26 +115,26 @@ func TestInpaintThroughTheWindow(t *testing.T) {
 	}
 
 	// Restore from the PNG: a fresh start, then the saved file dropped on the window.
-	h.s.removeStart()
-	h.s.work.strength.SetValue(0.3)
-	h.s.work.grow.SetValue(0)
-	h.s.dropped(fyne.NewPos(5, 5), []fyne.URI{storage.NewFileURI(e.Path)})
+	h.s.work.RemoveStart()
+	h.s.model.SetStrength(0.3)
+	h.s.model.SetGrow(0)
+	h.s.work.Drop(fyne.NewPos(5, 5), []fyne.URI{storage.NewFileURI(e.Path)})
 	h.answerRestore("Restore the recipe")
 	h.pump("the restored start image", func() bool { return h.s.doc().Start != nil })
 	sameNRGBA(t, "the restored start image", h.s.doc().Start.Image.Image, loaded)
 	sameMask(t, "the restored mask", h.s.doc().Start.Mask.Image(), painted)
-	if h.s.doc().Strength != 0.7 || h.s.doc().Feather != 4 || h.s.doc().Grow != 6 || h.s.work.growV.Text != "6 px" || !h.s.doc().FollowImage || h.s.work.strengthV.Text != "0.70" {
-		t.Errorf("restored strength %g (shown %q) feather %d grow %d follow %v, want 0.7, 4, 6 and the size following the image",
-			h.s.doc().Strength, h.s.work.strengthV.Text, h.s.doc().Feather, h.s.doc().Grow, h.s.doc().FollowImage)
+	if h.s.doc().Strength != 0.7 || h.s.doc().Feather != 4 || h.s.doc().Grow != 6 || !showsLabel(h.s.work.Box(), "6 px") || !h.s.doc().FollowImage || !showsLabel(h.s.work.Box(), "0.70") {
+		t.Errorf("restored strength %g feather %d grow %d follow %v, want 0.7, 4, 6 and the size following the image (and the section showing 0.70 and 6 px)",
+			h.s.doc().Strength, h.s.doc().Feather, h.s.doc().Grow, h.s.doc().FollowImage)
 	}
 	// The canvas shows the dropped picture; Show puts the restored start image and mask back on it.
-	test.Tap(h.s.work.show)
+	test.Tap(findButton(t, h.s.work.Box(), "Show"))
 	if !h.s.canvas.Editing || h.s.canvas.Editor.Mask() != h.s.doc().Start.Mask {
 		t.Error("Show does not put the restored start image and mask on the canvas")
 	}
 
 	// Clicking the image in the history restores them too.
-	h.s.removeStart()
+	h.s.work.RemoveStart()
 	test.Tap(h.s.history.Thumbs()[0])
 	if h.s.doc().Start == nil {
 		t.Fatal("clicking the history image restored no start image")

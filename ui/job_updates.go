@@ -164,7 +164,7 @@ func (s *window) finished(j jobs.Job) {
 	if j.State != jobs.Done {
 		s.model.Forget(j.ID)
 		if j.Request.Init != nil {
-			s.finisher.forget(j.Request.Init) // a job cancelled before it ran never took it
+			s.finisher.Forget(j.Request.Init) // a job cancelled before it ran never took it
 		}
 	}
 	running := s.model.Current() == j.ID

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"easel/ui/imagework"
 	"fmt"
 	"image"
 	"path/filepath"
@@ -266,11 +267,11 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 	assertLayoutFits(t, h.w, "the new window")
 
 	long := "a-very-long-file-name-for-a-reference-photograph-taken-on-holiday-in-the-mountains"
-	s.addFiles([]string{h.writePNG(long+"-1.png", 96, 64), h.writePNG(long+"-2.png", 64, 96)})
+	s.work.AddFiles([]string{h.writePNG(long+"-1.png", 96, 64), h.writePNG(long+"-2.png", 64, 96)})
 	h.pump("the condition images", func() bool { return len(s.draft().Conditions) == 2 })
 	s.addLoRAs([]string{h.writeLoRA(long + "-style.safetensors")})
-	s.setStart(mustCondition(t, h.writePNG(long+"-start.png", 256, 256)))
-	s.extendSide(sideRight)
+	s.work.SetStart(mustCondition(t, h.writePNG(long+"-start.png", 256, 256)))
+	s.work.ExtendSide(sideRight)
 	openEverySection(s)
 	assertLayoutFits(t, h.w, "long names, an extended start image, every section open")
 
@@ -287,7 +288,7 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 	assertLayoutFits(t, h.w, "a restored extended image")
 
 	// A batch of 16.
-	s.removeStart()
+	s.work.RemoveStart()
 	s.model.SetCustomSize(256, 256)
 	s.options.Count.SetText("16")
 	assertLayoutFits(t, h.w, "Images set to 16")
@@ -337,7 +338,7 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 	s.quiet()
 
 	// The question what a dropped Easel PNG is for, with its four answers.
-	s.askRestore(h.writePNG(long+"-made.png", 32, 32), func(pngUse) {})
+	s.work.AskRestore(h.writePNG(long+"-made.png", 32, 32), func(imagework.PNGUse) {})
 	assertLayoutFits(t, h.w, "the restore question")
 	s.escapeKey()
 
@@ -438,9 +439,9 @@ func wrappedInForms(o fyne.CanvasObject, inForm bool, path string) []string {
 func TestRestoredExtendedImageKeepsItsRowsApart(t *testing.T) {
 	h := newHarness(t, 64e9)
 	s := h.s
-	s.setStart(mustCondition(t, h.writePNG("a-start-image-with-a-long-name.png", 256, 256)))
-	s.extendSide(sideRight)
-	s.extendSide(sideTop)
+	s.work.SetStart(mustCondition(t, h.writePNG("a-start-image-with-a-long-name.png", 256, 256)))
+	s.work.ExtendSide(sideRight)
+	s.work.ExtendSide(sideTop)
 	test.Tap(s.generateBtn)
 	<-h.gen.started
 	for range fakeSteps {
@@ -448,16 +449,16 @@ func TestRestoredExtendedImageKeepsItsRowsApart(t *testing.T) {
 	}
 	h.gen.release <- struct{}{}
 	h.pump("the saved image", func() bool { return len(s.history.Entries) == 1 })
-	s.removeStart()
+	s.work.RemoveStart()
 	s.restore(s.history.Entries[0])
 	openEverySection(s)
 	for _, p := range wrappedInForms(h.w.Content(), false, "window") {
 		t.Errorf("a wrapped text in a form row: %s", p)
 	}
 	assertLayoutFits(t, h.w, "a restored extended image")
-	if s.work.strength.Value != 1 || !s.work.strength.Disabled() || s.work.fit.Selected != fitFollowLabel {
-		t.Errorf("the extended image shows strength %.2f (off: %v) and fit %q; the run uses 1 and the image's size",
-			s.work.strength.Value, s.work.strength.Disabled(), s.work.fit.Selected)
+	if fit := fitChoice(t, s.work.Box()); !showsLabel(s.work.Box(), "1.00 · extending") || !fit.Disabled() || fit.Selected != imagework.FitFollowLabel {
+		t.Errorf("the extended image shows fit %q (off: %v) and not strength 1.00 · extending; the run uses 1 and the image's size",
+			fit.Selected, fit.Disabled())
 	}
 }
 
@@ -466,19 +467,19 @@ func TestRestoredExtendedImageKeepsItsRowsApart(t *testing.T) {
 func TestRemovingTheStartImageLeavesNoGap(t *testing.T) {
 	h := newHarness(t, 64e9)
 	s := h.s
-	s.work.accordion.Open(0)
-	before := s.work.box.MinSize().Height
-	s.setStart(mustCondition(t, h.writePNG("start.png", 256, 256)))
-	if with := s.work.box.MinSize().Height; with <= before {
+	s.work.Box().(*widget.Accordion).Open(0)
+	before := s.work.Box().MinSize().Height
+	s.work.SetStart(mustCondition(t, h.writePNG("start.png", 256, 256)))
+	if with := s.work.Box().MinSize().Height; with <= before {
 		t.Fatalf("with a start image the section is %.0f tall, no taller than without (%.0f)", with, before)
 	}
-	s.removeStart()
-	if after := s.work.box.MinSize().Height; after > before+layoutSlack {
+	s.work.RemoveStart()
+	if after := s.work.Box().MinSize().Height; after > before+layoutSlack {
 		t.Errorf("after removing the start image the section is %.0f tall, %.0f before it was added", after, before)
 	}
 	h.w.Resize(screen1280)
 	relayout(h.w.Content())
-	gap := s.sections.Position().Y - (s.work.box.Position().Y + s.work.box.Size().Height)
+	gap := s.sections.Position().Y - (s.work.Box().Position().Y + s.work.Box().Size().Height)
 	if gap > 2*theme.Padding() {
 		t.Errorf("a %.0f-px gap between Work on an image and the next section", gap)
 	}

@@ -69,7 +69,7 @@ func TestLoRAThroughTheWindow(t *testing.T) {
 	})
 
 	peakBefore := h.s.prediction.Peak
-	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(loraPath)})
+	h.s.work.Drop(fyne.Position{}, []fyne.URI{storage.NewFileURI(loraPath)})
 	h.pump("the LoRA to join the list", func() bool { return len(h.s.draft().LoRAs) == 1 })
 	if l := h.s.draft().LoRAs[0]; l.Path != loraPath || !l.Enabled || l.Strength != 1 || len(h.s.draft().Conditions) != 0 {
 		t.Fatalf("after the drop: %+v, %d condition images", l, len(h.s.draft().Conditions))
@@ -103,7 +103,7 @@ func TestLoRAThroughTheWindow(t *testing.T) {
 	// Change the list, then restore from the image: the LoRA comes back on, at 0.5.
 	h.s.loras.Rows[0].Strength.SetValue(1.5)
 	h.s.loras.Rows[0].Enabled.SetChecked(false)
-	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(e.Path)})
+	h.s.work.Drop(fyne.Position{}, []fyne.URI{storage.NewFileURI(e.Path)})
 	h.answerRestore("Restore the recipe")
 	h.pump("the restore", func() bool { return strings.Contains(h.s.message.Text, "Settings restored") })
 	if l := h.s.draft().LoRAs; len(l) != 1 || !l[0].Enabled || l[0].Strength != 0.5 || h.s.loras.Rows[0].Strength.Value != 0.5 || !h.s.loras.Rows[0].Enabled.Checked {
@@ -114,7 +114,7 @@ func TestLoRAThroughTheWindow(t *testing.T) {
 	if err := os.Rename(loraPath, loraPath+".moved"); err != nil {
 		t.Fatal(err)
 	}
-	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(e.Path)})
+	h.s.work.Drop(fyne.Position{}, []fyne.URI{storage.NewFileURI(e.Path)})
 	h.answerRestore("Restore the recipe")
 	h.pump("the second restore", func() bool { return strings.Contains(h.s.message.Text, "not found") })
 	if !strings.Contains(h.s.message.Text, "ink-style.safetensors") || !strings.Contains(h.s.message.Text, loraDir) {
@@ -124,7 +124,7 @@ func TestLoRAThroughTheWindow(t *testing.T) {
 	if err := os.Rename(loraPath+".moved", filepath.Join(loraDir, "renamed.safetensors")); err != nil {
 		t.Fatal(err)
 	}
-	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(e.Path)})
+	h.s.work.Drop(fyne.Position{}, []fyne.URI{storage.NewFileURI(e.Path)})
 	h.answerRestore("Restore the recipe")
 	h.pump("the third restore", func() bool {
 		for _, l := range h.s.draft().LoRAs {
@@ -146,7 +146,7 @@ func TestLoRAPresetOffer(t *testing.T) {
 		map[string]string{lora.PresetMetadataKey: `{"name":"Turbo","schedule":"turbo","steps":8,"cfg":1}`}); err != nil {
 		t.Fatal(err)
 	}
-	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(path)})
+	h.s.work.Drop(fyne.Position{}, []fyne.URI{storage.NewFileURI(path)})
 	h.pump("the preset offer", func() bool { return h.s.loras.Offer.Visible() })
 	if !strings.Contains(h.s.loras.Offer.Text, "Turbo: 8 steps, CFG 1") {
 		t.Fatalf("offer %q", h.s.loras.Offer.Text)

@@ -40,12 +40,10 @@ func newMainWindow(a fyne.App, deps Deps) (fyne.Window, *window) {
 	s.win = w
 	s.build()
 	if s.doc().Start != nil { // the resumed canvas: the start image, its mask and extension
-		s.work.load()
-		s.work.refresh()
-		s.showStart()
+		s.work.Reload()
 	}
 	w.SetContent(s.layout())
-	w.SetOnDropped(s.dropped)
+	w.SetOnDropped(s.work.Drop)
 	s.installShortcuts()
 	w.SetOnClosed(s.close)
 	w.SetCloseIntercept(s.askClose)
@@ -80,8 +78,9 @@ func (s *window) build() {
 	s.cancelBtn = widget.NewButtonWithIcon("Cancel", theme.MediaStopIcon(), s.cancelCurrent)
 	s.prompt = recipe.NewPrompt(s.model, s.keys())
 	s.help = s.newPromptHelp()
-	s.conditions = recipe.NewConditions(s.model, recipe.ConditionsActions{Add: s.pickImages, Paste: s.pasteCondition,
-		Move: s.moveCondition, Remove: s.removeCondition, Shown: func() {
+	s.conditions = recipe.NewConditions(s.model, recipe.ConditionsActions{Add: func() { s.work.PickImages() },
+		Paste: func() { s.work.PasteCondition() }, Move: func(i, d int) { s.work.MoveCondition(i, d) },
+		Remove: func(i int) { s.work.RemoveCondition(i) }, Shown: func() {
 			if s.sections != nil {
 				s.sections.Open(sectionConditions) // what was just added is in view
 			}
@@ -99,7 +98,7 @@ func (s *window) build() {
 	s.fast.Presets = s.loras.Presets
 	s.options = recipe.NewOptions(s.model, s.keys(), recipe.OptionsActions{SetBackend: s.setBackend, ChooseModel: s.pickModel,
 		FollowedSize: s.followedSize, Copy: s.copyText, MaxCount: MaxWindowCount})
-	s.canvas = canvasarea.NewView(s.maskChanged, s.extendSide)
+	s.canvas = canvasarea.NewView(func() { s.work.MaskChanged() }, func(side int) { s.work.ExtendSide(side) })
 	s.actions = newImageActions(s)
 	s.canvas.Tools.Objects = []fyne.CanvasObject{s.actions.saveTo, s.actions.reveal, s.actions.copy}
 	s.canvas.Footer.Objects = []fyne.CanvasObject{layout.NewSpacer(), s.actions.continueFrom, s.actions.refine}
@@ -120,7 +119,7 @@ func (s *window) build() {
 	s.upscales = s.newUpscaling()
 	s.batch = s.newBatch() // batch.go
 	s.sheet = s.batch.Sheet
-	s.work = newImageWorkPanel(s)
+	s.work = newImageWork(s)
 	s.explore = s.newExplore() // explore.go
 	s.area = canvasarea.NewArea(s.canvas.Box, s.sheet.Box, s.explore.Sheet.Box)
 	// Whatever changes the draft (a field, a restore, an undo), the size, the frame, the memory
@@ -166,7 +165,7 @@ func (s *window) recipeRegion() fyne.CanvasObject {
 	gutter := canvas.NewRectangle(color.Transparent)
 	gutter.SetMinSize(fyne.NewSize(2*theme.Size(theme.SizeNameScrollBarSmall), 0))
 	s.column = container.NewVScroll(container.NewBorder(nil, nil, nil, gutter,
-		container.NewVBox(s.prompt.Box, s.options.Box, s.help.Box, s.work.box, s.sections)))
+		container.NewVBox(s.prompt.Box, s.options.Box, s.help.Box, s.work.Box(), s.sections)))
 	return container.NewBorder(nil, actions, nil, nil, container.NewStack(s.column, newWheelToColumn(s.column)))
 }
 

@@ -87,7 +87,7 @@ func TestDropReorderRemoveAndLimits(t *testing.T) {
 	bad := filepath.Join(h.dir, "notes.png")
 	os.WriteFile(bad, []byte("not an image"), 0o644)
 
-	h.s.dropped(fyne.NewPos(10, 10), []fyne.URI{storage.NewFileURI(wide), storage.NewFileURI(bad), storage.NewFileURI(tall)})
+	h.s.work.Drop(fyne.NewPos(10, 10), []fyne.URI{storage.NewFileURI(wide), storage.NewFileURI(bad), storage.NewFileURI(tall)})
 	h.pump("the dropped files", func() bool { return len(h.s.draft().Conditions) == 2 })
 	if !h.s.message.Visible() || !strings.Contains(h.s.message.Text, "notes.png") {
 		t.Errorf("message %q, want one naming notes.png", h.s.message.Text)
@@ -98,7 +98,7 @@ func TestDropReorderRemoveAndLimits(t *testing.T) {
 			t.Errorf("condition list does not show %q", want)
 		}
 	}
-	h.s.moveCondition(1, -1)
+	h.s.work.MoveCondition(1, -1)
 	if h.s.draft().Conditions[0].Name != "tall.png" || !strings.Contains(test.RenderToMarkup(h.w.Canvas()), "1 · tall.png") {
 		t.Error("moving the second image left did not put it first")
 	}
@@ -107,7 +107,7 @@ func TestDropReorderRemoveAndLimits(t *testing.T) {
 	if w, hh, _ := h.s.draftCopy().OutputSize(); w != 1440 || hh != 736 {
 		t.Errorf("from last image: %d×%d, want wide.png's 1440×736", w, hh)
 	}
-	h.s.removeCondition(0)
+	h.s.work.RemoveCondition(0)
 	if len(h.s.draft().Conditions) != 1 || h.s.draft().Conditions[0].Name != "wide.png" {
 		t.Errorf("after removing the first: %v", h.s.draft().Conditions)
 	}
@@ -116,7 +116,7 @@ func TestDropReorderRemoveAndLimits(t *testing.T) {
 	for i := range 10 {
 		more = append(more, storage.NewFileURI(h.writePNG("more"+string(rune('a'+i))+".png", 64, 64)))
 	}
-	h.s.dropped(fyne.Position{}, more)
+	h.s.work.Drop(fyne.Position{}, more)
 	h.pump("ten images", func() bool { return len(h.s.draft().Conditions) == compose.MaxConditions })
 	if !strings.Contains(h.s.message.Text, "at most 10") || !strings.Contains(h.s.message.Text, "morej.png") {
 		t.Errorf("message %q, want the eleventh (morej.png) refused", h.s.message.Text)
@@ -129,12 +129,12 @@ func TestPasteAFilePath(t *testing.T) {
 	path := h.writePNG("pasted.png", 64, 64)
 	cb := test.NewClipboard()
 	cb.SetContent(path)
-	if !h.s.pasteImage(cb, false) {
+	if !h.s.work.PasteImage(cb, false) {
 		t.Fatal("a pasted image path was not taken")
 	}
 	h.pump("the pasted file", func() bool { return len(h.s.draft().Conditions) == 1 })
 	cb.SetContent("just some words")
-	if h.s.pasteImage(cb, false) {
+	if h.s.work.PasteImage(cb, false) {
 		t.Error("ordinary text was taken as an image")
 	}
 }
@@ -279,7 +279,7 @@ func TestPasteAClipboardImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.s.deps.ClipboardImage = func() []byte { return data }
-	if !h.s.pasteImage(nil, false) {
+	if !h.s.work.PasteImage(nil, false) {
 		t.Fatal("the clipboard image was not taken")
 	}
 	if len(h.s.draft().Conditions) != 1 || h.s.draft().Conditions[0].Name != "pasted image 1" {
@@ -316,7 +316,7 @@ func TestPasteAFinderFile(t *testing.T) {
 	path := h.writePNG("from-finder.png", 120, 80)
 	h.s.deps.ClipboardFile = func() string { return path }
 	h.s.deps.ClipboardImage = func() []byte { t.Error("the picture was asked for before the file"); return nil }
-	if !h.s.pasteImage(nil, true) {
+	if !h.s.work.PasteImage(nil, true) {
 		t.Fatal("the Finder file was not taken")
 	}
 	h.pump("the pasted file", func() bool { return len(h.s.draft().Conditions) == 1 })
@@ -338,12 +338,12 @@ func TestNoVisionTowerRefusesConditionImages(t *testing.T) {
 	}
 	g.Estimated = false
 	h.s.deps.Geometry = g
-	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(h.writePNG("ref.png", 64, 64))})
+	h.s.work.Drop(fyne.Position{}, []fyne.URI{storage.NewFileURI(h.writePNG("ref.png", 64, 64))})
 	h.pump("the image", func() bool { return len(h.s.draft().Conditions) == 1 })
 	if !h.s.generateBtn.Disabled() || !strings.Contains(h.s.blocked.Text, "no vision tower") {
 		t.Errorf("Generate enabled %v, reason %q", !h.s.generateBtn.Disabled(), h.s.blocked.Text)
 	}
-	h.s.removeCondition(0)
+	h.s.work.RemoveCondition(0)
 	if h.s.generateBtn.Disabled() || h.s.blocked.Visible() {
 		t.Errorf("after removing the image Generate is still off: %q", h.s.blocked.Text)
 	}

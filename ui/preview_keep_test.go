@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"easel/ui/imagework"
 	"image"
 	"image/color"
 	"testing"
@@ -83,8 +84,8 @@ func TestFinishingPastesBackEveryBatchImage(t *testing.T) {
 		first.Batch = []*pipeline.Result{first, second}
 		return first, nil
 	})
-	f := &finishing{Generator: gen}
-	f.expect(job.Request.Init, &job)
+	f := &imagework.Finishing{Generator: gen}
+	f.Expect(job.Request.Init, &job)
 	res, err := f.Run(context.Background(), job.Request, make(chan pipeline.Event, 1))
 	if err != nil {
 		t.Fatal(err)

@@ -97,7 +97,7 @@ func TestDescribeAndCheckFromMenusAndDrop(t *testing.T) {
 
 	// A file dropped on the prompt-help panel is described, not added as a condition image.
 	p.Suggestion.SetText("")
-	h.s.dropped(centreOf(p.Box), []fyne.URI{storage.NewFileURI(picture)})
+	h.s.work.Drop(centreOf(p.Box), []fyne.URI{storage.NewFileURI(picture)})
 	h.pump("the dropped file's Describe", idle)
 	if strings.TrimSpace(p.Suggestion.Text) == "" || len(h.s.draft().Conditions) != 0 || h.s.doc().Start != nil {
 		t.Errorf("after a drop on the panel: suggestion %q, %d condition images, start image %v", p.Suggestion.Text, len(h.s.draft().Conditions), h.s.doc().Start != nil)
@@ -107,12 +107,12 @@ func TestDescribeAndCheckFromMenusAndDrop(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("not a picture"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h.s.dropped(centreOf(p.Box), []fyne.URI{storage.NewFileURI(bad)})
+	h.s.work.Drop(centreOf(p.Box), []fyne.URI{storage.NewFileURI(bad)})
 	if p.Writing() || !strings.Contains(h.s.message.Text, "notes.png") || !strings.Contains(h.s.message.Text, "Choose an image file") {
 		t.Errorf("a dropped non-image: writing %v, message %q", p.Writing(), h.s.message.Text)
 	}
 	// Dropped elsewhere (the prompt), the file is a condition image as before.
-	h.s.dropped(centreOf(h.s.prompt.Box), []fyne.URI{storage.NewFileURI(picture)})
+	h.s.work.Drop(centreOf(h.s.prompt.Box), []fyne.URI{storage.NewFileURI(picture)})
 	h.pump("the condition image", func() bool { return len(h.s.draft().Conditions) == 1 })
 
 	// A right-click on a finished batch cell opens its menu. (Last: the test driver places

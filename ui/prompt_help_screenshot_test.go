@@ -31,7 +31,7 @@ func TestScreenshotDescribe(t *testing.T) {
 	h.patience = 3 * time.Minute
 	fyne.CurrentApp().Settings().SetTheme(theme.DefaultTheme())
 	path := generatecase.PicturePNG(t, 96, 64)
-	h.s.addLoaded([]loadedCondition{{c: mustCondition(t, path)}})
+	h.s.work.AddConditions(mustCondition(t, path))
 	p := h.s.help
 	p.Source.SetSelected("Condition image 1")
 	test.Tap(p.Describe)

@@ -69,7 +69,7 @@ func TestPromptHelpExpandDescribeAndCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.s.addLoaded([]loadedCondition{{c: mustCondition(t, path)}})
+	h.s.work.AddConditions(mustCondition(t, path))
 	p.Source.SetSelected("Condition image 1")
 	test.Tap(p.Describe)
 	h.pump("Describe to finish", idle)

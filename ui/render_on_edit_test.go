@@ -62,14 +62,14 @@ func TestRenderOnEditEqualsTheLocalEdit(t *testing.T) {
 		d.Settings.RenderOn, d.Settings.RenderToken = hs.Listener.Addr().String(), "t0k"
 	})
 	s := h.s
-	s.setStart(mustCondition(t, h.writePNG("street.png", 256, 192)))
+	s.work.SetStart(mustCondition(t, h.writePNG("street.png", 256, 192)))
 	s.doc().Start.Mask.Begin()
 	s.doc().Start.Mask.Stroke(maskpaint.Point{X: 60, Y: 60}, maskpaint.Point{X: 180, Y: 120}, 24, false)
 	s.doc().Start.Mask.End()
-	s.maskChanged()
+	s.work.MaskChanged()
 	s.model.SetFeather(12)
 	s.model.SetGrow(4)
-	s.extendSide(sideRight)
+	s.work.ExtendSide(sideRight)
 	s.model.SetRandomSeed(false)
 	s.model.SetSeed(41)
 	s.prompt.Text.SetText("a bicycle leaning on the wall")

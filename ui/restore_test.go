@@ -23,7 +23,7 @@ import (
 func TestRestoreReplacesTheConditionImages(t *testing.T) {
 	h := newHarness(t, 64e9)
 	s := h.s
-	s.addFiles([]string{h.writePNG("mine-1.png", 64, 48), h.writePNG("mine-2.png", 48, 64)})
+	s.work.AddFiles([]string{h.writePNG("mine-1.png", 64, 48), h.writePNG("mine-2.png", 48, 64)})
 	h.pump("the condition images", func() bool { return len(s.draft().Conditions) == 2 })
 
 	// Made without condition images: the list empties.
@@ -49,7 +49,7 @@ func TestRestoreReplacesTheConditionImages(t *testing.T) {
 	sum := sha256.Sum256(data)
 	with := &imagefile.Settings{Prompt: "a kite over ref", Width: 512, Height: 512, Steps: 8, CFG: 1, Seed: 4,
 		Images: []imagefile.ImageRef{{Name: "ref.png", SHA256: hex.EncodeToString(sum[:])}, {Name: "gone.png", SHA256: "00"}}}
-	s.addFiles([]string{h.writePNG("mine-3.png", 64, 48)})
+	s.work.AddFiles([]string{h.writePNG("mine-3.png", 64, 48)})
 	h.pump("another condition image", func() bool { return len(s.draft().Conditions) == 1 })
 	s.restore(history.Entry{Path: filepath.Join(folder, "made.png"), Settings: with})
 	if len(s.draft().Conditions) != 1 || s.draft().Conditions[0].Name != "ref.png" {
@@ -149,14 +149,14 @@ func TestGalleryTrashAndUndo(t *testing.T) {
 func TestRemovingTheStartImageIsUndoable(t *testing.T) {
 	h := newHarness(t, 64e9)
 	s := h.s
-	s.setStart(mustCondition(t, h.writePNG("photo.png", 128, 128)))
+	s.work.SetStart(mustCondition(t, h.writePNG("photo.png", 128, 128)))
 	s.doc().Start.Mask.Begin()
 	s.doc().Start.Mask.Stroke(maskpaint.Point{X: 20, Y: 20}, maskpaint.Point{X: 90, Y: 90}, 10, false)
 	s.doc().Start.Mask.End()
-	s.maskChanged()
-	s.extendSide(sideRight)
+	s.work.MaskChanged()
+	s.work.ExtendSide(sideRight)
 	covered := s.doc().Start.Mask.Coverage()
-	s.removeStart()
+	s.work.RemoveStart()
 	if s.doc().Start != nil {
 		t.Fatal("the start image is still there")
 	}
@@ -168,7 +168,7 @@ func TestRemovingTheStartImageIsUndoable(t *testing.T) {
 	s.doc().Start.Mask.Begin()
 	s.doc().Start.Mask.Stroke(maskpaint.Point{X: 100, Y: 10}, maskpaint.Point{X: 120, Y: 30}, 6, false)
 	s.doc().Start.Mask.End()
-	s.maskChanged()
+	s.work.MaskChanged()
 	s.undo()
 	if s.doc().Start == nil || s.doc().Start.Mask.Coverage() != covered {
 		t.Errorf("⌘Z after a stroke took back something else: start %v", s.doc().Start != nil)

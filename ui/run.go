@@ -16,6 +16,7 @@ import (
 	"easel/app/memplan"
 	"easel/app/preview"
 	"easel/app/settings"
+	"easel/ui/imagework"
 	"easel/ui/setup"
 )
 
@@ -44,7 +45,7 @@ func Run() {
 // geometry (or the published one) and the device budget, the output folder's history and the
 // preview calibrator, started in the background on the model.
 func DefaultDeps() Deps {
-	d := Deps{Settings: settings.Defaults(), ScanHistory: true, ClipboardFile: systemClipboardFile, ClipboardImage: systemClipboardImage}
+	d := Deps{Settings: settings.Defaults(), ScanHistory: true, ClipboardFile: imagework.SystemClipboardFile, ClipboardImage: imagework.SystemClipboardImage}
 	if st, err := settings.DefaultStore(); err != nil {
 		d.SettingsErr = err
 	} else {

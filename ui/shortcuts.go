@@ -25,16 +25,16 @@ func (s *window) installShortcuts() {
 	gen.Shortcut = generateShortcut
 	cancel := fyne.NewMenuItem("Cancel", s.cancelCurrent)
 	cancel.Shortcut = cancelShortcut
-	add := fyne.NewMenuItem("Add Condition Images…", s.pickImages)
+	add := fyne.NewMenuItem("Add Condition Images…", s.work.PickImages)
 	add.Shortcut = addShortcut
 	paste := fyne.NewMenuItem("Paste Image as Start Image", func() {
-		if !s.pasteAsStart(s.clipboard(), false) {
+		if !s.work.PasteAsStart(s.clipboard(), false) {
 			s.say("The clipboard holds no image and no image file path.")
 		}
 	})
 	paste.Shortcut = &fyne.ShortcutPaste{}
 	pasteCondition := fyne.NewMenuItem("Paste as Condition Image", func() {
-		if !s.pasteImage(s.clipboard(), true) {
+		if !s.work.PasteImage(s.clipboard(), true) {
 			s.say("The clipboard holds no image and no image file path.")
 		}
 	})
@@ -44,7 +44,7 @@ func (s *window) installShortcuts() {
 		fyne.NewMenu("Easel", s.settingsMenuItem(), s.studioMenuItem(), fyne.NewMenuItemSeparator(), s.quitItem()),
 		fyne.NewMenu("Edit", undo, fyne.NewMenuItemSeparator(), paste, pasteCondition),
 		fyne.NewMenu("Image", gen, cancel, fyne.NewMenuItemSeparator(), add, fyne.NewMenuItemSeparator(),
-			fyne.NewMenuItem("Restore from Image…", s.restoreFromImage)),
+			fyne.NewMenuItem("Restore from Image…", s.work.RestoreFromImage)),
 		fyne.NewMenu("Help", s.diagnosticsMenuItem())))
 
 	c := s.win.Canvas()
@@ -55,7 +55,7 @@ func (s *window) installShortcuts() {
 		if p, ok := sc.(*fyne.ShortcutPaste); ok && p.Clipboard != nil {
 			cb = p.Clipboard
 		}
-		if !s.pasteAsStart(cb, false) { // a picture pasted on the window is the start image
+		if !s.work.PasteAsStart(cb, false) { // a picture pasted on the window is the start image
 			s.say("The clipboard holds no image and no image file path.")
 		}
 	})

@@ -71,7 +71,7 @@ func TestTinyModelThroughTheWindow(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("\x89PNG\r\n\x1a\n not really"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h.s.dropped(fyne.NewPos(5, 5), []fyne.URI{storage.NewFileURI(bad)})
+	h.s.work.Drop(fyne.NewPos(5, 5), []fyne.URI{storage.NewFileURI(bad)})
 	h.pump("the corrupt file's message", func() bool { return strings.Contains(h.s.message.Text, "scan.png") })
 	if len(h.s.draft().Conditions) != 0 {
 		t.Fatal("a corrupt file was added as a condition image")

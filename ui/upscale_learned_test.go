@@ -233,7 +233,7 @@ func TestDroppedUpscalerAsksThenAdds(t *testing.T) {
 	h := newHarness(t, 0)
 	asked := func() bool { return len(h.s.questions.open) == 1 }
 
-	h.s.dropFiles([]string{file}, false)
+	h.s.work.DropFiles([]string{file}, false)
 	h.pump("the question", asked)
 	h.s.escapeKey()
 	if len(h.s.questions.open) != 0 {
@@ -243,7 +243,7 @@ func TestDroppedUpscalerAsksThenAdds(t *testing.T) {
 		t.Fatalf("Esc still added %v", ents)
 	}
 
-	h.s.dropFiles([]string{file}, false)
+	h.s.work.DropFiles([]string{file}, false)
 	h.pump("the question again", asked)
 	if !labelWith(h.w.Canvas().Overlays().Top(), "upscale_rrdb_x4.pth is a learned upscaler: RRDBNet ×4") {
 		t.Error("the question does not say what the file is")
@@ -272,7 +272,7 @@ func TestDroppedNonUpscalerFileGetsAMessage(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("not a PyTorch file at all"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h.s.dropFiles([]string{bad}, false)
+	h.s.work.DropFiles([]string{bad}, false)
 	h.pump("the message", func() bool { return strings.Contains(h.s.message.Text, "notes.pth was not added as an upscaler") })
 	if !strings.Contains(h.s.message.Text, "RRDBNet") {
 		t.Errorf("the message does not say which files work: %q", h.s.message.Text)
@@ -379,7 +379,7 @@ func TestUpscalersFitTheScreen(t *testing.T) {
 		t.Fatal("Esc twice did not close the list and Settings")
 	}
 
-	h.s.dropFiles([]string{upscalerCase(t, "upscale_rrdb_x4.safetensors")}, false)
+	h.s.work.DropFiles([]string{upscalerCase(t, "upscale_rrdb_x4.safetensors")}, false)
 	h.pump("the question", func() bool { return len(h.s.questions.open) == 1 })
 	assertLayoutFits(t, h.w, "the question a dropped upscaler gets")
 	h.s.escapeKey()

@@ -66,9 +66,9 @@ func TestRestoreQuestionEscAndStartImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.s.prompt.Text.SetText("my prompt")
-	h.s.restoreAsk = nil
-	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(ours)})
-	h.pump("the restore question", func() bool { return h.s.restoreAsk != nil })
+	asked := h.s.work.RestoreQuestion()
+	h.s.work.Drop(fyne.Position{}, []fyne.URI{storage.NewFileURI(ours)})
+	h.pump("the restore question", func() bool { return h.s.work.RestoreQuestion() != asked })
 	h.s.escapeKey()
 	if h.w.Canvas().Overlays().Top() != nil {
 		t.Fatal("Esc left the restore question open")
@@ -76,7 +76,7 @@ func TestRestoreQuestionEscAndStartImage(t *testing.T) {
 	if h.s.draft().Prompt != "my prompt" || len(h.s.draft().Conditions) != 0 || h.s.doc().Start != nil {
 		t.Errorf("after Esc: prompt %q, %d condition images, start %v", h.s.draft().Prompt, len(h.s.draft().Conditions), h.s.doc().Start != nil)
 	}
-	h.s.dropped(fyne.Position{}, []fyne.URI{storage.NewFileURI(ours)})
+	h.s.work.Drop(fyne.Position{}, []fyne.URI{storage.NewFileURI(ours)})
 	h.answerRestore("Use as start image")
 	h.pump("the start image", func() bool { return h.s.doc().Start != nil })
 	if st := h.s.doc().Start; st.Image.Name != "made.png" || st.Image.Image.Rect.Dx() != 80 || h.s.draft().Prompt != "my prompt" {
@@ -197,13 +197,13 @@ func TestCanvasKeptAcrossRelaunch(t *testing.T) {
 		return newHarnessWith(t, 64e9, func(h *harness, d *Deps) { d.DraftStore = drafts })
 	}
 	h := open()
-	h.s.setStart(mustCondition(t, h.writePNG("street.png", 256, 192)))
+	h.s.work.SetStart(mustCondition(t, h.writePNG("street.png", 256, 192)))
 	m := h.s.doc().Start.Mask
 	m.Begin()
 	m.Stroke(maskpaint.Point{X: 60, Y: 60}, maskpaint.Point{X: 180, Y: 120}, 24, false)
 	m.End()
-	h.s.maskChanged()
-	h.s.extendSide(sideRight)
+	h.s.work.MaskChanged()
+	h.s.work.ExtendSide(sideRight)
 	h.s.model.SetStrength(0.75)
 	want := h.s.doc()
 	wantMask := append([]byte(nil), want.Start.Mask.Image().Pix...)
@@ -225,7 +225,7 @@ func TestCanvasKeptAcrossRelaunch(t *testing.T) {
 		t.Error("the resumed start image is not on the canvas")
 	}
 	// Back to text to image: the next launch starts without it.
-	h2.s.removeStart()
+	h2.s.work.RemoveStart()
 	h2.closeWindow()
 	if h3 := open(); h3.s.doc().Start != nil {
 		t.Error("a removed start image came back")

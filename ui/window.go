@@ -23,6 +23,7 @@ import (
 	"easel/ui/model"
 
 	"easel/ui/canvasarea"
+	"easel/ui/imagework"
 
 	"easel/ui/kit"
 	"easel/ui/remote"
@@ -42,7 +43,7 @@ type window struct {
 	// keeping are the jobs kept across a crash or a quit (resume_offer.go).
 	keeping keptJobs
 	// finisher runs the queue's jobs on deps.Generator, pasting runs from a start image back.
-	finisher *finishing
+	finisher *imagework.Finishing
 	// saving counts the images being written off the UI goroutine (saveInBackground).
 	saving sync.WaitGroup
 	// kept are finished images that could not be saved, by job, until saved elsewhere.
@@ -75,7 +76,7 @@ func newWindow(deps Deps) *window {
 	}
 	keep := &keptAreas{}
 	s.router = &remote.Router{Local: deps.Generator}
-	s.finisher = &finishing{Generator: s.router}
+	s.finisher = &imagework.Finishing{Generator: s.router}
 	s.queue = jobs.New(s.finisher, func(u jobs.Update) {
 		framed := frameUpdate(u, keep.of(u)) // compositing a 2K image takes a while: not on the UI goroutine
 		s.deps.Do(func() { s.onUpdate(u, framed) })
@@ -113,7 +114,7 @@ func (s *window) memoryPlan() (memplan.Plan, error) {
 	if err == nil && s.doc().Start != nil {
 		plan.Width, plan.Height, err = s.outputWithExtend(s.doc().Extend)
 		if err == nil {
-			err = startSizeProblem(plan.Width, plan.Height)
+			err = imagework.StartSizeProblem(plan.Width, plan.Height)
 		}
 	}
 	plan.Metal = hasMetal && s.draft().Backend != "cpu"
@@ -124,7 +125,9 @@ func (s *window) memoryPlan() (memplan.Plan, error) {
 // draftChanged re-predicts memory and updates whatever depends on the draft.
 func (s *window) draftChanged() {
 	s.options.RefreshSize()
-	s.updateFrame()
+	if s.work != nil {
+		s.work.UpdateFrame()
+	}
 	plan, err := s.memoryPlan()
 	s.predictedErr = err
 	if err == nil {
@@ -211,7 +214,7 @@ func (s *window) submit(d compose.Draft, seed uint64) bool {
 func (s *window) submitJob(d compose.Draft, seed uint64, job compose.Job, resumed *unfinished.Job) bool {
 	req := job.Request
 	if job.Prepared != nil {
-		s.finisher.expect(req.Init, &job)
+		s.finisher.Expect(req.Init, &job)
 	}
 	if s.deps.Calibrator != nil {
 		req.Preview = s.deps.Calibrator.Render
@@ -235,7 +238,7 @@ func (s *window) submitJob(d compose.Draft, seed uint64, job compose.Job, resume
 			k.Done()
 		}
 		if req.Init != nil {
-			s.finisher.forget(req.Init)
+			s.finisher.Forget(req.Init)
 		}
 		s.say("%v", err)
 		return false
@@ -286,7 +289,7 @@ func (s *window) restore(e history.Entry) {
 		s.say("%s has no Easel settings in it (made by another tool?); only the image is shown.", shortPath(e.Path))
 	} else {
 		note := s.model.Restore(e.Settings, s.loraDirs(e.Path))
-		if n := s.restoreStart(e.Settings); n != "" {
+		if n := s.work.RestoreStart(e.Settings); n != "" {
 			note = strings.TrimSpace(note + "\n" + n)
 		}
 		s.draftRestored()

@@ -20,6 +20,7 @@ import (
 	"easel/ui/batch"
 	"easel/ui/explore"
 	"easel/ui/gallery"
+	"easel/ui/imagework"
 	"easel/ui/prompthelp"
 	"easel/ui/queue"
 	"easel/ui/recipe"
@@ -36,7 +37,7 @@ type regions struct {
 	loras      *recipe.LoRAs
 	fast       *recipe.FastDrafts // the LoRA section's Draft / Final switch and download
 	options    *recipe.Options
-	work       *imageWorkPanel
+	work       *imagework.Region
 	explore    *explore.Panel // the Explore section and its grid (ui/explore)
 	canvas     *canvasarea.View
 	area       *canvasarea.Area // the centre: the canvas, the batch's sheet or Explore's grid
@@ -92,7 +93,6 @@ type shown struct {
 	editedPath string
 	lastSeed   uint64
 	haveSeed   bool
-	pasted     int // pasted images so far, for their names
 	// lastStepTime is the latest run's mean step time (the upscale offer's time estimate).
 	lastStepTime time.Duration
 	// lastFolder is where the last file was chosen from (file dialogs open there).
@@ -106,11 +106,10 @@ type shown struct {
 // ones the window answers itself.
 type questions struct {
 	questionStack
-	offer      *dialog.ConfirmDialog // the Upscale or Refine offer while shown
-	offerText  string
-	restoreAsk *dialog.CustomDialog // what a dropped or pasted PNG with settings is for
-	lostModel  *dialog.CustomDialog // the offer to choose the model again
-	saveOffer  *dialog.ConfirmDialog
+	offer     *dialog.ConfirmDialog // the Upscale or Refine offer while shown
+	offerText string
+	lostModel *dialog.CustomDialog // the offer to choose the model again
+	saveOffer *dialog.ConfirmDialog
 }
 
 // undoing is what ⌘Z takes back besides mask strokes (draft_undo.go): edits counts the window's

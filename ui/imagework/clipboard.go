@@ -1,4 +1,4 @@
-package ui
+package imagework
 
 import (
 	"bytes"
@@ -10,10 +10,10 @@ import (
 	"time"
 )
 
-// systemClipboardFile returns the path of a file copied in the Finder, or "". (The Finder puts
+// SystemClipboardFile returns the path of a file copied in the Finder, or "". (The Finder puts
 // the file's URL on the pasteboard and only its name as text; asked for a picture, the pasteboard
 // would give the file's icon, so the file comes first.)
-func systemClipboardFile() string {
+func SystemClipboardFile() string {
 	if runtime.GOOS != "darwin" {
 		return ""
 	}
@@ -26,10 +26,10 @@ func systemClipboardFile() string {
 	return strings.TrimSpace(string(out))
 }
 
-// systemClipboardImage returns the clipboard's image as PNG bytes, or nil. Fyne's clipboard is
+// SystemClipboardImage returns the clipboard's image as PNG bytes, or nil. Fyne's clipboard is
 // text only, so this asks the system: on macOS through osascript («class PNGf»), on Linux through
 // wl-paste or xclip when installed. It gives up after two seconds.
-func systemClipboardImage() []byte {
+func SystemClipboardImage() []byte {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	switch runtime.GOOS {

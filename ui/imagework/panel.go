@@ -1,4 +1,4 @@
-package ui
+package imagework
 
 import (
 	"fmt"
@@ -14,12 +14,13 @@ import (
 	"easel/app/history"
 
 	"easel/ui/kit"
+	"easel/ui/model"
 )
 
-// Choices of how the start image meets the output size.
+// The Fit choices: how the start image meets the output size.
 const (
-	fitCoverLabel  = "Crop to the size"
-	fitFollowLabel = "Size follows the image"
+	FitCoverLabel  = "Crop to the size"
+	FitFollowLabel = "Size follows the image"
 )
 
 // Choices of what a stroke does.
@@ -42,11 +43,11 @@ type maskTools struct {
 	maskState *widget.Label
 }
 
-// imageWorkPanel is the "Work on an image" section: the start image slot with its strength and
+// panel is the "Work on an image" section: the start image slot with its strength and
 // fit, the mask tools (the painting happens on the canvas), and the canvas extension. It folds
 // away in an accordion so text-to-image keeps a short column.
-type imageWorkPanel struct {
-	s *window
+type panel struct {
+	r *Region
 
 	slot       *fyne.Container // the start image's row, or the empty slot's hint
 	thumb      *canvas.Image
@@ -63,12 +64,13 @@ type imageWorkPanel struct {
 	resetExt   *widget.Button
 	details    *fyne.Container // everything that needs a start image
 	accordion  *widget.Accordion
-	box        fyne.CanvasObject
 	loading    bool // true while refresh sets widgets, so their callbacks do not echo back
+	// shown is the start image the slot shows (nil: the empty slot's hint).
+	shown *model.StartImage
 }
 
-func newImageWorkPanel(s *window) *imageWorkPanel {
-	p := &imageWorkPanel{s: s}
+func newPanel(r *Region) *panel {
+	p := &panel{r: r}
 	p.thumb = canvas.NewImageFromImage(nil)
 	p.thumb.FillMode = canvas.ImageFillContain
 	p.thumb.SetMinSize(fyne.NewSize(56, 56))
@@ -77,14 +79,14 @@ func newImageWorkPanel(s *window) *imageWorkPanel {
 	p.size = widget.NewLabel("")
 	p.size.Importance = widget.LowImportance
 	p.size.Truncation = fyne.TextTruncateEllipsis
-	p.remove = widget.NewButtonWithIcon("", theme.DeleteIcon(), s.removeStart)
-	choose := widget.NewButtonWithIcon("Choose…", theme.FolderOpenIcon(), s.pickStart)
+	p.remove = widget.NewButtonWithIcon("", theme.DeleteIcon(), r.RemoveStart)
+	choose := widget.NewButtonWithIcon("Choose…", theme.FolderOpenIcon(), r.pickStart)
 	paste := widget.NewButtonWithIcon("Paste", theme.ContentPasteIcon(), func() {
-		if !s.pasteStart(s.clipboard()) {
-			s.say("The clipboard holds no image and no image file path.")
+		if !r.pasteStart(r.clipboard()) {
+			r.say("The clipboard holds no image and no image file path.")
 		}
 	})
-	p.show = widget.NewButtonWithIcon("Show", theme.VisibilityIcon(), s.showStart)
+	p.show = widget.NewButtonWithIcon("Show", theme.VisibilityIcon(), r.ShowStart)
 	p.slot = container.NewVBox()
 
 	p.strengthV = widget.NewLabel("")
@@ -93,20 +95,20 @@ func newImageWorkPanel(s *window) *imageWorkPanel {
 	p.strength.OnChanged = func(v float64) {
 		p.strengthV.SetText(fmt.Sprintf("%.2f", v))
 		if !p.loading {
-			s.model.SetStrength(math.Round(v*100) / 100) // the slider's steps land beside the hundredths
+			r.m.SetStrength(math.Round(v*100) / 100) // the slider's steps land beside the hundredths
 		}
 	}
-	p.fit = widget.NewRadioGroup([]string{fitCoverLabel, fitFollowLabel}, func(v string) {
+	p.fit = widget.NewRadioGroup([]string{FitCoverLabel, FitFollowLabel}, func(v string) {
 		if !p.loading {
-			s.model.SetFollowImage(v == fitFollowLabel)
-			s.draftChanged()
+			r.m.SetFollowImage(v == FitFollowLabel)
+			r.sh.DraftChanged()
 			p.refreshExtend()
 		}
 	})
 	p.fit.Required = true
 
 	p.tool = widget.NewRadioGroup([]string{brushLabel, eraserLabel}, func(v string) {
-		s.canvas.Editor.Erase = v == eraserLabel
+		r.canvas.SetErase(v == eraserLabel)
 	})
 	p.tool.Horizontal = true
 	p.tool.Required = true
@@ -115,7 +117,7 @@ func newImageWorkPanel(s *window) *imageWorkPanel {
 	p.brush.Step = 4
 	p.brush.OnChanged = func(v float64) {
 		p.brushV.SetText(fmt.Sprintf("%.0f px", v))
-		s.canvas.Editor.Radius = v / 2
+		r.canvas.SetBrush(v)
 	}
 	p.featherV = widget.NewLabel("")
 	p.feather = widget.NewSlider(0, 64)
@@ -123,7 +125,7 @@ func newImageWorkPanel(s *window) *imageWorkPanel {
 	p.feather.OnChanged = func(v float64) {
 		p.featherV.SetText(fmt.Sprintf("%.0f px", v))
 		if !p.loading {
-			s.model.SetFeather(int(v))
+			r.m.SetFeather(int(v))
 		}
 	}
 	p.growV = widget.NewLabel("")
@@ -132,13 +134,13 @@ func newImageWorkPanel(s *window) *imageWorkPanel {
 	p.grow.OnChanged = func(v float64) {
 		p.growV.SetText(fmt.Sprintf("%.0f px", v))
 		if !p.loading {
-			s.model.SetGrow(int(v))
+			r.m.SetGrow(int(v))
 		}
 	}
-	p.showMask = widget.NewCheck("Show mask", func(on bool) { s.canvas.ShowOverlay(on) })
-	invert := widget.NewButton("Invert", func() { s.maskEdit(func() { s.doc().Start.Mask.Invert() }) })
-	clearB := widget.NewButton("Clear", func() { s.maskEdit(func() { s.doc().Start.Mask.Clear() }) })
-	p.undo = widget.NewButtonWithIcon("Undo", theme.ContentUndoIcon(), func() { s.maskEdit(func() { s.doc().Start.Mask.Undo() }) })
+	p.showMask = widget.NewCheck("Show mask", func(on bool) { r.canvas.ShowMask(on) })
+	invert := widget.NewButton("Invert", func() { r.maskEdit(func() { r.doc().Start.Mask.Invert() }) })
+	clearB := widget.NewButton("Clear", func() { r.maskEdit(func() { r.doc().Start.Mask.Clear() }) })
+	p.undo = widget.NewButtonWithIcon("Undo", theme.ContentUndoIcon(), func() { r.maskEdit(func() { r.doc().Start.Mask.Undo() }) })
 	p.maskState = widget.NewLabel("")
 	p.maskState.Importance = widget.LowImportance
 	// Form rows hold one line each: a wrapped label in a form is not measured again when its
@@ -151,7 +153,7 @@ func newImageWorkPanel(s *window) *imageWorkPanel {
 	p.extras.Hide()
 	p.extendInfo = widget.NewLabel("")
 	p.extendInfo.Truncation = fyne.TextTruncateEllipsis
-	p.resetExt = widget.NewButton("Reset", s.resetExtend)
+	p.resetExt = widget.NewButton("Reset", r.resetExtend)
 
 	form := widget.NewForm(
 		widget.NewFormItem("Strength", container.NewBorder(nil, nil, nil, p.strengthV, p.strength)),
@@ -167,14 +169,13 @@ func newImageWorkPanel(s *window) *imageWorkPanel {
 	p.details = container.NewVBox(form, p.extras)
 	content := container.NewVBox(p.slot, container.NewGridWithColumns(3, choose, paste, p.show), p.details)
 	p.accordion = widget.NewAccordion(widget.NewAccordionItem("Work on an image", content))
-	p.box = p.accordion
 
 	p.loading = true
-	p.strength.SetValue(defaultStrength)
-	p.fit.SetSelected(fitCoverLabel)
+	p.strength.SetValue(model.DefaultStrength)
+	p.fit.SetSelected(FitCoverLabel)
 	p.tool.SetSelected(brushLabel)
 	p.brush.SetValue(defaultBrush)
-	p.feather.SetValue(defaultFeather)
+	p.feather.SetValue(model.DefaultFeather)
 	p.grow.SetValue(0)
 	p.showMask.SetChecked(true)
 	p.loading = false
@@ -183,8 +184,9 @@ func newImageWorkPanel(s *window) *imageWorkPanel {
 }
 
 // refresh shows the start image (or the empty slot) and what depends on it.
-func (p *imageWorkPanel) refresh() {
-	st := p.s.doc().Start
+func (p *panel) refresh() {
+	st := p.r.doc().Start
+	p.shown = st
 	if st == nil {
 		hint := widget.NewLabel("Start from an image: drop it on the canvas, paste it, or use Refine this on a result. Without one, Easel makes a new image from the prompt.")
 		hint.Wrapping = fyne.TextWrapWord
@@ -211,9 +213,21 @@ func (p *imageWorkPanel) refresh() {
 	p.accordion.Refresh()
 }
 
+// follow shows a change of the canvas document, whoever made it (this section, an undo, a
+// restore, another region): a new start image rebuilds the slot; the values are shown again.
+func (p *panel) follow() {
+	if p.r.doc().Start != p.shown {
+		p.refresh()
+	} else {
+		p.refreshMask()
+	}
+	p.load()
+	p.refreshExtend()
+}
+
 // refreshMask shows what the mask marks and whether Undo has a step.
-func (p *imageWorkPanel) refreshMask() {
-	st := p.s.doc().Start
+func (p *panel) refreshMask() {
+	st := p.r.doc().Start
 	if st == nil {
 		return
 	}
@@ -223,10 +237,10 @@ func (p *imageWorkPanel) refreshMask() {
 		p.undo.Disable()
 	}
 	var extras []string
-	if x := p.s.doc().Extras; x.MaskCrop {
+	if x := p.r.doc().Extras; x.MaskCrop {
 		extras = append(extras, fmt.Sprintf("Only the masked area is worked on (with %d px around it), as the restored image was.", x.CropPadding))
 	}
-	if p.s.doc().Extras.DiscardOriginal {
+	if p.r.doc().Extras.DiscardOriginal {
 		extras = append(extras, "The result is not pasted back over the original, as in the restored image.")
 	}
 	p.extras.SetText(strings.Join(extras, " "))
@@ -240,19 +254,19 @@ func (p *imageWorkPanel) refreshMask() {
 }
 
 // refreshExtend shows the extension and the size it makes.
-func (p *imageWorkPanel) refreshExtend() {
-	e := p.s.doc().Extend
-	w, h, err := p.s.outputWithExtend(e)
+func (p *panel) refreshExtend() {
+	e := p.r.doc().Extend
+	w, h, err := p.r.outputWithExtend(e)
 	switch {
 	case err != nil:
 		p.extendInfo.SetText(err.Error())
 	case e == [4]int{}:
-		p.extendInfo.SetText(fmt.Sprintf("%d×%d · edge arrows add %d px", w, h, extendStep))
+		p.extendInfo.SetText(fmt.Sprintf("%d×%d · edge arrows add %d px", w, h, ExtendStep))
 	default:
 		var sides []string
 		for side, n := range e {
 			if n > 0 {
-				sides = append(sides, fmt.Sprintf("+%d %s", n, sideNames[side]))
+				sides = append(sides, fmt.Sprintf("+%d %s", n, model.SideNames[side]))
 			}
 		}
 		p.extendInfo.SetText(fmt.Sprintf("%d×%d · %s", w, h, strings.Join(sides, ", ")))
@@ -265,21 +279,17 @@ func (p *imageWorkPanel) refreshExtend() {
 	}
 }
 
-// load shows the studio's strength, fit, grow and feather (after a restore).
-func (p *imageWorkPanel) load() {
+// load shows the model's strength, fit, grow and feather (after a restore).
+func (p *panel) load() {
 	p.loading = true
 	defer func() { p.loading = false }()
-	p.strength.SetValue(p.s.doc().Strength)
-	p.strengthV.SetText(fmt.Sprintf("%.2f", p.s.doc().Strength))
-	if p.s.doc().FollowImage {
-		p.fit.SetSelected(fitFollowLabel)
-	} else {
-		p.fit.SetSelected(fitCoverLabel)
-	}
-	p.feather.SetValue(float64(p.s.doc().Feather))
-	p.featherV.SetText(fmt.Sprintf("%d px", p.s.doc().Feather))
-	p.grow.SetValue(float64(p.s.doc().Grow))
-	p.growV.SetText(fmt.Sprintf("%d px", p.s.doc().Grow))
+	p.strength.SetValue(p.r.doc().Strength)
+	p.strengthV.SetText(fmt.Sprintf("%.2f", p.r.doc().Strength))
+	p.fit.SetSelected(fitLabel(p.r.doc().FollowImage))
+	p.feather.SetValue(float64(p.r.doc().Feather))
+	p.featherV.SetText(fmt.Sprintf("%d px", p.r.doc().Feather))
+	p.grow.SetValue(float64(p.r.doc().Grow))
+	p.growV.SetText(fmt.Sprintf("%d px", p.r.doc().Grow))
 	p.loading = false
 	p.showRunStrength()
 }
@@ -287,21 +297,30 @@ func (p *imageWorkPanel) load() {
 // showRunStrength shows the strength and fit the run will use: an extended canvas runs at
 // strength 1 (the new area starts from noise, the mask keeps the rest) at the size of the
 // extended image, so while it is extended the slider and the fit show that and are off; the
-// chosen strength comes back when the extension is reset.
-func (p *imageWorkPanel) showRunStrength() {
-	extending := p.s.doc().Extend != [4]int{}
+// chosen strength and fit come back when the extension is reset.
+func (p *panel) showRunStrength() {
+	extending := p.r.doc().Extend != [4]int{}
 	p.loading = true
 	defer func() { p.loading = false }()
 	if extending {
 		p.strength.SetValue(1)
 		p.strengthV.SetText("1.00 · extending")
 		p.strength.Disable()
-		p.fit.SetSelected(fitFollowLabel)
+		p.fit.SetSelected(FitFollowLabel)
 		p.fit.Disable()
 		return
 	}
-	p.strength.SetValue(p.s.doc().Strength)
-	p.strengthV.SetText(fmt.Sprintf("%.2f", p.s.doc().Strength))
+	p.strength.SetValue(p.r.doc().Strength)
+	p.strengthV.SetText(fmt.Sprintf("%.2f", p.r.doc().Strength))
 	p.strength.Enable()
+	p.fit.SetSelected(fitLabel(p.r.doc().FollowImage)) // the chosen fit comes back too
 	p.fit.Enable()
+}
+
+// fitLabel is the Fit choice that says follow.
+func fitLabel(follow bool) string {
+	if follow {
+		return FitFollowLabel
+	}
+	return FitCoverLabel
 }

@@ -1,4 +1,4 @@
-package ui
+package imagework
 
 import (
 	"fmt"
@@ -12,14 +12,13 @@ import (
 	"easel/ui/model"
 )
 
-// restoreStart makes the start image, mask and settings an image records the window's again (a
-// dropped PNG, a history image), after the model's draft restored them (model.Window.Restore, which also takes the start image
-// out of the draft and turns a size that followed the image into the custom size it made); it says
-// what the artist should know ("" when nothing to say). The window holds the start image itself
-// (s.doc().Start, with the mask's undo steps), so the draft's copy is taken out again, and a size that
-// followed the image becomes the custom size it made (the fit choice says it follows). An image
-// made without a start image leaves the current one as it is.
-func (s *window) restoreStart(set *imagefile.Settings) string {
+// RestoreStart makes the start image, mask and settings an image records the canvas document's
+// again (a dropped PNG, a history image), after the model's draft restored the rest
+// (model.Window.Restore, which takes the start image out of the draft and turns a size that
+// followed the image into the custom size it made; the fit choice says it follows); it says what
+// the artist should know ("" when nothing to say). An image made without a start image leaves the
+// current one as it is.
+func (r *Region) RestoreStart(set *imagefile.Settings) string {
 	if set == nil || set.Init == nil {
 		return ""
 	}
@@ -42,10 +41,10 @@ func (s *window) restoreStart(set *imagefile.Settings) string {
 		}
 		mask = maskpaint.From(m)
 	}
-	s.model.ReplaceCanvas(model.Canvas{Start: &model.StartImage{Image: c, Mask: mask}, Extend: in.Extend, FollowImage: in.Fit != "cover",
+	r.m.ReplaceCanvas(model.Canvas{Start: &model.StartImage{Image: c, Mask: mask}, Extend: in.Extend, FollowImage: in.Fit != "cover",
 		Strength: min(max(in.Strength, minStrength), 1), Feather: int(in.MaskBlur + 0.5), Grow: in.MaskGrow,
 		Extras: compose.Start{MaskCrop: in.MaskCrop, CropPadding: in.CropPadding, DiscardOriginal: !in.KeepOriginal}})
-	s.work.load()
-	s.work.refresh()
+	r.panel.load()
+	r.panel.refresh()
 	return note
 }
