@@ -3,6 +3,7 @@ package ui
 import (
 	"easel/app/jobs"
 	"easel/engine/lora"
+	"easel/ui/kit"
 	"easel/ui/model"
 	"easel/ui/queue"
 	"easel/ui/recipe"
@@ -164,8 +165,13 @@ func (s *window) recipeRegion() fyne.CanvasObject {
 	// that keeps the resting bar off the fields' right edges.
 	gutter := canvas.NewRectangle(color.Transparent)
 	gutter.SetMinSize(fyne.NewSize(2*theme.Size(theme.SizeNameScrollBarSmall), 0))
+	// The folding sections measure themselves again when what they show changes (kit.Remeasured).
+	work := s.work.Box()
+	if a, ok := work.(*widget.Accordion); ok {
+		work = kit.Remeasured(a)
+	}
 	s.column = container.NewVScroll(container.NewBorder(nil, nil, nil, gutter,
-		container.NewVBox(s.prompt.Box, s.options.Box, s.help.Box, s.work.Box(), s.sections)))
+		container.NewVBox(s.prompt.Box, s.options.Box, s.help.Box, work, kit.Remeasured(s.sections))))
 	return container.NewBorder(nil, actions, nil, nil, container.NewStack(s.column, newWheelToColumn(s.column)))
 }
 

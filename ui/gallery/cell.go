@@ -17,6 +17,8 @@ import (
 
 	"easel/app/compose"
 	"easel/app/imagefile"
+
+	"easel/ui/kit"
 )
 
 // Cell is one image of a batch: its thumbnail, seed and state.
@@ -36,8 +38,10 @@ type Cell struct {
 	img      *canvas.Image
 	caption  *canvas.Text // its number and state
 	seedLine *canvas.Text // its whole seed, or variation seed
-	frame    *canvas.Rectangle
-	selected bool
+	// The two lines' whole texts: each line shows as much as fits the cell (fitCaptions).
+	captionText, seedText string
+	frame                 *canvas.Rectangle
+	selected              bool
 }
 
 func newCell(sheet *Sheet, i int, seed uint64) *Cell {
@@ -57,7 +61,31 @@ func newCell(sheet *Sheet, i int, seed uint64) *Cell {
 }
 
 func (c *Cell) CreateRenderer() fyne.WidgetRenderer {
-	return widget.NewSimpleRenderer(container.NewBorder(nil, container.NewVBox(c.caption, c.seedLine), nil, nil, container.NewStack(c.img, c.frame)))
+	return cellRenderer{widget.NewSimpleRenderer(container.NewBorder(nil, container.NewVBox(c.caption, c.seedLine), nil, nil, container.NewStack(c.img, c.frame))), c}
+}
+
+// cellRenderer fits the caption lines to the cell's width each time it is laid out.
+type cellRenderer struct {
+	fyne.WidgetRenderer
+	c *Cell
+}
+
+func (r cellRenderer) Layout(size fyne.Size) {
+	r.c.fitCaptions(size.Width)
+	r.WidgetRenderer.Layout(size)
+}
+
+// fitCaptions shows each caption line whole where it fits the cell (every seed up to 4294967295
+// does) and cut short with an ellipsis where it does not (a typed 20-digit seed), rather than
+// drawing over the next cell.
+func (c *Cell) fitCaptions(width float32) {
+	if width <= 0 {
+		width = sheetCellSize
+	}
+	c.caption.Text = kit.FitText(c.captionText, c.caption.TextSize, width)
+	c.seedLine.Text = kit.FitText(c.seedText, c.seedLine.TextSize, width)
+	c.caption.Refresh()
+	c.seedLine.Refresh()
 }
 
 // Tapped selects the cell and shows its image.
@@ -80,20 +108,19 @@ func (c *Cell) setSelected(on bool) {
 }
 
 // refreshCaption says the cell's place and state on one line and its whole seed (or variation
-// seed) on the next, in caption-size text that fits the cell untruncated.
+// seed) on the next, in caption-size text that fits the cell untruncated up to ten digits.
 func (c *Cell) refreshCaption() {
 	s := fmt.Sprintf("%d", c.Index+1)
 	if c.State != CellDone {
 		s += " · " + cellStateNames[c.State]
 	}
-	c.caption.Text = s
+	c.captionText = s
 	if c.Varies {
-		c.seedLine.Text = fmt.Sprintf("var %d", c.Variation)
+		c.seedText = fmt.Sprintf("var %d", c.Variation)
 	} else {
-		c.seedLine.Text = fmt.Sprintf("seed %d", c.Seed)
+		c.seedText = fmt.Sprintf("seed %d", c.Seed)
 	}
-	c.caption.Refresh()
-	c.seedLine.Refresh()
+	c.fitCaptions(c.Size().Width)
 }
 
 // TappedSecondary opens a batch image's menu (when the sheet has one).

@@ -2,8 +2,10 @@ package gallery
 
 import (
 	"image"
+	"strings"
 	"testing"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 )
 
@@ -79,5 +81,22 @@ func TestContactSheetShowsWholeSeeds(t *testing.T) {
 		if m := c.MinSize(); m.Height > sheetCellSize+sheetCaptionHeight || m.Width > sheetCellSize {
 			t.Errorf("cell %d needs %v, more than the sheet's %d×%d cells", i+1, m, sheetCellSize, sheetCellSize+sheetCaptionHeight)
 		}
+	}
+}
+
+// A typed seed of twenty digits does not fit a cell: its line ends in an ellipsis within the
+// cell instead of drawing over the next one.
+func TestContactSheetCutsATwentyDigitSeedShort(t *testing.T) {
+	test.NewTempApp(t)
+	sheet := NewSheet(Actions{})
+	sheet.Begin("a fox", []uint64{18446744073709551615}, nil)
+	c := sheet.Cell(0)
+	c.Resize(fyne.NewSize(sheetCellSize, sheetCellSize+sheetCaptionHeight))
+	test.WidgetRenderer(c).Layout(c.Size())
+	if got := c.seedLine.Text; !strings.HasSuffix(got, "…") || !strings.HasPrefix("seed 18446744073709551615", strings.TrimSuffix(got, "…")) {
+		t.Errorf("the cell says %q, want the seed's start and an ellipsis", got)
+	}
+	if w := c.seedLine.MinSize().Width; w > sheetCellSize {
+		t.Errorf("the cell's %q is %.0f wide, more than the %d-wide cell", c.seedLine.Text, w, sheetCellSize)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+
+	"easel/ui/kit"
 )
 
 // Meter is a horizontal bar with its value written on it: a grey track, a filled share, and a
@@ -63,26 +65,10 @@ func (r *meterRenderer) Layout(size fyne.Size) {
 	}
 	r.fill.Resize(fyne.NewSize(w, size.Height))
 	r.fill.Move(fyne.NewPos(0, 0))
-	r.label.Text = FitText(r.m.text, r.label.TextSize, size.Width-2*theme.Padding())
+	r.label.Text = kit.FitText(r.m.text, r.label.TextSize, size.Width-2*theme.Padding())
 	ts := r.label.MinSize()
 	r.label.Move(fyne.NewPos(theme.Padding(), (size.Height-ts.Height)/2))
 	r.label.Resize(ts)
-}
-
-// FitText shortens text with an ellipsis until it fits width at size points (a bar's caption
-// never draws past the bar).
-func FitText(text string, size, width float32) string {
-	if fyne.MeasureText(text, size, fyne.TextStyle{}).Width <= width {
-		return text
-	}
-	r := []rune(text)
-	for len(r) > 0 {
-		r = r[:len(r)-1]
-		if t := string(r) + "…"; fyne.MeasureText(t, size, fyne.TextStyle{}).Width <= width {
-			return t
-		}
-	}
-	return ""
 }
 
 func (r *meterRenderer) MinSize() fyne.Size {

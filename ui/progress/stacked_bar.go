@@ -9,6 +9,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"easel/engine/ml"
+	"easel/ui/kit"
 )
 
 // classColours are the stacked bar's colours, one per kernel class.
@@ -63,7 +64,7 @@ func (r *stackedRenderer) Layout(size fyne.Size) {
 		p.Resize(fyne.NewSize(w, size.Height))
 		x += w
 	}
-	r.label.Text = FitText(r.b.text, r.label.TextSize, size.Width-2*theme.Padding())
+	r.label.Text = kit.FitText(r.b.text, r.label.TextSize, size.Width-2*theme.Padding())
 	ts := r.label.MinSize()
 	r.label.Move(fyne.NewPos(theme.Padding(), (size.Height-ts.Height)/2))
 	r.label.Resize(ts)

@@ -170,6 +170,9 @@ func (p *Options) buildSeed(keys Keys) {
 		p.m.SetSeed(n)
 	}
 	p.LastSeed = widget.NewLabel("Last seed: —")
+	// A typed seed may have twenty digits: the line gives way (an ellipsis) rather than
+	// widening the column; Copy copies it whole.
+	p.LastSeed.Truncation = fyne.TextTruncateEllipsis
 	p.copySeed = widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() {
 		if p.last != nil && p.act.Copy != nil && p.act.Copy(strconv.FormatUint(*p.last, 10)) {
 			p.m.Say(model.NoticeWarning, "Seed %d copied.", *p.last)
