@@ -62,24 +62,32 @@ func (r rect) intersect(o rect) rect {
 // tiling layouts are compared.
 func layoutProblems(w fyne.Window, size fyne.Size) []string {
 	var out []string
-	content := w.Content()
-	pad := theme.Padding()
-	if m := content.MinSize().Add(fyne.NewSquareSize(2 * pad)); m.Width > size.Width+layoutSlack || m.Height > size.Height+layoutSlack {
-		out = append(out, fmt.Sprintf("the window's minimum size %.0f×%.0f exceeds the %.0f×%.0f screen", m.Width, m.Height, size.Width, size.Height))
-	}
 	w.Resize(size)
-	if !relayoutSettled(content) {
+	if !relayoutSettled(w.Content()) {
 		out = append(out, "the window's layout does not settle: each pass moves or resizes something again")
 	}
-	win := rect{0, 0, size.Width, size.Height}
-	pos := content.Position()
-	walkLayout(content, rect{pos.X, pos.Y, pos.X + content.Size().Width, pos.Y + content.Size().Height}, win, win, "window", &out)
 	// Dialogs (the resume offer, the close question) lie over the content, within the window.
 	for _, o := range w.Canvas().Overlays().List() {
 		o.Resize(size)
 		if !relayoutSettled(o) {
 			out = append(out, "a dialog's layout does not settle: each pass moves or resizes something again")
 		}
+	}
+	return append(out, placementProblems(w, size)...)
+}
+
+// placementProblems lists what is wrong with the window at size as it is laid out now.
+func placementProblems(w fyne.Window, size fyne.Size) []string {
+	var out []string
+	content := w.Content()
+	pad := theme.Padding()
+	if m := content.MinSize().Add(fyne.NewSquareSize(2 * pad)); m.Width > size.Width+layoutSlack || m.Height > size.Height+layoutSlack {
+		out = append(out, fmt.Sprintf("the window's minimum size %.0f×%.0f exceeds the %.0f×%.0f screen", m.Width, m.Height, size.Width, size.Height))
+	}
+	win := rect{0, 0, size.Width, size.Height}
+	pos := content.Position()
+	walkLayout(content, rect{pos.X, pos.Y, pos.X + content.Size().Width, pos.Y + content.Size().Height}, win, win, "window", &out)
+	for _, o := range w.Canvas().Overlays().List() {
 		p := o.Position()
 		walkLayout(o, rect{p.X, p.Y, p.X + o.Size().Width, p.Y + o.Size().Height}, win, win, "dialog", &out)
 	}

@@ -83,17 +83,27 @@ func grown(s string, wrap fyne.TextWrap, trunc fyne.TextTruncation) string {
 	switch {
 	case wrap != fyne.TextWrapOff || trunc != fyne.TextTruncateOff:
 		return grownText(s)
-	case s != "" && sourceLiterals()[s]:
+	case s != "" && sourceLiteral(s):
 		return s
 	}
 	return longNumbers(s)
 }
 
+// sourceLiteral says whether s is written as it stands in the window's source; it panics if the
+// source cannot be read (the test must not quietly grow fewer texts).
+func sourceLiteral(s string) bool {
+	lits, err := sourceLiterals()
+	if err != nil {
+		panic(fmt.Sprintf("reading the window's string constants: %v", err))
+	}
+	return lits[s]
+}
+
 // sourceLiterals are the string constants written in the window's source (package ui and the
 // region packages under it, tests left out), read once.
-var sourceLiterals = sync.OnceValue(func() map[string]bool {
+var sourceLiterals = sync.OnceValues(func() (map[string]bool, error) {
 	lits := map[string]bool{}
-	_ = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return err
 		}
@@ -111,12 +121,17 @@ var sourceLiterals = sync.OnceValue(func() map[string]bool {
 		})
 		return nil
 	})
-	return lits
+	if err == nil && len(lits) == 0 {
+		err = fmt.Errorf("no Go files under %q", ".")
+	}
+	return lits, err
 })
 
 // growTexts sets every text shown under o whose content the window writes at run time to a long
 // text (grown) and returns what puts the texts back. Those texts are every visible widget.Label
-// and widget.RichText outside the controls: the notices, prompt help's suggestion and checks, the
+// and widget.RichText outside the controls, and every canvas.Text the window's own widgets draw
+// (a widget that derives its caption again when laid out, as a meter fitting its bar, keeps
+// its own): the notices, prompt help's suggestion and checks, the
 // queue and resume rows, the memory and strip labels, the Size and plan lines, the cell captions,
 // the dialogs' messages, the fields' values. The words a widget draws of its own (a form row's
 // name, a button's, a check's or a section header's title) are fixed, and an entry's text is the
@@ -308,13 +323,28 @@ func assertGrownLayoutFits(t *testing.T, s *window, what string) {
 	t.Helper()
 	w := s.win
 	for _, size := range []fyne.Size{screen1280, screen1440} {
+		where := fmt.Sprintf("%s, every text grown, at %.0f×%.0f", what, size.Width, size.Height)
+		if ps := layoutProblems(w, size); len(ps) > 0 {
+			t.Errorf("%s: laid out at the screen's size before growing: %s", where, strings.Join(ps, "; "))
+		}
 		roots := append([]fyne.CanvasObject{w.Content()}, w.Canvas().Overlays().List()...)
+		// The texts change in place, and the window is laid out again only where a minimum size
+		// changed, as the desktop driver does frame after frame: a container that does not
+		// measure itself again keeps its old layout, and what grew draws outside it.
+		mins := minSizes{}
+		for _, r := range roots {
+			mins.record(r)
+		}
 		var restores []func()
 		for _, r := range roots {
 			restores = append(restores, growTexts(r))
 		}
-		where := fmt.Sprintf("%s, every text grown, at %.0f×%.0f", what, size.Width, size.Height)
-		for _, p := range layoutProblems(w, size) {
+		for _, r := range roots {
+			if !mins.settle(r) {
+				t.Errorf("%s: the layout does not settle: each frame measures something new", where)
+			}
+		}
+		for _, p := range placementProblems(w, size) {
 			t.Errorf("%s: %s", where, p)
 		}
 		for i, r := range roots {
@@ -335,6 +365,64 @@ func assertGrownLayoutFits(t *testing.T, s *window, what string) {
 		for i := len(restores) - 1; i >= 0; i-- {
 			restores[i]()
 		}
-		relayout(w.Content())
+		for _, r := range roots {
+			mins.settle(r)
+		}
 	}
+}
+
+// minSizes are the minimum sizes the driver last measured, object by object.
+type minSizes map[fyne.CanvasObject]fyne.Size
+
+// record measures every visible object under o.
+func (m minSizes) record(o fyne.CanvasObject) {
+	if o == nil || !o.Visible() {
+		return
+	}
+	m[o] = o.MinSize()
+	kids, _ := children(o)
+	for _, c := range kids {
+		m.record(c)
+	}
+}
+
+// frame does what the desktop driver does before drawing a frame: it measures every visible
+// object under o and lays out again each parent of one whose minimum size changed (or that is
+// new); a parent laid out resizes its children, which lay themselves out. It says whether any
+// minimum size changed.
+func (m minSizes) frame(o fyne.CanvasObject) bool {
+	if o == nil || !o.Visible() {
+		return false
+	}
+	kids, _ := children(o)
+	dirty := false
+	for _, c := range kids {
+		if m.frame(c) {
+			dirty = true
+		}
+	}
+	if dirty {
+		switch v := o.(type) {
+		case *fyne.Container:
+			if v.Layout != nil {
+				v.Layout.Layout(v.Objects, v.Size())
+			}
+		case fyne.Widget:
+			test.WidgetRenderer(v).Layout(v.Size())
+		}
+	}
+	min := o.MinSize()
+	old, seen := m[o]
+	m[o] = min
+	return !seen || old != min
+}
+
+// settle runs frames until no minimum size changes, and says whether that happened within a few.
+func (m minSizes) settle(o fyne.CanvasObject) bool {
+	for range 8 {
+		if !m.frame(o) {
+			return true
+		}
+	}
+	return false
 }
