@@ -314,8 +314,8 @@ func assertLayoutFits(t *testing.T, w fyne.Window, what string) {
 // wraps or ends in an ellipsis gets 180 characters or more; a value line that does neither gets
 // its numbers at their widest (a 20-digit seed, four-digit counts); a fixed word written as it
 // stands in the source (a heading) keeps its length. With the texts grown, the window is laid
-// out again until it settles, as the desktop driver does, and the check fails on anything hidden
-// or cut:
+// out again only where a minimum size changed, as the desktop driver does frame after frame,
+// until it settles, and the check fails on anything hidden or cut:
 //   - the window's minimum size beyond the screen;
 //   - an object outside its parent, its scroll (across the direction it scrolls) or the window,
 //     which includes a text's letters drawn past its object (a label that neither wraps nor ends
