@@ -57,7 +57,7 @@ func newMainWindow(a fyne.App, deps Deps) (fyne.Window, *window) {
 		s.scanHistory()
 	}
 	s.draftChanged()
-	s.offerResume()
+	s.keeping.OfferResume()
 	w.Canvas().Focus(s.prompt.Text) // type, then ⌘↩
 	if deps.Settings.Share || deps.Settings.RenderOn != "" {
 		s.applyNetwork(deps.Settings)
@@ -99,8 +99,9 @@ func (s *window) build() {
 	s.options = recipe.NewOptions(s.model, s.keys(), recipe.OptionsActions{SetBackend: s.setBackend, ChooseModel: s.pickModel,
 		FollowedSize: s.followedSize, Copy: s.copyText, MaxCount: MaxWindowCount})
 	s.canvas = canvasarea.NewView(func() { s.work.MaskChanged() }, func(side int) { s.work.ExtendSide(side) })
+	s.keeping = s.newKeeping() // ui/keeping
 	s.actions = newImageActions(s)
-	s.canvas.Tools.Objects = []fyne.CanvasObject{s.actions.saveTo, s.actions.reveal, s.actions.copy}
+	s.canvas.Tools.Objects = []fyne.CanvasObject{s.keeping.SaveTo, s.actions.reveal, s.actions.copy}
 	s.canvas.Footer.Objects = []fyne.CanvasObject{layout.NewSpacer(), s.actions.continueFrom, s.actions.refine}
 	s.progress = progress.NewView()
 	s.network = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})

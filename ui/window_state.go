@@ -109,7 +109,6 @@ type questions struct {
 	offer     *dialog.ConfirmDialog // the Upscale or Refine offer while shown
 	offerText string
 	lostModel *dialog.CustomDialog // the offer to choose the model again
-	saveOffer *dialog.ConfirmDialog
 }
 
 // undoing is what ⌘Z takes back besides mask strokes (draft_undo.go): edits counts the window's
