@@ -65,8 +65,9 @@ func TestQuitKeepsJobsAndTheOfferResumesThem(t *testing.T) {
 	r, _, _ := newRegion(t, store)
 	latents := []float32{0.25, -1.5, 3, 0.125}
 	queueKept(t, r, 1, "a fox in snow", 12, 0, nil)
-	queueKept(t, r, 2, "a paper crane", 11, 2, latents) // its last write still in flight
-	r.Close(false) // Finish later: the queue has stopped them
+	// The crane's last checkpoint write is still in flight when Finish later closes the window.
+	queueKept(t, r, 2, "a paper crane", 11, 2, latents)
+	r.Close(false)
 	left, err := store.List()
 	if err != nil || len(left) != 2 || left[1].Checkpoint == nil || left[1].Checkpoint.Step != 2 {
 		t.Fatalf("after Close the store keeps %d jobs (%v): %v; want the fox waiting and the crane at step 2", len(left), err, left)
