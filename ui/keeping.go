@@ -21,7 +21,7 @@ func (s *window) newKeeping() *keeping.Region {
 		History:      func() *history.Store { return s.deps.History },
 		OutputFolder: func() string { return s.deps.Settings.OutputFolder },
 		Now:          s.now,
-		Where:        s.router.Where,
+		Where:        func() string { return s.router.Where() },
 		Here:         thisMachine(),
 		Submit:       s.submitJob,
 		Listed:       func(e history.Entry) { s.history.AddSession(e) },
