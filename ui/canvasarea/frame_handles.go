@@ -3,6 +3,7 @@ package canvasarea
 import (
 	"fmt"
 	"image"
+	"image/color"
 	"math"
 
 	"fyne.io/fyne/v2"
@@ -10,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/widget"
 
+	"easel/app/compose"
 	"easel/ui/model"
 )
 
@@ -52,20 +54,79 @@ type FrameHandle struct {
 	dragging bool
 }
 
-func newFrameHandle(e *MaskEditor, edges model.Edges) *FrameHandle {
+// newFrameHandle is the handle moving edges, and the object to draw for it: an edge's handle and
+// the grip take the keyboard's focus (a corner's does not: its two edges do).
+func newFrameHandle(e *MaskEditor, edges model.Edges) (*FrameHandle, fyne.CanvasObject) {
 	h := &FrameHandle{e: e, Edges: edges, dot: canvas.NewRectangle(handleFill)}
-	if edges != moveGrip {
-		h.dot.StrokeColor, h.dot.StrokeWidth = frameColour, 2
+	h.unfocused()
+	var o fyne.CanvasObject = h
+	if corner := edges != moveGrip && edges&(model.EdgeLeft|model.EdgeRight) != 0 && edges&(model.EdgeTop|model.EdgeBottom) != 0; corner {
+		h.ExtendBaseWidget(h)
 	} else {
-		h.dot.FillColor = nil // the grip lies over the label: only the label shows
+		k := &keyFrameHandle{FrameHandle: h}
+		k.ExtendBaseWidget(k)
+		o = k
 	}
-	h.ExtendBaseWidget(h)
 	h.Hide()
-	return h
+	return h, o
 }
 
-// handleFill is a resize handle's inside.
-var handleFill = frameColourLight
+// unfocused draws the handle at rest: a light square outlined in the frame's colour (the grip
+// lies over the label: only the label shows).
+func (h *FrameHandle) unfocused() {
+	if h.Edges == moveGrip {
+		h.dot.FillColor, h.dot.StrokeWidth = nil, 0
+		return
+	}
+	h.dot.FillColor, h.dot.StrokeColor, h.dot.StrokeWidth = handleFill, frameColour, 2
+}
+
+// keyFrameHandle is an edge's handle or the grip, which the keyboard reaches with Tab: the arrow
+// keys move the edge along its axis (the grip: the frame either way) by one size step,
+// compose.SizeMultiple pixels, each press one action.
+type keyFrameHandle struct{ *FrameHandle }
+
+func (k *keyFrameHandle) FocusGained() {
+	k.dot.StrokeColor, k.dot.StrokeWidth = focusColour, 3
+	k.dot.Refresh()
+}
+
+func (k *keyFrameHandle) FocusLost() {
+	k.unfocused()
+	k.dot.Refresh()
+}
+
+func (k *keyFrameHandle) TypedRune(rune) {}
+
+func (k *keyFrameHandle) TypedKey(ev *fyne.KeyEvent) {
+	step := compose.SizeMultiple
+	var dx, dy int
+	switch ev.Name {
+	case fyne.KeyLeft:
+		dx = -step
+	case fyne.KeyRight:
+		dx = step
+	case fyne.KeyUp:
+		dy = -step
+	case fyne.KeyDown:
+		dy = step
+	default:
+		return
+	}
+	if k.Edges != moveGrip && k.Edges&(model.EdgeLeft|model.EdgeRight) == 0 {
+		dx = 0
+	}
+	if k.Edges != moveGrip && k.Edges&(model.EdgeTop|model.EdgeBottom) == 0 {
+		dy = 0
+	}
+	k.e.endFrameDrag(k.Edges, dx, dy)
+}
+
+// handleFill is a resize handle's inside; focusColour outlines the handle the keyboard moves.
+var (
+	handleFill  = frameColourLight
+	focusColour = color.NRGBA{R: 40, G: 120, B: 255, A: 255}
+)
 
 func (h *FrameHandle) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(h.dot) }
 

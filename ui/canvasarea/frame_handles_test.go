@@ -91,8 +91,22 @@ func (r *frameRig) drag(t *testing.T, h *FrameHandle, px, py int) {
 		t.Fatalf("the handle %b is hidden", h.Edges)
 	}
 	s := r.v.Editor.scale()
-	at := fyne.CurrentApp().Driver().AbsolutePositionForObject(h).Add(fyne.NewPos(h.Size().Width/2, h.Size().Height/2))
+	at := r.position(h).Add(fyne.NewPos(h.Size().Width/2, h.Size().Height/2))
 	test.Drag(r.win.Canvas(), at, float32(px)*s, float32(py)*s)
+}
+
+// object is what the window draws for handle h; position is where it is in the window.
+func (r *frameRig) object(h *FrameHandle) fyne.CanvasObject {
+	for i, o := range r.v.Editor.handles {
+		if o == h {
+			return r.v.Editor.handleObjs[i]
+		}
+	}
+	return nil
+}
+
+func (r *frameRig) position(h *FrameHandle) fyne.Position {
+	return fyne.CurrentApp().Driver().AbsolutePositionForObject(r.object(h))
 }
 
 // Each edge's handle extends its own side, snapped to a multiple of 32 (a 200×100 image: 260
@@ -223,11 +237,52 @@ func TestFrameHandlesClearOfTheArrows(t *testing.T) {
 				if !h.Visible() {
 					continue
 				}
-				hp, hs := d.AbsolutePositionForObject(h), h.Size()
+				hp, hs := r.position(h), h.Size()
 				if ap.X < hp.X+hs.Width && hp.X < ap.X+as.Width && ap.Y < hp.Y+hs.Height && hp.Y < ap.Y+as.Height {
 					t.Errorf("extension %v: the %s arrow (%v %v) overlaps the handle %04b (%v %v)", ext, model.SideNames[side], ap, as, h.Edges, hp, hs)
 				}
 			}
 		}
+	}
+}
+
+// The keyboard reaches the edges' handles and the grip with Tab; the arrow keys move a focused
+// edge along its axis by 32 pixels (one action a press) and the grip the whole frame.
+func TestFrameHandlesByKeyboard(t *testing.T) {
+	r := newFrameRig(t, 256, 256, [4]int{}, true)
+	c := r.win.Canvas()
+	var focusable []model.Edges
+	for _, o := range r.v.Editor.handleObjs {
+		if f, ok := o.(fyne.Focusable); ok && o.Visible() {
+			focusable = append(focusable, f.(*keyFrameHandle).Edges)
+		}
+	}
+	if len(focusable) != 4 { // the four edges; the grip is hidden (nothing to move)
+		t.Fatalf("focusable handles %v, want the four edges", focusable)
+	}
+	right := r.object(r.handle(t, model.EdgeRight)).(fyne.Focusable)
+	c.Focus(right)
+	if c.Focused() != right {
+		t.Fatal("the right edge's handle takes no focus")
+	}
+	press := func(k fyne.KeyName) { c.Focused().TypedKey(&fyne.KeyEvent{Name: k}) }
+	press(fyne.KeyRight)
+	press(fyne.KeyRight)
+	press(fyne.KeyUp) // across the edge's axis: nothing
+	if got := r.m.Canvas().Extend; got != [4]int{0, 0, 64, 0} || r.undos != 2 {
+		t.Fatalf("extension %v after %d actions, want [0 0 64 0] after 2", got, r.undos)
+	}
+	grip := r.object(r.handle(t, moveGrip)).(fyne.Focusable)
+	if !r.handle(t, moveGrip).Visible() {
+		t.Fatal("the grip is hidden on an extended frame")
+	}
+	c.Focus(grip)
+	press(fyne.KeyRight) // right would cut into the image (no extension on the left): nothing
+	if got := r.m.Canvas().Extend; got != [4]int{0, 0, 64, 0} {
+		t.Fatalf("moving right past the image's left edge changed the extension to %v", got)
+	}
+	press(fyne.KeyLeft)
+	if got := r.m.Canvas().Extend; got != [4]int{32, 0, 32, 0} || r.undos != 3 {
+		t.Fatalf("extension %v after %d actions, want [32 0 32 0] after 3", got, r.undos)
 	}
 }

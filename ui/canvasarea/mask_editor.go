@@ -51,6 +51,7 @@ type MaskEditor struct {
 	// far (frame_handles.go); Frame connects the handles to the window.
 	drawnFrame image.Rectangle
 	handles    [len(frameHandles)]*FrameHandle
+	handleObjs [len(frameHandles)]fyne.CanvasObject // what is drawn for each (some take the focus)
 	Frame      FrameActions
 }
 
@@ -80,7 +81,7 @@ func NewMaskEditor(changed func()) *MaskEditor {
 	e.frameLabel.TextSize = 12
 	e.frameBack = canvas.NewRectangle(frameColour)
 	for i, edges := range frameHandles {
-		e.handles[i] = newFrameHandle(e, edges)
+		e.handles[i], e.handleObjs[i] = newFrameHandle(e, edges)
 	}
 	e.ExtendBaseWidget(e)
 	return e
@@ -98,9 +99,7 @@ func (e *MaskEditor) SetFrame(r image.Rectangle, label string) {
 
 func (e *MaskEditor) CreateRenderer() fyne.WidgetRenderer {
 	objects := []fyne.CanvasObject{e.img, e.frameBox, e.frameBack, e.frameLabel}
-	for _, h := range e.handles {
-		objects = append(objects, h) // over the editor: a drag on a handle moves the frame
-	}
+	objects = append(objects, e.handleObjs[:]...) // over the editor: a drag on a handle moves the frame
 	r := &maskEditorRenderer{e: e, objects: append(objects, e.ring)}
 	e.rend = r
 	return r
