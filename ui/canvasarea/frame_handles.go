@@ -244,7 +244,7 @@ func (e *MaskEditor) placeHandles(pos fyne.Position, size fyne.Size, gripPos fyn
 		doc, _, _ := e.Frame.Doc()
 		movable = doc.Follows() && doc.Extend != [4]int{}
 	}
-	half := float32(handleSize) / 2
+	half, area := float32(handleSize)/2, e.Size()
 	xs := [3]float32{pos.X, pos.X + size.Width/2, pos.X + size.Width}
 	ys := [3]float32{pos.Y, pos.Y + size.Height/2, pos.Y + size.Height}
 	at := [8][2]int{{0, 0}, {2, 0}, {2, 2}, {0, 2}, {0, 1}, {1, 0}, {2, 1}, {1, 2}}
@@ -255,7 +255,10 @@ func (e *MaskEditor) placeHandles(pos fyne.Position, size fyne.Size, gripPos fyn
 			showIf(h, shown && movable)
 			continue
 		}
-		h.Move(fyne.NewPos(xs[at[i][0]]-half, ys[at[i][1]]-half))
+		// Centred on the frame's line, but inside the editor where the frame meets its edge.
+		x := min(max(xs[at[i][0]]-half, 0), max(area.Width-handleSize, 0))
+		y := min(max(ys[at[i][1]]-half, 0), max(area.Height-handleSize, 0))
+		h.Move(fyne.NewPos(x, y))
 		h.Resize(fyne.NewSize(handleSize, handleSize))
 		showIf(h, shown)
 	}

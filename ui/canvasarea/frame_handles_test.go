@@ -226,11 +226,18 @@ func TestFrameHandleFromTheCrop(t *testing.T) {
 	}
 }
 
-// The extend arrows sit around the picture: none overlaps a handle or the frame's label.
+// The extend arrows sit around the picture: none overlaps a handle or the frame's label; every
+// handle lies inside the editor (on a frame at the editor's edge, just inside it).
 func TestFrameHandlesClearOfTheArrows(t *testing.T) {
 	for _, ext := range [][4]int{{}, {64, 0, 64, 0}, {0, 256, 0, 256}} {
 		r := newFrameRig(t, 256, 256, ext, true)
 		d := fyne.CurrentApp().Driver()
+		es := r.v.Editor.Size()
+		for _, h := range r.v.Editor.handles {
+			if p, s := h.Position(), h.Size(); h.Visible() && (p.X < 0 || p.Y < 0 || p.X+s.Width > es.Width || p.Y+s.Height > es.Height) {
+				t.Errorf("extension %v: the handle %04b at %v %v leaves the editor of %v", ext, h.Edges, p, s, es)
+			}
+		}
 		for side, a := range r.v.Arrows {
 			ap, as := d.AbsolutePositionForObject(a), a.Size()
 			for _, h := range r.v.Editor.handles {
