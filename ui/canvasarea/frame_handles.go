@@ -204,13 +204,15 @@ func (e *MaskEditor) previewFrame(edges model.Edges, dx, dy int) {
 	shift := image.Pt(e.ext[model.SideLeft]-next.Extend[model.SideLeft], e.ext[model.SideTop]-next.Extend[model.SideTop])
 	e.drawnFrame = f.Crop.Add(shift)
 	e.frameLabel.Text = fmt.Sprintf("%d×%d", f.Width, f.Height)
+	e.frameDragged = true
+	e.ring.Hide() // a frame is being dragged, not a brush
 	e.placeAll()
 }
 
 // endFrameDrag puts the frame back as the window last set it, then hands the drag to the window
 // (which shows the canvas its action makes, or says why it refuses it).
 func (e *MaskEditor) endFrameDrag(edges model.Edges, dx, dy int) {
-	e.drawnFrame, e.frameLabel.Text = e.frame, e.frameText
+	e.drawnFrame, e.frameLabel.Text, e.frameDragged = e.frame, e.frameText, false
 	e.placeAll()
 	if e.Frame.Doc == nil || (dx == 0 && dy == 0) {
 		return

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/test"
 
 	"easel/app/compose"
@@ -164,6 +165,10 @@ func TestFrameHandlePreviewsTheSizeWhileDragging(t *testing.T) {
 	}
 	if r.m.Canvas().Extend != [4]int{} || r.undos != 0 {
 		t.Fatal("the model changed before the drag ended")
+	}
+	r.v.Editor.MouseMoved(&desktop.MouseEvent{PointEvent: fyne.PointEvent{Position: fyne.NewPos(50, 50)}})
+	if r.v.Editor.ring.Visible() {
+		t.Error("the brush's ring shows while the frame is dragged")
 	}
 	h.DragEnd()
 	if got := r.m.Canvas().Extend; got != [4]int{0, 0, 88, 0} || r.undos != 1 {

@@ -48,11 +48,13 @@ type MaskEditor struct {
 	frameLabel *canvas.Text
 	frameBack  *canvas.Rectangle
 	// drawnFrame is the frame as drawn: the window's, or the one a drag of its handles makes so
-	// far (frame_handles.go); Frame connects the handles to the window.
-	drawnFrame image.Rectangle
-	handles    [len(frameHandles)]*FrameHandle
-	handleObjs [len(frameHandles)]fyne.CanvasObject // what is drawn for each (some take the focus)
-	Frame      FrameActions
+	// far (frame_handles.go; frameDragged while it goes on); Frame connects the handles to the
+	// window.
+	drawnFrame   image.Rectangle
+	frameDragged bool
+	handles      [len(frameHandles)]*FrameHandle
+	handleObjs   [len(frameHandles)]fyne.CanvasObject // what is drawn for each (some take the focus)
+	Frame        FrameActions
 }
 
 // frameColour is the generation frame's outline and its label's background; frameColourLight
@@ -171,7 +173,7 @@ func (e *MaskEditor) scale() float32 {
 // showRing outlines the brush, at its size on screen, around p.
 func (e *MaskEditor) showRing(p fyne.Position) {
 	r := float32(e.Radius) * e.scale()
-	if e.mask == nil || r <= 0 {
+	if e.mask == nil || r <= 0 || e.frameDragged { // no brush while the frame is dragged
 		e.ring.Hide()
 		return
 	}
