@@ -182,12 +182,12 @@ func (e *MaskEditor) toPixels(d fyne.Delta) (int, int) {
 
 // dragged is the canvas a drag of edges by dx, dy image pixels makes, and the output size w×h
 // chosen in the draft.
-func (e *MaskEditor) dragged(edges model.Edges, dx, dy int) (before, after model.Canvas, w, h int) {
-	before, w, h = e.Frame.Doc()
+func (e *MaskEditor) dragged(edges model.Edges, dx, dy int) (next model.Canvas, w, h int) {
+	doc, w, h := e.Frame.Doc()
 	if edges == moveGrip {
-		return before, before.Moved(dx, dy), w, h
+		return doc.Moved(dx, dy), w, h
 	}
-	return before, before.Resized(w, h, edges, dx, dy), w, h
+	return doc.Resized(w, h, edges, dx, dy), w, h
 }
 
 // previewFrame draws the frame a drag makes so far, with the output's size, over the canvas as it
@@ -196,7 +196,7 @@ func (e *MaskEditor) previewFrame(edges model.Edges, dx, dy int) {
 	if e.Frame.Doc == nil {
 		return
 	}
-	_, next, w, h := e.dragged(edges, dx, dy)
+	next, w, h := e.dragged(edges, dx, dy)
 	f, ok := next.Frame(w, h)
 	if !ok {
 		return

@@ -112,6 +112,9 @@ func TestResizeFrameFromTheCrop(t *testing.T) {
 	if w.MoveFrame(50, 0) {
 		t.Error("the centred crop moved")
 	}
+	if _, ok := w.Canvas().Frame(0, 0); ok || w.ResizeFrame(0, 0, EdgeRight, 160, 0) {
+		t.Error("without a chosen size the crop has a frame, or its handle acted")
+	}
 	// The right edge from x 300 to 460: 60 past the image, 460 → 448 (a multiple of 32).
 	if !w.ResizeFrame(512, 512, EdgeRight, 160, 0) {
 		t.Fatal("pulling the crop's edge past the image changed nothing")
