@@ -19,6 +19,9 @@
 # and once it renders the first, queues a job of the window's own: the queue shows the studio's
 # image rendered here (its step live) above the window's job that waits for it. No picture in
 # docs/ is made from it; it checks the row fits (EASEL_SCENE=lent bash tools/screenshot.sh /tmp/lent.png 20).
+# EASEL_SCENE=explore (1280×800) resumes a prompt with two {a|b} alternatives (a 2×2 grid), scrolls
+# the recipe column to the Explore section, opens it, presses Explore and captures the grid in the
+# centre once its cells are made (EASEL_SCENE=explore bash tools/screenshot.sh /tmp/explore.png 12).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-docs/screenshot.png}
@@ -60,7 +63,7 @@ size=${EASEL_SIZE:-1024}
 width=$size height=$size
 if [ "$scene" = inpaint ]; then width=768 height=512; fi
 if [ "$scene" = batch ] || [ "$scene" = gallery ]; then width=512 height=512; fi
-if [ "$scene" = studio ] || [ "$scene" = lent ]; then width=256 height=256; fi
+if [ "$scene" = studio ] || [ "$scene" = lent ] || [ "$scene" = explore ]; then width=256 height=256; fi
 mkdir -p "$work/config/Easel" "$work/out"
 cat > "$work/config/Easel/settings.json" <<JSON
 {"model": "$work/tiny.cmf", "backend": "cpu", "output_folder": "$work/out",
@@ -89,6 +92,13 @@ JSON
 	studio_pids=$!
 	sleep 2
 fi
+if [ "$scene" = explore ]; then
+	# Two {a|b} groups in the prompt: each an axis of the grid, no menu to open.
+	cat > "$work/config/Easel/draft.json" <<JSON
+{"prompt": "A paper lantern {festival|parade} over a river at {dusk|dawn}", "size": "custom", "width": 256, "height": 256,
+ "steps": ${EASEL_STEPS:-8}, "cfg": 1, "count": 1, "random_seed": true}
+JSON
+fi
 if [ "$scene" = batch ] || [ "$scene" = gallery ]; then
 	# The draft the window resumes: a batch of 4 (Images) with this prompt.
 	cat > "$work/config/Easel/draft.json" <<JSON
@@ -98,7 +108,7 @@ JSON
 fi
 
 default_screen=1440x900
-[ "$scene" = lent ] && default_screen=1280x800
+[ "$scene" = lent ] || [ "$scene" = explore ] && default_screen=1280x800
 screen=${EASEL_SCREEN:-$default_screen}
 sw=${screen%x*} sh=${screen#*x}
 display=:$((90 + RANDOM % 9))
@@ -180,6 +190,19 @@ elif [ "$scene" = lent ]; then
 	xdotool mousemove 200 90 click 1
 	xdotool key ctrl+Return # a job of the window's own, queued behind the studio's image
 	sleep 3
+elif [ "$scene" = explore ]; then
+	# Scrolled to its foot, the column ends just above Generate: the Explore section's header
+	# there, then (opened and scrolled again) its Explore button.
+	xdotool mousemove 170 400
+	for _ in $(seq 30); do xdotool click 5; done
+	sleep 1
+	xdotool mousemove 62 $((sh - 121)) click 1 # Explore (the section)
+	sleep 1
+	xdotool mousemove 170 400
+	for _ in $(seq 30); do xdotool click 5; done
+	sleep 1
+	xdotool mousemove 172 $((sh - 121)) click 1 # Explore (the button)
+	sleep "$wait_s"
 elif [ "$scene" = batch ] || [ "$scene" = gallery ]; then
 	# The resumed draft is the batch; the prompt has the focus at launch.
 	xdotool key ctrl+Return

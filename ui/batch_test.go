@@ -70,7 +70,7 @@ func TestBatchFillsTheSheetThenVaryUpscaleAndRestore(t *testing.T) {
 	if offer == nil || s.offer == nil {
 		t.Fatal("Upscale ×2 started without its offer")
 	}
-	steps := hires.Steps(s.sheetDraft.Steps, hires.DefaultStrength) // what the pass runs
+	steps := hires.Steps(s.batch.Draft().Steps, hires.DefaultStrength) // what the pass runs
 	if text := s.offerText; !strings.Contains(text, "512×512") || !strings.Contains(text, fmt.Sprintf("%d steps", steps)) || !strings.Contains(text, "fits") {
 		t.Errorf("the offer says %s", text)
 	}

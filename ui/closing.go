@@ -11,6 +11,7 @@ import (
 
 	"easel/app/jobs"
 	"easel/app/settings"
+	"easel/app/unfinished"
 	"easel/ui/model"
 )
 
@@ -77,6 +78,21 @@ func (s *window) discardKept() {
 	s.keeping.mu.Unlock()
 	for _, id := range ids {
 		s.finishedKept(id)
+	}
+}
+
+// waitKept waits for the checkpoint writes in flight of the jobs kept for the next launch (Finish
+// later, or the window closed with jobs): the queue has stopped them, and a write still going when
+// the process ends would be lost, so the next launch would resume from an older step or the start.
+func (s *window) waitKept() {
+	s.keeping.mu.Lock()
+	kept := make([]*unfinished.Job, 0, len(s.keeping.byID))
+	for _, k := range s.keeping.byID {
+		kept = append(kept, k)
+	}
+	s.keeping.mu.Unlock()
+	for _, k := range kept {
+		k.Writer().Wait()
 	}
 }
 

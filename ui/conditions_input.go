@@ -24,8 +24,8 @@ func (s *window) dropped(pos fyne.Position, uris []fyne.URI) {
 		}
 		paths = append(paths, u.Path())
 	}
-	if s.help.takesDrop(pos, paths) {
-		return // Describe the file dropped on the prompt-help panel (prompt_help_images.go)
+	if s.help.TakesDrop(pos, paths) {
+		return // Describe the file dropped on the prompt-help panel (ui/prompthelp)
 	}
 	s.dropFiles(paths, s.droppedOnStart(pos))
 }
@@ -56,10 +56,7 @@ func (s *window) addLoaded(results []loadedCondition) []string {
 			problems = append(problems, r.err.Error())
 		}
 	}
-	if len(results) > 0 {
-		s.conditionsChanged()
-	}
-	return problems
+	return problems // the prompt help, the size and the memory follow the model's draft
 }
 
 // addFiles loads image files off the UI goroutine and adds them in order.
@@ -101,7 +98,6 @@ func (s *window) pasteImage(cb fyne.Clipboard, fromButton bool) bool {
 			if err != nil {
 				s.say("%v", err)
 			}
-			s.conditionsChanged()
 			return true
 		}
 	}
@@ -132,19 +128,10 @@ func (s *window) pickImages() {
 
 func (s *window) moveCondition(i, delta int) {
 	s.model.MoveCondition(i, delta)
-	s.conditionsChanged()
 }
 
 func (s *window) removeCondition(i int) {
 	s.model.RemoveCondition(i)
-	s.conditionsChanged()
-}
-
-// conditionsChanged refreshes what the images affect besides their list (which follows the
-// draft): the prompt help's sources, the size and the memory.
-func (s *window) conditionsChanged() {
-	s.help.refreshSources()
-	s.draftChanged()
 }
 
 // clipboard is the window's clipboard (nil in tests without one).

@@ -12,6 +12,7 @@ import (
 	"easel/app/compose"
 	"easel/app/imagefile"
 	"easel/app/upscalers"
+	"easel/ui/upscale"
 )
 
 // dropFiles reads the dropped files off the UI goroutine. The first PNG that carries settings
@@ -30,11 +31,11 @@ func (s *window) dropFiles(paths []string, onStart bool) {
 			ignored []string // further PNGs with settings: only one can be restored
 			images  []string
 			loras   []string          // .safetensors files: LoRAs
-			ups     []upscalers.Entry // upscaler files: asked about (upscale_learned.go)
+			ups     []upscalers.Entry // upscaler files: asked about (ui/upscale)
 			refused []string
 		)
 		for _, p := range paths {
-			if droppedUpscaler(p, &ups, &refused) {
+			if upscale.Dropped(p, &ups, &refused) {
 				continue
 			}
 			if strings.EqualFold(filepath.Ext(p), ".safetensors") {
@@ -89,7 +90,7 @@ func (s *window) dropFiles(paths []string, onStart bool) {
 				}
 				lines = append(lines, s.addLoaded(loaded)...)
 				lines = append(lines, refused...)
-				defer s.askAddUpscalers(ups)
+				defer s.upscales.AskAdd(ups)
 				if len(lines) > 0 {
 					s.say("%s", strings.Join(lines, "\n"))
 				} else {

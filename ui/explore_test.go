@@ -60,23 +60,19 @@ func TestExploreBuildsAGrid(t *testing.T) {
 	s.model.SetSeed(3)
 	test.Type(s.prompt.Text, "a paper crane")
 
-	p.kinds[0].SetSelected(axisLabel("seed"))
-	p.values[0].SetText("1-2")
-	p.kinds[1].SetSelected(axisLabel("seed"))
-	p.values[1].SetText("5")
-	if !strings.Contains(p.info.Text, "seed is already axis X") || !p.start.Disabled() {
-		t.Fatalf("a seed axis twice: %q (Explore disabled: %v)", p.info.Text, p.start.Disabled())
+	p.SetAxis(0, "seed", "1-2")
+	p.SetAxis(1, "seed", "5")
+	if !strings.Contains(p.Info(), "Seed is already axis X") || !p.Button().Disabled() {
+		t.Fatalf("a seed axis twice: %q (Explore disabled: %v)", p.Info(), p.Button().Disabled())
 	}
-	p.kinds[1].SetSelected(axisLabel("steps"))
-	p.values[1].SetText("2,3")
-	if !strings.Contains(p.info.Text, "4 cells (2 × 2 × 1) in 1 prefill(s)") || !strings.Contains(p.info.Text, "Peak memory about") || p.start.Disabled() {
-		t.Fatalf("before starting: %q", p.info.Text)
+	p.SetAxis(1, "steps", "2,3")
+	if !strings.Contains(p.Info(), "4 cells (2 × 2 × 1) in 1 prefill(s)") || !strings.Contains(p.Info(), "Peak memory about") || p.Button().Disabled() {
+		t.Fatalf("before starting: %q", p.Info())
 	}
-	test.Tap(p.start)
+	test.Tap(p.Button())
 	h.pump("the grid's 4 cells and the grid saved", func() bool { return len(s.history.Entries) == 5 })
-	run := s.exploring
-	if len(run.cellOf) != 1 || len(run.pictures) != 4 || !p.sheet.box.Visible() {
-		t.Fatalf("%d jobs, %d cells shown", len(run.cellOf), len(run.pictures))
+	if len(p.Jobs()) != 1 || p.Sheet.Cells() != 4 || !p.Sheet.Box.Visible() {
+		t.Fatalf("%d jobs, %d cells shown", len(p.Jobs()), p.Sheet.Cells())
 	}
 	if l := s.queue.Jobs()[0].Label; l != "a paper crane · grid of 4" {
 		t.Errorf("the grid's queue row says %q (each cell has its own seed)", l)
@@ -88,7 +84,7 @@ func TestExploreBuildsAGrid(t *testing.T) {
 	if s.area.Shown() != canvasarea.Grid || !s.area.Visible(canvasarea.Grid) || s.area.Visible(canvasarea.Canvas) {
 		t.Fatalf("after Explore the centre shows view %d", s.area.Shown())
 	}
-	if sz := p.sheet.Size(); sz.Width < 400 || sz.Height < 300 {
+	if sz := p.Sheet.Size(); sz.Width < 400 || sz.Height < 300 {
 		t.Errorf("the grid is drawn %v in the centre; want it at the region's size", sz)
 	}
 	var grid *imagefile.Settings
@@ -108,7 +104,7 @@ func TestExploreBuildsAGrid(t *testing.T) {
 					t.Errorf("the grid image's menu offers %s", it.Label)
 				}
 			}
-		case e.Settings.Batch != nil && e.Settings.Batch.ID == run.batchID && e.Settings.Batch.Count == 4:
+		case e.Settings.Batch != nil && e.Settings.Batch.ID == p.BatchID() && e.Settings.Batch.Count == 4:
 			cells[e.Settings.Batch.Index] = e.Settings
 		}
 	}
@@ -124,17 +120,17 @@ func TestExploreBuildsAGrid(t *testing.T) {
 	if grid == nil || len(grid.Grid.Axes) != 2 || grid.Grid.Axes[1].Name != "steps" || len(grid.Grid.Cells) != 4 {
 		t.Fatalf("the grid image's settings %+v", grid)
 	}
-	l := p.sheet.layout
-	if p.sheet.shown.Rect.Dx() != l.Width || l.CellW != 256 {
-		t.Errorf("the sheet shows %v with cells %d wide", p.sheet.shown.Rect, l.CellW)
+	shown, l := p.Sheet.Image()
+	if shown.Rect.Dx() != l.Width || l.CellW != 256 {
+		t.Errorf("the sheet shows %v with cells %d wide", shown.Rect, l.CellW)
 	}
 	// The fourth cell (seed 2, steps 3), tapped where it is drawn, opens its menu; Restore.
-	p.sheet.Resize(fyne.NewSize(float32(l.Width), float32(l.Height)))
+	p.Sheet.Resize(fyne.NewSize(float32(l.Width), float32(l.Height)))
 	r := l.CellRect(1, 1)
-	if got := p.sheet.cellAt(fyne.NewPos(float32(r.Min.X+10), float32(r.Min.Y+10))); got != 3 {
+	if got := p.Sheet.CellAt(fyne.NewPos(float32(r.Min.X+10), float32(r.Min.Y+10))); got != 3 {
 		t.Fatalf("a tap on the fourth cell finds cell %d", got+1)
 	}
-	menu := p.sheet.cellMenu(3)
+	menu := p.Sheet.CellMenu(3)
 	if len(menu.Items) != 4 {
 		t.Fatalf("the cell menu has %d items", len(menu.Items))
 	}
@@ -153,7 +149,7 @@ func TestExploreBuildsAGrid(t *testing.T) {
 		relayout(h.w.Content())
 		scroll := firstScroll(h.w.Content().(*fyne.Container).Objects[0])
 		d := fyne.CurrentApp().Driver()
-		y := d.AbsolutePositionForObject(p.box).Y - d.AbsolutePositionForObject(scroll.Content).Y
+		y := d.AbsolutePositionForObject(p.Box).Y - d.AbsolutePositionForObject(scroll.Content).Y
 		scroll.ScrollToOffset(fyne.NewPos(0, y-8))
 		f, err := os.Create(filepath.Join(dir, "window-explore.png"))
 		if err != nil {
@@ -219,10 +215,9 @@ func TestExploreCancelKeepsFinishedCells(t *testing.T) {
 	s.options.Steps.SetText("2")
 	s.model.SetRandomSeed(false)
 	test.Type(s.prompt.Text, "a paper crane")
-	e.kinds[0].SetSelected(axisLabel("seed"))
-	e.values[0].SetText("1-4")
-	test.Tap(e.start)
-	for id := range s.exploring.cellOf {
+	e.SetAxis(0, "seed", "1-4")
+	test.Tap(e.Button())
+	for _, id := range e.Jobs() {
 		ids <- id
 	}
 	h.pump("the two finished cells and the partial grid saved", func() bool { return len(s.history.Entries) == 3 })
@@ -235,9 +230,9 @@ func TestExploreCancelKeepsFinishedCells(t *testing.T) {
 	if partial == nil || len(partial.Grid.Cells) != 4 || partial.Grid.Cells[0] == "" || partial.Grid.Cells[1] == "" || partial.Grid.Cells[2] != "" || partial.Grid.Cells[3] != "" {
 		t.Fatalf("the partial grid: %+v", partial)
 	}
-	l := e.sheet.layout
+	shown, l := e.Sheet.Image()
 	r := l.CellRect(3, 0)
-	if e.sheet.shown.NRGBAAt(r.Min.X+5, r.Min.Y+5) != grid.Placeholder {
+	if shown.NRGBAAt(r.Min.X+5, r.Min.Y+5) != grid.Placeholder {
 		t.Error("the unfinished fourth cell is not a placeholder")
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"easel/app/download/downloadtest"
 	"easel/app/fastdraft"
+	"easel/ui/recipe"
 )
 
 // TestFastDraftDownloadThenDraftAndFinal: the LoRA panel offers a published few-step LoRA (the
@@ -30,11 +31,11 @@ func TestFastDraftDownloadThenDraftAndFinal(t *testing.T) {
 	s := h.s
 	s.model.SetSteps(40)
 	fast := s.fast
-	if fast.mode.Visible() {
+	if fast.Mode.Visible() {
 		t.Fatal("the Draft / Final switch shows without a few-step LoRA")
 	}
-	test.Tap(fast.download)
-	p := fast.panel
+	test.Tap(fast.Download)
+	p := fast.Panel
 	if p == nil {
 		t.Fatal("no download offer")
 	}
@@ -47,25 +48,25 @@ func TestFastDraftDownloadThenDraftAndFinal(t *testing.T) {
 	p.AcceptForTest()
 	test.Tap(p.StartButton())
 	h.pump("the download", func() bool { return s.draft().Mode.On })
-	if s.draft().Steps != e.Preset.Steps || len(s.draft().LoRAs) != 1 || !s.draft().LoRAs[0].Enabled || !fast.mode.Visible() || fast.mode.Selected != modeDraft {
-		t.Fatalf("after the download: steps %d, LoRAs %+v, switch %q", s.draft().Steps, s.draft().LoRAs, fast.mode.Selected)
+	if s.draft().Steps != e.Preset.Steps || len(s.draft().LoRAs) != 1 || !s.draft().LoRAs[0].Enabled || !fast.Mode.Visible() || fast.Mode.Selected != recipe.ModeDraft {
+		t.Fatalf("after the download: steps %d, LoRAs %+v, switch %q", s.draft().Steps, s.draft().LoRAs, fast.Mode.Selected)
 	}
 	// The switch's hint and the notice say what each pass does in steps, not schedules.
-	for what, text := range map[string]string{"hint": fast.hint.Text, "notice": s.message.Text} {
+	for what, text := range map[string]string{"hint": fast.Hint.Text, "notice": s.message.Text} {
 		if strings.Contains(text, "schedule") || !strings.Contains(text, "all 40 steps, without") {
 			t.Errorf("the Draft / Final %s reads %q; want Final as all 40 steps without the LoRA, in plain words", what, text)
 		}
 	}
-	if want := fmt.Sprintf("Draft: %d steps with the few-step LoRA", e.Preset.Steps); !strings.Contains(fast.hint.Text, want) {
-		t.Errorf("the hint reads %q; want %q", fast.hint.Text, want)
+	if want := fmt.Sprintf("Draft: %d steps with the few-step LoRA", e.Preset.Steps); !strings.Contains(fast.Hint.Text, want) {
+		t.Errorf("the hint reads %q; want %q", fast.Hint.Text, want)
 	}
-	fast.mode.SetSelected(modeFinal)
+	fast.Mode.SetSelected(recipe.ModeFinal)
 	if s.draft().Mode.On || s.draft().Steps != 40 || s.draft().LoRAs[0].Enabled {
 		t.Errorf("Final: steps %d, LoRAs %+v", s.draft().Steps, s.draft().LoRAs)
 	}
-	fast.mode.SetSelected(modeDraft)
+	fast.Mode.SetSelected(recipe.ModeDraft)
 	if !s.draft().Mode.On || s.draft().Steps != e.Preset.Steps || !s.draft().LoRAs[0].Enabled {
 		t.Errorf("Draft again: steps %d, LoRAs %+v", s.draft().Steps, s.draft().LoRAs)
 	}
-	fast.dialog.Hide()
+	fast.Dialog.Hide()
 }

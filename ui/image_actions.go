@@ -103,10 +103,10 @@ func (s *window) entryMenu(e history.Entry) *fyne.Menu {
 	if e.Settings == nil || e.Settings.Grid == nil { // a grid's picture is not one image to rework
 		items = append(items, fyne.NewMenuItem("Refine this", func() { s.refineEntry(e) }),
 			fyne.NewMenuItem("Vary", func() { s.varyEntry(e) }))
-		items = append(items, s.entryUpscaleItems(e)...) // with the chosen upscaler, Lanczos (upscale_learned.go)
+		items = append(items, s.upscales.EntryItems(e)...) // with the chosen upscaler, Lanczos (ui/upscale)
 		items = append(items, fyne.NewMenuItemSeparator())
 	}
-	items = append(items, s.help.entryItems(e)...) // Describe, Check against prompt (prompt_help_images.go)
+	items = append(items, s.help.EntryItems(e)...) // Describe, Check against prompt (ui/prompthelp)
 	items = append(items, fyne.NewMenuItemSeparator(),
 		fyne.NewMenuItem(s.deps.Desktop.Label(), func() { s.revealFile(e.Path) }),
 		fyne.NewMenuItem("Copy image", func() { s.copyFile(e.Path) }),

@@ -55,14 +55,14 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 	if u.Event != nil && u.Event.StepTime > 0 {
 		s.lastStepTime = u.Event.StepTime
 	}
-	if u.Event != nil && !s.exploreEvent(j, *u.Event) && u.Event.Images > 1 {
-		s.batchEvent(j, *u.Event, framed)
+	if u.Event != nil && !s.explore.Event(j, *u.Event) && u.Event.Images > 1 {
+		s.batch.Event(j, *u.Event, framed)
 	}
 	if u.Event != nil {
 		s.progress.ShowEvent(j, *u.Event)
 		s.timing.ShowRun(u.Event.Timings, u.Event.GPUClasses, progress.DenoiserTitle(*u.Event) == progress.GPUTitle)
 		s.timing.Observe(*u.Event)
-		s.memory.showLedger(u.Event.Memory, j, s.jobRecord(j.ID).Peak)
+		s.memory.ShowLedger(u.Event.Memory, j, s.jobRecord(j.ID).Peak)
 		if u.Event.Notice != "" {
 			// Where the denoiser runs changed from what was asked (Metal declined: the CPU took over).
 			s.sayAbout(j.ID, noticeWarning, "Job %d: %s", j.ID, u.Event.Notice)
@@ -106,7 +106,8 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 		s.save(j)
 	case jobs.Failed:
 		rec, hadDraft := s.model.Job(j.ID)
-		s.batchStopped(j)
+		s.explore.Stopped(j) // a grid keeps its finished cells and its partial grid
+		s.batch.Stopped(j)
 		s.finished(j)
 		s.progress.Failed(j)
 		if fault := (*mmapfile.FaultError)(nil); errors.As(j.Err, &fault) && fault.Kind == cmf.KindModelFile {
@@ -122,7 +123,8 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 			}
 		}
 	case jobs.Cancelled:
-		s.batchStopped(j)
+		s.explore.Stopped(j) // a grid keeps its finished cells and its partial grid
+		s.batch.Stopped(j)
 		s.finished(j)
 		if s.model.Current() == 0 {
 			s.progress.Cancelled(j)
@@ -157,8 +159,8 @@ func (s *window) previewNote() string {
 // image (a done job's draft goes with its image to save), so a long session of cancelled or
 // failed jobs does not keep their condition images.
 func (s *window) finished(j jobs.Job) {
-	s.help.finished(j)
-	delete(s.apiBatches, j.ID)
+	s.help.Finished(j)
+	s.batch.Ended(j)
 	if j.State != jobs.Done {
 		s.model.Forget(j.ID)
 		if j.Request.Init != nil {
@@ -170,7 +172,7 @@ func (s *window) finished(j jobs.Job) {
 	if running {
 		if s.predictedErr == nil {
 			plan, _ := s.memoryPlan()
-			s.memory.showPrediction(s.prediction, plan, s.deps.Geometry)
+			s.memory.ShowPrediction(s.prediction, plan, s.deps.Geometry)
 		}
 	}
 }

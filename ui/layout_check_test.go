@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"easel/app/grid"
 	"easel/app/unfinished"
 	"easel/engine/safetensors"
 
@@ -305,19 +306,20 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 
 	// Explore open with three axes set and a 4×4 grid of results on its sheet.
 	e := s.explore
-	for i, spec := range [][2]string{{"seed", "1-4"}, {"steps", "2,3,4,5"}, {"cfg", "3,4"}} {
-		e.kinds[i].SetSelected(axisLabel(spec[0]))
-		e.values[i].SetText(spec[1])
+	specs := [3]string{"seed=1-4", "steps=2,3,4,5", "cfg=3,4"}
+	for i, spec := range specs {
+		name, values, _ := strings.Cut(spec, "=")
+		e.SetAxis(i, name, values)
 	}
-	g, err := e.parse()
-	if err != nil || g.PerGrid() != 16 {
-		t.Fatalf("three axes: %v (%d cells a grid)", err, g.PerGrid())
+	g, err := grid.Parse(specs, grid.Context{})
+	if err != nil || g.PerGrid() != 16 || e.Button().Disabled() {
+		t.Fatalf("three axes: %v (%d cells a grid), the section says %q", err, g.PerGrid(), e.Info())
 	}
-	run := &exploration{g: g, pictures: map[int]*image.NRGBA{}}
+	pictures := map[int]*image.NRGBA{}
 	for i := range 16 {
-		run.pictures[i] = image.NewNRGBA(image.Rect(0, 0, 256, 256))
+		pictures[i] = image.NewNRGBA(image.Rect(0, 0, 256, 256))
 	}
-	e.sheet.begin(run)
+	e.Sheet.Draw(g, pictures)
 	s.area.Show(canvasarea.Grid)
 	openEverySection(s)
 	assertLayoutFits(t, h.w, "Explore open with three axes and a 4×4 grid on its sheet")
@@ -340,13 +342,13 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 	s.escapeKey()
 
 	// Prompt help's suggestion showing a long text.
-	s.help.suggestion.SetText(strings.Repeat("a lighthouse on a basalt cliff at dusk, gulls over the surf, warm light in the lantern room, ", 12))
-	s.help.suggestionBox.Show()
+	s.help.Suggestion.SetText(strings.Repeat("a lighthouse on a basalt cliff at dusk, gulls over the surf, warm light in the lantern room, ", 12))
+	s.help.SuggestionBox.Show()
 	assertLayoutFits(t, h.w, "prompt help's suggestion with a long text")
 	// The everyday block stays in view under the prompt with a Describe result and a Check open:
 	// Size and Steps are on screen at 1280×800 with the column at its top.
-	s.help.checks.SetText("Check of the picture shown:\n" + strings.Repeat("✓ a red lighthouse on the cliff\n", 8))
-	s.help.checks.Show()
+	s.help.Checks.SetText("Check of the picture shown:\n" + strings.Repeat("✓ a red lighthouse on the cliff\n", 8))
+	s.help.Checks.Show()
 	h.w.Resize(screen1280)
 	relayout(h.w.Content())
 	s.column.ScrollToTop()
@@ -503,5 +505,5 @@ func TestPromptHelpHasNoBlankRow(t *testing.T) {
 			}
 		}
 	}
-	walk(h.s.help.box, "prompt help")
+	walk(h.s.help.Box, "prompt help")
 }

@@ -79,15 +79,15 @@ func (s *window) build() {
 	s.generateBtn.Importance = widget.HighImportance
 	s.cancelBtn = widget.NewButtonWithIcon("Cancel", theme.MediaStopIcon(), s.cancelCurrent)
 	s.prompt = recipe.NewPrompt(s.model, s.keys())
-	s.help = newPromptHelp(s)
+	s.help = s.newPromptHelp()
 	s.conditions = recipe.NewConditions(s.model, recipe.ConditionsActions{Add: s.pickImages, Paste: s.pasteCondition,
 		Move: s.moveCondition, Remove: s.removeCondition, Shown: func() {
 			if s.sections != nil {
 				s.sections.Open(sectionConditions) // what was just added is in view
 			}
 		}})
-	s.fast = newFastDrafts(s, nil)
-	s.loras = recipe.NewLoRAs(s.model, s.fast.box, recipe.LoRAsActions{Add: s.pickLoRA, Enable: s.setLoRAEnabled,
+	s.fast = s.newFastDrafts()
+	s.loras = recipe.NewLoRAs(s.model, s.fast.Box, recipe.LoRAsActions{Add: s.pickLoRA, Enable: s.setLoRAEnabled,
 		Strength: s.setLoRAStrength, Remove: s.removeLoRA, UsePreset: s.usePreset,
 		Shown: func() {
 			if s.sections != nil {
@@ -95,8 +95,8 @@ func (s *window) build() {
 			}
 		},
 		ReadPreset: func(path string) *lora.Preset { pr, _ := presetOf(path); return pr },
-		Do:         s.deps.Do, Refreshed: func() { s.fast.refresh() }})
-	s.fast.presets = s.loras.Presets
+		Do:         s.deps.Do, Refreshed: func() { s.fast.Refresh() }})
+	s.fast.Presets = s.loras.Presets
 	s.options = recipe.NewOptions(s.model, s.keys(), recipe.OptionsActions{SetBackend: s.setBackend, ChooseModel: s.pickModel,
 		FollowedSize: s.followedSize, Copy: s.copyText, MaxCount: MaxWindowCount})
 	s.canvas = canvasarea.NewView(s.maskChanged, s.extendSide)
@@ -105,24 +105,25 @@ func (s *window) build() {
 	s.canvas.Tools.Objects = []fyne.CanvasObject{s.actions.saveTo, s.actions.reveal, s.actions.copy}
 	s.canvas.Footer.Objects = []fyne.CanvasObject{layout.NewSpacer(), s.actions.continueFrom, s.actions.refine}
 	s.progress = progress.NewView()
-	s.strip = newLiveStrip(s)
 	s.network = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	s.network.Importance = widget.HighImportance
 	s.network.Truncation = fyne.TextTruncateEllipsis
 	s.network.Hide()
-	s.memory = newMemoryPanel(s)
-	s.timing = progress.NewTimingPanel(memoryLabelWidth)
-	s.timing.OnTimes = s.strip.showTimes
+	s.memory = progress.NewMemoryPanel(s.model)
+	s.timing = progress.NewTimingPanel(progress.MemoryLabelWidth)
+	s.strip = progress.NewStrip(s.memory, s.timing, s.win)
 	s.queueList = queue.NewList(queue.ListActions{
 		Cancel:    func(id jobs.ID) { s.queue.Cancel(id) },
 		Placement: s.placementOf,
 		Lent:      s.lentRowObject,
 	})
 	s.history = gallery.NewHistory(gallery.HistoryActions{Folder: func() string { return s.deps.Settings.OutputFolder }, RevealLabel: s.deps.Desktop.Label, UseAll: s.useAll, Menu: s.entryMenu})
-	s.sheet = s.newSheet()
+	s.upscales = s.newUpscaling()
+	s.batch = s.newBatch() // batch.go
+	s.sheet = s.batch.Sheet
 	s.work = newImageWorkPanel(s)
-	s.explore = newExplorePanel(s)
-	s.area = canvasarea.NewArea(s.canvas.Box, s.sheet.Box, s.explore.sheet.box)
+	s.explore = s.newExplore() // explore.go
+	s.area = canvasarea.NewArea(s.canvas.Box, s.sheet.Box, s.explore.Sheet.Box)
 	// Whatever changes the draft (a field, a restore, an undo), the size, the frame, the memory
 	// prediction and Generate follow it.
 	s.model.Observe(model.DraftChanged, func(model.Change) { s.draftChanged() })
@@ -152,7 +153,7 @@ func (s *window) recipeRegion() fyne.CanvasObject {
 		widget.NewAccordionItem("Condition images", s.conditions.Box),
 		widget.NewAccordionItem("LoRAs", s.loras.Box),
 		widget.NewAccordionItem("Advanced", s.options.Advanced),
-		widget.NewAccordionItem("Explore", s.explore.box),
+		widget.NewAccordionItem("Explore", s.explore.Box),
 	)
 	s.sections.MultiOpen = true
 	if len(s.draft().Conditions) > 0 {
@@ -166,7 +167,7 @@ func (s *window) recipeRegion() fyne.CanvasObject {
 	gutter := canvas.NewRectangle(color.Transparent)
 	gutter.SetMinSize(fyne.NewSize(2*theme.Size(theme.SizeNameScrollBarSmall), 0))
 	s.column = container.NewVScroll(container.NewBorder(nil, nil, nil, gutter,
-		container.NewVBox(s.prompt.Box, s.options.Box, s.help.box, s.work.box, s.sections)))
+		container.NewVBox(s.prompt.Box, s.options.Box, s.help.Box, s.work.box, s.sections)))
 	return container.NewBorder(nil, actions, nil, nil, container.NewStack(s.column, newWheelToColumn(s.column)))
 }
 
@@ -174,7 +175,7 @@ func (s *window) recipeRegion() fyne.CanvasObject {
 // with their switches, then the progress line, the live strip (memory and time, Details for the
 // full panels) and the queue.
 func (s *window) canvasRegion() fyne.CanvasObject {
-	return container.NewBorder(s.area.Bar, container.NewVBox(s.network, s.progress.Box, s.strip.box, widget.NewSeparator(), s.queueList.Box), nil, nil, s.area.Stack)
+	return container.NewBorder(s.area.Bar, container.NewVBox(s.network, s.progress.Box, s.strip.Box, widget.NewSeparator(), s.queueList.Box), nil, nil, s.area.Stack)
 }
 
 // galleryRegion is the right column: the history, always visible.

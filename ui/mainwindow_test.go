@@ -36,7 +36,7 @@ func TestMainWindowShowsEveryPanel(t *testing.T) {
 		}
 	}
 	// Details opens the full panels, in plain words.
-	test.Tap(h.s.strip.details)
+	test.Tap(h.s.strip.Details)
 	details := test.RenderObjectToMarkup(h.w.Canvas().Overlays().Top())
 	for _, want := range []string{"Memory — predicted for 1024×1024", "Denoiser weights", "Prompt cache", "VAE activations",
 		"time by kernel class", "gemm", "attn", "conv", "matrix multiplies"} {
@@ -177,7 +177,7 @@ func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 			t.Errorf("window does not show %q during the run", want)
 		}
 	}
-	test.Tap(h.s.strip.details)
+	test.Tap(h.s.strip.Details)
 	details := test.RenderObjectToMarkup(h.w.Canvas().Overlays().Top())
 	for _, want := range []string{"Memory — live, job 1", "Peak resident"} {
 		if !strings.Contains(details, want) {
@@ -255,19 +255,19 @@ func TestGenerateDisabledWhenMemoryDoesNotFit(t *testing.T) {
 	if !h.s.generateBtn.Disabled() {
 		t.Fatal("Generate is enabled for 2K 16:9 with CFG on a 10 GB budget")
 	}
-	if v := h.s.memory.verdict.Text; !strings.Contains(v, "Does not fit") || !strings.Contains(v, "largest size") {
+	if v := h.s.memory.Verdict.Text; !strings.Contains(v, "Does not fit") || !strings.Contains(v, "largest size") {
 		t.Errorf("verdict %q", v)
 	}
-	if !h.s.memory.useSize.Visible() {
+	if !h.s.memory.UseSize.Visible() {
 		t.Fatal("no suggested size offered")
 	}
 	test.Tap(h.s.generateBtn)
 	if len(h.s.queue.Jobs()) != 0 {
 		t.Error("a disabled Generate queued a job")
 	}
-	test.Tap(h.s.memory.useSize)
+	test.Tap(h.s.memory.UseSize)
 	if h.s.generateBtn.Disabled() || h.s.draft().Size != compose.SizeCustom {
-		t.Errorf("after taking the suggested size Generate is disabled (%s)", h.s.memory.verdict.Text)
+		t.Errorf("after taking the suggested size Generate is disabled (%s)", h.s.memory.Verdict.Text)
 	}
 }
 

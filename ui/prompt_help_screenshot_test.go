@@ -33,9 +33,9 @@ func TestScreenshotDescribe(t *testing.T) {
 	path := generatecase.PicturePNG(t, 96, 64)
 	h.s.addLoaded([]loadedCondition{{c: mustCondition(t, path)}})
 	p := h.s.help
-	p.source.SetSelected("Condition image 1")
-	test.Tap(p.describe)
-	h.pump("Describe to finish", func() bool { return p.cancel == nil })
+	p.Source.SetSelected("Condition image 1")
+	test.Tap(p.Describe)
+	h.pump("Describe to finish", func() bool { return !p.Writing() })
 	// The test driver lays out again only on a resize: the suggestion appeared after the last one.
 	h.w.Resize(fyne.NewSize(1439, 899))
 	h.w.Canvas().Capture()

@@ -22,45 +22,45 @@ func TestPromptHelpExpandDescribeAndCheck(t *testing.T) {
 	h := newHarnessWith(t, 0, func(_ *harness, d *Deps) { d.Settings.Model = model })
 	h.patience = 3 * time.Minute
 	p := h.s.help
-	idle := func() bool { return p.cancel == nil }
+	idle := func() bool { return !p.Writing() }
 
 	// Expand streams into a suggestion; Use as prompt takes it; Undo restores the idea.
 	h.s.prompt.Text.SetText("a lighthouse")
-	test.Tap(p.expand)
-	if p.stop.Hidden || !p.expand.Disabled() {
+	test.Tap(p.Expand)
+	if p.Stop.Hidden || !p.Expand.Disabled() {
 		t.Error("while writing, Stop is not offered or Expand is not disabled")
 	}
-	if title := h.s.memory.title.Text; !strings.Contains(title, "writing (Expand)") {
+	if title := h.s.memory.Title.Text; !strings.Contains(title, "writing (Expand)") {
 		t.Errorf("while writing, the memory panel says %q, want the writing's memory", title)
 	}
-	if text := h.s.strip.memory.Text(); !strings.HasPrefix(text, "Writing ") {
+	if text := h.s.strip.Memory.Text(); !strings.HasPrefix(text, "Writing ") {
 		t.Errorf("while writing, the strip says %q, want the writing's peak", text)
 	}
 	h.pump("Expand to finish", idle)
-	if title := h.s.memory.title.Text; !strings.Contains(title, "predicted") {
+	if title := h.s.memory.Title.Text; !strings.Contains(title, "predicted") {
 		t.Errorf("after writing, the memory panel says %q, want the draft's prediction back", title)
 	}
-	got := strings.TrimSpace(p.suggestion.Text)
-	if got == "" || p.suggestionBox.Hidden || !strings.Contains(p.status.Text, "tokens") {
-		t.Fatalf("after Expand: suggestion %q (shown %v), status %q", got, !p.suggestionBox.Hidden, p.status.Text)
+	got := strings.TrimSpace(p.Suggestion.Text)
+	if got == "" || p.SuggestionBox.Hidden || !strings.Contains(p.Status.Text, "tokens") {
+		t.Fatalf("after Expand: suggestion %q (shown %v), status %q", got, !p.SuggestionBox.Hidden, p.Status.Text)
 	}
-	test.Tap(p.accept)
-	if h.s.draft().Prompt != got || p.undo.Hidden {
-		t.Errorf("Use as prompt: prompt %q, want the suggestion %q (undo offered: %v)", h.s.draft().Prompt, got, !p.undo.Hidden)
+	test.Tap(p.Accept)
+	if h.s.draft().Prompt != got || p.Undo.Hidden {
+		t.Errorf("Use as prompt: prompt %q, want the suggestion %q (undo offered: %v)", h.s.draft().Prompt, got, !p.Undo.Hidden)
 	}
-	test.Tap(p.undo)
+	test.Tap(p.Undo)
 	if h.s.draft().Prompt != "a lighthouse" {
 		t.Errorf("Undo: prompt %q, want the idea back", h.s.draft().Prompt)
 	}
 
 	// Stop leaves the prompt as it was. The writer is held so the stop comes before any token.
-	p.mu.Lock()
-	test.Tap(p.expand)
-	test.Tap(p.stop)
-	p.mu.Unlock()
+	release := p.HoldWriter()
+	test.Tap(p.Expand)
+	test.Tap(p.Stop)
+	release()
 	h.pump("the stopped Expand to end", idle)
-	if h.s.draft().Prompt != "a lighthouse" || !strings.Contains(p.status.Text, "stopped") || !p.suggestionBox.Hidden {
-		t.Errorf("after Stop: prompt %q, status %q, suggestion shown %v", h.s.draft().Prompt, p.status.Text, !p.suggestionBox.Hidden)
+	if h.s.draft().Prompt != "a lighthouse" || !strings.Contains(p.Status.Text, "stopped") || !p.SuggestionBox.Hidden {
+		t.Errorf("after Stop: prompt %q, status %q, suggestion shown %v", h.s.draft().Prompt, p.Status.Text, !p.SuggestionBox.Hidden)
 	}
 
 	// Describe a condition image, then use it as the prompt.
@@ -70,22 +70,22 @@ func TestPromptHelpExpandDescribeAndCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.s.addLoaded([]loadedCondition{{c: mustCondition(t, path)}})
-	p.source.SetSelected("Condition image 1")
-	test.Tap(p.describe)
+	p.Source.SetSelected("Condition image 1")
+	test.Tap(p.Describe)
 	h.pump("Describe to finish", idle)
-	desc := strings.TrimSpace(p.suggestion.Text)
-	if desc == "" || !strings.HasPrefix(p.status.Text, "Describe:") {
-		t.Fatalf("after Describe: suggestion %q, status %q", desc, p.status.Text)
+	desc := strings.TrimSpace(p.Suggestion.Text)
+	if desc == "" || !strings.HasPrefix(p.Status.Text, "Describe:") {
+		t.Fatalf("after Describe: suggestion %q, status %q", desc, p.Status.Text)
 	}
-	test.Tap(p.accept)
+	test.Tap(p.Accept)
 	if h.s.draft().Prompt != desc {
 		t.Errorf("Use as prompt after Describe: prompt %q, want %q", h.s.draft().Prompt, desc)
 	}
 
 	// A finished picture is not checked while Check is off in Settings.
 	done := jobs.Job{ID: 3, State: jobs.Done, Request: pipeline.Request{Prompt: "a red lighthouse, two boats"}, Result: &pipeline.Result{Image: img}}
-	p.finished(done)
-	if p.cancel != nil || !p.checks.Hidden {
+	p.Finished(done)
+	if p.Writing() || !p.Checks.Hidden {
 		t.Fatal("a finished picture was checked with Check images off in Settings")
 	}
 	// Check, when on in Settings, lists a verdict per element of the finished picture's prompt;
@@ -93,25 +93,25 @@ func TestPromptHelpExpandDescribeAndCheck(t *testing.T) {
 	on := h.s.deps.Settings
 	on.CheckImages = true
 	h.s.settingsSaved(on)
-	p.finished(jobs.Job{ID: 2, State: jobs.Done, Request: pipeline.Request{Prompt: "a dog"}, Result: &pipeline.Result{Image: img}})
-	p.finished(done)
-	if len(p.waiting) != 1 {
-		t.Errorf("%d Checks wait behind the first, want 1", len(p.waiting))
+	p.Finished(jobs.Job{ID: 2, State: jobs.Done, Request: pipeline.Request{Prompt: "a dog"}, Result: &pipeline.Result{Image: img}})
+	p.Finished(done)
+	if p.Waiting() != 1 {
+		t.Errorf("%d Checks wait behind the first, want 1", p.Waiting())
 	}
-	h.pump("both Checks to finish", func() bool { return idle() && len(p.waiting) == 0 })
-	lines := strings.Split(p.checks.Text, "\n")
-	if p.checks.Hidden || len(lines) != 3 || lines[0] != "Check of job 3's image:" || !strings.HasSuffix(lines[1], " a red lighthouse") || !strings.HasSuffix(lines[2], " two boats") {
-		t.Errorf("Check lines %q (shown %v)", p.checks.Text, !p.checks.Hidden)
+	h.pump("both Checks to finish", func() bool { return idle() && p.Waiting() == 0 })
+	lines := strings.Split(p.Checks.Text, "\n")
+	if p.Checks.Hidden || len(lines) != 3 || lines[0] != "Check of job 3's image:" || !strings.HasSuffix(lines[1], " a red lighthouse") || !strings.HasSuffix(lines[2], " two boats") {
+		t.Errorf("Check lines %q (shown %v)", p.Checks.Text, !p.Checks.Hidden)
 	}
 	lines = lines[1:]
 	// On demand: the picture shown, against the prompt as it is now.
 	h.s.prompt.Text.SetText("a red lighthouse, two boats, a dog")
-	test.Tap(p.checkNow)
+	test.Tap(p.CheckNow)
 	h.pump("Check picture to finish", idle)
-	if n := len(strings.Split(p.checks.Text, "\n")); n != 4 || !strings.HasSuffix(p.checks.Text, " a dog") {
-		t.Errorf("Check picture: %q, want a heading and three lines ending with the dog", p.checks.Text)
+	if n := len(strings.Split(p.Checks.Text, "\n")); n != 4 || !strings.HasSuffix(p.Checks.Text, " a dog") {
+		t.Errorf("Check picture: %q, want a heading and three lines ending with the dog", p.Checks.Text)
 	}
-	p.suggestionBox.Show()
+	p.SuggestionBox.Show()
 	if m := h.w.Content().MinSize(); m.Width > 1400 || m.Height > 860 {
 		t.Errorf("with the suggestion and the checks shown the window's minimum size is %v, more than the 1400×860 it opens at", m)
 	}
@@ -128,9 +128,9 @@ func TestPromptHelpRefusesWhatDoesNotFit(t *testing.T) {
 	h := newHarness(t, 4e9)
 	p := h.s.help
 	h.s.prompt.Text.SetText("a lighthouse")
-	test.Tap(p.expand)
-	if p.cancel != nil || !p.suggestionBox.Hidden || h.s.draft().Prompt != "a lighthouse" {
-		t.Errorf("Expand started on a 4 GB budget (running %v, suggestion shown %v)", p.cancel != nil, !p.suggestionBox.Hidden)
+	test.Tap(p.Expand)
+	if p.Writing() || !p.SuggestionBox.Hidden || h.s.draft().Prompt != "a lighthouse" {
+		t.Errorf("Expand started on a 4 GB budget (running %v, suggestion shown %v)", p.Writing(), !p.SuggestionBox.Hidden)
 	}
 	if msg := h.s.message.Text; !strings.Contains(msg, "Expand needs about") || !strings.Contains(msg, "GB of memory") {
 		t.Errorf("message %q", msg)

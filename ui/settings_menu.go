@@ -68,7 +68,7 @@ func (s *window) settingsSaved(ns settings.Settings) {
 		s.draftChanged() // the sharp preview's decodes join the denoiser's stage in the prediction
 	}
 	if ns.Upscaler != old.Upscaler {
-		s.upRunners.Close() // the next upscale loads the new choice
+		s.upscales.Runners.Close() // the next upscale loads the new choice
 	}
 	if ns.OutputFolder != old.OutputFolder {
 		s.deps.History = history.New(ns.OutputFolder)

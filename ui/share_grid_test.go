@@ -90,7 +90,7 @@ func TestShareThisMacGrid(t *testing.T) {
 		t.Errorf("the cells' seeds %v; want 1, 2 and 3", seeds)
 	}
 	// The API's grid never took over the artist's sheet or canvas.
-	if h.s.sheetJob != 0 || h.s.area.Shown() != canvasarea.Canvas || h.s.canvasJob != 0 || h.s.sheet.HasBatch() {
-		t.Errorf("the API job took over the window: sheet job %d, centre view %d, canvas job %d", h.s.sheetJob, h.s.area.Shown(), h.s.canvasJob)
+	if h.s.batch.Job() != 0 || h.s.area.Shown() != canvasarea.Canvas || h.s.canvasJob != 0 || h.s.sheet.HasBatch() {
+		t.Errorf("the API job took over the window: sheet job %d, centre view %d, canvas job %d", h.s.batch.Job(), h.s.area.Shown(), h.s.canvasJob)
 	}
 }

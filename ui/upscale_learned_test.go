@@ -21,6 +21,7 @@ import (
 	"easel/app/settings"
 	"easel/app/upscalers"
 	"easel/ui/canvasarea"
+	"easel/ui/kit"
 )
 
 // upscalerCase is a tiny upscaler file of the repository's reference cases.
@@ -137,7 +138,7 @@ func TestGalleryUpscaleWithTheChosenUpscalerSavesItsPicture(t *testing.T) {
 	if !labelWith(h.s.sheet.Box, "Upscale ×2 with upscale_rrdb_x2: upscaling in one piece") {
 		t.Error("the sheet does not show the upscale's memory prediction")
 	}
-	h.pump("the upscale saved", func() bool { return h.s.upCancel == nil })
+	h.pump("the upscale saved", func() bool { return !h.s.upscales.Running() })
 	if !strings.Contains(h.s.message.Text, "upscaled ×2 with upscale_rrdb_x2 to 80×48") {
 		t.Fatalf("notice after the upscale: %q", h.s.message.Text)
 	}
@@ -187,7 +188,7 @@ func TestGalleryUpscaleCancels(t *testing.T) {
 			upscalersFolder(t, upscalerCase(t, "upscale_rrdb_x2.pth"))
 			h := newHarness(t, 0)
 			h.s.deps.Settings.Upscaler = "upscale_rrdb_x2"
-			h.s.upRunners.Budget = 1 // the smallest tiles: 32², so the 96×64 picture takes several
+			h.s.upscales.Runners.Budget = 1 // the smallest tiles: 32², so the 96×64 picture takes several
 			finishedCell(h, 96, 64, false)
 			if !h.s.cancelBtn.Disabled() {
 				t.Fatal("Cancel is on before anything runs")
@@ -196,7 +197,7 @@ func TestGalleryUpscaleCancels(t *testing.T) {
 			if h.s.cancelBtn.Disabled() {
 				t.Error("Cancel is off while the upscale runs")
 			}
-			if title := h.s.memory.title.Text; title != "Memory — predicted for an upscale ×2 with upscale_rrdb_x2" {
+			if title := h.s.memory.Title.Text; title != "Memory — predicted for an upscale ×2 with upscale_rrdb_x2" {
 				t.Errorf("the memory panel's title while the upscale runs: %q", title)
 			}
 			h.pump("the first tile", func() bool {
@@ -210,15 +211,15 @@ func TestGalleryUpscaleCancels(t *testing.T) {
 				}
 				return false
 			})
-			h.pump("the upscale stopped", func() bool { return h.s.upCancel == nil })
+			h.pump("the upscale stopped", func() bool { return !h.s.upscales.Running() })
 			if !strings.Contains(h.s.message.Text, "cancelled; nothing was saved") {
 				t.Errorf("notice after %s: %q", how, h.s.message.Text)
 			}
 			if saved := pngsIn(t, h.s.deps.Settings.OutputFolder); len(saved) != 0 {
 				t.Errorf("a cancelled upscale saved %v", saved)
 			}
-			if !h.s.cancelBtn.Disabled() || strings.Contains(h.s.memory.title.Text, "upscale") {
-				t.Errorf("after the upscale: Cancel on %v, the memory panel's title %q", !h.s.cancelBtn.Disabled(), h.s.memory.title.Text)
+			if !h.s.cancelBtn.Disabled() || strings.Contains(h.s.memory.Title.Text, "upscale") {
+				t.Errorf("after the upscale: Cancel on %v, the memory panel's title %q", !h.s.cancelBtn.Disabled(), h.s.memory.Title.Text)
 			}
 		})
 	}
@@ -387,7 +388,7 @@ func TestUpscalersFitTheScreen(t *testing.T) {
 	h.s.area.Show(canvasarea.Batch)
 	menuItem(t, h.s.cellMenu(h.s.sheet.Cell(0)), "Upscale ×4 with "+long).Action()
 	assertLayoutFits(t, h.w, "the memory panel predicting a learned upscale")
-	h.pump("the upscale saved", func() bool { return h.s.upCancel == nil })
+	h.pump("the upscale saved", func() bool { return !h.s.upscales.Running() })
 	if !strings.Contains(h.s.message.Text, "upscaled ×4 with "+long) {
 		t.Fatalf("notice: %q", h.s.message.Text)
 	}
@@ -407,7 +408,7 @@ func TestHistoryImageUpscalesWithTheChosenUpscaler(t *testing.T) {
 		t.Fatal(err)
 	}
 	menuItem(t, menuItem(t, h.s.entryMenu(e), "Upscale").ChildMenu, "×4 with upscale_rrdb_x2").Action()
-	h.pump("the upscale saved", func() bool { return h.s.upCancel == nil })
+	h.pump("the upscale saved", func() bool { return !h.s.upscales.Running() })
 	if !strings.Contains(h.s.message.Text, filepath.Base(e.Path)+" upscaled ×4 with upscale_rrdb_x2 to 80×48") {
 		t.Fatalf("notice: %q", h.s.message.Text)
 	}
@@ -425,11 +426,11 @@ func TestHistoryImageUpscalesWithTheChosenUpscaler(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	want, _, err := r.Upscale(context.Background(), nrgbaOf(readPNG(t, e.Path)), upscalers.Request{Scale: 4})
+	want, _, err := r.Upscale(context.Background(), kit.NRGBA(readPNG(t, e.Path)), upscalers.Request{Scale: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := nrgbaOf(readPNG(t, out)); got.Rect != want.Rect || string(got.Pix) != string(want.Pix) {
+	if got := kit.NRGBA(readPNG(t, out)); got.Rect != want.Rect || string(got.Pix) != string(want.Pix) {
 		t.Fatal("the saved picture is not the upscaler's")
 	}
 	md, err := imagefile.ReadFile(out)

@@ -24,7 +24,9 @@ import (
 
 	"easel/ui/canvasarea"
 
+	"easel/ui/kit"
 	"easel/ui/remote"
+	"easel/ui/upscale"
 )
 
 // window is the main window's shell: the services, the model, the queue, and the regions and
@@ -50,12 +52,12 @@ type window struct {
 	controls   // Generate, Cancel and the lines around them
 	remoteWork // rendering elsewhere, sharing, the studio
 	shown      // what the canvas shows
-	batches    // the contact sheet and Explore's grid
 	questions  // the dialogs on screen
 	undoing    // ⌘Z
 	closing    // quitting with jobs, and the draft kept for the next launch
 	nextRun    // what the next submit is, and what the draft predicts
-	upscaling  // the learned upscalers: the runner held, the upscale running (upscale_learned.go)
+	// upscales are the learned upscalers at work: the runner held, the upscale running (ui/upscale).
+	upscales *upscale.Upscaling
 }
 
 func newWindow(deps Deps) *window {
@@ -128,14 +130,14 @@ func (s *window) draftChanged() {
 	if err == nil {
 		s.prediction = memplan.Predict(s.deps.Geometry, plan, s.deps.Budget)
 		if s.model.Current() == 0 {
-			s.memory.showPrediction(s.prediction, plan, s.deps.Geometry)
+			s.memory.ShowPrediction(s.prediction, plan, s.deps.Geometry)
 		}
 	} else if s.model.Current() == 0 {
-		s.memory.showError(err)
+		s.memory.ShowError(err)
 	}
 	s.updateButtons()
 	if s.explore != nil {
-		s.explore.refresh() // the cell count and predictions follow the draft
+		s.explore.Refresh() // the predictions follow the budget and settings too, not only the model
 	}
 }
 
@@ -162,7 +164,7 @@ func (s *window) updateButtons() {
 		s.blocked.SetText("Generate is off: " + why + ".")
 		s.blocked.Show()
 	}
-	if s.queue.Pending() > 0 || s.upCancel != nil { // a learned upscale cancels too (upscale_learned.go)
+	if s.queue.Pending() > 0 || s.upscales.Running() { // a learned upscale cancels too (ui/upscale)
 		s.cancelBtn.Enable()
 	} else {
 		s.cancelBtn.Disable()
@@ -254,7 +256,7 @@ func (s *window) submitJob(d compose.Draft, seed uint64, job compose.Job, resume
 
 // cancelCurrent stops the running job (Cancel / Escape).
 func (s *window) cancelCurrent() {
-	if s.cancelUpscale() {
+	if s.upscales.Cancel() {
 		return
 	}
 	if cur := s.model.Current(); cur != 0 {
@@ -332,8 +334,8 @@ func (s *window) showFile(path string) {
 // close stops the queue (and any running generation) when the window closes, and waits for the
 // images still being written.
 func (s *window) close() {
-	s.help.close()
-	s.closeUpscaling() // upscale_learned.go
+	s.help.Close()
+	s.upscales.Close() // ui/upscale
 	s.saveDraft()
 	s.stopSharing()
 	if s.studioShare != nil {
@@ -343,6 +345,7 @@ func (s *window) close() {
 	s.queue.Close()
 	s.closeRenderOn() // studio_render_on.go
 	s.discardKept()   // closing.go
+	s.waitKept()      // closing.go
 	s.saving.Wait()
 }
 
@@ -352,22 +355,11 @@ func randomSeed() uint64 {
 	return uint64(binary.LittleEndian.Uint32(b[:]))
 }
 
-// jobLabel is the queue's name for a job: the start of the prompt and the seed.
-func jobLabel(prompt string, seed uint64) string {
-	return fmt.Sprintf("%s · seed %d", promptLabel(prompt), seed)
-}
+// jobLabel is the queue's name for a job: the start of the prompt and the seed (ui/kit).
+func jobLabel(prompt string, seed uint64) string { return kit.JobLabel(prompt, seed) }
 
-// promptLabel is the start of the prompt, as the queue shows it.
-func promptLabel(prompt string) string {
-	p := strings.Join(strings.Fields(prompt), " ")
-	if r := []rune(p); len(r) > 40 {
-		p = string(r[:39]) + "…"
-	}
-	if p == "" {
-		p = "(no prompt)"
-	}
-	return p
-}
+// promptLabel is the start of the prompt, as the queue shows it (ui/kit).
+func promptLabel(prompt string) string { return kit.PromptLabel(prompt) }
 
 func (s *window) now() time.Time {
 	if s.deps.Now != nil {

@@ -7,7 +7,6 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
-	"easel/app/compose"
 	"easel/app/imagefile"
 	"easel/app/jobs"
 	"easel/app/memplan"
@@ -18,35 +17,38 @@ import (
 
 	"easel/ui/remote"
 
+	"easel/ui/batch"
+	"easel/ui/explore"
 	"easel/ui/gallery"
+	"easel/ui/prompthelp"
 	"easel/ui/queue"
 	"easel/ui/recipe"
 )
 
 // The window's state, grouped by concern: each group is one of the shell's parts (the regions'
-// panels, the controls, remote work, what is shown, the sheets, the dialogs, undo, closing, the
-// next run).
+// panels, the controls, remote work, what is shown, the dialogs, undo, closing, the next run).
 
 // regions are the panels the shell builds and lays out (mainwindow.go).
 type regions struct {
 	prompt     *recipe.Prompt
-	help       *promptHelp // Expand, Describe, Check (prompt_help.go)
+	help       *prompthelp.Panel // Expand, Describe, Check (ui/prompthelp)
 	conditions *recipe.Conditions
 	loras      *recipe.LoRAs
-	fast       *fastDrafts // the LoRA section's Draft / Final switch and download (fast_drafts.go)
+	fast       *recipe.FastDrafts // the LoRA section's Draft / Final switch and download
 	options    *recipe.Options
 	work       *imageWorkPanel
-	explore    *explorePanel // the Explore section (explore.go)
+	explore    *explore.Panel // the Explore section and its grid (ui/explore)
 	canvas     *canvasarea.View
 	area       *canvasarea.Area // the centre: the canvas, the batch's sheet or Explore's grid
 	progress   *progress.View
-	strip      *liveStrip // memory and time under the canvas
-	memory     *memoryPanel
+	strip      *progress.Strip // memory and time under the canvas
+	memory     *progress.MemoryPanel
 	timing     *progress.TimingPanel
 	queueList  *queue.List // the queue under the canvas (ui/queue)
 	history    *gallery.History
 	actions    *imageActions
-	sheet      *gallery.Sheet // the latest batch's contact sheet (batch.go)
+	batch      *batch.Region  // the latest batch's contact sheet and its actions (ui/batch)
+	sheet      *gallery.Sheet // the batch region's sheet
 	sections   *widget.Accordion
 	column     *container.Scroll // the recipe column's scroll (the wheel scrolls it: wheel.go)
 }
@@ -98,17 +100,6 @@ type shown struct {
 	// lentShown: the canvas shows a studio image rendered here (studio_lend_row.go), not the
 	// artist's.
 	lentShown bool
-}
-
-// batches are the latest batch's sheet and Explore's grid being made.
-type batches struct {
-	// sheetJob is the sheet's job, sheetDraft what it was made from, sheetBatch its identity
-	// (recorded in each of its PNGs: imagefile.BatchSettings).
-	sheetJob   jobs.ID
-	sheetBatch string
-	sheetDraft compose.Draft
-	apiBatches map[jobs.ID]string // an API job's batch identity, while it runs (batch.go)
-	exploring  *exploration       // the grid Explore is making (explore.go)
 }
 
 // questions are the dialogs on screen: the stack Esc closes from the top (questions.go) and the

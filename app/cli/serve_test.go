@@ -20,24 +20,7 @@ func TestServeRefusesOtherAddressesWithoutCredentials(t *testing.T) {
 		t.Fatalf("without credentials: exit %d, %q", code, stderr)
 	}
 
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	oldCtx, oldListening := interruptContext, serveListening
-	addr := make(chan string, 1)
-	interruptContext = func() (context.Context, context.CancelFunc) { return ctx, stop }
-	serveListening = func(a string) { addr <- a }
-	defer func() { interruptContext, serveListening = oldCtx, oldListening }()
-	exited := make(chan int, 1)
-	go func() {
-		code, _, _ := run("serve", "--listen", "0.0.0.0:0", "--model", model, "--api-auth", "artist:s3cret")
-		exited <- code
-	}()
-	var a string
-	select {
-	case a = <-addr:
-	case code := <-exited:
-		t.Fatalf("easel serve with credentials exited %d", code)
-	}
+	a, stop := startServe(t, "--listen", "0.0.0.0:0", "--model", model, "--api-auth", "artist:s3cret")
 	port := a[strings.LastIndex(a, ":"):]
 	url := "http://127.0.0.1" + port + "/sdapi/v1/options"
 	resp, err := http.Get(url)
@@ -59,14 +42,6 @@ func TestServeRefusesOtherAddressesWithoutCredentials(t *testing.T) {
 		t.Errorf("with credentials: %d, want 200", resp.StatusCode)
 	}
 	stop()
-	select {
-	case code := <-exited:
-		if code != ExitOK {
-			t.Errorf("easel serve exited %d after the interrupt", code)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("easel serve did not stop on the interrupt")
-	}
 }
 
 // TestServeAllowFromWithoutCredentials: `easel serve --listen 0.0.0.0:PORT --allow-from
@@ -77,24 +52,7 @@ func TestServeAllowFromWithoutCredentials(t *testing.T) {
 	if code, _, stderr := run("serve", "--listen", "0.0.0.0:0", "--model", model, "--allow-from", "10.0.0.0/33"); code != ExitUsage || !strings.Contains(stderr, "--allow-from") {
 		t.Fatalf("a bad network: exit %d, %q", code, stderr)
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	oldCtx, oldListening := interruptContext, serveListening
-	addr := make(chan string, 1)
-	interruptContext = func() (context.Context, context.CancelFunc) { return ctx, stop }
-	serveListening = func(a string) { addr <- a }
-	defer func() { interruptContext, serveListening = oldCtx, oldListening }()
-	exited := make(chan int, 1)
-	go func() {
-		code, _, _ := run("serve", "--listen", "0.0.0.0:0", "--model", model, "--allow-from", "127.0.0.0/8")
-		exited <- code
-	}()
-	var a string
-	select {
-	case a = <-addr:
-	case code := <-exited:
-		t.Fatalf("easel serve --allow-from exited %d", code)
-	}
+	a, stop := startServe(t, "--listen", "0.0.0.0:0", "--model", model, "--allow-from", "127.0.0.0/8")
 	port := a[strings.LastIndex(a, ":"):]
 	resp, err := http.Get("http://127.0.0.1" + port + "/sdapi/v1/cmd-flags")
 	if err != nil {
@@ -106,12 +64,41 @@ func TestServeAllowFromWithoutCredentials(t *testing.T) {
 		t.Errorf("cmd-flags from loopback without credentials: %d %s", resp.StatusCode, body)
 	}
 	stop()
+}
+
+// startServe runs `easel serve` with args in this process and returns the address it listens on,
+// once it does (within 120 s); stop interrupts it and waits (60 s at most) for a clean exit.
+func startServe(t *testing.T, args ...string) (addr string, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	oldCtx, oldListening := interruptContext, serveListening
+	listening := make(chan string, 1)
+	interruptContext = func() (context.Context, context.CancelFunc) { return ctx, cancel }
+	serveListening = func(a string) { listening <- a }
+	t.Cleanup(func() { interruptContext, serveListening = oldCtx, oldListening })
+	exited := make(chan int, 1)
+	go func() {
+		code, _, _ := run(append([]string{"serve"}, args...)...)
+		exited <- code
+	}()
 	select {
+	case addr = <-listening:
 	case code := <-exited:
-		if code != ExitOK {
-			t.Errorf("easel serve exited %d after the interrupt", code)
+		t.Fatalf("easel serve %s exited %d", strings.Join(args, " "), code)
+	case <-time.After(120 * time.Second):
+		t.Fatal("easel serve did not start listening")
+	}
+	return addr, func() {
+		t.Helper()
+		cancel()
+		select {
+		case code := <-exited:
+			if code != ExitOK {
+				t.Errorf("easel serve exited %d after the interrupt", code)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatal("easel serve did not stop on the interrupt")
 		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("easel serve did not stop on the interrupt")
 	}
 }

@@ -40,21 +40,22 @@ func generateLive(args []string, on func(map[string]any)) (<-chan int, *bytes.Bu
 	return done, &stderr
 }
 
-// A worker SIGSTOPped (a Mac asleep) past the ack wait loses its job to another; SIGCONTed, it
-// finishes and delivers a late copy, which the client drops: the file already written is not
-// rewritten.
+// A worker stopped (SIGSTOP: a Mac asleep) holding a job past the ack wait loses it to another;
+// SIGCONTed, it finishes and delivers a late copy, which it calls late and the client drops: the
+// file already written is not rewritten. mac-1 stops itself as it announces its first job
+// (onFirstTaken), before rendering it: a SIGSTOP sent on reading that line could land after
+// the image was stored, and the copy would then rightly be the first.
 func TestStudioSleepingWorkerLateResultIsDropped(t *testing.T) {
 	if testing.Short() {
 		t.Skip("renders tiny images in subprocesses")
 	}
 	model := tinyCMF(t)
-	url, workers := startStudio(t, model, 2*time.Second, 2)
+	url, workers := startStudio(t, model, 2*time.Second, 2, stopWhenTaken)
 	asleep := make(chan studio.WorkerEvent, 1)
 	late := make(chan studio.WorkerEvent, 1) // mac-1's word that its copy of the image is out
 	go func() {
 		for e := range workers[0].events {
-			if e.Kind == "taken" {
-				workers[0].cmd.Process.Signal(syscall.SIGSTOP)
+			if e.Kind == "taken" { // mac-1 is stopped
 				asleep <- e
 				break
 			}
@@ -90,6 +91,9 @@ func TestStudioSleepingWorkerLateResultIsDropped(t *testing.T) {
 				t.Fatalf("generate --studio: exit %d: %s", c, stderr)
 			}
 		case k = <-asleep:
+			if _, ok := saved[k.Index+1]; ok {
+				workers[0].cmd.Process.Signal(syscall.SIGCONT) // wakes after its job went elsewhere
+			}
 		case ev := <-events:
 			i := int(ev["image"].(float64))
 			switch {
@@ -166,18 +170,19 @@ func TestStudioSleepingWorkerLateResultIsDropped(t *testing.T) {
 
 // A worker told to leave (SIGTERM: quit, or the Mac going to sleep) hands its job back at once:
 // the hub's ack wait is 10 minutes here, so only the hand-back (Nak) can bring the image to the
-// other worker as attempt 2 before the test's bound.
+// other worker as attempt 2 before the test's bound. mac-1 leaves as it announces its first job
+// (onFirstTaken), before rendering it: a SIGTERM sent on reading that line could come after the
+// image was stored, and a finished image is delivered.
 func TestStudioLeavingWorkerHandsBack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("renders tiny images in subprocesses")
 	}
 	model := tinyCMF(t)
-	url, workers := startStudio(t, model, 10*time.Minute, 2)
+	url, workers := startStudio(t, model, 10*time.Minute, 2, leaveWhenTaken)
 	leaving := make(chan studio.WorkerEvent, 1)
 	go func() {
 		for e := range workers[0].events {
-			if e.Kind == "taken" {
-				workers[0].cmd.Process.Signal(syscall.SIGTERM)
+			if e.Kind == "taken" { // mac-1 is leaving
 				leaving <- e
 				break
 			}

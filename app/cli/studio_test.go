@@ -3,8 +3,10 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +19,8 @@ import (
 )
 
 // TestStudioWorkerProcess is not a test: it is the worker subprocess of the studio tests (the
-// test binary re-run with EASEL_STUDIO_WORKER_ARGS), so a worker can be SIGKILLed.
+// test binary re-run with EASEL_STUDIO_WORKER_ARGS), so a worker can be SIGKILLed. With
+// EASEL_STUDIO_WORKER_ON_TAKEN it stops or leaves as it announces its first job (onFirstTaken).
 func TestStudioWorkerProcess(t *testing.T) {
 	args := os.Getenv("EASEL_STUDIO_WORKER_ARGS")
 	if args == "" {
@@ -25,7 +28,57 @@ func TestStudioWorkerProcess(t *testing.T) {
 	}
 	var a []string
 	json.Unmarshal([]byte(args), &a)
-	os.Exit(Run(a, os.Stdout, os.Stderr))
+	var stdout io.Writer = os.Stdout
+	switch os.Getenv("EASEL_STUDIO_WORKER_ON_TAKEN") {
+	case stopWhenTaken:
+		stdout = &onFirstTaken{out: os.Stdout, do: func() { syscall.Kill(os.Getpid(), syscall.SIGSTOP) }}
+	case leaveWhenTaken:
+		// The worker's context ends (a SIGTERM) and every context made from it with it before
+		// the "taken" line's Write returns.
+		left := make(chan struct{})
+		interrupt := studioInterrupt
+		studioInterrupt = func() (context.Context, context.CancelFunc) {
+			sig, stop := interrupt()
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() {
+				<-sig.Done()
+				cancel() // returns once the contexts made from ctx have ended
+				close(left)
+			}()
+			return ctx, func() { stop(); cancel() }
+		}
+		stdout = &onFirstTaken{out: os.Stdout, do: func() { syscall.Kill(os.Getpid(), syscall.SIGTERM); <-left }}
+	}
+	os.Exit(Run(a, stdout, os.Stderr))
+}
+
+// What a worker subprocess does as it announces its first job (EASEL_STUDIO_WORKER_ON_TAKEN):
+// stop (SIGSTOP, a Mac falling asleep; it goes on at SIGCONT, or is killed stopped), or leave
+// (SIGTERM, as Ctrl-C or a quit).
+const (
+	stopWhenTaken  = "stop"
+	leaveWhenTaken = "leave"
+)
+
+// onFirstTaken passes a worker's --json lines on and, right after its first "taken" line, does
+// its fault before the line's Write returns. The worker announces a job on the goroutine that
+// then renders it, so the fault comes before the render, whatever the machine's load. (A signal
+// sent by the test on reading the line lands anywhere later: mid-render, or after the image was
+// stored and the job acknowledged.)
+type onFirstTaken struct {
+	out  io.Writer
+	do   func()
+	done bool
+}
+
+func (f *onFirstTaken) Write(p []byte) (int, error) {
+	n, err := f.out.Write(p)
+	var e studio.WorkerEvent
+	if !f.done && json.Unmarshal(p, &e) == nil && e.Kind == "taken" {
+		f.done = true // a worker handles one job at a time: one writer
+		f.do()
+	}
+	return n, err
 }
 
 // studioWorker is a worker subprocess with its --json events.
@@ -34,11 +87,16 @@ type studioWorker struct {
 	events chan studio.WorkerEvent
 }
 
-func startStudioWorker(t *testing.T, url, token, model, name string) *studioWorker {
+// startStudioWorker starts a worker subprocess; onTaken, when set, is what it does as it announces
+// its first job (stopWhenTaken, leaveWhenTaken).
+func startStudioWorker(t *testing.T, url, token, model, name, onTaken string) *studioWorker {
 	t.Helper()
 	a, _ := json.Marshal([]string{"studio", "join", url, "--token", token, "--model", model, "--name", name, "--backend", "cpu", "--json"})
 	cmd := exec.Command(os.Args[0], "-test.run=^TestStudioWorkerProcess$")
 	cmd.Env = append(os.Environ(), "EASEL_STUDIO_WORKER_ARGS="+string(a))
+	if onTaken != "" {
+		cmd.Env = append(cmd.Env, "EASEL_STUDIO_WORKER_ON_TAKEN="+onTaken)
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	pipe, err := cmd.StdoutPipe()
@@ -73,14 +131,15 @@ func startStudioWorker(t *testing.T, url, token, model, name string) *studioWork
 // subprocesses on the tiny model; a batch of 24 through `easel generate --studio` while one
 // worker is SIGKILLed holding a job. All 24 files arrive, each bit-identical to the local batch's
 // image of its seed (itself the single run of that seed), and the killed worker's image says
-// attempt 2.
+// attempt 2. mac-1 stops itself as it announces its first job (onFirstTaken) and is killed
+// stopped: a kill sent on reading that line could land after the image was stored.
 func TestStudioBatchOverThreeWorkerProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("renders 48 tiny images")
 	}
 	model := tinyCMF(t)
-	url, workers := startStudio(t, model, 2*time.Second, 3)
-	// SIGKILL mac-1 as soon as it holds a job.
+	url, workers := startStudio(t, model, 2*time.Second, 3, stopWhenTaken)
+	// SIGKILL mac-1 as soon as it holds a job (it is stopped, holding it).
 	killed := make(chan studio.WorkerEvent, 1)
 	go func() {
 		for e := range workers[0].events {
@@ -143,9 +202,10 @@ func TestStudioBatchOverThreeWorkerProcesses(t *testing.T) {
 
 const studioTestToken = "studio-test-token-0123456789"
 
-// startStudio runs a loopback hub with the ack wait and n worker subprocesses on the model, and
-// waits (bounded) until each has joined.
-func startStudio(t *testing.T, model string, ackWait time.Duration, n int) (string, []*studioWorker) {
+// startStudio runs a loopback hub with the ack wait and n worker subprocesses on the model
+// (mac-1, mac-2...; onTaken[i], when given, is what mac-i+1 does as it announces its first job),
+// and waits (bounded) until each has joined.
+func startStudio(t *testing.T, model string, ackWait time.Duration, n int, onTaken ...string) (string, []*studioWorker) {
 	t.Helper()
 	h, err := studio.StartHub(studio.HubConfig{Listen: "127.0.0.1:0", Token: studioTestToken, Data: t.TempDir(), AckWait: ackWait})
 	if err != nil {
@@ -155,7 +215,11 @@ func startStudio(t *testing.T, model string, ackWait time.Duration, n int) (stri
 	url := h.URL()
 	var workers []*studioWorker
 	for i := 1; i <= n; i++ {
-		workers = append(workers, startStudioWorker(t, url, studioTestToken, model, "mac-"+strconv.Itoa(i)))
+		fault := ""
+		if i <= len(onTaken) {
+			fault = onTaken[i-1]
+		}
+		workers = append(workers, startStudioWorker(t, url, studioTestToken, model, "mac-"+strconv.Itoa(i), fault))
 	}
 	for _, w := range workers {
 		select {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"image/png"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestServeUpscalersFolder: `easel serve --upscalers DIR` on loopback lists DIR's file in
@@ -32,26 +30,7 @@ func TestServeUpscalersFolder(t *testing.T) {
 	}
 	want := readPNG(t, cliOut)
 
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	oldCtx, oldListening := interruptContext, serveListening
-	addr := make(chan string, 1)
-	interruptContext = func() (context.Context, context.CancelFunc) { return ctx, stop }
-	serveListening = func(a string) { addr <- a }
-	defer func() { interruptContext, serveListening = oldCtx, oldListening }()
-	exited := make(chan int, 1)
-	go func() {
-		code, _, _ := run("serve", "--listen", "127.0.0.1:0", "--model", model, "--backend", "cpu", "--no-save", "--upscalers", lib)
-		exited <- code
-	}()
-	var a string
-	select {
-	case a = <-addr:
-	case code := <-exited:
-		t.Fatalf("easel serve exited %d", code)
-	case <-time.After(120 * time.Second):
-		t.Fatal("easel serve did not start listening")
-	}
+	a, stop := startServe(t, "--listen", "127.0.0.1:0", "--model", model, "--backend", "cpu", "--no-save", "--upscalers", lib)
 	base := "http://" + a
 	resp, err := http.Get(base + "/sdapi/v1/upscalers")
 	if err != nil {
@@ -92,12 +71,4 @@ func TestServeUpscalersFolder(t *testing.T) {
 		t.Fatalf("extra-single-image gives another picture (%v) than easel upscale (%v)", got.Rect, want.Rect)
 	}
 	stop()
-	select {
-	case code := <-exited:
-		if code != ExitOK {
-			t.Errorf("easel serve exited %d after the interrupt", code)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("easel serve did not stop on the interrupt")
-	}
 }

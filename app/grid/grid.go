@@ -19,6 +19,9 @@ type Grid struct {
 	Axes [3]*Axis
 	// Prompt is the prompt as written, with its {a|b} groups.
 	Prompt string
+	// Titles name the axes in the grid image's corner where set (a window's words for them,
+	// "Prompt: replace words"); an empty one names its axis as Name does ("prompt-sr").
+	Titles [3]string
 }
 
 // altGroup finds a prompt's {a|b|c} alternatives.

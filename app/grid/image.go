@@ -65,12 +65,16 @@ func (g *Grid) Layout(cellW, cellH int) (Layout, error) {
 	return l, nil
 }
 
-// cornerLines name the axes in the top-left corner: "X: seed", "Y: steps".
+// cornerLines name the axes in the top-left corner: "X: seed", "Y: steps" (or their Titles).
 func (g *Grid) cornerLines() []string {
 	var out []string
 	for i, a := range g.Axes[:2] {
 		if a != nil {
-			out = append(out, fmt.Sprintf("%s: %s", Labels[i], a.Name()))
+			title := g.Titles[i]
+			if title == "" {
+				title = a.Name()
+			}
+			out = append(out, fmt.Sprintf("%s: %s", Labels[i], title))
 		}
 	}
 	return out

@@ -119,3 +119,22 @@ func TestComposeZTitles(t *testing.T) {
 		}
 	}
 }
+
+// Titles name the axes in the corner in their stead (a window's words), the PNG's settings keep
+// the axes' names; without them the corner writes the names.
+func TestCornerTitles(t *testing.T) {
+	g, err := Parse([3]string{"prompt-sr=fox,owl", "cfg=2,4"}, Context{Prompt: "a fox"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := g.cornerLines(); len(got) != 2 || got[0] != "X: prompt-sr" || got[1] != "Y: cfg" {
+		t.Errorf("without titles the corner says %q", got)
+	}
+	g.Titles[0] = "Prompt: replace words"
+	if got := g.cornerLines(); got[0] != "X: Prompt: replace words" || got[1] != "Y: cfg" {
+		t.Errorf("with X's title the corner says %q", got)
+	}
+	if s := g.Settings(0, make([]string, 4)); s.Axes[0].Name != "prompt-sr" {
+		t.Errorf("the settings name axis X %q", s.Axes[0].Name)
+	}
+}

@@ -172,20 +172,7 @@ func (c *Conn) sayAlive(batch string, images int, period time.Duration) (stop fu
 		cancel()
 		return nil, fmt.Errorf("telling the hub about the batch: %w", err)
 	}
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(period)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				put()
-			}
-		}
-	}()
+	finished := every(ctx, period, nil, put)
 	return func() {
 		cancel()
 		<-finished

@@ -306,20 +306,18 @@ func TestDeadClientsJobsLeaveTheQueue(t *testing.T) {
 	}
 }
 
-// A job that used all its deliveries leaves the queue even when its client is gone.
-func TestExhaustedJobLeavesTheQueue(t *testing.T) {
-	log := newHubLog()
-	h := startTestHub(t, HubConfig{Token: testToken, AckWait: 300 * time.Millisecond, MaxDeliver: 2, Logf: log.logf})
+// startSilentWorker pulls testFP's jobs from h until ctx ends, and never finishes one nor says a
+// word: a raw consumer with the hub's ack wait and max deliveries that never acknowledges.
+func startSilentWorker(ctx context.Context, t *testing.T, h *Hub) {
+	t.Helper()
 	w := dial(t, h, RoleWorker, testToken)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	cons, err := w.JS.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{
 		Durable: consumerName(testFP.Key()), FilterSubject: jobsFilter(testFP.Key()),
-		AckPolicy: jetstream.AckExplicitPolicy, AckWait: 300 * time.Millisecond, MaxDeliver: 2})
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: h.cfg.AckWait, MaxDeliver: h.cfg.MaxDeliver})
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { // a worker that never finishes and never says a word
+	go func() {
 		for ctx.Err() == nil {
 			if b, err := cons.Fetch(1, jetstream.FetchMaxWait(200*time.Millisecond)); err == nil {
 				for range b.Messages() {
@@ -327,6 +325,15 @@ func TestExhaustedJobLeavesTheQueue(t *testing.T) {
 			}
 		}
 	}()
+}
+
+// A job that used all its deliveries leaves the queue even when its client is gone.
+func TestExhaustedJobLeavesTheQueue(t *testing.T) {
+	log := newHubLog()
+	h := startTestHub(t, HubConfig{Token: testToken, AckWait: 300 * time.Millisecond, MaxDeliver: 2, Logf: log.logf})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	startSilentWorker(ctx, t, h)
 	c := dial(t, h, RoleClient, testToken)
 	if _, err := c.JS.Publish(ctx, jobsSubject(testFP.Key(), "orphan"), []byte("{}")); err != nil {
 		t.Fatal(err)

@@ -61,25 +61,14 @@ func (h *Hub) startJanitor() (stop func(), err error) {
 			h.logf("image %d of batch %s failed on %s: %s", p.Index+1, p.Batch, p.Worker, p.Error)
 		}
 	})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(h.cfg.ClientTimeout / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			h.checkDisk(ctx, js)
-			// After a restart the clients' keys (kept in memory) come back within a third of
-			// ClientTimeout: until then no batch is judged.
-			if time.Since(h.started) > h.cfg.ClientTimeout {
-				h.dropOrphans(ctx, js, stream)
-			}
+	finished := every(ctx, h.cfg.ClientTimeout/3, nil, func() {
+		h.checkDisk(ctx, js)
+		// After a restart the clients' keys (kept in memory) come back within a third of
+		// ClientTimeout: until then no batch is judged.
+		if time.Since(h.started) > h.cfg.ClientTimeout {
+			h.dropOrphans(ctx, js, stream)
 		}
-	}()
+	})
 	return func() {
 		cancel()
 		<-finished

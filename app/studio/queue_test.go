@@ -85,24 +85,43 @@ func TestFullQueueWaitsAndBatchesShare(t *testing.T) {
 	}
 }
 
+// queuedBatch is a batch run by a client of its own hub, whose jobs are all in the queue (a
+// fake worker status lets them wait there).
+type queuedBatch struct {
+	h      *Hub
+	c      *Conn
+	stream jetstream.Stream
+	cancel context.CancelFunc // cancels the run
+	done   chan error         // the run's end
+}
+
+func startQueuedBatch(t *testing.T, jobs int) *queuedBatch {
+	t.Helper()
+	b := &queuedBatch{h: startTestHub(t, HubConfig{Token: testToken}), done: make(chan error, 1)}
+	b.c = dial(t, b.h, RoleClient, testToken)
+	register(t, b.c, testFP)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	b.cancel = cancel
+	b.stream, _ = b.c.JS.Stream(ctx, StreamName)
+	go func() { b.done <- b.c.Run(ctx, makeJobs(jobs, testFP), func(Event) {}) }()
+	waitFor(t, 10*time.Second, func() bool {
+		info, err := b.stream.Info(ctx)
+		return err == nil && info.State.Msgs == uint64(jobs)
+	})
+	return b
+}
+
 // Cancelling a batch takes its waiting jobs off the queue and says how many.
 func TestCancelledBatchLeavesTheQueue(t *testing.T) {
-	h := startTestHub(t, HubConfig{Token: testToken})
-	c := dial(t, h, RoleClient, testToken)
-	register(t, c, testFP)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s, _ := c.JS.Stream(ctx, StreamName)
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx, makeJobs(3, testFP), func(Event) {}) }()
-	waitFor(t, 10*time.Second, func() bool { info, err := s.Info(ctx); return err == nil && info.State.Msgs == 3 })
-	cancel()
-	err := <-done
+	b := startQueuedBatch(t, 3)
+	b.cancel()
+	err := <-b.done
 	var ce *CancelledError
 	if !errors.As(err, &ce) || !errors.Is(err, context.Canceled) || ce.Removed != 3 {
 		t.Fatalf("cancelled: %v", err)
 	}
-	info, _ := s.Info(context.Background())
+	info, _ := b.stream.Info(context.Background())
 	if info.State.Msgs != 0 {
 		t.Errorf("%d jobs left after the client cancelled its batch", info.State.Msgs)
 	}
@@ -135,30 +154,13 @@ func TestQueueSurvivesHubRestart(t *testing.T) {
 // deliveries the client is told.
 func TestSilentWorkersThenClientIsTold(t *testing.T) {
 	h := startTestHub(t, HubConfig{Token: testToken, AckWait: 300 * time.Millisecond, MaxDeliver: 2})
-	// A worker that never finishes and sends no heartbeat: simulated by pulling with a raw
-	// consumer and never acknowledging.
-	w := dial(t, h, RoleWorker, testToken)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cons, err := w.JS.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{
-		Durable: consumerName(testFP.Key()), FilterSubject: jobsFilter(testFP.Key()),
-		AckPolicy: jetstream.AckExplicitPolicy, AckWait: 300 * time.Millisecond, MaxDeliver: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for ctx.Err() == nil {
-			b, err := cons.Fetch(1, jetstream.FetchMaxWait(200*time.Millisecond))
-			if err == nil {
-				for range b.Messages() {
-				}
-			}
-		}
-	}()
+	startSilentWorker(ctx, t, h)
 	c := dial(t, h, RoleClient, testToken)
 	register(t, c, testFP)
 	var failed []Event
-	err = c.Run(ctx, makeJobs(1, testFP), func(ev Event) {
+	err := c.Run(ctx, makeJobs(1, testFP), func(ev Event) {
 		if ev.Kind == EventFailed {
 			failed = append(failed, ev)
 		}
@@ -248,19 +250,11 @@ func TestRepublishedJobQueuesOnce(t *testing.T) {
 // Cancelling while the hub is away says the jobs could not be removed, and that they leave
 // the queue when the hub sees the client gone; it does not claim they were removed.
 func TestCancelWithoutTheHubSaysSo(t *testing.T) {
-	h := startTestHub(t, HubConfig{Token: testToken})
-	c := dial(t, h, RoleClient, testToken)
-	register(t, c, testFP)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s, _ := c.JS.Stream(ctx, StreamName)
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx, makeJobs(2, testFP), func(Event) {}) }()
-	waitFor(t, 10*time.Second, func() bool { info, err := s.Info(ctx); return err == nil && info.State.Msgs == 2 })
-	h.Close()
-	waitFor(t, 10*time.Second, func() bool { return !c.NC.IsConnected() })
-	cancel()
-	err := <-done
+	b := startQueuedBatch(t, 2)
+	b.h.Close()
+	waitFor(t, 10*time.Second, func() bool { return !b.c.NC.IsConnected() })
+	b.cancel()
+	err := <-b.done
 	var ce *CancelledError
 	if !errors.As(err, &ce) || !ce.Unreachable || ce.Removed != 0 || !strings.Contains(err.Error(), "could not be reached") {
 		t.Fatalf("cancelled without the hub: %v (%+v)", err, ce)

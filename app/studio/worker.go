@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -223,6 +222,8 @@ func (w *Worker) refuse(m jetstream.Msg, job *Job, attempt int, why string) {
 // handle renders one job: heartbeat and progress keep it ours; a leave, a sleep notice or
 // HandBack hands it back at once.
 func (w *Worker) handle(ctx context.Context, m jetstream.Msg, h *jobHandling) {
+	// the hub's ack wait runs from the delivery: so does this worker's judgement of a late copy
+	silence := newHubSilence(time.Now(), h.ackWait)
 	ctx, release := w.holdJob(ctx)
 	defer release()
 	if activity.Asleep() { // the sleep notice came while this job was on its way
@@ -251,12 +252,6 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, h *jobHandling) {
 		w.event(WorkerEvent{Kind: "dropped", Batch: job.Batch, Index: job.Index, Attempt: attempt, Detail: "its client is gone"})
 		return
 	}
-	if ctx.Err() != nil { // the leave came while the job was on its way
-		w.say(&job, attempt, Progress{HandedBack: true}) // said before the Nak: it reaches the client first
-		m.Nak()
-		w.event(WorkerEvent{Kind: "handed_back", Batch: job.Batch, Index: job.Index, Attempt: attempt, Detail: handBackReason()})
-		return
-	}
 	w.setStatus(func(s *WorkerStatus) {
 		s.State, s.Job, s.Attempt, s.Step, s.Steps = StateRendering, job.Batch+"/"+strconv.Itoa(job.Index), attempt, 0, 0
 	})
@@ -267,18 +262,15 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, h *jobHandling) {
 	}
 	w.event(WorkerEvent{Kind: "taken", Batch: job.Batch, Index: job.Index, Attempt: attempt})
 	w.say(&job, attempt, Progress{})
-
-	// lastWord is when the hub last heard that the job is ours: a word older than the ack wait
-	// means it went to another worker meanwhile (this Mac slept), and this copy is late.
-	var lastWord atomic.Int64
-	var lapsed atomic.Bool // a gap between two words longer than the ack wait (a freeze, a sleep)
-	lastWord.Store(time.Now().UnixNano())
-	spoke := func() {
-		now := time.Now().UnixNano()
-		if time.Duration(now-lastWord.Swap(now)) > h.ackWait {
-			lapsed.Store(true)
-		}
+	// A leave that came while the job was on its way, or while it was announced, hands it back
+	// unrendered: the ticker below hears a later one, but a quick render could beat it.
+	if ctx.Err() != nil {
+		w.say(&job, attempt, Progress{HandedBack: true}) // said before the Nak: it reaches the client first
+		m.Nak()
+		w.event(WorkerEvent{Kind: "handed_back", Batch: job.Batch, Index: job.Index, Attempt: attempt, Detail: handBackReason()})
+		return
 	}
+
 	// The render's context is not ctx: on a leave the heartbeat goroutine hands the job back
 	// first and then stops the render.
 	rctx, stopRender := context.WithCancel(context.Background())
@@ -291,8 +283,10 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, h *jobHandling) {
 		for {
 			select {
 			case <-t.C:
-				if m.InProgress() == nil {
-					spoke()
+				// a word counts for the late judgement once the hub has it (worker_silence.go)
+				sent := time.Now()
+				if m.InProgress() == nil && w.flush(ctx, h.heartbeat) == nil {
+					silence.heard(sent, time.Now())
 				}
 			case <-ctx.Done():
 				w.say(&job, attempt, Progress{HandedBack: true}) // said before the Nak: it reaches the client first
@@ -307,9 +301,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, h *jobHandling) {
 		}
 	}()
 	png, err := w.Renderer.Render(rctx, &job, h.inputs, func(st Step) {
-		if m.InProgress() == nil {
-			spoke()
-		}
+		m.InProgress() // keeps the job; the ticker's confirmed words judge lateness
 		w.say(&job, attempt, Progress{Step: st.N, Steps: st.Of, Preview: st.Preview})
 		w.setStatus(func(s *WorkerStatus) { s.Step, s.Steps = st.N, st.Of })
 	})
@@ -344,11 +336,12 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg, h *jobHandling) {
 	// gone just now; a job whose ack is lost comes again and its copy is dropped as a duplicate).
 	actx, cancelAck := context.WithTimeout(context.Background(), ackTimeout)
 	ackErr := m.DoubleAck(actx)
+	acked := time.Now()
 	cancelAck()
 	// Late is judged after the acknowledgement: a freeze (a sleep, a stop) can fall anywhere up to
-	// it, and the hub has heard nothing since the render's last word, so a gap past the ack wait
-	// means the job went to another Mac meanwhile, even when the hub still takes the late ack.
-	late := lapsed.Load() || time.Since(time.Unix(0, lastWord.Load())) > h.ackWait
+	// it, so a silence past the ack wait means the job may have gone to another Mac meanwhile,
+	// even when the hub still takes the late ack.
+	late := silence.late(acked)
 	var apiErr *jetstream.APIError
 	switch {
 	case late || errors.As(ackErr, &apiErr):
@@ -381,6 +374,17 @@ func (w *Worker) say(job *Job, attempt int, p Progress) {
 	if c := w.conn(); c != nil {
 		c.NC.Publish(progressSubject(job.Batch, job.Index), data)
 	}
+}
+
+// flush waits (at most timeout, or until ctx ends) until the hub has what this worker sent.
+func (w *Worker) flush(ctx context.Context, timeout time.Duration) error {
+	c := w.conn()
+	if c == nil {
+		return errors.New("not connected")
+	}
+	fctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return c.NC.FlushWithContext(fctx)
 }
 
 func (w *Worker) setStatus(f func(*WorkerStatus)) {

@@ -39,7 +39,6 @@ func (w *Worker) poke() {
 // statusEvery, so it expires statusTTL after the worker goes silent); stop removes it.
 func (w *Worker) publishStatus(kv jetstream.KeyValue) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	finished := make(chan struct{})
 	key := statusKey(w.Name) + "-" + NewBatchID()[:6] // two Macs of the same name keep their own entries
 	put := func() {
 		data, _ := json.Marshal(w.Status())
@@ -48,20 +47,7 @@ func (w *Worker) publishStatus(kv jetstream.KeyValue) (stop func()) {
 		c()
 	}
 	put()
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(statusEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			case <-w.poked:
-			}
-			put()
-		}
-	}()
+	finished := every(ctx, statusEvery, w.poked, put)
 	return func() {
 		cancel()
 		<-finished

@@ -1,6 +1,6 @@
 // Package kit holds the small pieces the window's regions share: a heading, a row of a
 // fixed-width label beside a value (a long label truncates instead of widening the row), and the
-// checkerboard pictures are drawn over (checker.go).
+// checkerboard pictures are drawn over (checker.go), and a picture as NRGBA (nrgba.go).
 package kit
 
 import (

@@ -154,27 +154,12 @@ func (b *Backend) UpsampleNearest(dst, x ml.Tensor, factor int) error {
 
 // ChannelRMSNorm scales every pixel's channel vector to RMS 1, times gamma.
 func (b *Backend) ChannelRMSNorm(dst, x, gamma ml.Tensor, eps float32) error {
-	d, err := b.own("ChannelRMSNorm", dst)
+	d, a, g, c, pixels, err := b.perChannel("ChannelRMSNorm", "gamma", dst, x, gamma)
 	if err != nil {
 		return err
 	}
-	a, err := b.own("ChannelRMSNorm", x)
-	if err != nil {
-		return err
-	}
-	g, err := b.own("ChannelRMSNorm", gamma)
-	if err != nil {
-		return err
-	}
-	c, h, w, err := chw("ChannelRMSNorm", a)
-	if err != nil {
-		return err
-	}
-	if d.n() != a.n() || g.n() != c {
-		return fmt.Errorf("metalops ChannelRMSNorm: x %v, gamma %v into %v", a.shape, g.shape, d.shape)
-	}
-	prm := kernels.NormParams{C: uint32(c), Pixels: uint32(h * w), Eps: eps}
-	gr, t := kernels.ElementGrid(h * w)
+	prm := kernels.NormParams{C: uint32(c), Pixels: uint32(pixels), Eps: eps}
+	gr, t := kernels.ElementGrid(pixels)
 	return dispatch(b, b.pipes.chnorm, ml.ClassNorm, &prm, gr, t, func(enc device.Encoder) int {
 		a.bind(enc, 0)
 		g.bind(enc, 1)

@@ -59,3 +59,25 @@ func chw(op string, t *tensor) (c, h, w int, err error) {
 	}
 	return t.shape[0], t.shape[1], t.shape[2], nil
 }
+
+// perChannel takes the operands of an op on x [C, H, W] with one value per channel (row, C values)
+// into dst of x's size: the three as this backend's tensors, C and the pixels per channel.
+func (b *Backend) perChannel(op, rowName string, dst, x, row ml.Tensor) (d, a, r *tensor, c, pixels int, err error) {
+	if d, err = b.own(op, dst); err != nil {
+		return
+	}
+	if a, err = b.own(op, x); err != nil {
+		return
+	}
+	if r, err = b.own(op, row); err != nil {
+		return
+	}
+	c, h, w, err := chw(op, a)
+	if err != nil {
+		return
+	}
+	if d.n() != a.n() || r.n() != c {
+		err = fmt.Errorf("metalops %s: x %v, %s %v into %v", op, a.shape, rowName, r.shape, d.shape)
+	}
+	return d, a, r, c, h * w, err
+}

@@ -17,27 +17,12 @@ func (b *Backend) LeakyReLU(dst, x ml.Tensor, slope float32) error {
 
 // PReLU is dst[c, y, x] = x where x ≥ 0, else slope[c]·x, for x [C, H, W].
 func (b *Backend) PReLU(dst, x, slope ml.Tensor) error {
-	d, err := b.own("PReLU", dst)
+	d, a, s, _, pixels, err := b.perChannel("PReLU", "slope", dst, x, slope)
 	if err != nil {
 		return err
-	}
-	a, err := b.own("PReLU", x)
-	if err != nil {
-		return err
-	}
-	s, err := b.own("PReLU", slope)
-	if err != nil {
-		return err
-	}
-	c, h, w, err := chw("PReLU", a)
-	if err != nil {
-		return err
-	}
-	if d.n() != a.n() || s.n() != c {
-		return fmt.Errorf("metalops PReLU: x %v, slope %v into %v", a.shape, s.shape, d.shape)
 	}
 	n := a.n()
-	prm := kernels.EltParams{N: uint32(n), BN: uint32(h * w), Op: kernels.EltPReLU}
+	prm := kernels.EltParams{N: uint32(n), BN: uint32(pixels), Op: kernels.EltPReLU}
 	g, t := kernels.ElementGrid(n)
 	return dispatch(b, b.pipes.elt, ml.ClassAct, &prm, g, t, func(enc device.Encoder) int {
 		a.bind(enc, 0)
