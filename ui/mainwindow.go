@@ -99,6 +99,7 @@ func (s *window) build() {
 	s.options = recipe.NewOptions(s.model, s.keys(), recipe.OptionsActions{SetBackend: s.setBackend, ChooseModel: s.pickModel,
 		FollowedSize: s.followedSize, Copy: s.copyText, MaxCount: MaxWindowCount})
 	s.canvas = canvasarea.NewView(func() { s.work.MaskChanged() }, func(side int) { s.work.ExtendSide(side) })
+	s.canvas.Editor.Frame = s.frameActions() // canvas_frame.go
 	s.actions = newImageActions(s)
 	s.canvas.Tools.Objects = []fyne.CanvasObject{s.actions.saveTo, s.actions.reveal, s.actions.copy}
 	s.canvas.Footer.Objects = []fyne.CanvasObject{layout.NewSpacer(), s.actions.continueFrom, s.actions.refine}
