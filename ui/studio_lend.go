@@ -33,15 +33,33 @@ type studioLend struct {
 	check *widget.Check
 	err   *widget.Label
 
-	at     string   // the hub's address while lent ("" when not)
-	job    *lentJob // the studio image being rendered here (nil: none); its queue row: studio_lend_row.go
-	row    *lentRow
-	stop   context.CancelFunc // ends the lending: the job in hand goes back
-	done   chan struct{}      // closed when the worker has returned
-	events []macs.WorkerEvent // what the worker did, for tests and the record
+	session *lendSession // the lending under way (nil: not lent)
+	job     *lentJob     // the studio image being rendered here (nil: none); its queue row: studio_lend_row.go
+	row     *lentRow
+	events  []macs.WorkerEvent // what the worker did, for tests and the record
 	// held, when a test sets it, hears each time Ready waits for the window's own queue (the
 	// worker then has no pull waiting at the hub).
 	held chan struct{}
+}
+
+// lendSession is one lending, from ticking the box to unticking it (or its refusal). Its worker
+// goroutine outlives it: a worker handed its image back only once its render has stopped, so its
+// last calls (an event, a picture, a refusal) reach the window after the lending ended, perhaps
+// after a new one began. Each call checks it is still the window's session (lentDo) before it
+// touches anything, so a lending's calls only ever change its own state.
+type lendSession struct {
+	at   string             // the hub's address
+	stop context.CancelFunc // ends the lending: the job in hand goes back
+	done chan struct{}      // closed when the worker has returned
+}
+
+// lentDo runs f on the window's thread if sess is still the lending under way, else drops it.
+func (s *window) lentDo(sess *lendSession, f func()) {
+	s.deps.Do(func() {
+		if l := s.studioLend; l != nil && l.session == sess {
+			f()
+		}
+	})
 }
 
 // lend is the window's lending state, made on first use.
@@ -70,7 +88,7 @@ func (s *window) setLent(on bool) error {
 		s.rememberStudioUse(func(st *settings.Studio) { st.Lend = false })
 		return nil
 	}
-	if l.stop != nil {
+	if l.session != nil {
 		return nil
 	}
 	url, token, pin, err := l.Read()
@@ -88,13 +106,14 @@ func (s *window) setLent(on bool) error {
 	}
 	s.rememberStudio(l.HubFields, func(st *settings.Studio) { st.Lend = true })
 	ctx, cancel := context.WithCancel(context.Background())
-	l.at, l.stop, l.done = url, cancel, make(chan struct{})
-	do := s.deps.Do
+	sess := &lendSession{at: url, stop: cancel, done: make(chan struct{})}
+	l.session = sess
+	do := func(f func()) { s.lentDo(sess, f) }
 	w := &studiogen.Lend{Name: name, Chip: runtime.GOARCH, Model: model, ModelHash: fp, Backend: string(s.deps.Settings.Backend),
 		Gen: jobs.GeneratorFunc(func(ctx context.Context, req pipeline.Request, events chan<- pipeline.Event) (*pipeline.Result, error) {
 			// The request of the image in hand (its prompt and seed, for its queue row).
 			do(func() { s.lentRequest(req) })
-			res, err := s.router.RunLocal(ctx, req, s.watchLent(events))
+			res, err := s.router.RunLocal(ctx, req, s.watchLent(sess, events))
 			if err == nil && res != nil && res.Image != nil {
 				framed, w, h := canvasarea.FrameFinal(res.Image), res.Width, res.Height
 				do(func() { s.showLentPicture(framed, w, h, true) })
@@ -111,20 +130,38 @@ func (s *window) setLent(on bool) error {
 				s.lentEvent(e)
 			})
 		}}
-	done := l.done
 	go func() {
-		defer close(done)
+		defer close(sess.done)
 		defer c.Close()
+		// The whole model file is checked before the first job (once per file, as easel studio
+		// join does): a damaged copy would return other pixels under the good fingerprint.
+		checking := "Checking the model file before taking the studio's jobs (once per file)…"
+		if err := studiogen.VerifyModelOnce(ctx, model, func() { do(func() { l.err.SetText(checking) }) }); err != nil {
+			do(func() { s.refuseLending(remote.PlainLendRefusal(err, model)) })
+			return
+		}
+		do(func() {
+			if l.err.Text == checking {
+				l.err.SetText("")
+			}
+		})
 		if err := w.Run(ctx, c); err != nil {
 			do(func() {
-				l.err.SetText("Lending this Mac stopped: " + remote.PlainRemoteError(err, "the studio hub at "+url))
-				s.stopLending()
-				l.check.SetChecked(false)
+				s.refuseLending("Lending this Mac stopped: " + remote.PlainRemoteError(err, "the studio hub at "+url))
 			})
 		}
 	}()
 	s.showNetwork()
 	return nil
+}
+
+// refuseLending ends the lending under way and says why under the unticked box (the box's
+// callback clears the line, so the sentence is written after it).
+func (s *window) refuseLending(why string) {
+	l := s.lend()
+	s.stopLending()
+	l.check.SetChecked(false)
+	l.err.SetText(why)
 }
 
 // queueIdle returns when the window's own queue has nothing queued or running (studiogen.Lend's
@@ -157,21 +194,21 @@ func (s *window) queueIdle(ctx context.Context) error {
 // stopLending leaves the studio: the job in hand is handed back at once.
 func (s *window) stopLending() {
 	l := s.studioLend
-	if l == nil || l.stop == nil {
+	if l == nil || l.session == nil {
 		return
 	}
-	l.stop()
-	l.at, l.stop = "", nil
+	l.session.stop()
+	l.session = nil
 	s.setLentJob(nil)
 }
 
 // lentLine is the indicator's part while lent: "Lent to the studio at … · rendering image N".
 func (s *window) lentLine() string {
 	l := s.studioLend
-	if l == nil || l.at == "" {
+	if l == nil || l.session == nil {
 		return ""
 	}
-	line := "Lent to the studio at " + l.at
+	line := "Lent to the studio at " + l.session.at
 	if l.job != nil {
 		line += fmt.Sprintf(" · rendering image %d", l.job.index+1)
 	}
@@ -186,11 +223,11 @@ func (l *studioLend) form() fyne.CanvasObject {
 // closeLend hands the job in hand back (the window is closing) and waits for the worker to go.
 func (s *window) closeLend() {
 	l := s.studioLend
-	if l == nil || l.stop == nil {
+	if l == nil || l.session == nil {
 		return
 	}
-	done := l.done
-	l.stop()
-	l.stop = nil
-	<-done
+	sess := l.session
+	l.session = nil
+	sess.stop()
+	<-sess.done
 }

@@ -137,11 +137,11 @@ func shortBatch(b string) string {
 	return b
 }
 
-// watchLent passes the lent render's events on to events (nil: none) and puts its previews on the
+// watchLent passes the lending sess's render's events on to events (nil: none) and puts its previews on the
 // canvas (showLentPicture).
-func (s *window) watchLent(events chan<- pipeline.Event) chan<- pipeline.Event {
+func (s *window) watchLent(sess *lendSession, events chan<- pipeline.Event) chan<- pipeline.Event {
 	inner := make(chan pipeline.Event, 16)
-	do := s.deps.Do
+	do := func(f func()) { s.lentDo(sess, f) }
 	go func() {
 		for ev := range inner {
 			if p := ev.Preview; p != nil && p.Image != nil {

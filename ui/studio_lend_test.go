@@ -31,6 +31,9 @@ import (
 type gatedGen struct {
 	started chan pipeline.Request
 	proceed chan struct{}
+	// slowStop, when set, keeps a cancelled run going until it is closed: a render that takes a
+	// while to stop.
+	slowStop chan struct{}
 	// active and most count the runs at once
 	mu           sync.Mutex
 	active, most int
@@ -51,6 +54,9 @@ func (g *gatedGen) Run(ctx context.Context, req pipeline.Request, events chan<- 
 	select {
 	case <-g.proceed:
 	case <-ctx.Done():
+		if g.slowStop != nil {
+			<-g.slowStop
+		}
 		return nil, ctx.Err()
 	}
 	events <- pipeline.Event{Stage: pipeline.StageDenoising, Step: 1, Steps: 1}
@@ -77,6 +83,7 @@ type lendingWindow struct {
 
 func newLendingWindow(t *testing.T) *lendingWindow {
 	t.Helper()
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the model found sound is remembered here, not in the user's cache
 	w := &lendingWindow{model: tinyModelPath(t), gen: &gatedGen{started: make(chan pipeline.Request, 4), proceed: make(chan struct{}, 4)}}
 	w.h = newHarnessWith(t, 0, func(_ *harness, d *Deps) { d.Settings.Model = w.model; d.Generator = w.gen })
 	w.h.patience = 3 * time.Minute // a bound for a busy machine: every wait is on an event
