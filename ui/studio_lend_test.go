@@ -23,6 +23,7 @@ import (
 	"easel/app/studiogen"
 	"easel/engine/pipeline"
 	"easel/ui/canvasarea"
+	"easel/ui/remote"
 )
 
 // gatedGen stands for the window's own renderer: each run says it started, then waits for go
@@ -77,7 +78,7 @@ type lendingWindow struct {
 	s         *window
 	gen       *gatedGen
 	hub       *macs.Hub
-	l         *studioLend
+	l         *remote.Lend
 	model, fp string
 }
 
@@ -97,7 +98,7 @@ func newLendingWindow(t *testing.T) *lendingWindow {
 	if w.fp, err = studiogen.ModelFingerprint(w.model); err != nil {
 		t.Fatal(err)
 	}
-	w.l = w.s.lend()
+	w.l = w.s.remote.Lend()
 	w.l.URL.SetText(hub.URL())
 	w.l.Token.SetText(studioUIToken)
 	return w
@@ -111,9 +112,9 @@ func TestWindowLentToStudio(t *testing.T) {
 	w := newLendingWindow(t)
 	model, gen, h, s, hub, fp := w.model, w.gen, w.h, w.s, w.hub, w.fp
 	l := w.l
-	test.Tap(l.check)
-	if !l.check.Checked || l.err.Text != "" || !strings.Contains(s.network.Text, "Lent to the studio at "+hub.URL()) {
-		t.Fatalf("lending: checked %v, error %q, indicator %q", l.check.Checked, l.err.Text, s.network.Text)
+	test.Tap(l.Check)
+	if !l.Check.Checked || l.Err.Text != "" || !strings.Contains(s.network.Text, "Lent to the studio at "+hub.URL()) {
+		t.Fatalf("lending: checked %v, error %q, indicator %q", l.Check.Checked, l.Err.Text, s.network.Text)
 	}
 	client, err := studiogen.New(hub.URL(), studioUIToken, "", fp, nil)
 	if err != nil {
@@ -207,7 +208,7 @@ func TestLentWindowRunsOneJobAtATime(t *testing.T) {
 	w := newLendingWindow(t)
 	gen, h, s, hub, fp := w.gen, w.h, w.s, w.hub, w.fp
 	l := w.l
-	test.Tap(l.check)
+	test.Tap(l.Check)
 	client, err := studiogen.New(hub.URL(), studioUIToken, "", fp, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -261,10 +262,10 @@ func TestLentWindowWaitsForItsOwnQueue(t *testing.T) {
 
 	// Lent: the window joins the hub.
 	l := w.l
-	l.held = make(chan struct{}, 1)
-	test.Tap(l.check)
-	if !l.check.Checked || l.err.Text != "" {
-		t.Fatalf("lending: checked %v, error %q", l.check.Checked, l.err.Text)
+	l.Held = make(chan struct{}, 1)
+	test.Tap(l.Check)
+	if !l.Check.Checked || l.Err.Text != "" {
+		t.Fatalf("lending: checked %v, error %q", l.Check.Checked, l.Err.Text)
 	}
 	waitJoined(h, l)
 
@@ -276,7 +277,7 @@ func TestLentWindowWaitsForItsOwnQueue(t *testing.T) {
 	if r := pumpUntil(h, "the window's own job started", gen.started); r.Prompt != "the window's own picture" {
 		t.Fatalf("first run %q, want the window's own job", r.Prompt)
 	}
-	pumpUntil(h, "the lent worker waiting for the window's own queue", l.held)
+	pumpUntil(h, "the lent worker waiting for the window's own queue", l.Held)
 	here, _ := os.Hostname()
 
 	// A client's batch of 2.
@@ -325,8 +326,8 @@ func TestLentWindowWaitsForItsOwnQueue(t *testing.T) {
 
 	// The window took nothing: its only event is joined, its renderer runs its own job alone,
 	// the hub has it idle with nothing done, and the other image waits.
-	if len(l.events) != 1 || l.job != nil || len(gen.started) != 0 {
-		t.Fatalf("while its own job runs, the lent window had events %+v (job in hand %+v, %d runs started)", l.events, l.job, len(gen.started))
+	if len(l.Events) != 1 || l.Job != nil || len(gen.started) != 0 {
+		t.Fatalf("while its own job runs, the lent window had events %+v (job in hand %+v, %d runs started)", l.Events, l.Job, len(gen.started))
 	}
 	st, err := client.Status(ctx)
 	if err != nil {
@@ -354,15 +355,15 @@ func TestLentWindowWaitsForItsOwnQueue(t *testing.T) {
 	if r.Prompt != prompt || r.Seed != uint64(70+1-first.Index) {
 		t.Errorf("the window rendered %q seed %d, want the image the witness left", r.Prompt, r.Seed)
 	}
-	h.pump("the studio image's row in the queue", func() bool { return l.job != nil && l.job.requested })
+	h.pump("the studio image's row in the queue", func() bool { return l.Job != nil && l.Job.Requested })
 	row := s.queueList.Rows.Objects[0]
-	if row != l.row.box {
+	if row != l.Row.Box {
 		t.Fatalf("the queue's first row is %T, want the studio image rendered here", row)
 	}
-	if !strings.HasPrefix(l.row.head.Text, "For the studio · rendering · a lighthouse on a basalt cliff") || !strings.HasSuffix(l.row.head.Text, "… ·") ||
-		l.row.right.Text != fmt.Sprintf("seed %d", r.Seed) ||
-		l.row.place.Text != fmt.Sprintf("Studio: image %d of batch %s on %s", 2-first.Index, batch[:8], thisMachine()) {
-		t.Errorf("the studio image's row: %q | %q | %q", l.row.head.Text, l.row.right.Text, l.row.place.Text)
+	if !strings.HasPrefix(l.Row.Head.Text, "For the studio · rendering · a lighthouse on a basalt cliff") || !strings.HasSuffix(l.Row.Head.Text, "… ·") ||
+		l.Row.Right.Text != fmt.Sprintf("seed %d", r.Seed) ||
+		l.Row.Place.Text != fmt.Sprintf("Studio: image %d of batch %s on %s", 2-first.Index, batch[:8], thisMachine()) {
+		t.Errorf("the studio image's row: %q | %q | %q", l.Row.Head.Text, l.Row.Right.Text, l.Row.Place.Text)
 	}
 	walkObjects(row, func(o fyne.CanvasObject) {
 		if _, ok := o.(*widget.Button); ok {
@@ -384,13 +385,13 @@ func TestLentWindowWaitsForItsOwnQueue(t *testing.T) {
 	assertLayoutFits(t, h.w, "a studio image rendered here above a job of the window's own")
 
 	gen.proceed <- struct{}{} // the studio image's step, then its end
-	h.pump("the studio image's step in its row", func() bool { return strings.HasSuffix(l.row.right.Text, "step 1 of 1") })
-	if l.row.place.Text != fmt.Sprintf("Studio: image %d of 2 of batch %s on %s", 2-first.Index, batch[:8], thisMachine()) {
-		t.Errorf("after a step the row's place is %q, want the batch's size in it", l.row.place.Text)
+	h.pump("the studio image's step in its row", func() bool { return strings.HasSuffix(l.Row.Right.Text, "step 1 of 1") })
+	if l.Row.Place.Text != fmt.Sprintf("Studio: image %d of 2 of batch %s on %s", 2-first.Index, batch[:8], thisMachine()) {
+		t.Errorf("after a step the row's place is %q, want the batch's size in it", l.Row.Place.Text)
 	}
-	h.pump("the studio image gone from the queue", func() bool { return l.job == nil })
+	h.pump("the studio image gone from the queue", func() bool { return l.Job == nil })
 	for _, o := range s.queueList.Rows.Objects {
-		if o == l.row.box {
+		if o == l.Row.Box {
 			t.Error("the studio image's row stayed in the queue after it was done")
 		}
 	}
@@ -431,10 +432,10 @@ func dialStudio(t *testing.T, hub *macs.Hub, role macs.Role, name string) *macs.
 
 // waitJoined runs the window's calls until its lent worker has joined the hub (its status is
 // there before it says so).
-func waitJoined(h *harness, l *studioLend) {
+func waitJoined(h *harness, l *remote.Lend) {
 	h.t.Helper()
 	h.pump("the window joined the studio", func() bool {
-		for _, e := range l.events {
+		for _, e := range l.Events {
 			if e.Kind == "joined" {
 				return true
 			}
@@ -450,7 +451,7 @@ func TestLentRowLeavesWhenHandedBack(t *testing.T) {
 	w := newLendingWindow(t)
 	gen, h, s, hub, fp := w.gen, w.h, w.s, w.hub, w.fp
 	l := w.l
-	test.Tap(l.check)
+	test.Tap(l.Check)
 	waitJoined(h, l)
 
 	ctx, cancel := context.WithCancel(t.Context()) // the pumps bound the wait, on events
@@ -471,17 +472,17 @@ func TestLentRowLeavesWhenHandedBack(t *testing.T) {
 		})
 	}()
 	pumpUntil(h, "the studio image taken by the window", gen.started)
-	h.pump("the studio image's row", func() bool { return l.job != nil && l.job.requested })
-	if s.queueList.Rows.Objects[0] != l.row.box || !strings.Contains(l.row.head.Text, "a kite over the dunes") {
-		t.Fatalf("the queue's first row is not the studio image's (%q)", l.row.head.Text)
+	h.pump("the studio image's row", func() bool { return l.Job != nil && l.Job.Requested })
+	if s.queueList.Rows.Objects[0] != l.Row.Box || !strings.Contains(l.Row.Head.Text, "a kite over the dunes") {
+		t.Fatalf("the queue's first row is not the studio image's (%q)", l.Row.Head.Text)
 	}
 
-	test.Tap(l.check) // off: the image goes back
-	if l.job != nil || strings.Contains(s.network.Text, "Lent") {
-		t.Errorf("after the lending stopped: job in hand %+v, indicator %q", l.job, s.network.Text)
+	test.Tap(l.Check) // off: the image goes back
+	if l.Job != nil || strings.Contains(s.network.Text, "Lent") {
+		t.Errorf("after the lending stopped: job in hand %+v, indicator %q", l.Job, s.network.Text)
 	}
 	for _, o := range s.queueList.Rows.Objects {
-		if o == l.row.box {
+		if o == l.Row.Box {
 			t.Error("the studio image's row stayed in the queue after it was handed back")
 		}
 	}
@@ -490,19 +491,19 @@ func TestLentRowLeavesWhenHandedBack(t *testing.T) {
 	}
 
 	// Lent again, the window takes the image back: its row says the second attempt.
-	test.Tap(l.check)
+	test.Tap(l.Check)
 	if r := pumpUntil(h, "the image taken again", gen.started); r.Prompt != "a kite over the dunes" {
 		t.Fatalf("taken again: %q", r.Prompt)
 	}
-	h.pump("the row of the second attempt", func() bool { return l.job != nil && l.job.requested })
-	if !strings.HasSuffix(l.row.place.Text, "(attempt 2)") || s.queueList.Rows.Objects[0] != l.row.box {
-		t.Errorf("the row of the image taken again: %q", l.row.place.Text)
+	h.pump("the row of the second attempt", func() bool { return l.Job != nil && l.Job.Requested })
+	if !strings.HasSuffix(l.Row.Place.Text, "(attempt 2)") || s.queueList.Rows.Objects[0] != l.Row.Box {
+		t.Errorf("the row of the image taken again: %q", l.Row.Place.Text)
 	}
 	gen.proceed <- struct{}{}
 	if err := pumpUntil(h, "the client's image", done); err != nil {
 		t.Fatal(err)
 	}
-	h.pump("the row gone", func() bool { return l.job == nil })
+	h.pump("the row gone", func() bool { return l.Job == nil })
 	// The window did not look idle: the studio's picture is on the canvas, labelled as the
 	// studio's, and the progress line said the studio's step.
 	h.pump("the studio's picture on the canvas", func() bool { return strings.HasPrefix(s.canvas.Caption.Text, "For the studio: image 1 of batch") })
@@ -512,7 +513,7 @@ func TestLentRowLeavesWhenHandedBack(t *testing.T) {
 	// An image of the artist's own replaces it; a studio picture never replaces the artist's.
 	s.showFile(h.writePNG("mine.png", 32, 32))
 	h.pump("the artist's image on the canvas", func() bool { return s.canvas.IsFinal && s.canvas.Caption.Text == "" })
-	s.showLentPicture(canvasarea.FrameFinal(image.NewNRGBA(image.Rect(0, 0, 16, 16))), 16, 16, true)
+	s.showStudioPicture(canvasarea.FrameFinal(image.NewNRGBA(image.Rect(0, 0, 16, 16))), 16, 16, "For the studio: an image rendered here and sent back")
 	if strings.HasPrefix(s.canvas.Caption.Text, "For the studio") {
 		t.Error("a studio picture replaced the artist's image on the canvas")
 	}

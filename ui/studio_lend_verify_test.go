@@ -54,29 +54,29 @@ func TestLendingRefusesADamagedModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(hub.Close)
-	l := h.s.lend()
+	l := h.s.remote.Lend()
 	l.URL.SetText(hub.URL())
 	l.Token.SetText(studioUIToken)
-	test.Tap(l.check)
-	sess := l.session
+	test.Tap(l.Check)
+	sess := l.Session()
 	if sess == nil {
-		t.Fatalf("lending did not start: %q", l.err.Text)
+		t.Fatalf("lending did not start: %q", l.Err.Text)
 	}
-	h.pump("lending refused for the damaged model", func() bool { return strings.Contains(l.err.Text, "cannot lend") })
+	h.pump("lending refused for the damaged model", func() bool { return strings.Contains(l.Err.Text, "cannot lend") })
 	want := "This Mac cannot lend: the model file damaged.cmf is damaged"
-	if l.check.Checked || l.session != nil || !strings.HasPrefix(l.err.Text, want) || !strings.Contains(l.err.Text, "Copy it again") {
-		t.Fatalf("after the refusal: checked %v, lent %v, %q", l.check.Checked, l.session != nil, l.err.Text)
+	if l.Check.Checked || l.Session() != nil || !strings.HasPrefix(l.Err.Text, want) || !strings.Contains(l.Err.Text, "Copy it again") {
+		t.Fatalf("after the refusal: checked %v, lent %v, %q", l.Check.Checked, l.Session() != nil, l.Err.Text)
 	}
 	if strings.Contains(h.s.network.Text, "Lent") {
 		t.Errorf("the indicator still says lent: %q", h.s.network.Text)
 	}
-	pumpUntil(h, "the refused worker gone", sess.done)
-	for _, ev := range l.events {
+	pumpUntil(h, "the refused worker gone", sess.Done())
+	for _, ev := range l.Events {
 		if ev.Kind == "joined" || ev.Kind == "taken" {
-			t.Fatalf("the window joined the studio with a damaged model: %+v", l.events)
+			t.Fatalf("the window joined the studio with a damaged model: %+v", l.Events)
 		}
 	}
-	t.Logf("refused: %s", l.err.Text)
+	t.Logf("refused: %s", l.Err.Text)
 }
 
 // An ended lending's worker goes on for a moment (its render stops, then it says the image was
@@ -87,9 +87,9 @@ func TestLateCallsOfAnEndedLendingLeaveTheNextAlone(t *testing.T) {
 	w := newLendingWindow(t)
 	w.gen.slowStop = make(chan struct{})
 	gen, h, s, hub, l := w.gen, w.h, w.s, w.hub, w.l
-	test.Tap(l.check)
+	test.Tap(l.Check)
 	waitJoined(h, l)
-	first := l.session
+	first := l.Session()
 
 	ctx, cancel := context.WithCancel(t.Context()) // the pumps bound the wait, on events
 	defer cancel()
@@ -109,21 +109,21 @@ func TestLateCallsOfAnEndedLendingLeaveTheNextAlone(t *testing.T) {
 		})
 	}()
 	pumpUntil(h, "the studio image taken by the window", gen.started)
-	test.Tap(l.check) // off: the image goes back, but its render has not stopped yet
+	test.Tap(l.Check) // off: the image goes back, but its render has not stopped yet
 	pumpUntil(h, "the client told the image was handed back", handedBack)
 
-	test.Tap(l.check) // lent again: the image is taken again while the first render still runs
-	h.pump("the row of the second attempt", func() bool { return l.job != nil && l.job.requested && l.job.attempt == 2 })
+	test.Tap(l.Check) // lent again: the image is taken again while the first render still runs
+	h.pump("the row of the second attempt", func() bool { return l.Job != nil && l.Job.Requested && l.Job.Attempt == 2 })
 	close(gen.slowStop) // the first render stops now: its worker says so, late
-	pumpUntil(h, "the first lending's worker gone", first.done)
+	pumpUntil(h, "the first lending's worker gone", first.Done())
 	drained := false
 	s.deps.Do(func() { drained = true }) // after every call the first worker made
 	h.pump("the first worker's last calls", func() bool { return drained })
-	if l.job == nil || l.job.attempt != 2 || l.session == nil || !l.check.Checked {
-		t.Fatalf("the first lending's late calls changed the second: job %+v, lent %v, ticked %v", l.job, l.session != nil, l.check.Checked)
+	if l.Job == nil || l.Job.Attempt != 2 || l.Session() == nil || !l.Check.Checked {
+		t.Fatalf("the first lending's late calls changed the second: job %+v, lent %v, ticked %v", l.Job, l.Session() != nil, l.Check.Checked)
 	}
-	if s.queueList.Rows.Objects[0] != l.row.box || !strings.HasSuffix(l.row.place.Text, "(attempt 2)") {
-		t.Errorf("the row of the image taken again: %q", l.row.place.Text)
+	if s.queueList.Rows.Objects[0] != l.Row.Box || !strings.HasSuffix(l.Row.Place.Text, "(attempt 2)") {
+		t.Errorf("the row of the image taken again: %q", l.Row.Place.Text)
 	}
 	if r := pumpUntil(h, "the image rendered again", gen.started); r.Prompt != "a lighthouse in fog" {
 		t.Fatalf("taken again: %q", r.Prompt)
@@ -132,5 +132,5 @@ func TestLateCallsOfAnEndedLendingLeaveTheNextAlone(t *testing.T) {
 	if err := pumpUntil(h, "the client's image", done); err != nil {
 		t.Fatal(err)
 	}
-	h.pump("the row gone", func() bool { return l.job == nil })
+	h.pump("the row gone", func() bool { return l.Job == nil })
 }

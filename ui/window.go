@@ -335,14 +335,10 @@ func (s *window) close() {
 	s.help.close()
 	s.closeUpscaling() // upscale_learned.go
 	s.saveDraft()
-	s.stopSharing()
-	if s.studioShare != nil {
-		s.studioShare.close() // studio_share.go
-	}
-	s.closeLend() // studio_lend.go: the studio's job in hand goes back first
+	s.remote.Leave() // sharing stops; the studio's job in hand goes back first
 	s.queue.Close()
-	s.closeRenderOn() // studio_render_on.go
-	s.discardKept()   // closing.go
+	s.remote.Close()
+	s.discardKept() // closing.go
 	s.saving.Wait()
 }
 

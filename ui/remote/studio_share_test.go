@@ -1,4 +1,4 @@
-package ui
+package remote
 
 import (
 	"context"
@@ -77,19 +77,6 @@ func TestStudioShareShowsPairingAndMacs(t *testing.T) {
 	if share.address.Text != "" || share.hub != nil {
 		t.Errorf("sharing off leaves address %q, hub %v", share.address.Text, share.hub)
 	}
-}
-
-// The main menu offers Studio… (beside Settings…).
-func TestMainMenuOffersStudio(t *testing.T) {
-	h := newHarness(t, 16e9)
-	for _, m := range h.w.MainMenu().Items {
-		for _, it := range m.Items {
-			if it.Label == "Studio…" && it.Action != nil {
-				return
-			}
-		}
-	}
-	t.Fatal("the main menu has no Studio… item")
 }
 
 // Settings → Studio's token has a Copy button, as the share token in Settings has: it puts the

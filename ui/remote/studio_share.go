@@ -1,4 +1,4 @@
-package ui
+package remote
 
 import (
 	"context"
@@ -17,8 +17,7 @@ import (
 
 	"easel/app/settings"
 	macs "easel/app/studio"
-
-	"easel/ui/remote"
+	"easel/ui/model"
 )
 
 // studioShare is Settings → Studio's "Share this Mac's queue with the studio": a hub (TLS, a
@@ -32,7 +31,7 @@ type studioShare struct {
 	address, token, fingerprint *widget.Label
 	copyToken                   *widget.Button // puts the token on the clipboard; off while there is none
 	err                         *widget.Label
-	panel                       *remote.MacsPanel
+	panel                       *MacsPanel
 
 	mu   sync.Mutex
 	hub  *macs.Hub
@@ -43,7 +42,7 @@ type studioShare struct {
 func newStudioShare(dataDir, listen string, do func(func())) *studioShare {
 	s := &studioShare{dataDir: dataDir, listen: listen, do: do,
 		address: widget.NewLabel(""), token: widget.NewLabel(""), fingerprint: widget.NewLabel(""), err: widget.NewLabel(""),
-		panel: remote.NewMacsPanel()}
+		panel: NewMacsPanel()}
 	for _, l := range []*widget.Label{s.address, s.token, s.fingerprint} {
 		l.Selectable = true
 	}
@@ -142,19 +141,19 @@ func (s *studioShare) content() fyne.CanvasObject {
 // close stops the hub (the window is closing).
 func (s *studioShare) close() { s.setOn(false) }
 
-// studioMenuItem opens Settings → Studio.
-func (s *window) studioMenuItem() *fyne.MenuItem {
+// StudioMenuItem opens Settings → Studio.
+func (w *Work) StudioMenuItem() *fyne.MenuItem {
 	return fyne.NewMenuItem("Studio…", func() {
-		if s.studioShare == nil {
+		if w.studioShare == nil {
 			dir, err := settings.Dir()
 			if err != nil {
-				s.say("The studio needs the app-support folder: %v", err)
+				w.say(model.NoticeWarning, "The studio needs the app-support folder: %v", err)
 				return
 			}
-			s.studioShare = newStudioShare(filepath.Join(dir, "studio"), "0.0.0.0:4222", fyne.Do)
+			w.studioShare = newStudioShare(filepath.Join(dir, "studio"), "0.0.0.0:4222", w.sh.Do)
 		}
-		d := dialog.NewCustom("Studio", "Close", container.NewVScroll(container.NewVBox(s.studioShare.content(), s.renderOn().form(), s.lend().form())), s.win)
+		d := dialog.NewCustom("Studio", "Close", container.NewVScroll(container.NewVBox(w.studioShare.content(), w.RenderOn().form(), w.Lend().form())), w.sh.Window)
 		d.Resize(fyne.NewSize(560, 480))
-		s.show(d)
+		w.sh.Show(d)
 	})
 }
