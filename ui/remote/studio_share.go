@@ -20,9 +20,11 @@ import (
 	"easel/ui/model"
 )
 
-// studioShare is Settings → Studio's "Share this Mac's queue with the studio": a hub (TLS, a
-// fresh token) whose address, token and pairing fingerprint the other Macs need, and the Studio
-// panel of the Macs that joined it (`easel studio join` on each).
+// studioShare is Easel → Studio…'s "Be the studio's hub": a hub on this Mac (TLS, a fresh token)
+// whose address, token and pairing fingerprint the other Macs need, and the Studio panel of the
+// Macs that joined it (`easel studio join` on each, or Lend this Mac in their windows). Its words
+// are the dialog's other sections' (Hub address, Token, Pairing fingerprint); it does not say
+// "Share this Mac", which in Settings means other machines render on this one.
 type studioShare struct {
 	dataDir, listen string
 	do              func(func()) // runs on the UI goroutine
@@ -51,7 +53,7 @@ func newStudioShare(dataDir, listen string, do func(func())) *studioShare {
 	})
 	s.copyToken.Disable()
 	s.err.Wrapping = fyne.TextWrapWord
-	s.check = widget.NewCheck("Share this Mac's queue with the studio", func(on bool) {
+	s.check = widget.NewCheck("Be the studio's hub (other Macs join this one)", func(on bool) {
 		if err := s.setOn(on); err != nil {
 			s.err.SetText(err.Error())
 			s.check.SetChecked(false)
@@ -130,7 +132,7 @@ func (s *studioShare) refresh(ctx context.Context, conn *macs.Conn) {
 
 func (s *studioShare) content() fyne.CanvasObject {
 	form := widget.NewForm(
-		widget.NewFormItem("Address", s.address),
+		widget.NewFormItem("Hub address", s.address),
 		widget.NewFormItem("Token", container.NewBorder(nil, nil, nil, s.copyToken, s.token)),
 		widget.NewFormItem("Pairing fingerprint", s.fingerprint))
 	help := widget.NewLabel("On each other Mac: easel studio join ADDRESS --token TOKEN --pin FINGERPRINT --model M.cmf")
