@@ -4,9 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
+	"net"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -85,14 +89,20 @@ func (s *studioShare) setOn(on bool) error {
 	var b [16]byte
 	rand.Read(b[:])
 	token := hex.EncodeToString(b[:])
+	// A taken port is found at once (the hub itself only says so after waiting to listen).
+	probe, err := net.Listen("tcp", s.listen)
+	if err != nil {
+		return errors.New(plainHubStart(err, s.listen))
+	}
+	probe.Close()
 	hub, err := macs.StartHub(macs.HubConfig{Listen: s.listen, Token: token, TLS: true, Data: s.dataDir})
 	if err != nil {
-		return fmt.Errorf("the studio could not start: %w", err)
+		return errors.New(plainHubStart(err, s.listen))
 	}
 	conn, err := hub.Connect(macs.RoleClient)
 	if err != nil {
 		hub.Close()
-		return err
+		return errors.New(plainHubStart(err, s.listen))
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	s.hub, s.conn, s.stop = hub, conn, stop
@@ -158,4 +168,16 @@ func (w *Work) StudioMenuItem() *fyne.MenuItem {
 		d.Resize(fyne.NewSize(560, 480))
 		w.sh.Show(d)
 	})
+}
+
+// plainHubStart says why the studio's hub could not start on this Mac, and what to do.
+func plainHubStart(err error, listen string) string {
+	_, port, _ := net.SplitHostPort(listen)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return fmt.Sprintf("The studio hub could not start: port %s on this Mac is taken by another program (perhaps another hub, or easel studio hub): quit it, then tick the box again.", port)
+	case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EACCES):
+		return fmt.Sprintf("The studio hub could not start: it may not use port %s or its folder on this Mac (%v).", port, err)
+	}
+	return fmt.Sprintf("The studio hub could not start (%v): tick the box again, or restart Easel if it keeps failing.", err)
 }

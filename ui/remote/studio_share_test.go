@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"net"
 	"regexp"
 	"strings"
 	"testing"
@@ -101,5 +102,24 @@ func TestStudioShareCopiesItsToken(t *testing.T) {
 	test.Tap(share.check) // off
 	if !share.copyToken.Disabled() {
 		t.Error("Copy stays on after sharing stopped and the token was cleared")
+	}
+}
+
+// A hub that cannot start because its port is taken says so in plain words, with what to do, and
+// the box stays unticked.
+func TestStudioShareOnATakenPort(t *testing.T) {
+	test.NewTempApp(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	share := newStudioShare(t.TempDir(), ln.Addr().String(), func(func()) {})
+	test.NewTempWindow(t, share.content())
+	test.Tap(share.check)
+	defer share.close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	if share.check.Checked || !strings.Contains(share.err.Text, "port "+port+" on this Mac is taken by another program") {
+		t.Fatalf("on a taken port: ticked %v, %q", share.check.Checked, share.err.Text)
 	}
 }
