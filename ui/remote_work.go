@@ -6,6 +6,7 @@ import (
 	"easel/app/compose"
 	"easel/app/settings"
 	"easel/engine/pipeline"
+	"easel/ui/canvasarea"
 	"easel/ui/queue"
 	"easel/ui/remote"
 )
@@ -29,6 +30,12 @@ func (s *window) buildRemoteWork() {
 		QueueChanged: func() { s.queueList.Show(s.queue.Jobs()) },
 		Submit:       func(d compose.Draft, seed uint64) bool { return s.submit(d, seed) },
 		LoRADir:      s.deps.LoRADir, Preview: preview,
+		Frame: func(img image.Image, final bool) image.Image {
+			if final {
+				return canvasarea.FrameFinal(img)
+			}
+			return canvasarea.FramePreview(img)
+		},
 		ShowStudioPicture: s.showStudioPicture,
 		Progress:          func(line string) { s.progress.Stage.SetText(line) },
 		Machine:           thisMachine(),

@@ -17,7 +17,6 @@ import (
 	macs "easel/app/studio"
 	"easel/app/studiogen"
 	"easel/engine/pipeline"
-	"easel/ui/canvasarea"
 	"easel/ui/kit"
 )
 
@@ -121,7 +120,7 @@ func (w *Work) setLent(on bool) error {
 			do(func() { w.lentRequest(req) })
 			res, err := w.Router.RunLocal(ctx, req, w.watchLent(sess, events))
 			if err == nil && res != nil && res.Image != nil {
-				framed, width, height := canvasarea.FrameFinal(res.Image), res.Width, res.Height
+				framed, width, height := w.sh.Frame(res.Image, true), res.Width, res.Height
 				do(func() { w.showLentPicture(framed, width, height, true) })
 			}
 			return res, err

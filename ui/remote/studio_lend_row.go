@@ -10,7 +10,6 @@ import (
 
 	macs "easel/app/studio"
 	"easel/engine/pipeline"
-	"easel/ui/canvasarea"
 )
 
 // LentJob is the studio image a lent window renders on this Mac (studio_lend.go), shown as a row
@@ -146,7 +145,7 @@ func (w *Work) watchLent(sess *LendSession, events chan<- pipeline.Event) chan<-
 	go func() {
 		for ev := range inner {
 			if p := ev.Preview; p != nil && p.Image != nil {
-				framed := canvasarea.FramePreview(p.Image)
+				framed := w.sh.Frame(p.Image, false)
 				width, height := p.W*16, p.H*16
 				do(func() { w.showLentPicture(framed, width, height, false) })
 			}

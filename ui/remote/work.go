@@ -40,8 +40,11 @@ type Shell struct {
 	// LoRADir is the LoRA folder the shared server reads from; Preview renders its step previews.
 	LoRADir string
 	Preview pipeline.PreviewFunc
-	// ShowStudioPicture puts a studio image rendered here on the canvas with its label, if the
-	// canvas is the artist's to give; Progress says the studio's step on the progress line.
+	// Frame composes a studio image rendered here for the canvas (final: the finished image, else
+	// a step's preview); it is called off the UI goroutine, as compositing takes a while.
+	// ShowStudioPicture puts it on the canvas with its label, if the canvas is the artist's to
+	// give; Progress says the studio's step on the progress line.
+	Frame             func(img image.Image, final bool) image.Image
 	ShowStudioPicture func(framed image.Image, w, h int, label string)
 	Progress          func(line string)
 	// Machine names the computer the window runs on ("this Mac"); RowLabel is a job's queue

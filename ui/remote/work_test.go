@@ -38,6 +38,7 @@ func newAlone(t *testing.T) (*Work, *aloneShell) {
 		Settings:     func() settings.Settings { return as.settings },
 		KeepSettings: func(ns settings.Settings) error { as.settings = ns; as.kept++; return nil },
 		QueueChanged: func() {}, Submit: func(compose.Draft, uint64) bool { return true },
+		Frame:             func(img image.Image, _ bool) image.Image { return img },
 		ShowStudioPicture: func(image.Image, int, int, string) {}, Progress: func(string) {},
 		Machine:  "this Mac",
 		RowLabel: func(p string, seed uint64) (string, string) { return p + " ·", fmt.Sprintf("seed %d", seed) },
