@@ -342,10 +342,13 @@ func TestLentWindowWaitsForItsOwnQueue(t *testing.T) {
 	if mine == nil || mine.State != macs.StateIdle || mine.Done != 0 {
 		t.Fatalf("the hub's status of the lent window while its own job runs: %+v, want idle with nothing done", mine)
 	}
+	// The other image waits: on the hub, or still in the client, which publishes one image at a
+	// time (on a busy machine the witness can finish the first before the second goes out). That
+	// the window left it is shown below: it takes it once its own job is done.
 	if info, err := client.JS.Stream(ctx, macs.StreamName); err != nil {
 		t.Fatal(err)
-	} else if si, err := info.Info(ctx); err != nil || si.State.Msgs != 1 {
-		t.Fatalf("images waiting on the hub: %v (%v), want the other one", si.State.Msgs, err)
+	} else if si, err := info.Info(ctx); err != nil || si.State.Msgs > 1 {
+		t.Fatalf("images waiting on the hub: %v (%v), want at most the other one", si.State.Msgs, err)
 	}
 
 	// Its own job done, the window takes the other image.
