@@ -1,8 +1,6 @@
 package ui
 
 import (
-	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +9,6 @@ import (
 
 	"fyne.io/fyne/v2/test"
 
-	"easel/app"
 	macs "easel/app/studio"
 	"easel/app/studiogen"
 	"easel/engine/cmf"
@@ -77,60 +74,4 @@ func TestLendingRefusesADamagedModel(t *testing.T) {
 		}
 	}
 	t.Logf("refused: %s", l.Err.Text)
-}
-
-// An ended lending's worker goes on for a moment (its render stops, then it says the image was
-// handed back), and those last calls reach the window after a new lending began. They must leave
-// the new lending alone: here the first render stops only after the image was taken again, and
-// the second attempt's row stays in the queue.
-func TestLateCallsOfAnEndedLendingLeaveTheNextAlone(t *testing.T) {
-	w := newLendingWindow(t)
-	w.gen.slowStop = make(chan struct{})
-	gen, h, s, hub, l := w.gen, w.h, w.s, w.hub, w.l
-	test.Tap(l.Check)
-	waitJoined(h, l)
-	first := l.Session()
-
-	ctx, cancel := context.WithCancel(t.Context()) // the pumps bound the wait, on events
-	defer cancel()
-	data, _ := json.Marshal(map[string]any{"pipeline": studiogen.PipelineRequest{Prompt: "a lighthouse in fog", Steps: 1, Seed: 3}})
-	job := &macs.Job{Batch: macs.NewBatchID(), Images: 1, Request: data,
-		Fingerprint: macs.Fingerprint{Easel: app.Version, Model: w.fp, Kind: macs.KindPipeline}}
-	handedBack := make(chan macs.Event, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- dialStudio(t, hub, macs.RoleClient, "client").Run(ctx, []*macs.Job{job}, func(e macs.Event) {
-			if e.Kind == macs.EventHandedBack {
-				select {
-				case handedBack <- e:
-				default:
-				}
-			}
-		})
-	}()
-	pumpUntil(h, "the studio image taken by the window", gen.started)
-	test.Tap(l.Check) // off: the image goes back, but its render has not stopped yet
-	pumpUntil(h, "the client told the image was handed back", handedBack)
-
-	test.Tap(l.Check) // lent again: the image is taken again while the first render still runs
-	h.pump("the row of the second attempt", func() bool { return l.Job != nil && l.Job.Requested && l.Job.Attempt == 2 })
-	close(gen.slowStop) // the first render stops now: its worker says so, late
-	pumpUntil(h, "the first lending's worker gone", first.Done())
-	drained := false
-	s.deps.Do(func() { drained = true }) // after every call the first worker made
-	h.pump("the first worker's last calls", func() bool { return drained })
-	if l.Job == nil || l.Job.Attempt != 2 || l.Session() == nil || !l.Check.Checked {
-		t.Fatalf("the first lending's late calls changed the second: job %+v, lent %v, ticked %v", l.Job, l.Session() != nil, l.Check.Checked)
-	}
-	if s.queueList.Rows.Objects[0] != l.Row.Box || !strings.HasSuffix(l.Row.Place.Text, "(attempt 2)") {
-		t.Errorf("the row of the image taken again: %q", l.Row.Place.Text)
-	}
-	if r := pumpUntil(h, "the image rendered again", gen.started); r.Prompt != "a lighthouse in fog" {
-		t.Fatalf("taken again: %q", r.Prompt)
-	}
-	gen.proceed <- struct{}{}
-	if err := pumpUntil(h, "the client's image", done); err != nil {
-		t.Fatal(err)
-	}
-	h.pump("the row gone", func() bool { return l.Job == nil })
 }
