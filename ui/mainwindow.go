@@ -62,7 +62,7 @@ func newMainWindow(a fyne.App, deps Deps) (fyne.Window, *window) {
 	if deps.Settings.Share || deps.Settings.RenderOn != "" {
 		s.applyNetwork(deps.Settings)
 	}
-	s.resumeStudio() // studio_remember.go
+	s.remote.ResumeStudio()
 	return w, s
 }
 
@@ -104,17 +104,14 @@ func (s *window) build() {
 	s.canvas.Tools.Objects = []fyne.CanvasObject{s.actions.saveTo, s.actions.reveal, s.actions.copy}
 	s.canvas.Footer.Objects = []fyne.CanvasObject{layout.NewSpacer(), s.actions.continueFrom, s.actions.refine}
 	s.progress = progress.NewView()
-	s.network = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	s.network.Importance = widget.HighImportance
-	s.network.Truncation = fyne.TextTruncateEllipsis
-	s.network.Hide()
+	s.buildRemoteWork() // remote_work.go: s.remote and its indicator, s.network
 	s.memory = progress.NewMemoryPanel(s.model)
 	s.timing = progress.NewTimingPanel(progress.MemoryLabelWidth)
 	s.strip = progress.NewStrip(s.memory, s.timing, s.win)
 	s.queueList = queue.NewList(queue.ListActions{
 		Cancel:    func(id jobs.ID) { s.queue.Cancel(id) },
-		Placement: s.placementOf,
-		Lent:      s.lentRowObject,
+		Placement: s.remote.PlacementOf,
+		Lent:      s.remote.LentRowObject,
 	})
 	s.history = gallery.NewHistory(gallery.HistoryActions{Folder: func() string { return s.deps.Settings.OutputFolder }, RevealLabel: s.deps.Desktop.Label, UseAll: s.useAll, Menu: s.entryMenu})
 	s.upscales = s.newUpscaling()
