@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
@@ -116,13 +117,27 @@ func TestLentWindowWaitsForItsOwnQueue(t *testing.T) {
 	if mine == nil || mine.State != macs.StateIdle || mine.Done != 0 {
 		t.Fatalf("the hub's status of the lent window while its own job runs: %+v, want idle with nothing done", mine)
 	}
-	// The other image waits: on the hub, or still in the client, which publishes one image at a
-	// time (on a busy machine the witness can finish the first before the second goes out). That
-	// the window left it is shown below: it takes it once its own job is done.
-	if info, err := client.JS.Stream(ctx, macs.StreamName); err != nil {
+	// The other image waits on the hub. The client publishes one image at a time, so on a busy
+	// machine the witness can finish the first before the second goes out: wait for it to arrive
+	// (bounded), the window's worker still holding back all the while.
+	info, err := client.JS.Stream(ctx, macs.StreamName)
+	if err != nil {
 		t.Fatal(err)
-	} else if si, err := info.Info(ctx); err != nil || si.State.Msgs > 1 {
-		t.Fatalf("images waiting on the hub: %v (%v), want at most the other one", si.State.Msgs, err)
+	}
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		si, err := info.Info(ctx)
+		if err != nil || si.State.Msgs > 1 {
+			t.Fatalf("images waiting on the hub: %v (%v), want the other one", si.State.Msgs, err)
+		}
+		if si.State.Msgs == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the client's second image never reached the hub")
+		}
+	}
+	if len(l.Events) != 1 || l.Job != nil || len(gen.started) != 0 {
+		t.Fatalf("with the other image on the hub, the lent window had events %+v (job in hand %+v, %d runs started)", l.Events, l.Job, len(gen.started))
 	}
 
 	// Its own job done, the window takes the other image.
