@@ -118,7 +118,7 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 			// (one that rendered on another machine is offered here now, as a new job).
 			s.keeping.Finished(j.ID)
 			if errors.Is(j.Err, client.ErrServerGone) && hadDraft {
-				s.offerRenderHere(j, rec.Draft) // render_here.go
+				s.remote.OfferRenderHere(j, rec.Draft)
 			} else {
 				s.sayKind(noticeError, "Job %d failed: %s", j.ID, remote.PlainJobError(j.Err, rec.Where))
 			}

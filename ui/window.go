@@ -337,13 +337,9 @@ func (s *window) close() {
 	s.help.Close()
 	s.upscales.Close() // ui/upscale
 	s.saveDraft()
-	s.stopSharing()
-	if s.studioShare != nil {
-		s.studioShare.close() // studio_share.go
-	}
-	s.closeLend() // studio_lend.go: the studio's job in hand goes back first
+	s.remote.Leave() // sharing stops; the studio's job in hand goes back first
 	s.queue.Close()
-	s.closeRenderOn() // studio_render_on.go
+	s.remote.Close()
 	// The kept jobs go (Discard and quit) or their checkpoint writes end; the images being written
 	// are on disk (ui/keeping).
 	s.keeping.Close(s.discardOnClose)
