@@ -6,7 +6,7 @@ import (
 	"easel/app/history"
 	"easel/app/imagefile"
 	"easel/app/jobs"
-	"easel/engine/pipeline"
+	"easel/ui/kit"
 )
 
 // Save writes a window job's finished image to the output folder off the UI goroutine, then lists
@@ -22,7 +22,7 @@ func (r *Region) Save(j jobs.Job) {
 	}
 	var set *imagefile.Settings
 	img := j.Result.Image
-	switch pic, api := j.Owner.(apiPicture); {
+	switch pic, api := j.Owner.(kit.APIPicture); {
 	case ok:
 		set = d.FileSettings(j.Result)
 		if hs := rec.Hires; hs != nil {
@@ -54,11 +54,6 @@ func (r *Region) Save(j jobs.Job) {
 		r.shell.JobSaved(e, fromStart)
 		r.shell.Saved(id, e.Path)
 	})
-}
-
-// apiPicture is what a job from app/serve hands the window: its picture and settings.
-type apiPicture interface {
-	Picture(*pipeline.Result) (*image.NRGBA, *imagefile.Settings, error)
 }
 
 // SaveListed saves a region's picture into the history off the UI goroutine and lists it, then
