@@ -26,7 +26,7 @@ func (s *window) newBatch() *batch.Region {
 	return batch.New(s.model, batch.Shell{
 		Store: func() *history.Store { return s.deps.History },
 		Save: func(id jobs.ID, img *image.NRGBA, set *imagefile.Settings, done func(history.Entry, error)) {
-			s.saveListed(id, true, img, set, done)
+			s.keeping.SaveListed(id, true, img, set, done)
 		},
 		Listed: func(e history.Entry) { s.history.AddSession(e) },
 		Open:   s.openPicture,
@@ -49,27 +49,6 @@ func (s *window) newBatch() *batch.Region {
 		RandomSeed:      randomSeed,
 		Now:             s.now,
 	})
-}
-
-// saveListed saves a region's picture into the history off the UI goroutine and lists it. A
-// picture of job id (0: none) that could not be saved is kept, and another folder offered
-// (kept_image.go); of a job whose kept record waits for its images (perJob), the record stays
-// until the PNG is on disk (kept_saves.go).
-func (s *window) saveListed(id jobs.ID, perJob bool, img *image.NRGBA, set *imagefile.Settings, done func(history.Entry, error)) {
-	now, store := s.now(), s.deps.History
-	listed := func(e history.Entry, err error) {
-		if err != nil && id != 0 {
-			s.keep(id, keptImage{img: img, set: set, at: now}, err)
-		} else if err == nil {
-			s.history.AddSession(e)
-		}
-		done(e, err)
-	}
-	if perJob {
-		s.saveJobImage(id, false, store, img, set, now, listed)
-	} else {
-		s.saveInBackground(store, img, set, now, listed)
-	}
 }
 
 // openPicture shows a finished picture (saved at path, "" when not yet) on the canvas.

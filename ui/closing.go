@@ -9,9 +9,7 @@ import (
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/widget"
 
-	"easel/app/jobs"
 	"easel/app/settings"
-	"easel/app/unfinished"
 	"easel/ui/model"
 )
 
@@ -62,38 +60,6 @@ func (s *window) askClose() {
 	d.Resize(fyne.NewSize(480, 0))
 	s.show(d)
 	s.closeDialog = d
-}
-
-// discardKept removes what was kept of this window's unfinished jobs (their checkpoints), once
-// the queue has stopped them: the artist chose Discard and quit.
-func (s *window) discardKept() {
-	if !s.discardOnClose {
-		return
-	}
-	s.keeping.mu.Lock()
-	ids := make([]jobs.ID, 0, len(s.keeping.byID))
-	for id := range s.keeping.byID {
-		ids = append(ids, id)
-	}
-	s.keeping.mu.Unlock()
-	for _, id := range ids {
-		s.finishedKept(id)
-	}
-}
-
-// waitKept waits for the checkpoint writes in flight of the jobs kept for the next launch (Finish
-// later, or the window closed with jobs): the queue has stopped them, and a write still going when
-// the process ends would be lost, so the next launch would resume from an older step or the start.
-func (s *window) waitKept() {
-	s.keeping.mu.Lock()
-	kept := make([]*unfinished.Job, 0, len(s.keeping.byID))
-	for _, k := range s.keeping.byID {
-		kept = append(kept, k)
-	}
-	s.keeping.mu.Unlock()
-	for _, k := range kept {
-		k.Writer().Wait()
-	}
 }
 
 // quitItem is the menu's Quit (⌘Q), which closes as the close button does.

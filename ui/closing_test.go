@@ -114,14 +114,14 @@ func TestClosingWithJobsOffersFinishLater(t *testing.T) {
 	h.closed = true // the window closed itself
 
 	h = open()
-	if h.s.keeping.offer == nil || h.s.keeping.offer.ResumeAll.Text != "Resume 2 unfinished jobs" {
-		t.Fatalf("after Finish later the next window offers %v", h.s.keeping.offer.ResumeAll)
+	if h.s.keeping.Offer() == nil || h.s.keeping.Offer().ResumeAll.Text != "Resume 2 unfinished jobs" {
+		t.Fatalf("after Finish later the next window offers %v", h.s.keeping.Offer().ResumeAll)
 	}
-	h.s.keeping.offer.Dialog.Hide() // neither resumed nor discarded: they stay kept
+	h.s.keeping.Offer().Dialog.Hide() // neither resumed nor discarded: they stay kept
 	h.closeWindow()
 
 	h = open()
-	h.s.keeping.offer.Dialog.Hide()
+	h.s.keeping.Offer().Dialog.Hide()
 	queueTwo(h)
 	h.s.askClose()
 	test.Tap(findButton(t, h.w.Canvas().Overlays().Top(), "Discard and quit"))

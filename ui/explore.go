@@ -37,7 +37,7 @@ func (s *window) newExplore() *explore.Panel {
 		Submit:   s.submitGrid,
 		Cancel:   func(id jobs.ID) { s.queue.Cancel(id) },
 		Save: func(id jobs.ID, img *image.NRGBA, set *imagefile.Settings, done func(history.Entry, error)) {
-			s.saveListed(id, false, img, set, done)
+			s.keeping.SaveListed(id, false, img, set, done)
 		},
 		Restore:    s.restore,
 		Vary:       func(c *gallery.Cell, d compose.Draft, strength float64) { s.batch.Vary(c, d, strength) },

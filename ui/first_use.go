@@ -20,7 +20,7 @@ import (
 func (s *window) showStatus(j jobs.Job, st jobs.Status) {
 	if st.Line != "" {
 		s.progress.ShowStatus(j, st.Line)
-		s.notePlacement(j, st) // a studio job's row says where its images are
+		s.remote.NotePlacement(j, st) // a studio job's row says where its images are
 	}
 	if st.Notice != "" {
 		s.say("Job %d: %s", j.ID, st.Notice)

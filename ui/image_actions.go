@@ -13,16 +13,13 @@ import (
 // imageActions are the buttons over the canvas that act on the saved image shown there: Show in
 // Finder (Show in folder on Linux) and Copy image. They are off while a preview or an unsaved
 // image is shown; Save to… shows instead while the image on the canvas is one that could not be
-// saved (kept_image.go).
+// saved (ui/keeping's, placed beside them).
 type imageActions struct {
 	reveal, copy *widget.Button
 	// refine makes the saved image shown the start image of the next generation.
 	refine *widget.Button
 	// continueFrom makes an edit's result the next start image (continue_from.go).
 	continueFrom *widget.Button
-	// saveTo saves a finished image that could not be saved in the output folder elsewhere; it
-	// shows only while such an image is on the canvas.
-	saveTo *widget.Button
 }
 
 func newImageActions(s *window) *imageActions {
@@ -33,10 +30,8 @@ func newImageActions(s *window) *imageActions {
 	a.refine = widget.NewButtonWithIcon("Refine this", theme.ContentRedoIcon(), func() { s.work.Refine(s.shownPath) })
 	a.refine.Disable()
 	a.continueFrom = newContinueButton(s)
-	a.saveTo = widget.NewButtonWithIcon("Save to…", theme.DocumentSaveIcon(), s.saveKeptShown)
 	a.reveal.Disable()
 	a.copy.Disable()
-	a.saveTo.Hide()
 	return a
 }
 
@@ -51,7 +46,7 @@ func (s *window) setShownFile(path string) {
 			b.Enable()
 		}
 	}
-	s.updateSaveTo()
+	s.keeping.Refresh() // Save to… (ui/keeping)
 	s.showContinue()
 }
 

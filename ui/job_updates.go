@@ -15,6 +15,7 @@ import (
 	"easel/ui/model"
 
 	"easel/ui/canvasarea"
+	"easel/ui/imagework"
 
 	"easel/ui/progress"
 
@@ -27,16 +28,16 @@ import (
 // step's sharp preview (a real decode) when it carries one, else its fast preview, or the final
 // image; nil for none. With kept (a run that starts from an image through a mask) the previews
 // show the kept area as the original.
-func frameUpdate(u jobs.Update, kept *keptArea) image.Image {
+func frameUpdate(u jobs.Update, kept *imagework.KeptArea) image.Image {
 	switch {
 	case u.Event != nil && u.Event.Preview != nil && u.Event.Preview.Sharp != nil:
 		if kept != nil {
-			return canvasarea.FrameFinal(kept.over(u.Event.Preview.Sharp.Image))
+			return canvasarea.FrameFinal(kept.Over(u.Event.Preview.Sharp.Image))
 		}
 		return canvasarea.FrameFinal(u.Event.Preview.Sharp.Image)
 	case u.Event != nil && u.Event.Preview != nil && u.Event.Preview.Image != nil:
 		if kept != nil {
-			return kit.OverChecker(kept.over(kit.UpscaleNearest(u.Event.Preview.Image, 4)), 8)
+			return kit.OverChecker(kept.Over(kit.UpscaleNearest(u.Event.Preview.Image, 4)), 8)
 		}
 		return canvasarea.FramePreview(u.Event.Preview.Image)
 	case u.Event == nil && u.Job.State == jobs.Done && u.Job.Result != nil && u.Job.Result.Image != nil:
@@ -103,7 +104,7 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 			s.canvasJob = j.ID
 			s.setShownFile("")
 		}
-		s.save(j)
+		s.keeping.Save(j) // ui/keeping
 	case jobs.Failed:
 		rec, hadDraft := s.model.Job(j.ID)
 		s.explore.Stopped(j) // a grid keeps its finished cells and its partial grid
@@ -115,9 +116,9 @@ func (s *window) onUpdate(u jobs.Update, framed image.Image) {
 		} else {
 			// A failed job is failed, not unfinished: the next launch does not offer it again
 			// (one that rendered on another machine is offered here now, as a new job).
-			s.finishedKept(j.ID)
+			s.keeping.Finished(j.ID)
 			if errors.Is(j.Err, client.ErrServerGone) && hadDraft {
-				s.offerRenderHere(j, rec.Draft) // render_here.go
+				s.remote.OfferRenderHere(j, rec.Draft)
 			} else {
 				s.sayKind(noticeError, "Job %d failed: %s", j.ID, remote.PlainJobError(j.Err, rec.Where))
 			}

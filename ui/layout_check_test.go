@@ -446,8 +446,8 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 		}
 	}
 	s.deps.Unfinished = store
-	s.offerResume()
-	if s.keeping.offer == nil {
+	s.keeping.OfferResume()
+	if s.keeping.Offer() == nil {
 		t.Fatal("no resume offer for three kept jobs")
 	}
 	fits("the resume offer")

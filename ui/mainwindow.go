@@ -58,12 +58,12 @@ func newMainWindow(a fyne.App, deps Deps) (fyne.Window, *window) {
 		s.scanHistory()
 	}
 	s.draftChanged()
-	s.offerResume()
+	s.keeping.OfferResume()
 	w.Canvas().Focus(s.prompt.Text) // type, then ⌘↩
 	if deps.Settings.Share || deps.Settings.RenderOn != "" {
 		s.applyNetwork(deps.Settings)
 	}
-	s.resumeStudio() // studio_remember.go
+	s.remote.ResumeStudio()
 	return w, s
 }
 
@@ -100,21 +100,20 @@ func (s *window) build() {
 	s.options = recipe.NewOptions(s.model, s.keys(), recipe.OptionsActions{SetBackend: s.setBackend, ChooseModel: s.pickModel,
 		FollowedSize: s.followedSize, Copy: s.copyText, MaxCount: MaxWindowCount})
 	s.canvas = canvasarea.NewView(func() { s.work.MaskChanged() }, func(side int) { s.work.ExtendSide(side) })
+	s.canvas.Editor.Frame = s.frameActions() // canvas_frame.go
+	s.keeping = s.newKeeping()               // ui/keeping
 	s.actions = newImageActions(s)
-	s.canvas.Tools.Objects = []fyne.CanvasObject{s.actions.saveTo, s.actions.reveal, s.actions.copy}
+	s.canvas.Tools.Objects = []fyne.CanvasObject{s.keeping.SaveTo, s.actions.reveal, s.actions.copy}
 	s.canvas.Footer.Objects = []fyne.CanvasObject{layout.NewSpacer(), s.actions.continueFrom, s.actions.refine}
 	s.progress = progress.NewView()
-	s.network = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	s.network.Importance = widget.HighImportance
-	s.network.Truncation = fyne.TextTruncateEllipsis
-	s.network.Hide()
+	s.buildRemoteWork() // remote_work.go: s.remote and its indicator, s.network
 	s.memory = progress.NewMemoryPanel(s.model)
 	s.timing = progress.NewTimingPanel(progress.MemoryLabelWidth)
 	s.strip = progress.NewStrip(s.memory, s.timing, s.win)
 	s.queueList = queue.NewList(queue.ListActions{
 		Cancel:    func(id jobs.ID) { s.queue.Cancel(id) },
-		Placement: s.placementOf,
-		Lent:      s.lentRowObject,
+		Placement: s.remote.PlacementOf,
+		Lent:      s.remote.LentRowObject,
 	})
 	s.history = gallery.NewHistory(gallery.HistoryActions{Folder: func() string { return s.deps.Settings.OutputFolder }, RevealLabel: s.deps.Desktop.Label, UseAll: s.useAll, Menu: s.entryMenu})
 	s.upscales = s.newUpscaling()

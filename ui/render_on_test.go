@@ -108,14 +108,14 @@ func TestShareThisMac(t *testing.T) {
 	ns.Model = tinyModelPath(t)
 	ns.Share, ns.ShareAddr = true, "127.0.0.1:0"
 	h.s.applyNetwork(ns)
-	if h.s.share == nil {
+	if h.s.remote.SharedOn() == "" {
 		t.Fatalf("not sharing: %s", h.s.message.Text)
 	}
 	token := h.s.deps.Settings.ShareToken
 	if len(token) < 16 {
 		t.Fatalf("share token %q", token)
 	}
-	addr := "http://" + h.s.share.listenAddr() + "/sdapi/v1/txt2img"
+	addr := "http://" + h.s.remote.SharedOn() + "/sdapi/v1/txt2img"
 	resp, err := http.Post(addr, "application/json", strings.NewReader(`{"width":32,"height":32,"steps":2}`))
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +160,7 @@ func TestShareThisMac(t *testing.T) {
 	}
 	ns.Share = false
 	h.s.applyNetwork(ns)
-	if h.s.share != nil {
+	if h.s.remote.SharedOn() != "" {
 		t.Error("still sharing after Share was turned off")
 	}
 }
@@ -235,7 +235,7 @@ func TestRenderServerGoneMidJob(t *testing.T) {
 	if h.s.draft().Prompt != "a lantern" || h.s.queue.Pending() != 0 {
 		t.Errorf("after the server went away: prompt %q, %d jobs pending", h.s.draft().Prompt, h.s.queue.Pending())
 	}
-	if strings.Contains(h.s.message.Text, "<nil>") || h.s.renderHere == nil {
+	if strings.Contains(h.s.message.Text, "<nil>") || h.s.remote.RenderHere() == nil {
 		t.Fatalf("no offer to render here (notice %q)", h.s.message.Text)
 	}
 	// Render here: the same job runs on this machine, Render on is off.

@@ -36,14 +36,14 @@ func TestShareThisMacGrid(t *testing.T) {
 	ns.Model = model
 	ns.Share, ns.ShareAddr = true, "127.0.0.1:0"
 	h.s.applyNetwork(ns)
-	if h.s.share == nil {
+	if h.s.remote.SharedOn() == "" {
 		t.Fatalf("not sharing: %s", h.s.message.Text)
 	}
 	answered := make(chan int, 1)
 	go func() {
 		body := `{"prompt":"a paper crane","width":64,"height":64,"steps":2,"seed":5,"cfg_scale":1,"script_name":"x/y/z plot",
 			"script_args":[1,"1-3",[],0,"",[],0,"",[],true,true,false,false,0,false,false]}`
-		req, _ := http.NewRequest("POST", "http://"+h.s.share.listenAddr()+"/sdapi/v1/txt2img", strings.NewReader(body))
+		req, _ := http.NewRequest("POST", "http://"+h.s.remote.SharedOn()+"/sdapi/v1/txt2img", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+h.s.deps.Settings.ShareToken)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

@@ -41,7 +41,7 @@ func (s *window) installShortcuts() {
 	undo := fyne.NewMenuItem("Undo", s.undo)
 	undo.Shortcut = &fyne.ShortcutUndo{}
 	s.win.SetMainMenu(fyne.NewMainMenu(
-		fyne.NewMenu("Easel", s.settingsMenuItem(), s.studioMenuItem(), fyne.NewMenuItemSeparator(), s.quitItem()),
+		fyne.NewMenu("Easel", s.settingsMenuItem(), s.remote.StudioMenuItem(), fyne.NewMenuItemSeparator(), s.quitItem()),
 		fyne.NewMenu("Edit", undo, fyne.NewMenuItemSeparator(), paste, pasteCondition),
 		fyne.NewMenu("Image", gen, cancel, fyne.NewMenuItemSeparator(), add, fyne.NewMenuItemSeparator(),
 			fyne.NewMenuItem("Restore from Image…", s.work.RestoreFromImage)),

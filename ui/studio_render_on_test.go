@@ -106,20 +106,20 @@ func TestWindowBatchRendersOnStudio(t *testing.T) {
 		go func() { defer wg.Done(); w.Run(ctx, c) }()
 	}
 
-	r := s.renderOn()
-	test.Tap(r.check) // no address yet: refused with what to do
-	if r.check.Checked || !strings.Contains(r.err.Text, "hub's address") {
-		t.Fatalf("connecting without an address: checked %v, %q", r.check.Checked, r.err.Text)
+	r := s.remote.RenderOn()
+	test.Tap(r.Check) // no address yet: refused with what to do
+	if r.Check.Checked || !strings.Contains(r.Err.Text, "hub's address") {
+		t.Fatalf("connecting without an address: checked %v, %q", r.Check.Checked, r.Err.Text)
 	}
 	r.URL.SetText(hub.URL())
 	r.Token.SetText(studioUIToken)
-	test.Tap(r.check)
-	if !r.check.Checked || r.err.Text != "" || !strings.Contains(s.router.Where(), "studio") {
-		t.Fatalf("connecting: checked %v, error %q, rendering on %q", r.check.Checked, r.err.Text, s.router.Where())
+	test.Tap(r.Check)
+	if !r.Check.Checked || r.Err.Text != "" || !strings.Contains(s.router.Where(), "studio") {
+		t.Fatalf("connecting: checked %v, error %q, rendering on %q", r.Check.Checked, r.Err.Text, s.router.Where())
 	}
 	// bounded wait until the three Macs are on the hub (state the hub holds)
 	for deadline := time.Now().Add(30 * time.Second); ; {
-		ws, _ := r.gen.Conn().Workers(ctx)
+		ws, _ := r.Studio().Conn().Workers(ctx)
 		if len(ws) == n {
 			break
 		}
@@ -156,7 +156,7 @@ func TestWindowBatchRendersOnStudio(t *testing.T) {
 		}
 		return len(s.sheet.Cells()) == n
 	})
-	line := r.places[j.ID]
+	line := r.Placement(j.ID)
 	macsSeen := map[string]bool{}
 	for _, m := range regexp.MustCompile(`image \d done on (mac-\d)`).FindAllStringSubmatch(line, -1) {
 		macsSeen[m[1]] = true
@@ -174,8 +174,8 @@ func TestWindowBatchRendersOnStudio(t *testing.T) {
 	if !slices.Contains(row, line) {
 		t.Errorf("the queue row's labels are %q; want the studio line %q among them", row, line)
 	}
-	test.Tap(r.check) // back to this Mac
-	if s.router.Where() != "" || r.gen != nil {
+	test.Tap(r.Check) // back to this Mac
+	if s.router.Where() != "" || r.Studio() != nil {
 		t.Errorf("after turning it off, rendering on %q", s.router.Where())
 	}
 }

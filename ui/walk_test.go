@@ -130,7 +130,7 @@ func TestResumeOfferRowPerJob(t *testing.T) {
 		}
 	}
 	h := newHarnessWith(t, 64e9, func(h *harness, d *Deps) { d.Unfinished = store })
-	rows := offerRowTexts(h.s.keeping.offer.Rows)
+	rows := offerRowTexts(h.s.keeping.Offer().Rows)
 	want := []string{
 		"a lighthouse | seed 1 · 1024×1024 · " + thisMachine() + " · waiting",
 		"a fox in snow | seed 2 · 1024×1024 · mini.local:7860 · waiting",
@@ -139,7 +139,7 @@ func TestResumeOfferRowPerJob(t *testing.T) {
 	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("the offer's rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
 	}
-	test.Tap(findButton(t, h.s.keeping.offer.Rows.Objects[1], "Discard"))
+	test.Tap(findButton(t, h.s.keeping.Offer().Rows.Objects[1], "Discard"))
 	left, err := store.List()
 	if err != nil {
 		t.Fatal(err)
@@ -147,8 +147,8 @@ func TestResumeOfferRowPerJob(t *testing.T) {
 	if len(left) != 2 || left[0].Draft.Prompt != "a lighthouse" || left[1].Draft.Prompt != "a red door" {
 		t.Errorf("kept after discarding the second: %d", len(left))
 	}
-	if n := len(h.s.keeping.offer.Rows.Objects); n != 2 || h.s.keeping.offer.ResumeAll.Text != "Resume 2 unfinished jobs" {
-		t.Errorf("after discarding one: %d rows, %q", n, h.s.keeping.offer.ResumeAll.Text)
+	if n := len(h.s.keeping.Offer().Rows.Objects); n != 2 || h.s.keeping.Offer().ResumeAll.Text != "Resume 2 unfinished jobs" {
+		t.Errorf("after discarding one: %d rows, %q", n, h.s.keeping.Offer().ResumeAll.Text)
 	}
 	h.s.escapeKey() // Later: the two stay kept
 	if left, _ := store.List(); len(left) != 2 || h.w.Canvas().Overlays().Top() != nil {

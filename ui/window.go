@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -25,6 +24,7 @@ import (
 	"easel/ui/canvasarea"
 	"easel/ui/imagework"
 
+	"easel/ui/keeping"
 	"easel/ui/kit"
 	"easel/ui/remote"
 	"easel/ui/upscale"
@@ -40,14 +40,11 @@ type window struct {
 	model *model.Window
 	win   fyne.Window
 	queue *jobs.Queue
-	// keeping are the jobs kept across a crash or a quit (resume_offer.go).
-	keeping keptJobs
+	// keeping keeps the jobs across a crash or a quit, saves the finished images in the
+	// background and holds those that could not be saved (ui/keeping).
+	keeping *keeping.Region
 	// finisher runs the queue's jobs on deps.Generator, pasting runs from a start image back.
 	finisher *imagework.Finishing
-	// saving counts the images being written off the UI goroutine (saveInBackground).
-	saving sync.WaitGroup
-	// kept are finished images that could not be saved, by job, until saved elsewhere.
-	kept map[jobs.ID]keptImage
 
 	regions    // the panels of the three regions
 	controls   // Generate, Cancel and the lines around them
@@ -64,7 +61,7 @@ type window struct {
 func newWindow(deps Deps) *window {
 	draft := compose.NewDraft(deps.Settings)
 	draft.LoRAs = append([]compose.LoRA(nil), deps.LoRAs...) // the list kept last time
-	s := &window{deps: deps, model: model.New(draft), kept: map[jobs.ID]keptImage{}}
+	s := &window{deps: deps, model: model.New(draft)}
 	if s.deps.Do == nil {
 		s.deps.Do = fyne.Do
 	}
@@ -74,11 +71,11 @@ func newWindow(deps Deps) *window {
 	if s.deps.Desktop == nil {
 		s.deps.Desktop = desktop.System()
 	}
-	keep := &keptAreas{}
+	keep := &imagework.PreviewAreas{}
 	s.router = &remote.Router{Local: deps.Generator}
 	s.finisher = &imagework.Finishing{Generator: s.router}
 	s.queue = jobs.New(s.finisher, func(u jobs.Update) {
-		framed := frameUpdate(u, keep.of(u)) // compositing a 2K image takes a while: not on the UI goroutine
+		framed := frameUpdate(u, keep.Of(u)) // compositing a 2K image takes a while: not on the UI goroutine
 		s.deps.Do(func() { s.onUpdate(u, framed) })
 	})
 	if !deps.Settings.AllowIdleSleep {
@@ -210,7 +207,7 @@ func (s *window) submit(d compose.Draft, seed uint64) bool {
 }
 
 // submitJob queues job, made from d with seed (resumed: the kept job it continues, see
-// resume_offer.go); it reports whether it was queued.
+// ui/keeping); it reports whether it was queued.
 func (s *window) submitJob(d compose.Draft, seed uint64, job compose.Job, resumed *unfinished.Job) bool {
 	req := job.Request
 	if job.Prepared != nil {
@@ -231,7 +228,7 @@ func (s *window) submitJob(d compose.Draft, seed uint64, job compose.Job, resume
 	if kind != "" {
 		label = kind + " · " + label // the queue says what the job is: Vary, Upscale ×2, Refine
 	}
-	k := s.keepJob(d, seed, &req, resumed)
+	k := s.keeping.Keep(d, seed, &req, resumed)
 	id, err := s.queue.Submit(req, label)
 	if err != nil {
 		if k != nil {
@@ -251,7 +248,7 @@ func (s *window) submitJob(d compose.Draft, seed uint64, job compose.Job, resume
 	d.Conditions = append([]compose.Condition(nil), d.Conditions...)
 	d.LoRAs = append([]compose.LoRA(nil), d.LoRAs...)
 	d.Seed = seed
-	s.keptAs(id, k)
+	s.keeping.KeptAs(id, k)
 	s.model.Submitted(id, model.JobRecord{Draft: d, Peak: s.prediction.Peak, Hires: hs, Where: s.router.Where()})
 	s.updateButtons()
 	return true
@@ -264,14 +261,14 @@ func (s *window) cancelCurrent() {
 	}
 	if cur := s.model.Current(); cur != 0 {
 		s.queue.Cancel(cur)
-		s.finishedKept(cur)
+		s.keeping.Finished(cur)
 		s.progress.Stage.SetText("Cancelling…")
 		return
 	}
 	for _, j := range s.queue.Jobs() {
 		if !j.State.Finished() {
 			s.queue.Cancel(j.ID)
-			s.finishedKept(j.ID)
+			s.keeping.Finished(j.ID)
 			return
 		}
 	}
@@ -340,16 +337,12 @@ func (s *window) close() {
 	s.help.Close()
 	s.upscales.Close() // ui/upscale
 	s.saveDraft()
-	s.stopSharing()
-	if s.studioShare != nil {
-		s.studioShare.close() // studio_share.go
-	}
-	s.closeLend() // studio_lend.go: the studio's job in hand goes back first
+	s.remote.Leave() // sharing stops; the studio's job in hand goes back first
 	s.queue.Close()
-	s.closeRenderOn() // studio_render_on.go
-	s.discardKept()   // closing.go
-	s.waitKept()      // closing.go
-	s.saving.Wait()
+	s.remote.Close()
+	// The kept jobs go (Discard and quit) or their checkpoint writes end; the images being written
+	// are on disk (ui/keeping).
+	s.keeping.Close(s.discardOnClose)
 }
 
 func randomSeed() uint64 {

@@ -64,20 +64,12 @@ type controls struct {
 	network     *widget.Label // where jobs render and whether this machine is shared
 }
 
-// remoteWork is rendering on another machine or a studio, sharing this one, and lending it.
+// remoteWork is rendering on another machine or a studio, sharing this one, and lending it
+// (ui/remote, built and wired in remote_work.go).
 type remoteWork struct {
-	// router sends jobs to this Mac's generator or another machine's server (Render on); share
-	// is the window's own server while "Share this Mac" is on.
+	// router sends jobs to this Mac's generator, another machine's server or a studio.
 	router *remote.Router
-	share  *sharing
-	// studioShare is Studio…'s hub (studio_share.go); studioRender its Render on a studio
-	// (studio_render_on.go); studioLend its Lend this Mac (studio_lend.go): each made when first
-	// used.
-	studioShare  *studioShare
-	studioRender *studioRenderOn
-	studioLend   *studioLend
-	// renderHere offers to run a job here after the machine it rendered on went away.
-	renderHere *dialog.ConfirmDialog
+	remote *remote.Work
 }
 
 // shown is what the canvas shows and what was last made.
@@ -97,7 +89,7 @@ type shown struct {
 	lastStepTime time.Duration
 	// lastFolder is where the last file was chosen from (file dialogs open there).
 	lastFolder string
-	// lentShown: the canvas shows a studio image rendered here (studio_lend_row.go), not the
+	// lentShown: the canvas shows a studio image rendered here (remote_work.go), not the
 	// artist's.
 	lentShown bool
 }
@@ -109,7 +101,6 @@ type questions struct {
 	offer     *dialog.ConfirmDialog // the Upscale or Refine offer while shown
 	offerText string
 	lostModel *dialog.CustomDialog // the offer to choose the model again
-	saveOffer *dialog.ConfirmDialog
 }
 
 // undoing is what ⌘Z takes back besides mask strokes (draft_undo.go): edits counts the window's

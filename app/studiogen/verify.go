@@ -13,7 +13,7 @@ import (
 // A Mac joins a studio only with a sound model file: its fingerprint (app/checkpoint) hashes
 // the header and the recorded tensor hashes, not the payloads, so a damaged copy would take jobs
 // and return other pixels under the good fingerprint. Before it joins, a worker (`easel studio
-// join`, a hub's own worker; not yet a window lent to a studio) verifies the whole file as `easel
+// join`, a hub's own worker, a window lent to a studio) verifies the whole file as `easel
 // verify` does; a file once found sound is remembered by path, size and modification time (in the user's
 // cache folder), so a restart does not hash 13 GB again.
 

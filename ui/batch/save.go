@@ -11,13 +11,9 @@ import (
 	"easel/engine/pipeline"
 
 	"easel/ui/gallery"
+	"easel/ui/kit"
 	"easel/ui/model"
 )
-
-// apiPicture is what a job from app/serve hands the window: its picture and settings.
-type apiPicture interface {
-	Picture(*pipeline.Result) (*image.NRGBA, *imagefile.Settings, error)
-}
 
 // saveImage saves one finished image of a batch of count off the UI goroutine, with the batch's
 // identity so the history groups it, and lists it. A job from this window's server (Share this
@@ -27,7 +23,7 @@ func (r *Region) saveImage(j jobs.Job, res *pipeline.Result, count int) {
 	var set *imagefile.Settings
 	if rec, ok := r.model.Job(id); ok {
 		set = rec.Draft.FileSettings(res)
-	} else if pic, api := j.Owner.(apiPicture); api {
+	} else if pic, api := j.Owner.(kit.APIPicture); api {
 		var err error
 		if img, set, err = pic.Picture(res); err != nil {
 			r.model.Say(model.NoticeWarning, "Image %d of job %d (from %s) could not be saved: %v", res.Index+1, id, j.Origin, err)

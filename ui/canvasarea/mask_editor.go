@@ -43,13 +43,26 @@ type MaskEditor struct {
 	// frame outlines the generation frame — the part of the extended canvas the run makes into
 	// its output (canvas pixels) — and frameLabel names it ("Output 832×512 · crops…").
 	frame      image.Rectangle
+	frameText  string
 	frameBox   *canvas.Rectangle
 	frameLabel *canvas.Text
 	frameBack  *canvas.Rectangle
+	// drawnFrame is the frame as drawn: the window's, or the one a drag of its handles makes so
+	// far (frame_handles.go; frameDragged while it goes on); Frame connects the handles to the
+	// window.
+	drawnFrame   image.Rectangle
+	frameDragged bool
+	handles      [len(frameHandles)]*FrameHandle
+	handleObjs   [len(frameHandles)]fyne.CanvasObject // what is drawn for each (some take the focus)
+	Frame        FrameActions
 }
 
-// frameColour is the generation frame's outline and its label's background.
-var frameColour = color.NRGBA{R: 255, G: 200, B: 40, A: 255}
+// frameColour is the generation frame's outline and its label's background; frameColourLight
+// fills its handles.
+var (
+	frameColour      = color.NRGBA{R: 255, G: 200, B: 40, A: 255}
+	frameColourLight = color.NRGBA{R: 255, G: 250, B: 230, A: 255}
+)
 
 // extensionOverlay tints the extended canvas's new area (it is generated, not painted).
 var extensionOverlay = color.NRGBA{R: 80, G: 160, B: 255, A: 90}
@@ -69,27 +82,27 @@ func NewMaskEditor(changed func()) *MaskEditor {
 	e.frameLabel = canvas.NewText("", color.Black)
 	e.frameLabel.TextSize = 12
 	e.frameBack = canvas.NewRectangle(frameColour)
+	for i, edges := range frameHandles {
+		e.handles[i], e.handleObjs[i] = newFrameHandle(e, edges)
+	}
 	e.ExtendBaseWidget(e)
 	return e
 }
 
-// SetFrame outlines the generation frame r (extended-canvas pixels) with its label; an empty r
-// hides it.
+// SetFrame outlines the generation frame r (extended-canvas pixels) with its label, and puts its
+// handles on it; an empty r hides it.
 func (e *MaskEditor) SetFrame(r image.Rectangle, label string) {
-	e.frame = r
+	e.frame, e.drawnFrame, e.frameText = r, r, label
 	e.frameLabel.Text = label
 	hidden := r.Empty()
 	e.frameBox.Hidden, e.frameLabel.Hidden, e.frameBack.Hidden = hidden, hidden, hidden
-	if r := e.renderer(); r != nil {
-		r.placeFrame(e.Size())
-	}
-	e.frameBox.Refresh()
-	e.frameLabel.Refresh()
-	e.frameBack.Refresh()
+	e.placeAll()
 }
 
 func (e *MaskEditor) CreateRenderer() fyne.WidgetRenderer {
-	r := &maskEditorRenderer{e: e, objects: []fyne.CanvasObject{e.img, e.frameBox, e.frameBack, e.frameLabel, e.ring}}
+	objects := []fyne.CanvasObject{e.img, e.frameBox, e.frameBack, e.frameLabel}
+	objects = append(objects, e.handleObjs[:]...) // over the editor: a drag on a handle moves the frame
+	r := &maskEditorRenderer{e: e, objects: append(objects, e.ring)}
 	e.rend = r
 	return r
 }
@@ -110,24 +123,31 @@ func (r *maskEditorRenderer) Layout(size fyne.Size) {
 	r.placeFrame(size)
 }
 
-// placeFrame puts the generation frame's outline over its part of the fitted canvas, its label
-// at its top left corner (inside, so it never leaves the canvas).
+// placeFrame puts the generation frame's outline over its part of the fitted canvas (a frame a
+// drag pulls past the canvas stops at the editor's edges), its handles on it and its label inside
+// its top left corner, clear of the corner's handle.
 func (r *maskEditorRenderer) placeFrame(size fyne.Size) {
 	e := r.e
 	scale := e.scale()
-	if scale <= 0 || e.frame.Empty() {
+	if scale <= 0 || e.drawnFrame.Empty() {
+		e.placeHandles(fyne.Position{}, fyne.Size{}, fyne.Position{}, fyne.Size{})
 		return
 	}
 	w, h := e.canvasSize()
 	ox, oy := (size.Width-float32(w)*scale)/2, (size.Height-float32(h)*scale)/2
-	at := fyne.NewPos(ox+float32(e.frame.Min.X)*scale, oy+float32(e.frame.Min.Y)*scale)
+	f := e.drawnFrame
+	x0, y0 := max(ox+float32(f.Min.X)*scale, 0), max(oy+float32(f.Min.Y)*scale, 0)
+	x1, y1 := min(ox+float32(f.Max.X)*scale, size.Width), min(oy+float32(f.Max.Y)*scale, size.Height)
+	at, frameSize := fyne.NewPos(x0, y0), fyne.NewSize(max(x1-x0, 0), max(y1-y0, 0))
 	e.frameBox.Move(at)
-	e.frameBox.Resize(fyne.NewSize(float32(e.frame.Dx())*scale, float32(e.frame.Dy())*scale))
+	e.frameBox.Resize(frameSize)
 	ts := e.frameLabel.MinSize()
-	pad := float32(3)
-	e.frameBack.Move(at)
-	e.frameBack.Resize(fyne.NewSize(min(ts.Width+2*pad, float32(e.frame.Dx())*scale), ts.Height+2*pad))
-	e.frameLabel.Move(at.AddXY(pad, pad))
+	pad, inset := float32(3), float32(handleSize)/2+1
+	back := fyne.NewSize(max(min(ts.Width+2*pad, frameSize.Width-2*inset), 0), ts.Height+2*pad)
+	e.frameBack.Move(at.AddXY(inset, inset))
+	e.frameBack.Resize(back)
+	e.frameLabel.Move(at.AddXY(inset+pad, inset+pad))
+	e.placeHandles(at, frameSize, at.AddXY(inset, inset), back)
 }
 func (r *maskEditorRenderer) MinSize() fyne.Size           { return fyne.NewSize(0, 0) }
 func (r *maskEditorRenderer) Refresh()                     { r.e.img.Refresh(); r.e.ring.Refresh() }
@@ -153,7 +173,7 @@ func (e *MaskEditor) scale() float32 {
 // showRing outlines the brush, at its size on screen, around p.
 func (e *MaskEditor) showRing(p fyne.Position) {
 	r := float32(e.Radius) * e.scale()
-	if e.mask == nil || r <= 0 {
+	if e.mask == nil || r <= 0 || e.frameDragged { // no brush while the frame is dragged
 		e.ring.Hide()
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
@@ -35,15 +36,19 @@ type View struct {
 	showing bool
 	Box     fyne.CanvasObject
 	IsFinal bool
-	// editor paints the start image's mask; editLayer holds it and the extend arrows over the
-	// image while the start image is shown (editing), hidden otherwise.
-	Editor    *MaskEditor
-	Arrows    [4]*widget.Button
-	EditLayer *fyne.Container
-	Editing   bool
-	overlayOn bool
+	// editor paints the start image's mask and draws the generation frame with its handles;
+	// editLayer holds it over the image while the start image is shown (editing), hidden
+	// otherwise; the extend arrows are around the picture then.
+	Editor     *MaskEditor
+	Arrows     [4]*widget.Button
+	arrowSlots [4]*fyne.Container // the arrows in their places around the picture
+	EditLayer  *fyne.Container
+	Editing    bool
+	overlayOn  bool
 }
 
+// NewView makes the canvas; maskChanged is told after each stroke, extend(side) when an arrow is
+// pressed. The generation frame's handles act through v.Editor.Frame (set by the window).
 func NewView(maskChanged func(), extend func(side int)) *View {
 	v := &View{overlayOn: true}
 	v.Editor = NewMaskEditor(maskChanged)
@@ -51,9 +56,16 @@ func NewView(maskChanged func(), extend func(side int)) *View {
 	for side := range v.Arrows {
 		v.Arrows[side] = widget.NewButtonWithIcon("", icons[side], func() { extend(side) })
 	}
-	arrowLayer := container.NewBorder(container.NewCenter(v.Arrows[model.SideTop]), container.NewCenter(v.Arrows[model.SideBottom]),
-		container.NewCenter(v.Arrows[model.SideLeft]), container.NewCenter(v.Arrows[model.SideRight]))
-	v.EditLayer = container.NewStack(v.Editor, arrowLayer)
+	// The arrows sit around the picture, not over it (the frame's handles are on its edges), a
+	// handle's half and a little clear of it; they show only while the start image is.
+	gap := float32(handleSize)/2 + 2
+	pads := [4][4]float32{{0, 0, 0, gap}, {0, gap, 0, 0}, {0, 0, gap, 0}, {gap, 0, 0, 0}} // top, bottom, left, right
+	for side, arrow := range v.Arrows {
+		p := pads[side]
+		v.arrowSlots[side] = container.NewCenter(container.New(layout.NewCustomPaddedLayout(p[0], p[1], p[2], p[3]), arrow))
+		v.arrowSlots[side].Hide()
+	}
+	v.EditLayer = container.NewStack(v.Editor)
 	v.EditLayer.Hide()
 	v.img = canvas.NewImageFromImage(nil)
 	v.img.FillMode = canvas.ImageFillContain
@@ -71,7 +83,8 @@ func NewView(maskChanged func(), extend func(side int)) *View {
 	v.holder = container.NewStack(container.NewCenter(v.empty))
 	v.Tools = container.NewHBox()
 	v.Footer = container.NewHBox()
-	v.Box = container.NewBorder(container.NewBorder(nil, nil, nil, container.NewHBox(v.Tools, v.zoom), v.Caption), v.Footer, nil, nil, v.holder)
+	picture := container.NewBorder(v.arrowSlots[model.SideTop], v.arrowSlots[model.SideBottom], v.arrowSlots[model.SideLeft], v.arrowSlots[model.SideRight], v.holder)
+	v.Box = container.NewBorder(container.NewBorder(nil, nil, nil, container.NewHBox(v.Tools, v.zoom), v.Caption), v.Footer, nil, nil, picture)
 	return v
 }
 
@@ -141,6 +154,9 @@ func (v *View) StartEditing(framed image.Image, w, h int, m *maskpaint.Mask, ext
 	v.set(framed, w, h)
 	v.Editor.img.Hidden = !v.overlayOn
 	v.EditLayer.Show()
+	for _, a := range v.arrowSlots {
+		a.Show()
+	}
 	v.Tools.Hide() // they act on saved images; the caption says what is shown instead
 	v.Footer.Hide()
 }
@@ -152,6 +168,9 @@ func (v *View) StopEditing() {
 	}
 	v.Editing = false
 	v.EditLayer.Hide()
+	for _, a := range v.arrowSlots {
+		a.Hide()
+	}
 	v.Tools.Show()
 	v.Footer.Show()
 }

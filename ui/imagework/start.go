@@ -56,7 +56,7 @@ func (r *Region) ShowStart() {
 		img = grown
 	}
 	r.canvas.Edit(img, doc.Start.Mask, doc.Extend,
-		fmt.Sprintf("Start image · %s — paint over what to repaint; the arrows extend the canvas", doc.Start.Image.Name))
+		fmt.Sprintf("Start image · %s — paint over what to repaint; the arrows or the frame's handles extend the canvas", doc.Start.Image.Name))
 	r.UpdateFrame()
 	r.sh.ShowingStart()
 }
@@ -160,5 +160,5 @@ func (r *Region) UpdateFrame() {
 		return
 	}
 	r.canvas.SetFrame(f.Crop, fmt.Sprintf("%d×%d", f.Width, f.Height),
-		fmt.Sprintf("Start image · %s — %s. Paint over what to repaint; the arrows extend the canvas.", r.doc().Start.Image.Name, f.Label()))
+		fmt.Sprintf("Start image · %s — %s. Paint over what to repaint; the arrows or the frame's handles extend the canvas.", r.doc().Start.Image.Name, f.Label()))
 }

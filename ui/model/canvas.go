@@ -158,10 +158,11 @@ func (f Frame) Label() string {
 }
 
 // Frame is the generation frame of a run of the draft's chosen size w×h over this canvas (false
-// without a start image). It follows imagework.Prepare: the size follows the extended image
-// rounded down to a multiple of 32, or the image is cover-cropped around its centre to w×h.
+// without a start image, or without a chosen size when the size does not follow the image). It
+// follows imagework.Prepare: the size follows the extended image rounded down to a multiple of
+// 32, or the image is cover-cropped around its centre to w×h.
 func (c Canvas) Frame(w, h int) (Frame, bool) {
-	if c.Start == nil {
+	if c.Start == nil || !c.Follows() && (w <= 0 || h <= 0) {
 		return Frame{}, false
 	}
 	cw, ch := c.Extended()

@@ -3,12 +3,35 @@ package remote
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
+	"path/filepath"
 	"strings"
 	"syscall"
 
 	"easel/app/serve/client"
+	"easel/engine/cmf"
 )
+
+// PlainLendRefusal says why this Mac cannot lend its model file to a studio (the whole-file check
+// before the first job, studiogen.VerifyModelOnce, failed): a damaged or incomplete copy would
+// return other pixels than the other Macs', so it says to copy the file again; any other fault
+// names the file and what to check.
+func PlainLendRefusal(err error, model string) string {
+	name := filepath.Base(model)
+	switch {
+	case errors.Is(err, cmf.ErrHash), errors.Is(err, cmf.ErrCorrupt), errors.Is(err, cmf.ErrTruncated):
+		return fmt.Sprintf("This Mac cannot lend: the model file %s is damaged, so its images would differ from the other Macs'. "+
+			"Copy it again from a sound copy (easel verify checks one), then lend this Mac again.", name)
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission):
+		return fmt.Sprintf("This Mac cannot lend: the model file %s cannot be read. Check that it is still there (Settings → Model), then lend this Mac again.", name)
+	}
+	var bad *cmf.Error
+	if errors.As(err, &bad) {
+		return fmt.Sprintf("This Mac cannot lend: the model file %s cannot be used (%s). Choose another in Settings, then lend this Mac again.", name, bad.Detail)
+	}
+	return "This Mac cannot lend: its model file could not be checked (" + err.Error() + "). Lend this Mac again to retry."
+}
 
 // PlainJobError is a failed job's error as the window says it: a job that rendered on another
 // machine or a studio (where names it) says what went wrong there in plain words.

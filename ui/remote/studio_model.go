@@ -1,4 +1,4 @@
-package ui
+package remote
 
 import (
 	"errors"
@@ -8,8 +8,8 @@ import (
 
 // studioModel is the model file in Settings and its fingerprint (the studio's jobs are matched
 // by it); without one it refuses, saying why the studio needs it.
-func (s *window) studioModel(why string) (model, fingerprint string, err error) {
-	model = s.deps.Settings.Model
+func (w *Work) studioModel(why string) (model, fingerprint string, err error) {
+	model = w.sh.Settings().Model
 	if model == "" {
 		return "", "", errors.New("choose a model in Settings first: " + why)
 	}

@@ -1,4 +1,4 @@
-package ui
+package imagework
 
 import (
 	"image"
@@ -10,12 +10,12 @@ import (
 	"easel/engine/pipeline"
 )
 
-// keptArea makes a run's live previews show what its mask keeps as the original: the preview
+// KeptArea makes a run's live previews show what its mask keeps as the original: the preview
 // (the model's guess, or a sharp decode) is blended with the start image through the mask, so
 // only the area being repainted changes step by step, as the saved image will. The start image
 // and the mask are the run's own (at the output size); they are scaled to each preview's size
 // once and kept. Its methods may run on any goroutine.
-type keptArea struct {
+type KeptArea struct {
 	init *image.NRGBA
 	mask *image.Gray
 
@@ -31,16 +31,16 @@ type keptAt struct {
 
 // newKeptArea is the kept area of a request, or nil when it keeps nothing (no start image, or
 // no mask: the whole picture is reworked).
-func newKeptArea(r pipeline.Request) *keptArea {
+func newKeptArea(r pipeline.Request) *KeptArea {
 	if r.Init == nil || r.Init.Image == nil || r.Init.Mask == nil {
 		return nil
 	}
-	return &keptArea{init: r.Init.Image, mask: r.Init.Mask, scaled: map[image.Point]keptAt{}}
+	return &KeptArea{init: r.Init.Image, mask: r.Init.Mask, scaled: map[image.Point]keptAt{}}
 }
 
 // at is the start image and the mask scaled to w×h (area-averaged, so a thin kept border does
 // not vanish at preview scale).
-func (k *keptArea) at(w, h int) keptAt {
+func (k *KeptArea) at(w, h int) keptAt {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	key := image.Pt(w, h)
@@ -52,9 +52,9 @@ func (k *keptArea) at(w, h int) keptAt {
 	return s
 }
 
-// over is the preview with the kept area put back: each pixel is m·preview + (1 − m)·original,
+// Over is the preview with the kept area put back: each pixel is m·preview + (1 − m)·original,
 // m the mask's value there (1 where the mask repaints).
-func (k *keptArea) over(preview image.Image) *image.NRGBA {
+func (k *KeptArea) Over(preview image.Image) *image.NRGBA {
 	b := preview.Bounds()
 	s := k.at(b.Dx(), b.Dy())
 	out := imaging.Clone(preview) // NRGBA at the origin
@@ -79,15 +79,15 @@ func grayOfNRGBA(img *image.NRGBA) *image.Gray {
 	return g
 }
 
-// keptAreas are the kept areas of the runs under way, by their start image (the request's
+// PreviewAreas are the kept areas of the runs under way, by their start image (the request's
 // Init, which every update of a job carries). Used from the queue's goroutine.
-type keptAreas struct {
+type PreviewAreas struct {
 	mu    sync.Mutex
-	areas map[*pipeline.InitImage]*keptArea
+	areas map[*pipeline.InitImage]*KeptArea
 }
 
-// of is the kept area of u's job (nil: none); it is forgotten once the job has finished.
-func (k *keptAreas) of(u jobs.Update) *keptArea {
+// Of is the kept area of u's job (nil: none); it is forgotten once the job has finished.
+func (k *PreviewAreas) Of(u jobs.Update) *KeptArea {
 	in := u.Job.Request.Init
 	if in == nil || in.Mask == nil {
 		return nil
@@ -101,7 +101,7 @@ func (k *keptAreas) of(u jobs.Update) *keptArea {
 	a, ok := k.areas[in]
 	if !ok {
 		if k.areas == nil {
-			k.areas = map[*pipeline.InitImage]*keptArea{}
+			k.areas = map[*pipeline.InitImage]*KeptArea{}
 		}
 		a = newKeptArea(u.Job.Request)
 		k.areas[in] = a

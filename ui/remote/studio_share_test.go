@@ -1,7 +1,8 @@
-package ui
+package remote
 
 import (
 	"context"
+	"net"
 	"regexp"
 	"strings"
 	"testing"
@@ -79,19 +80,6 @@ func TestStudioShareShowsPairingAndMacs(t *testing.T) {
 	}
 }
 
-// The main menu offers Studio… (beside Settings…).
-func TestMainMenuOffersStudio(t *testing.T) {
-	h := newHarness(t, 16e9)
-	for _, m := range h.w.MainMenu().Items {
-		for _, it := range m.Items {
-			if it.Label == "Studio…" && it.Action != nil {
-				return
-			}
-		}
-	}
-	t.Fatal("the main menu has no Studio… item")
-}
-
 // Settings → Studio's token has a Copy button, as the share token in Settings has: it puts the
 // token on the clipboard, and it is off while there is no token to copy (sharing off).
 func TestStudioShareCopiesItsToken(t *testing.T) {
@@ -114,5 +102,24 @@ func TestStudioShareCopiesItsToken(t *testing.T) {
 	test.Tap(share.check) // off
 	if !share.copyToken.Disabled() {
 		t.Error("Copy stays on after sharing stopped and the token was cleared")
+	}
+}
+
+// A hub that cannot start because its port is taken says so in plain words, with what to do, and
+// the box stays unticked.
+func TestStudioShareOnATakenPort(t *testing.T) {
+	test.NewTempApp(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	share := newStudioShare(t.TempDir(), ln.Addr().String(), func(func()) {})
+	test.NewTempWindow(t, share.content())
+	test.Tap(share.check)
+	defer share.close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	if share.check.Checked || !strings.Contains(share.err.Text, "port "+port+" on this Mac is taken by another program") {
+		t.Fatalf("on a taken port: ticked %v, %q", share.check.Checked, share.err.Text)
 	}
 }

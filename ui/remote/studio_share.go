@@ -1,12 +1,16 @@
-package ui
+package remote
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
+	"net"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -17,13 +21,14 @@ import (
 
 	"easel/app/settings"
 	macs "easel/app/studio"
-
-	"easel/ui/remote"
+	"easel/ui/model"
 )
 
-// studioShare is Settings → Studio's "Share this Mac's queue with the studio": a hub (TLS, a
-// fresh token) whose address, token and pairing fingerprint the other Macs need, and the Studio
-// panel of the Macs that joined it (`easel studio join` on each).
+// studioShare is Easel → Studio…'s "Be the studio's hub": a hub on this Mac (TLS, a fresh token)
+// whose address, token and pairing fingerprint the other Macs need, and the Studio panel of the
+// Macs that joined it (`easel studio join` on each, or Lend this Mac in their windows). Its words
+// are the dialog's other sections' (Hub address, Token, Pairing fingerprint); it does not say
+// "Share this Mac", which in Settings means other machines render on this one.
 type studioShare struct {
 	dataDir, listen string
 	do              func(func()) // runs on the UI goroutine
@@ -32,7 +37,7 @@ type studioShare struct {
 	address, token, fingerprint *widget.Label
 	copyToken                   *widget.Button // puts the token on the clipboard; off while there is none
 	err                         *widget.Label
-	panel                       *remote.MacsPanel
+	panel                       *MacsPanel
 
 	mu   sync.Mutex
 	hub  *macs.Hub
@@ -43,7 +48,7 @@ type studioShare struct {
 func newStudioShare(dataDir, listen string, do func(func())) *studioShare {
 	s := &studioShare{dataDir: dataDir, listen: listen, do: do,
 		address: widget.NewLabel(""), token: widget.NewLabel(""), fingerprint: widget.NewLabel(""), err: widget.NewLabel(""),
-		panel: remote.NewMacsPanel()}
+		panel: NewMacsPanel()}
 	for _, l := range []*widget.Label{s.address, s.token, s.fingerprint} {
 		l.Selectable = true
 	}
@@ -52,7 +57,7 @@ func newStudioShare(dataDir, listen string, do func(func())) *studioShare {
 	})
 	s.copyToken.Disable()
 	s.err.Wrapping = fyne.TextWrapWord
-	s.check = widget.NewCheck("Share this Mac's queue with the studio", func(on bool) {
+	s.check = widget.NewCheck("Be the studio's hub (other Macs join this one)", func(on bool) {
 		if err := s.setOn(on); err != nil {
 			s.err.SetText(err.Error())
 			s.check.SetChecked(false)
@@ -84,14 +89,20 @@ func (s *studioShare) setOn(on bool) error {
 	var b [16]byte
 	rand.Read(b[:])
 	token := hex.EncodeToString(b[:])
+	// A taken port is found at once (the hub itself only says so after waiting to listen).
+	probe, err := net.Listen("tcp", s.listen)
+	if err != nil {
+		return errors.New(plainHubStart(err, s.listen))
+	}
+	probe.Close()
 	hub, err := macs.StartHub(macs.HubConfig{Listen: s.listen, Token: token, TLS: true, Data: s.dataDir})
 	if err != nil {
-		return fmt.Errorf("the studio could not start: %w", err)
+		return errors.New(plainHubStart(err, s.listen))
 	}
 	conn, err := hub.Connect(macs.RoleClient)
 	if err != nil {
 		hub.Close()
-		return err
+		return errors.New(plainHubStart(err, s.listen))
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	s.hub, s.conn, s.stop = hub, conn, stop
@@ -131,7 +142,7 @@ func (s *studioShare) refresh(ctx context.Context, conn *macs.Conn) {
 
 func (s *studioShare) content() fyne.CanvasObject {
 	form := widget.NewForm(
-		widget.NewFormItem("Address", s.address),
+		widget.NewFormItem("Hub address", s.address),
 		widget.NewFormItem("Token", container.NewBorder(nil, nil, nil, s.copyToken, s.token)),
 		widget.NewFormItem("Pairing fingerprint", s.fingerprint))
 	help := widget.NewLabel("On each other Mac: easel studio join ADDRESS --token TOKEN --pin FINGERPRINT --model M.cmf")
@@ -142,19 +153,31 @@ func (s *studioShare) content() fyne.CanvasObject {
 // close stops the hub (the window is closing).
 func (s *studioShare) close() { s.setOn(false) }
 
-// studioMenuItem opens Settings → Studio.
-func (s *window) studioMenuItem() *fyne.MenuItem {
+// StudioMenuItem opens Settings → Studio.
+func (w *Work) StudioMenuItem() *fyne.MenuItem {
 	return fyne.NewMenuItem("Studio…", func() {
-		if s.studioShare == nil {
+		if w.studioShare == nil {
 			dir, err := settings.Dir()
 			if err != nil {
-				s.say("The studio needs the app-support folder: %v", err)
+				w.say(model.NoticeWarning, "The studio needs the app-support folder: %v", err)
 				return
 			}
-			s.studioShare = newStudioShare(filepath.Join(dir, "studio"), "0.0.0.0:4222", fyne.Do)
+			w.studioShare = newStudioShare(filepath.Join(dir, "studio"), "0.0.0.0:4222", w.sh.Do)
 		}
-		d := dialog.NewCustom("Studio", "Close", container.NewVScroll(container.NewVBox(s.studioShare.content(), s.renderOn().form(), s.lend().form())), s.win)
+		d := dialog.NewCustom("Studio", "Close", container.NewVScroll(container.NewVBox(w.studioShare.content(), w.RenderOn().form(), w.Lend().form())), w.sh.Window)
 		d.Resize(fyne.NewSize(560, 480))
-		s.show(d)
+		w.sh.Show(d)
 	})
+}
+
+// plainHubStart says why the studio's hub could not start on this Mac, and what to do.
+func plainHubStart(err error, listen string) string {
+	_, port, _ := net.SplitHostPort(listen)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return fmt.Sprintf("The studio hub could not start: port %s on this Mac is taken by another program (perhaps another hub, or easel studio hub): quit it, then tick the box again.", port)
+	case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EACCES):
+		return fmt.Sprintf("The studio hub could not start: it may not use port %s or its folder on this Mac (%v).", port, err)
+	}
+	return fmt.Sprintf("The studio hub could not start (%v): tick the box again, or restart Easel if it keeps failing.", err)
 }

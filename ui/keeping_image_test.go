@@ -38,16 +38,16 @@ func TestUnsavedImageIsKeptAndSavedInAnotherFolder(t *testing.T) {
 		h.gen.step <- struct{}{}
 	}
 	h.gen.release <- struct{}{}
-	h.pump("the offer of another folder", func() bool { return h.s.saveOffer != nil })
+	h.pump("the offer of another folder", func() bool { return h.s.keeping.Offering() })
 	for _, want := range []string{"Job 1's image was not saved", blocked, "Easel keeps it", "choose another folder"} {
 		if !strings.Contains(h.s.message.Text, want) {
 			t.Errorf("message %q lacks %q", h.s.message.Text, want)
 		}
 	}
-	if _, ok := h.s.kept[1]; !ok {
+	if !h.s.keeping.Unsaved(1) {
 		t.Fatal("the unsaved image is not kept")
 	}
-	if h.s.actions.saveTo.Hidden || h.s.actions.saveTo.Disabled() {
+	if h.s.keeping.SaveTo.Hidden || h.s.keeping.SaveTo.Disabled() {
 		t.Error("Save to… is not offered over the kept image")
 	}
 	offer := h.w.Canvas().Overlays().Top()
@@ -63,8 +63,8 @@ func TestUnsavedImageIsKeptAndSavedInAnotherFolder(t *testing.T) {
 	// The folder chosen is on a full disk: the save fails, says so, offers again, leaves nothing.
 	elsewhere := filepath.Join(h.dir, "elsewhere")
 	restore := imagefile.FailWritesAfter(100)
-	h.s.saveKeptTo(1, elsewhere)
-	h.pump("the full disk's offer", func() bool { return h.s.saveOffer != nil })
+	h.s.keeping.SaveKeptTo(1, elsewhere)
+	h.pump("the full disk's offer", func() bool { return h.s.keeping.Offering() })
 	restore()
 	if !strings.Contains(h.s.message.Text, "the disk is full") {
 		t.Errorf("message %q does not say the disk is full", h.s.message.Text)
@@ -72,13 +72,13 @@ func TestUnsavedImageIsKeptAndSavedInAnotherFolder(t *testing.T) {
 	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
 		t.Errorf("the full disk's folder holds %v, want nothing half-written", entries)
 	}
-	if _, ok := h.s.kept[1]; !ok {
+	if !h.s.keeping.Unsaved(1) {
 		t.Fatal("the image is no longer kept after a failed save")
 	}
 
 	// With room on the disk, the kept image is saved there.
-	h.s.saveKeptTo(1, elsewhere)
-	h.pump("the kept image saved", func() bool { _, ok := h.s.kept[1]; return !ok })
+	h.s.keeping.SaveKeptTo(1, elsewhere)
+	h.pump("the kept image saved", func() bool { return !h.s.keeping.Unsaved(1) })
 	entries, _ := os.ReadDir(elsewhere)
 	if len(entries) != 1 {
 		t.Fatalf("the chosen folder holds %v, want the one image", entries)
@@ -102,8 +102,8 @@ func TestUnsavedImageIsKeptAndSavedInAnotherFolder(t *testing.T) {
 			t.Fatalf("saved pixel byte %d = %d, want the job's %d", i, v, i%251)
 		}
 	}
-	if h.s.shownPath != path || !h.s.actions.saveTo.Hidden || h.s.actions.copy.Disabled() {
-		t.Errorf("after saving: canvas file %q (want %s), Save to… hidden %v", h.s.shownPath, path, h.s.actions.saveTo.Hidden)
+	if h.s.shownPath != path || !h.s.keeping.SaveTo.Hidden || h.s.actions.copy.Disabled() {
+		t.Errorf("after saving: canvas file %q (want %s), Save to… hidden %v", h.s.shownPath, path, h.s.keeping.SaveTo.Hidden)
 	}
 	if len(h.s.history.Entries) == 0 || h.s.history.Entries[0].Path != path {
 		t.Error("the saved image is not in the history strip")

@@ -1,8 +1,7 @@
-package ui
+package imagework
 
 import (
 	"context"
-	"easel/ui/imagework"
 	"image"
 	"image/color"
 	"testing"
@@ -33,14 +32,14 @@ func TestPreviewShowsTheKeptAreaAsTheOriginal(t *testing.T) {
 		}
 	}
 	req := pipeline.Request{Width: 256, Height: 128, Init: &pipeline.InitImage{Image: filled(256, 128, red), Strength: 0.6, Mask: mask}}
-	var areas keptAreas
+	var areas PreviewAreas
 	u := jobs.Update{Job: jobs.Job{Request: req, State: jobs.Running}, Event: &pipeline.Event{}}
-	k := areas.of(u)
+	k := areas.Of(u)
 	if k == nil {
 		t.Fatal("a masked run has no kept area")
 	}
 	// The fast preview is one pixel per latent (16×8), shown 4× larger.
-	got := k.over(kit.UpscaleNearest(filled(16, 8, blue), 4))
+	got := k.Over(kit.UpscaleNearest(filled(16, 8, blue), 4))
 	if b := got.Bounds(); b.Dx() != 64 || b.Dy() != 32 {
 		t.Fatalf("preview %v", b)
 	}
@@ -50,15 +49,15 @@ func TestPreviewShowsTheKeptAreaAsTheOriginal(t *testing.T) {
 	if c := got.NRGBAAt(60, 10); c != red {
 		t.Errorf("outside the mask the preview shows %v, want the original's %v", c, red)
 	}
-	if areas.of(u) != k {
+	if areas.Of(u) != k {
 		t.Error("the kept area is made again for every step")
 	}
 	done := jobs.Update{Job: jobs.Job{Request: req, State: jobs.Done}}
-	if areas.of(done) != nil || len(areas.areas) != 0 {
+	if areas.Of(done) != nil || len(areas.areas) != 0 {
 		t.Error("a finished job's kept area is still held")
 	}
 	req.Init.Mask = nil
-	if areas.of(jobs.Update{Job: jobs.Job{Request: req, State: jobs.Running}, Event: &pipeline.Event{}}) != nil {
+	if areas.Of(jobs.Update{Job: jobs.Job{Request: req, State: jobs.Running}, Event: &pipeline.Event{}}) != nil {
 		t.Error("a run without a mask keeps an area")
 	}
 }
@@ -84,7 +83,7 @@ func TestFinishingPastesBackEveryBatchImage(t *testing.T) {
 		first.Batch = []*pipeline.Result{first, second}
 		return first, nil
 	})
-	f := &imagework.Finishing{Generator: gen}
+	f := &Finishing{Generator: gen}
 	f.Expect(job.Request.Init, &job)
 	res, err := f.Run(context.Background(), job.Request, make(chan pipeline.Event, 1))
 	if err != nil {

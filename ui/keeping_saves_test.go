@@ -41,13 +41,13 @@ func TestKeptJobGoesOnlyWhenItsImageIsWritten(t *testing.T) {
 		h.gen.step <- struct{}{}
 	}
 	h.gen.release <- struct{}{}
-	h.pump("the failed save's offer", func() bool { return h.s.saveOffer != nil })
+	h.pump("the failed save's offer", func() bool { return h.s.keeping.Offering() })
 	if left, _ := store.List(); len(left) != 1 {
 		t.Fatalf("after its image failed to be written, %d jobs kept, want the job still kept", len(left))
 	}
 
-	h.s.saveKeptTo(1, filepath.Join(h.dir, "elsewhere"))
-	h.pump("the kept image saved", func() bool { _, ok := h.s.kept[1]; return !ok })
+	h.s.keeping.SaveKeptTo(1, filepath.Join(h.dir, "elsewhere"))
+	h.pump("the kept image saved", func() bool { return !h.s.keeping.Unsaved(1) })
 	if left, _ := store.List(); len(left) != 0 {
 		t.Errorf("after its image was written, %d jobs kept, want none", len(left))
 	}

@@ -148,15 +148,15 @@ func TestWindowResumesUnfinishedJobs(t *testing.T) {
 	stopping()
 	store, _ := unfinished.Open(support)
 	h = resumeWindow(t, model, gen, store)
-	if h.s.keeping.offer == nil || h.s.keeping.offer.ResumeAll.Text != "Resume 2 unfinished jobs" {
-		t.Fatalf("the new window offers %v", h.s.keeping.offer.ResumeAll)
+	if h.s.keeping.Offer() == nil || h.s.keeping.Offer().ResumeAll.Text != "Resume 2 unfinished jobs" {
+		t.Fatalf("the new window offers %v", h.s.keeping.Offer().ResumeAll)
 	}
-	rows := offerRowTexts(h.s.keeping.offer.Rows)
+	rows := offerRowTexts(h.s.keeping.Offer().Rows)
 	if len(rows) != 2 || !strings.HasPrefix(rows[0], "a fox in snow | seed 12 · ") || !strings.Contains(rows[0], " · "+thisMachine()+" · step ") || !strings.HasSuffix(rows[0], " of 3") ||
 		!strings.HasPrefix(rows[1], "a red door | seed 13 · ") || !strings.HasSuffix(rows[1], " · waiting") {
 		t.Errorf("the offer's rows are %q; want one per job: the second job's step and the third waiting", rows)
 	}
-	test.Tap(h.s.keeping.offer.ResumeAll)
+	test.Tap(h.s.keeping.Offer().ResumeAll)
 	h.pump("the two resumed jobs saved", func() bool { return len(h.s.history.Entries) == 2 })
 	got := savedPixels(t, h)
 	for _, p := range resumePrompts[1:] {
@@ -171,10 +171,10 @@ func TestWindowResumesUnfinishedJobs(t *testing.T) {
 
 	stopping()
 	h = resumeWindow(t, model, gen, store)
-	if h.s.keeping.offer.DiscardAll == nil {
+	if h.s.keeping.Offer().DiscardAll == nil {
 		t.Fatal("no offer after the second stop")
 	}
-	test.Tap(h.s.keeping.offer.DiscardAll)
+	test.Tap(h.s.keeping.Offer().DiscardAll)
 	entries, _ := os.ReadDir(filepath.Join(support, "unfinished"))
 	if len(entries) != 0 {
 		t.Errorf("left after Discard: %v", entries)

@@ -1,4 +1,4 @@
-package ui
+package remote
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"easel/app/serve"
 	"easel/app/settings"
+	"easel/ui/model"
 )
 
 // sharing is the window's "Share this Mac" server.
@@ -22,49 +23,47 @@ type sharing struct {
 	done  chan error
 }
 
-func (sh *sharing) listenAddr() string { return sh.bound }
+// SharedOn is the address the window's server listens on while this Mac is shared ("" when not).
+func (w *Work) SharedOn() string {
+	if w.share == nil {
+		return ""
+	}
+	return w.share.bound
+}
 
-// applyNetwork brings rendering and sharing in line with the settings (at start and after the
+// ApplyNetwork brings rendering and sharing in line with the settings (at start and after the
 // settings dialog saved).
-func (s *window) applyNetwork(ns settings.Settings) {
-	s.router.Set(ns.RenderOn, ns.RenderToken)
-	defer s.showNetwork()
+func (w *Work) ApplyNetwork(ns settings.Settings) {
+	w.Router.Set(ns.RenderOn, ns.RenderToken)
+	defer w.ShowNetwork()
 	want := ns.Share && ns.Model != ""
 	addr := ns.ShareAddr
 	if addr == "" {
 		addr = settings.DefaultShareAddr
 	}
-	if s.share != nil && (!want || s.share.addr != addr) {
-		s.stopSharing()
+	if w.share != nil && (!want || w.share.addr != addr) {
+		w.stopSharing()
 	}
-	if want && s.share == nil {
-		if err := s.startSharing(ns, addr); err != nil {
-			s.say("This Mac is not shared: %v", err)
+	if want && w.share == nil {
+		if err := w.startSharing(ns, addr); err != nil {
+			w.say(model.NoticeWarning, "This Mac is not shared: %v", err)
 		}
 	}
 }
 
 // startSharing serves the A1111 API on addr over the window's queue, with the share token (made
 // and saved when there is none).
-func (s *window) startSharing(ns settings.Settings, addr string) error {
+func (w *Work) startSharing(ns settings.Settings, addr string) error {
 	if ns.ShareToken == "" {
 		var b [16]byte
 		rand.Read(b[:])
 		ns.ShareToken = hex.EncodeToString(b[:])
-		if s.deps.Store != nil {
-			if err := s.deps.Store.Save(ns); err != nil {
-				return fmt.Errorf("the share token could not be saved: %v", err)
-			}
+		if err := w.sh.KeepSettings(ns); err != nil {
+			return fmt.Errorf("the share token could not be saved: %v", err)
 		}
-		s.deps.Settings = ns
 	}
-	cfg := serve.Config{Queue: s.queue, Model: ns.Model, LoRADir: s.deps.LoRADir, Backend: ns.Backend,
-		Auth: serve.Auth{Token: ns.ShareToken}, Log: log.Default()}
-	if s.deps.Calibrator != nil {
-		cfg.Preview = s.deps.Calibrator.Render
-	} else if s.deps.Projection != nil {
-		cfg.Preview = s.deps.Projection.Image
-	}
+	cfg := serve.Config{Queue: w.sh.Queue, Model: ns.Model, LoRADir: w.sh.LoRADir, Backend: ns.Backend,
+		Auth: serve.Auth{Token: ns.ShareToken}, Log: log.Default(), Preview: w.sh.Preview}
 	srv, err := serve.New(cfg)
 	if err != nil {
 		return err
@@ -76,22 +75,22 @@ func (s *window) startSharing(ns settings.Settings, addr string) error {
 	}
 	sh := &sharing{srv: srv, addr: addr, bound: ln.Addr().String(), done: make(chan error, 1)}
 	go func() { sh.done <- srv.Serve(ln) }()
-	s.share = sh
-	s.sayKind(noticeInfo, "%s is shared on %s (port %s): %s", thisMachine(), addr, portOf(ln.Addr()), shareReach(addr))
+	w.share = sh
+	w.say(model.NoticeInfo, "%s is shared on %s (port %s): %s", w.sh.Machine, addr, portOf(ln.Addr()), shareReach(addr))
 	return nil
 }
 
 // stopSharing stops the server; its API jobs are cancelled.
-func (s *window) stopSharing() {
-	if s.share == nil {
+func (w *Work) stopSharing() {
+	if w.share == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	s.share.srv.Shutdown(ctx)
-	<-s.share.done
-	s.share = nil
-	s.showNetwork()
+	w.share.srv.Shutdown(ctx)
+	<-w.share.done
+	w.share = nil
+	w.ShowNetwork()
 }
 
 func portOf(a net.Addr) string {
@@ -113,20 +112,20 @@ func shareReach(addr string) string {
 	return "other machines render here with the share token."
 }
 
-// showNetwork keeps the indicator under the canvas true: where jobs render, and whether this
-// machine is shared.
-func (s *window) showNetwork() {
+// ShowNetwork keeps the indicator under the canvas true: where jobs render, and whether this
+// machine is shared or lent.
+func (w *Work) ShowNetwork() {
 	var parts []string
-	if where := s.router.Where(); where != "" {
+	if where := w.Router.Where(); where != "" {
 		parts = append(parts, "Rendering on "+where)
 	}
-	if s.share != nil {
-		parts = append(parts, "Shared on "+s.share.bound)
+	if w.share != nil {
+		parts = append(parts, "Shared on "+w.share.bound)
 	}
-	if l := s.lentLine(); l != "" { // studio_lend.go
+	if l := w.lentLine(); l != "" { // studio_lend.go
 		parts = append(parts, l)
 	}
-	s.network.SetText(strings.Join(parts, " · "))
-	s.network.Hidden = len(parts) == 0
-	s.network.Refresh()
+	w.Network.SetText(strings.Join(parts, " · "))
+	w.Network.Hidden = len(parts) == 0
+	w.Network.Refresh()
 }

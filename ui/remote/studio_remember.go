@@ -1,11 +1,10 @@
-package ui
+package remote
 
 import (
 	"strings"
 
 	"easel/app/settings"
-
-	"easel/ui/remote"
+	"easel/ui/model"
 )
 
 // The Studio dialog remembers what it was given (settings.Studio: the hub's address and pairing,
@@ -14,70 +13,68 @@ import (
 // again when it was on.
 
 // rememberStudio keeps the fields' hub, pairing and token, with change applied to what is on.
-func (s *window) rememberStudio(f remote.HubFields, change func(*settings.Studio)) {
-	ns := s.deps.Settings
+func (w *Work) rememberStudio(f HubFields, change func(*settings.Studio)) {
+	ns := w.sh.Settings()
 	ns.Studio.Hub, ns.Studio.Pin = strings.TrimSpace(f.URL.Text), strings.TrimSpace(f.Pin.Text)
 	change(&ns.Studio)
-	s.deps.Settings = ns
-	s.persist()
-	if s.deps.Secrets == nil {
+	w.keep(ns)
+	if w.sh.Secrets == nil {
 		return
 	}
-	note, err := s.deps.Secrets.Set(settings.SecretStudioToken, strings.TrimSpace(f.Token.Text))
+	note, err := w.sh.Secrets.Set(settings.SecretStudioToken, strings.TrimSpace(f.Token.Text))
 	switch {
 	case err != nil:
-		s.say("The studio token was not remembered for next time (%v): enter it again after a relaunch.", err)
+		w.say(model.NoticeWarning, "The studio token was not remembered for next time (%v): enter it again after a relaunch.", err)
 	case note != "":
-		s.sayKind(noticeInfo, "%s.", upperFirst(note))
+		w.say(model.NoticeInfo, "%s.", upperFirst(note))
 	}
 }
 
 // rememberStudioUse records that rendering on the studio or lending was turned off.
-func (s *window) rememberStudioUse(change func(*settings.Studio)) {
-	ns := s.deps.Settings
+func (w *Work) rememberStudioUse(change func(*settings.Studio)) {
+	ns := w.sh.Settings()
 	before := ns.Studio
 	change(&ns.Studio)
 	if ns.Studio == before {
 		return
 	}
-	s.deps.Settings = ns
-	s.persist()
+	w.keep(ns)
 }
 
 // fillHubFields puts the remembered hub, pairing and token in a section's fields.
-func (s *window) fillHubFields(f remote.HubFields) {
-	st := s.deps.Settings.Studio
+func (w *Work) fillHubFields(f HubFields) {
+	st := w.sh.Settings().Studio
 	f.URL.SetText(st.Hub)
 	f.Pin.SetText(st.Pin)
-	if s.deps.Secrets != nil && st.Hub != "" {
-		if token, err := s.deps.Secrets.Get(settings.SecretStudioToken); err == nil {
+	if w.sh.Secrets != nil && st.Hub != "" {
+		if token, err := w.sh.Secrets.Get(settings.SecretStudioToken); err == nil {
 			f.Token.SetText(token)
 		} else {
-			s.say("%v", err)
+			w.say(model.NoticeWarning, "%v", err)
 		}
 	}
 }
 
-// resumeStudio turns rendering on the studio and lending back on at launch when they were on
+// ResumeStudio turns rendering on the studio and lending back on at launch when they were on
 // (a hub that is not there says so in the Studio dialog and the notice, and the setting stays
 // for the next launch).
-func (s *window) resumeStudio() {
-	st := s.deps.Settings.Studio
+func (w *Work) ResumeStudio() {
+	st := w.sh.Settings().Studio
 	if st.Hub == "" {
 		return
 	}
 	if st.Render {
-		if err := s.setRenderOnStudio(true); err != nil {
-			s.sayKind(noticeError, "Rendering on the studio is not back on: %v", err)
+		if err := w.setRenderOnStudio(true); err != nil {
+			w.say(model.NoticeError, "Rendering on the studio is not back on: %v", err)
 		} else {
-			s.renderOn().check.SetChecked(true)
+			w.RenderOn().Check.SetChecked(true)
 		}
 	}
 	if st.Lend {
-		if err := s.setLent(true); err != nil {
-			s.sayKind(noticeError, "This Mac is not lent to the studio again: %v", err)
+		if err := w.setLent(true); err != nil {
+			w.say(model.NoticeError, "This Mac is not lent to the studio again: %v", err)
 		} else {
-			s.lend().check.SetChecked(true)
+			w.Lend().Check.SetChecked(true)
 		}
 	}
 }
