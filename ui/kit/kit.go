@@ -1,8 +1,9 @@
 // Package kit holds the small pieces the window's regions share: a heading, a row of a
 // fixed-width label beside a value (a long label truncates instead of widening the row), the
 // checkerboard pictures are drawn over (checker.go), a picture as NRGBA (nrgba.go), a caption
-// fitted to its width with an ellipsis (fit.go), and folding sections that measure themselves
-// again when their content changes (sections.go).
+// fitted to its width with an ellipsis (fit.go), folding sections that measure themselves again
+// when their content changes (sections.go), the queue's job labels (labels.go) and what a job
+// from Share this Mac hands the window (api_picture.go).
 package kit
 
 import (
