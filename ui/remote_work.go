@@ -58,10 +58,12 @@ func (s *window) keepSettings(ns settings.Settings) error {
 func (s *window) applyNetwork(ns settings.Settings) { s.remote.ApplyNetwork(ns) }
 
 // showStudioPicture shows a studio image rendered here on the canvas with its label, while the
-// canvas is the artist's to give: no start image being painted, no job of theirs running, and no
-// picture of theirs on it (a studio image never replaces the artist's).
+// canvas is the artist's to give: no start image being painted and no picture of theirs on it —
+// a saved image, a finished one, or a preview of their job (a studio image never replaces the
+// artist's). A job of theirs waiting behind the studio's image has shown nothing yet: the canvas
+// shows the studio's picture, labelled, until that job's first preview takes it back.
 func (s *window) showStudioPicture(framed image.Image, w, h int, label string) {
-	if s.canvas.Editing || s.model.Current() != 0 || (s.canvas.Current != nil && !s.lentShown) {
+	if s.canvas.Editing || (s.canvas.Current != nil && !s.lentShown) {
 		return
 	}
 	s.canvas.ShowPreview(framed, w, h, label)
