@@ -25,6 +25,7 @@ import (
 
 	"easel/ui/gallery"
 	"easel/ui/keeping"
+	"easel/ui/setup"
 )
 
 // NewMainWindow builds the main window in three regions (DESIGN §8): the recipe on the left (the
@@ -111,7 +112,8 @@ func (s *window) build() {
 	s.canvas = canvasarea.NewView(func() { s.work.MaskChanged() }, func(side int) { s.work.ExtendSide(side) })
 	s.canvas.Editor.Frame = s.frameActions() // canvas_frame.go
 	s.keeping = s.newKeeping()               // ui/keeping
-	s.actions = s.newSavedImage()            // ui/savedimage
+	s.lostModel = setup.NewModelLost(s.win, s.show, s.pickModel, s.showSettings)
+	s.actions = s.newSavedImage() // ui/savedimage
 	s.canvas.Tools.Objects = []fyne.CanvasObject{s.keeping.SaveTo, s.actions.Reveal, s.actions.Copy}
 	s.canvas.Footer.Objects = []fyne.CanvasObject{layout.NewSpacer(), s.actions.Continue, s.actions.Refine}
 	s.progress = progress.NewView()

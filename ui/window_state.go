@@ -17,6 +17,7 @@ import (
 
 	"easel/ui/remote"
 	"easel/ui/savedimage"
+	"easel/ui/setup"
 
 	"easel/ui/batch"
 	"easel/ui/explore"
@@ -99,7 +100,7 @@ type questions struct {
 	questionStack
 	offer     *dialog.ConfirmDialog // the Upscale or Refine offer while shown
 	offerText string
-	lostModel *dialog.CustomDialog // the offer to choose the model again
+	lostModel *setup.ModelLost // the offer to choose the model again
 }
 
 // undoing is what ⌘Z takes back besides mask strokes (draft_undo.go): edits counts the window's
