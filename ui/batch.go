@@ -31,7 +31,7 @@ func (s *window) newBatch() *batch.Region {
 		Listed: func(e history.Entry) { s.history.AddSession(e) },
 		Open:   s.openPicture,
 		Removed: func(path string) {
-			if s.shownPath == path {
+			if s.actions.Shown() == path {
 				s.setShownFile("")
 			}
 		},

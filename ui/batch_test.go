@@ -60,8 +60,8 @@ func TestBatchFillsTheSheetThenVaryUpscaleAndRestore(t *testing.T) {
 
 	// Upscale ×2 the third image: a second pass from it at 512².
 	test.Tap(sheet.Cell(2))
-	if s.shownPath != sheet.Cell(2).Path {
-		t.Errorf("the canvas shows %q, not the chosen image", s.shownPath)
+	if s.actions.Shown() != sheet.Cell(2).Path {
+		t.Errorf("the canvas shows %q, not the chosen image", s.actions.Shown())
 	}
 	test.Tap(sheet.Button("Upscale ×2"))
 	// The offer comes first: size, the steps it runs, whether it fits; nothing starts before

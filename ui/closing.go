@@ -8,13 +8,11 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/widget"
-
-	"easel/app/settings"
-	"easel/ui/model"
 )
 
 // Closing the window (its close button, ⌘Q / Ctrl+Q, Easel → Quit) never drops work silently:
-// with jobs running or queued it asks first (finish later, discard, or keep working); the draft is kept for the next launch either way.
+// with jobs running or queued it asks first (finish later, discard, or keep working); the draft is kept for the next
+// launch either way.
 
 // askClose closes the window, first asking when jobs would be lost. With jobs kept across a quit
 // (Deps.Unfinished) the first choice is Finish later: the window closes, the jobs stay kept with
@@ -70,82 +68,6 @@ func (s *window) quitItem() *fyne.MenuItem {
 	return q
 }
 
-// saveDraft keeps the prompt, the everyday settings and the canvas document (the start image,
-// its mask, the extension) for the next launch.
-func (s *window) saveDraft() {
-	st := s.deps.DraftStore
-	if st == nil {
-		return
-	}
-	saved := s.model.Saved()
-	saved.Canvas = s.doc().Saved()
-	if err := s.saveCanvas(saved.Canvas); err != nil {
-		s.say("The canvas was not kept for next time: %v", err)
-		saved.Canvas = nil
-	}
-	if err := st.Save(saved); err != nil {
-		s.say("The draft was not kept for next time: %v", err)
-	}
-}
-
-// saveCanvas writes the start image and mask beside the draft (c nil: removes them), unless they
-// are the ones written last time, unchanged.
-func (s *window) saveCanvas(c *settings.Canvas) error {
-	st := s.deps.DraftStore
-	start := s.doc().Start
-	if c == nil {
-		s.canvasSaved = savedCanvas{}
-		return st.SaveCanvas(&settings.Canvas{}, nil, nil)
-	}
-	now := savedCanvas{start: start, maskEdits: s.maskEdits, written: true}
-	if s.canvasSaved == now {
-		c.Start, c.Mask = s.canvasSaved.startFile, s.canvasSaved.maskFile
-		return nil
-	}
-	if err := st.SaveCanvas(c, start.Image.Image, start.Mask.Image()); err != nil {
-		return err
-	}
-	now.startFile, now.maskFile = c.Start, c.Mask
-	s.canvasSaved = now
-	return nil
-}
-
-// savedCanvas is what saveCanvas wrote last: the start image (by identity), the mask's edit count
-// and the files' names.
-type savedCanvas struct {
-	start               *model.StartImage
-	maskEdits           int
-	written             bool
-	startFile, maskFile string
-}
-
-// resumeDraft starts from the draft the last session left, if any.
-func (s *window) resumeDraft() {
-	if s.deps.DraftStore == nil {
-		return
-	}
-	saved, ok, err := s.deps.DraftStore.Load()
-	if err != nil {
-		s.resumeErr = err
-		return
-	}
-	if !ok {
-		return
-	}
-	s.model.Resume(saved)
-	if saved.Canvas == nil {
-		return
-	}
-	start, mask, err := s.deps.DraftStore.LoadCanvas(*saved.Canvas)
-	if start == nil {
-		s.resumeErr = err
-		return
-	}
-	c, cerr := model.Resumed(*saved.Canvas, start, mask)
-	if cerr != nil {
-		s.resumeErr = cerr
-		return
-	}
-	s.model.ReplaceCanvas(c)
-	s.resumeErr = err // a mask that could not be read: the start image is back without it
-}
+// saveDraft keeps the prompt, the everyday settings and the canvas document for the next launch
+// (ui/keeping).
+func (s *window) saveDraft() { s.drafts.Save(s.maskEdits) }

@@ -27,12 +27,12 @@ func TestContinueFromThisAfterAnEdit(t *testing.T) {
 		h.gen.step <- struct{}{}
 	}
 	h.gen.release <- struct{}{}
-	h.pump("the edit saved and shown", func() bool { return len(s.history.Entries) == 1 && s.shownPath != "" })
-	if !s.actions.continueFrom.Visible() {
+	h.pump("the edit saved and shown", func() bool { return len(s.history.Entries) == 1 && s.actions.Shown() != "" })
+	if !s.actions.Continue.Visible() {
 		t.Fatal("no Continue from this after the edit")
 	}
 	result := s.history.Entries[0].Path
-	test.Tap(s.actions.continueFrom)
+	test.Tap(s.actions.Continue)
 	h.pump("the result as the start image", func() bool { return s.doc().Start != nil && s.doc().Start.Image.Name == filepath.Base(result) })
 	if s.doc().Start.Mask.Coverage() != 0 || s.doc().Extend != [4]int{} || s.doc().Start.Image.Image.Rect.Dx() != 256+extendStep {
 		t.Errorf("continuing: mask %.2f, extension %v, start %v", s.doc().Start.Mask.Coverage(), s.doc().Extend, s.doc().Start.Image.Image.Rect)
@@ -50,8 +50,8 @@ func TestContinueFromThisAfterAnEdit(t *testing.T) {
 		h.gen.step <- struct{}{}
 	}
 	h.gen.release <- struct{}{}
-	h.pump("the text-to-image result saved", func() bool { return len(s.history.Entries) == 2 && s.shownPath == s.history.Entries[0].Path })
-	if s.actions.continueFrom.Visible() {
+	h.pump("the text-to-image result saved", func() bool { return len(s.history.Entries) == 2 && s.actions.Shown() == s.history.Entries[0].Path })
+	if s.actions.Continue.Visible() {
 		t.Error("Continue from this is offered after a text-to-image run")
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"easel/app/settings"
+	"easel/ui/setup"
 )
 
 // Help → Copy Diagnostics puts the diagnostics report on the clipboard, without the prompt.
@@ -21,27 +21,11 @@ func TestCopyDiagnostics(t *testing.T) {
 	if item == nil {
 		t.Fatal("the main menu has no Copy Diagnostics item")
 	}
-	text := h.s.diagnosticsText()
+	text := setup.Diagnostics(h.s.deps.Settings.Backend)
 	for _, want := range []string{"diagnostics", "machine:", "backend:", "half guards:"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the report lacks %q:\n%s", want, text)
 		}
 	}
 	item() // the test app's clipboard, or a sentence without one
-}
-
-// With the backend set to the CPU the report says why Metal is not used: never "Metal:
-// unavailable — " with nothing after it.
-func TestDiagnosticsSayWhyMetalIsUnavailable(t *testing.T) {
-	h := newHarnessWith(t, 16e9, func(h *harness, d *Deps) { d.Settings.Backend = settings.BackendCPU })
-	text := h.s.diagnosticsText()
-	for _, line := range strings.Split(text, "\n") {
-		if why, ok := strings.CutPrefix(line, "Metal: unavailable — "); ok {
-			if !strings.Contains(why, "as the backend setting asks") {
-				t.Errorf("the report says %q; want the reason (the backend setting)", line)
-			}
-			return
-		}
-	}
-	t.Errorf("the report has no Metal line:\n%s", text)
 }

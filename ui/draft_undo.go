@@ -124,7 +124,7 @@ func (s *window) trashEntry(e history.Entry) {
 		return
 	}
 	s.history.Remove(e.Path)
-	if s.shownPath == e.Path {
+	if s.actions.Shown() == e.Path {
 		s.setShownFile("")
 	}
 	s.pushUndo("moving "+shortPath(e.Path)+" to the Trash", func() error {

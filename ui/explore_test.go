@@ -99,7 +99,7 @@ func TestExploreBuildsAGrid(t *testing.T) {
 			if !strings.HasSuffix(e.Path, "-grid.png") {
 				t.Errorf("the grid image is named %s", filepath.Base(e.Path))
 			}
-			for _, it := range s.entryMenu(e).Items {
+			for _, it := range s.actions.Menu(e).Items {
 				if it.Label == "Vary" || it.Label == "Refine this" {
 					t.Errorf("the grid image's menu offers %s", it.Label)
 				}

@@ -28,7 +28,7 @@ func TestRevealAndCopyAHistoryImage(t *testing.T) {
 	h.pump("the folder scan", func() bool { return len(h.s.history.Thumbs()) == 1 })
 	tb := h.s.history.Thumbs()[0]
 	path := tb.Entry().Path
-	if !h.s.actions.copy.Disabled() || !h.s.actions.reveal.Disabled() {
+	if !h.s.actions.Copy.Disabled() || !h.s.actions.Reveal.Disabled() {
 		t.Error("the canvas's Copy image / Show in folder are on with no saved image shown")
 	}
 
@@ -48,7 +48,7 @@ func TestRevealAndCopyAHistoryImage(t *testing.T) {
 	}
 	h.w.Canvas().Overlays().Remove(menu)
 
-	menuItem(t, h.s.entryMenu(tb.Entry()), "Copy image").Action()
+	menuItem(t, h.s.actions.Menu(tb.Entry()), "Copy image").Action()
 	c := <-h.ran
 	if c.Name != "xclip" || c.Args[len(c.Args)-1] != path {
 		t.Errorf("Copy image ran %v, want xclip on %s", c, path)
@@ -56,10 +56,10 @@ func TestRevealAndCopyAHistoryImage(t *testing.T) {
 	h.pump("the copy message", func() bool { return strings.Contains(h.s.message.Text, "Copied "+filepath.Base(path)) })
 
 	test.Tap(tb)
-	if h.s.shownPath != path || h.s.actions.reveal.Disabled() {
-		t.Fatalf("after restoring, the canvas's buttons act on %q, want %s", h.s.shownPath, path)
+	if h.s.actions.Shown() != path || h.s.actions.Reveal.Disabled() {
+		t.Fatalf("after restoring, the canvas's buttons act on %q, want %s", h.s.actions.Shown(), path)
 	}
-	test.Tap(h.s.actions.reveal)
+	test.Tap(h.s.actions.Reveal)
 	h.pump("the missing-tool message", func() bool { return strings.Contains(h.s.message.Text, "install xdg-open (package xdg-utils)") })
 	if !strings.Contains(h.s.message.Text, filepath.Dir(path)) {
 		t.Errorf("message %q does not name the folder to open by hand", h.s.message.Text)

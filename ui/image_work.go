@@ -75,7 +75,7 @@ func (s *window) takeDroppedFiles(paths []string) ([]string, func() ([]string, f
 	return rest, func() ([]string, func()) {
 		var lines []string
 		if len(loras) > 0 {
-			lines = append(lines, s.addLoRAs(loras))
+			lines = append(lines, s.loras.Add(loras))
 		}
 		return append(lines, refused...), func() { s.upscales.AskAdd(ups) }
 	}

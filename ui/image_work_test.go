@@ -183,7 +183,7 @@ func TestRefineAHistoryImage(t *testing.T) {
 	h := newHarness(t, 64e9)
 	path := h.writePNG("result.png", 96, 64)
 	h.s.setShownFile(path)
-	test.Tap(h.s.actions.refine)
+	test.Tap(h.s.actions.Refine)
 	h.pump("the refined image", func() bool { return h.s.doc().Start != nil })
 	if h.s.doc().Start.Image.Name != "result.png" || h.s.doc().Start.Image.Image.Rect.Dx() != 96 {
 		t.Errorf("start image %s %v", h.s.doc().Start.Image.Name, h.s.doc().Start.Image.Image.Rect)

@@ -25,7 +25,7 @@ func (s *window) newKeeping() *keeping.Region {
 		Here:         thisMachine(),
 		Submit:       s.submitJob,
 		Listed:       func(e history.Entry) { s.history.AddSession(e) },
-		Showing:      func() (jobs.ID, string) { return s.canvasJob, s.shownPath },
+		Showing:      func() (jobs.ID, string) { return s.canvasJob, s.actions.Shown() },
 		Saved: func(id jobs.ID, path string) {
 			if s.canvasJob == id {
 				s.setShownFile(path)
@@ -33,7 +33,7 @@ func (s *window) newKeeping() *keeping.Region {
 		},
 		JobSaved: func(e history.Entry, fromStart bool) {
 			if fromStart {
-				s.editedPath = e.Path // an inpaint or outpaint: Continue from this (continue_from.go)
+				s.actions.Edited(e.Path) // an inpaint or outpaint: Continue from this (ui/savedimage)
 			}
 			s.progress.Stage.SetText(s.progress.Stage.Text + " · saved " + shortPath(e.Path))
 		},

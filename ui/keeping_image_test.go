@@ -102,8 +102,8 @@ func TestUnsavedImageIsKeptAndSavedInAnotherFolder(t *testing.T) {
 			t.Fatalf("saved pixel byte %d = %d, want the job's %d", i, v, i%251)
 		}
 	}
-	if h.s.shownPath != path || !h.s.keeping.SaveTo.Hidden || h.s.actions.copy.Disabled() {
-		t.Errorf("after saving: canvas file %q (want %s), Save to… hidden %v", h.s.shownPath, path, h.s.keeping.SaveTo.Hidden)
+	if h.s.actions.Shown() != path || !h.s.keeping.SaveTo.Hidden || h.s.actions.Copy.Disabled() {
+		t.Errorf("after saving: canvas file %q (want %s), Save to… hidden %v", h.s.actions.Shown(), path, h.s.keeping.SaveTo.Hidden)
 	}
 	if len(h.s.history.Entries) == 0 || h.s.history.Entries[0].Path != path {
 		t.Error("the saved image is not in the history strip")

@@ -341,7 +341,7 @@ func TestWindowFitsTheScreenThroughEveryState(t *testing.T) {
 	long := "a-very-long-file-name-for-a-reference-photograph-taken-on-holiday-in-the-mountains"
 	s.work.AddFiles([]string{h.writePNG(long+"-1.png", 96, 64), h.writePNG(long+"-2.png", 64, 96)})
 	h.pump("the condition images", func() bool { return len(s.draft().Conditions) == 2 })
-	s.addLoRAs([]string{h.writeLoRA(long + "-style.safetensors")})
+	s.loras.Add([]string{h.writeLoRA(long + "-style.safetensors")})
 	s.work.SetStart(mustCondition(t, h.writePNG(long+"-start.png", 256, 256)))
 	s.work.ExtendSide(sideRight)
 	openEverySection(s)

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"easel/app/jobs"
+	"easel/app/settings"
 	"easel/engine/lora"
 	"easel/ui/kit"
 	"easel/ui/model"
@@ -23,6 +24,8 @@ import (
 	"easel/ui/progress"
 
 	"easel/ui/gallery"
+	"easel/ui/keeping"
+	"easel/ui/setup"
 )
 
 // NewMainWindow builds the main window in three regions (DESIGN §8): the recipe on the left (the
@@ -36,7 +39,8 @@ func NewMainWindow(a fyne.App, deps Deps) fyne.Window {
 
 func newMainWindow(a fyne.App, deps Deps) (fyne.Window, *window) {
 	s := newWindow(deps)
-	s.resumeDraft()
+	s.drafts = keeping.NewDraft(deps.DraftStore, s.model)
+	s.resumeErr = s.drafts.Resume()
 	w := a.NewWindow(app.Name)
 	s.win = w
 	s.build()
@@ -87,14 +91,20 @@ func (s *window) build() {
 			}
 		}})
 	s.fast = s.newFastDrafts()
-	s.loras = recipe.NewLoRAs(s.model, s.fast.Box, recipe.LoRAsActions{Add: s.pickLoRA, Enable: s.setLoRAEnabled,
-		Strength: s.setLoRAStrength, Remove: s.removeLoRA, UsePreset: s.usePreset,
+	s.loras = recipe.NewLoRAs(s.model, s.fast.Box, recipe.LoRAsActions{Pick: s.pickFile, Folder: s.deps.LoRADir,
+		Save: func(ls []settings.LoRA) error { // the list is kept only when the window has a store
+			if s.deps.LoRAStore == nil {
+				return nil
+			}
+			return s.deps.LoRAStore.Save(ls)
+		},
+		Say: s.say,
 		Shown: func() {
 			if s.sections != nil {
 				s.sections.Open(sectionLoRAs)
 			}
 		},
-		ReadPreset: func(path string) *lora.Preset { pr, _ := presetOf(path); return pr },
+		ReadPreset: func(path string) *lora.Preset { pr, _ := recipe.PresetOf(path); return pr },
 		Do:         s.deps.Do, Refreshed: func() { s.fast.Refresh() }})
 	s.fast.Presets = s.loras.Presets
 	s.options = recipe.NewOptions(s.model, s.keys(), recipe.OptionsActions{SetBackend: s.setBackend, ChooseModel: s.pickModel,
@@ -102,9 +112,10 @@ func (s *window) build() {
 	s.canvas = canvasarea.NewView(func() { s.work.MaskChanged() }, func(side int) { s.work.ExtendSide(side) })
 	s.canvas.Editor.Frame = s.frameActions() // canvas_frame.go
 	s.keeping = s.newKeeping()               // ui/keeping
-	s.actions = newImageActions(s)
-	s.canvas.Tools.Objects = []fyne.CanvasObject{s.keeping.SaveTo, s.actions.reveal, s.actions.copy}
-	s.canvas.Footer.Objects = []fyne.CanvasObject{layout.NewSpacer(), s.actions.continueFrom, s.actions.refine}
+	s.lostModel = setup.NewModelLost(s.win, s.show, s.pickModel, s.showSettings)
+	s.actions = s.newSavedImage() // ui/savedimage
+	s.canvas.Tools.Objects = []fyne.CanvasObject{s.keeping.SaveTo, s.actions.Reveal, s.actions.Copy}
+	s.canvas.Footer.Objects = []fyne.CanvasObject{layout.NewSpacer(), s.actions.Continue, s.actions.Refine}
 	s.progress = progress.NewView()
 	s.buildRemoteWork() // remote_work.go: s.remote and its indicator, s.network
 	s.memory = progress.NewMemoryPanel(s.model)
@@ -115,7 +126,7 @@ func (s *window) build() {
 		Placement: s.remote.PlacementOf,
 		Lent:      s.remote.LentRowObject,
 	})
-	s.history = gallery.NewHistory(gallery.HistoryActions{Folder: func() string { return s.deps.Settings.OutputFolder }, RevealLabel: s.deps.Desktop.Label, UseAll: s.useAll, Menu: s.entryMenu})
+	s.history = gallery.NewHistory(gallery.HistoryActions{Folder: func() string { return s.deps.Settings.OutputFolder }, RevealLabel: s.deps.Desktop.Label, UseAll: s.useAll, Menu: s.actions.Menu})
 	s.upscales = s.newUpscaling()
 	s.batch = s.newBatch() // batch.go
 	s.sheet = s.batch.Sheet

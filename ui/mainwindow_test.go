@@ -168,7 +168,7 @@ func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 	if h.s.canvas.Current == nil || h.s.canvas.IsFinal {
 		t.Error("no step preview on the canvas")
 	}
-	if !h.s.actions.copy.Disabled() {
+	if !h.s.actions.Copy.Disabled() {
 		t.Error("Copy image is on while a preview is shown")
 	}
 	markup := test.RenderToMarkup(h.w.Canvas())
@@ -209,8 +209,8 @@ func TestQueueTwoJobsCancelOneAndFinish(t *testing.T) {
 	if _, err := os.Stat(e.Path); err != nil {
 		t.Errorf("saved image: %v", err)
 	}
-	if h.s.shownPath != e.Path || h.s.actions.copy.Disabled() || h.s.actions.reveal.Disabled() {
-		t.Errorf("the saved final image (%s) is not the one Show in folder and Copy image act on (%q)", e.Path, h.s.shownPath)
+	if h.s.actions.Shown() != e.Path || h.s.actions.Copy.Disabled() || h.s.actions.Reveal.Disabled() {
+		t.Errorf("the saved final image (%s) is not the one Show in folder and Copy image act on (%q)", e.Path, h.s.actions.Shown())
 	}
 	if h.s.queue.Pending() != 0 || !h.s.cancelBtn.Disabled() {
 		t.Error("queue not empty or Cancel still enabled after everything ended")

@@ -42,7 +42,7 @@ func TestModelFileGoneOffersToChooseItAgain(t *testing.T) {
 	})
 	test.Type(h.s.prompt.Text, "a lighthouse")
 	test.Tap(h.s.generateBtn)
-	h.pump("the job's failure", func() bool { return h.s.lostModel != nil })
+	h.pump("the job's failure", func() bool { return h.s.lostModel.Shown() })
 	for _, want := range []string{"Job 1 stopped", path, "is no longer there", "reconnect the drive or choose the model again"} {
 		if !strings.Contains(h.s.message.Text, want) {
 			t.Errorf("message %q lacks %q", h.s.message.Text, want)
@@ -61,7 +61,7 @@ func TestModelFileGoneOffersToChooseItAgain(t *testing.T) {
 		t.Fatal("the dialog has no Choose the model… button")
 	}
 	test.Tap(choose)
-	if h.s.lostModel != nil {
+	if h.s.lostModel.Shown() {
 		t.Error("the offer is still pending after choosing")
 	}
 	chooser := h.w.Canvas().Overlays().Top()
@@ -75,7 +75,7 @@ func TestModelFileGoneOffersToChooseItAgain(t *testing.T) {
 	// The next job fails the same way; this time the settings dialog (ui/setup) is chosen.
 	h.w.Canvas().Overlays().Remove(chooser)
 	test.Tap(h.s.generateBtn)
-	h.pump("the second job's failure", func() bool { return h.s.lostModel != nil })
+	h.pump("the second job's failure", func() bool { return h.s.lostModel.Shown() })
 	offer = h.w.Canvas().Overlays().Top()
 	inSettings := buttonIn(offer, "Settings…")
 	if inSettings == nil {

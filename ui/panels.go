@@ -24,7 +24,7 @@ func (s *window) newPromptHelp() *prompthelp.Panel {
 		Settings: func() settings.Settings { return s.deps.Settings },
 		Memory:   func() (memplan.Geometry, int64) { return s.deps.Geometry, s.deps.Budget },
 		Shown: func() prompthelp.Shown {
-			return prompthelp.Shown{Job: s.canvasJob, Path: s.shownPath, Final: s.canvas.IsFinal}
+			return prompthelp.Shown{Job: s.canvasJob, Path: s.actions.Shown(), Final: s.canvas.IsFinal}
 		},
 		SetCaption:   func(text string) { s.canvas.Caption.SetText(text) },
 		ShowWriting:  func(what string, need memplan.WritingPrediction) { s.memory.ShowWriting(what, need) },
@@ -38,7 +38,7 @@ func (s *window) newPromptHelp() *prompthelp.Panel {
 // here.
 func (s *window) newFastDrafts() *recipe.FastDrafts {
 	return recipe.NewFastDrafts(s.model, recipe.FastDraftsActions{
-		LoRADir: s.deps.LoRADir, Hub: s.deps.Hub, LoRAsChanged: s.persistLoRAs,
+		LoRADir: s.deps.LoRADir, Hub: s.deps.Hub, LoRAsChanged: func() { s.loras.Keep() },
 		Ask: s.show, Parent: s.win, Do: s.deps.Do,
 	})
 }

@@ -48,8 +48,8 @@ func TestDescribeAndCheckFromMenusAndDrop(t *testing.T) {
 	// Check against prompt on a history image: its own prompt, headed by its file name; the
 	// image is on the canvas, so the canvas's caption sums the answers up beside it.
 	test.Tap(h.s.history.Thumbs()[0])
-	h.pump("the history image on the canvas", func() bool { return h.s.canvas.IsFinal && h.s.shownPath == e.Path })
-	menuItem(t, h.s.entryMenu(e), prompthelp.MenuCheck).Action()
+	h.pump("the history image on the canvas", func() bool { return h.s.canvas.IsFinal && h.s.actions.Shown() == e.Path })
+	menuItem(t, h.s.actions.Menu(e), prompthelp.MenuCheck).Action()
 	h.pump("the history image's Check", idle)
 	lines := strings.Split(p.Checks.Text, "\n")
 	if p.Checks.Hidden || len(lines) != 3 || lines[0] != "Check of "+filepath.Base(e.Path)+":" || !strings.HasSuffix(lines[1], " a heron") || !strings.HasSuffix(lines[2], " two reeds") {
@@ -61,7 +61,7 @@ func TestDescribeAndCheckFromMenusAndDrop(t *testing.T) {
 	}
 
 	// Describe a history image, then Use as prompt.
-	menuItem(t, h.s.entryMenu(e), prompthelp.MenuDescribe).Action()
+	menuItem(t, h.s.actions.Menu(e), prompthelp.MenuDescribe).Action()
 	h.pump("the history image's Describe", idle)
 	desc := strings.TrimSpace(p.Suggestion.Text)
 	if desc == "" || p.SuggestionBox.Hidden || !strings.HasPrefix(p.Status.Text, "Describe:") {
@@ -73,7 +73,7 @@ func TestDescribeAndCheckFromMenusAndDrop(t *testing.T) {
 	}
 
 	// A PNG from another tool records no prompt: Check is offered but off.
-	if it := menuItem(t, h.s.entryMenu(history.Entry{Path: picture}), prompthelp.MenuCheck); !it.Disabled {
+	if it := menuItem(t, h.s.actions.Menu(history.Entry{Path: picture}), prompthelp.MenuCheck); !it.Disabled {
 		t.Error("Check against prompt is on for an image that records no prompt")
 	}
 

@@ -155,7 +155,7 @@ func TestShareThisMac(t *testing.T) {
 	h.pump("the API image in the window's history", func() bool { return len(h.s.history.Entries) == 1 })
 	if e := h.s.history.Entries[0]; e.Settings == nil || !strings.HasPrefix(e.Settings.Origin, "API ") || e.Settings.Prompt != "from a script" {
 		t.Errorf("history entry of the API job: %+v", e.Settings)
-	} else if m := h.s.entryMenu(e); !strings.HasPrefix(m.Items[0].Label, "Made for API ") {
+	} else if m := h.s.actions.Menu(e); !strings.HasPrefix(m.Items[0].Label, "Made for API ") {
 		t.Errorf("its menu starts with %q", m.Items[0].Label)
 	}
 	ns.Share = false

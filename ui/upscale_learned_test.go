@@ -407,7 +407,7 @@ func TestHistoryImageUpscalesWithTheChosenUpscaler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	menuItem(t, menuItem(t, h.s.entryMenu(e), "Upscale").ChildMenu, "×4 with upscale_rrdb_x2").Action()
+	menuItem(t, menuItem(t, h.s.actions.Menu(e), "Upscale").ChildMenu, "×4 with upscale_rrdb_x2").Action()
 	h.pump("the upscale saved", func() bool { return !h.s.upscales.Running() })
 	if !strings.Contains(h.s.message.Text, filepath.Base(e.Path)+" upscaled ×4 with upscale_rrdb_x2 to 80×48") {
 		t.Fatalf("notice: %q", h.s.message.Text)

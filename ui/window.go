@@ -301,7 +301,7 @@ func (s *window) restore(e history.Entry) {
 
 // draftRestored shows a draft whose settings were just replaced in the controls.
 func (s *window) draftRestored() {
-	s.persistLoRAs()
+	s.loras.Keep()
 	s.draftChanged()
 }
 

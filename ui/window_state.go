@@ -16,11 +16,14 @@ import (
 	"easel/ui/progress"
 
 	"easel/ui/remote"
+	"easel/ui/savedimage"
+	"easel/ui/setup"
 
 	"easel/ui/batch"
 	"easel/ui/explore"
 	"easel/ui/gallery"
 	"easel/ui/imagework"
+	"easel/ui/keeping"
 	"easel/ui/prompthelp"
 	"easel/ui/queue"
 	"easel/ui/recipe"
@@ -47,7 +50,7 @@ type regions struct {
 	timing     *progress.TimingPanel
 	queueList  *queue.List // the queue under the canvas (ui/queue)
 	history    *gallery.History
-	actions    *imageActions
+	actions    *savedimage.Actions
 	batch      *batch.Region  // the latest batch's contact sheet and its actions (ui/batch)
 	sheet      *gallery.Sheet // the batch region's sheet
 	sections   *widget.Accordion
@@ -74,17 +77,14 @@ type remoteWork struct {
 
 // shown is what the canvas shows and what was last made.
 type shown struct {
-	// shownPath is the saved file on the canvas ("" while a preview or an unsaved image is
-	// shown); canvasJob is the job whose picture is on the canvas (0 for a file).
-	shownPath string
+	// canvasJob is the job whose picture is on the canvas (0 for a file; the saved file shown
+	// is actions.Shown()).
 	canvasJob jobs.ID
 	// sharpJob is the job whose sharp preview is on the canvas: its fast previews no longer
 	// replace it (only a newer sharp one or the final image do).
 	sharpJob jobs.ID
-	// editedPath is the latest saved result of a run from a start image.
-	editedPath string
-	lastSeed   uint64
-	haveSeed   bool
+	lastSeed uint64
+	haveSeed bool
 	// lastStepTime is the latest run's mean step time (the upscale offer's time estimate).
 	lastStepTime time.Duration
 	// lastFolder is where the last file was chosen from (file dialogs open there).
@@ -100,7 +100,7 @@ type questions struct {
 	questionStack
 	offer     *dialog.ConfirmDialog // the Upscale or Refine offer while shown
 	offerText string
-	lostModel *dialog.CustomDialog // the offer to choose the model again
+	lostModel *setup.ModelLost // the offer to choose the model again
 }
 
 // undoing is what ⌘Z takes back besides mask strokes (draft_undo.go): edits counts the window's
@@ -118,8 +118,8 @@ type closing struct {
 	closeAsked     bool
 	discardOnClose bool
 	closeDialog    dialog.Dialog
-	canvasSaved    savedCanvas // the canvas files written for the next launch
-	resumeErr      error       // why the last draft could not be read
+	drafts         *keeping.Draft // the draft kept for the next launch
+	resumeErr      error          // why the last draft could not be read
 }
 
 // nextRun is what the next submit is and what the draft predicts.

@@ -17,18 +17,18 @@ import (
 	"easel/ui/model"
 )
 
-// LoRAsActions are what the LoRA section asks of the shell: Add chooses a file; Enable,
-// Strength and Remove change LoRA i (the shell keeps the list saved); UsePreset applies a LoRA's
-// sampling preset; Shown brings the section into view when LoRAs came; ReadPreset reads a
-// file's preset (nil: it has none), called off the UI goroutine; Do runs f on the UI goroutine;
-// Refreshed runs after the section showed the draft (the fast-draft controls follow it). Any
-// may be nil but ReadPreset and Do, which go together.
+// LoRAsActions are what the LoRA section asks of the shell. Pick opens the file dialog for one
+// file with one of extensions (starting in folder when it is set) and hands the chosen path to
+// use; Folder is the LoRA folder. Save keeps the list after each change (nil: it is kept in
+// memory only); Say puts a notice in the window. Shown brings the section into view when LoRAs
+// came; ReadPreset reads a file's preset (nil: it has none), called off the UI goroutine; Do runs
+// f on the UI goroutine; Refreshed runs after the section showed the draft (the fast-draft
+// controls follow it). Any may be nil but ReadPreset and Do, which go together.
 type LoRAsActions struct {
-	Add        func()
-	Enable     func(i int, on bool)
-	Strength   func(i int, v float64)
-	Remove     func(i int)
-	UsePreset  func(*lora.Preset)
+	Pick       func(extensions []string, folder string, use func(path string))
+	Folder     string
+	Save       func(ls []settings.LoRA) error
+	Say        func(format string, args ...any)
 	Shown      func()
 	ReadPreset func(path string) *lora.Preset
 	Do         func(func())
@@ -63,7 +63,7 @@ type LoRARow struct {
 // NewLoRAs builds the section over m's draft, with extra (the fast-draft controls) under it.
 func NewLoRAs(m *model.Window, extra fyne.CanvasObject, act LoRAsActions) *LoRAs {
 	p := &LoRAs{Count: widget.NewLabel(""), List: container.NewVBox(), Presets: map[string]*lora.Preset{}, act: act, m: m}
-	add := widget.NewButtonWithIcon("Add LoRA…", theme.FolderOpenIcon(), func() { call(act.Add) })
+	add := widget.NewButtonWithIcon("Add LoRA…", theme.FolderOpenIcon(), p.Pick)
 	hint := widget.NewLabel("Drop .safetensors LoRAs on the window. Images remember their LoRAs; restoring one finds them by content in the LoRA folder or beside the image.")
 	hint.Wrapping = fyne.TextWrapWord
 	hint.Importance = widget.LowImportance
@@ -126,26 +126,16 @@ func (p *LoRAs) row(i int, l settings.LoRA) fyne.CanvasObject {
 	label := widget.NewLabel(name) // truncated: a long file name never widens the column
 	label.Truncation = fyne.TextTruncateEllipsis
 	r.Enabled.SetChecked(l.Enabled)
-	r.Enabled.OnChanged = func(on bool) {
-		if p.act.Enable != nil {
-			p.act.Enable(i, on)
-		}
-	}
+	r.Enabled.OnChanged = func(on bool) { p.SetEnabled(i, on) }
 	r.Value = widget.NewLabel(strengthText(l.Strength))
 	r.Strength = widget.NewSlider(settings.MinLoRAStrength, settings.MaxLoRAStrength)
 	r.Strength.Step = 0.05
 	r.Strength.SetValue(l.Strength)
 	r.Strength.OnChanged = func(v float64) {
 		r.Value.SetText(strengthText(v))
-		if p.act.Strength != nil {
-			p.act.Strength(i, v)
-		}
+		p.SetStrength(i, v)
 	}
-	r.Remove = widget.NewButtonWithIcon("", theme.DeleteIcon(), func() {
-		if p.act.Remove != nil {
-			p.act.Remove(i)
-		}
-	})
+	r.Remove = widget.NewButtonWithIcon("", theme.DeleteIcon(), func() { p.Remove(i) })
 	p.Rows = append(p.Rows, r)
 	return container.NewVBox(
 		container.NewBorder(nil, nil, r.Enabled, r.Remove, label),
@@ -176,11 +166,7 @@ func (p *LoRAs) refreshOffer(d compose.Draft) {
 			p.Offer.OnTapped = nil
 		} else {
 			p.Offer.SetText("Use this LoRA's settings: " + pr.Describe())
-			p.Offer.OnTapped = func() {
-				if p.act.UsePreset != nil {
-					p.act.UsePreset(pr)
-				}
-			}
+			p.Offer.OnTapped = func() { p.UsePreset(pr) }
 		}
 		p.Offer.Show()
 		return
