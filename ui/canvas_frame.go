@@ -20,7 +20,8 @@ func (s *window) frameDoc() (model.Canvas, int, int) {
 
 // moveFrame moves the frame by a drag of dx, dy image pixels.
 func (s *window) moveFrame(dx, dy int) {
-	s.changeFrame("moving the frame", s.doc().Moved(dx, dy), func() { s.model.MoveFrame(dx, dy) })
+	doc, w, h := s.frameDoc()
+	s.changeFrame("moving the frame", doc.Moved(w, h, dx, dy), func() { s.model.MoveFrame(w, h, dx, dy) })
 }
 
 // resizeFrame moves the frame's edges by a drag of dx, dy image pixels.

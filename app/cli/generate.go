@@ -82,6 +82,8 @@ const generateUsage = `usage: easel generate --model M.cmf --prompt TEXT [flags]
                       image keeps the start image's pixels exactly where the mask is black)
   --extend L,T,R,B    grow the canvas by these pixels left, top, right, bottom; the new area is
                       painted from noise and blended into the old edge
+  --crop-offset X,Y   move the crop --size/--aspect makes of the start image X pixels right and Y
+                      down from its centre (negative: left, up; kept inside the image)
   --count N           a batch of N images (1–100): image i uses seed SEED+i and is the single
                       run with that seed, bit for bit; the prompt, condition images and prefill
                       are computed once. With --out NAME.png the files are NAME-1.png …

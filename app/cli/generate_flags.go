@@ -52,6 +52,7 @@ type generateArgs struct {
 // startArgs are the flags of working on an image.
 type startArgs struct {
 	init, mask, extend string
+	cropOffset         string
 	strength, maskBlur float64
 	maskGrow, maskCrop int
 	keepOriginal       bool
@@ -92,6 +93,7 @@ func parseGenerateArgs(args []string) (*generateArgs, error) {
 	f.IntVar(&g.start.maskCrop, "mask-crop", 0, "")
 	f.BoolVar(&g.start.keepOriginal, "keep-original", true, "")
 	f.StringVar(&g.start.extend, "extend", "", "")
+	f.StringVar(&g.start.cropOffset, "crop-offset", "", "")
 	f.IntVar(&g.batch.count, "count", 1, "")
 	f.StringVar(&g.batch.variationSeed, "variation-seed", "", "")
 	f.Float64Var(&g.batch.variationStrength, "variation-strength", 0, "")
@@ -124,7 +126,7 @@ func parseGenerateArgs(args []string) (*generateArgs, error) {
 		return nil, err
 	}
 	if g.start.init == "" && g.from == "" {
-		for _, name := range []string{"strength", "mask", "mask-blur", "mask-grow", "mask-crop", "keep-original", "extend"} {
+		for _, name := range []string{"strength", "mask", "mask-blur", "mask-grow", "mask-crop", "keep-original", "extend", "crop-offset"} {
 			if g.set[name] {
 				return nil, fmt.Errorf("--%s works on a start image: give it with --init", name)
 			}
@@ -296,6 +298,13 @@ func (g *generateArgs) startImage(d *compose.Draft) *failure {
 		if f := extendedCanvasSize(d, st, a.extend); f != nil {
 			return f
 		}
+	}
+	if a.cropOffset != "" {
+		off, err := imagework.ParseOffset(a.cropOffset)
+		if err != nil {
+			return fail(ExitSize, "--crop-offset: %v", err)
+		}
+		st.CropOffset = off
 	}
 	d.Start = st
 	if d.Size == compose.SizeAuto && d.Ratio == 0 {

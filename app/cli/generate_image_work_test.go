@@ -253,6 +253,25 @@ func checkExtend(t *testing.T, model string, extra ...string) {
 	}
 }
 
+// TestGenerateCropOffset: --crop-offset moves the crop a --size makes of the start image; the PNG
+// records the offset and holds the start image, so the crop can be made again.
+func TestGenerateCropOffset(t *testing.T) {
+	dir := t.TempDir()
+	init := writePNG(t, dir, "start.png", startPicture())
+	out := filepath.Join(dir, "right.png")
+	if code, _, stderr := run("generate", "--model", tinyCMF(t), "--prompt", "a harbour", "--steps", "2", "--seed", "8",
+		"--init", init, "--size", "32x64", "--crop-offset", "100,0", "--out", out); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	m, err := imagefile.ReadFile(out)
+	if err != nil || m.Settings.Init == nil || m.Settings.Init.CropOffset != [2]int{100, 0} || m.Settings.Init.Fit != "cover" {
+		t.Fatalf("recorded %+v, %v; want the crop offset 100,0", m.Settings.Init, err)
+	}
+	if got := readPNG(t, out); got.Rect.Dx() != 32 || got.Rect.Dy() != 64 {
+		t.Errorf("the image is %v, want 32×64", got.Rect)
+	}
+}
+
 // TestGenerateStartImageBadInputs: the bad inputs of working on an image, each with its exit
 // code and message, and no file written; a mask of another size is scaled with a notice.
 func TestGenerateStartImageBadInputs(t *testing.T) {
@@ -279,6 +298,8 @@ func TestGenerateStartImageBadInputs(t *testing.T) {
 		{"missing start image", []string{"--init", filepath.Join(dir, "gone.png")}, ExitImage, "gone.png"},
 		{"mask without a start image", []string{"--mask", black}, ExitUsage, "--init"},
 		{"bad extension", []string{"--init", init, "--extend", "0,0,0"}, ExitSize, "left,top,right,bottom"},
+		{"bad crop offset", []string{"--init", init, "--crop-offset", "12"}, ExitSize, "as X,Y"},
+		{"crop offset without a start image", []string{"--crop-offset", "12,0"}, ExitUsage, "--init"},
 		// The extended canvas (64×64 grown to 128×64) sets the size: a --size that would crop the
 		// extension away is refused naming both.
 		{"size against extension", []string{"--init", init, "--extend", "0,0,64,0", "--size", "64x64"}, ExitSize, "--size 64x64 and --extend 0,0,64,0 disagree: the start image (64×64) extended is a 128×64 canvas"},

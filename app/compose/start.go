@@ -43,6 +43,9 @@ type Start struct {
 	DiscardOriginal bool
 	// Extend grows the canvas.
 	Extend imagework.Margins
+	// CropOffset moves the crop a chosen output size makes of the (extended) image off its centre,
+	// in the image's pixels (imagework.Options.CropOffset: clamped inside; zero: centred).
+	CropOffset image.Point
 }
 
 // LoadStart reads a start image file (imageio's limits, as for condition images).
@@ -110,7 +113,7 @@ func (d *Draft) Job(seed uint64) (Job, error) {
 	}
 	o := imagework.Options{Multiple: SizeMultiple, Mask: s.Mask, MaskGrow: s.MaskGrow, MaskBlur: s.MaskBlur,
 		CropMasked: s.MaskCrop, CropPadding: s.CropPadding, WorkArea: d.resolution() * d.resolution(),
-		KeepOriginal: !s.DiscardOriginal, Extend: s.Extend}
+		KeepOriginal: !s.DiscardOriginal, Extend: s.Extend, CropOffset: s.CropOffset}
 	switch {
 	case r.Width > 0 && r.Height > 0:
 		o.Width, o.Height = r.Width/SizeMultiple*SizeMultiple, r.Height/SizeMultiple*SizeMultiple
@@ -137,7 +140,7 @@ func (d *Draft) Job(seed uint64) (Job, error) {
 func (s *Start) settings(fit bool) *imagefile.InitSettings {
 	in := &imagefile.InitSettings{Image: imagefile.ImageRef{Name: s.Name, SHA256: s.SHA256}, Strength: s.RunStrength(),
 		MaskBlur: s.MaskBlur, MaskGrow: s.MaskGrow, MaskCrop: s.MaskCrop, CropPadding: s.CropPadding, KeepOriginal: !s.DiscardOriginal,
-		Extend: [4]int{s.Extend.Left, s.Extend.Top, s.Extend.Right, s.Extend.Bottom}}
+		Extend: [4]int{s.Extend.Left, s.Extend.Top, s.Extend.Right, s.Extend.Bottom}, CropOffset: [2]int{s.CropOffset.X, s.CropOffset.Y}}
 	if s.Mask != nil {
 		in.Mask = &imagefile.ImageRef{Name: s.MaskName, SHA256: s.MaskSHA256}
 	}
@@ -156,7 +159,8 @@ func StartFromSettings(s *imagefile.Settings) *Start {
 	}
 	st := &Start{Name: in.Image.Name, SHA256: in.Image.SHA256, Image: s.InitImage, Strength: in.Strength,
 		Mask: s.MaskImage, MaskGrow: in.MaskGrow, MaskBlur: in.MaskBlur, MaskCrop: in.MaskCrop, CropPadding: in.CropPadding,
-		DiscardOriginal: !in.KeepOriginal, Extend: imagework.Margins{Left: in.Extend[0], Top: in.Extend[1], Right: in.Extend[2], Bottom: in.Extend[3]}}
+		DiscardOriginal: !in.KeepOriginal, Extend: imagework.Margins{Left: in.Extend[0], Top: in.Extend[1], Right: in.Extend[2], Bottom: in.Extend[3]},
+		CropOffset: image.Pt(in.CropOffset[0], in.CropOffset[1])}
 	if in.Mask != nil {
 		st.MaskName, st.MaskSHA256 = in.Mask.Name, in.Mask.SHA256
 	}

@@ -66,3 +66,33 @@ func TestStartRestoresFromTheFileSettings(t *testing.T) {
 		t.Errorf("the restored draft runs as %+v, %v", j.Request, err)
 	}
 }
+
+// TestJobCropsAtTheOffset: a start image cropped to a chosen size is cropped at the start's crop
+// offset (clamped inside the image), and the PNG's settings bring the offset back.
+func TestJobCropsAtTheOffset(t *testing.T) {
+	d := Draft{Prompt: "a boat", Size: SizeCustom, CustomW: 256, CustomH: 256, Steps: 8, CFG: 1, Start: testStart(512, 280)}
+	d.Start.CropOffset = image.Pt(500, 0) // clamped: the 280×280 crop at the right edge, x 232
+	j, err := d.Job(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := imagework.FitAt(d.Start.Image, 256, 256, image.Pt(116, 0)) // 116 is all the room there is
+	if got := j.Request.Init.Image; string(got.Pix) != string(want.Pix) {
+		t.Error("the init image is not the crop at the image's right edge")
+	}
+	if centred := imagework.Fit(d.Start.Image, 256, 256); string(j.Request.Init.Image.Pix) == string(centred.Pix) {
+		t.Error("the offset crop made the centred crop's pixels")
+	}
+	s := d.FileSettings(&pipeline.Result{Width: 256, Height: 256, Steps: 8, CFG: 1, Seed: 5})
+	if s.Init.CropOffset != [2]int{500, 0} || s.Init.Fit != "cover" {
+		t.Fatalf("recorded %+v", s.Init)
+	}
+	var back Draft
+	back.Restore(s)
+	if back.Start == nil || back.Start.CropOffset != image.Pt(500, 0) {
+		t.Fatalf("restored start %+v", back.Start)
+	}
+	if j2, err := back.Job(5); err != nil || string(j2.Request.Init.Image.Pix) != string(j.Request.Init.Image.Pix) {
+		t.Errorf("the restored draft does not crop at the same place (%v)", err)
+	}
+}

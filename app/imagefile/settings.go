@@ -100,6 +100,9 @@ type InitSettings struct {
 	// Fit is how the start image was fitted to the output size: "cover" (cropped around its
 	// centre) or "" (the size followed the image).
 	Fit string `json:"fit,omitempty"`
+	// CropOffset is how far that crop was moved off the centre, in the (extended) start image's
+	// pixels, x then y (absent: centred, as every image made before it existed).
+	CropOffset [2]int `json:"crop_offset,omitzero"`
 }
 
 // HiresSettings record a second pass at a higher resolution: the first pass's picture resized

@@ -43,6 +43,21 @@ func ParseMargins(s string) (Margins, error) {
 	return m, nil
 }
 
+// ParseOffset reads a crop offset "X,Y": pixels right and down from the centre (negative: left
+// and up).
+func ParseOffset(s string) (image.Point, error) {
+	parts := strings.Split(s, ",")
+	var v [2]int
+	for i, p := range parts {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || len(parts) != 2 || n < -MaxMargin || n > MaxMargin {
+			return image.Point{}, fmt.Errorf("%q: write the pixels to move the crop right and down from the centre as X,Y, like 120,0 or -64,32 (each within ±%d)", s, MaxMargin)
+		}
+		v[i] = n
+	}
+	return image.Pt(v[0], v[1]), nil
+}
+
 // DefaultExtendFeather is how far, in pixels, an extension's mask reaches into the old image,
 // fading out: two latent cells, so the seam is redrawn.
 const DefaultExtendFeather = 32

@@ -33,10 +33,25 @@ func FitMask(m *image.Gray, w, h int) *image.Gray {
 	switch {
 	case b.Dx() == w && b.Dy() == h:
 		return cloneGray(m)
-	case w <= b.Dx() && h <= b.Dy() && b.Dx()-w < 32 && b.Dy()-h < 32:
+	case onlyCropped(b, w, h):
 		return grayOf(imaging.CropCenter(m, w, h))
 	}
 	return grayOf(imaging.Fill(m, w, h, imaging.Center, imaging.Linear))
+}
+
+// FitMaskAt is FitMask with the crop moved off the centre by off pixels of m, as FitAt moves
+// the image's (scaled Linear; a crop that ends up centred is exactly FitMask's).
+func FitMaskAt(m *image.Gray, w, h int, off image.Point) *image.Gray {
+	b := m.Bounds()
+	r, centred := CropAt(b.Size(), w, h, off)
+	if centred || b.Dx() == w && b.Dy() == h {
+		return FitMask(m, w, h)
+	}
+	crop := grayOf(imaging.Crop(m, r.Add(b.Min)))
+	if r.Dx() == w && r.Dy() == h {
+		return crop
+	}
+	return grayOf(imaging.Resize(crop, w, h, imaging.Linear))
 }
 
 // Empty reports whether m repaints nothing (black everywhere).

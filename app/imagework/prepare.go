@@ -38,6 +38,10 @@ type Options struct {
 	// old image over ExtendFeather pixels (DefaultExtendFeather when 0).
 	Extend        Margins
 	ExtendFeather int
+	// CropOffset moves the crop that fits the (extended) image to Width×Height off its centre, in
+	// the image's pixels (FitAt; clamped so the crop stays inside; zero: centred). The masked-area
+	// mode places its own crop and ignores it.
+	CropOffset image.Point
 }
 
 // Prepared is an init image ready for the pipeline, and what Finish needs to make the picture
@@ -118,10 +122,10 @@ func Prepare(init *image.NRGBA, o Options) (*Prepared, error) {
 	if w == 0 {
 		w, h = SizeFollowing(canvas.Bounds().Dx(), canvas.Bounds().Dy(), multiple)
 	}
-	p.Canvas, p.Width, p.Height = Fit(canvas, w, h), w, h
+	p.Canvas, p.Width, p.Height = FitAt(canvas, w, h, o.CropOffset), w, h
 	p.Init, p.Region = p.Canvas, p.Canvas.Bounds()
 	if mask != nil {
-		p.Mask = FitMask(mask, w, h)
+		p.Mask = FitMaskAt(mask, w, h, o.CropOffset)
 		if Empty(p.Mask) {
 			return nil, fmt.Errorf("fitting the image to %d×%d cut away the whole mask: %w", w, h, ErrNothingToRepaint)
 		}

@@ -32,6 +32,9 @@ type Canvas struct {
 	Feather     int     `json:"feather,omitempty"`
 	Grow        int     `json:"grow,omitempty"`
 	FollowImage bool    `json:"follow_image,omitempty"`
+	// CropOffset is how far the crop a chosen size makes of the start image is moved off its
+	// centre (pixels, x then y; absent: centred).
+	CropOffset [2]int `json:"crop_offset,omitzero"`
 }
 
 // The canvas files' names beside draft.json.

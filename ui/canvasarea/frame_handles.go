@@ -185,7 +185,7 @@ func (e *MaskEditor) toPixels(d fyne.Delta) (int, int) {
 func (e *MaskEditor) dragged(edges model.Edges, dx, dy int) (next model.Canvas, w, h int) {
 	doc, w, h := e.Frame.Doc()
 	if edges == moveGrip {
-		return doc.Moved(dx, dy), w, h
+		return doc.Moved(w, h, dx, dy), w, h
 	}
 	return doc.Resized(w, h, edges, dx, dy), w, h
 }
@@ -238,13 +238,14 @@ func (e *MaskEditor) placeAll() {
 
 // placeHandles puts the handles on the corners and edges of the frame drawn at pos, size (widget
 // units) and the grip over its label (at gripPos, gripSize); they show only when the window gave
-// the frame its actions, the grip only when the frame can move (it has an extension to shift).
+// the frame its actions, the grip only when the frame can move (an extension to shift, or a crop
+// smaller than the image).
 func (e *MaskEditor) placeHandles(pos fyne.Position, size fyne.Size, gripPos fyne.Position, gripSize fyne.Size) {
 	shown := e.Frame.Doc != nil && !e.frame.Empty()
 	movable := false
 	if shown {
-		doc, _, _ := e.Frame.Doc()
-		movable = doc.Follows() && doc.Extend != [4]int{}
+		doc, w, h := e.Frame.Doc()
+		movable = doc.Movable(w, h)
 	}
 	half, area := float32(handleSize)/2, e.Size()
 	xs := [3]float32{pos.X, pos.X + size.Width/2, pos.X + size.Width}

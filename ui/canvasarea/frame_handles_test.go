@@ -42,7 +42,7 @@ func newFrameRig(t *testing.T, imgW, imgH int, ext [4]int, follow bool) *frameRi
 	r.v.Editor.Frame = FrameActions{
 		Doc: func() (model.Canvas, int, int) { return r.m.Canvas(), r.w, r.h },
 		Move: func(dx, dy int) {
-			if r.m.MoveFrame(dx, dy) {
+			if r.m.MoveFrame(r.w, r.h, dx, dy) {
 				r.undos++
 			}
 			r.show()
@@ -205,6 +205,29 @@ func TestFrameGripMovesTheExtension(t *testing.T) {
 		if !h.Visible() {
 			t.Errorf("the handle %04b is hidden", h.Edges)
 		}
+	}
+}
+
+// On a crop smaller than the image the label is the move grip too: dragging it moves the crop
+// over the image (clamped at its edge), and the frame is drawn where the crop now is; a crop that
+// fills the image has no grip.
+func TestFrameGripMovesTheCrop(t *testing.T) {
+	r := newFrameRig(t, 400, 200, [4]int{}, false) // 512×512 chosen: the crop is 200×200 at x 100
+	r.drag(t, r.handle(t, moveGrip), 60, 0)
+	if got := r.m.Canvas().CropOffset; got != image.Pt(60, 0) || r.undos != 1 {
+		t.Fatalf("crop offset %v after %d actions, want (60,0) after 1", got, r.undos)
+	}
+	if f := r.v.Editor.frame; f != image.Rect(160, 0, 360, 200) {
+		t.Errorf("the frame is drawn at %v, want the moved crop (160,0)-(360,200)", f)
+	}
+	r.drag(t, r.handle(t, moveGrip), -300, 0) // left to the image's edge
+	if got := r.m.Canvas().CropOffset; got != image.Pt(-100, 0) || r.m.Canvas().Extend != [4]int{} {
+		t.Fatalf("crop offset %v, extension %v; want (-100,0) and no extension", got, r.m.Canvas().Extend)
+	}
+
+	whole := newFrameRig(t, 256, 256, [4]int{}, false) // a square crop of a square image: all of it
+	if whole.handle(t, moveGrip).Visible() {
+		t.Error("the grip shows on a crop that fills the image")
 	}
 }
 

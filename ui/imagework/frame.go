@@ -11,7 +11,7 @@ import (
 // take is refused with the reason, as the extend arrows are; a drag that changes nothing is no
 // undo step; what names the undo step ("resizing the frame").
 func (r *Region) ChangeFrame(what string, next model.Canvas, apply func()) {
-	if r.doc().Start == nil || next.Extend == r.doc().Extend {
+	if r.doc().Start == nil || next.Extend == r.doc().Extend && next.CropOffset == r.doc().CropOffset {
 		return
 	}
 	w, h, err := r.outputWithExtend(next.Extend)

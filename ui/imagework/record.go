@@ -2,6 +2,7 @@ package imagework
 
 import (
 	"fmt"
+	"image"
 
 	"easel/app/compose"
 	"easel/app/imagefile"
@@ -42,7 +43,7 @@ func (r *Region) RestoreStart(set *imagefile.Settings) string {
 		mask = maskpaint.From(m)
 	}
 	r.m.ReplaceCanvas(model.Canvas{Start: &model.StartImage{Image: c, Mask: mask}, Extend: in.Extend, FollowImage: in.Fit != "cover",
-		Strength: min(max(in.Strength, minStrength), 1), Feather: int(in.MaskBlur + 0.5), Grow: in.MaskGrow,
+		CropOffset: image.Pt(in.CropOffset[0], in.CropOffset[1]), Strength: min(max(in.Strength, minStrength), 1), Feather: int(in.MaskBlur + 0.5), Grow: in.MaskGrow,
 		Extras: compose.Start{MaskCrop: in.MaskCrop, CropPadding: in.CropPadding, DiscardOriginal: !in.KeepOriginal}})
 	r.panel.load()
 	r.panel.refresh()

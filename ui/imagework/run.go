@@ -15,9 +15,10 @@ import (
 
 // JobDraft is the draft a run is made from: the recipe d, with the canvas document's start image
 // (when there is one) as compose.Start — the painted mask (none when nothing is painted: the whole
-// image is reworked), the strength, the feather as the mask's blur, the grow, the extension — and
-// the size following the image when the artist chose so or extends the canvas (compose's Job
-// prepares it as the CLI's, and FileSettings records it).
+// image is reworked), the strength, the feather as the mask's blur, the grow, the extension, the
+// crop's place when the size does not follow the image — and the size following the image when
+// the artist chose so or extends the canvas (compose's Job prepares it as the CLI's, and
+// FileSettings records it).
 func JobDraft(d compose.Draft, doc model.Canvas) compose.Draft {
 	if doc.Start == nil {
 		return d
@@ -32,6 +33,8 @@ func JobDraft(d compose.Draft, doc model.Canvas) compose.Draft {
 	d.Start = st
 	if doc.Follows() {
 		d.Size = compose.SizeFromImage // with a start image: the size follows it
+	} else {
+		st.CropOffset = doc.CropOffset // where the frame put the crop
 	}
 	return d
 }

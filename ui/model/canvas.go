@@ -40,6 +40,9 @@ type Canvas struct {
 	Start *StartImage
 	// Extend is the pixels added left, top, right and bottom.
 	Extend [4]int
+	// CropOffset moves the crop a chosen output size makes of the start image off its centre, in
+	// the image's pixels (compose.Start.CropOffset; used while the size does not follow the image).
+	CropOffset image.Point
 	// Strength is how much of the start image is reworked; FollowImage makes the output size
 	// follow the (extended) start image instead of cropping it to the chosen size; Feather and
 	// Grow blur and dilate the mask (pixels).
@@ -61,14 +64,14 @@ func (w *Window) Canvas() Canvas { return w.canvas }
 // the strength and mask settings stay as the artist set them.
 func (w *Window) SetStart(c compose.Condition) {
 	w.canvas.Start = &StartImage{Image: c, Mask: maskpaint.New(c.Image.Rect.Dx(), c.Image.Rect.Dy())}
-	w.canvas.Extend, w.canvas.Extras = [4]int{}, compose.Start{}
+	w.canvas.Extend, w.canvas.CropOffset, w.canvas.Extras = [4]int{}, image.Point{}, compose.Start{}
 	w.changed(CanvasChanged)
 }
 
 // RemoveStart drops the start image and its mask: back to text to image.
 func (w *Window) RemoveStart() {
 	w.canvas.Start = nil
-	w.canvas.Extend, w.canvas.Extras = [4]int{}, compose.Start{}
+	w.canvas.Extend, w.canvas.CropOffset, w.canvas.Extras = [4]int{}, image.Point{}, compose.Start{}
 	w.changed(CanvasChanged)
 }
 
@@ -141,7 +144,8 @@ func (c Canvas) Follows() bool { return c.Start != nil && (c.FollowImage || c.Ex
 // into its output, and the output's size.
 type Frame struct {
 	// Canvas is the extended start image's size; Crop the part of it the run uses (in its
-	// pixels: the whole canvas when the size follows the image, else the centred cover crop).
+	// pixels: the whole canvas when the size follows the image, else the cover crop, centred and
+	// moved by CropOffset).
 	Canvas image.Point
 	Crop   image.Rectangle
 	// Width and Height are the output's.
@@ -160,18 +164,19 @@ func (f Frame) Label() string {
 // Frame is the generation frame of a run of the draft's chosen size w×h over this canvas (false
 // without a start image, or without a chosen size when the size does not follow the image). It
 // follows imagework.Prepare: the size follows the extended image rounded down to a multiple of
-// 32, or the image is cover-cropped around its centre to w×h.
+// 32, or the image is cover-cropped to w×h where imagework.CropAt places the crop.
 func (c Canvas) Frame(w, h int) (Frame, bool) {
 	if c.Start == nil || !c.Follows() && (w <= 0 || h <= 0) {
 		return Frame{}, false
 	}
 	cw, ch := c.Extended()
 	f := Frame{Canvas: image.Pt(cw, ch)}
-	if c.Follows() {
-		f.Width, f.Height = imagework.SizeFollowing(cw, ch, compose.SizeMultiple)
-	} else {
+	if !c.Follows() {
 		f.Width, f.Height = w, h
+		f.Crop, _ = imagework.CropAt(f.Canvas, w, h, c.CropOffset)
+		return f, true
 	}
+	f.Width, f.Height = imagework.SizeFollowing(cw, ch, compose.SizeMultiple)
 	// The cover crop: the largest centred rectangle of the output's aspect inside the canvas.
 	cropW, cropH := cw, ch
 	if f.Width*ch > f.Height*cw { // the output is wider than the canvas: full width
@@ -191,7 +196,7 @@ func (c Canvas) Saved() *settings.Canvas {
 		return nil
 	}
 	return &settings.Canvas{Name: c.Start.Image.Name, SHA256: c.Start.Image.SHA256, Extend: c.Extend, Strength: c.Strength,
-		Feather: c.Feather, Grow: c.Grow, FollowImage: c.FollowImage}
+		Feather: c.Feather, Grow: c.Grow, FollowImage: c.FollowImage, CropOffset: [2]int{c.CropOffset.X, c.CropOffset.Y}}
 }
 
 // Resumed is the canvas document a saved one describes, over its start image and mask (mask nil:
@@ -208,7 +213,7 @@ func Resumed(s settings.Canvas, start *image.NRGBA, mask *image.Gray) (Canvas, e
 		m = maskpaint.From(mask)
 	}
 	c.Start = &StartImage{Image: img, Mask: m}
-	c.Extend, c.FollowImage = s.Extend, s.FollowImage
+	c.Extend, c.FollowImage, c.CropOffset = s.Extend, s.FollowImage, image.Pt(s.CropOffset[0], s.CropOffset[1])
 	c.Feather, c.Grow = max(s.Feather, 0), max(s.Grow, 0)
 	if s.Strength > 0 {
 		c.Strength = min(max(s.Strength, 0.05), 1)

@@ -1,6 +1,11 @@
 package model
 
-import "easel/app/compose"
+import (
+	"image"
+
+	"easel/app/compose"
+	"easel/app/imagework"
+)
 
 // Edges name the generation frame's edges a drag moves, one bit per side (1<<SideLeft…).
 type Edges uint8
@@ -17,21 +22,34 @@ const (
 func (e Edges) Has(side int) bool { return e&(1<<side) != 0 }
 
 // The frame on the canvas is what a run makes: the start image with the extension around it when
-// the size follows the image, else the centred crop the chosen size makes of it (imagework.Prepare
-// crops around the centre, so that crop has no place of its own). Its handles therefore change
-// the extension, the only placement the pipeline takes:
+// the size follows the image, else the crop the chosen size makes of it, placed by CropOffset
+// (imagework.Prepare crops there). Its handles change the extension or the crop's place:
 //
-//   - Moving the frame shifts the extension from one side to the other (the size stays); a frame
+//   - Moving a crop frame moves the crop over the image (CropOffset, clamped so the crop stays
+//     inside; a crop that fills the image along an axis does not move that way). Moving an
+//     extended frame shifts the extension from one side to the other (the size stays); a frame
 //     without extension on an axis fills the image along it and does not move that way.
 //   - Resizing pulls an edge out past the image (that side's extension, the output now following
 //     the image) or back to the image's edge; an edge never cuts into the image. The extended
 //     side snaps to a multiple of compose.SizeMultiple, so the frame is exactly the output, and
 //     stays within compose.MaxSide.
 
-// Moved is the canvas with its frame moved by dx, dy image pixels (clamped so no side's extension
-// goes below 0); the canvas itself when the frame is the centred crop.
-func (c Canvas) Moved(dx, dy int) Canvas {
-	if c.Start == nil || !c.Follows() {
+// Moved is the canvas with its frame moved by dx, dy image pixels, the draft's chosen output size
+// being w×h: a crop frame moves the crop (clamped inside the image, CropOffset keeping where it
+// ends up), an extended frame shifts the extension (clamped so no side's goes below 0).
+func (c Canvas) Moved(w, h, dx, dy int) Canvas {
+	if c.Start == nil {
+		return c
+	}
+	if !c.Follows() {
+		if w <= 0 || h <= 0 {
+			return c
+		}
+		size := c.Start.Image.Image.Rect.Size()
+		centred, _ := imagework.CropAt(size, w, h, image.Point{})
+		now, _ := imagework.CropAt(size, w, h, c.CropOffset)
+		next, _ := imagework.CropAt(size, w, h, now.Min.Sub(centred.Min).Add(image.Pt(dx, dy)))
+		c.CropOffset = next.Min.Sub(centred.Min)
 		return c
 	}
 	for _, ax := range [2]struct{ lo, hi, d int }{{SideLeft, SideRight, dx}, {SideTop, SideBottom, dy}} {
@@ -40,6 +58,16 @@ func (c Canvas) Moved(dx, dy int) Canvas {
 		c.Extend[ax.hi] += d
 	}
 	return c
+}
+
+// Movable reports whether the frame of a run of the chosen size w×h can move: an extended frame,
+// or a crop smaller than the image.
+func (c Canvas) Movable(w, h int) bool {
+	if c.Follows() {
+		return c.Extend != [4]int{}
+	}
+	f, ok := c.Frame(w, h)
+	return ok && (f.Crop.Dx() < f.Canvas.X || f.Crop.Dy() < f.Canvas.Y)
 }
 
 // Resized is the canvas with the frame's edges moved by dx (left, right) and dy (top, bottom)
@@ -91,10 +119,11 @@ func snapExtension(n, other, e int) int {
 	return max(total-n-other, 0)
 }
 
-// MoveFrame moves the generation frame by dx, dy image pixels (Canvas.Moved); false when nothing
-// changed (the frame is the centred crop, or already at the image's edge).
-func (w *Window) MoveFrame(dx, dy int) bool {
-	return w.setFrame(w.canvas.Moved(dx, dy))
+// MoveFrame moves the generation frame by dx, dy image pixels (Canvas.Moved; width×height is the
+// draft's chosen size); false when nothing changed (the frame already at the image's edge, or
+// filling it).
+func (w *Window) MoveFrame(width, height, dx, dy int) bool {
+	return w.setFrame(w.canvas.Moved(width, height, dx, dy))
 }
 
 // ResizeFrame moves the frame's edges by dx, dy image pixels (Canvas.Resized; width×height is
@@ -104,10 +133,10 @@ func (w *Window) ResizeFrame(width, height int, edges Edges, dx, dy int) bool {
 }
 
 func (w *Window) setFrame(next Canvas) bool {
-	if next.Extend == w.canvas.Extend {
+	if next.Extend == w.canvas.Extend && next.CropOffset == w.canvas.CropOffset {
 		return false
 	}
-	w.canvas.Extend = next.Extend
+	w.canvas.Extend, w.canvas.CropOffset = next.Extend, next.CropOffset
 	w.changed(CanvasChanged)
 	return true
 }

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"image"
 	"testing"
 
 	"easel/app/compose"
@@ -99,7 +100,7 @@ func TestResizeFrameClampsToTheLargestSide(t *testing.T) {
 
 // TestResizeFrameFromTheCrop: when the size does not follow the image the frame is the centred
 // cover crop; an edge pulled past the image extends that side (the size follows from then on), an
-// edge moved inside it changes nothing (the run crops around the centre).
+// edge moved inside it changes nothing (the crop's size is the chosen size's).
 func TestResizeFrameFromTheCrop(t *testing.T) {
 	w := startWith(400, 200, [4]int{})
 	f, _ := w.Canvas().Frame(512, 512) // the crop: 200×200 at x 100
@@ -108,9 +109,6 @@ func TestResizeFrameFromTheCrop(t *testing.T) {
 	}
 	if w.ResizeFrame(512, 512, EdgeRight, 80, 0) || w.ResizeFrame(512, 512, EdgeLeft, -80, 0) {
 		t.Fatalf("an edge moved inside the image changed the canvas: %v", w.Canvas().Extend)
-	}
-	if w.MoveFrame(50, 0) {
-		t.Error("the centred crop moved")
 	}
 	if _, ok := w.Canvas().Frame(0, 0); ok || w.ResizeFrame(0, 0, EdgeRight, 160, 0) {
 		t.Error("without a chosen size the crop has a frame, or its handle acted")
@@ -133,14 +131,14 @@ func TestResizeFrameFromTheCrop(t *testing.T) {
 func TestMoveFrameShiftsTheExtension(t *testing.T) {
 	w := startWith(256, 256, [4]int{0, 32, 64, 32})
 	before, _ := w.Canvas().Frame(512, 512)
-	if !w.MoveFrame(40, -10) {
+	if !w.MoveFrame(512, 512, 40, -10) {
 		t.Fatal("the move changed nothing")
 	}
 	if got := w.Canvas().Extend; got != [4]int{0, 42, 64, 22} {
 		// Right would cut into the image (no extension on the left), so x stays; up by 10.
 		t.Fatalf("extension %v, want [0 42 64 22]", got)
 	}
-	w.MoveFrame(-100, 0) // left by up to the right side's 64
+	w.MoveFrame(512, 512, -100, 0) // left by up to the right side's 64
 	if got := w.Canvas().Extend; got != [4]int{64, 42, 0, 22} {
 		t.Fatalf("extension %v, want [64 42 0 22]", got)
 	}
@@ -148,10 +146,10 @@ func TestMoveFrameShiftsTheExtension(t *testing.T) {
 	if after.Width != before.Width || after.Height != before.Height {
 		t.Errorf("moving changed the output from %d×%d to %d×%d", before.Width, before.Height, after.Width, after.Height)
 	}
-	if w.MoveFrame(-5, 0) {
+	if w.MoveFrame(512, 512, -5, 0) {
 		t.Error("a move past the image's edge changed the canvas")
 	}
-	if New(compose.Draft{}).MoveFrame(1, 1) || New(compose.Draft{}).ResizeFrame(512, 512, EdgeLeft, -64, 0) {
+	if New(compose.Draft{}).MoveFrame(512, 512, 1, 1) || New(compose.Draft{}).ResizeFrame(512, 512, EdgeLeft, -64, 0) {
 		t.Error("a frame without a start image moved")
 	}
 }
@@ -163,9 +161,51 @@ func TestFrameActionsTellTheirObservers(t *testing.T) {
 	n := 0
 	w.Observe(CanvasChanged, func(Change) { n++ })
 	w.ResizeFrame(512, 512, EdgeTop, 0, -64)
-	w.MoveFrame(0, 10)
-	w.MoveFrame(5, 0) // no extension left or right: nothing
+	w.MoveFrame(512, 512, 0, 10)
+	w.MoveFrame(512, 512, 5, 0) // no extension left or right: nothing
 	if n != 2 {
 		t.Errorf("told %d times, want 2", n)
+	}
+}
+
+// TestMoveFrameMovesTheCrop: a crop frame moves over the image, clamped at its edges (a crop that
+// fills the image along an axis does not move that way); the frame is drawn where the crop is,
+// and the draft saved across launches keeps it.
+func TestMoveFrameMovesTheCrop(t *testing.T) {
+	w := startWith(400, 200, [4]int{})
+	if !w.Canvas().Movable(512, 512) || w.Canvas().Movable(400, 200) {
+		t.Error("a 200×200 crop of a 400×200 image is not movable, or the whole image is")
+	}
+	if !w.MoveFrame(512, 512, 50, 30) { // the crop fills the height: only x moves
+		t.Fatal("moving the crop changed nothing")
+	}
+	if got := w.Canvas().CropOffset; got != image.Pt(50, 0) {
+		t.Fatalf("crop offset %v, want (50,0)", got)
+	}
+	if f, _ := w.Canvas().Frame(512, 512); f.Crop != image.Rect(150, 0, 350, 200) {
+		t.Errorf("the frame is at %v, want (150,0)-(350,200)", f.Crop)
+	}
+	w.MoveFrame(512, 512, 500, 0) // clamped: the crop at the right edge
+	if got := w.Canvas().CropOffset; got != image.Pt(100, 0) {
+		t.Fatalf("crop offset %v past the right edge, want (100,0)", got)
+	}
+	if w.MoveFrame(512, 512, 10, 0) || w.MoveFrame(512, 512, 0, -10) {
+		t.Error("a crop at the image's edge moved further")
+	}
+	if w.MoveFrame(0, 0, -10, 0) {
+		t.Error("a crop without a chosen size moved")
+	}
+	saved := w.Canvas().Saved()
+	if saved.CropOffset != [2]int{100, 0} {
+		t.Fatalf("the saved canvas keeps the offset as %v", saved.CropOffset)
+	}
+	back, err := Resumed(*saved, w.Canvas().Start.Image.Image, nil)
+	if err != nil || back.CropOffset != image.Pt(100, 0) {
+		t.Errorf("resumed offset %v (%v), want (100,0)", back.CropOffset, err)
+	}
+	// A new start image starts centred.
+	w.SetStart(w.Canvas().Start.Image)
+	if w.Canvas().CropOffset != (image.Point{}) {
+		t.Error("a new start image kept the last one's crop offset")
 	}
 }
