@@ -1,7 +1,6 @@
 package imagework
 
 import (
-	"fmt"
 	"os"
 	"strings"
 
@@ -90,26 +89,18 @@ func (r *Region) AddFiles(paths []string) {
 // its text names. fromButton is false when called from a text field: a paste with none of them
 // falls through to ordinary text.
 func (r *Region) PasteImage(cb fyne.Clipboard, fromButton bool) bool {
-	if r.sh.ClipboardFile != nil {
-		if path := r.sh.ClipboardFile(); path != "" {
-			if st, err := os.Stat(path); err == nil && !st.IsDir() {
-				r.DropFiles([]string{path}, false) // an Easel PNG asks: restore, or condition image
-				return true
-			}
-		}
+	if path := r.copiedFile(); path != "" {
+		r.DropFiles([]string{path}, false) // an Easel PNG asks: restore, or condition image
+		return true
 	}
-	if r.sh.ClipboardImage != nil {
-		if data := r.sh.ClipboardImage(); len(data) > 0 {
-			r.pasted++
-			c, err := compose.NewCondition(fmt.Sprintf("pasted image %d", r.pasted), data)
-			if err == nil {
-				err = r.m.AddCondition(c)
-			}
-			if err != nil {
-				r.say("%v", err)
-			}
-			return true
+	if c, ok, err := r.copiedPicture(); ok {
+		if err == nil {
+			err = r.m.AddCondition(c)
 		}
+		if err != nil {
+			r.say("%v", err)
+		}
+		return true
 	}
 	if cb == nil {
 		return false

@@ -1,7 +1,6 @@
 package imagework
 
 import (
-	"fmt"
 	"os"
 	"strings"
 
@@ -40,25 +39,17 @@ func (r *Region) Refine(path string) {
 // pasteStart makes the clipboard's image the start image: the file copied in the Finder, else
 // the image itself, else the image file its text names (as Paste does for condition images).
 func (r *Region) pasteStart(cb fyne.Clipboard) bool {
-	if r.sh.ClipboardFile != nil {
-		if path := r.sh.ClipboardFile(); path != "" {
-			if st, err := os.Stat(path); err == nil && !st.IsDir() {
-				r.LoadStart(path)
-				return true
-			}
-		}
+	if path := r.copiedFile(); path != "" {
+		r.LoadStart(path)
+		return true
 	}
-	if r.sh.ClipboardImage != nil {
-		if data := r.sh.ClipboardImage(); len(data) > 0 {
-			r.pasted++
-			c, err := compose.NewCondition(fmt.Sprintf("pasted image %d", r.pasted), data)
-			if err != nil {
-				r.say("%v", err)
-				return true
-			}
-			r.SetStart(c)
+	if c, ok, err := r.copiedPicture(); ok {
+		if err != nil {
+			r.say("%v", err)
 			return true
 		}
+		r.SetStart(c)
+		return true
 	}
 	if cb == nil {
 		return false
@@ -81,27 +72,19 @@ func (r *Region) pasteStart(cb fyne.Clipboard) bool {
 // for (its recipe, the start image, a condition image). typing: the prompt has the focus, so
 // text that names no file is pasted as text (false).
 func (r *Region) PasteAsStart(cb fyne.Clipboard, typing bool) bool {
-	if r.sh.ClipboardFile != nil {
-		if path := r.sh.ClipboardFile(); path != "" {
-			if st, err := os.Stat(path); err == nil && !st.IsDir() {
-				r.DropFiles([]string{path}, true)
-				return true
-			}
-		}
+	if path := r.copiedFile(); path != "" {
+		r.DropFiles([]string{path}, true)
+		return true
 	}
-	if r.sh.ClipboardImage != nil {
-		if data := r.sh.ClipboardImage(); len(data) > 0 {
-			r.pasted++
-			c, err := compose.NewCondition(fmt.Sprintf("pasted image %d", r.pasted), data)
-			if err != nil {
-				r.say("%v", err)
-				return true
-			}
-			r.sh.Remember("pasting " + c.Name)
-			r.SetStart(c)
-			r.sayKind(model.NoticeSuccess, "%s is the start image: paint over what to repaint, or generate to rework it at strength %.2f (%s takes it back; the Edit menu's Paste as Condition Image makes it a condition image).", upperFirst(c.Name), r.doc().Strength, undoKeyName())
+	if c, ok, err := r.copiedPicture(); ok {
+		if err != nil {
+			r.say("%v", err)
 			return true
 		}
+		r.sh.Remember("pasting " + c.Name)
+		r.SetStart(c)
+		r.sayKind(model.NoticeSuccess, "%s is the start image: paint over what to repaint, or generate to rework it at strength %.2f (%s takes it back; the Edit menu's Paste as Condition Image makes it a condition image).", upperFirst(c.Name), r.doc().Strength, undoKeyName())
+		return true
 	}
 	if cb == nil {
 		return false
